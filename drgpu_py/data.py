@@ -1,0 +1,230 @@
+"""Load and validate drgpu's data files (metric aliases, tree shape, thresholds, findings,
+per-architecture constants).
+
+Contract: every loader returns plain dicts/lists after checking them against a small schema
+(required keys and types); a violation raises :class:`DataFileError` naming the file and the
+key. Architecture files are overlays: ``load_arch("gh100")`` is ``base.yaml`` deep-merged with
+``gh100.yaml``. Results are cached per process, since the files are read-only at run time.
+"""
+from __future__ import annotations
+
+import copy
+import functools
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import DataFileError
+
+_DATA = "drgpu_py.specs"
+
+
+def _read(name: str) -> dict:
+    try:
+        text = resources.files(_DATA).joinpath(name).read_text(encoding="utf-8")
+    except FileNotFoundError as e:
+        raise DataFileError(f"data file {name} is missing from the installation") from e
+    return _parse(text, name)
+
+
+def _parse(text: str, origin: str) -> dict:
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise DataFileError(f"{origin}: not valid YAML: {e}") from e
+    if not isinstance(doc, dict):
+        raise DataFileError(f"{origin}: expected a mapping at the top level")
+    return doc
+
+
+def _require(doc: dict, origin: str, key: str, typ: type | tuple[type, ...]) -> Any:
+    if key not in doc:
+        raise DataFileError(f"{origin}: missing key '{key}'")
+    if not isinstance(doc[key], typ):
+        raise DataFileError(f"{origin}: '{key}' should be {getattr(typ, '__name__', typ)}")
+    return doc[key]
+
+
+def _check_schema(doc: dict, origin: str, schema: str) -> None:
+    if doc.get("schema") != schema:
+        raise DataFileError(f"{origin}: schema should be '{schema}', found {doc.get('schema')!r}")
+
+
+@functools.cache
+def metrics_table() -> dict:
+    doc = _read("metrics.yaml")
+    _check_schema(doc, "metrics.yaml", "drgpu.metrics/1")
+    metrics = _require(doc, "metrics.yaml", "metrics", dict)
+    for name, spec in metrics.items():
+        if not isinstance(spec, dict) or "section" not in spec:
+            raise DataFileError(f"metrics.yaml: metric {name} needs a 'section'")
+    reasons = _require(doc, "metrics.yaml", "stall_reasons", dict)
+    for rid, spec in reasons.items():
+        for key in ("label", "counter", "sampling", "csv"):
+            _require(spec, f"metrics.yaml stall_reasons.{rid}", key, (str, list))
+    _require(doc, "metrics.yaml", "instruction_columns", dict)
+    return doc
+
+
+def metric_aliases(name: str) -> list[str]:
+    """Names to try for a canonical metric: the name itself, then its aliases."""
+    spec = metrics_table()["metrics"].get(name, {})
+    return [name] + [a for a in spec.get("aliases", []) if a != name]
+
+
+def metric_section(name: str) -> str | None:
+    spec = metrics_table()["metrics"].get(name)
+    if spec:
+        return spec["section"]
+    if name.startswith("smsp__average_warps_issue_stalled"):
+        return "WarpStateStats"
+    if name.startswith("smsp__pcsamp"):
+        return "SourceCounters"
+    return None
+
+
+def stall_reasons() -> dict[str, dict]:
+    return metrics_table()["stall_reasons"]
+
+
+@functools.cache
+def tree_shape() -> dict:
+    doc = _read("tree.yaml")
+    _check_schema(doc, "tree.yaml", "drgpu.tree/1")
+    groups = _require(doc, "tree.yaml", "groups", list)
+    known = set(stall_reasons())
+    seen: set[str] = set()
+    for g in groups:
+        for key in ("id", "label", "reasons"):
+            _require(g, "tree.yaml group", key, (str, list))
+        for r in g["reasons"]:
+            if r not in known:
+                raise DataFileError(f"tree.yaml: group {g['id']} names unknown stall reason {r}")
+            if r in seen:
+                raise DataFileError(f"tree.yaml: stall reason {r} is in two groups")
+            seen.add(r)
+    missing = known - seen - set(doc.get("not_stalls", []))
+    if missing:
+        raise DataFileError(f"tree.yaml: stall reasons in no group: {sorted(missing)}")
+    return doc
+
+
+@functools.cache
+def _threshold_doc() -> dict:
+    doc = _read("thresholds.yaml")
+    _check_schema(doc, "thresholds.yaml", "drgpu.thresholds/1")
+    th = _require(doc, "thresholds.yaml", "thresholds", dict)
+    for k, spec in th.items():
+        if not isinstance(spec, dict) or not isinstance(spec.get("default"), (int, float)) or not spec.get("doc"):
+            raise DataFileError(f"thresholds.yaml: {k} needs a numeric 'default' and a 'doc'")
+    return doc
+
+
+def threshold_docs() -> dict[str, dict]:
+    return _threshold_doc()["thresholds"]
+
+
+def thresholds(overrides: dict[str, float] | None = None, file: str | Path | None = None) -> dict[str, float]:
+    """Default thresholds, then those of ``file`` (YAML mapping), then ``overrides``."""
+    values = {k: float(v["default"]) for k, v in threshold_docs().items()}
+    extra: dict[str, Any] = {}
+    if file is not None:
+        try:
+            text = Path(file).read_text(encoding="utf-8")
+        except OSError as e:
+            raise DataFileError(f"cannot read thresholds file {file}: {e.strerror}") from e
+        doc = _parse(text, str(file))
+        extra.update(doc.get("thresholds", doc))
+    extra.update(overrides or {})
+    for k, v in extra.items():
+        if k not in values:
+            raise DataFileError(f"unknown threshold '{k}'", hint="drgpu thresholds lists them")
+        try:
+            values[k] = float(v)
+        except (TypeError, ValueError) as e:
+            raise DataFileError(f"threshold '{k}' must be a number, got {v!r}") from e
+    return values
+
+
+@functools.cache
+def findings_catalogue() -> dict:
+    doc = _read("findings.yaml")
+    _check_schema(doc, "findings.yaml", "drgpu.findings/1")
+    models = _require(doc, "findings.yaml", "speedup_models", dict)
+    known_th = set(threshold_docs())
+    ids: set[str] = set()
+    for f in _require(doc, "findings.yaml", "findings", list):
+        origin = f"findings.yaml finding {f.get('id', '?')}"
+        for key, typ in (("id", str), ("title", str), ("group", str), ("detector", str),
+                         ("thresholds", list), ("speedup_model", str), ("relieves", list),
+                         ("evidence", list), ("advice", str)):
+            _require(f, origin, key, typ)
+        if f["id"] in ids:
+            raise DataFileError(f"{origin}: duplicate id")
+        ids.add(f["id"])
+        if f["speedup_model"] not in models:
+            raise DataFileError(f"{origin}: unknown speedup model {f['speedup_model']}")
+        for t in f["thresholds"]:
+            if t not in known_th:
+                raise DataFileError(f"{origin}: unknown threshold {t}")
+    return doc
+
+
+def _deep_merge(base: dict, over: dict) -> dict:
+    out = copy.deepcopy(base)
+    for k, v in over.items():
+        if isinstance(v, dict) and isinstance(out.get(k), dict):
+            out[k] = _deep_merge(out[k], v)
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
+#: compute capability -> chip family file
+CC_TO_CHIP = {"7.5": "tu102", "8.0": "ga100", "8.6": "ga102", "8.7": "ga102", "8.9": "ad102",
+              "9.0": "gh100", "10.0": "gb100", "10.3": "gb100", "12.0": "gb202"}
+
+
+def known_chips() -> list[str]:
+    return sorted(p.name[:-5] for p in resources.files(_DATA).joinpath("arch").iterdir()
+                  if p.name.endswith(".yaml") and p.name != "base.yaml")
+
+
+@functools.cache
+def load_arch(chip: str | None) -> dict:
+    """Constants for ``chip`` (e.g. 'gh100'); the base alone for unknown or missing chips."""
+    base = _read("arch/base.yaml")
+    _check_schema(base, "arch/base.yaml", "drgpu.arch/1")
+    for key in ("issue_slots_per_sm", "max_warps_per_sm", "latency"):
+        _require(base, "arch/base.yaml", key, (int, dict))
+    if not chip or chip not in known_chips():
+        out = copy.deepcopy(base)
+        out["name"] = chip or "unknown"
+        out["known"] = False
+        return out
+    over = _read(f"arch/{chip}.yaml")
+    _check_schema(over, f"arch/{chip}.yaml", "drgpu.arch/1")
+    if over.get("inherits", "base") != "base":
+        raise DataFileError(f"arch/{chip}.yaml: only 'inherits: base' is supported")
+    unknown = set(over) - set(base) - {"inherits", "compute_capability"}
+    if unknown:
+        raise DataFileError(f"arch/{chip}.yaml: keys not in base.yaml: {sorted(unknown)}")
+    merged = _deep_merge(base, over)
+    merged["known"] = True
+    return merged
+
+
+def chip_for(compute_capability: str | None) -> str | None:
+    return CC_TO_CHIP.get((compute_capability or "").strip())
+
+
+def share_dir(name: str) -> Path:
+    """Folder of shipped non-Python data (``templates``, ``metric_sets``): inside the installed
+    package (wheel) or at the source tree's top level (editable install, checkout)."""
+    pkg = Path(__file__).resolve().parent
+    for cand in (pkg / "_share" / name, pkg.parent / name):
+        if cand.is_dir():
+            return cand
+    raise DataFileError(f"the '{name}' folder is missing from the installation")

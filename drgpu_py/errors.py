@@ -1,0 +1,106 @@
+"""Typed errors raised below the CLI, each with a documented process exit code.
+
+The CLI maps any :class:`DrgpuError` to a one-line message on stderr and ``exit_code``;
+nothing below the CLI calls ``sys.exit``. The table in README.md ("Exit codes") lists the
+same codes; ``tests/test_errors.py`` keeps the two in step.
+"""
+from __future__ import annotations
+
+
+class DrgpuError(Exception):
+    """Base class: a failure the user can act on. ``hint`` says what to do."""
+
+    exit_code = 1
+    kind = "error"
+
+    def __init__(self, message: str, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return self.message + (f" ({self.hint})" if self.hint else "")
+
+
+class UsageError(DrgpuError):
+    """Bad combination of options or arguments."""
+    exit_code = 2
+    kind = "usage"
+
+
+class InputError(DrgpuError):
+    """The input path is missing, a directory, or unreadable."""
+    exit_code = 3
+    kind = "input"
+
+
+class ReportFormatError(DrgpuError):
+    """The input exists but is not a report drgpu can read (corrupt, truncated, wrong page)."""
+    exit_code = 4
+    kind = "format"
+
+
+class NoKernelsError(DrgpuError):
+    """The report holds no kernel launch, or the --kernel filter matched none."""
+    exit_code = 5
+    kind = "no-kernels"
+
+
+class OutputError(DrgpuError):
+    """The output cannot be written (exists without --force, not writable)."""
+    exit_code = 6
+    kind = "output"
+
+
+class ToolNotFoundError(DrgpuError):
+    """An external tool (ncu, dot, nvdisasm, cuobjdump) is not installed."""
+    exit_code = 7
+    kind = "tool-missing"
+
+
+class DataFileError(DrgpuError):
+    """A packaged or user-supplied data file (YAML) fails its schema."""
+    exit_code = 8
+    kind = "data"
+
+
+class ProfilerError(DrgpuError):
+    """ncu failed for a reason not covered by a more specific class."""
+    exit_code = 10
+    kind = "profiler"
+
+
+class CounterPermissionError(ProfilerError):
+    """ncu reported ERR_NVGPUCTRPERM: the user may not read GPU performance counters."""
+    exit_code = 11
+    kind = "counter-permission"
+
+
+class ApplicationFailedError(ProfilerError):
+    """The profiled application exited non-zero (what was profiled is kept)."""
+    exit_code = 12
+    kind = "app-failed"
+
+
+class NoKernelProfiledError(ProfilerError):
+    """ncu ran the application but profiled no kernel (filter matched nothing)."""
+    exit_code = 13
+    kind = "no-kernel-profiled"
+
+
+class MetricUnavailableError(ProfilerError):
+    """A requested metric does not exist on the target chip (ncu answers n/a)."""
+    exit_code = 14
+    kind = "metric-unavailable"
+
+
+class InterruptedError_(DrgpuError):
+    """The user interrupted the run (Ctrl-C); partial outputs are kept."""
+    exit_code = 130
+    kind = "interrupted"
+
+
+ALL_ERRORS = [UsageError, InputError, ReportFormatError, NoKernelsError, OutputError,
+              ToolNotFoundError, DataFileError, ProfilerError, CounterPermissionError,
+              ApplicationFailedError, NoKernelProfiledError, MetricUnavailableError,
+              InterruptedError_]
