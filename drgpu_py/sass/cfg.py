@@ -1,0 +1,128 @@
+"""Control-flow graph over a function's SASS: basic blocks split at branch targets and after
+branches/EXIT, dominators (iterative data-flow), and natural loops from back edges.
+
+Contract: ``build_cfg(instructions)`` takes instructions sorted by PC (one function) and
+never raises on odd code: indirect branches (BRX/JMX) end a block with no known successor.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .isa import Instruction
+
+
+@dataclass
+class Block:
+    id: int
+    start: int                 # index of the first instruction
+    end: int                   # index one past the last instruction
+    succs: list[int] = field(default_factory=list)
+    preds: list[int] = field(default_factory=list)
+
+
+@dataclass
+class Loop:
+    header: int                # block id
+    blocks: set[int]
+    depth: int = 1
+    lines: list[tuple[str, int]] = field(default_factory=list)
+
+
+@dataclass
+class CFG:
+    insts: list[Instruction]
+    blocks: list[Block]
+    block_of: list[int]        # instruction index -> block id
+    index_of_pc: dict[int, int]
+    dom: list[set[int]]
+    loops: list[Loop]
+
+    def loops_containing(self, idx: int) -> list[Loop]:
+        b = self.block_of[idx]
+        return [lp for lp in self.loops if b in lp.blocks]
+
+    def innermost_loop(self, idx: int) -> Loop | None:
+        ls = self.loops_containing(idx)
+        return min(ls, key=lambda lp: len(lp.blocks)) if ls else None
+
+    def loop_instructions(self, loop: Loop) -> list[int]:
+        return [i for b in sorted(loop.blocks) for i in range(self.blocks[b].start, self.blocks[b].end)]
+
+
+def build_cfg(insts: list[Instruction]) -> CFG:
+    n = len(insts)
+    index_of_pc = {ins.pc: i for i, ins in enumerate(insts)}
+    leaders = {0} if n else set()
+    for i, ins in enumerate(insts):
+        if ins.target is not None and ins.target in index_of_pc:
+            leaders.add(index_of_pc[ins.target])
+        if ins.is_branch() and i + 1 < n:
+            leaders.add(i + 1)
+    starts = sorted(leaders)
+    blocks = [Block(id=b, start=s, end=(starts[b + 1] if b + 1 < len(starts) else n)) for b, s in enumerate(starts)]
+    block_of = [0] * n
+    for b in blocks:
+        for i in range(b.start, b.end):
+            block_of[i] = b.id
+    for b in blocks:
+        last = insts[b.end - 1]
+        succ: list[int] = []
+        unconditional = last.guard is None or last.guard in ("PT",)
+        falls = b.end < n
+        if last.opcode == "EXIT" or last.opcode == "RET":
+            if not unconditional and falls:
+                succ.append(block_of[b.end])
+        elif last.opcode in ("BRA", "JMP", "BREAK"):
+            if last.target is not None and last.target in index_of_pc:
+                succ.append(block_of[index_of_pc[last.target]])
+            if not unconditional and falls:
+                succ.append(block_of[b.end])
+        elif last.opcode in ("BRX", "JMX"):
+            pass
+        elif falls:
+            succ.append(block_of[b.end])
+        b.succs = list(dict.fromkeys(succ))
+    for b in blocks:
+        for s in b.succs:
+            blocks[s].preds.append(b.id)
+    dom = _dominators(blocks)
+    loops = _natural_loops(blocks, dom)
+    return CFG(insts=insts, blocks=blocks, block_of=block_of, index_of_pc=index_of_pc, dom=dom, loops=loops)
+
+
+def _dominators(blocks: list[Block]) -> list[set[int]]:
+    if not blocks:
+        return []
+    allb = set(range(len(blocks)))
+    dom = [set(allb) for _ in blocks]
+    dom[0] = {0}
+    changed = True
+    while changed:
+        changed = False
+        for b in blocks[1:]:
+            preds = [dom[p] for p in b.preds]
+            new = (set.intersection(*preds) if preds else set()) | {b.id}
+            if new != dom[b.id]:
+                dom[b.id] = new
+                changed = True
+    return dom
+
+
+def _natural_loops(blocks: list[Block], dom: list[set[int]]) -> list[Loop]:
+    by_header: dict[int, set[int]] = {}
+    for b in blocks:
+        for s in b.succs:
+            if s in dom[b.id]:  # back edge b -> s
+                body = {s, b.id}
+                stack = [b.id]
+                while stack:
+                    x = stack.pop()
+                    for p in blocks[x].preds:
+                        if p not in body:
+                            body.add(p)
+                            stack.append(p)
+                by_header.setdefault(s, set()).update(body)
+    loops = [Loop(header=h, blocks=body) for h, body in by_header.items()]
+    for lp in loops:
+        lp.depth = sum(1 for other in loops if lp.blocks <= other.blocks)
+    return sorted(loops, key=lambda lp: (blocks[lp.header].start, -len(lp.blocks)))

@@ -1,0 +1,246 @@
+"""Parse SASS text (as ncu or nvdisasm prints it) into :class:`Instruction` records with the
+registers, uniform registers and predicates each instruction defines and uses.
+
+Contract: ``parse_instruction(pc, text)`` never raises; text it cannot understand yields an
+instruction with opcode ``"?"`` and no defs/uses. Register widths follow the operand
+modifiers: ``R2.64`` and 64-bit opcodes (DFMA, IMAD.WIDE, LDG.E.64, F2F.F64.*) use register
+pairs, ``.128`` quads. The classification helpers (``is_global_load`` ...) are what the
+slicer's opcode-based pruning and the detectors use.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+_REG = re.compile(r"(?<![\w.])(U?R)(\d+|Z)(\.64|\.128)?(?![\w])")
+_PRED = re.compile(r"(?<![\w.])(!?)(U?P)(\d|T)(?![\w])")
+_GUARD = re.compile(r"^@(!?)(U?P)(\d|T)\s+")
+_HEX = re.compile(r"0x[0-9a-fA-F]+")
+
+# Opcodes whose first operand is not a destination.
+_NO_DEST = {"ST", "STG", "STL", "STS", "STSM", "RED", "REDG", "REDS", "BAR", "BRA", "BRX", "JMP",
+            "JMX", "EXIT", "RET", "CALL", "MEMBAR", "FENCE", "ERRBAR", "NOP", "BSYNC", "BSSY",
+            "WARPSYNC", "YIELD", "CCTL", "CCTLL", "SYNCS", "ARRIVES", "DEPBAR", "BPT", "KILL",
+            "NANOSLEEP", "UTMASTG", "UBLKCP", "UTMALDG", "UTMAPF", "WARPGROUP", "ACQBULK",
+            "BREAK", "BMOV", "STTM", "RPCMOV"}
+# Compares: leading predicate operands are destinations.
+_PRED_DEST = {"ISETP", "FSETP", "DSETP", "HSETP2", "PSETP", "PLOP3", "UISETP", "UPLOP3", "UPSETP",
+              "FCHK", "R2P", "VOTE", "VOTEU", "LEPC"}
+_WIDE64_OPS = {"DADD", "DMUL", "DFMA", "DMNMX", "DSETP", "DMMA"}
+
+GLOBAL_LOADS = {"LDG", "LD", "LDGSTS", "TLD", "TEX", "TLD4", "TXD", "TXQ", "SULD", "LDGDEPBAR"}
+LOCAL_OPS = {"LDL", "STL"}
+SHARED_OPS = {"LDS", "STS", "LDSM", "ATOMS", "REDS", "STSM"}
+ATOMICS = {"ATOM", "ATOMG", "RED", "REDG", "ATOMS"}
+CONST_LOADS = {"LDC", "ULDC"}
+SYNC_OPS = {"BAR", "MEMBAR", "FENCE", "ERRBAR", "WARPSYNC", "BSYNC", "SYNCS", "DEPBAR", "ARRIVES"}
+MUFU_OPS = {"MUFU"}
+CONVERSIONS = {"F2F", "F2I", "I2F", "I2I", "F2FP", "I2FP", "F2IP", "FRND"}
+FP64_OPS = {"DADD", "DMUL", "DFMA", "DMNMX", "DSETP", "DMMA"}
+BRANCHES = {"BRA", "BRX", "JMP", "JMX", "CALL", "RET", "EXIT", "BREAK"}
+
+
+@dataclass
+class Instruction:
+    pc: int
+    text: str
+    opcode: str = "?"
+    modifiers: tuple[str, ...] = ()
+    guard: str | None = None         # predicate guarding the instruction, e.g. "P0" or "!P0"
+    defs: set[str] = field(default_factory=set)
+    uses: set[str] = field(default_factory=set)
+    target: int | None = None        # branch target PC (absolute, as in the listing)
+    operands: list[str] = field(default_factory=list)
+
+    @property
+    def full_opcode(self) -> str:
+        return ".".join((self.opcode,) + self.modifiers)
+
+    # Classification used by pruning and detectors.
+    def is_global_load(self) -> bool:
+        return self.opcode in GLOBAL_LOADS or (self.opcode in ("ATOM", "ATOMG") and bool(self.defs))
+
+    def is_local(self) -> bool:
+        return self.opcode in LOCAL_OPS
+
+    def is_shared(self) -> bool:
+        return self.opcode in SHARED_OPS
+
+    def is_atomic(self) -> bool:
+        return self.opcode in ATOMICS
+
+    def is_global_atomic(self) -> bool:
+        return self.opcode in ("ATOM", "ATOMG", "RED", "REDG")
+
+    def is_const_indexed(self) -> bool:
+        """LDC whose address has a register part (c[bank][Rx]): divergent if Rx varies by lane."""
+        if self.opcode != "LDC":
+            return False
+        m = re.search(r"c\[[^\]]*\]\[([^\]]*)\]", self.text)
+        return bool(m and re.search(r"\bU?R(\d+)\b", m.group(1)) and not re.search(r"\bRZ\b", m.group(1).split("+")[0]))
+
+    def is_memory(self) -> bool:
+        return (self.is_global_load() or self.is_local() or self.is_shared() or self.is_atomic()
+                or self.opcode in ("STG", "ST", "LDC") or self.opcode.startswith("UTMA"))
+
+    def is_sync(self) -> bool:
+        return self.opcode in SYNC_OPS
+
+    def is_fp64(self) -> bool:
+        return self.opcode in FP64_OPS
+
+    def is_f2f64(self) -> bool:
+        return self.opcode == "F2F" and any("F64" in m for m in self.modifiers)
+
+    def is_mufu(self) -> bool:
+        return self.opcode in MUFU_OPS
+
+    def is_branch(self) -> bool:
+        return self.opcode in BRANCHES
+
+    def variable_latency(self) -> bool:
+        """Results delivered through a scoreboard rather than after a fixed latency."""
+        return (self.is_memory() or self.is_mufu() or self.opcode in CONVERSIONS or self.is_fp64()
+                or self.opcode in ("S2R", "S2UR", "SHFL", "CS2R", "BMOV", "POPC", "FLO", "BREV",
+                                   "MATCH", "REDUX", "HMMA", "IMMA", "QGMMA", "HGMMA", "IGMMA"))
+
+
+def _regs(operand: str, wide: int) -> list[str]:
+    out = []
+    for kind, num, suffix in _REG.findall(operand):
+        if num == "Z":
+            continue
+        n = int(num)
+        width = {".64": 2, ".128": 4}.get(suffix, wide)
+        out.extend(f"{kind}{n + i}" for i in range(width))
+    return out
+
+
+def _preds(operand: str) -> list[str]:
+    return [f"{kind}{num}" for neg, kind, num in _PRED.findall(operand) if num != "T"]
+
+
+def _split_operands(s: str) -> list[str]:
+    ops, depth, cur = [], 0, ""
+    for ch in s:
+        if ch in "[(":
+            depth += 1
+        elif ch in "])":
+            depth -= 1
+        if ch == "," and depth == 0:
+            ops.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        ops.append(cur.strip())
+    return ops
+
+
+def _dest_width(opcode: str, mods: tuple[str, ...]) -> int:
+    if opcode in _WIDE64_OPS or (opcode in ("IMAD", "IMAD_WIDE", "UIMAD") and "WIDE" in mods):
+        return 2
+    if opcode == "F2F" and mods and mods[0] == "F64":
+        return 2
+    if opcode in ("I2F", "F2I") and any(m in ("F64", "S64", "U64") for m in mods[:1]):
+        return 2
+    if "128" in mods:
+        return 4
+    if "64" in mods:
+        return 2
+    return 1
+
+
+def _src_width(opcode: str, mods: tuple[str, ...]) -> int:
+    if opcode in _WIDE64_OPS:
+        return 2
+    if opcode == "F2F" and len(mods) > 1 and mods[1] == "F64":
+        return 2
+    return 1
+
+
+def parse_instruction(pc: int, text: str) -> Instruction:
+    inst = Instruction(pc=pc, text=text)
+    s = text.strip().rstrip(";").strip()
+    s = re.sub(r"`\(\.?L_x_\d+\)\s*", "", s)
+    g = _GUARD.match(s)
+    if g:
+        neg, kind, num = g.groups()
+        inst.guard = f"{neg}{kind}{num}"
+        if num != "T":
+            inst.uses.add(f"{kind}{num}")
+        s = s[g.end():]
+    parts = s.split(None, 1)
+    if not parts or not re.match(r"^[A-Z][A-Z0-9_]*(\.[A-Z0-9_]+)*$", parts[0]):
+        return inst
+    names = parts[0].split(".")
+    inst.opcode, inst.modifiers = names[0], tuple(names[1:])
+    ops = _split_operands(parts[1]) if len(parts) > 1 else []
+    inst.operands = ops
+    if inst.opcode in BRANCHES and ops:
+        m = _HEX.search(ops[-1])
+        if m and inst.opcode in ("BRA", "CALL", "BREAK", "JMP"):
+            inst.target = int(m.group(0), 16)
+    dw, sw = _dest_width(inst.opcode, inst.modifiers), _src_width(inst.opcode, inst.modifiers)
+    if inst.opcode in _NO_DEST or not ops:
+        for o in ops:
+            inst.uses.update(_regs(o, 1 if "[" in o else sw))
+            inst.uses.update(_preds(o))
+        return inst
+    first_src = 0
+    if inst.opcode in _PRED_DEST:
+        i = 0
+        while i < len(ops) and _PRED.fullmatch(ops[i].strip()):
+            inst.defs.update(_preds(ops[i]))
+            i += 1
+        if i == 0 and ops:  # e.g. VOTE.ANY R0, PT, P0: a register destination first
+            inst.defs.update(_regs(ops[0], dw))
+            i = 1
+        first_src = i
+    else:
+        inst.defs.update(_regs(ops[0], dw))
+        inst.defs.update(_preds(ops[0]))
+        i = 1
+        # Carry-out predicates right after the destination (IADD3 R2, P0, R2, ...).
+        while i < len(ops) - 1 and _PRED.fullmatch(ops[i].strip()) and not ops[i].startswith("!"):
+            inst.defs.update(_preds(ops[i]))
+            i += 1
+        first_src = i
+    for o in ops[first_src:]:
+        inst.uses.update(_regs(o, 1 if "[" in o else sw))
+        inst.uses.update(_preds(o))
+    return inst
+
+
+def parse_listing(items) -> list[Instruction]:
+    """Parse ``(pc, text)`` pairs, sorted by PC."""
+    return [parse_instruction(int(pc), t) for pc, t in sorted(items, key=lambda x: int(x[0]))]
+
+
+def opcode_class(inst: Instruction) -> str:
+    """Instruction-mix class: fp32, fp64, fp16, int, conversion, sfu, memory, control, uniform,
+    tensor, other."""
+    op = inst.opcode
+    if op in FP64_OPS:
+        return "fp64"
+    if op in ("FADD", "FMUL", "FFMA", "FMNMX", "FSETP", "FSEL", "FSET", "FCHK", "FSWZADD"):
+        return "fp32"
+    if op.startswith("H") and op[1:] in ("ADD2", "MUL2", "FMA2", "SETP2", "MNMX2"):
+        return "fp16"
+    if op in CONVERSIONS:
+        return "conversion"
+    if op in MUFU_OPS:
+        return "sfu"
+    if op in ("HMMA", "IMMA", "DMMA", "HGMMA", "QGMMA", "IGMMA", "BMMA"):
+        return "tensor"
+    if inst.is_memory() or op in ("ST", "STG"):
+        return "memory"
+    if op in BRANCHES or op in SYNC_OPS or op in ("BSSY", "BSYNC", "WARPSYNC", "NOP", "YIELD"):
+        return "control"
+    if op.startswith("U"):
+        return "uniform"
+    if op in ("IADD3", "IMAD", "IMUL", "LEA", "LOP3", "SHF", "SHL", "SHR", "ISETP", "IMNMX", "IABS",
+              "SEL", "MOV", "PRMT", "POPC", "FLO", "BREV", "IDP", "VIADD", "VIMNMX", "IADD", "ISCADD",
+              "S2R", "CS2R", "SHFL", "PLOP3", "P2R", "R2P", "VOTE", "MATCH", "REDUX", "LOP", "BMSK"):
+        return "int"
+    return "other"
