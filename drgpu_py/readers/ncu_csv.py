@@ -15,6 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import math
+import re
 from pathlib import Path
 
 from .. import data
@@ -217,10 +218,13 @@ def _attach_lines(kernels: list[KernelProfile], rep: Path) -> None:
             k.notes.append(f"line table of {rep.name} unreadable: {e.message}")
         return
     used: set[int] = set()
-    for k in kernels:
+    same_count = len(tables) == len(kernels)
+    for pos, k in enumerate(kernels):
         if k.instructions.empty:
             continue
-        match = next((i for i, (name, _, _) in enumerate(tables) if i not in used and name == k.name), None)
+        match = next((i for i, (name, _, _) in enumerate(tables) if i not in used and _same_kernel(name, k.name)), None)
+        if match is None and same_count and pos not in used:
+            match = pos
         if match is None:
             k.notes.append(f"{rep.name} has no kernel named like this one: no line numbers")
             continue
@@ -236,3 +240,12 @@ def _attach_lines(kernels: list[KernelProfile], rep: Path) -> None:
         df["line"] = [t[1] if t else None for t in ok]
         df["line"] = df["line"].astype("Int64")
         k.source_text = source_text
+
+
+_CAST = re.compile(r"\((?:unsigned |signed )?(?:int|bool|long|char|short|unsigned|long long)\)")
+
+
+def _same_kernel(a: str, b: str) -> bool:
+    """The .ncu-rep spells template arguments with casts ('<(int)0>'), the CSV without."""
+    norm = lambda s: re.sub(r"\s+", "", _CAST.sub("", s or ""))
+    return norm(a) == norm(b)

@@ -1,0 +1,110 @@
+"""Analysis passes: profile -> per-kernel tree and ranked findings.
+
+``analyze(profile, options)`` is a pure function of the profile and options (thresholds,
+SASS control codes from a cubin when given). It returns an :class:`Analysis` whose
+``to_dict()`` is the JSON contract documented in docs/json-schema.md.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from .. import __version__, data
+from ..model import KernelProfile, Profile
+from .build import build_tree, classify_bound, stall_cycle_pct
+from .context import KernelContext
+from .findings import Finding, evaluate
+from .tree import Node
+
+__all__ = ["AnalysisOptions", "Analysis", "KernelAnalysis", "analyze", "analyze_kernel", "Node", "Finding"]
+
+
+@dataclass
+class AnalysisOptions:
+    thresholds: dict[str, float] = field(default_factory=data.thresholds)
+    #: per kernel mangled/demangled name -> {pc offset -> decoded control info}; from --cubin
+    control: dict[str, dict[int, dict]] | None = None
+    slicing_source: str = "report"
+
+
+@dataclass
+class KernelAnalysis:
+    kernel: KernelProfile
+    tree: Node
+    findings: list[Finding]
+    bound: str
+    stall_cycle_pct: float
+    achieved_ipc: float
+    top_unit: str | None
+    top_unit_pct: float
+    slicing: dict
+    notes: list[str]
+    context: KernelContext | None = None
+
+    def to_dict(self) -> dict:
+        k = self.kernel
+        near_sol = self.top_unit is not None and not math.isnan(self.top_unit_pct) and not any(f.severity == "high" for f in self.findings) \
+            and self.top_unit_pct >= self.context.th["sol_pct"] if self.context else False
+        return {
+            "id": k.id, "name": k.name, "mangled": k.mangled, "device": k.device,
+            "compute_capability": k.compute_capability, "chip": k.chip, "sm_count": k.sm_count,
+            "duration_ns": _f(k.duration_ns), "grid": list(k.grid), "block": list(k.block),
+            "bound": self.bound, "stall_cycle_pct": _f(self.stall_cycle_pct), "achieved_ipc": _f(self.achieved_ipc),
+            "top_unit": self.top_unit, "top_unit_pct": _f(self.top_unit_pct),
+            "speed_of_light": {"unit": self.top_unit, "pct": _f(self.top_unit_pct), "near_ceiling": bool(near_sol)},
+            "tree": self.tree.to_dict(), "findings": [f.to_dict() for f in self.findings],
+            "slicing": self.slicing, "notes": self.notes,
+        }
+
+
+@dataclass
+class Analysis:
+    profile: Profile
+    kernels: list[KernelAnalysis]
+
+    def to_dict(self) -> dict:
+        return {"tool": "drgpu", "version": __version__, "report": self.profile.path,
+                "format": self.profile.format, "notes": self.profile.notes,
+                "kernels": [ka.to_dict() for ka in self.kernels]}
+
+
+def _f(x):
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(float(x), 4)
+
+
+def analyze_kernel(k: KernelProfile, options: AnalysisOptions) -> KernelAnalysis:
+    control = None
+    if options.control:
+        control = options.control.get(k.mangled) or options.control.get(k.name)
+        if control and k.function_base is not None:
+            control = {k.function_base + off: v for off, v in control.items()}
+    ctx = KernelContext.build(k, options.thresholds, control=control,
+                              slicing_source=options.slicing_source if control else "report")
+    findings = evaluate(ctx)
+    tree = build_tree(ctx, findings)
+    pct, ipc, _, _ = stall_cycle_pct(ctx)
+    top, top_val = ctx.top_unit()
+    notes = list(k.notes) + ctx.notes
+    if not k.has_sampling:
+        notes.append("no PC sampling in this report: per-line attribution and SASS slicing unavailable (collect the SourceCounters section)")
+    if ctx.blame is not None:
+        slicing = {"source": ctx.blame.source, "single_dependency_coverage": round(ctx.blame.single_dependency_coverage, 3),
+                   "stalled_instructions": ctx.blame.stalled_instructions}
+        if ctx.blame.source == "report":
+            notes.append("slicing used the report's SASS only (registers and predicates; give --cubin or --binary for scoreboard barriers)")
+    else:
+        slicing = {"source": "none", "single_dependency_coverage": None, "stalled_instructions": 0}
+    if top is not None and not math.isnan(top_val) and top_val >= options.thresholds["sol_pct"] and not any(f.severity == "high" for f in findings):
+        notes.append(f"near speed of light: {top} at {top_val:.0f}% of peak; little to gain without reducing that unit's work")
+    return KernelAnalysis(kernel=k, tree=tree, findings=findings, bound=classify_bound(ctx), stall_cycle_pct=pct,
+                          achieved_ipc=ipc, top_unit=top, top_unit_pct=top_val, slicing=slicing, notes=notes, context=ctx)
+
+
+def analyze(profile: Profile, options: AnalysisOptions | None = None, progress=None) -> Analysis:
+    options = options or AnalysisOptions()
+    out = []
+    for i, k in enumerate(profile.kernels):
+        out.append(analyze_kernel(k, options))
+        if progress:
+            progress(i + 1, len(profile.kernels))
+    return Analysis(profile=profile, kernels=out)

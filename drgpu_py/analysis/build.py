@@ -1,0 +1,243 @@
+"""Build DrGPU's top-down tree for one kernel from its :class:`KernelContext`.
+
+Root: stall-cycle % = (ideal IPC - achieved IPC) / ideal IPC with the achieved IPC, the
+busiest unit and the bound. Level 1: cause groups (specs/tree.yaml) with each warp stall
+reason's share of stall cycles and the source lines that carry it. Below the groups, unit
+sub-trees (memory latency L1 -> L2 -> DRAM, memory efficiency, synchronization, instruction
+mix, pipes, shared memory) and, under the root, occupancy and launch. A metric the report
+lacks becomes a ``missing`` node naming the ncu section to add. Findings hang as
+``suggestion`` leaves under their group, and the path to the top finding is highlighted.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+from .. import data
+from ..sass.isa import opcode_class
+from .context import UNITS, KernelContext
+from .detectors import occupancy_limiter
+from .findings import Finding
+from .tree import Node
+
+
+def stall_cycle_pct(ctx: KernelContext) -> tuple[float, float, float, str]:
+    """(stall-cycle %, achieved IPC, ideal IPC, how it was measured)."""
+    ideal = float(ctx.arch["issue_slots_per_sm"])
+    k = ctx.kernel
+    ipc = k.m("sm__inst_issued.avg.per_cycle_active")
+    how = "sm__inst_issued.avg.per_cycle_active"
+    if math.isnan(ipc):
+        ipc = k.m("sm__inst_executed.avg.per_cycle_active")
+        how = "sm__inst_executed.avg.per_cycle_active"
+    if math.isnan(ipc):
+        if ctx.total > 0:
+            # Per scheduler, the share of samples that issued approximates issue utilisation.
+            ipc = ideal * ctx.reasons.get("selected", 0.0) / ctx.total * max(1.0, _warps_per_scheduler(ctx))
+            ipc = min(ipc, ideal)
+            how = "estimated from warp samples"
+        else:
+            return math.nan, math.nan, ideal, "not collected"
+    return max(0.0, (ideal - ipc) / ideal * 100.0), ipc, ideal, how
+
+
+def _warps_per_scheduler(ctx: KernelContext) -> float:
+    v = ctx.kernel.m("smsp__warps_active.avg.per_cycle_active")
+    return 1.0 if math.isnan(v) else v
+
+
+def classify_bound(ctx: KernelContext) -> str:
+    k, th = ctx.kernel, ctx.th
+    dur = k.duration_ns
+    blocks = k.m("launch__grid_size", float(k.grid[0] * k.grid[1] * k.grid[2]))
+    sms = k.sm_count or k.m("launch__sm_count")
+    if (not math.isnan(dur) and dur < th["launch_bound_us"] * 1000.0) or (sms and blocks and blocks / sms < 0.5):
+        return "launch"
+    mem = max([v for u, v in ctx.units.items() if u != "sm" and not math.isnan(v)] or [math.nan])
+    sm = ctx.units.get("sm", math.nan)
+    if not math.isnan(mem) and mem >= th["bound_pct"] and (math.isnan(sm) or mem >= sm):
+        return "memory"
+    if not math.isnan(sm) and sm >= th["bound_pct"]:
+        return "compute"
+    return "latency"
+
+
+def _metric(parent: Node, ctx: KernelContext, label: str, metric: str, unit: str = "", scale: float = 1.0) -> Node:
+    v = ctx.kernel.m(metric)
+    if math.isnan(v):
+        return parent.add(Node(label, None, unit, "missing", attrs={"metric": metric, "section": data.metric_section(metric) or "?"}))
+    return parent.add(Node(label, round(v * scale, 4), unit, "metric", attrs={"metric": metric}))
+
+
+def _value(parent: Node, label: str, value, unit: str = "", **attrs) -> Node:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return parent.add(Node(label, None, unit, "missing", attrs=attrs))
+    return parent.add(Node(label, round(float(value), 4) if isinstance(value, (int, float)) else value, unit, "metric", attrs=attrs))
+
+
+def build_tree(ctx: KernelContext, findings: list[Finding]) -> Node:
+    pct, ipc, ideal, how = stall_cycle_pct(ctx)
+    top, top_val = ctx.top_unit()
+    bound = classify_bound(ctx)
+    root = Node("Stall cycles", None if math.isnan(pct) else round(pct, 2), "%", "root",
+                attrs={"achieved_ipc": None if math.isnan(ipc) else round(ipc, 3), "ideal_ipc": ideal, "ipc_source": how,
+                       "top_unit": UNITS[top][1] if top else None,
+                       "top_unit_pct": None if math.isnan(top_val) else round(top_val, 1), "bound": bound,
+                       "stall_source": ctx.reason_source})
+    shape = data.tree_shape()
+    labels = {r: s["label"] for r, s in data.stall_reasons().items()}
+    group_nodes: dict[str, Node] = {}
+    if ctx.reason_source == "none":
+        root.add(Node("Warp stall reasons", None, "%", "missing",
+                      attrs={"section": "WarpStateStats", "metric": "smsp__average_warps_issue_stalled_*"}))
+    for g in shape["groups"]:
+        share = ctx.share(*g["reasons"]) * 100.0
+        gnode = Node(g["label"], round(share, 2), "%", "group", attrs={"group": g["id"]})
+        group_nodes[g["id"]] = gnode
+        for r in g["reasons"]:
+            s = ctx.share(r) * 100.0
+            if s <= 0:
+                continue
+            rnode = gnode.add(Node(labels[r], round(s, 2), "%", "reason", attrs={"reason": r}))
+            for loc in ctx.line_samples(r, 3):
+                rnode.add(Node(_loc_label(loc), round(loc["share"] * 100.0, 2), "%", "line", attrs=loc))
+        for st in g.get("subtrees", []):
+            builder = SUBTREES.get(st)
+            if builder:
+                builder(gnode, ctx)
+        if ctx.reason_source != "none" or gnode.children:
+            root.add(gnode)
+    root.children.sort(key=lambda n: -(n.value or 0.0))
+    for st in shape.get("root_subtrees", []):
+        node = Node(st.capitalize(), None, "", "group", attrs={"group": st})
+        SUBTREES[st](node, ctx)
+        group_nodes[st] = node
+        root.add(node)
+    for i, f in enumerate(findings):
+        parent = group_nodes.get(f.group) or root
+        sug = parent.add(Node(f.title, round(f.estimated_speedup, 3), "x", "suggestion",
+                              attrs={"id": f.id, "severity": f.severity, "advice": f.advice}))
+        for loc in f.locations[:3]:
+            sug.add(Node(_loc_label(loc), round(loc["share"] * 100.0, 2), "%", "line", attrs=loc))
+        if i == 0 and f.severity != "low":
+            root.attrs["highlight"] = True
+            parent.attrs["highlight"] = True
+            sug.attrs["highlight"] = True
+    return root
+
+
+def _loc_label(loc: dict) -> str:
+    if loc.get("file"):
+        return f"{loc['file'].rsplit('/', 1)[-1]}:{loc['line']}"
+    return f"SASS +0x{loc.get('pc_offset', 0):x}"
+
+
+# ---- sub-trees --------------------------------------------------------------------------
+def _memory_latency(parent: Node, ctx: KernelContext) -> None:
+    k = ctx.kernel
+    h1 = k.m("l1tex__t_sector_hit_rate.pct")
+    h2 = k.m("lts__t_sector_hit_rate.pct")
+    node = parent.add(Node("Memory latency split", None, "", "metric"))
+    if math.isnan(h1) or math.isnan(h2):
+        node.kind = "missing"
+        node.attrs = {"section": "MemoryWorkloadAnalysis", "metric": "l1tex__t_sector_hit_rate.pct, lts__t_sector_hit_rate.pct"}
+        return
+    lat = ctx.arch["latency"]
+    f1, f2 = h1 / 100.0, (1 - h1 / 100.0) * h2 / 100.0
+    f3 = (1 - h1 / 100.0) * (1 - h2 / 100.0)
+    c1, c2, c3 = f1 * lat["l1"], f2 * lat["l2"], f3 * lat["dram"]
+    tot = c1 + c2 + c3 or 1.0
+    mem_share = ctx.share("long_scoreboard", "lg_throttle", "tex_throttle") * 100.0
+    l1 = node.add(Node("L1 hits", round(mem_share * c1 / tot, 2), "%", "metric", attrs={"hit_rate_pct": round(h1, 1), "latency_cycles": lat["l1"]}))
+    l2 = l1.add(Node("L2 hits", round(mem_share * c2 / tot, 2), "%", "metric", attrs={"hit_rate_pct": round(h2, 1), "latency_cycles": lat["l2"]}))
+    l2.add(Node("DRAM", round(mem_share * c3 / tot, 2), "%", "metric", attrs={"latency_cycles": lat["dram"]}))
+    node.value = round(mem_share, 2)
+    node.unit = "%"
+
+
+def _memory_efficiency(parent: Node, ctx: KernelContext) -> None:
+    k = ctx.kernel
+    node = parent.add(Node("Access efficiency", None, "", "metric"))
+    req = k.m("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
+    sec = k.m("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
+    _value(node, "Global load sectors per request", sec / req if req and req > 0 else math.nan, "",
+           section="MemoryWorkloadAnalysis_Tables", ideal=4)
+    df = ctx.df
+    if not df.empty and df["l2_sectors_global"].sum() > 0:
+        _value(node, "Excessive global sectors", 100.0 * df["l2_sectors_global_excessive"].sum() / df["l2_sectors_global"].sum(), "%")
+    _metric(node, ctx, "Local load sectors", "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum")
+    _metric(node, ctx, "DRAM throughput", "dram__throughput.avg.pct_of_peak_sustained_elapsed", "%")
+
+
+def _synchronization(parent: Node, ctx: KernelContext) -> None:
+    k = ctx.kernel
+    node = parent.add(Node("Block and barriers", None, "", "metric"))
+    bs = k.block[0] * k.block[1] * k.block[2]
+    _value(node, "Block size", bs or math.nan, "threads")
+    _value(node, "Warps per block", math.ceil(bs / 32) if bs else math.nan, "warps")
+    _metric(node, ctx, "Barriers per block", "launch__barrier_count")
+
+
+def _instruction_mix(parent: Node, ctx: KernelContext) -> None:
+    df = ctx.df
+    node = parent.add(Node("Instruction mix", None, "", "metric"))
+    if df.empty or df["inst_executed"].sum() <= 0:
+        node.kind = "missing"
+        node.attrs = {"section": "SourceCounters", "metric": "inst_executed (per instruction)"}
+        return
+    mix: Counter = Counter()
+    for ins in ctx.insts:
+        mix[opcode_class(ins)] += float(df.at[ins.pc, "inst_executed"]) if ins.pc in df.index else 0.0
+    tot = sum(mix.values()) or 1.0
+    for cls, v in mix.most_common():
+        if v > 0:
+            node.add(Node(cls, round(100.0 * v / tot, 2), "%", "metric"))
+
+
+def _pipes(parent: Node, ctx: KernelContext) -> None:
+    node = parent.add(Node("Pipe utilisation", None, "", "metric"))
+    for p, label in (("fma", "FMA"), ("alu", "ALU"), ("fp64", "FP64"), ("xu", "XU (special functions, conversions)"),
+                     ("lsu", "LSU"), ("cbu", "Branch"), ("uniform", "Uniform")):
+        _metric(node, ctx, label, f"sm__inst_executed_pipe_{p}.avg.pct_of_peak_sustained_active", "%")
+
+
+def _shared_memory(parent: Node, ctx: KernelContext) -> None:
+    k = ctx.kernel
+    node = parent.add(Node("Shared memory", None, "", "metric"))
+    for op in ("ld", "st"):
+        ins = k.m(f"smsp__sass_inst_executed_op_shared_{op}.sum")
+        wav = k.m(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum")
+        _value(node, f"Wavefronts per shared {'load' if op == 'ld' else 'store'}", wav / ins if ins and ins > 0 else (math.nan if math.isnan(ins) else 0.0), "",
+               section="MemoryWorkloadAnalysis_Tables", ideal=1)
+        _metric(node, ctx, f"Bank conflicts ({'load' if op == 'ld' else 'store'})", f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum")
+
+
+def _occupancy(parent: Node, ctx: KernelContext) -> None:
+    k = ctx.kernel
+    _metric(parent, ctx, "Theoretical occupancy", "sm__maximum_warps_per_active_cycle_pct", "%")
+    _metric(parent, ctx, "Achieved occupancy", "sm__warps_active.avg.pct_of_peak_sustained_active", "%")
+    limiter, lim = occupancy_limiter(ctx)
+    if limiter:
+        ln = parent.add(Node("Limiter: " + limiter, lim[limiter], "blocks/SM", "metric", attrs={"limits": lim}))
+        for n, v in sorted(lim.items(), key=lambda kv: kv[1]):
+            ln.add(Node(n, v, "blocks/SM", "metric"))
+    else:
+        parent.add(Node("Limiter", None, "", "missing", attrs={"section": "Occupancy", "metric": "launch__occupancy_limit_*"}))
+    _metric(parent, ctx, "Registers per thread", "launch__registers_per_thread")
+    _metric(parent, ctx, "Waves per SM", "launch__waves_per_multiprocessor")
+
+
+def _launch(parent: Node, ctx: KernelContext) -> None:
+    k = ctx.kernel
+    blocks = k.grid[0] * k.grid[1] * k.grid[2]
+    _value(parent, "Grid", blocks or math.nan, "blocks", dims=list(k.grid))
+    _value(parent, "Block", k.block[0] * k.block[1] * k.block[2] or math.nan, "threads", dims=list(k.block))
+    _value(parent, "SMs", k.sm_count or math.nan, "")
+    if blocks and k.sm_count:
+        _value(parent, "Blocks per SM", blocks / k.sm_count, "")
+    _metric(parent, ctx, "Duration", "gpu__time_duration.sum", "ns")
+
+
+SUBTREES = {"memory_latency": _memory_latency, "memory_efficiency": _memory_efficiency,
+            "synchronization": _synchronization, "instruction_mix": _instruction_mix, "pipes": _pipes,
+            "shared_memory": _shared_memory, "occupancy": _occupancy, "launch": _launch}

@@ -1,0 +1,490 @@
+"""Detectors: one function per finding in ``specs/findings.yaml``.
+
+Contract: ``detector(ctx) -> Detection | None``, pure. A detector decides whether its
+problem is present (using ``ctx.th`` thresholds), measures how much of the kernel's time it
+concerns, and points at source lines. Speedups follow GPA's models and are computed here
+from measured quantities only:
+
+* stall elimination: removing a fraction r of all warp time gives 1/(1-r);
+* latency hiding: as above, bounded by total/issuing time;
+* occupancy: 1/(1 - L(1 - W/W')) for latency share L and warps W -> W', bounded by issue
+  slots and the busiest unit;
+* traffic: cutting a fraction w of a saturated unit's traffic gives up to 1/(1-w);
+* launch: filling idle SMs, bounded by the busiest unit.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from ..sass.isa import opcode_class
+from .context import MEMORY_UNITS, KernelContext
+
+MAX_REMOVABLE = 0.95
+LATENCY_REASONS = ("long_scoreboard", "short_scoreboard", "wait", "lg_throttle", "mio_throttle", "tex_throttle")
+MEMORY_REASONS = ("long_scoreboard", "lg_throttle", "tex_throttle", "drain")
+
+
+@dataclass
+class Detection:
+    stall_share: float                 # share of stall cycles this finding concerns (0..1)
+    speedup: float                     # estimated whole-kernel speedup (>= 1)
+    evidence: dict = field(default_factory=dict)
+    locations: list[dict] = field(default_factory=list)
+    fmt: dict = field(default_factory=dict)
+    relieves_override: list[str] | None = None
+
+
+def eliminate(r: float) -> float:
+    r = min(max(r, 0.0), MAX_REMOVABLE)
+    return 1.0 / (1.0 - r)
+
+
+def _bounded_by_units(ctx: KernelContext, s: float, exclude=()) -> float:
+    vals = [v for u, v in ctx.units.items() if u not in exclude and not math.isnan(v) and v > 0]
+    return min(s, 100.0 / max(vals)) if vals else s
+
+
+def _samples_at(ctx: KernelContext, pcs, reasons=None) -> dict[int, float]:
+    df = ctx.df
+    cols = [c for c in df.columns if c.startswith("stall_") and c != "stall_selected"]
+    if reasons is not None:
+        cols = [f"stall_{r}" for r in reasons if f"stall_{r}" in df]
+    sub = df.loc[[p for p in pcs if p in df.index], cols]
+    return sub.sum(axis=1).to_dict() if not sub.empty else {}
+
+
+def _merge(*maps: dict[int, float]) -> dict[int, float]:
+    out: dict[int, float] = {}
+    for m in maps:
+        for k, v in m.items():
+            out[k] = out.get(k, 0.0) + v
+    return out
+
+
+def _cost_share(ctx: KernelContext, pcs, own_reasons=None, blamed_reasons=None) -> tuple[float, dict[int, float]]:
+    """Samples at the instructions (throttles, their own stalls) plus samples the blamer
+    charges to them, as a fraction of all samples; and the per-PC weights for locations."""
+    at = _samples_at(ctx, pcs, own_reasons)
+    blamed = ctx.blamed_by_pc(pcs, blamed_reasons)
+    w = _merge(at, blamed)
+    tot = ctx.samples_total
+    return (sum(w.values()) / tot if tot > 0 else 0.0), w
+
+
+# ---- memory -------------------------------------------------------------------------------
+def uncoalesced(ctx: KernelContext) -> Detection | None:
+    df, k = ctx.df, ctx.kernel
+    if not df.empty and df["l2_sectors_global"].sum() > 0:
+        sectors = float(df["l2_sectors_global"].sum())
+        excess = float(df["l2_sectors_global_excessive"].sum())
+        per_pc = df["l2_sectors_global_excessive"]
+    else:
+        sectors = k.m("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 0) + k.m("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", 0)
+        excess = k.m("derived__memory_l2_theoretical_sectors_global_excessive", 0)
+        per_pc = None
+    if sectors <= 0:
+        return None
+    waste = excess / sectors
+    if waste < ctx.th["uncoalesced_excess"]:
+        return None
+    m = ctx.frac(*MEMORY_REASONS)
+    speed = eliminate(m * waste)
+    top, val = ctx.top_unit()
+    if top in MEMORY_UNITS and val >= ctx.th["sol_pct"]:
+        speed = max(speed, _bounded_by_units(ctx, 1.0 / (1.0 - min(waste, MAX_REMOVABLE)), exclude=MEMORY_UNITS))
+    weights = {}
+    if per_pc is not None:
+        bad = [int(pc) for pc, v in per_pc.items() if v > 0]
+        blamed = ctx.blamed_by_pc(bad, MEMORY_REASONS)
+        tot_ex = float(per_pc[bad].sum()) or 1.0
+        for pc in bad:
+            # Blamed stall samples locate the costly loads; excess sectors break ties.
+            weights[pc] = blamed.get(pc, 0.0) + float(per_pc[pc]) / tot_ex
+    req = k.m("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
+    sec = k.m("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
+    spr = sec / req if req and not math.isnan(req) and req > 0 else math.nan
+    return Detection(stall_share=ctx.share(*MEMORY_REASONS) * waste, speedup=speed,
+                     evidence={"excessive_sector_share": round(waste, 3), "sectors_per_request": _r(spr)},
+                     locations=ctx.locations(weights), fmt={"excess_pct": 100 * waste, "sectors_per_request": spr if not math.isnan(spr) else 0.0})
+
+
+def bank_conflict(ctx: KernelContext) -> Detection | None:
+    k = ctx.kernel
+    wav = k.m("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", 0) + k.m("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", 0)
+    ins = k.m("smsp__sass_inst_executed_op_shared_ld.sum", 0) + k.m("smsp__sass_inst_executed_op_shared_st.sum", 0)
+    df = ctx.df
+    shared_pcs = ctx.pcs_where(lambda i: i.is_shared())
+    if (wav <= 0 or ins <= 0) and not df.empty and shared_pcs:
+        ex = df.loc[shared_pcs, "inst_executed"]
+        nway = df.loc[shared_pcs, "shared_nway"].clip(lower=1)
+        ins, wav = float(ex.sum()), float((ex * nway).sum())
+    if wav <= 0 or ins <= 0:
+        return None
+    excess = max(0.0, (wav - ins) / wav)
+    if excess < ctx.th["bank_conflict_excess"]:
+        return None
+    r_share, w = _cost_share(ctx, shared_pcs, ("mio_throttle", "short_scoreboard"), ("short_scoreboard",))
+    if not df.empty and shared_pcs:
+        nway = df.loc[shared_pcs, "shared_nway"]
+        # Weight each shared instruction's cost by how conflicted it is.
+        w = {pc: v * max(float(nway.get(pc, 1.0)) - 1.0, 0.0) for pc, v in w.items()} or w
+    share = r_share if r_share > 0 else ctx.frac("mio_throttle", "short_scoreboard")
+    return Detection(stall_share=ctx.share("mio_throttle", "short_scoreboard"), speedup=eliminate(share * excess),
+                     evidence={"wavefronts_per_request": round(wav / ins, 2), "conflict_wavefront_share": round(excess, 3)},
+                     locations=ctx.locations(w), fmt={"wavefronts_per_request": wav / ins, "excess_pct": 100 * excess})
+
+
+def local_memory(ctx: KernelContext) -> Detection | None:
+    k, df = ctx.kernel, ctx.df
+    local = k.m("smsp__sass_inst_executed_op_local_ld.sum", 0) + k.m("smsp__sass_inst_executed_op_local_st.sum", 0)
+    pcs = ctx.pcs_where(lambda i: i.is_local())
+    if local <= 0 and not df.empty and pcs:
+        local = float(df.loc[pcs, "inst_executed"].sum())
+    total = k.m("smsp__inst_executed.sum", 0) or ctx.executed_total()
+    if total <= 0 or local / total < ctx.th["local_inst_share"]:
+        return None
+    r, w = _cost_share(ctx, pcs, ("lg_throttle", "long_scoreboard"), ("long_scoreboard",))
+    if r <= 0:
+        r = ctx.frac(*MEMORY_REASONS) * min(1.0, local / max(k.m("smsp__sass_inst_executed_op_global_ld.sum", 0) + local, 1.0))
+    return Detection(stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)), speedup=eliminate(r),
+                     evidence={"local_instruction_share": round(local / total, 4),
+                               "spilling_requests": _r(k.m("derived__local_spilling_requests"))},
+                     locations=ctx.locations(w), fmt={"local_pct": 100 * local / total})
+
+
+def loop_invariant_load(ctx: KernelContext) -> Detection | None:
+    cfg = ctx.cfg
+    if cfg is None or not cfg.loops or ctx.blame is None:
+        return None
+    from ..sass.slicing import _reaching_defs
+    invariant: list[int] = []
+    for idx, ins in enumerate(cfg.insts):
+        if not (ins.is_global_load() or ins.opcode == "LDC") or ins.is_atomic():
+            continue
+        loop = cfg.innermost_loop(idx)
+        if loop is None:
+            continue
+        addr_regs = {r for o in ins.operands if "[" in o for r in re.findall(r"\bU?R\d+", o)}
+        addr_regs = {r for r in ins.uses if any(r == a or (r.startswith(a) and False) for a in addr_regs)} or {
+            r for r in ins.uses if r.startswith(("R", "UR"))}
+        if not addr_regs:
+            continue
+        inside = False
+        for reg in addr_regs:
+            for j, _ in _reaching_defs(cfg, idx, reg, 10_000):
+                if cfg.block_of[j] in loop.blocks:
+                    inside = True
+                    break
+            if inside:
+                break
+        if not inside:
+            invariant.append(ins.pc)
+    if not invariant:
+        return None
+    r, w = _cost_share(ctx, invariant, (), ("long_scoreboard", "short_scoreboard"))
+    if r < ctx.th["invariant_load_share"]:
+        return None
+    return Detection(stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)), speedup=eliminate(r),
+                     evidence={"invariant_loads_in_loops": len(invariant), "blamed_sample_share": round(r, 3)},
+                     locations=ctx.locations(w), fmt={"share_pct": 100 * r})
+
+
+def atomics(ctx: KernelContext) -> Detection | None:
+    pcs = ctx.pcs_where(lambda i: i.is_global_atomic())
+    if not pcs:
+        return None
+    r, w = _cost_share(ctx, pcs, None, ("long_scoreboard",))
+    drain = ctx.frac("drain") if ctx.df.loc[[p for p in pcs if p in ctx.df.index], "inst_executed"].sum() > 0 else 0.0
+    r_total = r + 0.5 * drain  # outstanding atomics also hold warps at EXIT
+    if r < ctx.th["atomic_share"]:
+        return None
+    k = ctx.kernel
+    return Detection(stall_share=min(1.0, r_total * ctx.total / max(ctx.stall_total, 1e-9)), speedup=eliminate(r_total),
+                     evidence={"atomic_sample_share": round(r, 3), "l2_red_sectors": _r(k.m("lts__t_sectors_srcunit_tex_op_red.sum")),
+                               "l2_atom_sectors": _r(k.m("lts__t_sectors_srcunit_tex_op_atom.sum"))},
+                     locations=ctx.locations(w), fmt={"share_pct": 100 * r})
+
+
+def drain(ctx: KernelContext) -> Detection | None:
+    s = ctx.share("drain")
+    if s < ctx.th["drain_share"]:
+        return None
+    return Detection(stall_share=s, speedup=eliminate(ctx.frac("drain") * 0.5),
+                     locations=ctx.line_samples("drain"), fmt={"share_pct": 100 * s})
+
+
+def lg_throttle(ctx: KernelContext) -> Detection | None:
+    pcs = ctx.pcs_where(lambda i: (i.is_global_load() or i.opcode in ("STG", "ST")) and not i.is_atomic())
+    at = _samples_at(ctx, pcs, ("lg_throttle",))
+    tot = ctx.samples_total
+    if tot <= 0:
+        s = ctx.share("lg_throttle")
+        r = ctx.frac("lg_throttle")
+    else:
+        r = sum(at.values()) / tot
+        s = r * ctx.total / max(ctx.stall_total, 1e-9)
+    if s < ctx.th["lg_throttle_share"]:
+        return None
+    return Detection(stall_share=s, speedup=eliminate(r * 0.5), locations=ctx.locations(at), fmt={"share_pct": 100 * s})
+
+
+# ---- synchronization ------------------------------------------------------------------
+def barrier(ctx: KernelContext) -> Detection | None:
+    s = ctx.share("barrier")
+    if s < ctx.th["barrier_share"]:
+        return None
+    k = ctx.kernel
+    warps = max(1, math.ceil((k.block[0] or 1) * (k.block[1] or 1) * (k.block[2] or 1) / 32))
+    r = ctx.frac("barrier") * (1.0 - 1.0 / warps if warps > 1 else 0.5)
+    return Detection(stall_share=s, speedup=eliminate(r),
+                     evidence={"barrier_stall_share": round(s, 3), "warps_per_block": warps},
+                     locations=ctx.line_samples("barrier"), fmt={"share_pct": 100 * s})
+
+
+def membar(ctx: KernelContext) -> Detection | None:
+    s = ctx.share("membar")
+    if s < ctx.th["membar_share"]:
+        return None
+    k, df = ctx.kernel, ctx.df
+    pcs = ctx.pcs_where(lambda i: i.opcode in ("MEMBAR", "FENCE"))
+    warps = _warps_launched(k)
+    per_warp = float(df.loc[pcs, "inst_executed"].sum()) / warps if pcs and warps else math.nan
+    if not math.isnan(per_warp) and per_warp <= 1.5:
+        return None  # one fence per warp is the minimum a publish pattern needs
+    factor = 1.0 - 1.0 / per_warp if not math.isnan(per_warp) else 0.5
+    return Detection(stall_share=s, speedup=eliminate(ctx.frac("membar") * factor),
+                     evidence={"membar_stall_share": round(s, 3), "fences_per_warp": _r(per_warp)},
+                     locations=ctx.line_samples("membar"), fmt={"share_pct": 100 * s})
+
+
+# ---- instruction ------------------------------------------------------------------------
+def fp64_conversion(ctx: KernelContext) -> Detection | None:
+    df = ctx.df
+    if df.empty:
+        return None
+    pcs = ctx.pcs_where(lambda i: i.is_fp64() or i.is_f2f64())
+    conv = ctx.pcs_where(lambda i: i.is_f2f64())
+    total = ctx.executed_total()
+    if not pcs or total <= 0 or float(df.loc[conv, "inst_executed"].sum()) <= 0:
+        return None
+    share = float(df.loc[pcs, "inst_executed"].sum()) / total
+    if share < ctx.th["fp64_inst_share"]:
+        return None
+    r, w = _cost_share(ctx, pcs, None, ("short_scoreboard", "wait"))
+    return Detection(stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)), speedup=eliminate(r * 0.9),
+                     evidence={"fp64_and_conversion_instruction_share": round(share, 4)},
+                     locations=ctx.locations(w), fmt={"fp64_pct": 100 * share})
+
+
+def low_ilp(ctx: KernelContext) -> Detection | None:
+    s = ctx.share("wait")
+    if s < ctx.th["low_ilp_share"]:
+        return None
+    elig = ctx.kernel.m("smsp__warps_eligible.avg.per_cycle_active")
+    if not math.isnan(elig) and elig >= ctx.th["low_ilp_eligible"]:
+        return None
+    r = ctx.frac("wait")
+    speed = eliminate(r)
+    sel = ctx.frac("selected")
+    if sel > 0:
+        speed = min(speed, 1.0 / sel)
+    w = ctx.blamed_by_pc([i.pc for i in ctx.insts], ("wait",)) or {}
+    return Detection(stall_share=s, speedup=speed,
+                     evidence={"wait_stall_share": round(s, 3), "eligible_warps_per_scheduler": _r(elig)},
+                     locations=ctx.locations(w) or ctx.line_samples("wait"),
+                     fmt={"share_pct": 100 * s, "eligible": 0.0 if math.isnan(elig) else elig})
+
+
+def slow_math(ctx: KernelContext) -> Detection | None:
+    df = ctx.df
+    if df.empty or not ctx.kernel.has_sampling:
+        return None
+    mufu = {i.pc for i in ctx.insts if i.is_mufu() and i.modifiers and i.modifiers[0] in ("SIN", "COS", "EX2", "LG2", "RCP", "RSQ", "SQRT", "TANH")}
+    if not mufu:
+        return None
+    d = df.assign(is_mufu=df.index.isin(list(mufu)))
+    d = d[d["line"].notna()] if d["line"].notna().any() else d.assign(line=0)
+    g = d.groupby(["file", "line"], dropna=False)
+    cols = [c for c in df.columns if c.startswith("stall_")]
+    rows = []
+    for key, grp in g:
+        mu = float(grp.loc[grp["is_mufu"], "inst_executed"].sum())
+        if mu <= 0:
+            continue
+        ratio = float(grp["inst_executed"].sum()) / mu
+        if ratio >= ctx.th["slow_math_ratio"]:
+            rows.append((key, ratio, float(grp[cols].to_numpy().sum()), list(grp.index)))
+    if not rows:
+        return None
+    tot = ctx.samples_total
+    samples = sum(r[2] for r in rows)
+    frac = samples / tot if tot else 0.0
+    if frac < ctx.th["slow_math_share"]:
+        return None
+    ratio = max(r[1] for r in rows)
+    r = frac * max(0.0, 1.0 - 3.0 / ratio)
+    w = {pc: float(df.loc[pc, cols].sum()) for row in rows for pc in row[3]}
+    return Detection(stall_share=frac, speedup=eliminate(r), evidence={"instructions_per_mufu": round(ratio, 1)},
+                     locations=ctx.locations(w), fmt={"ratio": ratio})
+
+
+def divergence(ctx: KernelContext) -> Detection | None:
+    k, df = ctx.kernel, ctx.df
+    thr = k.m("smsp__thread_inst_executed_per_inst_executed.ratio")
+    if math.isnan(thr) and not df.empty and df["inst_executed"].sum() > 0:
+        thr = float(df["thread_inst_executed"].sum() / df["inst_executed"].sum())
+    if math.isnan(thr) or thr >= ctx.th["divergence_threads"]:
+        return None
+    if df.empty or not k.has_sampling:
+        r = 1.0 - thr / 32.0
+        return Detection(stall_share=r, speedup=eliminate(r * 0.5), evidence={"avg_active_threads": round(thr, 1)}, fmt={"threads": thr})
+    cols = [c for c in df.columns if c.startswith("stall_")]
+    per = (df["thread_inst_executed"] / df["inst_executed"].where(df["inst_executed"] > 0)).fillna(32.0)
+    wasted = (df[cols].sum(axis=1) * (1.0 - per.clip(upper=32) / 32.0))
+    r = float(wasted.sum()) / max(ctx.samples_total, 1e-9)
+    if r <= 0.01:
+        return None
+    # Locate the branch that splits the warp: divergent branches if counted, else the
+    # instructions that run with a partial warp, weighted by the time they waste.
+    w = {int(pc): float(v) for pc, v in df["divergent_branches"].items() if v > 0} if "divergent_branches" in df else {}
+    if not w:
+        w = {int(pc): float(v) for pc, v in wasted.items() if v > 0}
+    return Detection(stall_share=r, speedup=eliminate(r), evidence={"avg_active_threads": round(thr, 1),
+                     "divergent_branch_targets": _r(k.m("smsp__sass_branch_targets_threads_divergent.sum"))},
+                     locations=ctx.locations(w), fmt={"threads": thr})
+
+
+def constant_divergence(ctx: KernelContext) -> Detection | None:
+    pcs = ctx.pcs_where(lambda i: i.is_const_indexed())
+    if not pcs:
+        return None
+    r, w = _cost_share(ctx, pcs, None, ("short_scoreboard", "long_scoreboard", "wait"))
+    r += ctx.frac("imc_miss") * 0.5
+    if r < ctx.th["constant_share"]:
+        return None
+    return Detection(stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)), speedup=eliminate(r),
+                     evidence={"indexed_constant_loads": len(pcs), "sample_share": round(r, 3)},
+                     locations=ctx.locations(w), fmt={"share_pct": 100 * r})
+
+
+def icache(ctx: KernelContext) -> Detection | None:
+    s = ctx.share("no_instruction")
+    if s < ctx.th["icache_share"]:
+        return None
+    return Detection(stall_share=s, speedup=eliminate(ctx.frac("no_instruction") * 0.5),
+                     locations=ctx.line_samples("no_instruction"), fmt={"share_pct": 100 * s})
+
+
+def pipe_contention(ctx: KernelContext) -> Detection | None:
+    s = ctx.share("math_pipe_throttle")
+    if s < ctx.th["pipe_throttle_share"]:
+        return None
+    k = ctx.kernel
+    pipes = {p: k.m(f"sm__inst_executed_pipe_{p}.avg.pct_of_peak_sustained_active") for p in ("fma", "alu", "fp64", "xu")}
+    pipes = {p: v for p, v in pipes.items() if not math.isnan(v)}
+    pipe = max(pipes, key=pipes.get) if pipes else "math"
+    return Detection(stall_share=s, speedup=eliminate(ctx.frac("math_pipe_throttle") * 0.5),
+                     evidence={f"pipe_{p}_pct": round(v, 1) for p, v in pipes.items()},
+                     locations=ctx.line_samples("math_pipe_throttle"), fmt={"share_pct": 100 * s, "pipe": pipe.upper()})
+
+
+# ---- occupancy and launch -----------------------------------------------------------------
+LIMITERS = {
+    "registers": ("launch__occupancy_limit_registers", "Use fewer registers per thread (__launch_bounds__, -maxrregcount, fewer live values)."),
+    "shared memory": ("launch__occupancy_limit_shared_mem", "Use less shared memory per block (smaller tiles, or only what the kernel touches)."),
+    "block size": ("launch__occupancy_limit_warps", "Change the block size so more blocks fit per SM."),
+    "blocks per SM": ("launch__occupancy_limit_blocks", "Use larger blocks: the SM's limit on resident blocks is reached first."),
+    "barriers": ("launch__occupancy_limit_barriers", "Use fewer named barriers per block."),
+}
+
+
+def occupancy_limiter(ctx: KernelContext) -> tuple[str | None, dict[str, float]]:
+    k = ctx.kernel
+    lim = {name: k.m(metric) for name, (metric, _) in LIMITERS.items()}
+    lim = {n: v for n, v in lim.items() if not math.isnan(v)}
+    if not lim:
+        return None, {}
+    return min(lim, key=lim.get), lim
+
+
+def occupancy(ctx: KernelContext) -> Detection | None:
+    k = ctx.kernel
+    theo = k.m("sm__maximum_warps_per_active_cycle_pct")
+    if math.isnan(theo) or theo >= ctx.th["occupancy_pct"]:
+        return None
+    L = ctx.share(*LATENCY_REASONS)
+    if L < ctx.th["latency_share"]:
+        return None
+    limiter, lim = occupancy_limiter(ctx)
+    if limiter is None:
+        return None
+    wpb = max(1, math.ceil(max(1, k.block[0] * k.block[1] * k.block[2]) / 32))
+    max_warps = k.m("device__attribute_max_warps_per_multiprocessor", ctx.arch["max_warps_per_sm"])
+    others = [v for n, v in lim.items() if n != limiter]
+    new_blocks = min(others) if others else lim[limiter]
+    w_cur = theo / 100.0 * max_warps
+    w_new = min(max_warps, new_blocks * wpb)
+    if w_new <= w_cur:
+        return None
+    speed = 1.0 / (1.0 - ctx.frac(*LATENCY_REASONS) * (1.0 - w_cur / w_new))
+    issue = k.m("smsp__issue_active.avg.pct_of_peak_sustained_active")
+    if not math.isnan(issue) and issue > 0:
+        speed = min(speed, 100.0 / issue)
+    speed = _bounded_by_units(ctx, speed)
+    achieved = k.m("sm__warps_active.avg.pct_of_peak_sustained_active")
+    return Detection(stall_share=L, speedup=max(speed, 1.0),
+                     evidence={"theoretical_occupancy_pct": round(theo, 1), "achieved_occupancy_pct": _r(achieved),
+                               "limiter": limiter, "blocks_per_sm_limits": {n: int(v) for n, v in lim.items()},
+                               "warps_per_sm_if_relieved": int(w_new)},
+                     locations=ctx.line_samples("long_scoreboard", 3),
+                     fmt={"limiter": limiter, "theoretical": theo, "limiter_advice": LIMITERS[limiter][1]})
+
+
+def grid_too_small(ctx: KernelContext) -> Detection | None:
+    k = ctx.kernel
+    blocks = k.m("launch__grid_size")
+    if math.isnan(blocks):
+        blocks = float(k.grid[0] * k.grid[1] * k.grid[2])
+    sms = k.sm_count or k.m("launch__sm_count")
+    if not sms or not blocks or math.isnan(sms):
+        return None
+    fill = blocks / sms
+    if fill >= ctx.th["grid_fill"]:
+        return None
+    idle = 1.0 - fill
+    speed = _bounded_by_units(ctx, 1.0 / max(fill, 1.0 / sms))
+    return Detection(stall_share=idle, speedup=max(speed, 1.0),
+                     evidence={"blocks": int(blocks), "sms": int(sms), "blocks_per_sm": round(fill, 3)},
+                     locations=[], fmt={"blocks": int(blocks), "sms": int(sms), "fill": fill, "idle_pct": 100 * idle})
+
+
+def tail_effect(ctx: KernelContext) -> Detection | None:
+    waves = ctx.kernel.m("launch__waves_per_multiprocessor")
+    if math.isnan(waves) or waves < 1.0 or waves >= ctx.th["tail_waves"]:
+        return None
+    full = math.ceil(waves - 1e-9)
+    last = waves - (full - 1)
+    loss = (1.0 - last) / full
+    if loss < ctx.th["tail_loss"]:
+        return None
+    speed = _bounded_by_units(ctx, full / waves)
+    return Detection(stall_share=loss, speedup=max(speed, 1.0), evidence={"waves_per_sm": round(waves, 2)},
+                     fmt={"waves": waves, "last_wave_pct": 100 * last})
+
+
+def _warps_launched(k) -> float:
+    threads = k.grid[0] * k.grid[1] * k.grid[2] * k.block[0] * k.block[1] * k.block[2]
+    return threads / 32.0 if threads else 0.0
+
+
+def _r(x, nd=3):
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(float(x), nd)
+
+
+REGISTRY = {f.__name__: f for f in (uncoalesced, bank_conflict, local_memory, loop_invariant_load, atomics, drain,
+                                     lg_throttle, barrier, membar, fp64_conversion, low_ilp, slow_math, divergence,
+                                     constant_divergence, icache, pipe_contention, occupancy, grid_too_small, tail_effect)}

@@ -1,0 +1,52 @@
+"""The analysis tree: a plain, render-agnostic node structure.
+
+Node kinds: ``root``, ``group`` (a cause), ``reason`` (a warp stall reason), ``metric``
+(a measured value), ``line`` (a source line carrying a stall), ``suggestion`` (advice),
+``missing`` (a metric the report lacks; ``attrs['section']`` says which ncu section collects
+it). ``value`` is a number (or None for missing), ``unit`` its unit. Renderers only read this.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Node:
+    name: str
+    value: float | None = None
+    unit: str = ""
+    kind: str = "metric"
+    children: list["Node"] = field(default_factory=list)
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+    def add(self, child: "Node") -> "Node":
+        self.children.append(child)
+        return child
+
+    def walk(self):
+        yield self
+        for c in self.children:
+            yield from c.walk()
+
+    def find(self, name: str) -> "Node | None":
+        return next((n for n in self.walk() if n.name == name), None)
+
+    def to_dict(self) -> dict:
+        d: dict[str, Any] = {"name": self.name, "value": self.value, "unit": self.unit, "kind": self.kind}
+        if self.attrs:
+            d["attrs"] = self.attrs
+        d["children"] = [c.to_dict() for c in self.children]
+        return d
+
+    @staticmethod
+    def from_dict(d: dict) -> "Node":
+        return Node(name=d["name"], value=d.get("value"), unit=d.get("unit", ""), kind=d.get("kind", "metric"),
+                    attrs=dict(d.get("attrs", {})), children=[Node.from_dict(c) for c in d.get("children", [])])
+
+
+def subtree_total(node: Node) -> float:
+    """The share a subtree stands for: its own value when it is a share, else the largest
+    share below it. Folding judges a subtree by this, so a large grandchild is not lost."""
+    own = node.value if node.unit == "%" and isinstance(node.value, (int, float)) else 0.0
+    return max([own] + [subtree_total(c) for c in node.children])

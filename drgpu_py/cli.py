@@ -1,0 +1,134 @@
+"""Command-line interface (Typer). Thin: parses options, calls the library, maps typed errors
+to one-line messages and documented exit codes (README "Exit codes"). Set DRGPU_DEBUG=1 to
+see tracebacks of internal errors.
+
+Other modules add commands to ``app`` (``cli_profile``, ``cli_compare``); they are imported
+at the bottom so each command lives beside the code it drives.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Callable, List, Optional
+
+import typer
+from rich.console import Console
+
+from . import __version__, data
+from .errors import DrgpuError, UsageError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+                  help="drgpu: top-down GPU performance advice from Nsight Compute reports.")
+err = Console(stderr=True, highlight=False)
+
+EXIT_INTERNAL = 70
+
+
+def run_guarded(fn: Callable[[], int | None]) -> None:
+    """Run a command body; turn drgpu errors into a message and an exit code."""
+    try:
+        code = fn() or 0
+    except DrgpuError as e:
+        err.print(f"drgpu: {e.kind}: {e.message}", markup=False)
+        if e.hint:
+            err.print(f"  hint: {e.hint}", markup=False)
+        raise typer.Exit(e.exit_code)
+    except KeyboardInterrupt:
+        err.print("drgpu: interrupted", markup=False)
+        raise typer.Exit(130)
+    except typer.Exit:
+        raise
+    except Exception as e:  # never show users a traceback unless asked
+        if os.environ.get("DRGPU_DEBUG"):
+            raise
+        err.print(f"drgpu: internal error: {type(e).__name__}: {e}", markup=False)
+        err.print("  hint: rerun with DRGPU_DEBUG=1 for a traceback and report it", markup=False)
+        raise typer.Exit(EXIT_INTERNAL)
+    raise typer.Exit(code)
+
+
+def parse_threshold_args(items: list[str] | None) -> dict[str, float]:
+    out = {}
+    for it in items or []:
+        if "=" not in it:
+            raise UsageError(f"--threshold expects KEY=VALUE, got {it!r}")
+        k, v = it.split("=", 1)
+        try:
+            out[k.strip()] = float(v)
+        except ValueError as e:
+            raise UsageError(f"--threshold {k}: {v!r} is not a number") from e
+    return out
+
+
+def progress_printer(label: str, quiet: bool):
+    """A callback (done, total) that shows progress on stderr for long work."""
+    if quiet or not sys.stderr.isatty():
+        return None
+    def cb(done: int, total: int) -> None:
+        if total >= 5:
+            err.print(f"\r{label} {done}/{total}", end="")
+            if done == total:
+                err.print("")
+    return cb
+
+
+@app.command()
+def analyze(
+    reports: List[Path] = typer.Argument(..., help="An .ncu-rep, or a raw-page CSV export (ncu -i R --csv --page raw --print-units base)."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Kernel launch id, id range a:b, or name regex."),
+    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="text, json, dot, svg, png or html (default: from -o, else text)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Output file (format inferred from its extension)."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
+    source_csv: Optional[Path] = typer.Option(None, "--source-csv", help="Source-page CSV export (default: X.source.csv beside X.raw.csv)."),
+    line_report: Optional[Path] = typer.Option(None, "--line-report", help="An .ncu-rep whose line table gives a CSV's source lines (default: X.ncu-rep beside X.raw.csv)."),
+    cubin: Optional[Path] = typer.Option(None, "--cubin", help="Cubin of the profiled code: control codes and line table for SASS slicing."),
+    binary: Optional[Path] = typer.Option(None, "--binary", help="Executable or library holding the profiled kernels (cubins are extracted)."),
+    threshold: Optional[List[str]] = typer.Option(None, "--threshold", "-t", help="Override a threshold: KEY=VALUE (see drgpu thresholds)."),
+    thresholds_file: Optional[Path] = typer.Option(None, "--thresholds", help="YAML file of threshold overrides."),
+    fold: float = typer.Option(0.02, "--fold", help="Fold tree nodes whose subtree is below this share of stall cycles (0..1)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
+) -> None:
+    """Analyze an existing Nsight Compute report (or CSV export): stall tree and ranked findings."""
+    def body():
+        from .pipeline import analyze_reports, write_result
+        th = data.thresholds(parse_threshold_args(threshold), thresholds_file)
+        result = analyze_reports(reports, kernel=kernel, source_csv=source_csv, line_report=line_report,
+                                 cubin=cubin, binary=binary, thresholds=th,
+                                 progress=progress_printer("analyzing kernels", quiet))
+        write_result(result, fmt=fmt, output=output, force=force, fold=fold)
+    run_guarded(body)
+
+
+@app.command("thresholds")
+def thresholds_cmd() -> None:
+    """List the analysis thresholds, their defaults and what they mean."""
+    def body():
+        from rich.table import Table
+        t = Table("key", "default", "meaning")
+        for k, spec in data.threshold_docs().items():
+            t.add_row(k, f"{spec['default']:g}", spec["doc"])
+        Console().print(t)
+    run_guarded(body)
+
+
+@app.command()
+def version() -> None:
+    """Print drgpu's version."""
+    typer.echo(f"drgpu {__version__}")
+
+
+for _mod in ("cli_profile", "cli_compare"):
+    try:
+        __import__(f"{__package__}.{_mod}")
+    except ModuleNotFoundError as _e:
+        if _e.name != f"{__package__}.{_mod}":
+            raise
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

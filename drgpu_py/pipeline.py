@@ -1,0 +1,47 @@
+"""Glue between readers, analysis and renderers used by the CLI commands: read one or more
+reports, select kernels, attach cubin information, analyze, and write the chosen format."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from .analysis import Analysis, AnalysisOptions, analyze
+from .errors import UsageError
+from .readers import open_report, select_kernels
+
+
+def analyze_reports(reports, *, kernel=None, source_csv=None, line_report=None, cubin=None, binary=None,
+                    thresholds=None, progress=None) -> Analysis:
+    if len(reports) > 1:
+        if source_csv or line_report:
+            raise UsageError("--source-csv/--line-report apply to a single report")
+        from .merge import merge_profiles  # noqa: WPS433 (optional feature module)
+        profile = merge_profiles([open_report(r) for r in reports])
+    else:
+        profile = open_report(reports[0], source_csv=source_csv, line_report=line_report)
+    profile = select_kernels(profile, kernel)
+    options = AnalysisOptions(thresholds=thresholds) if thresholds else AnalysisOptions()
+    if cubin or binary:
+        from .sass.binary import control_from_binary  # issue-3 module; optional until present
+        options.control, note = control_from_binary(profile, cubin=cubin, binary=binary)
+        options.slicing_source = "cubin"
+        profile.notes.append(note)
+    return analyze(profile, options, progress=progress)
+
+
+def write_result(result: Analysis, *, fmt=None, output=None, force=False, fold=0.02) -> None:
+    from .render import RenderOptions, infer_format, render, render_to
+    fmt = fmt or (infer_format(output) if output else "text")
+    opts = RenderOptions(fold_share=fold)
+    if output:
+        render_to(result, fmt, output, force=force, options=opts)
+        return
+    if fmt == "text" and sys.stdout.isatty():
+        from rich.console import Console
+        from .render.text import render_console
+        render_console(result, opts, Console())
+        return
+    out = render(result, fmt, opts)
+    if isinstance(out, bytes):
+        raise UsageError(f"format {fmt} is binary", hint="give an output file with -o")
+    sys.stdout.write(out)

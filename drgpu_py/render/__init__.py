@@ -1,0 +1,76 @@
+"""Renderers: one module per output format, one interface.
+
+Each renderer is a function ``render(analysis, options) -> str | bytes`` registered in
+``RENDERERS`` under its format name with the file extensions it owns. ``infer_format``
+maps an output file name to a format; ``render_to`` renders and writes atomically.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from ..errors import UsageError
+from ..io import atomic_write
+
+
+@dataclass
+class RenderOptions:
+    fold_share: float = 0.02          # fold tree nodes whose subtree total is below this share
+    max_lines: int = 3                # source lines shown per stall node
+    top_findings: int = 5             # findings shown by the text renderer
+    width: int = 120                  # text width
+    color: bool = False
+
+
+@dataclass
+class RendererSpec:
+    name: str
+    extensions: tuple[str, ...]
+    render: Callable
+    binary: bool = False
+
+
+RENDERERS: dict[str, RendererSpec] = {}
+
+
+def register(name: str, extensions: tuple[str, ...], binary: bool = False):
+    def deco(fn):
+        RENDERERS[name] = RendererSpec(name, extensions, fn, binary)
+        return fn
+    return deco
+
+
+def _load_all() -> None:
+    from . import json_, text  # noqa: F401
+    for mod in ("dot", "html"):
+        try:
+            __import__(f"{__name__}.{mod}")
+        except ImportError:
+            pass
+
+
+def infer_format(path: str | Path) -> str:
+    _load_all()
+    name = str(path).lower()
+    for spec in RENDERERS.values():
+        if any(name.endswith(ext) for ext in spec.extensions):
+            return spec.name
+    raise UsageError(f"cannot tell the output format from {Path(path).name!r}",
+                     hint="use an extension such as " + ", ".join(sorted({e for s in RENDERERS.values() for e in s.extensions})) + " or give --format")
+
+
+def formats() -> list[str]:
+    _load_all()
+    return sorted(RENDERERS)
+
+
+def render(analysis, fmt: str, options: RenderOptions | None = None):
+    _load_all()
+    if fmt not in RENDERERS:
+        raise UsageError(f"unknown format {fmt!r}", hint="one of: " + ", ".join(formats()))
+    return RENDERERS[fmt].render(analysis, options or RenderOptions())
+
+
+def render_to(analysis, fmt: str, path: str | Path, force: bool = False, options: RenderOptions | None = None) -> Path:
+    return atomic_write(path, render(analysis, fmt, options), force=force)
