@@ -91,11 +91,16 @@ def uncoalesced(ctx: KernelContext) -> Detection | None:
     waste = excess / sectors
     if waste < ctx.th["uncoalesced_excess"]:
         return None
+    # Excess sectors cost bandwidth where they are served: L1 when it hits, else L2, else DRAM.
+    h1, h2 = k.m("l1tex__t_sector_hit_rate.pct", 0.0), k.m("lts__t_sector_hit_rate.pct", 0.0)
+    relieves = ["l1tex"] + (["lts"] if h1 < 50 else []) + (["dram"] if h1 < 50 and h2 < 50 else [])
+    mem_util = max([ctx.units[u] for u in relieves if not math.isnan(ctx.units[u])] or [0.0]) / 100.0
+    # The stall time that excess transactions cost scales with how loaded the serving units are.
     m = ctx.frac(*MEMORY_REASONS)
-    speed = eliminate(m * waste)
+    speed = eliminate(m * waste * min(1.0, mem_util))
     top, val = ctx.top_unit()
-    if top in MEMORY_UNITS and val >= ctx.th["sol_pct"]:
-        speed = max(speed, _bounded_by_units(ctx, 1.0 / (1.0 - min(waste, MAX_REMOVABLE)), exclude=MEMORY_UNITS))
+    if top in relieves and val >= ctx.th["sol_pct"]:
+        speed = max(speed, _bounded_by_units(ctx, 1.0 / (1.0 - min(waste, MAX_REMOVABLE)), exclude=relieves))
     weights = {}
     if per_pc is not None:
         bad = [int(pc) for pc, v in per_pc.items() if v > 0]
@@ -109,7 +114,8 @@ def uncoalesced(ctx: KernelContext) -> Detection | None:
     spr = sec / req if req and not math.isnan(req) and req > 0 else math.nan
     return Detection(stall_share=ctx.share(*MEMORY_REASONS) * waste, speedup=speed,
                      evidence={"excessive_sector_share": round(waste, 3), "sectors_per_request": _r(spr)},
-                     locations=ctx.locations(weights), fmt={"excess_pct": 100 * waste, "sectors_per_request": spr if not math.isnan(spr) else 0.0})
+                     locations=ctx.locations(weights), fmt={"excess_pct": 100 * waste, "sectors_per_request": spr if not math.isnan(spr) else 0.0},
+                     relieves_override=relieves)
 
 
 def bank_conflict(ctx: KernelContext) -> Detection | None:
@@ -166,22 +172,10 @@ def loop_invariant_load(ctx: KernelContext) -> Detection | None:
         if not (ins.is_global_load() or ins.opcode == "LDC") or ins.is_atomic():
             continue
         loop = cfg.innermost_loop(idx)
-        if loop is None:
+        if loop is None or ins.opcode == "LDC" and not ins.is_const_indexed():
             continue
-        addr_regs = {r for o in ins.operands if "[" in o for r in re.findall(r"\bU?R\d+", o)}
-        addr_regs = {r for r in ins.uses if any(r == a or (r.startswith(a) and False) for a in addr_regs)} or {
-            r for r in ins.uses if r.startswith(("R", "UR"))}
-        if not addr_regs:
-            continue
-        inside = False
-        for reg in addr_regs:
-            for j, _ in _reaching_defs(cfg, idx, reg, 10_000):
-                if cfg.block_of[j] in loop.blocks:
-                    inside = True
-                    break
-            if inside:
-                break
-        if not inside:
+        addr_regs = {r for o in ins.operands if "[" in o for r in _regs_in(o)} & ins.uses
+        if addr_regs and all(_invariant(cfg, idx, reg, loop, {}, 0) for reg in addr_regs):
             invariant.append(ins.pc)
     if not invariant:
         return None
@@ -191,6 +185,45 @@ def loop_invariant_load(ctx: KernelContext) -> Detection | None:
     return Detection(stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)), speedup=eliminate(r),
                      evidence={"invariant_loads_in_loops": len(invariant), "blamed_sample_share": round(r, 3)},
                      locations=ctx.locations(w), fmt={"share_pct": 100 * r})
+
+
+def _regs_in(operand: str) -> set[str]:
+    out = set()
+    for kind, num, suffix in re.findall(r"\b(U?R)(\d+)(\.64)?\b", operand):
+        n = int(num)
+        out.update({f"{kind}{n}", f"{kind}{n + 1}"} if suffix else {f"{kind}{n}"})
+    return out
+
+
+_VARYING = ("S2R", "S2UR", "CS2R", "LDG", "LD", "LDL", "LDS", "ATOM", "ATOMG", "ATOMS", "SHFL", "TLD", "TEX", "VOTE", "MATCH")
+
+
+def _invariant(cfg, idx: int, reg: str, loop, memo: dict, depth: int) -> bool:
+    """Is ``reg`` as read by instruction ``idx`` the same in every iteration of ``loop``?
+    True when every reaching definition lies outside the loop, or is itself computed inside
+    the loop only from invariant values (e.g. a kernel parameter reloaded with LDC)."""
+    from ..sass.slicing import _reaching_defs
+    if depth > 8:
+        return False
+    defs = _reaching_defs(cfg, idx, reg, 10_000)
+    if not defs:
+        return True
+    for j, _ in defs:
+        if cfg.block_of[j] not in loop.blocks:
+            continue
+        if j in memo:
+            if not memo[j]:
+                return False
+            continue
+        d = cfg.insts[j]
+        memo[j] = False  # a cycle through the loop's back edge means it varies
+        if d.opcode in _VARYING or (d.opcode == "LDC" and d.is_const_indexed()):
+            return False
+        ok = all(_invariant(cfg, j, u, loop, memo, depth + 1) for u in d.uses)
+        memo[j] = ok
+        if not ok:
+            return False
+    return True
 
 
 def atomics(ctx: KernelContext) -> Detection | None:
@@ -233,6 +266,13 @@ def lg_throttle(ctx: KernelContext) -> Detection | None:
 
 
 # ---- synchronization ------------------------------------------------------------------
+def _blamed_locations(ctx: KernelContext, reason: str) -> list[dict]:
+    """Lines of the instructions the blamer charges (the barrier/fence itself), falling
+    back to where the samples were observed."""
+    w = ctx.blamed_by_pc([i.pc for i in ctx.insts], (reason,))
+    return ctx.locations(w) if w else ctx.line_samples(reason)
+
+
 def barrier(ctx: KernelContext) -> Detection | None:
     s = ctx.share("barrier")
     if s < ctx.th["barrier_share"]:
@@ -242,7 +282,7 @@ def barrier(ctx: KernelContext) -> Detection | None:
     r = ctx.frac("barrier") * (1.0 - 1.0 / warps if warps > 1 else 0.5)
     return Detection(stall_share=s, speedup=eliminate(r),
                      evidence={"barrier_stall_share": round(s, 3), "warps_per_block": warps},
-                     locations=ctx.line_samples("barrier"), fmt={"share_pct": 100 * s})
+                     locations=_blamed_locations(ctx, "barrier"), fmt={"share_pct": 100 * s})
 
 
 def membar(ctx: KernelContext) -> Detection | None:
@@ -258,7 +298,7 @@ def membar(ctx: KernelContext) -> Detection | None:
     factor = 1.0 - 1.0 / per_warp if not math.isnan(per_warp) else 0.5
     return Detection(stall_share=s, speedup=eliminate(ctx.frac("membar") * factor),
                      evidence={"membar_stall_share": round(s, 3), "fences_per_warp": _r(per_warp)},
-                     locations=ctx.line_samples("membar"), fmt={"share_pct": 100 * s})
+                     locations=_blamed_locations(ctx, "membar"), fmt={"share_pct": 100 * s})
 
 
 # ---- instruction ------------------------------------------------------------------------
@@ -282,7 +322,7 @@ def fp64_conversion(ctx: KernelContext) -> Detection | None:
 
 def low_ilp(ctx: KernelContext) -> Detection | None:
     s = ctx.share("wait")
-    if s < ctx.th["low_ilp_share"]:
+    if ctx.frac("wait") < ctx.th["low_ilp_share"]:
         return None
     elig = ctx.kernel.m("smsp__warps_eligible.avg.per_cycle_active")
     if not math.isnan(elig) and elig >= ctx.th["low_ilp_eligible"]:
@@ -303,7 +343,8 @@ def slow_math(ctx: KernelContext) -> Detection | None:
     df = ctx.df
     if df.empty or not ctx.kernel.has_sampling:
         return None
-    mufu = {i.pc for i in ctx.insts if i.is_mufu() and i.modifiers and i.modifiers[0] in ("SIN", "COS", "EX2", "LG2", "RCP", "RSQ", "SQRT", "TANH")}
+    # Transcendentals only: a MUFU.RCP among integer code is an integer division, not math.
+    mufu = {i.pc for i in ctx.insts if i.is_mufu() and i.modifiers and i.modifiers[0] in ("SIN", "COS", "EX2", "LG2", "TANH")}
     if not mufu:
         return None
     d = df.assign(is_mufu=df.index.isin(list(mufu)))

@@ -103,12 +103,16 @@ def blame_stalls(cfg: CFG, df: pd.DataFrame, control: dict[int, dict] | None = N
             continue
         consumer = cfg.insts[idx]
         dep_total = 0.0
-        producers_seen: set[int] = set()
         for col in reason_cols:
             s = float(row[col])
             if s <= 0:
                 continue
             reason = col[len("stall_"):]
+            if reason in SYNC_REASONS and not SYNC_REASONS[reason](consumer):
+                # Samples land on the instruction after the barrier/fence: charge the sync op.
+                j = _preceding(cfg, idx, SYNC_REASONS[reason])
+                rows.append((int(pc), cfg.insts[j].pc if j is not None else int(pc), reason, s, 0 if j is None else idx - j))
+                continue
             if reason not in DEPENDENCY_REASONS:
                 rows.append((int(pc), int(pc), reason, s, 0))
                 continue
@@ -127,21 +131,30 @@ def blame_stalls(cfg: CFG, df: pd.DataFrame, control: dict[int, dict] | None = N
                                   if _barrier_of(control.get(cfg.insts[j].pc, {})) in _mask_bits(mask)}
                     if by_barrier:
                         kept = by_barrier
+            stalled += 1
             if not kept:
                 rows.append((int(pc), int(pc), reason, s, 0))
                 continue
+            single += len(kept) == 1
             weights = {j: (1.0 + float(selected.get(cfg.insts[j].pc, 0.0))) / d for j, d in kept.items()}
             total = sum(weights.values())
             for j, w in weights.items():
                 rows.append((int(pc), cfg.insts[j].pc, reason, s * w / total, kept[j]))
-            producers_seen.update(kept)
-        if dep_total > 0:
-            stalled += 1
-            single += len(producers_seen) == 1
     edges = pd.DataFrame(rows, columns=["consumer_pc", "producer_pc", "reason", "samples", "distance"])
     cov = single / stalled if stalled else 1.0
     return Blame(edges=edges, single_dependency_coverage=cov, stalled_instructions=stalled,
                  source="cubin" if control else "report")
+
+
+SYNC_REASONS = {"barrier": lambda i: i.opcode == "BAR", "membar": lambda i: i.opcode in ("MEMBAR", "FENCE", "ERRBAR")}
+
+
+def _preceding(cfg: CFG, idx: int, pred, limit: int = 8) -> int | None:
+    """Nearest instruction before ``idx`` in program order satisfying ``pred`` (few steps)."""
+    for j in range(idx - 1, max(-1, idx - 1 - limit), -1):
+        if pred(cfg.insts[j]):
+            return j
+    return None
 
 
 def _mask_bits(mask: int) -> set[int]:
