@@ -30,20 +30,21 @@ def run_guarded(fn: Callable[[], int | None]) -> None:
     try:
         code = fn() or 0
     except DrgpuError as e:
-        err.print(f"drgpu: {e.kind}: {e.message}", markup=False)
+        # Plain writes: one message per line, never wrapped to the terminal width.
+        typer.echo(f"drgpu: {e.kind}: {e.message}", err=True)
         if e.hint:
-            err.print(f"  hint: {e.hint}", markup=False)
+            typer.echo(f"  hint: {e.hint}", err=True)
         raise typer.Exit(e.exit_code)
     except KeyboardInterrupt:
-        err.print("drgpu: interrupted", markup=False)
+        typer.echo("drgpu: interrupted", err=True)
         raise typer.Exit(130)
     except typer.Exit:
         raise
     except Exception as e:  # never show users a traceback unless asked
         if os.environ.get("DRGPU_DEBUG"):
             raise
-        err.print(f"drgpu: internal error: {type(e).__name__}: {e}", markup=False)
-        err.print("  hint: rerun with DRGPU_DEBUG=1 for a traceback and report it", markup=False)
+        typer.echo(f"drgpu: internal error: {type(e).__name__}: {e}", err=True)
+        typer.echo("  hint: rerun with DRGPU_DEBUG=1 for a traceback and report it", err=True)
         raise typer.Exit(EXIT_INTERNAL)
     raise typer.Exit(code)
 
