@@ -48,5 +48,7 @@ class Node:
 def subtree_total(node: Node) -> float:
     """The share a subtree stands for: its own value when it is a share, else the largest
     share below it. Folding judges a subtree by this, so a large grandchild is not lost."""
+    if node.kind == "line":
+        return 0.0  # a line's % is relative to its parent, not a share of the kernel
     own = node.value if node.unit == "%" and isinstance(node.value, (int, float)) else 0.0
     return max([own] + [subtree_total(c) for c in node.children])

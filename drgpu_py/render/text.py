@@ -37,7 +37,7 @@ def _label(n: Node) -> str:
 def _add(tree: Tree, node: Node, fold: float, depth: int) -> None:
     hidden = 0
     for c in node.children:
-        if c.unit == "%" and c.kind in ("group", "reason", "line") and subtree_total(c) < fold * 100 and c.kind != "suggestion":
+        if c.unit == "%" and c.kind in ("group", "reason") and subtree_total(c) < fold * 100:
             hidden += 1
             continue
         sub = tree.add(_label(c))
@@ -47,6 +47,10 @@ def _add(tree: Tree, node: Node, fold: float, depth: int) -> None:
         tree.add(f"[dim]({hidden} below {fold * 100:.0f}% folded)[/dim]")
 
 
+def _fmt(v, spec: str) -> str:
+    return "n/a" if v is None else format(v, spec)
+
+
 def render_console(analysis, options, console: Console) -> None:
     for ka in analysis.kernels:
         k = ka.kernel
@@ -54,9 +58,9 @@ def render_console(analysis, options, console: Console) -> None:
         dur = f"{k.duration_ns / 1000:.1f} µs" if k.duration_ns == k.duration_ns else "duration n/a"
         head = (f"[bold]{escape(k.name)}[/bold]  (id {k.id})\n{escape(k.device or 'unknown device')} cc {k.compute_capability or '?'}  "
                 f"{dur}  grid {tuple(k.grid)} block {tuple(k.block)}\n"
-                f"bound: [bold]{ka.bound}[/bold]   stall cycles: {d['stall_cycle_pct'] if d['stall_cycle_pct'] is not None else 'n/a'}%   "
-                f"IPC {d['achieved_ipc']} of {ka.tree.attrs.get('ideal_ipc')}   busiest unit: {ka.tree.attrs.get('top_unit')} "
-                f"{ka.tree.attrs.get('top_unit_pct')}%")
+                f"bound: [bold]{ka.bound}[/bold]   stall cycles: {_fmt(d['stall_cycle_pct'], '.1f')}%   "
+                f"IPC {_fmt(d['achieved_ipc'], '.2f')} of {ka.tree.attrs.get('ideal_ipc'):g}   busiest unit: {ka.tree.attrs.get('top_unit')} "
+                f"{_fmt(ka.tree.attrs.get('top_unit_pct'), '.0f')}%")
         console.print(Panel(head, expand=False))
         t = Tree(_label(ka.tree))
         _add(t, ka.tree, options.fold_share, 0)
