@@ -154,6 +154,11 @@ def local_memory(ctx: KernelContext) -> Detection | None:
     if total <= 0 or local / total < ctx.th["local_inst_share"]:
         return None
     r, w = _cost_share(ctx, pcs, ("lg_throttle", "long_scoreboard"), ("long_scoreboard",))
+    # A queue full of local accesses also throttles the other memory instructions: charge
+    # those throttle samples in proportion to local memory's share of LSU instructions.
+    glob = k.m("smsp__sass_inst_executed_op_global_ld.sum", 0) + k.m("smsp__sass_inst_executed_op_global_st.sum", 0)
+    other_lg = ctx.frac("lg_throttle") - (sum(_samples_at(ctx, pcs, ("lg_throttle",)).values()) / ctx.samples_total if ctx.samples_total else 0.0)
+    r += max(0.0, other_lg) * local / max(local + glob, 1.0)
     if r <= 0:
         r = ctx.frac(*MEMORY_REASONS) * min(1.0, local / max(k.m("smsp__sass_inst_executed_op_global_ld.sum", 0) + local, 1.0))
     return Detection(stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)), speedup=eliminate(r),
@@ -231,8 +236,11 @@ def atomics(ctx: KernelContext) -> Detection | None:
     if not pcs:
         return None
     r, w = _cost_share(ctx, pcs, None, ("long_scoreboard",))
-    drain = ctx.frac("drain") if ctx.df.loc[[p for p in pcs if p in ctx.df.index], "inst_executed"].sum() > 0 else 0.0
-    r_total = r + 0.5 * drain  # outstanding atomics also hold warps at EXIT
+    executed = ctx.df.loc[[p for p in pcs if p in ctx.df.index], "inst_executed"].sum() > 0
+    # Outstanding atomics hold warps at EXIT (drain) and fill the LSU queue for other loads.
+    drain = ctx.frac("drain") if executed else 0.0
+    other_lg = max(0.0, ctx.frac("lg_throttle") - sum(_samples_at(ctx, pcs, ("lg_throttle",)).values()) / max(ctx.samples_total, 1e-9))
+    r_total = r + drain + other_lg
     if r < ctx.th["atomic_share"]:
         return None
     k = ctx.kernel
@@ -526,6 +534,27 @@ def _r(x, nd=3):
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(float(x), nd)
 
 
+# ---- several ranks -------------------------------------------------------------------
+def rank_imbalance(ctx: KernelContext) -> Detection | None:
+    """Only merged profiles (drgpu_py.merge) carry the duration spread across ranks. If the
+    ranks wait for each other after the kernel, the slowest sets the pace; balanced, every
+    rank would take the mean time: speedup max/mean."""
+    k = ctx.kernel
+    spread = k.m("drgpu__rank_duration_spread")
+    if math.isnan(spread) or spread < ctx.th["rank_imbalance"]:
+        return None
+    hi, mean = k.m("drgpu__rank_duration_max"), k.m("drgpu__rank_duration_mean")
+    if math.isnan(hi) or math.isnan(mean) or mean <= 0 or hi <= 0:
+        return None
+    slow, fast = k.strings.get("drgpu__rank_slowest", "?"), k.strings.get("drgpu__rank_fastest", "?")
+    return Detection(stall_share=1.0 - mean / hi, speedup=hi / mean,
+                     evidence={"duration_spread": round(spread, 3), "slowest_rank": slow, "fastest_rank": fast,
+                               "durations": k.strings.get("drgpu__rank_durations", "")},
+                     fmt={"spread_pct": 100 * spread, "ranks": int(k.m("drgpu__rank_count", 0)), "slowest": slow,
+                          "fastest": fast, "max_us": hi / 1000, "min_us": k.m("drgpu__rank_duration_min", 0) / 1000})
+
+
 REGISTRY = {f.__name__: f for f in (uncoalesced, bank_conflict, local_memory, loop_invariant_load, atomics, drain,
                                      lg_throttle, barrier, membar, fp64_conversion, low_ilp, slow_math, divergence,
-                                     constant_divergence, icache, pipe_contention, occupancy, grid_too_small, tail_effect)}
+                                     constant_divergence, icache, pipe_contention, occupancy, grid_too_small, tail_effect,
+                                     rank_imbalance)}
