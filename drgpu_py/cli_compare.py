@@ -1,0 +1,118 @@
+"""CLI commands that work across reports: ``list`` (one row per kernel launch), ``diff`` (a
+baseline against a new report) and ``merge`` (reports of one program from several GPUs or
+ranks). Imported by ``cli.py``; bodies run inside ``run_guarded`` so typed errors become
+one-line messages and exit codes. The work is done in ``compare.py`` and ``merge.py``."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+
+from . import data
+from .cli import app, parse_threshold_args, progress_printer, run_guarded
+from .errors import NoKernelsError, UsageError
+
+
+def _thresholds(threshold, thresholds_file):
+    return data.thresholds(parse_threshold_args(threshold), thresholds_file) if (threshold or thresholds_file) else None
+
+
+def _emit(text: str, output: Optional[Path], force: bool) -> None:
+    if output:
+        from .io import atomic_write
+        atomic_write(output, text, force=force)
+    else:
+        sys.stdout.write(text)
+
+
+@app.command("list")
+def list_cmd(
+    reports: List[Path] = typer.Argument(..., help="Reports (.ncu-rep, raw CSV) or drgpu analysis JSON files."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Kernel launch id, id range a:b, or name regex."),
+    sort: Optional[str] = typer.Option(None, "--sort", "-s", help="duration (longest first), stall (highest first) or name."),
+    top: Optional[int] = typer.Option(None, "--top", "-n", help="Show only the first N rows (after sorting)."),
+    fmt: str = typer.Option("text", "--format", "-f", help="text or json."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file instead of standard output."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
+    threshold: Optional[List[str]] = typer.Option(None, "--threshold", "-t", help="Override a threshold: KEY=VALUE."),
+    thresholds_file: Optional[Path] = typer.Option(None, "--thresholds", help="YAML file of threshold overrides."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
+) -> None:
+    """One row per kernel launch of one or more reports: duration, launch shape, stall cycles, bound, top finding."""
+    def body():
+        from .compare import list_rows, load, render_list_console, render_list_json, render_list_text, sort_rows
+        if fmt not in ("text", "json"):
+            raise UsageError(f"unknown format {fmt!r} for list", hint="one of: text, json")
+        th = _thresholds(threshold, thresholds_file)
+        sort_rows([], sort, top)  # validate the options before the (slow) analysis
+        progress = progress_printer("reading reports", quiet)
+        analyses = []
+        for i, r in enumerate(reports):
+            try:
+                analyses.append(load(r, kernel=kernel, thresholds=th))
+            except NoKernelsError:
+                if not kernel:
+                    raise
+            if progress:
+                progress(i + 1, len(reports))
+        rows = sort_rows(list_rows(analyses), sort, top)
+        if not rows:
+            raise NoKernelsError(f"--kernel {kernel!r} matched no kernel in any report" if kernel else "no kernel launches in the reports")
+        if fmt == "json":
+            _emit(render_list_json(rows), output, force)
+        elif output is None and sys.stdout.isatty():
+            render_list_console(rows, Console())
+        else:
+            _emit(render_list_text(rows), output, force)
+    run_guarded(body)
+
+
+@app.command()
+def diff(
+    base: Path = typer.Argument(..., help="Baseline: a report or a drgpu analysis JSON."),
+    new: Path = typer.Argument(..., help="New report (or analysis JSON) to compare with the baseline."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Compare only launches matching this id, a:b range or name regex (both sides)."),
+    pair: Optional[List[str]] = typer.Option(None, "--pair", help="Match kernels with different names: BASE_REGEX=NEW_REGEX (repeatable)."),
+    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="text, json or html (default: from -o, else text)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Output file (format inferred from .txt/.json/.html)."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
+    threshold: Optional[List[str]] = typer.Option(None, "--threshold", "-t", help="Override a threshold: KEY=VALUE."),
+    thresholds_file: Optional[Path] = typer.Option(None, "--thresholds", help="YAML file of threshold overrides."),
+) -> None:
+    """Compare a baseline with a new report: measured speedup, stall and memory shares, occupancy, resolved/persisting/new findings."""
+    def body():
+        from .compare import diff as diff_fn
+        from .compare import diff_format_for, load, render_diff
+        f = fmt or (diff_format_for(output) if output else "text")
+        if f not in ("text", "json", "html"):
+            raise UsageError(f"unknown format {f!r} for diff", hint="one of: text, json, html")
+        th = _thresholds(threshold, thresholds_file)
+        d = diff_fn(load(base, kernel=kernel, thresholds=th), load(new, kernel=kernel, thresholds=th), pairs=pair)
+        _emit(render_diff(d, f), output, force)
+    run_guarded(body)
+
+
+@app.command()
+def merge(
+    reports: List[Path] = typer.Argument(..., help="Reports of the same program from several GPUs or ranks (two or more)."),
+    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Kernel launch id, id range a:b, or name regex (after merging)."),
+    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="json, text, html, ... (default: from -o, else json)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Output file, e.g. merged.json."),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
+    threshold: Optional[List[str]] = typer.Option(None, "--threshold", "-t", help="Override a threshold: KEY=VALUE."),
+    thresholds_file: Optional[Path] = typer.Option(None, "--thresholds", help="YAML file of threshold overrides."),
+    fold: float = typer.Option(0.02, "--fold", help="Fold tree nodes whose subtree is below this share of stall cycles (0..1)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
+) -> None:
+    """Merge reports of one program from several GPUs/ranks (per-PC samples summed by function offset) and analyze the result."""
+    def body():
+        from .pipeline import analyze_reports, write_result
+        if len(reports) < 2:
+            raise UsageError("merge needs at least two reports", hint="use drgpu analyze for a single report")
+        th = data.thresholds(parse_threshold_args(threshold), thresholds_file)
+        result = analyze_reports(reports, kernel=kernel, thresholds=th, progress=progress_printer("analyzing kernels", quiet))
+        write_result(result, fmt=fmt or (None if output else "json"), output=output, force=force, fold=fold)
+    run_guarded(body)

@@ -1,0 +1,488 @@
+"""Compare analyses: a one-row-per-launch listing of several reports, and the difference
+between a baseline and a new report (the "profile, change, profile again" loop).
+
+Contract: both work on the analysis JSON contract (``Analysis.to_dict()``), so an input is
+either a report (``.ncu-rep`` or raw CSV, analyzed here) or a JSON file that ``drgpu analyze
+-f json`` or ``drgpu merge`` wrote earlier (a saved baseline). Everything is pure except
+:func:`load`, which reads files.
+
+* :func:`list_rows` -> one row per kernel launch; :func:`sort_rows` sorts and cuts.
+* :func:`diff` -> a dict (the ``drgpu diff --format json`` contract, ``kind: "diff"``):
+  kernels are matched by demangled name and launch order, then by function name without
+  template arguments and parameters (``relax<0>`` vs ``relax<1>``), then, when each side
+  holds a single kernel, those two; ``--pair`` regexes force a match. For each matched pair:
+  the measured duration and speedup (base/new, from the two reports' durations), stall-
+  cycle %, each stall group's and reason's share, the memory latency split, occupancy, and
+  which findings were resolved, persist (with their severity and estimated speedup before
+  and after) or are new. Unmatched launches are listed.
+* :func:`render_diff` -> text, JSON or HTML (``templates/diff.html.j2``).
+"""
+from __future__ import annotations
+
+import functools
+import json
+import re
+from pathlib import Path
+
+from . import __version__
+from .errors import DataFileError, InputError, ReportFormatError, UsageError
+from .model import KernelProfile, Profile
+from .readers import select_kernels
+
+#: Relative duration change below which a kernel counts as unchanged: run-to-run noise of
+#: profiled durations is a few percent.
+NOISE = 0.02
+SORT_KEYS = ("duration", "stall", "name")
+MEMORY_LEVELS = ("L1 hits", "L2 hits", "DRAM")
+OCCUPANCY = (("theoretical", "Theoretical occupancy"), ("achieved", "Achieved occupancy"))
+SEV_RANK = {"high": 0, "medium": 1, "low": 2}
+
+
+# ---- loading ---------------------------------------------------------------------------
+def is_analysis_json(path: str | Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(64)
+    except OSError:
+        return False
+    return head.lstrip().startswith(b"{")
+
+
+def load(path: str | Path, *, kernel: str | None = None, thresholds: dict | None = None) -> dict:
+    """The analysis dict of a report, or of a drgpu analysis JSON file; ``kernel`` selects
+    launches with :func:`drgpu_py.readers.select_kernels` semantics in both cases."""
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"{p}: no such file")
+    if p.is_dir():
+        raise InputError(f"{p} is a directory, not a report")
+    if is_analysis_json(p):
+        try:
+            d = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise ReportFormatError(f"{p}: not a readable JSON file ({e})") from e
+        if not isinstance(d, dict) or d.get("tool") != "drgpu" or not isinstance(d.get("kernels"), list):
+            raise ReportFormatError(f"{p} is JSON but not a drgpu analysis",
+                                    hint="give an .ncu-rep, a raw CSV export, or the output of drgpu analyze -f json")
+        if d.get("kind") == "diff":
+            raise ReportFormatError(f"{p} is a drgpu diff, not an analysis")
+        return select(d, kernel)
+    from .pipeline import analyze_reports
+    return analyze_reports([p], kernel=kernel, thresholds=thresholds).to_dict()
+
+
+def select(analysis: dict, selector: str | None) -> dict:
+    """Keep the kernels of an analysis dict that ``selector`` picks (as for reports)."""
+    shim = Profile(path=analysis.get("report", "?"), format="json",
+                   kernels=[KernelProfile(id=k.get("id", i), name=k.get("name", ""), mangled=k.get("mangled") or "")
+                            for i, k in enumerate(analysis["kernels"])])
+    picked = {id(k) for k in select_kernels(shim, selector).kernels}
+    keep = [k for k, s in zip(analysis["kernels"], shim.kernels) if id(s) in picked]
+    return {**analysis, "kernels": keep}
+
+
+# ---- list ------------------------------------------------------------------------------
+def _label(analysis: dict) -> str:
+    rep = str(analysis.get("report", "?"))
+    return " + ".join(Path(r).name for r in rep.split(" + "))
+
+
+def list_rows(analyses: list[dict]) -> list[dict]:
+    rows = []
+    for a in analyses:
+        label = _label(a)
+        for k in a["kernels"]:
+            top = k["findings"][0] if k.get("findings") else None
+            rows.append({"report": label, "id": k.get("id"), "name": k.get("name", ""),
+                         "duration_ns": k.get("duration_ns"), "grid": k.get("grid"), "block": k.get("block"),
+                         "stall_cycle_pct": k.get("stall_cycle_pct"), "bound": k.get("bound"),
+                         "top_finding": top["id"] if top else None, "top_severity": top["severity"] if top else None,
+                         "top_speedup": top["estimated_speedup"] if top else None})
+    return rows
+
+
+def sort_rows(rows: list[dict], by: str | None = None, top: int | None = None) -> list[dict]:
+    if by is not None and by not in SORT_KEYS:
+        raise UsageError(f"--sort {by!r}: expected one of {', '.join(SORT_KEYS)}")
+    if top is not None and top < 1:
+        raise UsageError("--top must be at least 1")
+    out = list(rows)
+    # Missing numbers sort last whatever the direction.
+    if by == "duration":
+        out.sort(key=lambda r: (r["duration_ns"] is None, -(r["duration_ns"] or 0.0)))
+    elif by == "stall":
+        out.sort(key=lambda r: (r["stall_cycle_pct"] is None, -(r["stall_cycle_pct"] or 0.0)))
+    elif by == "name":
+        out.sort(key=lambda r: (r["name"], r["report"], r["id"]))
+    return out[:top] if top else out
+
+
+def _dims(d) -> str:
+    return "x".join(str(x) for x in d) if d else "?"
+
+
+def _num(v, spec: str, none: str = "n/a") -> str:
+    return none if v is None else format(v, spec)
+
+
+def list_cells(r: dict) -> list[str]:
+    top = f"{r['top_finding']} ({r['top_severity']}, {r['top_speedup']:.2f}x)" if r["top_finding"] else "-"
+    return [r["report"], str(r["id"]), _num(r["duration_ns"] / 1000 if r["duration_ns"] is not None else None, ".2f"),
+            _dims(r["grid"]), _dims(r["block"]), _num(r["stall_cycle_pct"], ".1f"), r["bound"] or "?", top, r["name"]]
+
+
+LIST_HEADER = ["report", "id", "duration_us", "grid", "block", "stall_%", "bound", "top finding (est. speedup)", "kernel"]
+
+
+def render_list_text(rows: list[dict]) -> str:
+    """Aligned plain text, the kernel name last so long names never break the columns."""
+    table = [LIST_HEADER] + [list_cells(r) for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(LIST_HEADER) - 1)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row[:-1], widths)) + "  " + row[-1] for row in table]
+    return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def render_list_console(rows: list[dict], console) -> None:
+    from rich.table import Table
+    t = Table(*LIST_HEADER[:-1], show_lines=False)
+    t.add_column("kernel", overflow="fold")
+    for r in rows:
+        cells = list_cells(r)
+        style = {"high": "bold red", "medium": "yellow"}.get(r["top_severity"] or "", "")
+        cells[7] = f"[{style}]{cells[7]}[/{style}]" if style else cells[7]
+        t.add_row(*cells[:7], cells[7], cells[8])
+    console.print(t)
+
+
+def render_list_json(rows: list[dict]) -> str:
+    return json.dumps({"tool": "drgpu", "version": __version__, "kind": "list", "kernels": rows}, indent=2) + "\n"
+
+
+# ---- kernel matching ---------------------------------------------------------------------
+def base_name(name: str) -> str:
+    """The function's qualified name without return type, template arguments or parameters:
+    'void ns::relax<(bool)0>(const float *, float *)' -> 'ns::relax'."""
+    s = (name or "").replace("(anonymous namespace)", "{anon}")
+    out, depth_a, depth_p = [], 0, 0
+    for ch in s:
+        if ch == "<":
+            depth_a += 1
+        elif ch == ">" and depth_a:
+            depth_a -= 1
+        elif ch == "(":
+            depth_p += 1
+        elif ch == ")" and depth_p:
+            depth_p -= 1
+        elif depth_a == 0 and depth_p == 0:
+            out.append(ch)
+    top = "".join(out).strip().split()
+    return top[-1] if top else (name or "")
+
+
+def _parse_pair(p: str) -> tuple[re.Pattern, re.Pattern]:
+    if "=" not in p:
+        raise UsageError(f"--pair expects BASE_REGEX=NEW_REGEX, got {p!r}")
+    b, n = p.split("=", 1)
+    try:
+        return re.compile(b), re.compile(n)
+    except re.error as e:
+        raise UsageError(f"--pair {p!r}: not a valid regular expression: {e}") from e
+
+
+def match_kernels(base: list[dict], new: list[dict], pairs: list[str] | None = None):
+    """Return ([(base kernel, new kernel, how)], unmatched base, unmatched new). ``how`` is
+    'pair', 'name', 'function name' or 'single kernel'."""
+    left_b, left_n = list(base), list(new)
+    matched: list[tuple[dict, dict, str]] = []
+
+    def take(kb, kn, how):
+        matched.append((kb, kn, how))
+        left_b.remove(kb)
+        left_n.remove(kn)
+
+    for p in pairs or []:
+        rb, rn = _parse_pair(p)
+        for kb, kn in list(zip([k for k in left_b if rb.search(k["name"])], [k for k in left_n if rn.search(k["name"])])):
+            take(kb, kn, "pair")
+    for key, how in ((lambda k: k["name"], "name"), (lambda k: base_name(k["name"]), "function name")):
+        groups_n: dict[str, list[dict]] = {}
+        for k in left_n:
+            groups_n.setdefault(key(k), []).append(k)
+        for kb in list(left_b):
+            cands = groups_n.get(key(kb))
+            if cands:
+                take(kb, cands.pop(0), how)  # launch order: i-th with i-th
+    if len(base) == 1 and len(new) == 1 and left_b and left_n:
+        take(left_b[0], left_n[0], "single kernel")
+    matched.sort(key=lambda t: base.index(t[0]))
+    return matched, left_b, left_n
+
+
+# ---- diff --------------------------------------------------------------------------------
+def _walk(node: dict):
+    yield node
+    for c in node.get("children", []):
+        yield from _walk(c)
+
+
+def _find(tree: dict, name: str) -> dict | None:
+    return next((n for n in _walk(tree) if n.get("name") == name), None)
+
+
+def _delta(b, n, nd: int = 4) -> dict:
+    d = None if b is None or n is None else round(n - b, nd)
+    return {"base": b, "new": n, "delta": d}
+
+
+def _tree_parts(k: dict) -> dict:
+    tree = k.get("tree") or {}
+    has_stalls = (tree.get("attrs") or {}).get("stall_source", "none") != "none"
+    reasons, groups = {}, {}
+    for n in _walk(tree):
+        attrs = n.get("attrs") or {}
+        if n.get("kind") == "reason" and "reason" in attrs:
+            reasons[attrs["reason"]] = (n["name"], n.get("value"))
+        elif n.get("kind") == "group" and "group" in attrs and n.get("value") is not None:
+            groups[attrs["group"]] = (n["name"], n.get("value"))
+    memory = {}
+    split = _find(tree, "Memory latency split")
+    if split is not None and split.get("kind") != "missing":
+        for n in _walk(split):
+            if n.get("name") in MEMORY_LEVELS:
+                memory[n["name"]] = (n.get("value"), (n.get("attrs") or {}).get("hit_rate_pct"))
+    occ = {}
+    for key, label in OCCUPANCY:
+        n = _find(tree, label)
+        occ[key] = n.get("value") if n is not None and n.get("kind") != "missing" else None
+    return {"has_stalls": has_stalls, "reasons": reasons, "groups": groups, "memory": memory, "occupancy": occ}
+
+
+def _shares(b: dict, n: dict, key: str, b_ok: bool, n_ok: bool) -> list[dict]:
+    """Rows for every id present on either side; an absent id is 0 where that side has stall
+    data (the tree leaves out zero reasons), None where it has none."""
+    out = []
+    for rid in dict.fromkeys(list(b) + list(n)):
+        label = (b.get(rid) or n.get(rid))[0]
+        bv = b[rid][1] if rid in b else (0.0 if b_ok else None)
+        nv = n[rid][1] if rid in n else (0.0 if n_ok else None)
+        out.append({key: rid, "label": label, **_delta(bv, nv, 2)})
+    out.sort(key=lambda r: -max(abs(r["base"] or 0.0), abs(r["new"] or 0.0)))
+    return out
+
+
+def _finding_brief(f: dict) -> dict:
+    loc = (f.get("locations") or [None])[0]
+    where = f"{Path(loc['file']).name}:{loc['line']}" if loc and loc.get("file") else None
+    return {"id": f["id"], "title": f["title"], "severity": f["severity"],
+            "estimated_speedup": f["estimated_speedup"], "stall_share": f.get("stall_share"), "location": where}
+
+
+def _findings(b: list[dict], n: list[dict]) -> dict:
+    nb = {f["id"]: f for f in b}
+    nn = {f["id"]: f for f in n}
+    persisting = []
+    for fid in nb:
+        if fid not in nn:
+            continue
+        fb, fn = _finding_brief(nb[fid]), _finding_brief(nn[fid])
+        change = "unchanged"
+        if SEV_RANK[fn["severity"]] < SEV_RANK[fb["severity"]]:
+            change = "worse"
+        elif SEV_RANK[fn["severity"]] > SEV_RANK[fb["severity"]]:
+            change = "better"
+        persisting.append({"id": fid, "title": fn["title"], "base": fb, "new": fn, "severity_change": change,
+                           "speedup_delta": round(fn["estimated_speedup"] - fb["estimated_speedup"], 3)})
+    return {"resolved": [_finding_brief(nb[i]) for i in nb if i not in nn],
+            "persisting": persisting,
+            "new": [_finding_brief(nn[i]) for i in nn if i not in nb]}
+
+
+def _ident(k: dict) -> dict:
+    return {"id": k.get("id"), "name": k.get("name", ""), "duration_ns": k.get("duration_ns")}
+
+
+def kernel_diff(kb: dict, kn: dict, how: str) -> dict:
+    db, dn = kb.get("duration_ns"), kn.get("duration_ns")
+    speedup = db / dn if db and dn else None
+    if speedup is None:
+        verdict = "unknown"
+    elif speedup >= 1 + NOISE:
+        verdict = "faster"
+    elif speedup <= 1 / (1 + NOISE):
+        verdict = "slower"
+    else:
+        verdict = "unchanged"
+    tb, tn = _tree_parts(kb), _tree_parts(kn)
+    memory = []
+    for lvl in MEMORY_LEVELS:
+        vb, hb = tb["memory"].get(lvl, (None, None))
+        vn, hn = tn["memory"].get(lvl, (None, None))
+        if vb is None and vn is None:
+            continue
+        memory.append({"level": lvl, **_delta(vb, vn, 2), "hit_rate_pct": {"base": hb, "new": hn}})
+    return {
+        "base": _ident(kb), "new": _ident(kn), "match": how,
+        "duration_ns": _delta(db, dn, 1),
+        "speedup": None if speedup is None else round(speedup, 4),
+        "duration_change_pct": None if speedup is None else round((dn - db) / db * 100.0, 2),
+        "verdict": verdict,
+        "stall_cycle_pct": _delta(kb.get("stall_cycle_pct"), kn.get("stall_cycle_pct"), 2),
+        "achieved_ipc": _delta(kb.get("achieved_ipc"), kn.get("achieved_ipc"), 3),
+        "bound": {"base": kb.get("bound"), "new": kn.get("bound")},
+        "top_unit": {"base": kb.get("top_unit"), "new": kn.get("top_unit")},
+        "groups": _shares(tb["groups"], tn["groups"], "group", tb["has_stalls"], tn["has_stalls"]),
+        "reasons": _shares(tb["reasons"], tn["reasons"], "reason", tb["has_stalls"], tn["has_stalls"]),
+        "memory": memory,
+        "occupancy": {key: _delta(tb["occupancy"][key], tn["occupancy"][key], 2) for key, _ in OCCUPANCY},
+        "findings": _findings(kb.get("findings", []), kn.get("findings", [])),
+    }
+
+
+def diff(base: dict, new: dict, pairs: list[str] | None = None) -> dict:
+    """The difference between two analysis dicts (see the module docstring)."""
+    matched, ub, un = match_kernels(base["kernels"], new["kernels"], pairs)
+    kernels = [kernel_diff(kb, kn, how) for kb, kn, how in matched]
+    tb = sum(k["duration_ns"]["base"] or 0.0 for k in kernels)
+    tn = sum(k["duration_ns"]["new"] or 0.0 for k in kernels)
+    complete = all(k["duration_ns"]["base"] and k["duration_ns"]["new"] for k in kernels)
+    notes = []
+    if not matched:
+        notes.append("no kernel of the two reports matched: compare with --kernel and --pair BASE_REGEX=NEW_REGEX")
+    for k in kernels:
+        if k["match"] in ("function name", "single kernel") and k["base"]["name"] != k["new"]["name"]:
+            notes.append(f"paired by {k['match']}: {k['base']['name']}  ->  {k['new']['name']}")
+    return {
+        "tool": "drgpu", "version": __version__, "kind": "diff",
+        "base": {"report": base.get("report"), "kernels": len(base["kernels"])},
+        "new": {"report": new.get("report"), "kernels": len(new["kernels"])},
+        "summary": {"matched": len(kernels), "duration_ns": _delta(tb if kernels else None, tn if kernels else None, 1),
+                    "speedup": round(tb / tn, 4) if kernels and complete and tn > 0 else None,
+                    "resolved": sum(len(k["findings"]["resolved"]) for k in kernels),
+                    "new": sum(len(k["findings"]["new"]) for k in kernels),
+                    "faster": sum(k["verdict"] == "faster" for k in kernels),
+                    "slower": sum(k["verdict"] == "slower" for k in kernels)},
+        "kernels": kernels,
+        "unmatched": {"base": [_ident(k) for k in ub], "new": [_ident(k) for k in un]},
+        "notes": notes,
+    }
+
+
+# ---- rendering ---------------------------------------------------------------------------
+def _us(ns) -> str:
+    return "n/a" if ns is None else f"{ns / 1000:.2f} us"
+
+
+def _pct(v) -> str:
+    return "n/a" if v is None else f"{v:.1f}%"
+
+
+def _pp(v) -> str:
+    return "" if v is None else f"{v:+.1f} pp"
+
+
+def _speed(v) -> str:
+    return "n/a" if v is None else f"{v:.2f}x"
+
+
+def render_diff_text(d: dict) -> str:
+    out = [f"drgpu diff  base: {d['base']['report']}", f"            new:  {d['new']['report']}"]
+    s = d["summary"]
+    if s["matched"]:
+        total = f"{_us(s['duration_ns']['base'])} -> {_us(s['duration_ns']['new'])}"
+        out.append(f"{s['matched']} matched kernel(s): {total}, measured speedup {_speed(s['speedup'])}; "
+                   f"findings resolved {s['resolved']}, new {s['new']}")
+    for note in d["notes"]:
+        out.append(f"note: {note}")
+    for k in d["kernels"]:
+        out.append("")
+        name = k["base"]["name"] if k["base"]["name"] == k["new"]["name"] else f"{k['base']['name']}  ->  {k['new']['name']}"
+        out.append(f"== {name}  (base id {k['base']['id']}, new id {k['new']['id']}; matched by {k['match']})")
+        dur = k["duration_ns"]
+        change = "" if k["duration_change_pct"] is None else f" ({k['duration_change_pct']:+.1f}%)"
+        out.append(f"  duration        {_us(dur['base'])} -> {_us(dur['new'])}{change}   "
+                   f"measured speedup {_speed(k['speedup'])}: {k['verdict']}")
+        sc = k["stall_cycle_pct"]
+        out.append(f"  stall cycles    {_pct(sc['base'])} -> {_pct(sc['new'])}  {_pp(sc['delta'])}")
+        ipc = k["achieved_ipc"]
+        out.append(f"  achieved IPC    {_num(ipc['base'], '.3f')} -> {_num(ipc['new'], '.3f')}")
+        out.append(f"  bound           {k['bound']['base']} -> {k['bound']['new']}   "
+                   f"(busiest unit {k['top_unit']['base']} -> {k['top_unit']['new']})")
+        occ = k["occupancy"]
+        out.append("  occupancy       theoretical {} -> {}, achieved {} -> {}".format(
+            _pct(occ["theoretical"]["base"]), _pct(occ["theoretical"]["new"]),
+            _pct(occ["achieved"]["base"]), _pct(occ["achieved"]["new"])))
+        out.append(f"  {'share of stall cycles':<58}{'base':>8}{'new':>8}{'delta':>11}")
+        for g in k["groups"]:
+            if max(abs(g["base"] or 0.0), abs(g["new"] or 0.0)) < 0.5:
+                continue
+            out.append(f"  {g['label'][:56]:<58}{_pct(g['base']):>8}{_pct(g['new']):>8}{_pp(g['delta']):>11}")
+            for r in k["reasons"]:
+                if r["reason"] in _group_members().get(g["group"], ()) and max(abs(r["base"] or 0.0), abs(r["new"] or 0.0)) >= 0.5:
+                    out.append(f"    {r['label'][:54]:<56}{_pct(r['base']):>8}{_pct(r['new']):>8}{_pp(r['delta']):>11}")
+        if k["memory"]:
+            out.append("  memory latency split (share of stall cycles)")
+            for m in k["memory"]:
+                out.append(f"    {m['level']:<54}{_pct(m['base']):>8}{_pct(m['new']):>8}{_pp(m['delta']):>11}")
+        f = k["findings"]
+        if not (f["resolved"] or f["persisting"] or f["new"]):
+            out.append("  findings        none on either side")
+        for x in f["resolved"]:
+            out.append(f"  RESOLVED   {x['id']}: {x['title']} (was {x['severity']}, est. {_speed(x['estimated_speedup'])}"
+                       + (f", {x['location']}" if x["location"] else "") + ")")
+        for x in f["persisting"]:
+            b, n = x["base"], x["new"]
+            out.append(f"  PERSISTS   {x['id']}: {x['title']} ({b['severity']} -> {n['severity']}, "
+                       f"est. {_speed(b['estimated_speedup'])} -> {_speed(n['estimated_speedup'])})")
+        for x in f["new"]:
+            out.append(f"  NEW        {x['id']}: {x['title']} ({x['severity']}, est. {_speed(x['estimated_speedup'])}"
+                       + (f", {x['location']}" if x["location"] else "") + ")")
+    um = d["unmatched"]
+    if um["base"] or um["new"]:
+        out.append("")
+        for side in ("base", "new"):
+            for k in um[side]:
+                out.append(f"unmatched ({side} only): id {k['id']} {k['name']} ({_us(k['duration_ns'])})")
+    return "\n".join(out) + "\n"
+
+
+@functools.cache
+def _group_members() -> dict[str, tuple[str, ...]]:
+    from . import data
+    return {g["id"]: tuple(g["reasons"]) for g in data.tree_shape()["groups"]}
+
+
+def render_diff_html(d: dict) -> str:
+    import jinja2
+
+    from .data import share_dir
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(share_dir("templates"))),
+                             autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters.update(us=_us, pct=_pct, pp=_pp, speed=_speed)
+    env.globals["group_reasons"] = lambda gid: _group_members().get(gid, ())
+    try:
+        tpl = env.get_template("diff.html.j2")
+    except jinja2.TemplateNotFound as e:
+        raise DataFileError("templates/diff.html.j2 is missing from the installation") from e
+    return tpl.render(d=d)
+
+
+def render_diff(d: dict, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(d, indent=2) + "\n"
+    if fmt == "text":
+        return render_diff_text(d)
+    if fmt == "html":
+        return render_diff_html(d)
+    raise UsageError(f"unknown diff format {fmt!r}", hint="one of: text, json, html")
+
+
+def diff_format_for(path: str | Path) -> str:
+    name = str(path).lower()
+    for ext, fmt in ((".json", "json"), (".html", "html"), (".htm", "html"), (".txt", "text")):
+        if name.endswith(ext):
+            return fmt
+    raise UsageError(f"cannot tell the diff format from {Path(path).name!r}", hint="use .txt, .json or .html, or give --format")
+
+
+__all__ = ["load", "select", "list_rows", "sort_rows", "render_list_text", "render_list_console", "render_list_json",
+           "base_name", "match_kernels", "kernel_diff", "diff", "render_diff", "diff_format_for"]

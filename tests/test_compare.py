@@ -1,0 +1,215 @@
+"""`drgpu diff` and `drgpu list` on the real bad/fixed sample pairs: the planted finding is
+resolved, the measured speedup comes from the two reports' durations, shares and occupancy
+are the trees' values; kernel matching, rendering (text, JSON, HTML) and the CLI."""
+from __future__ import annotations
+
+import json
+import math
+import re
+from html.parser import HTMLParser
+
+import pytest
+from typer.testing import CliRunner
+
+from drgpu_py.cli import app
+from drgpu_py.compare import (NOISE, base_name, diff, list_rows, load, match_kernels, render_diff,
+                              render_list_text, sort_rows)
+from drgpu_py.errors import ReportFormatError, UsageError
+
+from conftest import CASES, analysis_of, manifest, report_path
+
+runner = CliRunner()
+
+
+def _pair(case):
+    return analysis_of(case, "bad"), analysis_of(case, "fixed")
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_diff_names_the_fixed_finding_resolved_and_the_measured_speedup(case):
+    bad, fixed = _pair(case)
+    d = diff(bad.to_dict(), fixed.to_dict())
+    assert d["kind"] == "diff" and d["summary"]["matched"] == 1
+    assert not d["unmatched"]["base"] and not d["unmatched"]["new"]
+    k = d["kernels"][0]
+    expected = bad.kernels[0].kernel.duration_ns / fixed.kernels[0].kernel.duration_ns
+    assert k["speedup"] == pytest.approx(expected, rel=1e-4)
+    assert d["summary"]["speedup"] == pytest.approx(expected, rel=1e-4)
+    assert k["verdict"] == ("faster" if expected >= 1 + NOISE else "slower" if expected <= 1 / (1 + NOISE) else "unchanged")
+    planted = manifest()[case]["finding"]
+    assert planted in [f.id for f in bad.kernels[0].findings]
+    assert planted in [f["id"] for f in k["findings"]["resolved"]]
+    assert planted not in [f["id"] for f in k["findings"]["persisting"] + k["findings"]["new"]]
+    names = (bad.kernels[0].kernel.name, fixed.kernels[0].kernel.name)
+    assert k["match"] == ("name" if names[0] == names[1] else
+                          "function name" if base_name(names[0]) == base_name(names[1]) else "single kernel")
+    text = render_diff(d, "text")
+    assert re.search(rf"RESOLVED\s+{re.escape(planted)}", text)
+    assert f"measured speedup {expected:.2f}x" in text
+
+
+def test_swapped_diff_calls_the_finding_new_and_the_kernel_slower():
+    bad, fixed = _pair("smem_occupancy")
+    d = diff(fixed.to_dict(), bad.to_dict())
+    k = d["kernels"][0]
+    assert k["speedup"] == pytest.approx(fixed.kernels[0].kernel.duration_ns / bad.kernels[0].kernel.duration_ns, rel=1e-4)
+    assert k["verdict"] == "slower"
+    assert "occupancy-limited" in [f["id"] for f in k["findings"]["new"]]
+    assert k["duration_change_pct"] > 0
+
+
+def test_diff_values_are_the_trees_values():
+    bad, fixed = _pair("smem_occupancy")
+    k = diff(bad.to_dict(), fixed.to_dict())["kernels"][0]
+    kb, kf = bad.kernels[0].kernel, fixed.kernels[0].kernel
+    occ = k["occupancy"]
+    assert occ["theoretical"]["base"] == pytest.approx(kb.m("sm__maximum_warps_per_active_cycle_pct"), abs=1e-3)
+    assert occ["theoretical"]["new"] == pytest.approx(kf.m("sm__maximum_warps_per_active_cycle_pct"), abs=1e-3)
+    assert occ["achieved"]["delta"] == pytest.approx(occ["achieved"]["new"] - occ["achieved"]["base"], abs=1e-3)
+    assert k["stall_cycle_pct"]["base"] == pytest.approx(bad.kernels[0].stall_cycle_pct, abs=1e-2)
+    # Stall reason shares cover all stall cycles on each side; groups are sums of their reasons.
+    for side in ("base", "new"):
+        assert sum(r[side] for r in k["reasons"]) == pytest.approx(100.0, abs=0.5)
+    mem = {m["level"]: m for m in k["memory"]}
+    split = bad.kernels[0].tree.find("Memory latency split")
+    assert [mem[lv]["base"] for lv in ("L1 hits", "L2 hits", "DRAM")] == \
+        [split.find(lv).value for lv in ("L1 hits", "L2 hits", "DRAM")]
+    persist = {f["id"]: f for f in k["findings"]["persisting"]}
+    for f in fixed.kernels[0].findings:
+        if f.id in persist:
+            assert persist[f.id]["new"]["estimated_speedup"] == pytest.approx(f.estimated_speedup, abs=1e-3)
+
+
+def test_report_against_itself_is_unchanged():
+    a = analysis_of("reload_rate", "bad").to_dict()
+    k = diff(a, a)["kernels"][0]
+    assert k["speedup"] == 1.0 and k["verdict"] == "unchanged"
+    assert not k["findings"]["resolved"] and not k["findings"]["new"]
+    assert [f["id"] for f in k["findings"]["persisting"]] == [f["id"] for f in a["kernels"][0]["findings"]]
+    assert all(f["severity_change"] == "unchanged" and f["speedup_delta"] == 0 for f in k["findings"]["persisting"])
+    assert all(r["delta"] == 0 for r in k["reasons"])
+
+
+def _k(i, name, dur=1000.0):
+    return {"id": i, "name": name, "duration_ns": dur, "findings": [], "tree": {}}
+
+
+def test_matching_by_name_then_launch_order_then_function_name():
+    base = [_k(0, "void relax<(bool)0>(float *)"), _k(1, "init(int)"), _k(2, "init(int)", 10.0), _k(3, "gone()")]
+    new = [_k(0, "init(int)"), _k(1, "void relax<(bool)1>(float *)"), _k(2, "init(int)", 20.0), _k(3, "fresh()")]
+    matched, ub, un = match_kernels(base, new)
+    pairs = [(b["id"], n["id"], how) for b, n, how in matched]
+    assert pairs == [(0, 1, "function name"), (1, 0, "name"), (2, 2, "name")]
+    assert [k["name"] for k in ub] == ["gone()"] and [k["name"] for k in un] == ["fresh()"]
+    d = diff({"report": "a", "kernels": base}, {"report": "b", "kernels": new})
+    assert d["unmatched"]["base"][0]["name"] == "gone()"
+    assert d["kernels"][2]["speedup"] == 0.5
+    assert "unmatched (base only): id 3 gone()" in render_diff(d, "text")
+    # An explicit pair wins; several kernels per side are never paired by elimination.
+    matched, ub, un = match_kernels(base, new, pairs=["gone=fresh"])
+    assert ("gone()", "fresh()", "pair") in [(b["name"], n["name"], h) for b, n, h in matched] and not ub and not un
+    assert match_kernels([_k(0, "a()")], [_k(0, "b()")])[0][0][2] == "single kernel"
+    assert match_kernels([_k(0, "a()"), _k(1, "c()")], [_k(0, "b()"), _k(1, "d()")])[0] == []
+    with pytest.raises(UsageError):
+        match_kernels(base, new, pairs=["nope"])
+
+
+@pytest.mark.parametrize("name, expect", [
+    ("void relax<(bool)0>(const float *, float *)", "relax"), ("relax<0>(const float *, float *)", "relax"),
+    ("saxpy_stride(float, const float *, float *, unsigned long)", "saxpy_stride"),
+    ("void ns::k<std::pair<int, int>>(T *)", "ns::k"), ("(anonymous namespace)::f(int)", "{anon}::f"), ("plain", "plain"),
+])
+def test_base_name(name, expect):
+    assert base_name(name) == expect
+
+
+class _Tags(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.refs, self.scripts = [], 0
+
+    def handle_starttag(self, tag, attrs):
+        self.scripts += tag == "script"
+        self.refs += [v for k, v in attrs if k in ("src", "href") and v and not v.startswith("#")]
+
+
+def test_html_is_self_contained_and_escaped():
+    bad, fixed = _pair("aos_gather")
+    b, n = bad.to_dict(), fixed.to_dict()
+    b["kernels"][0]["name"] = n["kernels"][0]["name"] = "evil<script>alert(1)</script>(int)"
+    html = render_diff(diff(b, n), "html")
+    assert "<script>alert" not in html and "&lt;script&gt;alert" in html
+    p = _Tags()
+    p.feed(html)
+    assert p.refs == [] and p.scripts == 0
+    assert "global-uncoalesced" in html and "resolved" in html
+    expected = bad.kernels[0].kernel.duration_ns / fixed.kernels[0].kernel.duration_ns
+    assert f"{expected:.2f}x" in html
+
+
+def test_list_rows_sort_and_filter():
+    analyses = [analysis_of(c, v).to_dict() for c in ("few_blocks", "aos_gather") for v in ("bad", "fixed")]
+    rows = list_rows(analyses)
+    assert len(rows) == 4
+    by_dur = sort_rows(rows, "duration")
+    durs = [r["duration_ns"] for r in by_dur]
+    assert durs == sorted(durs, reverse=True)
+    assert by_dur[0]["top_finding"] == analyses[0]["kernels"][0]["findings"][0]["id"]
+    assert [r["name"] for r in sort_rows(rows, "name", top=2)] == sorted(r["name"] for r in rows)[:2]
+    stalls = [r["stall_cycle_pct"] for r in sort_rows(rows, "stall")]
+    assert stalls == sorted(stalls, reverse=True)
+    text = render_list_text(rows)
+    assert text.splitlines()[0].startswith("report") and "few_blocks_bad.ncu-rep" in text and "saxpy_stride(" in text
+    with pytest.raises(UsageError):
+        sort_rows(rows, "speed")
+
+
+def test_load_accepts_saved_analysis_json_and_refuses_others(tmp_path):
+    a = analysis_of("aos_gather", "bad").to_dict()
+    f = tmp_path / "base.json"
+    f.write_text(json.dumps(a))
+    assert load(f)["kernels"][0]["name"] == a["kernels"][0]["name"]
+    assert load(f, kernel="aos")["kernels"] and load(f, kernel="0")["kernels"]
+    (tmp_path / "x.json").write_text('{"hello": 1}')
+    with pytest.raises(ReportFormatError, match="not a drgpu analysis"):
+        load(tmp_path / "x.json")
+    (tmp_path / "d.json").write_text(json.dumps(diff(a, a)))
+    with pytest.raises(ReportFormatError, match="diff"):
+        load(tmp_path / "d.json")
+
+
+def test_cli_diff_formats_and_saved_baseline(tmp_path):
+    bad, fixed = str(report_path("few_blocks", "bad")), str(report_path("few_blocks", "fixed"))
+    r = runner.invoke(app, ["diff", bad, fixed, "-f", "json"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert "grid-too-small" in [f["id"] for f in d["kernels"][0]["findings"]["resolved"]]
+    base_json = tmp_path / "base.json"
+    assert runner.invoke(app, ["analyze", bad, "-o", str(base_json)]).exit_code == 0
+    r2 = runner.invoke(app, ["diff", str(base_json), fixed, "-f", "json"])
+    assert r2.exit_code == 0, r2.output
+    assert json.loads(r2.stdout)["kernels"][0]["speedup"] == d["kernels"][0]["speedup"]
+    out = tmp_path / "d.html"
+    assert runner.invoke(app, ["diff", bad, fixed, "-o", str(out)]).exit_code == 0
+    assert out.read_text().startswith("<!DOCTYPE html>")
+    assert runner.invoke(app, ["diff", bad, fixed, "-o", str(out)]).exit_code == 6
+    r = runner.invoke(app, ["diff", bad, fixed, "-k", "zzz"])
+    assert r.exit_code == 5
+    r = runner.invoke(app, ["diff", bad, fixed, "-f", "svg"])
+    assert r.exit_code == 2
+
+
+def test_cli_list_plain_and_json():
+    reps = [str(report_path("few_blocks", v)) for v in ("bad", "fixed")] + [str(report_path("aos_gather", "bad"))]
+    r = runner.invoke(app, ["list", *reps, "--sort", "duration", "--top", "2"])
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert lines[0].split()[:3] == ["report", "id", "duration_us"] and len(lines) == 3
+    assert "few_blocks_bad.ncu-rep" in lines[1] and "grid-too-small" in lines[1]
+    r = runner.invoke(app, ["list", *reps, "-k", "scale_keys", "-f", "json"])
+    assert r.exit_code == 0, r.output
+    rows = json.loads(r.stdout)["kernels"]
+    assert [row["report"] for row in rows] == ["aos_gather_bad.ncu-rep"]
+    assert not math.isnan(rows[0]["duration_ns"]) and rows[0]["grid"][0] > 0
+    assert runner.invoke(app, ["list", *reps, "-k", "zzz"]).exit_code == 5
+    assert runner.invoke(app, ["list", *reps, "--sort", "bogus"]).exit_code == 2
