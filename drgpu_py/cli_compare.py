@@ -13,11 +13,25 @@ from rich.console import Console
 
 from . import data
 from .cli import app, parse_threshold_args, progress_printer, run_guarded
-from .errors import NoKernelsError, UsageError
+from .errors import NoKernelsError, OutputError, UsageError
 
 
 def _thresholds(threshold, thresholds_file):
     return data.thresholds(parse_threshold_args(threshold), thresholds_file) if (threshold or thresholds_file) else None
+
+
+def _not_an_input(output: Optional[Path], inputs: List[Path]) -> None:
+    """drgpu never modifies its inputs: not even --force may write the output over one."""
+    if output is None or not output.exists():
+        return
+    for src in inputs:
+        try:
+            same = src.exists() and output.samefile(src)
+        except OSError:
+            same = False
+        if same:
+            raise OutputError(f"{output} is an input of this run; drgpu never overwrites its inputs",
+                              hint="choose another output file")
 
 
 def _emit(text: str, output: Optional[Path], force: bool) -> None:
@@ -46,6 +60,7 @@ def list_cmd(
         from .compare import list_rows, load, render_list_console, render_list_json, render_list_text, sort_rows
         if fmt not in ("text", "json"):
             raise UsageError(f"unknown format {fmt!r} for list", hint="one of: text, json")
+        _not_an_input(output, list(reports))
         th = _thresholds(threshold, thresholds_file)
         sort_rows([], sort, top)  # validate the options before the (slow) analysis
         progress = progress_printer("reading reports", quiet)
@@ -89,6 +104,7 @@ def diff(
         f = fmt or (diff_format_for(output) if output else "text")
         if f not in ("text", "json", "html"):
             raise UsageError(f"unknown format {f!r} for diff", hint="one of: text, json, html")
+        _not_an_input(output, [base, new])
         th = _thresholds(threshold, thresholds_file)
         d = diff_fn(load(base, kernel=kernel, thresholds=th), load(new, kernel=kernel, thresholds=th), pairs=pair)
         _emit(render_diff(d, f), output, force)
@@ -112,6 +128,7 @@ def merge(
         from .pipeline import analyze_reports, write_result
         if len(reports) < 2:
             raise UsageError("merge needs at least two reports", hint="use drgpu analyze for a single report")
+        _not_an_input(output, list(reports))
         th = data.thresholds(parse_threshold_args(threshold), thresholds_file)
         result = analyze_reports(reports, kernel=kernel, thresholds=th, progress=progress_printer("analyzing kernels", quiet))
         write_result(result, fmt=fmt or (None if output else "json"), output=output, force=force, fold=fold)

@@ -189,6 +189,9 @@ def test_cli_diff_formats_and_saved_baseline(tmp_path):
     r2 = runner.invoke(app, ["diff", str(base_json), fixed, "-f", "json"])
     assert r2.exit_code == 0, r2.output
     assert json.loads(r2.stdout)["kernels"][0]["speedup"] == d["kernels"][0]["speedup"]
+    before = base_json.read_bytes()
+    r3 = runner.invoke(app, ["diff", str(base_json), fixed, "-o", str(base_json), "--force"])
+    assert r3.exit_code == 6 and "input" in r3.output and base_json.read_bytes() == before
     out = tmp_path / "d.html"
     assert runner.invoke(app, ["diff", bad, fixed, "-o", str(out)]).exit_code == 0
     assert out.read_text().startswith("<!DOCTYPE html>")
