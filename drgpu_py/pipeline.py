@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from .analysis import Analysis, AnalysisOptions, analyze
-from .errors import UsageError
+from .errors import ToolNotFoundError, UsageError
 from .readers import open_report, select_kernels
 
 
@@ -34,7 +34,16 @@ def write_result(result: Analysis, *, fmt=None, output=None, force=False, fold=0
     fmt = fmt or (infer_format(output) if output else "text")
     opts = RenderOptions(fold_share=fold)
     if output:
-        render_to(result, fmt, output, force=force, options=opts)
+        try:
+            render_to(result, fmt, output, force=force, options=opts)
+        except ToolNotFoundError as e:
+            if fmt not in ("svg", "png"):
+                raise
+            # Without Graphviz, leave the DOT source beside the requested file to lay out later.
+            from .render.dot import write_dot_fallback
+            dot_path = write_dot_fallback(result, output, fmt, force=force, options=opts)
+            raise ToolNotFoundError(f"{e.message}; wrote the graph source to {dot_path} instead",
+                                    hint=f"install Graphviz, then: dot -T{fmt} {dot_path} -o {output}") from e
         return
     if fmt == "text" and sys.stdout.isatty():
         from rich.console import Console

@@ -1,0 +1,268 @@
+"""Graphviz renderers: the analysis tree as a DOT graph (``dot``), and laid out by Graphviz's
+``dot`` program as SVG (``svg``) or PNG (``png``).
+
+Contract: ``build_graph(analysis, options, kernels=None) -> graphviz.Digraph`` builds the
+graph with the ``graphviz`` library (which quotes every identifier and attribute), one
+graph per kernel, or a cluster per kernel when there are several. Every label passes through
+``graphviz.escape`` and ``graphviz.nohtml``, so kernel names such as ``void k<float, 4>``,
+quotes, braces and backslashes in source text reach the picture literally. DrGPU's visual
+language: the root carries the stall-cycle %, IPC, busiest unit and bound; cause groups and
+stall reasons carry their share of stall cycles; metric, source-line and suggestion leaves
+have their own shapes and colours; the L1 -> L2 -> DRAM chain is drawn as misses; the path to
+the top finding (``attrs['highlight']``) is drawn thick and orange; ``missing`` nodes say
+"not collected (section X)". Share nodes whose subtree total is below
+``RenderOptions.fold_share`` are folded into one "N folded" node per parent.
+
+``svg``/``png`` need the ``dot`` program; without it they raise :class:`ToolNotFoundError`
+and ``write_dot_fallback`` writes the ``.dot`` source beside the requested file instead.
+"""
+from __future__ import annotations
+
+import math
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import graphviz
+
+from ..analysis.tree import Node, subtree_total
+from ..errors import OutputError, ToolNotFoundError
+from ..io import atomic_write
+from . import RenderOptions, register
+
+#: Kinds whose value is a share of stall cycles, so a small one may be folded away (a line's
+#: % is relative to its parent, which is judged instead).
+FOLDABLE = ("group", "reason")
+FONT = "Helvetica,Arial,sans-serif"
+HIGHLIGHT = "#e8590c"
+DOT_HINT = "install Graphviz (e.g. apt-get install graphviz, brew install graphviz) so that 'dot' is on PATH"
+
+# kind -> node attributes; suggestions are green, memory-chain nodes amber, missing dashed.
+STYLE = {
+    "root": {"shape": "box", "style": "rounded,filled,bold", "fillcolor": "#1c2a3a", "fontcolor": "#ffffff", "color": "#1c2a3a", "fontsize": "13"},
+    "group": {"shape": "box", "style": "rounded,filled", "fillcolor": "#d0ebff", "color": "#1971c2"},
+    "reason": {"shape": "box", "style": "rounded,filled", "fillcolor": "#e7f5ff", "color": "#74c0fc"},
+    "metric": {"shape": "box", "style": "filled", "fillcolor": "#f8f9fa", "color": "#adb5bd", "fontsize": "10"},
+    "chain": {"shape": "box", "style": "rounded,filled", "fillcolor": "#fff3bf", "color": "#f59f00"},
+    "line": {"shape": "note", "style": "filled", "fillcolor": "#f1f3f5", "color": "#868e96", "fontsize": "10"},
+    "suggestion": {"shape": "box", "style": "rounded,filled", "fillcolor": "#d3f9d8", "color": "#2b8a3e"},
+    "missing": {"shape": "box", "style": "dashed", "fillcolor": "#ffffff", "color": "#adb5bd", "fontcolor": "#868e96", "fontsize": "10"},
+    "folded": {"shape": "plaintext", "fontcolor": "#868e96", "fontsize": "9"},
+}
+SEVERITY_PEN = {"high": "2.5", "medium": "1.6", "low": "1"}
+_CTRL = re.compile(r"[\x00-\x1f\x7f]+")
+
+
+# ---- helpers shared with the HTML renderer -------------------------------------------------
+def format_value(node: Node) -> str:
+    """A node's value with its unit, as users read it ('' when it has none)."""
+    v = node.value
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    if not isinstance(v, (int, float)):
+        return f"{v} {node.unit}".strip()
+    if node.unit == "%":
+        return f"{v:.1f}%"
+    if node.unit == "x":
+        return f"{v:.2f}x"
+    return f"{v:g} {node.unit}".strip()
+
+
+def split_folded(node: Node, fold_share: float) -> tuple[list[Node], list[Node]]:
+    """(children to show, children folded away). A share node is folded when its whole
+    subtree stays below the fold share; suggestions and the highlighted path never are."""
+    shown, folded = [], []
+    for c in node.children:
+        small = c.kind in FOLDABLE and c.unit == "%" and subtree_total(c) < fold_share * 100.0
+        if small and not c.attrs.get("highlight"):
+            folded.append(c)
+        else:
+            shown.append(c)
+    return shown, folded
+
+
+def is_chain(node: Node) -> bool:
+    """A level of the memory latency chain (L1 hits -> L2 hits -> DRAM), or its head."""
+    return "latency_cycles" in node.attrs or any("latency_cycles" in c.attrs for c in node.children)
+
+
+def missing_text(node: Node) -> str:
+    return f"not collected (section {node.attrs.get('section') or '?'})"
+
+
+def location_text(loc: dict) -> str:
+    if loc.get("file"):
+        return f"{str(loc['file']).rsplit('/', 1)[-1]}:{loc.get('line')}"
+    return f"SASS +0x{int(loc.get('pc_offset') or 0):x}"
+
+
+def dot_available() -> bool:
+    return shutil.which("dot") is not None
+
+
+# ---- graph ---------------------------------------------------------------------------------
+def _clip(text: str, n: int) -> str:
+    text = _CTRL.sub(" ", str(text)).strip()
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def _label(*lines: str) -> str:
+    """A plain-text label: each line escaped (backslashes, '<...>'), joined by DOT newlines."""
+    return graphviz.nohtml("\\n".join(graphviz.escape(_CTRL.sub(" ", ln)) for ln in lines if ln))
+
+
+def _node_label(n: Node, kernel_name: str | None = None) -> str:
+    val = format_value(n)
+    a = n.attrs
+    if n.kind == "root":
+        lines = [f"{n.name} {val}".strip()]
+        if a.get("achieved_ipc") is not None:
+            lines.append(f"IPC {a['achieved_ipc']:g} of {a.get('ideal_ipc', '?'):g}" if isinstance(a.get("ideal_ipc"), (int, float))
+                         else f"IPC {a['achieved_ipc']:g}")
+        if a.get("top_unit"):
+            lines.append(f"busiest unit: {a['top_unit']} {a.get('top_unit_pct') if a.get('top_unit_pct') is not None else '?'}%")
+        if a.get("bound"):
+            lines.append(f"bound: {a['bound']}")
+        return _label(*lines)
+    if n.kind == "missing":
+        return _label(_clip(n.name, 60), missing_text(n))
+    if n.kind == "line":
+        code = a.get("code") or a.get("sass") or ""
+        return _label(f"{_clip(n.name, 50)}  {val}", _clip(code, 64))
+    if n.kind == "suggestion":
+        sev = a.get("severity", "low")
+        return _label(f"➜ {_clip(n.name, 60)}", f"{a.get('id', '')} · {sev} · est. {val} speedup")
+    if is_chain(n):
+        extra = []
+        if a.get("hit_rate_pct") is not None:
+            extra.append(f"hit rate {a['hit_rate_pct']:g}%")
+        if a.get("latency_cycles") is not None:
+            extra.append(f"~{a['latency_cycles']} cycles")
+        return _label(f"{n.name} {val}".strip(), ", ".join(extra))
+    if n.kind in ("group", "reason") and val:
+        return _label(_clip(n.name, 60), val)
+    return _label(f"{_clip(n.name, 60)}: {val}" if val else _clip(n.name, 60))
+
+
+def _compact(n: Node) -> bool:
+    """A plain container of leaf metrics (instruction mix, pipes, launch) is drawn as one
+    box listing them, which keeps the picture about causes rather than counters."""
+    if n.kind not in ("metric", "group") or (n.kind == "group" and n.value is not None) or is_chain(n):
+        return False
+    return bool(n.children) and all(c.kind in ("metric", "missing") and not c.children for c in n.children)
+
+
+def _compact_label(n: Node) -> str:
+    lines = [graphviz.escape(_clip(f"{n.name}: {format_value(n)}" if format_value(n) else n.name, 60)) + "\\n"]
+    for c in n.children:
+        text = f"{c.name}: {missing_text(c)}" if c.kind == "missing" else (f"{c.name}: {format_value(c)}" if format_value(c) else c.name)
+        lines.append(graphviz.escape(_clip(text, 60)) + "\\l")
+    return graphviz.nohtml("".join(lines))
+
+
+def _add_tree(g: graphviz.Digraph, root: Node, prefix: str, fold_share: float) -> None:
+    counter = [0]
+
+    def new_id() -> str:
+        counter[0] += 1
+        return f"{prefix}n{counter[0]}"
+
+    def visit(n: Node, nid: str, depth: int) -> None:
+        kind = "chain" if is_chain(n) and n.kind != "missing" else n.kind
+        attrs = dict(STYLE.get(kind, STYLE["metric"]))
+        if n.kind == "suggestion":
+            attrs["penwidth"] = SEVERITY_PEN.get(n.attrs.get("severity", "low"), "1")
+        if n.attrs.get("highlight"):
+            attrs.update(color=HIGHLIGHT, penwidth="3")
+        if n.kind == "line" and n.attrs.get("code"):
+            attrs["tooltip"] = _clip(n.attrs.get("sass") or "", 200)
+        if _compact(n):
+            g.node(nid, _compact_label(n), **attrs)
+            return
+        g.node(nid, _node_label(n), **attrs)
+        shown, folded = split_folded(n, fold_share)
+        for c in shown:
+            cid = new_id()
+            visit(c, cid, depth + 1)
+            eattrs = {}
+            if n.attrs.get("highlight") and c.attrs.get("highlight"):
+                eattrs.update(color=HIGHLIGHT, penwidth="3")
+            elif is_chain(n) and is_chain(c):
+                eattrs.update(label=" misses", fontsize="9", fontcolor="#f08c00", color="#f59f00")
+            elif c.kind in ("metric", "missing", "line", "folded"):
+                eattrs.update(color="#adb5bd")
+            g.edge(nid, cid, **eattrs)
+        if folded:
+            fid = new_id()
+            g.node(fid, _label(f"{len(folded)} folded (each below {fold_share * 100:g}%)"), **STYLE["folded"])
+            g.edge(nid, fid, style="dotted", color="#adb5bd", arrowhead="none")
+
+    visit(root, new_id(), 0)
+
+
+def kernel_title(ka) -> str:
+    k = ka.kernel
+    dur = k.duration_ns
+    dur_s = f"{dur / 1000:.1f} µs" if isinstance(dur, (int, float)) and not math.isnan(dur) else "duration n/a"
+    return f"{k.name}  (id {k.id}, {dur_s})"
+
+
+def build_graph(analysis, options: RenderOptions | None = None, kernels=None) -> graphviz.Digraph:
+    """The analysis trees as one Digraph: the single kernel's tree, or a cluster per kernel."""
+    options = options or RenderOptions()
+    kernels = list(analysis.kernels if kernels is None else kernels)
+    g = graphviz.Digraph("drgpu", graph_attr={
+        "rankdir": "LR", "nodesep": "0.12", "ranksep": "0.35", "fontname": FONT, "fontsize": "14",
+        "labelloc": "t", "labeljust": "l", "bgcolor": "white", "pad": "0.2", "newrank": "true"},
+        node_attr={"fontname": FONT, "fontsize": "11", "margin": "0.12,0.05"},
+        edge_attr={"color": "#495057", "arrowsize": "0.6", "fontname": FONT})
+    if len(kernels) == 1:
+        g.attr(label=_label(kernel_title(kernels[0])))
+        _add_tree(g, kernels[0].tree, "k0", options.fold_share)
+        return g
+    for i, ka in enumerate(kernels):
+        with g.subgraph(name=f"cluster_k{i}") as sub:
+            sub.attr(label=_label(kernel_title(ka)), style="rounded", color="#ced4da")
+            _add_tree(sub, ka.tree, f"k{i}", options.fold_share)
+    return g
+
+
+def _pipe(graph: graphviz.Digraph, fmt: str) -> bytes:
+    if not dot_available():
+        raise ToolNotFoundError(f"Graphviz 'dot' is needed to render {fmt.upper()}", hint=DOT_HINT)
+    try:
+        return graph.pipe(format=fmt)
+    except graphviz.ExecutableNotFound as e:
+        raise ToolNotFoundError(f"Graphviz 'dot' is needed to render {fmt.upper()}", hint=DOT_HINT) from e
+    except (graphviz.CalledProcessError, subprocess.SubprocessError) as e:
+        raise OutputError(f"Graphviz 'dot' failed to lay out the tree: {e}") from e
+
+
+def svg_for(analysis, options: RenderOptions | None = None, kernels=None) -> str:
+    """The laid-out SVG text (requires ``dot``)."""
+    return _pipe(build_graph(analysis, options, kernels), "svg").decode("utf-8")
+
+
+@register("dot", (".dot", ".gv"))
+def render_dot(analysis, options) -> str:
+    return build_graph(analysis, options).source
+
+
+@register("svg", (".svg",))
+def render_svg(analysis, options) -> str:
+    return svg_for(analysis, options)
+
+
+@register("png", (".png",), binary=True)
+def render_png(analysis, options) -> bytes:
+    return _pipe(build_graph(analysis, options), "png")
+
+
+def write_dot_fallback(analysis, output: str | Path, fmt: str, force: bool = False,
+                       options: RenderOptions | None = None) -> Path:
+    """Write the DOT source beside ``output`` (``X.svg`` -> ``X.dot``) when ``dot`` is
+    missing, and return its path; the caller tells the user how to lay it out."""
+    out = Path(output)
+    dot_path = out.with_suffix(".dot") if out.suffix.lower() != ".dot" else out.with_name(out.name + ".dot")
+    return atomic_write(dot_path, build_graph(analysis, options).source, force=force)

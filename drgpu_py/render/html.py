@@ -1,0 +1,422 @@
+"""HTML renderer: one self-contained report file (CSS, JS and charts inline, nothing fetched).
+
+Contract: ``render_html(analysis, options) -> str``. The page is built from the Jinja2
+templates in the shipped ``templates`` folder (``data.share_dir("templates")``) with
+autoescaping on, so kernel names (``void k<float, 4>(...)``), source text and SASS are always
+escaped; the only markup inserted unescaped is the SVG that Graphviz lays out (Graphviz
+escapes the label text itself). Per kernel the page shows a summary (device, duration,
+grid/block, registers, occupancy, bound), findings ranked with advice, evidence, locations
+and estimated speedup, inline-SVG charts (stall breakdown, memory hierarchy, occupancy
+limiter), the analysis tree as nested ``<details>`` (plus the Graphviz picture when ``dot`` is
+installed), and the hot source lines with their stall breakdown and the SASS behind them.
+Several kernels get an index sorted by duration. This module computes plain view data
+(numbers, strings, chart geometry); the templates only lay it out.
+"""
+from __future__ import annotations
+
+import math
+import os
+import re
+from functools import cache
+
+import jinja2
+import pandas as pd
+from markupsafe import Markup
+
+from .. import __version__, data
+from ..analysis.context import UNITS
+from ..analysis.tree import Node
+from . import RenderOptions, register
+from .dot import dot_available, format_value, is_chain, location_text, missing_text, split_folded, svg_for
+
+GROUP_COLORS = {"memory": "#1c7ed6", "synchronization": "#ae3ec9", "instruction": "#0ca678",
+                "shared": "#f59f00", "constant": "#e64980", "warpgroup": "#7048e8"}
+OTHER_COLOR = "#868e96"
+SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2}
+HOT_LINE_MIN_SHARE = 0.01     # a source line is "hot" from 1% of the kernel's stall samples
+HOT_LINES_MAX = 12
+CONTEXT_LINES = 2             # source lines shown around each hot line
+SASS_HOTSPOTS_MAX = 12
+SASS_ROWS_MAX = 40            # SASS instructions listed under one hot source line
+
+
+@cache
+def _env() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(data.share_dir("templates"))),
+                              autoescape=True, undefined=jinja2.StrictUndefined,
+                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+
+
+# ---- formatting ------------------------------------------------------------------------------
+def _nan(v) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
+
+
+def _num(v, spec: str = ".1f", suffix: str = "") -> str:
+    return "n/a" if _nan(v) else f"{format(v, spec)}{suffix}"
+
+
+def _duration(ns) -> str:
+    if _nan(ns):
+        return "n/a"
+    if ns >= 1e6:
+        return f"{ns / 1e6:.2f} ms"
+    if ns >= 1e3:
+        return f"{ns / 1e3:.1f} µs"
+    return f"{ns:.0f} ns"
+
+
+def _bytes(v) -> str:
+    if _nan(v):
+        return "n/a"
+    return f"{v / 1024:.1f} KiB" if v >= 1024 else f"{v:.0f} B"
+
+
+def _evidence_value(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, (list, tuple)):
+        return ", ".join(_evidence_value(x) for x in v)
+    if isinstance(v, dict):
+        return ", ".join(f"{k}: {_evidence_value(x)}" for k, x in v.items())
+    return str(v)
+
+
+def _reason_meta() -> tuple[dict[str, str], dict[str, str]]:
+    """(reason -> label, reason -> group id) from the data files."""
+    labels = {r: s["label"] for r, s in data.stall_reasons().items()}
+    groups = {r: g["id"] for g in data.tree_shape()["groups"] for r in g["reasons"]}
+    return labels, groups
+
+
+# ---- tree ------------------------------------------------------------------------------------
+def _tree_view(n: Node, fold: float, anchor: str, src_ids: set[str], depth: int = 0) -> dict:
+    shown, folded = split_folded(n, fold)
+    a = n.attrs
+    share_kind = n.kind in ("root", "group", "reason", "line") or (is_chain(n) and n.unit == "%")
+    bar = float(n.value) if share_kind and n.unit == "%" and isinstance(n.value, (int, float)) else None
+    view = {
+        "name": n.name, "value": format_value(n), "kind": n.kind, "chain": is_chain(n),
+        "bar": None if bar is None else max(0.0, min(100.0, bar)), "highlight": bool(a.get("highlight")),
+        "open": depth == 0 or bool(a.get("highlight")), "detail": "", "code": "", "sass": "", "href": "",
+        "severity": a.get("severity", ""), "sid": a.get("id", "") if n.kind == "suggestion" else "",
+        "children": [_tree_view(c, fold, anchor, src_ids, depth + 1) for c in shown],
+        "folded": [_tree_view(c, fold, anchor, src_ids, depth + 1) for c in folded],
+        "fold_note": f"{len(folded)} below {fold * 100:g}% of stall cycles" if folded else "",
+    }
+    if n.kind == "root":
+        bits = []
+        if a.get("achieved_ipc") is not None:
+            bits.append(f"IPC {a['achieved_ipc']:g} of {a.get('ideal_ipc', '?')}")
+        if a.get("top_unit"):
+            bits.append(f"busiest unit {a['top_unit']} {_num(a.get('top_unit_pct'), '.0f', '%')}")
+        if a.get("bound"):
+            bits.append(f"{a['bound']} bound")
+        view["detail"] = " · ".join(bits)
+    elif n.kind == "missing":
+        view["detail"] = missing_text(n)
+    elif n.kind == "line":
+        view["code"] = a.get("code") or ""
+        view["sass"] = a.get("sass") or ""
+        sid = _src_id(anchor, a.get("file"), a.get("line"))
+        view["href"] = "#" + sid if sid in src_ids else ""
+    elif n.kind == "suggestion":
+        view["detail"] = a.get("advice", "")
+    elif "latency_cycles" in a:
+        hit = f"hit rate {a['hit_rate_pct']:g}%, " if a.get("hit_rate_pct") is not None else ""
+        view["detail"] = f"{hit}~{a['latency_cycles']} cycles"
+    return view
+
+
+# ---- charts (inline SVG geometry) ------------------------------------------------------------
+def _stall_chart(tree: Node) -> dict | None:
+    rows = []
+    for g in tree.children:
+        if g.kind != "group":
+            continue
+        for r in g.children:
+            if r.kind == "reason" and isinstance(r.value, (int, float)) and r.value > 0:
+                rows.append({"label": r.name, "value": float(r.value), "group": g.name,
+                             "color": GROUP_COLORS.get(g.attrs.get("group", ""), OTHER_COLOR)})
+    if not rows:
+        return None
+    rows.sort(key=lambda r: -r["value"])
+    rows = rows[:10]
+    label_w, bar_w, row_h, top = 290, 280, 24, 6
+    for i, r in enumerate(rows):
+        r["y"] = top + i * row_h
+        r["w"] = max(1.0, bar_w * r["value"] / 100.0)
+        r["text"] = f"{r['value']:.1f}%"
+        r["short"] = r["label"] if len(r["label"]) <= 40 else r["label"][:39] + "…"
+    legend = []
+    for r in rows:
+        if r["group"] not in [x["name"] for x in legend]:
+            legend.append({"name": r["group"], "color": r["color"]})
+    return {"rows": rows, "label_w": label_w, "bar_w": bar_w, "row_h": row_h,
+            "width": label_w + bar_w + 70, "height": top * 2 + row_h * len(rows), "legend": legend}
+
+
+def _memory_chart(ka) -> dict:
+    k = ka.kernel
+    units = []
+    for key, (metric, label) in UNITS.items():
+        v = k.m(metric)
+        units.append({"label": label, "value": None if _nan(v) else float(v), "text": _num(v, ".0f", "%"),
+                      "top": key == ka.top_unit})
+    label_w, bar_w, row_h = 120, 300, 24
+    for i, u in enumerate(units):
+        u["y"] = 6 + i * row_h
+        u["w"] = 0.0 if u["value"] is None else max(1.0, bar_w * min(u["value"], 100.0) / 100.0)
+    out = {"units": units, "label_w": label_w, "bar_w": bar_w, "row_h": row_h,
+           "width": label_w + bar_w + 60, "height": 12 + row_h * len(units), "split": None, "split_missing": ""}
+    node = ka.tree.find("Memory latency split")
+    if node is not None and node.kind == "missing":
+        out["split_missing"] = missing_text(node)
+    elif node is not None:
+        levels, cur = [], node
+        colors = ["#74c0fc", "#4dabf7", "#1864ab"]
+        while cur.children:
+            cur = next((c for c in cur.children if "latency_cycles" in c.attrs), None)
+            if cur is None:
+                break
+            levels.append(cur)
+        total = sum(float(lv.value or 0.0) for lv in levels)
+        if levels and total > 0:
+            x, segs, width = 0.0, [], 420.0
+            for i, lv in enumerate(levels):
+                w = width * float(lv.value or 0.0) / total
+                hit = lv.attrs.get("hit_rate_pct")
+                segs.append({"label": lv.name, "x": x, "w": w, "color": colors[min(i, 2)],
+                             "pct": 100.0 * float(lv.value or 0.0) / total, "share": format_value(lv),
+                             "hit": "" if hit is None else f"hit rate {hit:g}%",
+                             "latency": lv.attrs.get("latency_cycles")})
+                x += w
+            out["split"] = {"segments": segs, "width": width, "share": format_value(node)}
+    return out
+
+
+def _occupancy_chart(ka) -> dict:
+    k = ka.kernel
+    theo, ach = k.m("sm__maximum_warps_per_active_cycle_pct"), k.m("sm__warps_active.avg.pct_of_peak_sustained_active")
+    out = {"theoretical": _num(theo, ".0f", "%"), "achieved": _num(ach, ".0f", "%"),
+           "theo_w": 0.0 if _nan(theo) else 3.0 * min(theo, 100.0), "ach_w": 0.0 if _nan(ach) else 3.0 * min(ach, 100.0),
+           "limiter": "", "bars": [], "missing": "", "width": 480, "height": 0}
+    node = next((n for n in ka.tree.walk() if n.name.startswith("Limiter")), None)
+    if node is None or node.kind == "missing" or not isinstance(node.attrs.get("limits"), dict):
+        out["missing"] = missing_text(node) if node is not None and node.kind == "missing" else "not collected (section Occupancy)"
+        return out
+    limits = {str(name): float(v) for name, v in node.attrs["limits"].items() if not _nan(v)}
+    if not limits:
+        out["missing"] = "not collected (section Occupancy)"
+        return out
+    low = min(limits.values())
+    top = max(limits.values()) or 1.0
+    label_w, bar_w, row_h = 130, 280, 24
+    for i, (name, v) in enumerate(sorted(limits.items(), key=lambda kv: kv[1])):
+        out["bars"].append({"label": name, "y": 6 + i * row_h, "w": max(1.0, bar_w * v / top), "text": f"{v:g} blocks/SM",
+                            "limit": v == low})
+    out["limiter"] = node.name.split(":", 1)[-1].strip()
+    out.update(label_w=label_w, bar_w=bar_w, row_h=row_h, height=12 + row_h * len(out["bars"]), width=label_w + bar_w + 110)
+    return out
+
+
+# ---- source view -----------------------------------------------------------------------------
+def _src_id(anchor: str, file, line) -> str:
+    if file is None or line is None or _nan(line):
+        return ""
+    return f"{anchor}-src-{re.sub(r'[^A-Za-z0-9]+', '-', str(file).rsplit('/', 1)[-1])}-{int(line)}"
+
+
+def _breakdown(values, stall_cols: list[str], labels: dict, groups: dict, limit: int = 6) -> list[dict]:
+    """Top stall reasons of one row of stall samples (aligned with ``stall_cols``)."""
+    vals = [float(v) for v in values]
+    tot = sum(vals)
+    if tot <= 0:
+        return []
+    out = []
+    for v, col in sorted(zip(vals, stall_cols), key=lambda t: -t[0]):
+        if v <= 0 or len(out) >= limit:
+            break
+        r = col[len("stall_"):]
+        out.append({"reason": labels.get(r, r), "pct": 100.0 * v / tot, "samples": f"{v:,.0f}",
+                    "color": GROUP_COLORS.get(groups.get(r, ""), OTHER_COLOR)})
+    return out
+
+
+def _sass_rows(df: pd.DataFrame, stall_cols: list[str], labels: dict, groups: dict,
+               marks: dict[int, list[str]]) -> tuple[list[dict], int]:
+    """The SASS of one source line in address order; an unrolled line can hold hundreds of
+    instructions, so only the most-stalled ``SASS_ROWS_MAX`` are listed (and the rest counted),
+    plus every instruction a finding points at (``marks``: offset -> finding ids)."""
+    stalls = df[stall_cols].to_numpy(dtype=float)
+    tot = stalls.sum(axis=1)
+    offsets = [int(o) for o in df["offset"]]
+    keep = set(sorted(range(len(df)), key=lambda i: -tot[i])[:SASS_ROWS_MAX])
+    keep |= {i for i, o in enumerate(offsets) if o in marks}
+    keep = sorted(keep, key=lambda i: offsets[i])
+    executed = df["inst_executed"].to_numpy(dtype=float) if "inst_executed" in df else None
+    rows = []
+    for i in keep:
+        top = _breakdown(stalls[i], stall_cols, labels, groups, limit=2)
+        ex = None if executed is None else executed[i]
+        rows.append({"offset": f"+0x{offsets[i]:04x}", "sass": str(df["sass"].iat[i]), "findings": marks.get(offsets[i], []),
+                     "executed": "" if _nan(ex) else f"{ex:,.0f}", "stalls": f"{tot[i]:,.0f}", "hot": tot[i] > 0,
+                     "top": ", ".join(f"{b['reason'].split(' (')[0]} {b['pct']:.0f}%" for b in top)})
+    return rows, len(df) - len(keep)
+
+
+def _source_view(ka, anchor: str) -> dict:
+    k = ka.kernel
+    df = k.instructions
+    labels, groups = _reason_meta()
+    out = {"files": [], "hotspots": [], "note": ""}
+    if df.empty or "sass" not in df:
+        out["note"] = "This report has no per-instruction data (collect the SourceCounters section)."
+        return out
+    stall_cols = [c for c in df.columns if c.startswith("stall_") and c != "stall_selected"]
+    total = float(df[stall_cols].to_numpy().sum()) if stall_cols else 0.0
+    if total <= 0:
+        out["note"] = "No PC sampling in this report: per-line stalls are unavailable (collect the SourceCounters section)."
+        return out
+    where: dict[tuple, list[str]] = {}
+    marks: dict[int, list[str]] = {}
+    for f in ka.findings:
+        for loc in f.locations:
+            if loc.get("file") and loc.get("line") is not None and f.id not in where.get((loc["file"], int(loc["line"])), []):
+                where.setdefault((loc["file"], int(loc["line"])), []).append(f.id)
+            if loc.get("pc_offset") is not None and f.id not in marks.get(int(loc["pc_offset"]), []):
+                marks.setdefault(int(loc["pc_offset"]), []).append(f.id)
+    lined = df[df["file"].notna() & df["line"].notna()] if "file" in df and "line" in df else df.iloc[0:0]
+    if lined.empty:
+        # No line table: rank the SASS itself.
+        d = df.assign(_stalls=df[stall_cols].sum(axis=1)).sort_values("_stalls", ascending=False)
+        d = d[d["_stalls"] > 0].head(SASS_HOTSPOTS_MAX)
+        for _, r in d.iterrows():
+            out["hotspots"].append({"offset": f"+0x{int(r['offset']):04x}", "sass": str(r["sass"]),
+                                    "share": 100.0 * float(r["_stalls"]) / total,
+                                    "segments": _breakdown(r[stall_cols], stall_cols, labels, groups)})
+        out["note"] = "The report has no source-line information: hot SASS instructions are shown instead (compile with -lineinfo)."
+        return out
+    lined = lined.assign(line=lined["line"].astype(int))
+    by_line = lined.groupby(["file", "line"])
+    per_line = by_line[stall_cols].sum()
+    line_tot = per_line.sum(axis=1).sort_values(ascending=False)
+    hot = line_tot[line_tot / total >= HOT_LINE_MIN_SHARE].head(HOT_LINES_MAX)
+    if len(hot) < 3:
+        hot = line_tot[line_tot > 0].head(3)
+    files: dict[str, dict[int, float]] = {}
+    for (f, ln), v in hot.items():
+        files.setdefault(f, {})[int(ln)] = float(v)
+    # A finding's line is where the blamer puts the cause, often not where warps wait: show it
+    # expanded like a hot line even when its own stall share is small.
+    for (f, ln) in where:
+        if (f, ln) in line_tot.index:
+            files.setdefault(f, {}).setdefault(ln, float(line_tot.loc[(f, ln)]))
+    for f in sorted(files, key=lambda x: -sum(files[x].values())):
+        text = k.source_text.get(f)
+        hot_lines = files[f]
+        if text:
+            show: set[int] = set()
+            for ln in hot_lines:
+                show.update(range(max(1, ln - CONTEXT_LINES), min(len(text), ln + CONTEXT_LINES) + 1))
+            numbers = sorted(show | set(hot_lines))
+        else:
+            numbers = sorted(hot_lines)
+        rows, prev = [], None
+        for ln in numbers:
+            if prev is not None and ln > prev + 1:
+                rows.append({"gap": True})
+            prev = ln
+            code = text[ln - 1].rstrip("\n") if text and 1 <= ln <= len(text) else ""
+            row = {"gap": False, "no": ln, "code": code, "hot": ln in hot_lines, "id": _src_id(anchor, f, ln)}
+            if ln in hot_lines:
+                sass, more = _sass_rows(by_line.get_group((f, ln)), stall_cols, labels, groups, marks)
+                row.update(share=100.0 * hot_lines[ln] / total, samples=f"{hot_lines[ln]:,.0f}",
+                           segments=_breakdown(per_line.loc[(f, ln)], stall_cols, labels, groups),
+                           sass=sass, sass_more=more, findings=where.get((f, ln), []))
+            rows.append(row)
+        out["files"].append({"path": f, "name": str(f).rsplit("/", 1)[-1], "rows": rows,
+                             "share": 100.0 * sum(hot_lines.values()) / total, "has_text": bool(text)})
+    if not any(fv["has_text"] for fv in out["files"]):
+        out["note"] = "Source text was not imported into the report (profile with --import-source yes): line numbers and SASS only."
+    return out
+
+
+# ---- kernel ----------------------------------------------------------------------------------
+def _findings_view(ka, anchor: str, src_ids: set[str]) -> list[dict]:
+    out = []
+    for i, f in enumerate(ka.findings, 1):
+        locs = []
+        for loc in f.locations[:5]:
+            sid = _src_id(anchor, loc.get("file"), loc.get("line"))
+            stalled = ", ".join(location_text(s) for s in loc.get("stalled_at", []) or [])
+            locs.append({"where": location_text(loc), "share": f"{100.0 * float(loc.get('share', 0.0)):.0f}%",
+                         "code": loc.get("code") or "", "sass": loc.get("sass") or "",
+                         "stalled_at": stalled, "href": "#" + sid if sid in src_ids else ""})
+        out.append({"rank": i, "id": f.id, "title": f.title, "severity": f.severity,
+                    "speedup": f"{f.estimated_speedup:.2f}x", "share": f"{100.0 * f.stall_share:.0f}%",
+                    "share_w": max(0.0, min(100.0, 100.0 * f.stall_share)), "advice": f.advice,
+                    "evidence": [{"key": str(kk), "value": _evidence_value(v)} for kk, v in (f.evidence or {}).items()],
+                    "locations": locs, "notes": list(f.notes), "model": f.speedup_model})
+    return out
+
+
+def _clean_svg(svg: str, anchor: str) -> Markup:
+    """Graphviz's SVG, made fit to inline: no XML prolog, doctype or comments, and ids
+    prefixed per kernel so several graphs can share one page. Graphviz escapes label text."""
+    svg = svg[svg.find("<svg"):]
+    svg = re.sub(r"<!--.*?-->", "", svg, flags=re.S)
+    svg = re.sub(r'\bid="', f'id="{anchor}-', svg)
+    return Markup(svg.strip())
+
+
+def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool) -> dict:
+    k = ka.kernel
+    anchor = f"k{i}"
+    source = _source_view(ka, anchor)
+    src_ids = {r["id"] for fv in source["files"] for r in fv["rows"] if not r["gap"]}
+    ach, theo = k.m("sm__warps_active.avg.pct_of_peak_sustained_active"), k.m("sm__maximum_warps_per_active_cycle_pct")
+    top_pct = ka.top_unit_pct
+    summary = [
+        ("Device", f"{k.device or 'unknown'}" + (f" (cc {k.compute_capability})" if k.compute_capability else "")),
+        ("Duration", _duration(k.duration_ns)),
+        ("Grid × block", f"{'×'.join(map(str, k.grid))} × {'×'.join(map(str, k.block))}"),
+        ("Registers / thread", _num(k.m("launch__registers_per_thread"), ".0f")),
+        ("Shared memory / block", _bytes(k.m("launch__shared_mem_per_block"))),
+        ("Occupancy (achieved / theoretical)", f"{_num(ach, '.0f', '%')} / {_num(theo, '.0f', '%')}"),
+        ("IPC (achieved / ideal)", f"{_num(ka.achieved_ipc, '.2f')} / {ka.tree.attrs.get('ideal_ipc', 'n/a')}"),
+        ("Busiest unit", f"{ka.tree.attrs.get('top_unit') or 'n/a'}" + ("" if _nan(top_pct) else f" at {top_pct:.0f}% of peak")),
+    ]
+    svg = None
+    if with_svg:
+        svg = _clean_svg(svg_for(analysis, options, kernels=[ka]), anchor)
+    top = ka.findings[0] if ka.findings else None
+    return {
+        "anchor": anchor, "id": k.id, "name": k.name, "mangled": k.mangled if k.mangled and k.mangled != k.name else "",
+        "duration_ns": None if _nan(k.duration_ns) else float(k.duration_ns), "duration": _duration(k.duration_ns),
+        "bound": ka.bound, "stall_pct": _num(ka.stall_cycle_pct, ".1f", "%"),
+        "stall_w": 0.0 if _nan(ka.stall_cycle_pct) else max(0.0, min(100.0, float(ka.stall_cycle_pct))),
+        "summary": [{"key": a, "value": b} for a, b in summary],
+        "top": {"id": top.id, "title": top.title, "speedup": f"{top.estimated_speedup:.2f}x", "severity": top.severity} if top else None,
+        "findings": _findings_view(ka, anchor, src_ids),
+        "stalls": _stall_chart(ka.tree), "stall_source": ka.tree.attrs.get("stall_source", ""),
+        "memory": _memory_chart(ka), "occupancy": _occupancy_chart(ka),
+        "tree": _tree_view(ka.tree, options.fold_share, anchor, src_ids), "svg": svg,
+        "source": source, "notes": list(ka.notes), "slicing": ka.slicing,
+    }
+
+
+@register("html", (".html", ".htm"))
+def render_html(analysis, options) -> str:
+    options = options or RenderOptions()
+    with_svg = dot_available()
+    kernels = [_kernel_view(i, ka, analysis, options, with_svg) for i, ka in enumerate(analysis.kernels)]
+    total = sum(kv["duration_ns"] or 0.0 for kv in kernels) or 1.0
+    index = sorted(kernels, key=lambda kv: -(kv["duration_ns"] or -1.0))
+    for kv in kernels:
+        kv["time_share"] = 100.0 * (kv["duration_ns"] or 0.0) / total
+    report = str(analysis.profile.path or "")
+    return _env().get_template("report.html.j2").render(
+        title=os.path.basename(report) or "drgpu report", report=report, fmt=analysis.profile.format,
+        version=__version__, notes=list(analysis.profile.notes), kernels=kernels, index=index,
+        fold=f"{options.fold_share * 100:g}%", with_svg=with_svg)

@@ -1,0 +1,245 @@
+"""The HTML report in a real browser: headless Chromium driven over the Chrome DevTools
+protocol (a small client on ``websocket-client``). It loads a rendered sample report, checks
+there are no console errors or exceptions and that nothing but the file itself is fetched,
+expands and collapses a tree node with real mouse clicks, follows a finding's source link,
+and saves a screenshot.
+
+Skips only where Chromium (or the ``websocket-client`` package) is absent. Run as a script to
+refresh the documentation screenshot:
+``python tests/test_browser.py sample_reports/aos_gather/aos_gather_bad.ncu-rep docs/img/report.png``.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "sample_reports" / "aos_gather" / "aos_gather_bad.ncu-rep"
+BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+
+
+def find_browser() -> str | None:
+    return next((p for p in map(shutil.which, BROWSERS) if p), None)
+
+
+class Chrome:
+    """Headless Chromium with one page, spoken to over the DevTools websocket."""
+
+    def __init__(self, exe: str, width: int = 1280, height: int = 900):
+        import websocket  # websocket-client
+
+        self.profile = tempfile.mkdtemp(prefix="drgpu-chrome-")
+        argv = [exe, "--headless=new", "--disable-gpu", "--no-first-run", "--no-default-browser-check",
+                "--disable-extensions", "--disable-background-networking", "--hide-scrollbars",
+                "--remote-debugging-port=0", f"--user-data-dir={self.profile}",
+                f"--window-size={width},{height}", "about:blank"]
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            argv.insert(1, "--no-sandbox")  # Chromium refuses to run its sandbox as root (CI containers)
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        port_file = Path(self.profile) / "DevToolsActivePort"
+        deadline = time.monotonic() + 30
+        while not (port_file.exists() and port_file.read_text().strip().count("\n") >= 1):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.close()
+                raise RuntimeError("chromium did not start its DevTools endpoint")
+            time.sleep(0.05)
+        port = int(port_file.read_text().split()[0])
+        targets = []
+        while not targets:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=10) as r:
+                targets = [t for t in json.load(r) if t.get("type") == "page"]
+            if not targets:
+                time.sleep(0.05)
+        self.ws = websocket.create_connection(targets[0]["webSocketDebuggerUrl"], timeout=30,
+                                              suppress_origin=True)
+        self.next_id = 0
+        self.events: list[dict] = []
+
+    def send(self, method: str, **params):
+        self.next_id += 1
+        mid = self.next_id
+        self.ws.send(json.dumps({"id": mid, "method": method, "params": params}))
+        while True:
+            msg = json.loads(self.ws.recv())
+            if msg.get("id") == mid:
+                if "error" in msg:
+                    raise RuntimeError(f"{method}: {msg['error']}")
+                return msg.get("result", {})
+            if "method" in msg:
+                self.events.append(msg)
+
+    def wait_event(self, method: str, timeout: float = 30.0) -> dict:
+        for ev in self.events:
+            if ev["method"] == method:
+                return ev
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            msg = json.loads(self.ws.recv())
+            if "method" in msg:
+                self.events.append(msg)
+                if msg["method"] == method:
+                    return msg
+        raise TimeoutError(method)
+
+    def eval(self, expr: str):
+        res = self.send("Runtime.evaluate", expression=expr, returnByValue=True, awaitPromise=True)
+        if "exceptionDetails" in res:
+            raise RuntimeError(f"page script failed: {res['exceptionDetails']}")
+        return res["result"].get("value")
+
+    def click(self, x: float, y: float) -> None:
+        for kind in ("mousePressed", "mouseReleased"):
+            self.send("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
+
+    def load(self, url: str) -> None:
+        for domain in ("Page", "Runtime", "Log", "Network"):
+            self.send(f"{domain}.enable")
+        self.events.clear()
+        self.send("Page.navigate", url=url)
+        self.wait_event("Page.loadEventFired")
+
+    def screenshot(self, path: Path, full_page: bool = False, max_height: int = 2400) -> None:
+        params = {"format": "png"}
+        if full_page:
+            m = self.send("Page.getLayoutMetrics")["cssContentSize"]
+            params["clip"] = {"x": 0, "y": 0, "width": m["width"], "height": min(m["height"], max_height), "scale": 1}
+            params["captureBeyondViewport"] = True
+        Path(path).write_bytes(base64.b64decode(self.send("Page.captureScreenshot", **params)["data"]))
+
+    def problems(self) -> list[str]:
+        """Console errors, uncaught exceptions and error log entries seen so far."""
+        out = []
+        for ev in self.events:
+            p = ev.get("params", {})
+            if ev["method"] == "Runtime.exceptionThrown":
+                out.append("exception: " + json.dumps(p.get("exceptionDetails", {}))[:300])
+            elif ev["method"] == "Runtime.consoleAPICalled" and p.get("type") in ("error", "assert"):
+                out.append("console: " + json.dumps(p.get("args", []))[:300])
+            elif ev["method"] == "Log.entryAdded" and p.get("entry", {}).get("level") == "error":
+                out.append("log: " + p["entry"].get("text", "")[:300])
+        return out
+
+    def requested_urls(self) -> list[str]:
+        return [ev["params"]["request"]["url"] for ev in self.events if ev["method"] == "Network.requestWillBeSent"]
+
+    def close(self) -> None:
+        try:
+            if getattr(self, "ws", None):
+                self.ws.close()
+        finally:
+            if self.proc.poll() is None:
+                self.proc.terminate()
+                try:
+                    self.proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    self.proc.kill()
+                    self.proc.wait()
+            shutil.rmtree(self.profile, ignore_errors=True)
+
+
+def render_sample(report: Path, out: Path) -> Path:
+    from drgpu_py.pipeline import analyze_reports, write_result
+    write_result(analyze_reports([str(report)]), fmt="html", output=out, force=True)
+    return out
+
+
+def save_report_screenshot(report: Path, png: Path, width: int = 1280, height: int = 1500) -> None:
+    """Render ``report`` to HTML and screenshot its first ``height`` pixels (docs/img)."""
+    exe = find_browser()
+    if exe is None:
+        raise SystemExit("chromium not found")
+    with tempfile.TemporaryDirectory() as tmp:
+        html = render_sample(report, Path(tmp) / "report.html")
+        c = Chrome(exe, width, height)
+        try:
+            c.send("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False)
+            c.load(html.as_uri())
+            c.screenshot(png)
+        finally:
+            c.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    exe = find_browser()
+    if exe is None:
+        pytest.skip("Chromium is not installed (apt-get install chromium); the browser test needs a real browser")
+    pytest.importorskip("websocket", reason="the websocket-client package (test extra) drives Chromium")
+    c = Chrome(exe)
+    yield c
+    c.close()
+
+
+def _node_box(c: Chrome, selector: str) -> dict:
+    return c.eval(f"""(() => {{
+        const el = document.querySelector({json.dumps(selector)});
+        el.scrollIntoView({{block: 'center', behavior: 'instant'}});
+        const r = el.getBoundingClientRect();
+        return {{x: r.left + 12, y: r.top + r.height / 2}};
+    }})()""")
+
+
+def test_report_in_chromium(browser, tmp_path):
+    html = render_sample(SAMPLE, tmp_path / "report.html")
+    c = browser
+    c.load(html.as_uri())
+    assert c.problems() == []
+    fetched = c.requested_urls()
+    assert fetched and all(u.startswith("file:") or u.startswith("data:") for u in fetched), fetched
+    assert c.eval("document.title").startswith("drgpu")
+    assert "scale_keys_aos" in c.eval("document.querySelector('h2.kname').textContent")
+    assert c.eval("document.querySelectorAll('.finding').length") >= 1
+    assert "global-uncoalesced" in c.eval("document.querySelector('.finding').textContent")
+
+    # A collapsed tree node with children: mark it, click its summary, it opens; click again, it closes.
+    found = c.eval("""(() => {
+        const d = [...document.querySelectorAll('.tree details.node:not([open])')]
+            .find(x => x.querySelector(':scope > ul > li'));
+        if (!d) return null;
+        d.setAttribute('data-probe', '1');
+        return d.querySelector(':scope > summary').textContent.trim();
+    })()""")
+    assert found, "the tree has no collapsed node to expand"
+    child_visible = "document.querySelector('[data-probe] > ul > li').checkVisibility()"
+    assert c.eval(child_visible) is False
+    box = _node_box(c, "[data-probe] > summary")
+    c.click(box["x"], box["y"])
+    assert c.eval("document.querySelector('[data-probe]').open") is True
+    assert c.eval(child_visible) is True
+    box = _node_box(c, "[data-probe] > summary")
+    c.click(box["x"], box["y"])
+    assert c.eval("document.querySelector('[data-probe]').open") is False
+
+    # The report's own script: "Expand all" opens every node of the tree.
+    box = _node_box(c, "button[data-action=expand]")
+    c.click(box["x"], box["y"])
+    assert c.eval("[...document.querySelectorAll('.tree details')].every(d => d.open)") is True
+
+    # Following a finding's location opens the hot source line with its SASS.
+    href = c.eval("(document.querySelector('.finding a.where') || {}).getAttribute && document.querySelector('.finding a.where').getAttribute('href')")
+    assert href and href.startswith("#")
+    box = _node_box(c, ".finding a.where")
+    c.click(box["x"], box["y"])
+    time.sleep(0.2)
+    assert c.eval(f"document.getElementById({json.dumps(href[1:])}).open") is True
+    assert "LDG" in c.eval(f"document.getElementById({json.dumps(href[1:])}).textContent")
+
+    assert c.problems() == []
+    c.screenshot(tmp_path / "report.png")
+    png = (tmp_path / "report.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    save_report_screenshot(Path(sys.argv[1]), Path(sys.argv[2]))

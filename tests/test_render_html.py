@@ -1,0 +1,232 @@
+"""HTML report: every sample report renders to one self-contained page that parses with
+``html.parser`` (tags balanced), fetches nothing, escapes template kernel names and source
+text, and carries the summary, ranked findings, charts, the collapsible tree, the Graphviz
+picture when ``dot`` exists, and the hot source lines with their SASS. Hostile labels in a
+literal analysis never reach the page as markup. Several kernels get an index by duration.
+``write_all`` writes every format into a folder."""
+from __future__ import annotations
+
+import re
+import shutil
+from html.parser import HTMLParser
+
+import pytest
+
+from conftest import CASES, analysis_of
+from drgpu_py.analysis import Analysis
+from drgpu_py.errors import OutputError
+from drgpu_py.model import Profile
+from drgpu_py.render import RenderOptions, render
+from drgpu_py.render import dot as dotmod
+from drgpu_py.render.bundle import write_all
+from test_render_dot import HOSTILE, literal_analysis
+
+HAVE_DOT = shutil.which("dot") is not None
+SAMPLES = [(c, v) for c in CASES for v in ("bad", "fixed")]
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+URL_ATTRS = {"src", "href", "xlink:href", "action", "formaction", "poster", "data", "srcset", "background"}
+
+
+class Page(HTMLParser):
+    """Collects text, tags with attributes, ids and element nesting errors."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.stack: list[str] = []
+        self.errors: list[str] = []
+        self.tags: list[tuple[str, dict]] = []
+        self.text: list[str] = []
+        self.in_script_style = 0
+        self.style_text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+        if tag in ("script", "style"):
+            self.in_script_style += 1
+        if tag not in VOID:
+            self.stack.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_endtag(self, tag):
+        if tag in ("script", "style"):
+            self.in_script_style -= 1
+        if tag in VOID:
+            return
+        if not self.stack or self.stack[-1] != tag:
+            self.errors.append(f"</{tag}> closes <{self.stack[-1] if self.stack else None}>")
+            if tag in self.stack:
+                while self.stack and self.stack.pop() != tag:
+                    pass
+            return
+        self.stack.pop()
+
+    def handle_data(self, data):
+        if self.in_script_style:
+            if self.stack and self.stack[-1] == "style":
+                self.style_text.append(data)
+            return
+        self.text.append(data)
+
+    @property
+    def plain(self) -> str:
+        return "".join(self.text)
+
+    def ids(self) -> set[str]:
+        return {a["id"] for _, a in self.tags if a.get("id")}
+
+
+def parse(doc: str) -> Page:
+    p = Page()
+    p.feed(doc)
+    p.close()
+    assert p.errors == [], p.errors[:5]
+    assert p.stack == [], f"unclosed: {p.stack}"
+    return p
+
+
+def assert_self_contained(page: Page) -> None:
+    for tag, attrs in page.tags:
+        assert tag != "link", "no linked resources"
+        assert tag not in ("iframe", "object", "embed"), tag
+        if tag == "script":
+            assert "src" not in attrs, "scripts are inline"
+        for k, v in attrs.items():
+            if k in URL_ATTRS and v is not None:
+                assert v.startswith("#"), f"{tag} {k}={v!r} points outside the page"
+    css = "".join(page.style_text)
+    assert "@import" not in css and not re.search(r"url\(", css), "CSS fetches nothing"
+    assert not re.search(r"@font-face", css)
+
+
+# ---- samples ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("case,variant", SAMPLES)
+def test_sample_html(case, variant):
+    a = analysis_of(case, variant)
+    doc = render(a, "html", RenderOptions())
+    page = parse(doc)
+    assert_self_contained(page)
+    ka = a.kernels[0]
+    text = page.plain
+    assert doc.startswith("<!DOCTYPE html>")
+    assert ka.kernel.name in text, "kernel name shown (decoded text)"
+    if "<" in ka.kernel.name:
+        assert ka.kernel.name not in doc, "template kernel name escaped in the markup"
+        assert ka.kernel.name.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;") in doc
+    assert "Stall cycles" in text
+    for label in ("Device", "Duration", "Grid × block", "Registers / thread", "Occupancy (achieved / theoretical)"):
+        assert label in text
+    assert f"{ka.bound} bound" in text
+    # Findings ranked, each with its id, advice and estimated speedup.
+    for i, f in enumerate(ka.findings, 1):
+        assert f.id in text and f.advice in text and f"est. {f.estimated_speedup:.2f}x" in text
+    positions = [doc.index(f'<span class="f-title">{_esc(f.title)}</span>') for f in ka.findings]
+    assert positions == sorted(positions)
+    if not ka.findings:
+        assert "No findings above the thresholds." in text
+    # Charts as inline SVG, the collapsible tree, the Graphviz picture when dot exists.
+    classes = [attrs.get("class", "") for tag, attrs in page.tags if tag == "svg"]
+    assert "bars" in classes
+    assert any(tag == "details" and "kind-root" in attrs.get("class", "") for tag, attrs in page.tags)
+    if HAVE_DOT:
+        assert any(tag == "g" and attrs.get("class") == "graph" for tag, attrs in page.tags), "Graphviz SVG inline"
+    # Hot source lines: the top finding's line, with its code and the SASS behind it.
+    if ka.findings and ka.findings[0].locations and ka.findings[0].locations[0].get("file"):
+        loc = ka.findings[0].locations[0]
+        row = next(attrs["id"] for tag, attrs in page.tags
+                   if tag == "details" and attrs.get("id", "").endswith(f"-{loc['line']}") and "src-hot" in attrs.get("class", ""))
+        assert f'href="#{row}"' in doc, "the finding links to its source line"
+        section = doc[doc.index(f'id="{row}"'):]
+        section = section[: section.index("</details>")]
+        assert _esc(loc["sass"]) in section
+        if loc.get("code"):
+            assert _esc(loc["code"]) in section
+
+
+def _esc(s: str) -> str:
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&#34;").replace("'", "&#39;")
+
+
+# ---- escaping -----------------------------------------------------------------------------------------
+def test_hostile_text_is_escaped():
+    a = literal_analysis()
+    k = a.kernels[0].kernel
+    k.source_text = {"/src/k.cu": [f"line {i} {HOSTILE[i % len(HOSTILE)]}\n" for i in range(1, 12)]}
+    doc = render(a, "html", RenderOptions(fold_share=0))
+    page = parse(doc)
+    assert_self_contained(page)
+    assert '<script>alert("x")</script>' not in doc
+    assert sum(1 for tag, _ in page.tags if tag == "script") == 1, "only the report's own script"
+    text = page.plain
+    for s in HOSTILE:
+        assert s in text, s
+    assert k.name in text
+    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in doc
+
+
+def test_hostile_sass_and_source_in_source_view():
+    import pandas as pd
+    a = literal_analysis()
+    k = a.kernels[0].kernel
+    k.source_text = {"/src/k.cu": ["int main() {\n", "  <b>&amp;\n", "}\n"]}
+    k.instructions = pd.DataFrame(
+        {"offset": [0, 16, 32], "sass": ["LDG <x> \"y\"", "FFMA R1, R2, R3, R4", "EXIT"], "file": ["/src/k.cu"] * 3,
+         "line": [2, 2, 3], "inst_executed": [10.0, 10.0, 10.0], "samples": [5.0, 90.0, 5.0],
+         "stall_long_scoreboard": [0.0, 80.0, 0.0], "stall_wait": [5.0, 10.0, 5.0], "stall_selected": [0.0, 0.0, 0.0]},
+        index=pd.Index([1000, 1016, 1032], name="pc"))
+    doc = render(a, "html", RenderOptions())
+    page = parse(doc)
+    assert "  <b>&amp;" in page.plain and "LDG <x> \"y\"" in page.plain
+    assert "<b>&amp;" not in doc and "&lt;b&gt;&amp;amp;" in doc
+    hot = [attrs["id"] for tag, attrs in page.tags if tag == "details" and "src-hot" in attrs.get("class", "")]
+    assert hot and hot[0].endswith("-2"), hot
+    assert "Long scoreboard" in page.plain
+
+
+# ---- several kernels -------------------------------------------------------------------------------------
+def test_index_sorted_by_duration():
+    parts = [analysis_of("aos_gather", "fixed"), analysis_of("few_blocks", "bad"), analysis_of("aos_gather", "bad")]
+    a = Analysis(profile=Profile(path="several.ncu-rep", format="ncu-rep"), kernels=[p.kernels[0] for p in parts])
+    doc = render(a, "html", RenderOptions())
+    page = parse(doc)
+    assert_self_contained(page)
+    table = doc[doc.index('<table class="index">'): doc.index("</table>", doc.index('<table class="index">'))]
+    links = re.findall(r'<a href="#(k\d+)">', table)
+    durations = [ka.kernel.duration_ns for ka in a.kernels]
+    expect = [f"k{i}" for i in sorted(range(len(durations)), key=lambda i: -durations[i])]
+    assert links == expect
+    ids = page.ids()
+    assert all(x in ids for x in links) and "index" in ids
+    for ka in a.kernels:
+        assert ka.kernel.name in page.plain
+    assert len(set(i for i in ids)) == len([a for _, a in page.tags if a.get("id")]), "ids are unique"
+
+
+# ---- without Graphviz ------------------------------------------------------------------------------------
+def test_html_without_dot_keeps_tree(monkeypatch):
+    monkeypatch.setattr(dotmod.shutil, "which", lambda name: None)
+    a = analysis_of("aos_gather", "bad")
+    doc = render(a, "html", RenderOptions())
+    page = parse(doc)
+    assert not any(tag == "g" and attrs.get("class") == "graph" for tag, attrs in page.tags)
+    assert "Graphviz not installed" in page.plain
+    assert sum(1 for tag, attrs in page.tags if tag == "details" and "node" in attrs.get("class", "")) > 5
+
+
+# ---- bundle ----------------------------------------------------------------------------------------------
+def test_write_all(tmp_path, monkeypatch):
+    a = analysis_of("aos_gather", "bad")
+    paths = write_all(a, tmp_path, "aos", force=False)
+    names = [p.name for p in paths]
+    assert names == ["aos.json", "aos.txt", "aos.dot"] + (["aos.svg"] if HAVE_DOT else []) + ["aos.html"]
+    assert all(p.exists() and p.stat().st_size > 100 for p in paths)
+    assert '"global-uncoalesced"' in (tmp_path / "aos.json").read_text()
+    assert "Stall cycles" in (tmp_path / "aos.txt").read_text()
+    with pytest.raises(OutputError):
+        write_all(a, tmp_path, "aos", force=False)
+    assert write_all(a, tmp_path, "aos", force=True) == paths
+    monkeypatch.setattr(dotmod.shutil, "which", lambda name: None)
+    assert [p.name for p in write_all(a, tmp_path, "nodot")] == ["nodot.json", "nodot.txt", "nodot.dot", "nodot.html"]
+    with pytest.raises(OutputError):
+        write_all(a, tmp_path / "absent", "x")
