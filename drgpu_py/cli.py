@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 
 from . import __version__, data
-from .errors import DrgpuError, UsageError
+from .errors import DrgpuError, OutputError, UsageError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="drgpu: top-down GPU performance advice from Nsight Compute reports.")
@@ -62,6 +62,22 @@ def parse_threshold_args(items: list[str] | None) -> dict[str, float]:
     return out
 
 
+def refuse_output_over_inputs(output: Path | None, inputs: list) -> None:
+    """drgpu never modifies its inputs: not even --force may write the output over one."""
+    if output is None:
+        return
+    from .readers.ncu_csv import _sibling  # a CSV's auto-detected companions are inputs too
+    inputs = inputs + [_sibling(Path(r), sfx) for r in inputs if r is not None for sfx in (".source.csv", ".ncu-rep")]
+    for src in inputs:
+        try:
+            same = src is not None and Path(src).exists() and Path(output).exists() and Path(output).samefile(src)
+        except OSError:
+            same = False
+        if same:
+            raise OutputError(f"{output} is an input of this run ({src}); drgpu never overwrites its inputs",
+                              hint="choose another output file")
+
+
 def progress_printer(label: str, quiet: bool):
     """A callback (done, total) that shows progress on stderr for long work."""
     if quiet or not sys.stderr.isatty():
@@ -93,6 +109,7 @@ def analyze(
     """Analyze an existing Nsight Compute report (or CSV export): stall tree and ranked findings."""
     def body():
         from .pipeline import analyze_reports, write_result
+        refuse_output_over_inputs(output, [*reports, source_csv, line_report, cubin, binary, thresholds_file])
         th = data.thresholds(parse_threshold_args(threshold), thresholds_file)
         result = analyze_reports(reports, kernel=kernel, source_csv=source_csv, line_report=line_report,
                                  cubin=cubin, binary=binary, thresholds=th,
@@ -128,6 +145,13 @@ for _mod in ("cli_profile", "cli_compare"):
 
 
 def main() -> None:
+    # Kernel names and paths are arbitrary text: a terminal or pipe that cannot encode a
+    # character gets '?' rather than an exception in the middle of the output.
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="replace")
+        except (AttributeError, ValueError):
+            pass
     app()
 
 

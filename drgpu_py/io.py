@@ -12,30 +12,46 @@ from .errors import OutputError
 
 def check_writable(path: str | Path, force: bool) -> Path:
     p = Path(path)
-    if p.exists() and p.is_dir():
+    try:
+        exists, is_dir = p.exists(), p.is_dir()
+    except OSError as e:  # e.g. a parent folder we may not search
+        raise OutputError(f"cannot write {p}: {e.strerror}") from e
+    if is_dir:
         raise OutputError(f"{p} is a directory", hint="give a file name")
-    if p.exists() and not force:
+    if exists and not force:
         raise OutputError(f"{p} exists", hint="use --force to overwrite")
     parent = p.parent if str(p.parent) else Path(".")
     if not parent.exists():
-        raise OutputError(f"folder {parent} does not exist")
+        raise OutputError(f"folder {parent} does not exist", hint="create it first, or choose another path")
+    if not parent.is_dir():
+        raise OutputError(f"cannot write {p}: {parent} is not a folder")
     if not os.access(parent, os.W_OK):
         raise OutputError(f"cannot write to {parent}: permission denied")
     return p
 
 
 def atomic_write(path: str | Path, content: str | bytes, force: bool = False) -> Path:
+    """Write ``content`` to ``path`` all at once: readers of ``path`` see the old file or the
+    complete new one, never a part; on any failure (disk full, Ctrl-C) nothing is left."""
     p = check_writable(path, force)
     data = content.encode("utf-8") if isinstance(content, str) else content
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=str(p.parent if str(p.parent) else "."))
+    tmp = None
     try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=str(p.parent if str(p.parent) else "."))
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+        if not force and p.exists():  # appeared since the check: still refuse to overwrite it
+            raise FileExistsError(17, "file exists", str(p))
         os.replace(tmp, p)
-    except OSError as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise OutputError(f"cannot write {p}: {e.strerror}") from e
+    except BaseException as e:
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        if isinstance(e, FileExistsError):
+            raise OutputError(f"{p} exists", hint="use --force to overwrite") from e
+        if isinstance(e, OSError):
+            raise OutputError(f"cannot write {p}: {e.strerror or e}") from e
+        raise
     return p

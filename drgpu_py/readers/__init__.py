@@ -4,15 +4,21 @@
 with ncu's ``NVR`` magic; a CSV is recognised by its header (raw page, source page, or the
 details page, which is refused with a hint). For a raw-page CSV ``X.raw.csv`` the per-
 instruction export ``X.source.csv`` beside it is picked up automatically.
+
+Damage is reported, never papered over: an empty, compressed, truncated or corrupt input
+raises :class:`ReportFormatError` with one line saying what is wrong. Launches a damaged
+``.ncu-rep`` lost are dropped with a profile note when others survive; a kernel whose
+report lacks whole sections gets a note naming them (the analysis is then partial).
 """
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from ..errors import InputError, NoKernelsError, ReportFormatError, UsageError
+from .. import data
+from ..errors import DrgpuError, InputError, NoKernelsError, ReportFormatError, UsageError
 from ..model import Profile
-from .common import sniff
+from .common import native_log_summary, native_stderr_captured, rep_framing_problem, sniff
 
 __all__ = ["open_report", "select_kernels", "sniff"]
 
@@ -26,11 +32,13 @@ def open_report(path: str | Path, *, source_csv: str | Path | None = None,
     if kind == "ncu-rep":
         if source_csv is not None:
             raise UsageError("--source-csv applies to CSV input, not to an .ncu-rep")
-        from .ncu_rep import read_ncu_rep
-        return read_ncu_rep(p, progress=progress)
+        return _note_missing_sections(_read_rep_checked(p, progress))
     if kind == "csv-raw":
         from .ncu_csv import read_ncu_csv
-        return read_ncu_csv(p, source_csv=source_csv, line_report=line_report)
+        return _note_missing_sections(read_ncu_csv(p, source_csv=source_csv, line_report=line_report))
+    if kind == "compressed":
+        raise ReportFormatError(f"{p} is a compressed file, not a report",
+                                hint="decompress it first (gunzip, unxz, unzip) and pass the .ncu-rep or .csv inside")
     if kind == "csv-source":
         raise ReportFormatError(
             f"{p} is a source-page CSV export (per-instruction data only)",
@@ -65,6 +73,69 @@ def select_kernels(profile: Profile, selector: str | None) -> Profile:
         names = ", ".join(sorted({k.name.split("(")[0] for k in ks})[:10]) or "none"
         raise NoKernelsError(f"--kernel {selector!r} matched no kernel", hint=f"kernels in the report: {names}")
     return Profile(path=profile.path, format=profile.format, kernels=picked, notes=profile.notes)
+
+
+_DAMAGED_HINT = ("copy or profile it again; if ncu itself opens it, the installed ncu_report module may be "
+                 "older than the ncu that wrote it (pip install -U ncu-report)")
+
+
+def _read_rep_checked(p: Path, progress=None) -> Profile:
+    """Read an .ncu-rep, turning ncu_report's silent failures into ReportFormatError."""
+    from .ncu_rep import read_ncu_rep
+    framing = rep_framing_problem(p)
+    with native_stderr_captured() as log:
+        try:
+            profile = read_ncu_rep(p, progress=progress)
+        except DrgpuError:
+            raise
+        except Exception as e:  # noqa: BLE001 - native module on a damaged file
+            if framing is None:
+                raise  # an intact file: a bug of ours, report it as one
+            raise ReportFormatError(f"{p} is truncated or corrupt: {framing} ({type(e).__name__})",
+                                    hint=_DAMAGED_HINT) from e
+    native = native_log_summary(log[0] if log else "")
+    why = framing or native or "ncu_report could not decode it"
+    good = [k for k in profile.kernels if k.name and k.metrics]
+    if not good:
+        raise ReportFormatError(f"{p} is truncated or corrupt: no kernel launch could be read ({why})",
+                                hint=_DAMAGED_HINT)
+    if len(good) < len(profile.kernels):
+        kept = {id(k) for k in good}
+        lost = [k.id for k in profile.kernels if id(k) not in kept]
+        profile.notes.append(f"partial: {len(lost)} of {len(profile.kernels)} kernel launches (ids {_ids(lost)}) "
+                             f"could not be read ({why}); the others are analyzed")
+        profile.kernels = good
+    elif framing:
+        profile.notes.append(f"the report's block structure looks damaged ({framing}): launches may be missing")
+    if native:
+        profile.notes.append(f"ncu_report: {native}")
+    return profile
+
+
+def _ids(ids: list[int]) -> str:
+    return ", ".join(map(str, ids[:10])) + (", ..." if len(ids) > 10 else "")
+
+
+def _note_missing_sections(profile: Profile) -> Profile:
+    """Note on each kernel the ncu sections whose metrics (those drgpu reads) are mostly
+    absent, so a partial analysis says what it lacks and how to collect it."""
+    table = data.metrics_table()["metrics"]
+    stall_counters = [s["counter"][0] for s in data.stall_reasons().values()]
+    for k in profile.kernels:
+        total: dict[str, int] = {}
+        absent: dict[str, int] = {}
+        for name in table:
+            sec = data.metric_section(name) or "?"
+            total[sec] = total.get(sec, 0) + 1
+            if not k.has(name):
+                absent[sec] = absent.get(sec, 0) + 1
+        lacking = [sec for sec in total if absent.get(sec, 0) * 2 > total[sec]]
+        if stall_counters and not any(k.has(c) for c in stall_counters):
+            lacking.append("WarpStateStats")
+        if lacking:
+            k.notes.append("partial analysis: the report lacks most metrics of section(s) " + ", ".join(lacking)
+                           + " (collect them with ncu --set full, or --section NAME)")
+    return profile
 
 
 def _check_readable(p: Path) -> None:

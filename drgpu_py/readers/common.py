@@ -1,22 +1,36 @@
 """Helpers shared by the readers: format sniffing, number parsing, SASS text cleanup, and
-assembling the per-instruction table (indexed by PC) from per-column PC->value maps."""
+assembling the per-instruction table (indexed by PC) from per-column PC->value maps.
+
+Also the damage checks for ``.ncu-rep`` files: ``ncu_report`` loads a truncated or corrupt
+report without raising (it yields no launch, or a launch with no name and no metrics) and
+its native code logs to file descriptor 2, so ``rep_framing_problem`` checks the file's
+block framing and ``native_stderr_captured`` keeps that log out of the user's terminal.
+"""
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 import re
+import struct
+import sys
+import tempfile
 from pathlib import Path
 
 import pandas as pd
 
 from .. import data
-from ..errors import InputError
+from ..errors import InputError, ReportFormatError
 
 NCU_MAGIC = b"NVR\x00"
+#: gzip, xz, zip, zstd, bzip2: a report someone compressed before handing it over.
+_COMPRESSED = (b"\x1f\x8b", b"\xfd7zXZ\x00", b"PK\x03\x04", b"\x28\xb5\x2f\xfd", b"BZh")
 _LABEL = re.compile(r"`\(\.L_x_\d+\)\s*")
 
 
 def sniff(p: Path) -> str:
-    """Return 'ncu-rep', 'csv-raw', 'csv-source', 'csv-details' or 'unknown'."""
+    """Return 'ncu-rep', 'csv-raw', 'csv-source', 'csv-details', 'compressed' or 'unknown'.
+    Raises InputError when the path cannot be read, ReportFormatError when it is empty."""
     if not p.exists():
         raise InputError(f"{p}: no such file")
     if p.is_dir():
@@ -24,13 +38,23 @@ def sniff(p: Path) -> str:
     try:
         with open(p, "rb") as fh:
             head = fh.read(4096)
+            while head and not head.strip():  # leading blank lines: look past them
+                more = fh.read(1 << 16)
+                if not more:
+                    break
+                head = more.lstrip() or b" "
     except PermissionError as e:
         raise InputError(f"{p}: permission denied") from e
     except OSError as e:
         raise InputError(f"{p}: cannot read ({e.strerror})") from e
+    if not head.strip():
+        raise ReportFormatError(f"{p} is empty" + (" (blank lines only)" if head else " (0 bytes)"),
+                                hint="the export or copy may have failed; export or profile again")
     if head.startswith(NCU_MAGIC):
         return "ncu-rep"
-    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+    if any(head.startswith(m) for m in _COMPRESSED):
+        return "compressed"
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff").lstrip()
     first = text.split("\n", 1)[0]
     if first.startswith('"Kernel Name",') or first.startswith("Kernel Name,"):
         return "csv-source"
@@ -87,3 +111,116 @@ def instruction_frame(pcs: list[int], columns: dict[str, dict[int, float]], sass
         if col not in df:
             df[col] = 0.0
     return df
+
+
+def _varint(buf: bytes, i: int) -> tuple[int, int]:
+    x = shift = 0
+    while True:
+        if i >= len(buf) or shift > 63:
+            raise ValueError("varint runs past the end")
+        c = buf[i]
+        i += 1
+        x |= (c & 0x7F) << shift
+        shift += 7
+        if c < 0x80:
+            return x, i
+
+
+def _payload_size(header: bytes) -> int:
+    """Field 5 (varint) of a block header message: the size of the block's payload."""
+    i, size = 0, 0
+    while i < len(header):
+        key, i = _varint(header, i)
+        field_no, wire = key >> 3, key & 7
+        if wire == 0:
+            v, i = _varint(header, i)
+            if field_no == 5:
+                size = v
+        elif wire == 2:
+            n, i = _varint(header, i)
+            i += n
+        elif wire == 1:
+            i += 8
+        elif wire == 5:
+            i += 4
+        else:
+            raise ValueError(f"wire type {wire}")
+    if i != len(header):
+        raise ValueError("header overruns its size")
+    return size
+
+
+def rep_framing_problem(path: Path) -> str | None:
+    """Describe damage to an ``.ncu-rep``'s block framing, or None when it is intact.
+
+    The layout (ncu 2023-2025): magic, u32 size + file header, then blocks of u32 size +
+    block header (protobuf; field 5 = payload size) + payload, ending exactly at EOF. It is
+    not a documented format, so callers use the answer to explain a load that already looks
+    broken, or as a note, never to refuse a report ncu_report reads."""
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            if fh.read(4) != NCU_MAGIC:
+                return "no Nsight Compute magic"
+            pos, blocks = 4, 0
+            n = fh.read(4)
+            if len(n) < 4:
+                return f"the file ends inside its header ({size} bytes)"
+            (hlen,) = struct.unpack("<I", n)
+            pos += 4 + hlen
+            if pos > size:
+                return f"the file ends inside its header ({size} bytes)"
+            fh.seek(pos)
+            while pos < size:
+                n = fh.read(4)
+                if len(n) < 4:
+                    return f"the file ends inside block {blocks + 1} ({size} bytes)"
+                (hlen,) = struct.unpack("<I", n)
+                if pos + 4 + hlen > size:
+                    return f"block {blocks + 1} needs {pos + 4 + hlen - size} bytes more than the file has ({size} bytes)"
+                try:
+                    payload = _payload_size(fh.read(hlen))
+                except ValueError as e:
+                    return f"block {blocks + 1} has an unreadable header ({e})"
+                pos += 4 + hlen + payload
+                if pos > size:
+                    return f"block {blocks + 1} needs {pos - size} bytes more than the file has ({size} bytes)"
+                fh.seek(pos)
+                blocks += 1
+            return None if blocks else "the file holds no data block"
+    except OSError as e:
+        return f"cannot read it ({e.strerror})"
+
+
+@contextlib.contextmanager
+def native_stderr_captured():
+    """Send what native code writes to file descriptor 2 into a buffer instead of the
+    terminal; yields a list that holds the captured text (one string) on exit. Python's own
+    ``sys.stderr`` is flushed first so nothing of ours is swallowed."""
+    captured: list[str] = []
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):
+        yield captured  # no real fd 2 (embedded interpreter): nothing to capture
+        return
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield captured
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            captured.append(tmp.read(1 << 16).decode("utf-8", errors="replace"))
+
+
+def native_log_summary(text: str) -> str:
+    """The informative line of a native log (absl/protobuf), without its prefix."""
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("WARNING: All log messages before absl"):
+            continue
+        m = re.match(r"^[EWIF]\d{4} [\d:.]+\s+\d+ [^\]]+\] (.*)$", line)
+        return (m.group(1) if m else line)[:200]
+    return ""

@@ -19,21 +19,28 @@ import re
 from pathlib import Path
 
 from .. import data
-from ..errors import InputError, ReportFormatError
+from ..errors import InputError, NoKernelsError, ReportFormatError
 from ..model import KernelProfile, Profile
-from .common import clean_sass, instruction_frame, parse_dim, sniff, to_number
+from .common import (clean_sass, instruction_frame, native_stderr_captured, parse_dim, rep_framing_problem,
+                     sniff, to_number)
 
 _ID_COLS = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
             "Block Size", "Grid Size", "Device", "CC"}
 
 
-def _read_text(p: Path) -> str:
+def _read_text(p: Path, notes: list[str] | None = None) -> str:
     try:
         raw = p.read_bytes()
     except OSError as e:
         raise InputError(f"{p}: cannot read ({e.strerror})") from e
     # Kernel names and sources are arbitrary bytes; undecodable ones must not stop the analysis.
-    return raw.decode("utf-8", errors="replace").lstrip("\ufeff")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("utf-8", errors="replace")
+        if notes is not None:
+            notes.append(f"{p.name} is not valid UTF-8: undecodable bytes shown as \ufffd")
+    return text.lstrip("\ufeff")
 
 
 def _rows(text: str, origin: Path) -> list[list[str]]:
@@ -45,16 +52,22 @@ def _rows(text: str, origin: Path) -> list[list[str]]:
 
 def read_ncu_csv(path: Path, source_csv: str | Path | None = None,
                  line_report: str | Path | None = None) -> Profile:
-    rows = _rows(_read_text(path), path)
-    if len(rows) < 2:
-        raise ReportFormatError(f"{path}: the CSV has no data rows", hint="was the report empty?")
-    header = rows[0]
+    notes: list[str] = []
+    rows = _rows(_read_text(path, notes), path)
+    while rows and not any(c.strip() for c in rows[0]):  # blank lines before the header
+        rows.pop(0)
+    header = rows[0] if rows else []
     if "Kernel Name" not in header or "ID" not in header:
-        raise ReportFormatError(f"{path}: not a raw-page export (no 'ID'/'Kernel Name' columns)")
+        sep = next((c for c in ";\t|" if header and c in header[0]), None)
+        raise ReportFormatError(f"{path}: not a raw-page export (no 'ID'/'Kernel Name' columns)",
+                                hint=f"the file is separated by {sep!r}, not commas: was it re-saved by a spreadsheet? "
+                                     "export again with ncu -i R --csv --page raw --print-units base" if sep else None)
     has_units = len(rows) > 1 and (not rows[1] or rows[1][0] == "")
     body = rows[2:] if has_units else rows[1:]
+    if not any(any(c.strip() for c in r) for r in body):
+        raise NoKernelsError(f"{path} holds no kernel launch (a header{' and units' if has_units else ''} but no data row)",
+                             hint="was anything profiled? check ncu's output for '==WARNING== No kernels were profiled'")
     idx = {h: i for i, h in enumerate(header)}
-    notes: list[str] = []
     kernels = []
     for row in body:
         if not row or all(not c for c in row):
@@ -73,7 +86,7 @@ def read_ncu_csv(path: Path, source_csv: str | Path | None = None,
         if kind != "csv-source":
             raise ReportFormatError(f"{sp}: not a source-page CSV export",
                                     hint="export with: ncu -i R --csv --page source --print-source sass")
-        _attach_source(kernels, _parse_source(sp))
+        _attach_source(kernels, _parse_source(sp), sp)
         notes.append(f"per-instruction data from {sp.name}")
     else:
         notes.append("no source-page CSV: per-line attribution unavailable")
@@ -81,9 +94,12 @@ def read_ncu_csv(path: Path, source_csv: str | Path | None = None,
         cand = _sibling(path, ".ncu-rep")
         if cand is not None and cand.exists():
             line_report = cand
+    if line_report is not None and not Path(line_report).is_file():
+        raise InputError(f"{line_report}: no such file" if not Path(line_report).exists()
+                         else f"{line_report} is not a file", hint="--line-report takes the .ncu-rep the CSV was exported from")
     if line_report is not None and any(not k.instructions.empty for k in kernels):
-        _attach_lines(kernels, Path(line_report))
-        notes.append(f"source lines from the line table of {Path(line_report).name}")
+        if _attach_lines(kernels, Path(line_report)):
+            notes.append(f"source lines from the line table of {Path(line_report).name}")
     elif any(not k.instructions.empty for k in kernels):
         for k in kernels:
             k.notes.append("SASS-only source export: no file/line information (give --line-report or --cubin)")
@@ -160,7 +176,7 @@ def _parse_source(p: Path) -> list[tuple[str, list[str], list[list[str]]]]:
     return blocks
 
 
-def _attach_source(kernels: list[KernelProfile], blocks) -> None:
+def _attach_source(kernels: list[KernelProfile], blocks, origin: Path | None = None) -> None:
     used = [False] * len(blocks)
     spec = data.metrics_table()["instruction_columns"]
     reason_cols = {rid: s["csv"] for rid, s in data.stall_reasons().items()}
@@ -174,7 +190,7 @@ def _attach_source(kernels: list[KernelProfile], blocks) -> None:
         _, header, body = blocks[j]
         hidx = {h: n for n, h in enumerate(header)}
         if "Address" not in hidx or "Source" not in hidx:
-            raise ReportFormatError("source-page CSV lacks the Address/Source columns",
+            raise ReportFormatError(f"{origin or 'the source-page CSV'}: no Address/Source columns in the block of {_short(k.name)}",
                                     hint="export with --print-source sass")
         pcs, sass = [], {}
         cols: dict[str, dict[int, float]] = {}
@@ -202,21 +218,33 @@ def _attach_source(kernels: list[KernelProfile], blocks) -> None:
         k.function_base = base
 
 
+def _short(name: str, n: int = 60) -> str:
+    """A kernel name cut for messages: names can be 10,000 characters of templates."""
+    return repr(name if len(name) <= n else name[: n - 3] + "...")
+
+
 def _zero_nan(x: float) -> float:
     return 0.0 if math.isnan(x) else x
 
 
-def _attach_lines(kernels: list[KernelProfile], rep: Path) -> None:
+def _attach_lines(kernels: list[KernelProfile], rep: Path) -> bool:
     """Annotate CSV kernels with file/line from an .ncu-rep line table, matched by kernel
     name and function offset (the report and the CSV may come from different processes, so
     absolute PCs can differ; offsets within the function do not)."""
     from .ncu_rep import read_line_table
     try:
-        tables = read_line_table(rep)
-    except ReportFormatError as e:
+        with native_stderr_captured():
+            tables = read_line_table(rep)
+    except (ReportFormatError, OSError) as e:
         for k in kernels:
-            k.notes.append(f"line table of {rep.name} unreadable: {e.message}")
-        return
+            k.notes.append(f"line table of {rep.name} unreadable: {getattr(e, 'message', None) or e}; no line numbers")
+        return False
+    tables = [t for t in tables if t[0]]  # a damaged report yields launches with no name
+    if not tables:
+        why = rep_framing_problem(rep) or "no kernel launch could be read"
+        for k in kernels:
+            k.notes.append(f"line table of {rep.name} unreadable ({why}); no line numbers")
+        return False
     used: set[int] = set()
     same_count = len(tables) == len(kernels)
     for pos, k in enumerate(kernels):
@@ -240,6 +268,7 @@ def _attach_lines(kernels: list[KernelProfile], rep: Path) -> None:
         df["line"] = [t[1] if t else None for t in ok]
         df["line"] = df["line"].astype("Int64")
         k.source_text = source_text
+    return True
 
 
 _CAST = re.compile(r"\((?:unsigned |signed )?(?:int|bool|long|char|short|unsigned|long long)\)")
