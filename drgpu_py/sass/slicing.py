@@ -1,100 +1,385 @@
 """GPA-style instruction blamer: move each stall from the instruction that waits to the
 instructions that caused it.
 
-For every instruction with dependency-stall samples (long/short scoreboard, wait), walk the
-CFG backwards from it to the reaching definitions of the registers and predicates it reads
-(continuing past predicated definitions, since another path may define the value), then
-prune the candidates:
+For every instruction with dependency-stall samples (long/short scoreboard, wait) the CFG
+is walked backwards from it (``_search``, a shortest-path search over blocks) to
 
-* opcode-based: a long-scoreboard stall only blames global/local/texture memory producers,
-  a short-scoreboard stall shared-memory/MUFU/conversion/other variable-latency producers,
-  a wait stall fixed-latency producers;
-* barrier-based (when control codes are known): the consumer's wait mask must include the
-  scoreboard barrier the producer sets;
-* latency-based: producers farther than ``max_distance`` instructions are dropped.
+* the reaching definitions of the registers and predicates it reads (read-after-write);
+  the walk continues past predicated definitions until the union of their guards covers
+  the consumer's guard (``@P0`` and ``@!P0``, an unguarded def, or the consumer's own
+  guard), since on other paths another definition may provide the value;
+* the earlier instructions still reading, late, a register it overwrites
+  (write-after-read: stores, shared/constant loads reading their address or data);
+* with control codes (``--cubin``): the instructions that set each scoreboard barrier
+  the consumer waits on. GPA treats the six barriers as virtual registers B0-B5: a
+  producer's write or read barrier defines ``B<b>``, a consumer's wait mask uses it. A
+  barrier is a counter, so the walk keeps collecting setters until an instruction that
+  itself waited on the barrier (everything older had completed by then).
+
+Candidates are then pruned:
+
+* opcode-based: a long-scoreboard stall blames L1TEX producers (global, local, texture,
+  atomics), a short-scoreboard stall MIO/variable-latency producers (shared memory,
+  constant loads, MUFU, conversions, shuffles ...), a wait stall fixed-latency ones;
+* barrier-based (control codes known): a read-after-write producer must set, as its write
+  barrier, one the consumer waits on, a write-after-read producer as its read barrier,
+  and no wait on that barrier may lie between them;
+* latency-based: a producer whose result is certainly ready is dropped: the path from it
+  to the consumer takes at least the sum of the stall counts on it (one cycle per
+  instruction without control codes), and paths longer than the producer's latency bound
+  (``specs/arch/*.yaml`` latencies times a contention margin) are pruned.
 
 What survives shares the samples in proportion to (1 + issued samples) / path length (GPA
-Eq. 1). Stalls that are their own cause (barrier, membar, throttles, IMC miss, no
-instruction...) stay on the stalled instruction. Contract: pure function of its inputs.
+Eq. 1). Stalls that are their own cause (membar/barrier on the sync instruction, throttles,
+IMC miss, no instruction ...) stay on the stalled instruction. Every edge carries a ``kind``:
+``global_memory``, ``local_memory``, ``constant_memory`` (memory dependencies),
+``shared_memory``, ``arithmetic``, ``war`` (execution dependencies), ``unresolved`` (a
+dependency stall with no surviving producer), ``synchronization`` or ``none``.
+
+Contract: ``blame_stalls`` is a pure function of its inputs; ``_reaching_defs`` (also used
+by the loop-invariance detector) returns ``(producer index, distance)`` pairs.
 """
 from __future__ import annotations
 
+import heapq
+import re
 from dataclasses import dataclass, field
+from typing import Callable
 
 import pandas as pd
 
 from .cfg import CFG
+from .control import sets_barriers, waits_on
 from .isa import Instruction
 
 DEPENDENCY_REASONS = ("long_scoreboard", "short_scoreboard", "wait")
+KINDS = ("global_memory", "local_memory", "constant_memory", "shared_memory", "arithmetic", "war",
+         "stall_count", "unresolved", "synchronization", "none")
+DEPENDENCY_KINDS = KINDS[:8]
+
+# Latency bounds are upper bounds on how long a result may take, so they carry a margin for
+# queueing: memory under contention (and shared memory with bank conflicts) takes several
+# times its unloaded latency; fixed-latency pipes do not queue once issued.
+_MEMORY_MARGIN = 4
+_SHARED_MARGIN = 8
+_VARIABLE_MARGIN = 8
+_FIXED_MARGIN = 2
+_DEFAULT_LATENCY = {"l1": 33, "l2": 200, "dram": 500, "shared": 23, "fp32": 4, "fp64": 8, "mufu": 20,
+                    "constant_miss": 100}
+
+_L1TEX_READERS = {"STG", "ST", "STL", "RED", "REDG", "ATOM", "ATOMG", "LDG", "LD", "LDL", "TEX", "TLD", "TLD4",
+                  "SULD", "SUST", "SURED", "SUATOM", "LDGSTS"}
 
 
 @dataclass
 class Blame:
-    #: rows: consumer_pc, producer_pc, reason, samples, distance
+    #: rows: consumer_pc, producer_pc, reason, samples, distance, kind
     edges: pd.DataFrame
     single_dependency_coverage: float
     stalled_instructions: int
     source: str = "report"
     notes: list[str] = field(default_factory=list)
+    #: share of dependency-stall samples whose stall went to a single producer
+    single_dependency_sample_coverage: float = 1.0
 
     def producer_samples(self, reasons=None) -> pd.Series:
         e = self.edges if reasons is None else self.edges[self.edges["reason"].isin(list(reasons))]
         return e.groupby("producer_pc")["samples"].sum() if not e.empty else pd.Series(dtype=float)
 
+    def kind_shares(self) -> dict[str, float]:
+        """Share of dependency-stall samples per kind of dependency."""
+        e = self.edges[self.edges["reason"].isin(DEPENDENCY_REASONS)] if not self.edges.empty else self.edges
+        total = float(e["samples"].sum()) if not e.empty else 0.0
+        if total <= 0:
+            return {}
+        s = e.groupby("kind")["samples"].sum() / total
+        return {k: round(float(s[k]), 4) for k in DEPENDENCY_KINDS if k in s.index and s[k] > 0}
 
-def _compatible(reason: str, producer: Instruction) -> bool:
-    if reason == "long_scoreboard":
-        return producer.is_global_load() or producer.is_local() or (producer.opcode in ("LD", "ATOM", "ATOMG"))
-    if reason == "short_scoreboard":
-        return producer.variable_latency() and not (producer.is_global_load() or producer.is_local())
-    if reason == "wait":
-        return not producer.variable_latency()
-    return True
+
+@dataclass(frozen=True)
+class Reach:
+    index: int       # producer instruction index
+    distance: int    # instructions on the path, producer included, consumer excluded
+    cycles: int      # lower bound on the issue cycles along that path
+
+
+# ---- backward search ---------------------------------------------------------------------------
+
+def _negate(g: str) -> str:
+    return g[1:] if g.startswith("!") else "!" + g
+
+
+def _covers(consumer_guard: str | None, guards: frozenset) -> bool:
+    """Do definitions under ``guards`` together cover every execution of the consumer?"""
+    if None in guards:
+        return True
+    if consumer_guard is not None and consumer_guard in guards:
+        return True
+    return any(_negate(g) in guards for g in guards)
+
+
+def _guard_of(ins: Instruction) -> str | None:
+    return None if ins.guard in (None, "PT") else ins.guard
+
+
+def _search(cfg: CFG, idx: int, is_def: Callable[[int], bool], *, max_distance: int,
+            stop: Callable[[int], bool] | None = None, kill: bool = True,
+            cycles_of: Callable[[int], int] | None = None) -> dict[int, Reach]:
+    """Instructions ``j`` with ``is_def(j)`` reaching instruction ``idx`` backwards through
+    the CFG, each with its shortest path (in issue cycles). ``kill``: a definition ends the
+    path once the guards of the definitions met on it cover the consumer's guard.
+    ``stop(j)``: the path ends at ``j`` (after ``j`` was checked as a definition)."""
+    insts, blocks = cfg.insts, cfg.blocks
+    consumer_guard = _guard_of(insts[idx])
+    cyc = cycles_of or (lambda _j: 1)
+    found: dict[int, Reach] = {}
+    start = cfg.block_of[idx]
+    # (cycles, distance, tie, block, last index to look at, guards met so far, first visit?)
+    heap = [(0, 0, 0, start, idx - 1, frozenset(), True)]
+    done: set[tuple[int, frozenset]] = set()
+    tie = 1
+    while heap:
+        c, d, _, b, i, guards, first = heapq.heappop(heap)
+        if not first:
+            if (b, guards) in done:
+                continue
+            done.add((b, guards))
+        alive = True
+        lo = blocks[b].start
+        while i >= lo:
+            ins = insts[i]
+            d += 1
+            c += cyc(i)
+            if d > max_distance:
+                alive = False
+                break
+            if ins.guard != "!PT" and is_def(i):
+                r = found.get(i)
+                if r is None or c < r.cycles:
+                    found[i] = Reach(i, d, c)
+                if kill:
+                    guards = guards | {_guard_of(ins)}
+                    if _covers(consumer_guard, guards):
+                        alive = False
+                        break
+            if stop is not None and stop(i):
+                alive = False
+                break
+            i -= 1
+        if not alive:
+            continue
+        for p in blocks[b].preds:
+            if (p, guards) not in done:
+                heapq.heappush(heap, (c, d, tie, p, blocks[p].end - 1, guards, False))
+                tie += 1
+    return found
 
 
 def _reaching_defs(cfg: CFG, idx: int, reg: str, max_distance: int) -> list[tuple[int, int]]:
     """(producer index, distance) of definitions of ``reg`` reaching instruction ``idx``."""
-    insts, blocks = cfg.insts, cfg.blocks
-    consumer_guard = insts[idx].guard
-    found: list[tuple[int, int]] = []
-    # Work list of (block id, last index to look at, distance so far).
-    b0 = cfg.block_of[idx]
-    work = [(b0, idx - 1, 1)]
-    seen: set[int] = set()
-    while work:
-        b, i, dist = work.pop()
-        start = blocks[b].start
-        covered = False
-        while i >= start:
-            ins = insts[i]
-            if reg in ins.defs:
-                found.append((i, dist))
-                # An unpredicated def (or one under the consumer's own guard) kills the search.
-                if ins.guard is None or ins.guard == consumer_guard:
-                    covered = True
-                    break
-            i -= 1
-            dist += 1
-            if dist > max_distance:
-                covered = True
-                break
-        if covered:
-            continue
-        for p in blocks[b].preds:
-            if p not in seen:
-                seen.add(p)
-                work.append((p, blocks[p].end - 1, dist))
-    return found
+    insts = cfg.insts
+    r = _search(cfg, idx, lambda j: reg in insts[j].defs, max_distance=max_distance)
+    return [(j, x.distance) for j, x in sorted(r.items())]
+
+
+# ---- pruning rules ------------------------------------------------------------------------------
+
+def _l1tex(p: Instruction) -> bool:
+    return p.is_global_load() or p.is_local() or p.opcode in ("LD", "ATOM", "ATOMG")
+
+
+def _compatible(reason: str, producer: Instruction) -> bool:
+    """Can a read-after-write dependency on ``producer`` show up as this stall reason?"""
+    if reason == "long_scoreboard":
+        return _l1tex(producer)
+    if reason == "short_scoreboard":
+        return producer.variable_latency() and not _l1tex(producer)
+    if reason == "wait":
+        return not producer.variable_latency() or producer.is_fp64()
+    return True
+
+
+def _reads_late(reason: str | None, p: Instruction) -> bool:
+    """Does ``p`` read its source registers after issue (so overwriting them waits)?"""
+    l1tex = p.opcode in _L1TEX_READERS
+    mio = p.is_shared() or p.opcode in ("LDC", "SHFL", "MUFU") or (p.variable_latency() and not l1tex and not p.is_memory())
+    if reason == "long_scoreboard":
+        return l1tex
+    if reason == "short_scoreboard":
+        return mio
+    return l1tex or mio
+
+
+def latency_bound(p: Instruction, lat: dict) -> float:
+    """Upper bound, in cycles, on the time ``p``'s result (or its late operand read) takes."""
+    if _l1tex(p) or p.opcode in _L1TEX_READERS:
+        return _MEMORY_MARGIN * lat["dram"]
+    if p.is_shared():
+        return _SHARED_MARGIN * lat["shared"] + 64
+    if p.opcode in ("LDC", "ULDC"):
+        return _MEMORY_MARGIN * lat["constant_miss"]
+    if p.variable_latency() and not p.is_fp64():
+        return _VARIABLE_MARGIN * max(lat["mufu"], lat["fp64"], lat["shared"])
+    return _FIXED_MARGIN * _fixed_latency(p, lat)
+
+
+def _fixed_latency(p: Instruction, lat: dict) -> float:
+    return lat["fp64"] if p.is_fp64() else lat["fp32"]
+
+
+def kind_of(p: Instruction, war: bool = False) -> str:
+    if war:
+        return "war"
+    if p.is_local():
+        return "local_memory"
+    if _l1tex(p) or p.opcode in _L1TEX_READERS:
+        return "global_memory"
+    if p.opcode in ("LDC", "ULDC"):
+        return "constant_memory"
+    if p.is_shared():
+        return "shared_memory"
+    return "arithmetic"
+
+
+# ---- the blamer -----------------------------------------------------------------------------------
+
+class _Consumer:
+    """Searches for one stalled instruction, computed once and shared by its reasons."""
+
+    def __init__(self, cfg: CFG, idx: int, control: dict[int, dict] | None, max_distance: int, cycles_of):
+        self.cfg, self.idx, self.control = cfg, idx, control
+        self.ins = cfg.insts[idx]
+        self.max_distance, self.cycles_of = max_distance, cycles_of
+        self._raw = self._war = self._bar = None
+
+    def cw(self, j: int) -> dict:
+        return (self.control or {}).get(self.cfg.insts[j].pc, {})
+
+    def raw(self) -> dict[int, Reach]:
+        if self._raw is None:
+            insts, out = self.cfg.insts, {}
+            for reg in self.ins.uses:
+                for j, r in _search(self.cfg, self.idx, lambda j, reg=reg: reg in insts[j].defs,
+                                    max_distance=self.max_distance, cycles_of=self.cycles_of).items():
+                    if j not in out or r.cycles < out[j].cycles:
+                        out[j] = r
+            self._raw = out
+        return self._raw
+
+    def war(self) -> dict[int, Reach]:
+        if self._war is None:
+            insts, out = self.cfg.insts, {}
+            for reg in (r for r in self.ins.defs if "P" not in r):
+                found = _search(self.cfg, self.idx, lambda j, reg=reg: reg in insts[j].uses,
+                                stop=lambda j, reg=reg: reg in insts[j].defs, kill=False,
+                                max_distance=self.max_distance, cycles_of=self.cycles_of)
+                for j, r in found.items():
+                    if j not in out or r.cycles < out[j].cycles:
+                        out[j] = r
+            self._war = out
+        return self._war
+
+    def waits(self) -> set[int]:
+        """Barriers the consumer waits on: its wait mask, and for ``DEPBAR.LE SBn, k`` (wait
+        until at most k operations on barrier n are outstanding) barrier n."""
+        w = waits_on(self.cw(self.idx))
+        if self.ins.opcode == "DEPBAR":
+            w |= {int(m) for m in re.findall(r"\bSB(\d)\b", self.ins.text) if int(m) < 6}
+        return w
+
+    def barrier_setters(self) -> dict[int, Reach]:
+        """Setters of the barriers the consumer waits on, back to the last full wait on each."""
+        if self._bar is None:
+            out: dict[int, Reach] = {}
+            for b in self.waits():
+                found = _search(self.cfg, self.idx, lambda j, b=b: b in sets_barriers(self.cw(j)),
+                                stop=lambda j, b=b: b in waits_on(self.cw(j)), kill=False,
+                                max_distance=self.max_distance, cycles_of=self.cycles_of)
+                for j, r in found.items():
+                    if j not in out or r.cycles < out[j].cycles:
+                        out[j] = r
+            self._bar = out
+        return self._bar
+
+    def candidates(self, reason: str, lat: dict) -> dict[int, tuple[Reach, str]]:
+        """Producers kept after pruning, each with its dependency kind."""
+        insts = self.cfg.insts
+        raw = {j: r for j, r in self.raw().items() if _compatible(reason, insts[j])}
+        if reason == "wait":
+            kept = {j: (r, kind_of(insts[j])) for j, r in raw.items()}
+        else:
+            war = {j: r for j, r in self.war().items() if _reads_late(reason, insts[j]) and j not in raw}
+            wait = self.waits() if self.control else set()
+            if wait:
+                bar = self.barrier_setters()
+                kept = {j: (r, kind_of(insts[j])) for j, r in raw.items()
+                        if j in bar and self.cw(j).get("write_barrier") in wait}
+                kept.update({j: (r, "war") for j, r in war.items()
+                             if j in bar and self.cw(j).get("read_barrier") in wait and j not in kept})
+                if not kept:  # waits for a barrier no register explains (ordering, unparsed operand)
+                    kept = {j: (r, kind_of(insts[j], war=self.cw(j).get("write_barrier") not in wait))
+                            for j, r in bar.items() if _compatible(reason, insts[j]) or _reads_late(reason, insts[j])}
+                if not kept:
+                    kept = {j: (r, kind_of(insts[j])) for j, r in raw.items()}
+            else:
+                kept = {j: (r, kind_of(insts[j])) for j, r in raw.items()}
+                if not kept:
+                    kept = {j: (r, "war") for j, r in war.items()}
+        timely = {j: v for j, v in kept.items() if v[0].cycles <= latency_bound(insts[j], lat)}
+        if reason == "wait":
+            if len(timely) > 1:
+                # Fixed latencies are known: the producer whose result is due last binds.
+                due = {j: _fixed_latency(insts[j], lat) - v[0].cycles for j, v in timely.items()}
+                last = max(due.values())
+                timely = {j: v for j, v in timely.items() if due[j] >= last}
+            return timely or self.stall_count()
+        if len(timely) > 1:
+            timely = _drop_dominated_war(timely)
+        return timely or kept  # a scoreboard wait: someone is outstanding even if slower than our bound
+
+    def stall_count(self) -> dict[int, tuple[Reach, str]]:
+        """A wait stall no fixed-latency producer explains is the stall count the compiler
+        put on the instruction issued just before (the only one when straight-line)."""
+        cfg, idx = self.cfg, self.idx
+        b = cfg.blocks[cfg.block_of[idx]]
+        if idx > b.start:
+            j = idx - 1
+        elif len(b.preds) == 1:
+            j = cfg.blocks[b.preds[0]].end - 1
+        else:
+            return {}
+        if self.control and self.cw(j).get("stall") == 1:  # the next issue was allowed at once
+            return {}
+        return {j: (Reach(j, 1, 1), "stall_count")}
+
+
+def _drop_dominated_war(kept: dict[int, tuple[Reach, str]]) -> dict[int, tuple[Reach, str]]:
+    """A late operand read issued before a variable-latency read-after-write producer has
+    happened by the time that producer's result arrives (memory instructions of a warp enter
+    the MIO/LSU queues in order), so the write-after-read candidate cannot be the one waited on."""
+    raw_first = min((r.cycles for r, k in kept.values() if k != "war" and k != "arithmetic"), default=None)
+    if raw_first is None:
+        return kept
+    return {j: v for j, v in kept.items() if v[1] != "war" or v[0].cycles < raw_first} or kept
 
 
 def blame_stalls(cfg: CFG, df: pd.DataFrame, control: dict[int, dict] | None = None,
-                 max_distance: int = 400) -> Blame:
+                 max_distance: int = 400, latency: dict | None = None) -> Blame:
     """``df``: the per-instruction table (indexed by PC, with ``stall_<reason>`` columns).
-    ``control``: optional decoded control codes per PC (``wait_mask``, ``write_barrier``,
-    ``read_barrier``) for barrier-based pruning."""
+    ``control``: decoded control codes per PC (``stall``, ``wait_mask``, ``write_barrier``,
+    ``read_barrier``) for barrier-based pruning and cycle counts; ``latency``: the
+    architecture's latencies (``specs/arch``: l1, l2, dram, shared, fp32, fp64, mufu,
+    constant_miss) for latency-based pruning."""
+    lat = dict(_DEFAULT_LATENCY)
+    lat.update({k: float(v) for k, v in (latency or {}).items() if isinstance(v, (int, float))})
+    if control:
+        def cycles_of(j: int) -> int:
+            return max(1, int(control.get(cfg.insts[j].pc, {}).get("stall", 1) or 1))
+    else:
+        cycles_of = None
     rows = []
     stalled = single = 0
+    dep_samples = single_samples = 0.0
     selected = df["stall_selected"] if "stall_selected" in df else pd.Series(0.0, index=df.index)
     reason_cols = [c for c in df.columns if c.startswith("stall_") and c != "stall_selected"]
     for pc, row in df[reason_cols].iterrows():
@@ -102,7 +387,7 @@ def blame_stalls(cfg: CFG, df: pd.DataFrame, control: dict[int, dict] | None = N
         if idx is None:
             continue
         consumer = cfg.insts[idx]
-        dep_total = 0.0
+        cons: _Consumer | None = None
         for col in reason_cols:
             s = float(row[col])
             if s <= 0:
@@ -111,39 +396,33 @@ def blame_stalls(cfg: CFG, df: pd.DataFrame, control: dict[int, dict] | None = N
             if reason in SYNC_REASONS and not SYNC_REASONS[reason](consumer):
                 # Samples land on the instruction after the barrier/fence: charge the sync op.
                 j = _preceding(cfg, idx, SYNC_REASONS[reason])
-                rows.append((int(pc), cfg.insts[j].pc if j is not None else int(pc), reason, s, 0 if j is None else idx - j))
+                rows.append((int(pc), cfg.insts[j].pc if j is not None else int(pc), reason, s,
+                             0 if j is None else idx - j, "synchronization"))
                 continue
             if reason not in DEPENDENCY_REASONS:
-                rows.append((int(pc), int(pc), reason, s, 0))
+                rows.append((int(pc), int(pc), reason, s, 0, "synchronization" if reason in SYNC_REASONS else "none"))
                 continue
-            dep_total += s
-            cands: dict[int, int] = {}
-            for reg in consumer.uses:
-                for j, dist in _reaching_defs(cfg, idx, reg, max_distance):
-                    if j not in cands or dist < cands[j]:
-                        cands[j] = dist
-            kept = {j: d for j, d in cands.items() if _compatible(reason, cfg.insts[j])}
-            if control and kept and reason != "wait":
-                cw = control.get(int(pc), {})
-                mask = cw.get("wait_mask")
-                if mask is not None:
-                    by_barrier = {j: d for j, d in kept.items()
-                                  if _barrier_of(control.get(cfg.insts[j].pc, {})) in _mask_bits(mask)}
-                    if by_barrier:
-                        kept = by_barrier
+            if cons is None:
+                cons = _Consumer(cfg, idx, control, max_distance, cycles_of)
+            kept = cons.candidates(reason, lat)
             stalled += 1
+            dep_samples += s
             if not kept:
-                rows.append((int(pc), int(pc), reason, s, 0))
+                rows.append((int(pc), int(pc), reason, s, 0, "unresolved"))
                 continue
-            single += len(kept) == 1
-            weights = {j: (1.0 + float(selected.get(cfg.insts[j].pc, 0.0))) / d for j, d in kept.items()}
+            if len(kept) == 1:
+                single += 1
+                single_samples += s
+            weights = {j: (1.0 + float(selected.get(cfg.insts[j].pc, 0.0))) / max(1, r.distance)
+                       for j, (r, _k) in kept.items()}
             total = sum(weights.values())
             for j, w in weights.items():
-                rows.append((int(pc), cfg.insts[j].pc, reason, s * w / total, kept[j]))
-    edges = pd.DataFrame(rows, columns=["consumer_pc", "producer_pc", "reason", "samples", "distance"])
-    cov = single / stalled if stalled else 1.0
-    return Blame(edges=edges, single_dependency_coverage=cov, stalled_instructions=stalled,
-                 source="cubin" if control else "report")
+                r, kind = kept[j]
+                rows.append((int(pc), cfg.insts[j].pc, reason, s * w / total, r.distance, kind))
+    edges = pd.DataFrame(rows, columns=["consumer_pc", "producer_pc", "reason", "samples", "distance", "kind"])
+    return Blame(edges=edges, single_dependency_coverage=single / stalled if stalled else 1.0,
+                 stalled_instructions=stalled, source="cubin" if control else "report",
+                 single_dependency_sample_coverage=single_samples / dep_samples if dep_samples else 1.0)
 
 
 SYNC_REASONS = {"barrier": lambda i: i.opcode == "BAR", "membar": lambda i: i.opcode in ("MEMBAR", "FENCE", "ERRBAR")}
@@ -155,12 +434,3 @@ def _preceding(cfg: CFG, idx: int, pred, limit: int = 8) -> int | None:
         if pred(cfg.insts[j]):
             return j
     return None
-
-
-def _mask_bits(mask: int) -> set[int]:
-    return {b for b in range(6) if mask >> b & 1}
-
-
-def _barrier_of(cw: dict) -> int | None:
-    wb = cw.get("write_barrier")
-    return wb if wb is not None and wb != 7 else cw.get("read_barrier") if cw.get("read_barrier") not in (None, 7) else None

@@ -1,0 +1,425 @@
+"""SASS from the binary: extract cubins (``cuobjdump -xelf all``), disassemble them
+(``nvdisasm -c -hex -g -gi``), and give the analysis what the report lacks.
+
+``control_from_binary(profile, cubin=, binary=)`` returns ``(control, note)``: ``control``
+maps each matched kernel's mangled and demangled name to ``{function offset -> control
+dict}`` (see :mod:`drgpu_py.sass.control`), and ``note`` is one line for the profile's notes
+saying what was used. As a side effect it rewrites the per-instruction tables of the
+matched kernels from the cubin's line table:
+
+* instructions without a file/line in the report (CSV input without an ``.ncu-rep``) get
+  the cubin's;
+* instructions inlined from headers or device functions (``atomicAdd``, math library,
+  ``__threadfence``, user helpers) are attributed to the call site in the kernel (the
+  outermost frame of nvdisasm's ``inlined at`` chain), the inner location kept in an
+  ``inlined_from`` column (``{"file", "line"}``);
+* source text is read from disk for files the report did not carry, where they exist.
+
+Kernels are matched to cubin functions by mangled name, else (CSV input has no mangled
+name) by the demangled base name; either way the instruction text at every offset is
+compared with the report's, and a kernel whose SASS differs is left to the report's SASS
+with a per-kernel note. The tools come from NVIDIA's PyPI wheels (``nvidia-cuda-nvdisasm``,
+``nvidia-cuda-cuobjdump``) or PATH; a missing tool raises :class:`ToolNotFoundError`.
+"""
+from __future__ import annotations
+
+import glob
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from ..errors import InputError, ReportFormatError, ToolNotFoundError
+from ..model import KernelProfile, Profile
+from .control import control_table, supports_control
+
+_EM_CUDA = 190
+_TOOL_TIMEOUT_S = 600
+_MATCH_MIN = 0.95      # share of offsets whose SASS must agree for a cubin function to be used
+
+_SECTION = re.compile(r"^\s*\.section\s+\.text\.([^,\s]+)")
+_TARGET = re.compile(r"^\s*\.target\s+sm_(\d+)")
+_INST = re.compile(r"^\s*/\*([0-9a-fA-F]+)\*/\s+(.*?)\s*;?\s*/\*\s*(0x[0-9a-fA-F]+)\s*\*/\s*$")
+_HIGH = re.compile(r"^\s*/\*\s*(0x[0-9a-fA-F]+)\s*\*/\s*$")
+_LINE = re.compile(r'^\s*//##\s*File\s+"([^"]*)",\s*line\s+(\d+)(.*)$')
+_INLINED = re.compile(r'inlined at\s+"([^"]*)",\s*line\s+(\d+)')
+
+
+@dataclass
+class SassInstruction:
+    offset: int
+    text: str
+    low: int
+    high: int
+    file: str | None = None
+    line: int | None = None
+    #: the ``inlined at`` chain, innermost call site first; empty when not inlined
+    inlined_at: list[tuple[str, int]] = field(default_factory=list)
+
+
+@dataclass
+class SassFunction:
+    name: str                     # mangled name (the ELF symbol)
+    sm: int | None
+    cubin: str
+    insts: list[SassInstruction] = field(default_factory=list)
+
+    def by_offset(self) -> dict[int, SassInstruction]:
+        return {i.offset: i for i in self.insts}
+
+    def control(self) -> dict[int, dict]:
+        return control_table((i.offset, i.low, i.high) for i in self.insts) if supports_control(self.sm) else {}
+
+
+# ---- tools ---------------------------------------------------------------------------------
+
+def find_tool(name: str) -> str:
+    """Path of ``nvdisasm``/``cuobjdump``: inside NVIDIA's installed PyPI wheels (the
+    ``nvidia`` namespace package: ``nvidia/cu13/bin``, ``nvidia/cuda_nvdisasm/bin`` ...),
+    else on PATH, else under ``$CUDA_HOME/bin``."""
+    exe = name + (".exe" if os.name == "nt" else "")
+    spec = importlib.util.find_spec("nvidia")
+    roots = list(spec.submodule_search_locations or []) if spec else []
+    for root in roots:
+        for cand in sorted(glob.glob(os.path.join(root, "*", "bin", exe)), reverse=True):
+            if os.access(cand, os.X_OK):
+                return cand
+    found = shutil.which(name)
+    if found:
+        return found
+    for env in ("CUDA_HOME", "CUDA_PATH"):
+        home = os.environ.get(env)
+        if home and os.access(os.path.join(home, "bin", exe), os.X_OK):
+            return os.path.join(home, "bin", exe)
+    wheel = {"nvdisasm": "nvidia-cuda-nvdisasm", "cuobjdump": "nvidia-cuda-cuobjdump"}.get(name, name)
+    raise ToolNotFoundError(f"{name} not found", hint=f"pip install {wheel}, or put the CUDA toolkit's bin on PATH")
+
+
+def _run(argv: list[str], cwd: str | None = None) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=_TOOL_TIMEOUT_S)
+    except FileNotFoundError as e:
+        raise ToolNotFoundError(f"{argv[0]} cannot be run: {e.strerror}") from e
+    except subprocess.TimeoutExpired as e:
+        raise ReportFormatError(f"{Path(argv[0]).name} took longer than {_TOOL_TIMEOUT_S} s on {argv[-1]}") from e
+
+
+def is_cubin(path: Path) -> bool:
+    """An ELF file for the CUDA machine (EM_CUDA); executables and fatbins are not."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(20)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read ({e.strerror})") from e
+    return len(head) == 20 and head[:4] == b"\x7fELF" and int.from_bytes(head[18:20], "little") == _EM_CUDA
+
+
+def extract_cubins(binary: Path, workdir: Path) -> list[Path]:
+    """Cubins embedded in an executable, library or fatbin, written under ``workdir``."""
+    r = _run([find_tool("cuobjdump"), "-xelf", "all", str(Path(binary).resolve())], cwd=str(workdir))
+    cubins = sorted(p for p in Path(workdir).iterdir() if p.is_file() and is_cubin(p))
+    if not cubins:
+        msg = (r.stderr or r.stdout).strip().splitlines()
+        raise InputError(f"{binary}: no cubin found" + (f" ({msg[-1]})" if msg else ""),
+                         hint="give the executable or library that holds the profiled kernels, or the cubin with --cubin")
+    return cubins
+
+
+def disassemble(cubin: Path) -> str:
+    """nvdisasm text: code only, 128-bit encodings, line and inline info."""
+    r = _run([find_tool("nvdisasm"), "-c", "-hex", "-g", "-gi", str(cubin)])
+    if r.returncode != 0:
+        msg = (r.stderr or r.stdout).strip().splitlines()
+        raise ReportFormatError(f"nvdisasm could not disassemble {cubin}" + (f": {msg[-1]}" if msg else ""),
+                                hint="give a cubin for a Turing (sm_75) or later GPU")
+    return r.stdout
+
+
+# ---- parsing -----------------------------------------------------------------------------
+
+def parse_disassembly(text: str, cubin: str = "") -> dict[str, SassFunction]:
+    """Functions of one nvdisasm listing (``-c -hex`` with optional ``-g``/``-gi``) by
+    mangled name. Line annotations hold until the next one within a function."""
+    funcs: dict[str, SassFunction] = {}
+    sm = None
+    cur: SassFunction | None = None
+    loc: tuple[str | None, int | None, list] = (None, None, [])
+    pending: tuple[int, str, int] | None = None
+    group: list[tuple[str, int, list]] = []   # consecutive //## lines: innermost first
+    in_group = False
+    for raw in text.splitlines():
+        if in_group and not _LINE.match(raw):
+            in_group = False
+            loc = _location(group)
+        if pending is not None:
+            m = _HIGH.match(raw)
+            if m:
+                off, txt, low = pending
+                cur.insts.append(SassInstruction(offset=off, text=txt, low=low, high=int(m.group(1), 16),
+                                                 file=loc[0], line=loc[1], inlined_at=list(loc[2])))
+                pending = None
+                continue
+            pending = None
+        m = _TARGET.match(raw)
+        if m:
+            sm = int(m.group(1))
+            continue
+        m = _SECTION.match(raw)
+        if m:
+            cur = funcs.setdefault(m.group(1), SassFunction(name=m.group(1), sm=sm, cubin=cubin))
+            loc = (None, None, [])
+            continue
+        if cur is None:
+            continue
+        m = _LINE.match(raw)
+        if m:
+            if not in_group:
+                group, in_group = [], True
+            group.append((m.group(1), int(m.group(2)), [(f, int(n)) for f, n in _INLINED.findall(m.group(3))]))
+            continue
+        m = _INST.match(raw)
+        if m:
+            pending = (int(m.group(1), 16), m.group(2).strip(), int(m.group(3), 16))
+    return funcs
+
+
+def _location(group: list[tuple[str, int, list]]) -> tuple[str | None, int | None, list]:
+    """One instruction's location from a run of ``//##`` lines. With ``-gi`` nvdisasm prints
+    the innermost location first (``File "h.hpp", line 112 inlined at "k.cu", line 15``),
+    then each enclosing one, the function's own line last."""
+    if not group:
+        return (None, None, [])
+    file, line, chain = group[0]
+    calls = list(chain)
+    for f, n, more in group[1:]:
+        if (f, n) not in calls:
+            calls.append((f, n))
+        calls.extend(c for c in more if c not in calls)
+    return (file, line, calls)
+
+
+_LABEL = re.compile(r"`\(\.L_x_\d+\)\s*")
+_BRANCHY = {"BRA", "BRX", "JMP", "JMX", "CALL", "BSSY", "BREAK", "SSY", "PBK", "PCNT", "CAL", "WARPSYNC", "BPT", "RET"}
+
+
+def normalize_sass(text: str) -> str:
+    """Comparable form of one instruction as ncu or nvdisasm prints it: no reuse flags,
+    labels, branch targets (absolute in ncu, labels in nvdisasm) or spacing."""
+    s = _LABEL.sub("", text or "").replace(".reuse", "").strip().rstrip(";").strip()
+    g = re.match(r"^(@!?U?P[T\d]\s+)?(\S+)(.*)$", s)
+    if not g:
+        return re.sub(r"\s+", "", s)
+    guard, op, rest = g.group(1) or "", g.group(2), g.group(3)
+    if op.split(".")[0] in _BRANCHY:
+        rest = re.sub(r"0x[0-9a-fA-F]+", "", rest)
+    return re.sub(r"\s+", "", guard + op + rest)
+
+
+def mangled_base(name: str) -> str:
+    """Unqualified function name from an Itanium mangled name (``_Z6hornerILi1EEvPKfPf`` ->
+    ``horner``, ``_ZN2ns1kEv`` -> ``k``); non-mangled names come back unchanged."""
+    if not name.startswith("_Z"):
+        return demangled_base(name)
+    s, i = name[2:], 0
+    if s.startswith("N"):
+        i = 1
+        while i < len(s) and s[i] in "rVKL":
+            i += 1
+    last = ""
+    while i < len(s) and s[i].isdigit():
+        j = i
+        while j < len(s) and s[j].isdigit():
+            j += 1
+        n = int(s[i:j])
+        last, i = s[j:j + n], j + n
+    return last or name
+
+
+def demangled_base(name: str) -> str:
+    """Unqualified function name from a demangled signature
+    (``void bin_count<(bool)0>(const unsigned *, unsigned *)`` -> ``bin_count``)."""
+    depth, out = 0, []
+    for ch in name or "":
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth = max(0, depth - 1)
+        elif ch == "(" and depth == 0:
+            break
+        elif depth == 0:
+            out.append(ch)
+    head = "".join(out).strip().split()
+    return head[-1].split("::")[-1] if head else ""
+
+
+def _agreement(k: KernelProfile, fn: SassFunction) -> tuple[int, int]:
+    """(offsets whose SASS agrees, offsets compared) between the report and a function."""
+    df = k.instructions
+    if df.empty or "sass" not in df:
+        return 0, 0
+    by = fn.by_offset()
+    same = total = 0
+    for off, txt in zip(df["offset"], df["sass"]):
+        ins = by.get(int(off))
+        total += 1
+        if ins is not None and normalize_sass(ins.text) == normalize_sass(str(txt)):
+            same += 1
+    return same, total
+
+
+def _short(name: str) -> str:
+    """A signature without its parameter list, for notes."""
+    depth = 0
+    for i, ch in enumerate(name or ""):
+        depth += ch == "<"
+        depth -= ch == ">"
+        if ch == "(" and depth == 0:
+            return name[:i]
+    return name or ""
+
+
+def _cc_sm(cc: str) -> int | None:
+    m = re.fullmatch(r"\s*(\d+)\.(\d+)\s*", cc or "")
+    return int(m.group(1)) * 10 + int(m.group(2)) if m else None
+
+
+def match_function(k: KernelProfile, funcs: list[SassFunction]) -> tuple[SassFunction | None, str, tuple[int, int]]:
+    """Best cubin function for a kernel: ``(function or None, how, (same, compared))``.
+    ``how`` is 'mangled name' or 'demangled name'; the SASS comparison decides among
+    candidates of the same name (bad/fixed template instantiations, several cubins)."""
+    sm = _cc_sm(k.compute_capability)
+    same_arch = [f for f in funcs if sm is None or f.sm is None or f.sm == sm] or funcs
+    if k.mangled:
+        cands, how = [f for f in same_arch if f.name == k.mangled], "mangled name"
+    else:
+        cands, how = [], ""
+    if not cands:
+        base = demangled_base(k.name) if k.name else mangled_base(k.mangled)
+        cands, how = [f for f in same_arch if mangled_base(f.name) == base], "demangled name"
+    if not cands:
+        return None, "", (0, 0)
+    scored = [(f, _agreement(k, f)) for f in cands]
+    best, agree = max(scored, key=lambda t: (t[1][0] / t[1][1] if t[1][1] else 0.0, t[1][0]))
+    return best, how, agree
+
+
+# ---- line table ------------------------------------------------------------------------------
+
+def apply_line_table(k: KernelProfile, fn: SassFunction) -> dict[str, int]:
+    """Rewrite ``k.instructions`` file/line from the cubin (see the module docstring).
+    Returns counts: ``filled`` (lines the report lacked) and ``inlined`` (moved to call sites)."""
+    df = k.instructions
+    if df.empty:
+        return {"filled": 0, "inlined": 0}
+    by = fn.by_offset()
+    files = list(df["file"]) if "file" in df else [None] * len(df)
+    lines = list(df["line"]) if "line" in df else [None] * len(df)
+    inlined_from: list[dict | None] = list(df["inlined_from"]) if "inlined_from" in df else [None] * len(df)
+    filled = moved = 0
+    for n, off in enumerate(df["offset"]):
+        ins = by.get(int(off))
+        if ins is None or ins.file is None:
+            continue
+        missing = files[n] is None or (isinstance(files[n], float) and pd.isna(files[n])) or pd.isna(lines[n])
+        if ins.inlined_at:
+            call_file, call_line = ins.inlined_at[-1]
+            files[n], lines[n] = call_file, call_line
+            inlined_from[n] = {"file": ins.file, "line": ins.line}
+            moved += 1
+        elif missing:
+            files[n], lines[n] = ins.file, ins.line
+            filled += 1
+    df["file"] = files
+    df["line"] = pd.array([None if ln is None or pd.isna(ln) else int(ln) for ln in lines], dtype="Int64")
+    df["inlined_from"] = inlined_from
+    if filled:  # the reader's complaint about missing lines no longer holds
+        k.notes[:] = [n for n in k.notes if "no file/line information" not in n]
+    for f in {f for f in files if isinstance(f, str)} - set(k.source_text):
+        try:
+            p = Path(f)
+            if p.is_file() and p.stat().st_size < 8 << 20:
+                k.source_text[f] = p.read_text(errors="replace").splitlines()
+        except OSError:
+            pass
+    return {"filled": filled, "inlined": moved}
+
+
+# ---- entry point -----------------------------------------------------------------------------
+
+def load_functions(cubin: str | Path | None = None, binary: str | Path | None = None) -> tuple[list[SassFunction], list[str]]:
+    """Disassemble the given cubin (or every cubin in ``binary``); returns the functions and
+    the names of the cubins read."""
+    src = Path(cubin or binary)
+    if not src.exists():
+        raise InputError(f"{src}: no such file")
+    if src.is_dir():
+        raise InputError(f"{src} is a directory, not a cubin or executable")
+    funcs: list[SassFunction] = []
+    names: list[str] = []
+    if is_cubin(src):
+        funcs.extend(parse_disassembly(disassemble(src), src.name).values())
+        names.append(src.name)
+    else:
+        with tempfile.TemporaryDirectory(prefix="drgpu-cubins-") as tmp:
+            for c in extract_cubins(src, Path(tmp)):
+                funcs.extend(parse_disassembly(disassemble(c), f"{src.name}:{c.name}").values())
+                names.append(c.name)
+    return funcs, names
+
+
+def control_from_binary(profile: Profile, cubin: str | Path | None = None,
+                        binary: str | Path | None = None) -> tuple[dict[str, dict[int, dict]], str]:
+    if not cubin and not binary:
+        raise InputError("no cubin or binary given")
+    funcs, names = load_functions(cubin, binary)
+    src = Path(cubin or binary).name
+    control: dict[str, dict[int, dict]] = {}
+    used, problems = [], []
+    filled = inlined = 0
+    for k in profile.kernels:
+        label = _short(k.name) or k.mangled
+        fn, how, (same, total) = match_function(k, funcs)
+        if fn is None:
+            k.notes.append(f"{src}: no function named like this kernel; slicing used the report's SASS")
+            problems.append(f"{label}: not found")
+            continue
+        if k.instructions.empty or not total:
+            k.notes.append(f"{src}: the report has no SASS for this kernel to check the cubin against; cubin not used")
+            problems.append(f"{label}: no SASS in the report")
+            continue
+        if same / total < _MATCH_MIN:
+            k.notes.append(f"{src}: SASS of {fn.name} differs from the report's at {total - same} of {total} offsets "
+                           f"(another build?); cubin not used, slicing used the report's SASS")
+            problems.append(f"{label}: SASS differs at {total - same}/{total} offsets")
+            continue
+        counts = apply_line_table(k, fn)
+        filled += counts["filled"]
+        inlined += counts["inlined"]
+        cw = fn.control()
+        if not cw:
+            k.notes.append(f"{src}: sm_{fn.sm} has no per-instruction control codes; line table used only")
+        else:
+            for key in (k.mangled, k.name):
+                if key:
+                    control[key] = cw
+        if same < total:
+            k.notes.append(f"{src}: SASS of {fn.name} differs from the report's at {total - same} of {total} offsets")
+        used.append(f"{label} (by {how})")
+    arch = sorted({f"sm_{f.sm}" for f in funcs if f.sm})
+    note = f"SASS from {src} ({', '.join(arch) or 'unknown arch'}, {len(names)} cubin{'s' if len(names) != 1 else ''}): "
+    note += f"{len(used)} of {len(profile.kernels)} kernels matched and checked against the report's SASS"
+    if used:
+        note += "; control codes and line table used"
+        extra = [f"{filled} lines filled in" if filled else "", f"{inlined} inlined instructions moved to their call sites" if inlined else ""]
+        extra = [e for e in extra if e]
+        if extra:
+            note += " (" + ", ".join(extra) + ")"
+    if problems:
+        note += "; not used for " + "; ".join(problems[:5]) + (" ..." if len(problems) > 5 else "")
+    return control, note

@@ -1,0 +1,79 @@
+"""Decode the scheduling control information of Volta-and-later SASS instructions.
+
+From Volta (sm_70) on, every instruction is 128 bits wide and carries its own control
+information in bits 105..125 (bits 41..61 of the high 64-bit word), which the compiler
+(ptxas) fills in and the warp scheduler obeys:
+
+====== ===== =================================================================
+bits   width field
+====== ===== =================================================================
+41-44  4     ``stall``: cycles to wait before issuing the next instruction
+45     1     ``yield``: the raw yield bit (set on most instructions; clear lets
+             the scheduler switch to another warp after this one)
+46-48  3     ``write_barrier``: scoreboard (0-5) released when the result is
+             written; 7 = none
+49-51  3     ``read_barrier``: scoreboard released once the source registers
+             have been read (variable-latency ops that read operands late)
+52-57  6     ``wait_mask``: scoreboards that must be released before this
+             instruction issues (bit b = B<b>)
+58-61  4     ``reuse``: operand reuse-cache flags (bit 0 = operand a ...)
+====== ===== =================================================================
+
+Contract: ``decode_control(high)`` is a pure function of the high 64-bit word and never
+raises; ``control_table(encodings)`` maps ``(offset, low, high)`` triples to
+``{offset: control dict}`` with exactly the keys ``stall``, ``yield``, ``write_barrier``,
+``read_barrier``, ``wait_mask``, ``reuse`` (barriers are ``None`` where the field is 7).
+``supports_control(sm)`` says whether an ``sm_XY`` target uses this encoding.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+NO_BARRIER = 7
+NUM_BARRIERS = 6
+_SHIFT = 41  # bit 105 of the 128-bit instruction is bit 41 of its high word
+
+
+def decode_control(high: int) -> dict:
+    """Control fields of one instruction from the high 64 bits of its encoding."""
+    c = (int(high) >> _SHIFT) & ((1 << 21) - 1)
+    wb = (c >> 5) & 7
+    rb = (c >> 8) & 7
+    return {
+        "stall": c & 0xF,
+        "yield": bool((c >> 4) & 1),
+        "write_barrier": None if wb == NO_BARRIER else wb,
+        "read_barrier": None if rb == NO_BARRIER else rb,
+        "wait_mask": (c >> 11) & 0x3F,
+        "reuse": (c >> 17) & 0xF,
+    }
+
+
+def control_table(encodings: Iterable[tuple[int, int, int]]) -> dict[int, dict]:
+    """``{offset: control}`` for ``(offset, low word, high word)`` triples."""
+    return {int(off): decode_control(hi) for off, _lo, hi in encodings}
+
+
+def waits_on(cw: dict | None) -> set[int]:
+    """Scoreboard barriers an instruction waits on before issuing."""
+    mask = (cw or {}).get("wait_mask") or 0
+    return {b for b in range(NUM_BARRIERS) if mask >> b & 1}
+
+
+def sets_barriers(cw: dict | None) -> set[int]:
+    """Scoreboard barriers an instruction sets (write and read barrier)."""
+    cw = cw or {}
+    return {b for b in (cw.get("write_barrier"), cw.get("read_barrier")) if b is not None and b < NUM_BARRIERS}
+
+
+def format_control(cw: dict) -> str:
+    """Compact form used in notes and debugging, e.g. ``W2:R-:B--2---:Y:S01``."""
+    wb, rb = cw.get("write_barrier"), cw.get("read_barrier")
+    mask = "".join(str(b) if cw.get("wait_mask", 0) >> b & 1 else "-" for b in range(NUM_BARRIERS))
+    return (f"W{'-' if wb is None else wb}:R{'-' if rb is None else rb}:B{mask}:"
+            f"{'Y' if cw.get('yield') else '-'}:S{cw.get('stall', 0):02d}")
+
+
+def supports_control(sm: int | None) -> bool:
+    """Volta (sm_70) and later embed control bits in each 128-bit instruction."""
+    return sm is not None and sm >= 70
