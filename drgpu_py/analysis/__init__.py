@@ -89,7 +89,9 @@ def analyze_kernel(k: KernelProfile, options: AnalysisOptions) -> KernelAnalysis
         notes.append("no PC sampling in this report: per-line attribution and SASS slicing unavailable (collect the SourceCounters section)")
     if ctx.blame is not None:
         slicing = {"source": ctx.blame.source, "single_dependency_coverage": round(ctx.blame.single_dependency_coverage, 3),
-                   "stalled_instructions": ctx.blame.stalled_instructions}
+                   "single_dependency_sample_coverage": round(ctx.blame.single_dependency_sample_coverage, 3),
+                   "stalled_instructions": ctx.blame.stalled_instructions,
+                   "dependency_kinds": ctx.blame.kind_shares()}
         if ctx.blame.source == "report":
             notes.append("slicing used the report's SASS only (registers and predicates; give --cubin or --binary for scoreboard barriers)")
     else:

@@ -61,7 +61,7 @@ class KernelContext:
             ctx.by_pc = {i.pc: i for i in ctx.insts}
             ctx.cfg = build_cfg(ctx.insts)
             if k.has_sampling:
-                ctx.blame = blame_stalls(ctx.cfg, df, control=control)
+                ctx.blame = blame_stalls(ctx.cfg, df, control=control, latency=arch.get("latency"))
                 ctx.blame.source = slicing_source
         return ctx
 
@@ -163,6 +163,9 @@ class KernelContext:
             code = self.kernel.source_line(f, ln) if f not in (None, "<sass>") and ln is not None else None
             if code is not None:
                 loc["code"] = code.strip()
+            inlined = df.at[pc, "inlined_from"] if "inlined_from" in df.columns else None
+            if isinstance(inlined, dict):  # from the cubin's inline info (--cubin/--binary)
+                loc["inlined_from"] = inlined
             ctx_lines = set()
             for p in slot["pcs"]:
                 for c in self.consumers_of(p):
