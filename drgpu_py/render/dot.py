@@ -66,7 +66,14 @@ def format_value(node: Node) -> str:
         return f"{v:.1f}%"
     if node.unit == "x":
         return f"{v:.2f}x"
-    return f"{v:g} {node.unit}".strip()
+    return f"{_number(v)} {node.unit}".strip()
+
+
+def _number(v: float) -> str:
+    """Counts with thousands separators, other values to four significant digits."""
+    if float(v).is_integer() or abs(v) >= 1000:
+        return f"{v:,.0f}"
+    return f"{v:.4g}"
 
 
 def split_folded(node: Node, fold_share: float) -> tuple[list[Node], list[Node]]:
@@ -161,7 +168,7 @@ def _compact_label(n: Node) -> str:
     return graphviz.nohtml("".join(lines))
 
 
-def _add_tree(g: graphviz.Digraph, root: Node, prefix: str, fold_share: float) -> None:
+def _add_tree(g: graphviz.Digraph, root: Node, prefix: str, fold_share: float, reverse: bool = False) -> None:
     counter = [0]
 
     def new_id() -> str:
@@ -182,9 +189,8 @@ def _add_tree(g: graphviz.Digraph, root: Node, prefix: str, fold_share: float) -
             return
         g.node(nid, _node_label(n), **attrs)
         shown, folded = split_folded(n, fold_share)
-        for c in shown:
+        for c in (reversed(shown) if reverse else shown):
             cid = new_id()
-            visit(c, cid, depth + 1)
             eattrs = {}
             if n.attrs.get("highlight") and c.attrs.get("highlight"):
                 eattrs.update(color=HIGHLIGHT, penwidth="3")
@@ -193,6 +199,7 @@ def _add_tree(g: graphviz.Digraph, root: Node, prefix: str, fold_share: float) -
             elif c.kind in ("metric", "missing", "line", "folded"):
                 eattrs.update(color="#adb5bd")
             g.edge(nid, cid, **eattrs)
+            visit(c, cid, depth + 1)
         if folded:
             fid = new_id()
             g.node(fid, _label(f"{len(folded)} folded (each below {fold_share * 100:g}%)"), **STYLE["folded"])
@@ -214,17 +221,19 @@ def build_graph(analysis, options: RenderOptions | None = None, kernels=None) ->
     kernels = list(analysis.kernels if kernels is None else kernels)
     g = graphviz.Digraph("drgpu", graph_attr={
         "rankdir": "LR", "nodesep": "0.12", "ranksep": "0.35", "fontname": FONT, "fontsize": "14",
-        "labelloc": "t", "labeljust": "l", "bgcolor": "white", "pad": "0.2", "newrank": "true"},
+        "labelloc": "t", "labeljust": "l", "bgcolor": "white", "pad": "0.2", "ordering": "out"},
         node_attr={"fontname": FONT, "fontsize": "11", "margin": "0.12,0.05"},
         edge_attr={"color": "#495057", "arrowsize": "0.6", "fontname": FONT})
     if len(kernels) == 1:
         g.attr(label=_label(kernel_title(kernels[0])))
         _add_tree(g, kernels[0].tree, "k0", options.fold_share)
         return g
-    for i, ka in enumerate(kernels):
+    # Under rankdir=LR Graphviz stacks cluster contents bottom-up, so kernels and children are
+    # emitted in reverse to read top-down as in the single-kernel picture.
+    for i, ka in reversed(list(enumerate(kernels))):
         with g.subgraph(name=f"cluster_k{i}") as sub:
             sub.attr(label=_label(kernel_title(ka)), style="rounded", color="#ced4da")
-            _add_tree(sub, ka.tree, f"k{i}", options.fold_share)
+            _add_tree(sub, ka.tree, f"k{i}", options.fold_share, reverse=True)
     return g
 
 

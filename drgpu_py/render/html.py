@@ -378,7 +378,7 @@ def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool) -
     ach, theo = k.m("sm__warps_active.avg.pct_of_peak_sustained_active"), k.m("sm__maximum_warps_per_active_cycle_pct")
     top_pct = ka.top_unit_pct
     summary = [
-        ("Device", f"{k.device or 'unknown'}" + (f" (cc {k.compute_capability})" if k.compute_capability else "")),
+        ("Device", k.device or "unknown"),
         ("Duration", _duration(k.duration_ns)),
         ("Grid × block", f"{'×'.join(map(str, k.grid))} × {'×'.join(map(str, k.block))}"),
         ("Registers / thread", _num(k.m("launch__registers_per_thread"), ".0f")),
@@ -392,7 +392,9 @@ def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool) -
         svg = _clean_svg(svg_for(analysis, options, kernels=[ka]), anchor)
     top = ka.findings[0] if ka.findings else None
     return {
-        "anchor": anchor, "id": k.id, "name": k.name, "mangled": k.mangled if k.mangled and k.mangled != k.name else "",
+        "anchor": anchor, "id": k.id, "name": k.name,
+        "arch": " · ".join(x for x in (f"cc {k.compute_capability}" if k.compute_capability else "",
+                                       f"{k.sm_count} SMs" if k.sm_count else "") if x), "mangled": k.mangled if k.mangled and k.mangled != k.name else "",
         "duration_ns": None if _nan(k.duration_ns) else float(k.duration_ns), "duration": _duration(k.duration_ns),
         "bound": ka.bound, "stall_pct": _num(ka.stall_cycle_pct, ".1f", "%"),
         "stall_w": 0.0 if _nan(ka.stall_cycle_pct) else max(0.0, min(100.0, float(ka.stall_cycle_pct))),
