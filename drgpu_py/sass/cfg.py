@@ -3,6 +3,8 @@ branches/EXIT, dominators (iterative data-flow), and natural loops from back edg
 
 Contract: ``build_cfg(instructions)`` takes instructions sorted by PC (one function) and
 never raises on odd code: indirect branches (BRX/JMX) end a block with no known successor.
+Loops are those of the code reachable from the entry (the compiler's ``BRA`` self-loop
+padding after the last EXIT is not a loop), matching ``nvdisasm -bbcfg``.
 """
 from __future__ import annotations
 
@@ -90,17 +92,32 @@ def build_cfg(insts: list[Instruction]) -> CFG:
     return CFG(insts=insts, blocks=blocks, block_of=block_of, index_of_pc=index_of_pc, dom=dom, loops=loops)
 
 
+def reachable(blocks: list[Block]) -> set[int]:
+    """Blocks reachable from the entry block."""
+    seen, stack = ({0}, [0]) if blocks else (set(), [])
+    while stack:
+        for s in blocks[stack.pop()].succs:
+            if s not in seen:
+                seen.add(s)
+                stack.append(s)
+    return seen
+
+
 def _dominators(blocks: list[Block]) -> list[set[int]]:
+    """Dominator sets; an unreachable block (the padding ``BRA`` self-loop after EXIT, code
+    only reached through an indirect branch) is dominated by itself alone, so it forms no loop."""
     if not blocks:
         return []
-    allb = set(range(len(blocks)))
-    dom = [set(allb) for _ in blocks]
+    live = reachable(blocks)
+    dom = [set(live) if b.id in live else {b.id} for b in blocks]
     dom[0] = {0}
     changed = True
     while changed:
         changed = False
         for b in blocks[1:]:
-            preds = [dom[p] for p in b.preds]
+            if b.id not in live:
+                continue
+            preds = [dom[p] for p in b.preds if p in live]
             new = (set.intersection(*preds) if preds else set()) | {b.id}
             if new != dom[b.id]:
                 dom[b.id] = new
@@ -109,10 +126,11 @@ def _dominators(blocks: list[Block]) -> list[set[int]]:
 
 
 def _natural_loops(blocks: list[Block], dom: list[set[int]]) -> list[Loop]:
+    live = reachable(blocks)
     by_header: dict[int, set[int]] = {}
     for b in blocks:
         for s in b.succs:
-            if s in dom[b.id]:  # back edge b -> s
+            if b.id in live and s in dom[b.id]:  # back edge b -> s
                 body = {s, b.id}
                 stack = [b.id]
                 while stack:
