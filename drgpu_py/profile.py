@@ -1,0 +1,832 @@
+"""Drive Nsight Compute (ncu) with drgpu's curated metric sets: build the command, run it,
+follow its progress, classify its failures, and find the reports it wrote.
+
+Contract:
+- Metric sets are data (``metric_sets/*.yaml``): ``base.yaml`` plus one overlay per chip.
+  ``load_metric_set(name_or_path)`` returns a :class:`MetricSet`; ``MetricSet.selection()``
+  the ncu ``--section``/``--metrics`` arguments for the chosen groups. Explicit metrics are
+  checked against ncu's catalogue per chip by ``check_metric_set`` (catalogues in
+  ``metric_sets/catalogues``).
+- ``build_ncu_argv(ncu, request, selection)`` is pure: an argument list, never a shell line;
+  the application's arguments are appended unchanged.
+- ``run_ncu(argv, log_path, on_event)`` runs ncu, tees its whole console output to
+  ``log_path``, parses ``==PROF==`` progress into :class:`Event` callbacks and returns a
+  :class:`RunResult`. Ctrl-C stops ncu gently (it writes what it profiled) and the result
+  says ``interrupted``; nothing written is deleted.
+- ``classify(result, request)`` maps a finished run to a typed error (or None): ncu missing
+  is found earlier by ``find_ncu``; counter permission (11), the application failing (12), no
+  kernel profiled (13). A failing application with reports is still analyzed by the caller.
+- ``unavailable_metrics(report, expected)`` names the requested metrics a report lacks or
+  holds as n/a: ncu accepts unknown metric names silently (exit 0), so this is the only check.
+"""
+from __future__ import annotations
+
+import glob
+import lzma
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+import yaml
+
+from . import data
+from .errors import (ApplicationFailedError, CounterPermissionError, DataFileError, InputError,
+                     MetricUnavailableError, NoKernelProfiledError, ProfilerError, ToolNotFoundError,
+                     UsageError)
+
+SCHEMA = "drgpu.metric_set/1"
+#: Environment variables MPI launchers set to a process's rank (Open MPI, MPICH/PMI, PMIx,
+#: Slurm, MVAPICH). ``--rank-var auto`` picks the first one set in drgpu's own environment.
+RANK_VARS = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID", "MV2_COMM_WORLD_RANK")
+NCU_HELP_URL = "https://developer.nvidia.com/nsight-compute"
+PERM_URL = "https://developer.nvidia.com/ERR_NVGPUCTRPERM"
+REPLAY_MODES = ("kernel", "application", "range", "app-range")
+CLOCK_CONTROLS = ("base", "none")
+TARGET_PROCESSES = ("all", "application-only")
+KERNEL_NAME_BASES = ("function", "demangled", "mangled")
+
+
+# ---------------------------------------------------------------------------------------
+# Metric sets
+# ---------------------------------------------------------------------------------------
+@dataclass
+class Group:
+    name: str
+    why: str
+    optional: bool = False
+    absent_note: str = ""        # said in the analysis notes when an optional group is left out
+    sections: list[str] = field(default_factory=list)
+    metrics: dict[str, str] = field(default_factory=dict)     # explicit --metrics -> what for
+    provides: dict[str, str] = field(default_factory=dict)    # delivered by the sections -> what for
+
+
+@dataclass
+class Selection:
+    """What one ncu run collects."""
+    sections: list[str]
+    metrics: list[str]
+    groups: list[str]
+    expected: list[str]          # names drgpu looks for in the report afterwards
+    notes: list[str] = field(default_factory=list)   # what leaving optional groups out means
+
+    def ncu_args(self) -> list[str]:
+        args: list[str] = []
+        for s in self.sections:
+            args += ["--section", s]
+        if self.metrics:
+            args += ["--metrics", ",".join(self.metrics)]
+        return args
+
+
+@dataclass
+class MetricSet:
+    name: str
+    description: str
+    groups: dict[str, Group]
+    chip: str | None = None
+    family: str = ""
+    compute_capability: list[str] = field(default_factory=list)
+    origin: str = ""
+    shipped: bool = True          # one of drgpu's own files (not a user's YAML)
+
+    def group_names(self, optional: bool | None = None) -> list[str]:
+        return [g for g, spec in self.groups.items() if optional is None or spec.optional == optional]
+
+    def selection(self, with_groups: Iterable[str] = (), add_sections: Iterable[str] = (),
+                  add_metrics: Iterable[str] = ()) -> Selection:
+        with_groups = list(with_groups)
+        unknown = [g for g in with_groups if g not in self.groups]
+        if unknown:
+            raise UsageError(f"unknown metric group(s) {', '.join(unknown)} in set {self.name}",
+                             hint="optional groups: " + (", ".join(self.group_names(optional=True)) or "none"))
+        chosen = [g for g, spec in self.groups.items() if not spec.optional or g in with_groups]
+        sections: list[str] = []
+        metrics: list[str] = []
+        expected: list[str] = []
+        for g in chosen:
+            spec = self.groups[g]
+            sections += [s for s in spec.sections if s not in sections]
+            metrics += [m for m in spec.metrics if m not in metrics]
+            expected += [m for m in list(spec.metrics) + list(spec.provides) if m not in expected]
+        sections += [s for s in add_sections if s not in sections]
+        extra = [m for m in add_metrics if m not in metrics]
+        metrics += extra
+        expected += [m for m in extra if m not in expected]
+        notes = [spec.absent_note for g, spec in self.groups.items()
+                 if spec.optional and g not in chosen and spec.absent_note
+                 and not all(m in metrics for m in spec.metrics)]
+        return Selection(sections=sections, metrics=metrics, groups=chosen, expected=expected, notes=notes)
+
+
+def metric_sets_dir() -> Path:
+    return data.share_dir("metric_sets")
+
+
+def available_sets() -> list[str]:
+    """Names of the shipped sets: 'base' and one per chip."""
+    return sorted(p.stem for p in metric_sets_dir().glob("*.yaml"))
+
+
+def _parse_group(name: str, spec, origin: str) -> Group:
+    if not isinstance(spec, dict):
+        raise DataFileError(f"{origin}: group {name} should be a mapping")
+    if not isinstance(spec.get("why"), str) or not spec["why"].strip():
+        raise DataFileError(f"{origin}: group {name} needs a 'why'")
+    g = Group(name=name, why=" ".join(spec["why"].split()), optional=bool(spec.get("optional", False)),
+              absent_note=" ".join(str(spec.get("absent_note", "")).split()))
+    secs = spec.get("sections", [])
+    if not isinstance(secs, list) or not all(isinstance(s, str) for s in secs):
+        raise DataFileError(f"{origin}: group {name}: 'sections' should be a list of names")
+    g.sections = list(secs)
+    for key in ("metrics", "provides"):
+        val = spec.get(key, {}) or {}
+        if not isinstance(val, dict) or not all(isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in val.items()):
+            raise DataFileError(f"{origin}: group {name}: '{key}' should map each metric to what drgpu uses it for")
+        setattr(g, key, dict(val))
+    if not g.sections and not g.metrics:
+        raise DataFileError(f"{origin}: group {name} collects nothing (no sections, no metrics)")
+    if g.provides and not g.sections:
+        raise DataFileError(f"{origin}: group {name}: 'provides' needs the sections that provide them")
+    return g
+
+
+def _read_set_doc(path: Path) -> dict:
+    try:
+        doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise DataFileError(f"cannot read metric set {path}: {e.strerror}") from e
+    except yaml.YAMLError as e:
+        raise DataFileError(f"{path.name}: not valid YAML: {e}") from e
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        raise DataFileError(f"{path.name}: schema should be '{SCHEMA}'")
+    return doc
+
+
+def _from_doc(doc: dict, origin: str, base: MetricSet | None) -> MetricSet:
+    name = doc.get("name") or Path(origin).stem
+    if doc.get("inherits"):
+        if base is None:
+            raise DataFileError(f"{origin}: inherits {doc['inherits']!r}, which is not loaded")
+        groups = {g: Group(name=s.name, why=s.why, optional=s.optional, absent_note=s.absent_note, sections=list(s.sections),
+                           metrics=dict(s.metrics), provides=dict(s.provides)) for g, s in base.groups.items()}
+        description = doc.get("description") or base.description
+    else:
+        groups = {}
+        description = doc.get("description", "")
+    for g, spec in (doc.get("groups") or {}).items():
+        groups[g] = _parse_group(g, spec, origin)
+    for g, metrics in (doc.get("add") or {}).items():
+        if g not in groups:
+            raise DataFileError(f"{origin}: 'add' names unknown group {g}")
+        if not isinstance(metrics, dict):
+            raise DataFileError(f"{origin}: add.{g} should map metrics to what they are for")
+        groups[g].metrics.update(metrics)
+    for m in doc.get("drop") or []:
+        if not any(m in grp.metrics for grp in groups.values()):
+            raise DataFileError(f"{origin}: 'drop' names {m}, which no group collects")
+        for grp in groups.values():
+            grp.metrics.pop(m, None)
+    for old, new in (doc.get("rename") or {}).items():
+        hits = [grp for grp in groups.values() if old in grp.metrics]
+        if not hits:
+            raise DataFileError(f"{origin}: 'rename' names {old}, which no group collects")
+        for grp in hits:
+            grp.metrics = {(new if k == old else k): v for k, v in grp.metrics.items()}
+    if not groups:
+        raise DataFileError(f"{origin}: the set has no groups")
+    cc = doc.get("compute_capability") or []
+    return MetricSet(name=name, description=" ".join(str(description).split()), groups=groups,
+                     chip=doc.get("chip"), family=doc.get("family", ""),
+                     compute_capability=[str(c) for c in (cc if isinstance(cc, list) else [cc])], origin=origin)
+
+
+def load_metric_set(name_or_path: str | Path | None = None) -> MetricSet:
+    """A shipped set by name ('base', 'gh100', ...), by compute capability ('9.0'), or a YAML
+    file (which may ``inherits: base``). ``None`` gives the base set."""
+    key = str(name_or_path) if name_or_path else "base"
+    folder = metric_sets_dir()
+    p = Path(key)
+    if p.suffix in (".yaml", ".yml") or p.exists():
+        if not p.is_file():
+            raise InputError(f"metric set file {p} does not exist")
+        path = p
+    else:
+        chip = data.chip_for(key) or key.lower()
+        path = folder / f"{chip}.yaml"
+        if not path.is_file():
+            raise UsageError(f"unknown metric set {key!r}",
+                             hint="one of: " + ", ".join(available_sets()) + ", or a YAML file")
+    doc = _read_set_doc(path)
+    base = None
+    if doc.get("inherits"):
+        if doc["inherits"] != "base":
+            raise DataFileError(f"{path.name}: only 'inherits: base' is supported")
+        base = _from_doc(_read_set_doc(folder / "base.yaml"), "base.yaml", None)
+    ms = _from_doc(doc, path.name if path.parent == folder else str(path), base)
+    ms.shipped = path.resolve().parent == folder.resolve()
+    return ms
+
+
+# ---------------------------------------------------------------------------------------
+# Catalogues and metric-name checks
+# ---------------------------------------------------------------------------------------
+_ROLLUPS = ("sum", "avg", "min", "max")
+_PCT = ("pct_of_peak_sustained_active", "pct_of_peak_sustained_elapsed",
+        "pct_of_peak_sustained_region", "pct_of_peak_sustained_frame")
+_COUNTER_SUB = ("", "peak_sustained", "peak_sustained_active", "peak_sustained_active.per_second",
+                "peak_sustained_elapsed", "peak_sustained_elapsed.per_second",
+                "peak_sustained_region", "peak_sustained_region.per_second",
+                "peak_sustained_frame", "peak_sustained_frame.per_second",
+                "per_cycle_active", "per_cycle_elapsed", "per_cycle_in_region", "per_cycle_in_frame",
+                "per_second") + _PCT
+#: Valid suffixes per metric type (ncu Profiling Guide, "Metrics Structure"): counters take a
+#: rollup and an optional sub-metric, ratios .pct/.ratio/.max_rate, throughputs a rollup and a
+#: percentage of peak.
+SUFFIXES = {
+    "Counter": {f"{r}.{s}" if s else r for r in _ROLLUPS for s in _COUNTER_SUB},
+    "Ratio": {"pct", "ratio", "max_rate"},
+    "Throughput": {f"{r}.{s}" for r in _ROLLUPS for s in _PCT},
+}
+
+
+def load_catalogue(chip: str, folder: Path | None = None) -> dict[str, str]:
+    """ncu's ``--query-metrics --chips CHIP`` listing as {base name: type}."""
+    path = (folder or metric_sets_dir() / "catalogues") / f"metrics_{chip}.txt.xz"
+    try:
+        text = lzma.open(path, "rt", encoding="utf-8").read()
+    except FileNotFoundError as e:
+        raise DataFileError(f"no metric catalogue for chip {chip} ({path.name})") from e
+    except (OSError, lzma.LZMAError) as e:
+        raise DataFileError(f"cannot read {path.name}: {e}") from e
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line or line[0] in " -" or line.startswith(("Chip ", "Metric Name")):
+            continue  # continuation of a wrapped description, rules, headers
+        parts = line.split()
+        if len(parts) >= 2 and parts[1] in SUFFIXES:
+            out[parts[0]] = parts[1]
+    if not out:
+        raise DataFileError(f"{path.name} lists no metrics")
+    return out
+
+
+def metric_problem(name: str, catalogue: dict[str, str]) -> str | None:
+    """Why ``name`` cannot be collected on the catalogue's chip, or None when it can."""
+    base, _, suffix = name.partition(".")
+    kind = catalogue.get(base)
+    if kind is None:
+        return "no such metric on this chip"
+    if not suffix:
+        return f"a {kind.lower()} needs a suffix (e.g. {sorted(SUFFIXES[kind])[0]})"
+    if suffix not in SUFFIXES[kind]:
+        return f"suffix .{suffix} is not valid for a {kind.lower()}"
+    return None
+
+
+def check_metric_set(ms: MetricSet, catalogue: dict[str, str], include_optional: bool = True) -> list[tuple[str, str, str]]:
+    """(group, metric, problem) for each explicit metric the chip's ncu cannot collect."""
+    out = []
+    for g, spec in ms.groups.items():
+        if spec.optional and not include_optional:
+            continue
+        for m in spec.metrics:
+            p = metric_problem(m, catalogue)
+            if p:
+                out.append((g, m, p))
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Chip detection and ncu discovery
+# ---------------------------------------------------------------------------------------
+@dataclass
+class GpuInfo:
+    name: str
+    compute_capability: str
+    chip: str | None
+
+
+def detect_gpu(env: dict | None = None, run=subprocess.run) -> GpuInfo | None:
+    """The GPU ncu will profile (the first visible one), from nvidia-smi; None if unknown."""
+    env = dict(os.environ if env is None else env)
+    exe = shutil.which("nvidia-smi", path=env.get("PATH"))
+    if not exe:
+        return None
+    try:
+        p = run([exe, "--query-gpu=index,name,compute_cap", "--format=csv,noheader"],
+                capture_output=True, text=True, timeout=30, env=env)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if p.returncode != 0:
+        return None
+    rows = [[c.strip() for c in ln.split(",")] for ln in p.stdout.splitlines() if ln.count(",") >= 2]
+    if not rows:
+        return None
+    want = (env.get("CUDA_VISIBLE_DEVICES") or "").split(",")[0].strip()
+    row = next((r for r in rows if want.isdigit() and r[0] == want), rows[0])
+    cc = row[-1]
+    return GpuInfo(name=", ".join(row[1:-1]), compute_capability=cc, chip=data.chip_for(cc))
+
+
+def find_ncu(explicit: str | None = None, env: dict | None = None) -> str:
+    """Path of ncu: ``--ncu``, else $NCU, else ncu on PATH, else the CUDA toolkit's."""
+    env = dict(os.environ if env is None else env)
+    cand = explicit or env.get("NCU")
+    if cand:
+        found = shutil.which(cand, path=env.get("PATH")) if os.sep not in cand else (cand if os.access(cand, os.X_OK) and os.path.isfile(cand) else None)
+        if not found:
+            raise ToolNotFoundError(f"ncu not found at {cand!r}",
+                                    hint=f"give the path of Nsight Compute's ncu with --ncu or NCU=; it ships with the CUDA toolkit and at {NCU_HELP_URL}")
+        return found
+    found = shutil.which("ncu", path=env.get("PATH"))
+    if found:
+        return found
+    for root in (env.get("CUDA_HOME"), env.get("CUDA_PATH"), "/usr/local/cuda"):
+        if root and os.access(os.path.join(root, "bin", "ncu"), os.X_OK):
+            return os.path.join(root, "bin", "ncu")
+    raise ToolNotFoundError("Nsight Compute (ncu) is not installed or not on PATH",
+                            hint=f"install the CUDA toolkit or Nsight Compute ({NCU_HELP_URL}), then put ncu on PATH or give --ncu PATH")
+
+
+def resolve_app(app: list[str], env: dict | None = None) -> list[str]:
+    """The application's argv with its program made absolute (ncu runs it from its own
+    working directory rules); arguments are untouched."""
+    if not app:
+        raise UsageError("no application given", hint="drgpu profile [OPTIONS] -- APP [ARGS...]")
+    env = dict(os.environ if env is None else env)
+    prog = app[0]
+    if os.sep in prog:
+        path = os.path.abspath(prog)
+        if not os.path.isfile(path):
+            raise InputError(f"application {prog} does not exist")
+        if not os.access(path, os.X_OK):
+            raise InputError(f"application {prog} is not executable", hint=f"chmod +x {prog}, or run it through its interpreter")
+    else:
+        path = shutil.which(prog, path=env.get("PATH"))
+        if not path:
+            raise InputError(f"application {prog!r} not found on PATH", hint="give its path, e.g. ./" + prog)
+    return [path] + list(app[1:])
+
+
+# ---------------------------------------------------------------------------------------
+# Command line
+# ---------------------------------------------------------------------------------------
+@dataclass
+class ProfileRequest:
+    app: list[str]
+    output_dir: Path
+    stem: str
+    kernel: str | None = None
+    kernel_name_base: str | None = None
+    launch_skip: int | None = None
+    launch_count: int | None = None
+    replay_mode: str | None = None
+    clock_control: str | None = None
+    target_processes: str | None = None
+    rank_var: str | None = None
+    import_source: bool = True
+    extra_ncu_args: list[str] = field(default_factory=list)
+    force: bool = False
+
+    def validate(self) -> None:
+        for val, allowed, opt in ((self.replay_mode, REPLAY_MODES, "--replay-mode"),
+                                  (self.clock_control, CLOCK_CONTROLS, "--clock-control"),
+                                  (self.target_processes, TARGET_PROCESSES, "--target-processes"),
+                                  (self.kernel_name_base, KERNEL_NAME_BASES, "--kernel-name-base")):
+            if val is not None and val not in allowed:
+                raise UsageError(f"{opt} {val!r} is not one of {', '.join(allowed)}")
+        for val, opt in ((self.launch_skip, "--launch-skip"), (self.launch_count, "--launch-count")):
+            if val is not None and val < (0 if opt == "--launch-skip" else 1):
+                raise UsageError(f"{opt} must be {'>= 0' if opt == '--launch-skip' else '>= 1'}")
+        if self.kernel is not None:
+            try:
+                re.compile(self.kernel)
+            except re.error as e:
+                raise UsageError(f"--kernel {self.kernel!r} is not a valid regular expression: {e}") from e
+        if self.rank_var is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.rank_var):
+            raise UsageError(f"--rank-var {self.rank_var!r} is not an environment variable name")
+        if not re.fullmatch(r"[A-Za-z0-9._-]+", self.stem):
+            raise UsageError(f"--name {self.stem!r}: use letters, digits, '.', '_' and '-' only")
+
+    @property
+    def output_base(self) -> Path:
+        """ncu's -o value (without .ncu-rep), ncu placeholders included."""
+        name = self.stem + (f".rank%q{{{self.rank_var}}}" if self.rank_var else "")
+        return self.output_dir / name
+
+    def report_glob(self, env: dict | None = None) -> str:
+        """A glob matching every report this request can produce. ncu inherits drgpu's
+        environment, so %q{VAR} is expanded here as ncu will (several ranks sharing a
+        folder must each find only their own report); other placeholders become '*'."""
+        env = os.environ if env is None else env
+        pattern = re.sub(r"%q\{([^}]*)\}", lambda m: env.get(m.group(1)) or "*", str(self.output_base))
+        pattern = re.sub(r"%[phi]", "*", pattern).replace("%%", "%")
+        return glob.escape(pattern).replace(glob.escape("*"), "*") + ".ncu-rep"
+
+
+def default_stem(app: list[str]) -> str:
+    name = os.path.basename(app[0]) if app else "app"
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "app"
+    return name
+
+
+def pick_rank_var(option: str | None, env: dict | None = None) -> str | None:
+    """``--rank-var``: 'auto' picks the MPI rank variable set in drgpu's own environment
+    (each rank runs its own drgpu under mpirun/srun), 'none' disables, else the name given."""
+    env = os.environ if env is None else env
+    if option is None or option == "auto":
+        return next((v for v in RANK_VARS if env.get(v, "").strip()), None)
+    if option == "none":
+        return None
+    return option
+
+
+def build_ncu_argv(ncu: str, req: ProfileRequest, sel: Selection) -> list[str]:
+    req.validate()
+    argv = [ncu]
+    argv += sel.ncu_args()
+    if req.import_source:
+        argv += ["--import-source", "yes"]
+    if req.kernel is not None:
+        if req.kernel_name_base:
+            argv += ["--kernel-name-base", req.kernel_name_base]
+        argv += ["-k", f"regex:{req.kernel}"]
+    if req.launch_skip is not None:
+        argv += ["-s", str(req.launch_skip)]
+    if req.launch_count is not None:
+        argv += ["-c", str(req.launch_count)]
+    if req.replay_mode:
+        argv += ["--replay-mode", req.replay_mode]
+    if req.clock_control:
+        argv += ["--clock-control", req.clock_control]
+    if req.target_processes:
+        argv += ["--target-processes", req.target_processes]
+    argv += list(req.extra_ncu_args)
+    argv += ["-o", str(req.output_base)]
+    if req.force:
+        argv.append("-f")
+    return argv + list(req.app)
+
+
+def existing_reports(req: ProfileRequest) -> list[Path]:
+    return sorted(Path(p) for p in glob.glob(req.report_glob()))
+
+
+# ---------------------------------------------------------------------------------------
+# Console output parsing
+# ---------------------------------------------------------------------------------------
+_PROFILING = re.compile(r'^==PROF== Profiling "(?P<name>.+?)" - (?P<launch>\d+)(?: \((?P<i>\d+)/(?P<n>\d+)\))?:\s?(?P<rest>.*)$')
+_PASSES = re.compile(r"- (\d+) pass(?:es)?\s*$")
+_CONNECTED = re.compile(r"^==PROF== Connected to process (\d+) \((.*)\)")
+_DISCONNECTED = re.compile(r"^==PROF== Disconnected from process (\d+)")
+_REPORT = re.compile(r"^==PROF== Report: (.+?)\s*$")
+_APP_CODE = re.compile(r"The application returned an error code \((-?\d+)\)")
+_UNAVAILABLE = re.compile(r"Unable to access the following \d+ metrics?: (.*?)\.?\s*$")
+#: What ncu prints when it got SIGINT/SIGTERM: it kills the application, then writes the report
+#: of the launches it finished (seen with ncu 2025.3.1, mid progress line).
+_SHUTDOWN = "==PROF== Trying to shutdown target application"
+
+
+@dataclass
+class Event:
+    """One thing ncu said. kind: connected, kernel (a launch started), progress (pct),
+    kernel_done (passes; None when cut short), disconnected, report, error, warning,
+    shutdown (ncu was told to stop), output (anything else)."""
+    kind: str
+    text: str
+    kernel: str | None = None
+    launch: int | None = None
+    index: tuple[int, int] | None = None
+    pct: int | None = None
+    passes: int | None = None
+    pid: int | None = None
+
+
+def _pct(rest: str) -> int:
+    marks = list(re.finditer(r"(\d+)%", rest))
+    if not marks:
+        return 0
+    last = marks[-1]
+    return min(100, int(last.group(1)) + 10 * rest[last.end():].count("."))
+
+
+class OutputParser:
+    """Turns ncu's console stream (chunks, possibly mid-line) into :class:`Event`s. A
+    Profiling line grows while replay passes run ("0%....50%...."), so the unfinished tail
+    is inspected too."""
+
+    def __init__(self) -> None:
+        self._buf = ""
+        self._open: tuple[str, int, int] | None = None   # kernel, launch, last pct of the tail
+
+    def feed(self, chunk: str) -> list[Event]:
+        self._buf += chunk
+        events: list[Event] = []
+        while True:
+            nl = self._buf.find("\n")
+            if nl < 0:
+                break
+            line, self._buf = self._buf[:nl].rstrip("\r"), self._buf[nl + 1:]
+            events += self._line(line)
+        if self._buf.startswith("==PROF== Profiling"):
+            m = _PROFILING.match(self._buf)
+            if m:
+                key = (m["name"], int(m["launch"]))
+                pct = _pct(m["rest"])
+                if self._open is None or self._open[:2] != key:
+                    events.append(self._start(m))
+                    self._open = (*key, -1)
+                if pct != self._open[2]:
+                    events.append(Event("progress", self._buf, kernel=key[0], launch=key[1], pct=pct))
+                    self._open = (*key, pct)
+        return events
+
+    def close(self) -> list[Event]:
+        tail, self._buf = self._buf, ""
+        return self._line(tail.rstrip("\r\n")) if tail.strip() else []
+
+    def _start(self, m) -> Event:
+        idx = (int(m["i"]), int(m["n"])) if m["i"] else None
+        return Event("kernel", m.group(0), kernel=m["name"], launch=int(m["launch"]), index=idx)
+
+    def _line(self, line: str) -> list[Event]:
+        if _SHUTDOWN in line:
+            head = line[:line.index(_SHUTDOWN)]
+            return (self._line(head) if head.strip() else []) + [Event("shutdown", _SHUTDOWN)]
+        out: list[Event] = []
+        m = _PROFILING.match(line)
+        if m:
+            key = (m["name"], int(m["launch"]))
+            if self._open is None or self._open[:2] != key:
+                out.append(self._start(m))
+            self._open = None
+            pm = _PASSES.search(m["rest"])
+            out.append(Event("kernel_done", line, kernel=key[0], launch=key[1], pct=_pct(m["rest"]),
+                             passes=int(pm.group(1)) if pm else None))
+            return out
+        if (c := _CONNECTED.match(line)):
+            return [Event("connected", line, pid=int(c.group(1)))]
+        if (d := _DISCONNECTED.match(line)):
+            return [Event("disconnected", line, pid=int(d.group(1)))]
+        if (r := _REPORT.match(line)):
+            return [Event("report", r.group(1))]
+        if line.startswith("==ERROR=="):
+            return [Event("error", line[len("==ERROR=="):].strip())]
+        if line.startswith("==WARNING=="):
+            return [Event("warning", line[len("==WARNING=="):].strip())]
+        return [Event("output", line)]
+
+
+# ---------------------------------------------------------------------------------------
+# Running ncu
+# ---------------------------------------------------------------------------------------
+@dataclass
+class KernelRun:
+    name: str
+    launch: int
+    passes: int | None
+
+
+@dataclass
+class RunResult:
+    argv: list[str]
+    returncode: int | None
+    log_path: Path
+    wall_s: float
+    kernels: list[KernelRun] = field(default_factory=list)
+    reports: list[Path] = field(default_factory=list)      # as ncu announced them
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    app_exit_code: int | None = None
+    interrupted: bool = False
+    processes: int = 0
+
+    @property
+    def permission_denied(self) -> bool:
+        return any("ERR_NVGPUCTRPERM" in e for e in self.errors)
+
+    @property
+    def ncu_unavailable_metrics(self) -> list[str]:
+        out: list[str] = []
+        for w in self.warnings:
+            m = _UNAVAILABLE.search(w)
+            if m:
+                out += [x.strip() for x in m.group(1).split(",") if x.strip()]
+        return out
+
+
+def _stop(proc: subprocess.Popen, grace_s: float) -> None:
+    """After Ctrl-C: ncu got the terminal's SIGINT too and is saving what it profiled; give
+    it time, then ask again, then insist."""
+    for sig, wait in ((None, grace_s), (signal.SIGINT, 30.0), (signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
+        if proc.poll() is not None:
+            return
+        if sig is not None:
+            try:
+                proc.send_signal(sig)
+            except OSError:
+                return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def run_ncu(argv: list[str], log_path: Path, on_event: Callable[[Event], None] | None = None,
+            env: dict | None = None, cwd: str | Path | None = None, sigint_grace_s: float = 5.0) -> RunResult:
+    """Run ncu (argument list, no shell), tee its console to ``log_path``, report events."""
+    parser = OutputParser()
+    result = RunResult(argv=list(argv), returncode=None, log_path=Path(log_path), wall_s=0.0)
+    t0 = time.monotonic()
+
+    def handle(events: list[Event]) -> None:
+        for ev in events:
+            if ev.kind == "kernel_done":
+                result.kernels.append(KernelRun(ev.kernel or "?", ev.launch or 0, ev.passes))
+            elif ev.kind == "report":
+                result.reports.append(Path(ev.text))
+            elif ev.kind == "error":
+                result.errors.append(ev.text)
+                m = _APP_CODE.search(ev.text)
+                if m:
+                    result.app_exit_code = int(m.group(1))
+            elif ev.kind == "warning":
+                result.warnings.append(ev.text)
+            elif ev.kind == "connected":
+                result.processes += 1
+            elif ev.kind == "shutdown":
+                result.interrupted = True   # a signal reached ncu (Ctrl-C, kill): same as ours
+            if on_event:
+                on_event(ev)
+
+    with open(log_path, "w", encoding="utf-8", errors="replace") as log:
+        log.write("# " + " ".join(_quote(a) for a in argv) + "\n")
+        log.flush()
+        try:
+            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    env=env, cwd=cwd, bufsize=0)
+        except FileNotFoundError as e:
+            raise ToolNotFoundError(f"cannot run {argv[0]}: not found", hint=f"install Nsight Compute ({NCU_HELP_URL}) or give --ncu PATH") from e
+        except PermissionError as e:
+            raise ToolNotFoundError(f"cannot run {argv[0]}: permission denied", hint="give the path of an executable ncu with --ncu") from e
+        assert proc.stdout is not None
+        try:
+            while True:
+                chunk = proc.stdout.read1(65536) if hasattr(proc.stdout, "read1") else proc.stdout.read(4096)
+                if not chunk:
+                    break
+                text = chunk.decode("utf-8", errors="replace")
+                log.write(text)
+                log.flush()
+                handle(parser.feed(text))
+            handle(parser.close())
+            result.returncode = proc.wait()
+        except KeyboardInterrupt:
+            result.interrupted = True
+            _stop(proc, sigint_grace_s)
+            try:
+                rest = proc.stdout.read() or b""
+            except (OSError, ValueError):
+                rest = b""
+            text = rest.decode("utf-8", errors="replace")
+            log.write(text)
+            handle(parser.feed(text) + parser.close())
+            result.returncode = proc.poll()
+            log.write("\n# drgpu: interrupted by the user\n")
+    result.wall_s = time.monotonic() - t0
+    return result
+
+
+def _quote(a: str) -> str:
+    # Display only (the log's first line); the command itself never goes through a shell.
+    return a if re.fullmatch(r"[A-Za-z0-9_./:=,%{}+-]+", a) else "'" + a.replace("'", "'\\''") + "'"
+
+
+def found_reports(result: RunResult, req: ProfileRequest, started: float) -> list[Path]:
+    """Reports of this run: those ncu announced, else files matching the output pattern
+    written since ``started`` (placeholders can expand to several)."""
+    announced = [p if p.is_absolute() else Path.cwd() / p for p in result.reports]
+    out = [p for p in announced if p.is_file()]
+    for p in existing_reports(req):
+        try:
+            fresh = p.stat().st_mtime >= started - 1
+        except OSError:
+            continue
+        if fresh and p.resolve() not in {q.resolve() for q in out}:
+            out.append(p)
+    return sorted(out)
+
+
+def classify(result: RunResult, req: ProfileRequest, reports: list[Path]) -> Exception | None:
+    """The error a finished run stands for (None: success). The caller analyzes ``reports``
+    first whenever there are any, then raises this."""
+    log = result.log_path
+    if result.permission_denied:
+        return CounterPermissionError(
+            "no permission to read the GPU performance counters (ncu: ERR_NVGPUCTRPERM)",
+            hint=("run as an administrator (sudo), or let all users profile: set the NVIDIA driver option "
+                  f"NVreg_RestrictProfilingToAdminUsers=0 and reload the driver; see {PERM_URL}. ncu's output: {log}"))
+    missing_app = next((e for e in result.errors if "does not exist or is not an executable" in e), None)
+    if missing_app:
+        return InputError(f"ncu could not start the application: {missing_app}")
+    env_macro = next((e for e in result.errors if "for macro '%q'" in e), None)
+    if env_macro:
+        return UsageError(f"ncu could not name the report: {env_macro}",
+                          hint="ncu expands %q{VAR} from its own environment, so --rank-var needs one drgpu per rank: "
+                               "mpirun -np N drgpu profile -- APP (drgpu picks the rank variable up by itself)")
+    other = [e for e in result.errors if not _APP_CODE.search(e)]
+    if result.interrupted:
+        return None  # the caller reports the interruption with what was kept
+    if not reports:
+        if req.kernel is not None or req.launch_skip:
+            what = f"--kernel {req.kernel!r}" if req.kernel is not None else f"--launch-skip {req.launch_skip}"
+            app = f" (the application exited with code {result.app_exit_code})" if result.app_exit_code else ""
+            return NoKernelProfiledError(
+                f"no kernel was profiled: {what} matched no launch{app}; ncu wrote no report",
+                hint=f"rerun with --list-kernels to see the kernels the application launches; ncu's output: {log}")
+        if result.app_exit_code:
+            return ApplicationFailedError(
+                f"the application exited with code {result.app_exit_code} before any kernel was profiled",
+                hint=f"its output is in {log}")
+        if other:
+            return ProfilerError("ncu failed: " + "; ".join(other[:3]), hint=f"ncu's output: {log}")
+        if result.returncode not in (0, None):
+            return ProfilerError(f"ncu exited with code {result.returncode} and wrote no report", hint=f"ncu's output: {log}")
+        return NoKernelProfiledError("the application ran but launched no CUDA kernel that ncu could profile; no report was written",
+                                     hint=f"check that it uses the GPU; ncu's output: {log}")
+    if result.app_exit_code:
+        n = len(result.kernels)
+        return ApplicationFailedError(
+            f"the application exited with code {result.app_exit_code}; "
+            + (f"the {n} kernel launches profiled before that were analyzed" if n != 1 else "the kernel launch profiled before that was analyzed"),
+            hint=f"its output is in {log}")
+    if other:
+        return ProfilerError("ncu reported errors: " + "; ".join(other[:3]) + " (what it profiled was analyzed)", hint=f"ncu's output: {log}")
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# Checking the produced report
+# ---------------------------------------------------------------------------------------
+def unavailable_metrics(report: Path, expected: Iterable[str]) -> dict[str, list[str]]:
+    """Per kernel launch ('name (id N)'), the expected metrics the report lacks or holds as
+    n/a. A name ending in ``*`` needs at least one match. Empty when all are there."""
+    try:
+        import ncu_report  # type: ignore
+    except ImportError as e:
+        raise ToolNotFoundError("the ncu_report module is not installed", hint="pip install ncu-report") from e
+    try:
+        ctx = ncu_report.load_report(str(report))
+    except Exception as e:  # the module raises plain exceptions for truncated files
+        raise ProfilerError(f"{report}: ncu_report could not load it ({e})") from e
+    expected = list(expected)
+    out: dict[str, list[str]] = {}
+    kid = 0
+    for r in range(ctx.num_ranges()):
+        rng = ctx.range_by_idx(r)
+        for i in range(rng.num_actions()):
+            a = rng.action_by_idx(i)
+            names = set(a.metric_names())
+            missing = []
+            for m in expected:
+                if "*" in m:
+                    rx = re.compile("^" + ".*".join(re.escape(p) for p in m.split("*")) + "$")
+                    if not any(rx.match(n) for n in names):
+                        missing.append(m)
+                elif m not in names or _is_na(a.metric_by_name(m)):
+                    missing.append(m)
+            if missing:
+                out[f"{a.name()} (id {kid})"] = missing
+            kid += 1
+    return out
+
+
+def _is_na(metric) -> bool:
+    if metric is None:
+        return True
+    try:
+        if metric.num_instances() > 0 or metric.has_correlation_ids():
+            return False
+        if metric.metric_type() == metric.MetricType_STRING:
+            return not metric.as_string()
+        v = metric.as_double()
+    except Exception:
+        return False  # present with a value ncu_report cannot turn into a number: not n/a
+    return v is None or v != v
+
+
+def describe_missing(missing: dict[str, list[str]]) -> str:
+    names = sorted({m for ms in missing.values() for m in ms})
+    return f"{len(names)} requested metric{'s' if len(names) != 1 else ''} missing or n/a in the report: " + ", ".join(names)
+
+
+def metric_unavailable_error(missing: dict[str, list[str]], report: Path) -> MetricUnavailableError:
+    return MetricUnavailableError(describe_missing(missing) + f" ({report})",
+                                  hint="the metric does not exist on this GPU or ncu version; check `ncu --query-metrics` and drgpu metrics")
