@@ -182,7 +182,8 @@ def parse_instruction(pc: int, text: str) -> Instruction:
         if m and inst.opcode in ("BRA", "CALL", "BREAK", "JMP"):
             inst.target = int(m.group(0), 16)
     dw, sw = _dest_width(inst.opcode, inst.modifiers), _src_width(inst.opcode, inst.modifiers)
-    if inst.opcode in _NO_DEST or not ops:
+    # A memory operand first (LDGSTS [R4], desc[..], UBLKCP [UR4], ...) is an address, not a destination.
+    if inst.opcode in _NO_DEST or not ops or "[" in ops[0]:
         for o in ops:
             inst.uses.update(_regs(o, 1 if "[" in o else sw))
             inst.uses.update(_preds(o))
