@@ -30,6 +30,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -103,7 +104,8 @@ def find_tool(name: str) -> str:
 
 def _run(argv: list[str], cwd: str | None = None) -> subprocess.CompletedProcess:
     try:
-        return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=_TOOL_TIMEOUT_S)
+        return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, errors="replace",
+                              timeout=_TOOL_TIMEOUT_S)
     except FileNotFoundError as e:
         raise ToolNotFoundError(f"{argv[0]} cannot be run: {e.strerror}") from e
     except subprocess.TimeoutExpired as e:
@@ -352,9 +354,10 @@ def apply_line_table(k: KernelProfile, fn: SassFunction) -> dict[str, int]:
 
 # ---- entry point -----------------------------------------------------------------------------
 
-def load_functions(cubin: str | Path | None = None, binary: str | Path | None = None) -> tuple[list[SassFunction], list[str]]:
-    """Disassemble the given cubin (or every cubin in ``binary``); returns the functions and
-    the names of the cubins read."""
+def load_functions(cubin: str | Path | None = None, binary: str | Path | None = None,
+                   sms: set[int] | None = None) -> tuple[list[SassFunction], list[str]]:
+    """Disassemble the given cubin (or the cubins in ``binary``: those for the ``sms``
+    architectures when it has any, else all); returns the functions and the cubins read."""
     src = Path(cubin or binary)
     if not src.exists():
         raise InputError(f"{src}: no such file")
@@ -367,17 +370,25 @@ def load_functions(cubin: str | Path | None = None, binary: str | Path | None = 
         names.append(src.name)
     else:
         with tempfile.TemporaryDirectory(prefix="drgpu-cubins-") as tmp:
-            for c in extract_cubins(src, Path(tmp)):
-                funcs.extend(parse_disassembly(disassemble(c), f"{src.name}:{c.name}").values())
+            cubins = extract_cubins(src, Path(tmp))
+            # cuobjdump names them APP.N.sm_XY.cubin: skip other architectures' copies.
+            wanted = [c for c in cubins if sms and any(f".sm_{sm}" in c.name for sm in sms)] or cubins
+            with ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1)) as pool:
+                texts = list(pool.map(disassemble, wanted))
+            for c, text in zip(wanted, texts):
+                funcs.extend(parse_disassembly(text, f"{src.name}:{c.name}").values())
                 names.append(c.name)
     return funcs, names
 
 
 def control_from_binary(profile: Profile, cubin: str | Path | None = None,
                         binary: str | Path | None = None) -> tuple[dict[str, dict[int, dict]], str]:
+    """Control codes per matched kernel (by mangled and demangled name, keyed by function
+    offset) and one note; rewrites matched kernels' file/line (module docstring)."""
     if not cubin and not binary:
         raise InputError("no cubin or binary given")
-    funcs, names = load_functions(cubin, binary)
+    sms = {sm for sm in (_cc_sm(k.compute_capability) for k in profile.kernels) if sm is not None}
+    funcs, names = load_functions(cubin, binary, sms=sms)
     src = Path(cubin or binary).name
     control: dict[str, dict[int, dict]] = {}
     used, problems = [], []
