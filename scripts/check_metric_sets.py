@@ -68,13 +68,17 @@ def main() -> int:
     out.append(f"sets: {', '.join(prof.available_sets())}; catalogues: {', '.join(chips)}")
     sections = ncu_sections()
     base = prof.load_metric_set("base")
+    used: list[str] = []
     for name in prof.available_sets():
         ms = prof.load_metric_set(name)
         for g, spec in ms.groups.items():
             for s in spec.sections:
+                used += [] if s in used else [s]
                 if s not in sections:
                     failures += 1
                     out.append(f"FAIL {name}: group {g}: {s} is not an ncu section")
+    out.append(f"sections used: {', '.join(used)} (all among the {len(sections)} sections of ncu's set full)"
+               if all(s in sections for s in used) else "")
     out.append("")
     for chip in chips:
         cat = prof.load_catalogue(chip)
