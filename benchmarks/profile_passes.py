@@ -10,7 +10,8 @@ Modes (each writes JSON into OUT):
   bench OUT SAMPLES CASE...  per sample program SAMPLES/CASE (run as `CASE bad 2`: three
                              launches): ncu --set full vs drgpu profile, passes, wall times,
                              and whether drgpu's analysis of both reports agrees (top finding,
-                             top-3 findings, tree shape)
+                             top-3 findings, tree shape); DRGPU_BENCH_ADD_METRICS, if set,
+                             is passed to drgpu profile --add-metrics
   table OUT                  print the Markdown table of OUT/bench.json and OUT/matrix.json
 
 It drives the real ncu ($NCU or ncu on PATH) and drgpu from this checkout (PYTHONPATH).
