@@ -172,9 +172,8 @@ def _list_kernels(ncu: str, req: prof.ProfileRequest, console: Console, quiet: b
         log = req.output_dir / f"{req.stem}.list-kernels.log"
         with ProgressView(Console(stderr=True), quiet) as view:
             res = prof.run_ncu(argv, log, on_event=view)
-    err = prof.classify(res, lreq, [Path("x")] if res.kernels else [])
-    if res.permission_denied and err:
-        raise err
+    if res.permission_denied:
+        raise prof.classify(res, lreq, [])
     counts: dict[str, int] = {}
     for k in res.kernels:
         counts[k.name] = counts.get(k.name, 0) + 1
