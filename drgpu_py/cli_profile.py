@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import sys
 import tempfile
 import time
 from pathlib import Path
