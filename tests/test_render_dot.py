@@ -118,7 +118,8 @@ def literal_analysis(names=None, n_kernels: int = 1) -> Analysis:
         k = KernelProfile(id=kid, name=f"void k<float, {kid}>(const T&) \"q\" {names[0]}", device="GPU <x>",
                           grid=(4, 1, 1), block=(128, 1, 1), metrics={"gpu__time_duration.sum": 1000.0 * (kid + 1)})
         f = Finding(id="global-uncoalesced", title=names[3], severity="high", stall_share=0.5, estimated_speedup=2.5,
-                    advice=names[4], locations=[{"file": "/src/k.cu", "line": 5, "share": 1.0, "sass": names[5], "code": names[2]}],
+                    advice=names[4], locations=[{"file": "/src/k.cu", "line": 5, "share": 1.0, "sass": names[5], "code": names[2],
+                                                 "inlined_from": {"file": "/inc/h<T>.hpp", "line": 3}}],
                     group="memory")
         kernels.append(KernelAnalysis(kernel=k, tree=root, findings=[f], bound="memory", stall_cycle_pct=80.0,
                                       achieved_ipc=0.8, top_unit="dram", top_unit_pct=91.0, slicing={}, notes=[names[2]]))

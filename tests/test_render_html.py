@@ -163,6 +163,7 @@ def test_hostile_text_is_escaped():
         assert s in text, s
     assert k.name in text
     assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;" in doc
+    assert "inlined from h<T>.hpp:3" in text
 
 
 def test_hostile_sass_and_source_in_source_view():

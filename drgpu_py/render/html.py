@@ -82,6 +82,12 @@ def _evidence_value(v) -> str:
     return str(v)
 
 
+def _newlines(text: str) -> str:
+    """CR and CRLF as LF: what a browser shows anyway (HTML input-stream preprocessing), made
+    explicit so the page's text is the same under any HTML parser."""
+    return str(text).replace("\r\n", "\n").replace("\r", "\n")
+
+
 def _reason_meta() -> tuple[dict[str, str], dict[str, str]]:
     """(reason -> label, reason -> group id) from the data files."""
     labels = {r: s["label"] for r, s in data.stall_reasons().items()}
@@ -350,7 +356,9 @@ def _findings_view(ka, anchor: str, src_ids: set[str]) -> list[dict]:
         for loc in f.locations[:5]:
             sid = _src_id(anchor, loc.get("file"), loc.get("line"))
             stalled = ", ".join(location_text(s) for s in loc.get("stalled_at", []) or [])
+            inl = loc.get("inlined_from")
             locs.append({"where": location_text(loc), "share": f"{100.0 * float(loc.get('share', 0.0)):.0f}%",
+                         "inlined": location_text(inl) if isinstance(inl, dict) and inl.get("file") else "",
                          "code": loc.get("code") or "", "sass": loc.get("sass") or "",
                          "stalled_at": stalled, "href": "#" + sid if sid in src_ids else ""})
         out.append({"rank": i, "id": f.id, "title": f.title, "severity": f.severity,
@@ -392,7 +400,7 @@ def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool) -
         svg = _clean_svg(svg_for(analysis, options, kernels=[ka]), anchor)
     top = ka.findings[0] if ka.findings else None
     return {
-        "anchor": anchor, "id": k.id, "name": k.name,
+        "anchor": anchor, "id": k.id, "name": _newlines(k.name),
         "arch": " · ".join(x for x in (f"cc {k.compute_capability}" if k.compute_capability else "",
                                        f"{k.sm_count} SMs" if k.sm_count else "") if x), "mangled": k.mangled if k.mangled and k.mangled != k.name else "",
         "duration_ns": None if _nan(k.duration_ns) else float(k.duration_ns), "duration": _duration(k.duration_ns),
