@@ -82,11 +82,17 @@ def progress_printer(label: str, quiet: bool):
     """A callback (done, total) that shows progress on stderr for long work."""
     if quiet or not sys.stderr.isatty():
         return None
+    try:
+        # A copy of the terminal's descriptor: while a report is read, descriptor 2 is sent
+        # to a buffer to keep ncu_report's native log off the screen (readers.common).
+        out = os.fdopen(os.dup(sys.stderr.fileno()), "w")
+    except (OSError, ValueError):
+        out = sys.stderr
     def cb(done: int, total: int) -> None:
         if total >= 5:
-            err.print(f"\r{label} {done}/{total}", end="")
-            if done == total:
-                err.print("")
+            # Written as is: rich would drop the carriage return that redraws the line.
+            out.write(f"\r{label} {done}/{total}" + ("\n" if done == total else ""))
+            out.flush()
     return cb
 
 
@@ -113,7 +119,8 @@ def analyze(
         th = data.thresholds(parse_threshold_args(threshold), thresholds_file)
         result = analyze_reports(reports, kernel=kernel, source_csv=source_csv, line_report=line_report,
                                  cubin=cubin, binary=binary, thresholds=th,
-                                 progress=progress_printer("analyzing kernels", quiet))
+                                 progress=progress_printer("analyzing kernels", quiet),
+                                 read_progress=progress_printer("reading kernels", quiet))
         write_result(result, fmt=fmt, output=output, force=force, fold=fold)
     run_guarded(body)
 

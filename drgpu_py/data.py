@@ -31,7 +31,8 @@ def _read(name: str) -> dict:
 
 def _parse(text: str, origin: str) -> dict:
     try:
-        doc = yaml.safe_load(text)
+        # libyaml's loader when present: same safe constructors, ten times faster to start up.
+        doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as e:
         raise DataFileError(f"{origin}: not valid YAML: {e}") from e
     if not isinstance(doc, dict):

@@ -11,14 +11,17 @@ from .readers import open_report, select_kernels
 
 
 def analyze_reports(reports, *, kernel=None, source_csv=None, line_report=None, cubin=None, binary=None,
-                    thresholds=None, progress=None) -> Analysis:
+                    thresholds=None, progress=None, read_progress=None) -> Analysis:
+    """``progress(done, total)``: after each kernel analyzed; ``read_progress``: after each
+    launch read from a single .ncu-rep."""
     if len(reports) > 1:
         if source_csv or line_report:
             raise UsageError("--source-csv/--line-report apply to a single report")
         from .merge import merge_profiles  # noqa: WPS433 (optional feature module)
         profile = merge_profiles([open_report(r) for r in reports])
     else:
-        profile = open_report(reports[0], source_csv=source_csv, line_report=line_report)
+        profile = open_report(reports[0], source_csv=source_csv, line_report=line_report, kernel=kernel,
+                              progress=read_progress)
     profile = select_kernels(profile, kernel)
     options = AnalysisOptions(thresholds=thresholds) if thresholds else AnalysisOptions()
     if cubin or binary:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from .. import __version__, data
 from ..model import KernelProfile, Profile
 from .build import build_tree, classify_bound, stall_cycle_pct
-from .context import KernelContext
+from .context import AnalysisCache, KernelContext
 from .findings import Finding, evaluate
 from .tree import Node
 
@@ -72,14 +72,14 @@ def _f(x):
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(float(x), 4)
 
 
-def analyze_kernel(k: KernelProfile, options: AnalysisOptions) -> KernelAnalysis:
+def analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisCache | None = None) -> KernelAnalysis:
     control = None
     if options.control:
         control = options.control.get(k.mangled) or options.control.get(k.name)
         if control and k.function_base is not None:
             control = {k.function_base + off: v for off, v in control.items()}
     ctx = KernelContext.build(k, options.thresholds, control=control,
-                              slicing_source=options.slicing_source if control else "report")
+                              slicing_source=options.slicing_source if control else "report", cache=cache)
     findings = evaluate(ctx)
     tree = build_tree(ctx, findings)
     pct, ipc, _, _ = stall_cycle_pct(ctx)
@@ -102,11 +102,15 @@ def analyze_kernel(k: KernelProfile, options: AnalysisOptions) -> KernelAnalysis
                           achieved_ipc=ipc, top_unit=top, top_unit_pct=top_val, slicing=slicing, notes=notes, context=ctx)
 
 
-def analyze(profile: Profile, options: AnalysisOptions | None = None, progress=None) -> Analysis:
+def analyze(profile: Profile, options: AnalysisOptions | None = None, progress=None,
+            cache: bool | AnalysisCache = True) -> Analysis:
+    """``cache``: share per-function static analysis between launches (an AnalysisCache, or
+    True for a new one); False analyzes every launch from scratch (same result)."""
     options = options or AnalysisOptions()
+    shared = cache if isinstance(cache, AnalysisCache) else AnalysisCache() if cache else None
     out = []
     for i, k in enumerate(profile.kernels):
-        out.append(analyze_kernel(k, options))
+        out.append(analyze_kernel(k, options, cache=shared))
         if progress:
             progress(i + 1, len(profile.kernels))
     return Analysis(profile=profile, kernels=out)

@@ -186,8 +186,9 @@ def _instruction_mix(parent: Node, ctx: KernelContext) -> None:
         node.attrs = {"section": "SourceCounters", "metric": "inst_executed (per instruction)"}
         return
     mix: Counter = Counter()
+    executed = dict(zip(df.index.tolist(), df["inst_executed"].tolist()))  # one pass, not a lookup per PC
     for ins in ctx.insts:
-        mix[opcode_class(ins)] += float(df.at[ins.pc, "inst_executed"]) if ins.pc in df.index else 0.0
+        mix[opcode_class(ins)] += float(executed[ins.pc]) if ins.pc in executed else 0.0
     tot = sum(mix.values()) or 1.0
     for cls, v in mix.most_common():
         if v > 0:

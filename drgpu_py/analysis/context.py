@@ -4,12 +4,19 @@ Contract: ``KernelContext.build(kernel, thresholds, slicing=...)`` is pure (read
 returns a context). It resolves the architecture constants, the stall mix (from PC samples
 when the report has them, else from the kernel-wide WarpStateStats counters), unit
 utilisations, the parsed SASS with its CFG and loops, and the GPA blame of stalls.
+
+Speed: ``build(..., cache=AnalysisCache())`` shares the parsed listing and its CFG between
+launches of one function (same PCs and SASS text), which is most of a large report; the
+lookups ``locations`` and ``consumers_of`` make per PC are answered from maps built once per
+context, not from DataFrame queries. Results are the same with and without the cache.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from itertools import repeat
 
+import numpy as np
 import pandas as pd
 
 from .. import data
@@ -24,6 +31,31 @@ UNITS = {
     "dram": ("dram__throughput.avg.pct_of_peak_sustained_elapsed", "DRAM"),
 }
 MEMORY_UNITS = ("l1tex", "lts", "dram")
+
+
+class AnalysisCache:
+    """Static analysis shared across the launches of a report: per (PC, SASS) listing, the
+    parsed instructions, their PC map and the CFG (none of them is changed by analysis)."""
+
+    def __init__(self) -> None:
+        self.listings: dict[tuple, tuple[list[Instruction], dict[int, Instruction], CFG]] = {}
+        self.hits = 0
+        self.misses = 0
+
+    def static(self, df: pd.DataFrame) -> tuple[list[Instruction], dict[int, Instruction], CFG]:
+        key = (tuple(df.index.tolist()), tuple(df["sass"].tolist()))
+        got = self.listings.get(key)
+        if got is None:
+            self.misses += 1
+            got = self.listings[key] = _static(df)
+        else:
+            self.hits += 1
+        return got
+
+
+def _static(df: pd.DataFrame) -> tuple[list[Instruction], dict[int, Instruction], CFG]:
+    insts = parse_listing(zip(df.index, df["sass"]))
+    return insts, {i.pc: i for i in insts}, build_cfg(insts)
 
 
 @dataclass
@@ -41,11 +73,16 @@ class KernelContext:
     blame: Blame | None = None
     by_pc: dict[int, Instruction] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    # Lookup maps built on first use: (frame, pc -> (file, line, offset, sass, inlined_from))
+    # and (blame edges, producer pc -> consumer pcs in order of first appearance).
+    _rows: tuple | None = field(default=None, repr=False, compare=False)
+    _consumers: tuple | None = field(default=None, repr=False, compare=False)
+    _samples_total: tuple | None = field(default=None, repr=False, compare=False)
 
     # ---- construction -------------------------------------------------------------
     @classmethod
     def build(cls, k: KernelProfile, th: dict[str, float], control: dict[int, dict] | None = None,
-              slicing_source: str = "report") -> "KernelContext":
+              slicing_source: str = "report", cache: AnalysisCache | None = None) -> "KernelContext":
         arch = data.load_arch(k.chip)
         reasons, source = _stall_weights(k)
         total = sum(reasons.values())
@@ -57,9 +94,8 @@ class KernelContext:
             ctx.notes.append(f"unknown chip for compute capability '{k.compute_capability}': base architecture constants used")
         df = k.instructions
         if not df.empty:
-            ctx.insts = parse_listing(zip(df.index, df["sass"]))
-            ctx.by_pc = {i.pc: i for i in ctx.insts}
-            ctx.cfg = build_cfg(ctx.insts)
+            insts, by_pc, ctx.cfg = cache.static(df) if cache is not None else _static(df)
+            ctx.insts, ctx.by_pc = list(insts), dict(by_pc)
             if k.has_sampling:
                 ctx.blame = blame_stalls(ctx.cfg, df, control=control, latency=arch.get("latency"))
                 ctx.blame.source = slicing_source
@@ -87,8 +123,10 @@ class KernelContext:
         df = self.df
         if df.empty:
             return 0.0
-        cols = [c for c in df.columns if c.startswith("stall_")]
-        return float(df[cols].to_numpy().sum())
+        if self._samples_total is None or self._samples_total[0] is not df:
+            cols = [c for c in df.columns if c.startswith("stall_")]
+            self._samples_total = (df, float(df[cols].to_numpy().sum()))
+        return self._samples_total[1]
 
     def top_unit(self) -> tuple[str | None, float]:
         vals = {u: v for u, v in self.units.items() if not math.isnan(v)}
@@ -127,7 +165,25 @@ class KernelContext:
         if self.blame is None:
             return []
         e = self.blame.edges
-        return [int(c) for c in e[(e["producer_pc"] == pc) & (e["consumer_pc"] != pc)]["consumer_pc"].unique()]
+        if self._consumers is None or self._consumers[0] is not e:
+            by_producer: dict[int, list[int]] = {}
+            if not e.empty:
+                for c, p in zip(e["consumer_pc"].tolist(), e["producer_pc"].tolist()):
+                    if c != p:
+                        got = by_producer.setdefault(p, [])
+                        if c not in got:
+                            got.append(c)
+            self._consumers = (e, by_producer)
+        return [int(c) for c in self._consumers[1].get(pc, ())]
+
+    def _row_map(self) -> dict:
+        df = self.df
+        if self._rows is None or self._rows[0] is not df:
+            inlined = df["inlined_from"].tolist() if "inlined_from" in df.columns else repeat(None)
+            rows = dict(zip(df.index.tolist(), zip(df["file"].tolist(), df["line"].tolist(),
+                                                   df["offset"].tolist(), df["sass"].tolist(), inlined)))
+            self._rows = (df, rows)
+        return self._rows[1]
 
     def locations(self, weights: dict[int, float], limit: int = 5) -> list[dict]:
         """Source lines ranked by the summed weight of their instructions (a PC->weight map).
@@ -139,14 +195,15 @@ class KernelContext:
         total = sum(w for w in weights.values() if w > 0)
         if total <= 0:
             return []
+        rows = self._row_map()
         agg: dict[tuple, dict] = {}
         for pc, w in weights.items():
-            if w <= 0 or pc not in df.index:
+            if w <= 0 or pc not in rows:
                 continue
-            f, ln = df.at[pc, "file"], df.at[pc, "line"]
+            f, ln, off, _, _ = rows[pc]
             key = (f, None if pd.isna(ln) else int(ln)) if f is not None else (None, None)
             if key == (None, None):
-                key = ("<sass>", int(df.at[pc, "offset"]))
+                key = ("<sass>", int(off))
             slot = agg.setdefault(key, {"w": 0.0, "best": (0.0, pc), "pcs": []})
             slot["w"] += w
             slot["pcs"].append(pc)
@@ -155,21 +212,21 @@ class KernelContext:
         out = []
         for (f, ln), slot in sorted(agg.items(), key=lambda kv: -kv[1]["w"])[:limit]:
             pc = slot["best"][1]
+            _, _, off, sass, inlined = rows[pc]
             loc = {"file": f if f != "<sass>" else None, "line": ln if f != "<sass>" else None,
-                   "share": round(slot["w"] / total, 4), "sass": df.at[pc, "sass"],
-                   "pc_offset": int(df.at[pc, "offset"])}
+                   "share": round(slot["w"] / total, 4), "sass": sass,
+                   "pc_offset": int(off)}
             if f == "<sass>":
                 loc["note"] = "no line information: SASS offset given"
             code = self.kernel.source_line(f, ln) if f not in (None, "<sass>") and ln is not None else None
             if code is not None:
                 loc["code"] = code.strip()
-            inlined = df.at[pc, "inlined_from"] if "inlined_from" in df.columns else None
             if isinstance(inlined, dict):  # from the cubin's inline info (--cubin/--binary)
                 loc["inlined_from"] = inlined
             ctx_lines = set()
             for p in slot["pcs"]:
                 for c in self.consumers_of(p):
-                    cf, cl = df.at[c, "file"], df.at[c, "line"]
+                    cf, cl = rows[c][0], rows[c][1]
                     if cf is not None and not pd.isna(cl) and (cf, int(cl)) != (f, ln):
                         ctx_lines.add((cf, int(cl)))
             if ctx_lines:
@@ -183,15 +240,20 @@ class KernelContext:
         df = self.df
         if df.empty or col not in df:
             return []
-        w = {int(pc): float(v) for pc, v in df[col].items() if v > 0}
-        return self.locations(w, limit)
+        vals = df[col].to_numpy(dtype=float)
+        hit = np.flatnonzero(vals > 0)
+        if not len(hit):
+            return []
+        pcs = df.index.to_numpy()
+        return self.locations(dict(zip(pcs[hit].tolist(), vals[hit].tolist())), limit)
 
 
 def _stall_weights(k: KernelProfile) -> tuple[dict[str, float], str]:
     df = k.instructions
     reasons = data.stall_reasons()
     if not df.empty and k.has_sampling:
-        w = {r: float(df[f"stall_{r}"].sum()) for r in reasons if f"stall_{r}" in df}
+        # np.nansum adds what Series.sum adds (NaN as 0), in the same order, at a tenth of the cost.
+        w = {r: float(np.nansum(df[f"stall_{r}"].to_numpy(dtype=float))) for r in reasons if f"stall_{r}" in df}
         if sum(w.values()) > 0:
             return w, "sampling"
     w = {}

@@ -24,15 +24,17 @@ __all__ = ["open_report", "select_kernels", "sniff"]
 
 
 def open_report(path: str | Path, *, source_csv: str | Path | None = None,
-                line_report: str | Path | None = None, progress=None) -> Profile:
+                line_report: str | Path | None = None, progress=None, kernel: str | None = None) -> Profile:
     """Read a report. ``source_csv``: the per-instruction CSV for a raw CSV (else looked
-    for beside it). ``line_report``: an ``.ncu-rep`` whose line table annotates a CSV."""
+    for beside it). ``line_report``: an ``.ncu-rep`` whose line table annotates a CSV.
+    ``kernel``: the ``--kernel`` selector; an id or id range lets the .ncu-rep reader skip
+    the other launches (``select_kernels`` still applies it, and reports no match)."""
     p = Path(path)
     kind = sniff(p)
     if kind == "ncu-rep":
         if source_csv is not None:
             raise UsageError("--source-csv applies to CSV input, not to an .ncu-rep")
-        return _note_missing_sections(_read_rep_checked(p, progress))
+        return _note_missing_sections(_read_rep_checked(p, progress, keep_id=_id_filter(kernel)))
     if kind == "csv-raw":
         from .ncu_csv import read_ncu_csv
         return _note_missing_sections(read_ncu_csv(p, source_csv=source_csv, line_report=line_report))
@@ -48,6 +50,19 @@ def open_report(path: str | Path, *, source_csv: str | Path | None = None,
             f"{p} is a details-page CSV export, which lacks the raw metrics drgpu needs",
             hint="export with: ncu -i REPORT --csv --page raw --print-units base")
     raise ReportFormatError(f"{p} is neither an Nsight Compute report (.ncu-rep) nor an ncu CSV export")
+
+
+def _id_filter(selector: str | None):
+    """A predicate on launch ids for an id (``7``) or id-range (``a:b``) selector, else None."""
+    if not selector:
+        return None
+    if re.fullmatch(r"\d+", selector):
+        n = int(selector)
+        return lambda i: i == n
+    if re.fullmatch(r"\d*:\d*", selector):
+        lo, hi = selector.split(":")
+        return lambda i: (not lo or i >= int(lo)) and (not hi or i < int(hi))
+    return None
 
 
 def select_kernels(profile: Profile, selector: str | None) -> Profile:
@@ -79,13 +94,13 @@ _DAMAGED_HINT = ("copy or profile it again; if ncu itself opens it, the installe
                  "older than the ncu that wrote it (pip install -U ncu-report)")
 
 
-def _read_rep_checked(p: Path, progress=None) -> Profile:
+def _read_rep_checked(p: Path, progress=None, keep_id=None) -> Profile:
     """Read an .ncu-rep, turning ncu_report's silent failures into ReportFormatError."""
     from .ncu_rep import read_ncu_rep
     framing = rep_framing_problem(p)
     with native_stderr_captured() as log:
         try:
-            profile = read_ncu_rep(p, progress=progress)
+            profile = read_ncu_rep(p, progress=progress, keep_id=keep_id)
         except DrgpuError:
             raise
         except Exception as e:  # noqa: BLE001 - native module on a damaged file

@@ -6,11 +6,21 @@ launch (all ranges, in report order, ids 0..n-1). Only the metrics drgpu uses ar
 listing covers the whole function (walked from its entry until the SASS ends), so
 instructions that never executed are present too, with zero counts. File/line come from
 the report's line table; source text from the imported sources, when the report has them.
+
+Speed: ``keep_id`` (a predicate on the launch id) skips launches before ncu_report parses
+them, so ``--kernel 0:10`` on a large report reads ten launches. Launches of one function
+(same mangled and demangled name, entry PC, context, registers and static shared memory, and
+per-PC ids within the listing) share one SASS listing, line table and source text, read
+once: the first SASS or line lookup of a launch costs ncu_report tens to hundreds of
+milliseconds, far more than all its metrics, so a cache hit makes neither.
+``cache=False`` reads every launch afresh; tests check both give the same profile.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import pandas as pd
 
@@ -41,7 +51,74 @@ def _wanted_scalar_metrics() -> list[str]:
     return names
 
 
-def read_ncu_rep(path: Path, progress=None) -> Profile:
+@dataclass
+class _Plan:
+    """Which metric names to read, resolved once per report rather than per launch."""
+
+    scalars: list[tuple[str, list[str]]]        # canonical name -> names to try, in order
+    columns: list[tuple[str, list[str]]]        # instruction column -> per-PC metric names
+    sampling: list[tuple[str, list[str]]]       # stall reason -> sampling metric names
+    counters: list[list[str]]                   # per stall reason: counter names (first is canonical)
+
+    @classmethod
+    def build(cls) -> "_Plan":
+        seen: set[str] = set()
+        scalars = []
+        for canon in _wanted_scalar_metrics():
+            if canon not in seen:  # a repeated name would be read again to the same value
+                seen.add(canon)
+                scalars.append((canon, data.metric_aliases(canon)))
+        columns = [(canon, list(spec.get("rep", [])))
+                   for canon, spec in data.metrics_table()["instruction_columns"].items()]
+        reasons = data.stall_reasons()
+        return cls(scalars=scalars, columns=columns,
+                   sampling=[(rid, list(spec["sampling"])) for rid, spec in reasons.items()],
+                   counters=[list(spec["counter"]) for spec in reasons.values()])
+
+
+@dataclass
+class _Listing:
+    """One function's SASS walk (entry onwards, 16-byte steps; None where a PC has no SASS),
+    its line table, sources, and the slices already handed out per stopping point."""
+
+    walk: list[tuple[int, str | None]]
+    capped: bool
+    lines: dict[int, tuple[str, int]]
+    source_text: dict[str, list[str]]
+    pcs: frozenset[int] = frozenset()
+    slices: dict[int, dict[int, str]] = field(default_factory=dict)
+
+    def take(self, end: int) -> dict[int, str] | None:
+        """The SASS an uncached walk would give for a launch whose highest per-PC id is
+        ``end`` (the walk stops at the first PC past ``end`` with no SASS), or None when
+        this walk did not reach that far."""
+        for pos, (pc, text) in enumerate(self.walk):
+            if text is None and pc > end:
+                break
+        else:
+            if not self.capped:
+                return None
+            pos = len(self.walk)
+        got = self.slices.get(pos)
+        if got is None:
+            got = self.slices[pos] = {pc: t for pc, t in self.walk[:pos] if t is not None}
+        return got
+
+
+class FunctionCache:
+    """SASS listings per function key, shared by the launches of one report."""
+
+    def __init__(self) -> None:
+        self.listings: dict[tuple, _Listing] = {}
+        self.hits = 0
+        self.misses = 0
+
+
+def read_ncu_rep(path: Path, progress=None, *, keep_id: Callable[[int], bool] | None = None,
+                 cache: bool | FunctionCache = True) -> Profile:
+    """Read every launch (or those whose id ``keep_id`` accepts; all of them when it accepts
+    none, so that kernel selection can say what the report holds). ``progress(done, total)``
+    is called after each launch read. ``cache``: True, False, or a FunctionCache to use."""
     with open(path, "rb") as fh:
         if fh.read(4) != NCU_MAGIC:
             raise ReportFormatError(f"{path} is not an Nsight Compute report (bad magic)")
@@ -53,16 +130,20 @@ def read_ncu_rep(path: Path, progress=None) -> Profile:
                                 hint="the report may be truncated or from an incompatible ncu") from e
     if ctx is None:
         raise ReportFormatError(f"{path}: ncu_report could not load it")
-    actions = []
-    for r in range(ctx.num_ranges()):
-        rng = ctx.range_by_idx(r)
-        for i in range(rng.num_actions()):
-            actions.append(rng.action_by_idx(i))
+    # (range, index) per launch id: action objects are made one at a time, when read.
+    ranges = [ctx.range_by_idx(r) for r in range(ctx.num_ranges())]
+    where = [(rng, i) for rng in ranges for i in range(rng.num_actions())]
+    ids = list(range(len(where)))
+    if keep_id is not None:
+        ids = [kid for kid in ids if keep_id(kid)] or ids
+    plan = _Plan.build()
+    functions = cache if isinstance(cache, FunctionCache) else FunctionCache() if cache else None
     kernels = []
-    for kid, a in enumerate(actions):
-        kernels.append(_read_action(nr, a, kid))
+    for n, kid in enumerate(ids):
+        rng, i = where[kid]
+        kernels.append(_read_action(nr, rng.action_by_idx(i), kid, plan, functions))
         if progress:
-            progress(kid + 1, len(actions))
+            progress(n + 1, len(ids))
     return Profile(path=str(path), format="ncu-rep", kernels=kernels)
 
 
@@ -74,22 +155,24 @@ def _scalar(m) -> float:
     return float(v) if v is not None else math.nan
 
 
-def _read_action(nr, a, kid: int) -> KernelProfile:
+def _read_action(nr, a, kid: int, plan: _Plan | None = None, functions: FunctionCache | None = None) -> KernelProfile:
+    plan = plan or _Plan.build()
     metrics: dict[str, float] = {}
-    for canon in _wanted_scalar_metrics():
-        for name in data.metric_aliases(canon):
-            m = a.metric_by_name(name)
+    by_name = a.metric_by_name
+    for canon, names in plan.scalars:
+        for name in names:
+            m = by_name(name)
             if m is not None:
                 metrics[canon] = _scalar(m)
                 break
     # Stall counters: store under the canonical (first) name of each reason.
-    for spec in data.stall_reasons().values():
-        for name in spec["counter"]:
-            if name in metrics and spec["counter"][0] not in metrics:
-                metrics[spec["counter"][0]] = metrics[name]
+    for counter in plan.counters:
+        for name in counter:
+            if name in metrics and counter[0] not in metrics:
+                metrics[counter[0]] = metrics[name]
     strings = {}
     for name in _STRING_METRICS:
-        m = a.metric_by_name(name)
+        m = by_name(name)
         if m is not None:
             try:
                 strings[name] = m.as_string()
@@ -103,14 +186,11 @@ def _read_action(nr, a, kid: int) -> KernelProfile:
     sm_count = metrics.get("device__attribute_multiprocessor_count", metrics.get("launch__sm_count"))
     grid = tuple(int(metrics.get(f"launch__grid_dim_{d}", 0) or 0) for d in "xyz")
     block = tuple(int(metrics.get(f"launch__block_dim_{d}", 0) or 0) for d in "xyz")
-    df, base = _instructions(a)
-    source_text = {}
-    try:
-        files = a.source_files()
-        for f in files:
-            source_text[str(f)] = str(files[f]).splitlines()
-    except Exception:
-        pass
+    key = None
+    if functions is not None:
+        key = (mangled, name, _uint(by_name("launch__context_id")),
+               metrics.get("launch__registers_per_thread"), metrics.get("launch__shared_mem_per_block_static"))
+    df, base, source_text = _instructions(a, plan, functions, key)
     return KernelProfile(
         id=kid, name=name, mangled=mangled, device=strings.get("device__attribute_display_name", ""),
         compute_capability=cc, chip=data.chip_for(cc),
@@ -119,40 +199,78 @@ def _read_action(nr, a, kid: int) -> KernelProfile:
         function_base=base, source_text=source_text)
 
 
+def _uint(m) -> int | None:
+    if m is None:
+        return None
+    try:
+        return int(m.as_uint64(0) if m.num_instances() else m.as_uint64())
+    except Exception:
+        return None
+
+
 def _per_pc(m) -> dict[int, float]:
     n = m.num_instances()
     if n == 0 or not m.has_correlation_ids():
         return {}
     ids = m.correlation_ids()
+    get_id, get_v = ids.as_uint64, m.as_double
+    try:
+        return dict(zip([int(get_id(i)) for i in range(n)], [float(get_v(i)) for i in range(n)]))
+    except Exception:  # one unreadable instance: keep the others, as the loop below does
+        pass
     out = {}
     for i in range(n):
         try:
-            out[int(ids.as_uint64(i))] = float(m.as_double(i))
+            out[int(get_id(i))] = float(get_v(i))
         except Exception:
             continue
     return out
 
 
-def _instructions(a):
+def _source_text(a) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    try:
+        files = a.source_files()
+        for f in files:
+            out[str(f)] = str(files[f]).splitlines()
+    except Exception:
+        pass
+    return out
+
+
+def _line(a, pc: int) -> tuple[str, int] | None:
+    try:
+        si = a.source_info(pc)
+    except Exception:
+        si = None
+    if si is not None:
+        f, ln = si.file_name(), si.line()
+        if f:
+            return (str(f), int(ln))
+    return None
+
+
+def _per_pc_columns(a, plan: _Plan) -> dict[str, dict[int, float]]:
     cols: dict[str, dict[int, float]] = {}
-    for canon, spec in data.metrics_table()["instruction_columns"].items():
-        for name in spec.get("rep", []):
-            m = a.metric_by_name(name)
+    by_name = a.metric_by_name
+    for canon, names in plan.columns:
+        for name in names:
+            m = by_name(name)
             if m is not None and m.has_correlation_ids() and m.num_instances() > 0:
                 vals = _per_pc(m)
                 if vals:
                     cols[canon] = vals
                     break
     not_issued: dict[int, float] = {}
-    for rid, spec in data.stall_reasons().items():
-        for name in spec["sampling"]:
-            m = a.metric_by_name(name)
+    for rid, names in plan.sampling:
+        for name in names:
+            m = by_name(name)
             if m is None:
                 continue
             vals = _per_pc(m)
             if vals or m.num_instances() == 0:
                 cols[f"stall_{rid}"] = vals
-                mn = a.metric_by_name(name + "_not_issued")
+                mn = by_name(name + "_not_issued")
                 if mn is not None:
                     for pc, v in _per_pc(mn).items():
                         not_issued[pc] = not_issued.get(pc, 0.0) + v
@@ -166,6 +284,53 @@ def _instructions(a):
                 for pc, v in vals.items():
                     tot[pc] = tot.get(pc, 0.0) + v
         cols["samples"] = tot
+    return cols
+
+
+def _walk(a, base: int, end: int) -> tuple[list[tuple[int, str | None]], bool]:
+    """SASS from the function entry until the first PC past ``end`` without any."""
+    walk: list[tuple[int, str | None]] = []
+    pc = base
+    while pc - base < _MAX_FUNCTION_BYTES:
+        text = a.sass_by_pc(pc)
+        if not text:
+            walk.append((pc, None))
+            if pc > end:
+                return walk, False
+        else:
+            walk.append((pc, clean_sass(text)))
+        pc += 16
+    return walk, True
+
+
+def _listing(a, base: int, end: int, known: set[int], functions: FunctionCache | None, key) -> tuple[dict, dict, dict]:
+    """(sass by PC, lines by PC, source text) for a launch, from the cache when it holds
+    this function's listing and that listing answers for this launch."""
+    cached = functions.listings.get(key + (base,)) if functions is not None and key is not None else None
+    if cached is not None and known <= cached.pcs:
+        sass = cached.take(end)
+        if sass is not None:
+            functions.hits += 1
+            return sass, cached.lines, dict(cached.source_text)  # callers may add files
+    walk, capped = _walk(a, base, end)
+    sass = {pc: t for pc, t in walk if t is not None}
+    lines: dict[int, tuple[str, int]] = {}
+    for pc in sass:
+        got = _line(a, pc)
+        if got is not None:
+            lines[pc] = got
+    source_text = _source_text(a)
+    if functions is not None and key is not None and sass:
+        functions.misses += 1
+        functions.listings[key + (base,)] = _Listing(walk=walk, capped=capped, lines=lines,
+                                                     source_text=source_text, pcs=frozenset(sass))
+        source_text = dict(source_text)
+    return sass, lines, source_text
+
+
+def _instructions(a, plan: _Plan | None = None, functions: FunctionCache | None = None, key=None):
+    plan = plan or _Plan.build()
+    cols = _per_pc_columns(a, plan)
     known = set()
     for vals in cols.values():
         known.update(vals)
@@ -179,32 +344,17 @@ def _instructions(a):
     if base is None and known:
         base = min(known)
     sass: dict[int, str] = {}
-    if base is not None:
-        end = max(known) if known else base
-        pc = base
-        while pc - base < _MAX_FUNCTION_BYTES:
-            text = a.sass_by_pc(pc)
-            if not text:
-                if pc > end:
-                    break
-            else:
-                sass[pc] = clean_sass(text)
-            pc += 16
     lines: dict[int, tuple[str | None, int | None]] = {}
-    for pc in sass:
-        try:
-            si = a.source_info(pc)
-        except Exception:
-            si = None
-        if si is not None:
-            f, ln = si.file_name(), si.line()
-            if f:
-                lines[pc] = (str(f), int(ln))
+    source_text: dict[str, list[str]] = {}
+    if base is not None:
+        sass, lines, source_text = _listing(a, base, max(known) if known else base, known, functions, key)
+    else:
+        source_text = _source_text(a)
     df = instruction_frame(list(sass) or sorted(known), cols, sass, lines, base)
-    return df, base
+    return df, base, source_text
 
 
-def read_line_table(path: Path) -> list[tuple[str, dict[int, tuple[str, int, str]], dict[str, list[str]]]]:
+def read_line_table(path: Path, cache: bool | FunctionCache = True) -> list[tuple[str, dict[int, tuple[str, int, str]], dict[str, list[str]]]]:
     """Per kernel launch: (demangled name, {function offset: (file, line, sass)}, sources).
     Used to give CSV exports the line numbers a SASS-only source page lacks."""
     with open(path, "rb") as fh:
@@ -215,20 +365,26 @@ def read_line_table(path: Path) -> list[tuple[str, dict[int, tuple[str, int, str
         ctx = nr.load_report(str(path))
     except Exception as e:
         raise ReportFormatError(f"{path}: could not load ({e})") from e
+    plan = _Plan.build()
+    functions = cache if isinstance(cache, FunctionCache) else FunctionCache() if cache else None
     out = []
     for r in range(ctx.num_ranges()):
         rng = ctx.range_by_idx(r)
         for i in range(rng.num_actions()):
             a = rng.action_by_idx(i)
-            df, _ = _instructions(a)
+            name = a.name(nr.IAction.NameBase_DEMANGLED) or a.name()
+            key = None
+            if functions is not None:
+                by_name = a.metric_by_name
+                key = (a.name(nr.IAction.NameBase_MANGLED) or "", name, _uint(by_name("launch__context_id")),
+                       _scalar_or_none(by_name("launch__registers_per_thread")),
+                       _scalar_or_none(by_name("launch__shared_mem_per_block_static")))
+            df, _, src = _instructions(a, plan, functions, key)
             table = {int(o): (f, int(ln), s) for o, f, ln, s in zip(df["offset"], df["file"], df["line"], df["sass"])
                      if f is not None and not pd.isna(ln)}
-            src = {}
-            try:
-                files = a.source_files()
-                for f in files:
-                    src[str(f)] = str(files[f]).splitlines()
-            except Exception:
-                pass
-            out.append((a.name(nr.IAction.NameBase_DEMANGLED) or a.name(), table, src))
+            out.append((name, table, src))
     return out
+
+
+def _scalar_or_none(m) -> float | None:
+    return None if m is None else _scalar(m)

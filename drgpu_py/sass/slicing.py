@@ -46,6 +46,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Callable
 
+import numpy as np
 import pandas as pd
 
 from .cfg import CFG
@@ -175,11 +176,22 @@ def _search(cfg: CFG, idx: int, is_def: Callable[[int], bool], *, max_distance: 
     return found
 
 
+def _memo(cfg: CFG) -> dict:
+    """Results that depend on nothing but the CFG, kept on it: launches of one function share
+    their CFG (analysis.context.AnalysisCache), so each search is made once per function."""
+    return cfg.__dict__.setdefault("_slicing_memo", {})
+
+
 def _reaching_defs(cfg: CFG, idx: int, reg: str, max_distance: int) -> list[tuple[int, int]]:
     """(producer index, distance) of definitions of ``reg`` reaching instruction ``idx``."""
-    insts = cfg.insts
-    r = _search(cfg, idx, lambda j: reg in insts[j].defs, max_distance=max_distance)
-    return [(j, x.distance) for j, x in sorted(r.items())]
+    memo = _memo(cfg)
+    key = ("reaching_defs", idx, reg, max_distance)
+    got = memo.get(key)
+    if got is None:
+        insts = cfg.insts
+        r = _search(cfg, idx, lambda j: reg in insts[j].defs, max_distance=max_distance)
+        got = memo[key] = [(j, x.distance) for j, x in sorted(r.items())]
+    return list(got)
 
 
 # ---- pruning rules ------------------------------------------------------------------------------
@@ -251,6 +263,7 @@ class _Consumer:
         self.ins = cfg.insts[idx]
         self.max_distance, self.cycles_of = max_distance, cycles_of
         self._raw = self._war = self._bar = None
+        self._candidates: dict[tuple, dict[int, tuple[Reach, str]]] = {}
 
     def cw(self, j: int) -> dict:
         return (self.control or {}).get(self.cfg.insts[j].pc, {})
@@ -302,7 +315,14 @@ class _Consumer:
         return self._bar
 
     def candidates(self, reason: str, lat: dict) -> dict[int, tuple[Reach, str]]:
-        """Producers kept after pruning, each with its dependency kind."""
+        """Producers kept after pruning, each with its dependency kind (callers only read it)."""
+        key = (reason, tuple(sorted(lat.items())))
+        got = self._candidates.get(key)
+        if got is None:
+            got = self._candidates[key] = self._prune(reason, lat)
+        return got
+
+    def _prune(self, reason: str, lat: dict) -> dict[int, tuple[Reach, str]]:
         insts = self.cfg.insts
         raw = {j: r for j, r in self.raw().items() if _compatible(reason, insts[j])}
         if reason == "wait":
@@ -380,16 +400,23 @@ def blame_stalls(cfg: CFG, df: pd.DataFrame, control: dict[int, dict] | None = N
     rows = []
     stalled = single = 0
     dep_samples = single_samples = 0.0
-    selected = df["stall_selected"] if "stall_selected" in df else pd.Series(0.0, index=df.index)
+    pcs = df.index.tolist()
+    # Plain arrays and dicts: per-row and per-label pandas access dominated large reports.
+    selected = dict(zip(pcs, df["stall_selected"].tolist())) if "stall_selected" in df else {}
     reason_cols = [c for c in df.columns if c.startswith("stall_") and c != "stall_selected"]
-    for pc, row in df[reason_cols].iterrows():
+    values = df[reason_cols].to_numpy(dtype=float)
+    # Rows with nothing above zero append no edge (NaN counts as a sample, as before).
+    busy = np.flatnonzero((~(values <= 0)).any(axis=1)) if reason_cols else ()
+    for r in busy:
+        pc = pcs[r]
+        row = values[r]
         idx = cfg.index_of_pc.get(int(pc))
         if idx is None:
             continue
         consumer = cfg.insts[idx]
         cons: _Consumer | None = None
-        for col in reason_cols:
-            s = float(row[col])
+        for c, col in enumerate(reason_cols):
+            s = float(row[c])
             if s <= 0:
                 continue
             reason = col[len("stall_"):]
@@ -403,7 +430,13 @@ def blame_stalls(cfg: CFG, df: pd.DataFrame, control: dict[int, dict] | None = N
                 rows.append((int(pc), int(pc), reason, s, 0, "synchronization" if reason in SYNC_REASONS else "none"))
                 continue
             if cons is None:
-                cons = _Consumer(cfg, idx, control, max_distance, cycles_of)
+                if control:  # control codes are per launch: no sharing
+                    cons = _Consumer(cfg, idx, control, max_distance, cycles_of)
+                else:
+                    memo = _memo(cfg)
+                    cons = memo.get(("consumer", idx, max_distance))
+                    if cons is None:
+                        cons = memo[("consumer", idx, max_distance)] = _Consumer(cfg, idx, None, max_distance, None)
             kept = cons.candidates(reason, lat)
             stalled += 1
             dep_samples += s

@@ -1,0 +1,137 @@
+"""The speed-ups for large reports change no result.
+
+The .ncu-rep reader shares SASS listings, line tables and sources between launches of one
+function, the analysis shares parsed listings, CFGs and slicing searches, and ``--kernel`` id
+ranges skip launches before they are read. Each test computes the uncached (or unselected)
+path here and compares: profiles column by column, analyses as JSON. Multi-launch reports are
+made from the real sample reports by appending their result blocks (an ``.ncu-rep`` is a
+file header followed by self-contained blocks), so launches of one function repeat.
+"""
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from drgpu_py.analysis import AnalysisCache, analyze
+from drgpu_py.errors import NoKernelsError
+from drgpu_py.readers import open_report, select_kernels
+from drgpu_py.readers.ncu_rep import FunctionCache, read_line_table, read_ncu_rep
+
+pytest.importorskip("ncu_report")
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_reports"
+ALL_REPORTS = sorted(SAMPLES.glob("*/*.ncu-rep"))
+# Different shapes: global gather, shared-memory conflicts, barriers, FMA chain, atomics, fences.
+MIX = ["aos_gather/aos_gather_bad", "smem_stride/smem_stride_bad", "serial_norm/serial_norm_fixed",
+       "fma_chain/fma_chain_bad", "global_atomics/global_atomics_bad", "fence_loop/fence_loop_bad"]
+
+
+def _concat(out: Path, parts: list[Path]) -> Path:
+    """A report holding the launches of ``parts`` in order."""
+    blobs = [p.read_bytes() for p in parts]
+    with open(out, "wb") as fh:
+        fh.write(blobs[0])
+        for b in blobs[1:]:
+            (hlen,) = struct.unpack("<I", b[4:8])
+            fh.write(b[8 + hlen:])
+    return out
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory) -> Path:
+    """Fourteen launches: six functions, each repeated, interleaved as an application does."""
+    parts = [SAMPLES / f"{m}.ncu-rep" for m in MIX]
+    order = parts + parts[:4] + parts[::-1][:4]
+    return _concat(tmp_path_factory.mktemp("many") / "many.ncu-rep", order)
+
+
+def _same_profile(a, b) -> None:
+    assert [k.id for k in a.kernels] == [k.id for k in b.kernels]
+    for x, y in zip(a.kernels, b.kernels):
+        pd.testing.assert_frame_equal(x.instructions, y.instructions, check_exact=True)
+        assert list(x.metrics) == list(y.metrics)
+        assert all(x.metrics[m] == y.metrics[m] or (x.metrics[m] != x.metrics[m] and y.metrics[m] != y.metrics[m])
+                   for m in x.metrics)
+        for attr in ("name", "mangled", "device", "compute_capability", "chip", "sm_count", "grid", "block",
+                     "strings", "function_base", "source_text", "notes"):
+            assert getattr(x, attr) == getattr(y, attr), attr
+
+
+def _json(analysis) -> str:
+    return json.dumps(analysis.to_dict(), sort_keys=True)
+
+
+def test_multi_launch_report_reads_and_analyzes_the_same_cached_and_uncached(many):
+    functions = FunctionCache()
+    cached = read_ncu_rep(many, cache=functions)
+    uncached = read_ncu_rep(many, cache=False)
+    assert len(cached.kernels) == 14
+    # Six functions: the first launch of each walks the SASS, the eight repeats reuse it.
+    assert (functions.misses, functions.hits) == (6, 8)
+    _same_profile(cached, uncached)
+    shared = AnalysisCache()
+    a_cached = analyze(cached, cache=shared)
+    assert shared.hits == 8 and shared.misses == 6
+    a_plain = analyze(uncached, cache=False)
+    assert _json(a_cached) == _json(a_plain)
+    # The repeats are real analyses: the same function's launches give the same findings ids.
+    ids = {k.kernel.name: [f.id for f in k.findings] for k in a_cached.kernels}
+    assert ids[a_cached.kernels[0].kernel.name] == [f.id for f in a_cached.kernels[6].findings]
+
+
+def test_shared_sources_are_copies(many):
+    prof = read_ncu_rep(many)
+    first, again = prof.kernels[0], prof.kernels[6]
+    assert first.source_text and first.source_text == again.source_text
+    again.source_text["extra.cu"] = ["x"]  # e.g. the cubin path adds files it reads
+    assert "extra.cu" not in first.source_text
+
+
+@pytest.mark.parametrize("report", ALL_REPORTS[::3], ids=lambda p: p.stem)
+def test_sample_reports_unchanged_by_caching(report):
+    cached = read_ncu_rep(report)
+    _same_profile(cached, read_ncu_rep(report, cache=False))
+    assert _json(analyze(cached)) == _json(analyze(read_ncu_rep(report, cache=False), cache=False))
+
+
+def test_line_table_cached_and_uncached_agree(many):
+    functions = FunctionCache()
+    assert read_line_table(many, cache=functions) == read_line_table(many, cache=False)
+    assert functions.hits == 8
+
+
+def test_csv_analysis_unchanged_by_caching(tmp_path):
+    case = SAMPLES / "smem_stride"
+    raw = tmp_path / "s.raw.csv"
+    raw.write_bytes((case / "smem_stride_bad.raw.csv").read_bytes())
+    (tmp_path / "s.source.csv").write_bytes((case / "smem_stride_bad.source.csv").read_bytes())
+    (tmp_path / "s.ncu-rep").write_bytes((case / "smem_stride_bad.ncu-rep").read_bytes())
+    prof = open_report(raw)
+    assert prof.kernels[0].instructions["line"].notna().any()  # lines came from the .ncu-rep
+    assert _json(analyze(prof)) == _json(analyze(open_report(raw), cache=False))
+
+
+@pytest.mark.parametrize("selector", ["3", "2:5", "10:", ":2"])
+def test_id_selection_reads_only_the_selected_launches(many, selector):
+    seen = []
+    picked = select_kernels(open_report(many, kernel=selector, progress=lambda d, t: seen.append((d, t))), selector)
+    everything = select_kernels(open_report(many), selector)
+    _same_profile(picked, everything)
+    n = len(everything.kernels)
+    assert seen == [(i + 1, n) for i in range(n)]  # the reader read (and reported) only those
+
+
+def test_selection_matching_nothing_still_names_the_kernels(many):
+    with pytest.raises(NoKernelsError) as e:
+        select_kernels(open_report(many, kernel="40:50"), "40:50")
+    assert "scale_keys_aos" in (e.value.hint or "")
+
+
+def test_regex_selection_unaffected(many):
+    picked = select_kernels(open_report(many, kernel="horner"), "horner")
+    assert [k.id for k in picked.kernels] == [3, 9, 12]
