@@ -135,3 +135,19 @@ def test_selection_matching_nothing_still_names_the_kernels(many):
 def test_regex_selection_unaffected(many):
     picked = select_kernels(open_report(many, kernel="horner"), "horner")
     assert [k.id for k in picked.kernels] == [3, 9, 12]
+
+
+@pytest.mark.parametrize("value", [
+    {}, [], {"a": []}, {"a": {}}, {"k": [{"n": [[], {}]}]}, (1, (2, ())), "plain", 7, 1.5,
+    [1, 2.5, -0.0, 1e16, 1e-7, 2 ** 70, True, False, None, float("nan"), float("inf"), -float("inf")],
+    {"é": "tab\there \"quoted\" back\\slash \u2028 \x00 ünï", "n": None, 3: "int key", None: "none key"},
+])
+def test_fast_json_matches_the_json_module(value):
+    from drgpu_py.render.json_ import dumps_indented
+    assert dumps_indented(value) == json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def test_json_renderer_output_is_what_the_json_module_writes(many):
+    from drgpu_py.render.json_ import _clean, render_json
+    analysis = analyze(read_ncu_rep(many))
+    assert render_json(analysis, None) == json.dumps(_clean(analysis.to_dict()), indent=2, ensure_ascii=False) + "\n"

@@ -78,6 +78,7 @@ class KernelContext:
     _rows: tuple | None = field(default=None, repr=False, compare=False)
     _consumers: tuple | None = field(default=None, repr=False, compare=False)
     _samples_total: tuple | None = field(default=None, repr=False, compare=False)
+    _blamed: tuple | None = field(default=None, repr=False, compare=False)
 
     # ---- construction -------------------------------------------------------------
     @classmethod
@@ -155,11 +156,18 @@ class KernelContext:
     def blamed_by_pc(self, pcs, reasons=None) -> dict[int, float]:
         if self.blame is None:
             return {}
+        # Per-producer sums are grouped once per reason set and then filtered: the same rows
+        # in the same order per group, so the same sums as grouping the filtered edges.
         e = self.blame.edges
-        e = e[e["producer_pc"].isin(list(pcs))]
-        if reasons is not None:
-            e = e[e["reason"].isin(list(reasons))]
-        return e.groupby("producer_pc")["samples"].sum().to_dict()
+        key = None if reasons is None else tuple(reasons)
+        if self._blamed is None or self._blamed[0] is not e:
+            self._blamed = (e, {})
+        sums = self._blamed[1].get(key)
+        if sums is None:
+            sel = e if reasons is None else e[e["reason"].isin(list(reasons))]
+            sums = self._blamed[1][key] = sel.groupby("producer_pc")["samples"].sum().to_dict()
+        wanted = set(pcs)
+        return {p: v for p, v in sums.items() if p in wanted}
 
     def consumers_of(self, pc: int) -> list[int]:
         if self.blame is None:

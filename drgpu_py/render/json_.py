@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+from json.encoder import encode_basestring as _encode_str
 
 from . import register
 
@@ -19,6 +20,60 @@ def _clean(o):
     return o
 
 
+def dumps_indented(o) -> str:
+    """``json.dumps(o, indent=2, ensure_ascii=False)``, byte for byte, several times faster:
+    with an indent the json module encodes in pure Python, which dominated writing the JSON
+    of a thousand kernels. Strings go through json's own (C) string encoder."""
+    out: list[str] = []
+    _encode(o, out, "\n")
+    return "".join(out)
+
+
+def _encode(o, out: list[str], nl: str) -> None:
+    # The same type tests, in the same order, as json.encoder._make_iterencode.
+    if isinstance(o, str):
+        out.append(_encode_str(o))
+    elif o is None:
+        out.append("null")
+    elif o is True:
+        out.append("true")
+    elif o is False:
+        out.append("false")
+    elif isinstance(o, int):
+        out.append(int.__repr__(o))
+    elif isinstance(o, float):
+        out.append(json.dumps(o) if o != o or o in (math.inf, -math.inf) else float.__repr__(o))
+    elif isinstance(o, (list, tuple)):
+        if not o:
+            out.append("[]")
+            return
+        inner = nl + "  "
+        sep = "[" + inner
+        for v in o:
+            out.append(sep)
+            sep = "," + inner
+            _encode(v, out, inner)
+        out.append(nl + "]")
+    elif isinstance(o, dict):
+        if not o:
+            out.append("{}")
+            return
+        inner = nl + "  "
+        sep = "{" + inner
+        for k, v in o.items():
+            if not isinstance(k, str):  # json's key coercions (bool, None, numbers) and errors
+                k = json.loads(json.dumps({k: 0}))
+                k = next(iter(k))
+            out.append(sep)
+            sep = "," + inner
+            out.append(_encode_str(k))
+            out.append(": ")
+            _encode(v, out, inner)
+        out.append(nl + "}")
+    else:
+        out.append(json.dumps(o, indent=2, ensure_ascii=False))  # raises TypeError as json does
+
+
 @register("json", (".json",))
 def render_json(analysis, options) -> str:
-    return json.dumps(_clean(analysis.to_dict()), indent=2, ensure_ascii=False) + "\n"
+    return dumps_indented(_clean(analysis.to_dict())) + "\n"
