@@ -40,6 +40,10 @@ def atomic_write(path: str | Path, content: str | bytes, force: bool = False) ->
         fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=str(p.parent if str(p.parent) else "."))
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
+        # mkstemp creates 0600; outputs are shared, so give them the usual umask mode.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         if not force and p.exists():  # appeared since the check: still refuse to overwrite it
             raise FileExistsError(17, "file exists", str(p))
         os.replace(tmp, p)

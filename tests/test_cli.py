@@ -53,3 +53,14 @@ def test_threshold_option():
 def test_thresholds_listing():
     r = runner.invoke(app, ["thresholds"])
     assert r.exit_code == 0 and "sol_pct" in r.stdout
+
+
+def test_outputs_get_the_umask_mode(tmp_path):
+    import os
+    from drgpu_py.io import atomic_write
+    umask = os.umask(0o022)
+    try:
+        out = atomic_write(tmp_path / "r.html", "<p>x</p>")
+    finally:
+        os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o644
