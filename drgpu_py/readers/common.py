@@ -21,6 +21,7 @@ import pandas as pd
 
 from .. import data
 from ..errors import InputError, ReportFormatError
+from ..model import INSTRUCTION_COLUMNS
 
 NCU_MAGIC = b"NVR\x00"
 #: gzip, xz, zip, zstd, bzip2: a report someone compressed before handing it over.
@@ -86,7 +87,8 @@ def clean_sass(text: str) -> str:
 
 
 def parse_dim(s: str) -> tuple[int, int, int]:
-    nums = [int(float(x)) for x in re.findall(r"[\d.]+", s or "")]
+    """'(256, 1, 1)' -> (256, 1, 1); missing parts are 1, an unreadable cell (0, 0, 0)."""
+    nums = [int(x) for x in re.findall(r"\d+", re.sub(r"\.\d*", "", s or ""))]
     nums = (nums + [1, 1, 1])[:3] if nums else [0, 0, 0]
     return tuple(nums)  # type: ignore[return-value]
 
@@ -100,14 +102,18 @@ def instruction_frame(pcs: list[int], columns: dict[str, dict[int, float]], sass
     base = pcs[0] if base is None and pcs else base
     df["offset"] = [pc - base for pc in pcs] if pcs else []
     df["sass"] = [sass.get(pc, "") for pc in pcs]
-    df["file"] = [lines.get(pc, (None, None))[0] for pc in pcs]
+    # object dtype: pandas would otherwise turn the None of a PC without a line into NaN
+    # (a float that is truthy and not a path).
+    df["file"] = pd.Series([lines.get(pc, (None, None))[0] for pc in pcs], index=df.index, dtype=object)
     df["line"] = pd.array([lines.get(pc, (None, None))[1] for pc in pcs], dtype="Int64")
     for name, values in columns.items():
         df[name] = [float(values.get(pc, 0.0)) for pc in pcs]
     for r in data.stall_reasons():
         if f"stall_{r}" not in df:
             df[f"stall_{r}"] = 0.0
-    for col in ("inst_executed", "thread_inst_executed", "samples", "samples_not_issued"):
+    # Every counter column exists (0 = not executed, not sampled or not collected): the
+    # detectors read them without checking, and a report may lack any of them.
+    for col in INSTRUCTION_COLUMNS:
         if col not in df:
             df[col] = 0.0
     return df

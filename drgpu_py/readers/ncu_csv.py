@@ -18,6 +18,8 @@ import math
 import re
 from pathlib import Path
 
+import pandas as pd
+
 from .. import data
 from ..errors import InputError, NoKernelsError, ReportFormatError
 from ..model import KernelProfile, Profile
@@ -149,7 +151,7 @@ def _kernel_from_row(header: list[str], idx: dict[str, int], row: list[str]) -> 
     return KernelProfile(
         id=kid, name=get("Kernel Name"), mangled=strings.get("Function Name", ""),
         device=strings.get("device__attribute_display_name", ""), compute_capability=cc,
-        chip=data.chip_for(cc), sm_count=int(sm) if sm and not math.isnan(sm) else None,
+        chip=data.chip_for(cc), sm_count=int(sm) if sm and math.isfinite(sm) and sm > 0 else None,
         grid=parse_dim(get("Grid Size")), block=parse_dim(get("Block Size")),
         metrics=metrics, strings=strings, process=get("Process Name"))
 
@@ -264,7 +266,7 @@ def _attach_lines(kernels: list[KernelProfile], rep: Path) -> bool:
         if sass_mismatch > len(df) // 10:
             k.notes.append(f"{rep.name}: SASS differs from the CSV's at {sass_mismatch} offsets; line numbers not used")
             continue
-        df["file"] = [t[0] if t else None for t in ok]
+        df["file"] = pd.Series([t[0] if t else None for t in ok], index=df.index, dtype=object)
         df["line"] = [t[1] if t else None for t in ok]
         df["line"] = df["line"].astype("Int64")
         k.source_text = source_text

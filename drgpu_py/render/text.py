@@ -56,7 +56,7 @@ def render_console(analysis, options, console: Console) -> None:
         k = ka.kernel
         d = ka.to_dict()
         dur = f"{k.duration_ns / 1000:.1f} µs" if k.duration_ns == k.duration_ns else "duration n/a"
-        head = (f"[bold]{escape(k.name)}[/bold]  (id {k.id})\n{escape(k.device or 'unknown device')} cc {k.compute_capability or '?'}  "
+        head = (f"[bold]{escape(k.name)}[/bold]  (id {k.id})\n{escape(k.device or 'unknown device')} cc {escape(k.compute_capability or '?')}  "
                 f"{dur}  grid {tuple(k.grid)} block {tuple(k.block)}\n"
                 f"bound: [bold]{ka.bound}[/bold]   stall cycles: {_fmt(d['stall_cycle_pct'], '.1f')}%   "
                 f"IPC {_fmt(d['achieved_ipc'], '.2f')} of {ka.tree.attrs.get('ideal_ipc'):g}   busiest unit: {ka.tree.attrs.get('top_unit')} "
@@ -70,7 +70,7 @@ def render_console(analysis, options, console: Console) -> None:
             for col in ("#", "finding", "severity", "est. speedup", "where"):
                 tab.add_column(col)
             for i, f in enumerate(ka.findings[: options.top_findings], 1):
-                where = "\n".join(f"{(l.get('file') or 'SASS').rsplit('/', 1)[-1]}:{l.get('line') or hex(l.get('pc_offset', 0))} "
+                where = "\n".join(f"{escape(str(l.get('file') or 'SASS').rsplit('/', 1)[-1])}:{l.get('line') or hex(l.get('pc_offset', 0))} "
                                   f"({l['share'] * 100:.0f}%) {escape((l.get('code') or l.get('sass') or '')[:50])}"
                                   for l in f.locations[:3]) or "-"
                 tab.add_row(str(i), f"[bold]{f.id}[/bold]\n{escape(f.title)}\n[dim]{escape(f.advice)}[/dim]",
