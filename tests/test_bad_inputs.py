@@ -363,3 +363,40 @@ def test_analyze_never_modifies_the_report(rel, tmp_path):
         assert r.exit_code == 0, r.output
     after = {p.name: (_sha(p), p.stat().st_mtime_ns) for p in folder.iterdir()}
     assert after == before
+
+
+# ---- docs/errors.md stays in step with drgpu_py.errors -----------------------------------------
+
+def _doc_exit_table() -> list[dict]:
+    text = (ROOT / "docs" / "errors.md").read_text(encoding="utf-8")
+    section = text.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
+    rows = [ln for ln in section.splitlines() if ln.startswith("|")]
+    head = [c.strip() for c in rows[0].strip("|").split("|")]
+    assert head[:3] == ["code", "kind", "class"], head
+    out = []
+    for ln in rows[2:]:
+        cells = [c.strip() for c in ln.strip("|").split("|")]
+        out.append(dict(zip(head, cells)))
+    return out
+
+
+def test_errors_doc_matches_error_classes():
+    from drgpu_py.cli import EXIT_INTERNAL
+    rows = _doc_exit_table()
+    documented = {int(r["code"]): r for r in rows}
+    assert len(documented) == len(rows), "a code is listed twice"
+    for cls in ALL_ERRORS:
+        r = documented.get(cls.exit_code)
+        assert r is not None, f"{cls.__name__} (exit {cls.exit_code}) is not in docs/errors.md"
+        assert r["kind"] == cls.kind and r["class"] == f"`{cls.__name__}`", r
+        example = r["example message"].strip("`")
+        assert example.startswith(f"drgpu: {cls.kind}"), example
+        assert r["meaning"] and r["what to do"], r
+    extra = set(documented) - {c.exit_code for c in ALL_ERRORS}
+    assert extra == {0, EXIT_INTERNAL}, extra
+    assert len({c.exit_code for c in ALL_ERRORS}) == len(ALL_ERRORS), "two classes share an exit code"
+
+
+def test_corpus_uses_only_documented_codes():
+    documented = {int(r["code"]) for r in _doc_exit_table()}
+    assert {c["exit"] for c in CASES} <= documented
