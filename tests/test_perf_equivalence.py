@@ -143,11 +143,47 @@ def test_regex_selection_unaffected(many):
     {"é": "tab\there \"quoted\" back\\slash \u2028 \x00 ünï", "n": None, 3: "int key", None: "none key"},
 ])
 def test_fast_json_matches_the_json_module(value):
-    from drgpu_py.render.json_ import dumps_indented
+    from drgpu_py.render.json_ import _clean, dumps_clean, dumps_indented
     assert dumps_indented(value) == json.dumps(value, indent=2, ensure_ascii=False)
+    assert dumps_clean(value) == json.dumps(_clean(value), indent=2, ensure_ascii=False)
+
+
+def test_fast_json_cleans_numpy_values_as_before():
+    import numpy as np
+    from drgpu_py.render.json_ import _clean, dumps_clean
+    value = {"i": np.int64(3), "f": np.float64(0.1), "nan": np.float64("nan"), "b": np.bool_(True),
+             "s": np.str_("x"), "arr": (np.int32(1), [np.float32(2.5)]), np.int64(4): "numpy key"}
+    assert dumps_clean(value) == json.dumps(_clean(value), indent=2, ensure_ascii=False)
 
 
 def test_json_renderer_output_is_what_the_json_module_writes(many):
     from drgpu_py.render.json_ import _clean, render_json
     analysis = analyze(read_ncu_rep(many))
     assert render_json(analysis, None) == json.dumps(_clean(analysis.to_dict()), indent=2, ensure_ascii=False) + "\n"
+
+
+@pytest.mark.parametrize("pcs,base", [([0x120, 0x100, 0x110, 0x110], None), ([0x200, 0x210], 0x1f0), ([], None)])
+def test_instruction_frame_joins_columns_by_pc(pcs, base):
+    from drgpu_py import data
+    from drgpu_py.model import INSTRUCTION_COLUMNS
+    from drgpu_py.readers.common import instruction_frame
+    columns = {"inst_executed": {0x100: 4, 0x120: 2.5, 0x999: 7.0}, "stall_wait": {0x110: 1.0},
+               "samples": {p: 1.0 for p in pcs}}
+    sass = {0x100: "IMAD R1, R2, R3, R4", 0x200: "EXIT"}
+    lines = {0x100: ("k.cu", 12), 0x110: ("k.cu", 13)}
+    df = instruction_frame(pcs, columns, sass, lines, base)
+    want = sorted(set(pcs))
+    assert df.index.tolist() == want and df.index.name == "pc"
+    if not want:
+        return
+    start = want[0] if base is None else base
+    assert df["offset"].tolist() == [p - start for p in want]
+    assert df["sass"].tolist() == [sass.get(p, "") for p in want]
+    assert df["file"].tolist() == [lines.get(p, (None, None))[0] for p in want]  # None, not NaN
+    assert [None if pd.isna(v) else v for v in df["line"]] == [lines.get(p, (None, None))[1] for p in want]
+    for name, values in columns.items():
+        assert df[name].tolist() == [float(values.get(p, 0.0)) for p in want]
+    for col in [f"stall_{r}" for r in data.stall_reasons()] + INSTRUCTION_COLUMNS:
+        assert col in df
+    assert (df["stall_barrier"] == 0.0).all() and df["stall_barrier"].dtype == float
+    assert list(df.columns[:4]) == ["offset", "sass", "file", "line"]

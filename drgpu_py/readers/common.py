@@ -15,8 +15,10 @@ import re
 import struct
 import sys
 import tempfile
+from itertools import repeat
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from .. import data
@@ -98,25 +100,31 @@ def instruction_frame(pcs: list[int], columns: dict[str, dict[int, float]], sass
     """Build the per-instruction table. Every column is a PC->value map, so rows are joined
     by PC; PCs with no value get 0 for counters (not executed / not sampled)."""
     pcs = sorted(set(pcs))
-    df = pd.DataFrame(index=pd.Index(pcs, name="pc", dtype="int64"))
+    index = pd.Index(pcs, name="pc", dtype="int64")
     base = pcs[0] if base is None and pcs else base
-    df["offset"] = [pc - base for pc in pcs] if pcs else []
-    df["sass"] = [sass.get(pc, "") for pc in pcs]
-    # object dtype: pandas would otherwise turn the None of a PC without a line into NaN
-    # (a float that is truthy and not a path).
-    df["file"] = pd.Series([lines.get(pc, (None, None))[0] for pc in pcs], index=df.index, dtype=object)
-    df["line"] = pd.array([lines.get(pc, (None, None))[1] for pc in pcs], dtype="Int64")
+    at = [lines.get(pc, (None, None)) for pc in pcs]
+    # One constructor call for all columns (in this order): assigning them one by one cost
+    # more than the rest of reading a launch.
+    n = len(pcs)
+    cols: dict = {
+        "offset": np.fromiter((pc - base for pc in pcs), np.int64, n) if pcs else [],
+        "sass": [sass.get(pc, "") for pc in pcs],
+        # object dtype: pandas would otherwise turn the None of a PC without a line into NaN
+        # (a float that is truthy and not a path).
+        "file": pd.Series([t[0] for t in at], index=index, dtype=object),
+        "line": pd.array([t[1] for t in at], dtype="Int64"),
+    }
     for name, values in columns.items():
-        df[name] = [float(values.get(pc, 0.0)) for pc in pcs]
+        cols[name] = np.fromiter(map(values.get, pcs, repeat(0.0)), float, n)  # float() of each
     for r in data.stall_reasons():
-        if f"stall_{r}" not in df:
-            df[f"stall_{r}"] = 0.0
+        if f"stall_{r}" not in cols:
+            cols[f"stall_{r}"] = 0.0
     # Every counter column exists (0 = not executed, not sampled or not collected): the
     # detectors read them without checking, and a report may lack any of them.
     for col in INSTRUCTION_COLUMNS:
-        if col not in df:
-            df[col] = 0.0
-    return df
+        if col not in cols:
+            cols[col] = 0.0
+    return pd.DataFrame(cols, index=index)
 
 
 def _varint(buf: bytes, i: int) -> tuple[int, int]:

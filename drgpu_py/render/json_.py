@@ -74,6 +74,47 @@ def _encode(o, out: list[str], nl: str) -> None:
         out.append(json.dumps(o, indent=2, ensure_ascii=False))  # raises TypeError as json does
 
 
+def dumps_clean(o) -> str:
+    """``dumps_indented(_clean(o))`` in one pass over ``o``."""
+    out: list[str] = []
+    _encode_clean(o, out, "\n")
+    return "".join(out)
+
+
+def _encode_clean(o, out: list[str], nl: str) -> None:
+    # _clean's tests in _clean's order, then what json does with what _clean returns.
+    if isinstance(o, float):
+        out.append("null" if math.isnan(o) or math.isinf(o) else float.__repr__(o))
+    elif isinstance(o, dict):
+        if not o:
+            out.append("{}")
+            return
+        inner = nl + "  "
+        sep = "{" + inner
+        for k, v in o.items():
+            out.append(sep)
+            sep = "," + inner
+            out.append(_encode_str(str(k)))
+            out.append(": ")
+            _encode_clean(v, out, inner)
+        out.append(nl + "}")
+    elif isinstance(o, (list, tuple)):
+        if not o:
+            out.append("[]")
+            return
+        inner = nl + "  "
+        sep = "[" + inner
+        for v in o:
+            out.append(sep)
+            sep = "," + inner
+            _encode_clean(v, out, inner)
+        out.append(nl + "]")
+    elif hasattr(o, "item"):  # numpy scalars
+        _encode_clean(o.item(), out, nl)
+    else:
+        _encode(o, out, nl)
+
+
 @register("json", (".json",))
 def render_json(analysis, options) -> str:
-    return dumps_indented(_clean(analysis.to_dict())) + "\n"
+    return dumps_clean(analysis.to_dict()) + "\n"
