@@ -1,8 +1,8 @@
 """Typed errors raised below the CLI, each with a documented process exit code.
 
 The CLI maps any :class:`DrgpuError` to a one-line message on stderr and ``exit_code``;
-nothing below the CLI calls ``sys.exit``. The table in README.md ("Exit codes") lists the
-same codes; ``tests/test_errors.py`` keeps the two in step.
+nothing below the CLI calls ``sys.exit``. docs/errors.md lists the same codes with example
+messages; ``tests/test_bad_inputs.py`` keeps the two in step.
 """
 from __future__ import annotations
 

@@ -337,7 +337,8 @@ def apply_line_table(k: KernelProfile, fn: SassFunction) -> dict[str, int]:
         elif missing:
             files[n], lines[n] = ins.file, ins.line
             filled += 1
-    df["file"] = files
+    # object dtype keeps None as None (pandas 3 would otherwise turn it into NaN).
+    df["file"] = pd.Series([f if isinstance(f, str) else None for f in files], index=df.index, dtype=object)
     df["line"] = pd.array([None if ln is None or pd.isna(ln) else int(ln) for ln in lines], dtype="Int64")
     df["inlined_from"] = inlined_from
     if filled:  # the reader's complaint about missing lines no longer holds
