@@ -187,3 +187,33 @@ def test_instruction_frame_joins_columns_by_pc(pcs, base):
         assert col in df
     assert (df["stall_barrier"] == 0.0).all() and df["stall_barrier"].dtype == float
     assert list(df.columns[:4]) == ["offset", "sass", "file", "line"]
+
+
+def _reference_to_number(v) -> float:
+    """to_number as first written, before its fast path for plain numeric text."""
+    import math
+    if v is None:
+        return math.nan
+    if isinstance(v, (int, float)):
+        return float(v)
+    s = str(v).strip().replace(",", "")
+    if not s or s.lower() in ("n/a", "nan", "-", "none"):
+        return math.nan
+    try:
+        return float(s)
+    except ValueError:
+        return math.nan
+
+
+def test_to_number_fast_path_matches_the_cleanup():
+    import csv
+    import math
+    from drgpu_py.readers.common import to_number
+    cells = {c for f in (SAMPLES / "smem_stride").glob("*.csv") for r in csv.reader(open(f, encoding="utf-8")) for c in r}
+    cells |= {"", " ", "n/a", "-", "none", "nan", "-nan", "1,234.5", " 12 ", "1_000", "inf", "-Infinity", "1e5",
+              "\u00a012\u00a0", "0x10", "12%", "(1, 2)", "+5", "--1", "1,2,3", ".5", "5.", ",", "1,", " 1, 2 ", ".",
+              "+", "1 2", "\t3\n", " none"}
+    assert len(cells) > 1000
+    for c in sorted(cells) + [None, 3, 2.5, True, b"1"]:
+        got, want = to_number(c), _reference_to_number(c)
+        assert got == want or (math.isnan(got) and math.isnan(want)), repr(c)
