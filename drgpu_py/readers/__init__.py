@@ -18,6 +18,7 @@ from pathlib import Path
 from .. import data
 from ..errors import DrgpuError, InputError, NoKernelsError, ReportFormatError, UsageError
 from ..model import Profile
+from .common import id_filter as _id_filter
 from .common import native_log_summary, native_stderr_captured, rep_framing_problem, sniff
 
 __all__ = ["open_report", "select_kernels", "sniff"]
@@ -27,8 +28,10 @@ def open_report(path: str | Path, *, source_csv: str | Path | None = None,
                 line_report: str | Path | None = None, progress=None, kernel: str | None = None) -> Profile:
     """Read a report. ``source_csv``: the per-instruction CSV for a raw CSV (else looked
     for beside it). ``line_report``: an ``.ncu-rep`` whose line table annotates a CSV.
-    ``kernel``: the ``--kernel`` selector; an id or id range lets the .ncu-rep reader skip
-    the other launches (``select_kernels`` still applies it, and reports no match)."""
+    ``kernel``: the ``--kernel`` selector; both readers may skip launches it cannot pick
+    (ids and id ranges; the CSV reader also name patterns, its names being plain cells), so
+    the result may hold fewer launches than the report. ``select_kernels`` still applies it
+    and reports no match: a selector that matches nothing reads every launch."""
     p = Path(path)
     kind = sniff(p)
     if kind == "ncu-rep":
@@ -37,7 +40,7 @@ def open_report(path: str | Path, *, source_csv: str | Path | None = None,
         return _note_missing_sections(_read_rep_checked(p, progress, keep_id=_id_filter(kernel)))
     if kind == "csv-raw":
         from .ncu_csv import read_ncu_csv
-        return _note_missing_sections(read_ncu_csv(p, source_csv=source_csv, line_report=line_report))
+        return _note_missing_sections(read_ncu_csv(p, source_csv=source_csv, line_report=line_report, kernel=kernel))
     if kind == "compressed":
         raise ReportFormatError(f"{p} is a compressed file, not a report",
                                 hint="decompress it first (gunzip, unxz, unzip) and pass the .ncu-rep or .csv inside")
@@ -50,19 +53,6 @@ def open_report(path: str | Path, *, source_csv: str | Path | None = None,
             f"{p} is a details-page CSV export, which lacks the raw metrics drgpu needs",
             hint="export with: ncu -i REPORT --csv --page raw --print-units base")
     raise ReportFormatError(f"{p} is neither an Nsight Compute report (.ncu-rep) nor an ncu CSV export")
-
-
-def _id_filter(selector: str | None):
-    """A predicate on launch ids for an id (``7``) or id-range (``a:b``) selector, else None."""
-    if not selector:
-        return None
-    if re.fullmatch(r"\d+", selector):
-        n = int(selector)
-        return lambda i: i == n
-    if re.fullmatch(r"\d*:\d*", selector):
-        lo, hi = selector.split(":")
-        return lambda i: (not lo or i >= int(lo)) and (not hi or i < int(hi))
-    return None
 
 
 def select_kernels(profile: Profile, selector: str | None) -> Profile:

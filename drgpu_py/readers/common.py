@@ -94,9 +94,42 @@ def to_number(v) -> float:
         return math.nan
 
 
+_SPACES = re.compile(r"\s+")
+
+
 def clean_sass(text: str) -> str:
     """Normalise a SASS line: drop label annotations (`(.L_x_3)) and collapse spaces."""
-    return re.sub(r"\s+", " ", _LABEL.sub("", text or "")).strip()
+    return _SPACES.sub(" ", _LABEL.sub("", text or "")).strip()
+
+
+def numbers(cells) -> list[float]:
+    """``to_number`` of each text cell, the same values, for a whole column at once.
+
+    ``to_number`` of a string is ``float`` of it without its thousands separators, or NaN
+    where that fails (float() ignores surrounding whitespace as ``str.strip`` does, and the
+    missing markers either fail or are NaN). A column of numbers, the usual case, thus
+    converts in one C-level ``map(float, ...)``; a column with any other cell falls back to
+    ``to_number`` cell by cell (and so does anything but text: join refuses it)."""
+    try:
+        if "," in "".join(cells):
+            cells = [c.replace(",", "") for c in cells]
+        return list(map(float, cells))
+    except (ValueError, TypeError):
+        return [to_number(c) for c in cells]
+
+
+def id_filter(selector: str | None):
+    """A predicate on launch ids for an id (``7``) or id-range (``a:b``) ``--kernel``
+    selector, else None (no selector, or a name pattern)."""
+    if not selector:
+        return None
+    if re.fullmatch(r"\d+", selector):
+        n = int(selector)
+        return lambda i: i == n
+    if re.fullmatch(r"\d*:\d*", selector):
+        lo, hi = selector.split(":")
+        return lambda i: (not lo or i >= int(lo)) and (not hi or i < int(hi))
+    return None
 
 
 def parse_dim(s: str) -> tuple[int, int, int]:

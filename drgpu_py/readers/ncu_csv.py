@@ -6,16 +6,34 @@ optionally with the source page (``--page source --print-source sass``: per kern
 ``"Kernel Name",NAME`` line, a header, and one row per SASS instruction keyed by its address).
 
 Contract: same Profile as the .ncu-rep reader. Source-page blocks are matched to raw rows by
-kernel name in order. The SASS-only source page has no file/line: those come from an
-``.ncu-rep`` line table (``line_report``, or ``X.ncu-rep`` beside ``X.raw.csv``) when one is
-available, and the kernel notes say where line numbers came from or that there are none.
+kernel name in order (the Nth block of a name goes to the Nth row of that name; a row whose
+name no unused block has, e.g. a template the source page spells with casts, takes the first
+unused block). The SASS-only source page has no file/line: those come from an ``.ncu-rep``
+line table (``line_report``, or ``X.ncu-rep`` beside ``X.raw.csv``) when one is available,
+and the kernel notes say where line numbers came from or that there are none.
+
+Selection (``kernel=``, the ``--kernel`` selector): only the launches it picks become
+KernelProfiles and only their blocks become per-instruction tables; every launch when it
+picks none. Each picked launch gets exactly what reading every launch gives it: blocks and
+line tables are still matched over all launches (by name, which costs nothing to read), and
+the notes that depend on whether any launch has per-instruction rows look at all of them.
+Both pages are still parsed whole by the csv module (a block's extent is only known by
+parsing), so errors in the text are reported whatever is selected.
+
+Speed: cells convert column by column (``common.numbers``: one ``float`` pass per column,
+``to_number`` only for a column holding text), and a block's counter columns in one pass.
 """
 from __future__ import annotations
 
 import csv
+import functools
+import gc
 import io
 import math
+import operator
 import re
+from collections import deque
+from itertools import chain, compress
 from pathlib import Path
 
 import pandas as pd
@@ -23,8 +41,8 @@ import pandas as pd
 from .. import data
 from ..errors import InputError, NoKernelsError, ReportFormatError
 from ..model import KernelProfile, Profile
-from .common import (clean_sass, instruction_frame, native_stderr_captured, parse_dim, rep_framing_problem,
-                     sniff, to_number)
+from .common import (clean_sass, id_filter, instruction_frame, native_stderr_captured, numbers, parse_dim,
+                     rep_framing_problem, sniff, to_number)
 
 _ID_COLS = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
             "Block Size", "Grid Size", "Device", "CC"}
@@ -46,14 +64,25 @@ def _read_text(p: Path, notes: list[str] | None = None) -> str:
 
 
 def _rows(text: str, origin: Path) -> list[list[str]]:
+    # A source page is ~150,000 rows (lists) for 1,000 launches: the cyclic garbage collector
+    # would traverse them again and again while they are made (a fifth of the parse), and
+    # they hold only strings, so it is paused meanwhile.
+    enabled = gc.isenabled()
+    gc.disable()
     try:
         return list(csv.reader(io.StringIO(text)))
     except csv.Error as e:
         raise ReportFormatError(f"{origin}: malformed CSV ({e})") from e
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def read_ncu_csv(path: Path, source_csv: str | Path | None = None,
-                 line_report: str | Path | None = None) -> Profile:
+                 line_report: str | Path | None = None, kernel: str | None = None) -> Profile:
+    """Read a raw-page export (and its source page). ``kernel``: the ``--kernel`` selector;
+    only the launches it may pick become KernelProfiles (all of them when it picks none or
+    is not a valid pattern), with exactly what reading all of them would have given them."""
     notes: list[str] = []
     rows = _rows(_read_text(path, notes), path)
     while rows and not any(c.strip() for c in rows[0]):  # blank lines before the header
@@ -69,26 +98,30 @@ def read_ncu_csv(path: Path, source_csv: str | Path | None = None,
     if not any(any(c.strip() for c in r) for r in body):
         raise NoKernelsError(f"{path} holds no kernel launch (a header{' and units' if has_units else ''} but no data row)",
                              hint="was anything profiled? check ncu's output for '==WARNING== No kernels were profiled'")
-    idx = {h: i for i, h in enumerate(header)}
-    kernels = []
-    for row in body:
-        if not row or all(not c for c in row):
-            continue
+    launches = [row for row in body if row and any(row)]  # one per kernel launch, in order
+    for row in launches:
         if len(row) != len(header):
             raise ReportFormatError(f"{path}: a row has {len(row)} cells, the header {len(header)}",
                                     hint="the CSV may be truncated or edited")
-        kernels.append(_kernel_from_row(header, idx, row))
+    idx = {h: i for i, h in enumerate(header)}
+    names = [row[idx["Kernel Name"]] for row in launches]
+    picked = _pickable(kernel, header, idx, launches, names)
+    kernels = _kernels_from_rows(header, idx, [launches[i] for i in picked])
+    read = dict(zip(picked, kernels))  # launch position -> its KernelProfile
     if source_csv is None:
         cand = _sibling(path, ".source.csv")
         if cand is not None and cand.exists() and sniff(cand) == "csv-source":
             source_csv = cand
+    # Per launch position: whether it has per-instruction rows, for those not read too: the
+    # notes below and the line-table join depend on every launch, read or not.
+    has_rows = _Memo(lambda pos: False)
     if source_csv is not None:
         sp = Path(source_csv)
         kind = sniff(sp)
         if kind != "csv-source":
             raise ReportFormatError(f"{sp}: not a source-page CSV export",
                                     hint="export with: ncu -i R --csv --page source --print-source sass")
-        _attach_source(kernels, _parse_source(sp), sp)
+        has_rows = _attach_source(names, read, _parse_source(sp), sp)
         notes.append(f"per-instruction data from {sp.name}")
     else:
         notes.append("no source-page CSV: per-line attribution unavailable")
@@ -99,10 +132,12 @@ def read_ncu_csv(path: Path, source_csv: str | Path | None = None,
     if line_report is not None and not Path(line_report).is_file():
         raise InputError(f"{line_report}: no such file" if not Path(line_report).exists()
                          else f"{line_report} is not a file", hint="--line-report takes the .ncu-rep the CSV was exported from")
-    if line_report is not None and any(not k.instructions.empty for k in kernels):
-        if _attach_lines(kernels, Path(line_report)):
+    any_rows = any(has_rows[pos] for pos in range(len(launches)))
+    if line_report is not None and any_rows:
+        everyone = [(name, has_rows[pos], read.get(pos)) for pos, name in enumerate(names)]
+        if _attach_lines(everyone, Path(line_report)):
             notes.append(f"source lines from the line table of {Path(line_report).name}")
-    elif any(not k.instructions.empty for k in kernels):
+    elif any_rows:
         for k in kernels:
             k.notes.append("SASS-only source export: no file/line information (give --line-report or --cubin)")
     return Profile(path=str(path), format="csv", kernels=kernels, notes=notes)
@@ -116,95 +151,233 @@ def _sibling(path: Path, suffix: str) -> Path | None:
     return None
 
 
-def _kernel_from_row(header: list[str], idx: dict[str, int], row: list[str]) -> KernelProfile:
-    metrics: dict[str, float] = {}
-    strings: dict[str, str] = {}
-    for h, v in zip(header, row):
-        if h in _ID_COLS:
-            continue
-        x = to_number(v)
-        if math.isnan(x):
-            if v and v.strip().lower() not in ("n/a", ""):
-                strings[h] = v
-            continue
-        metrics[h] = x
-    # Canonicalise: first alias present wins; stall counters under their first name.
-    for canon in data.metrics_table()["metrics"]:
-        if canon not in metrics:
-            for alt in data.metric_aliases(canon):
-                if alt in metrics:
-                    metrics[canon] = metrics[alt]
-                    break
-    for spec in data.stall_reasons().values():
-        first = spec["counter"][0]
-        if first not in metrics:
-            for alt in spec["counter"][1:]:
-                if alt in metrics:
-                    metrics[first] = metrics[alt]
-    get = lambda c: row[idx[c]] if c in idx else ""
-    cc = get("CC").strip()
+def _launch_id(cell: str) -> int:
     try:
-        kid = int(to_number(get("ID")))
+        return int(to_number(cell))
     except (ValueError, OverflowError):
-        kid = 0
-    sm = metrics.get("device__attribute_multiprocessor_count", metrics.get("launch__sm_count"))
-    return KernelProfile(
-        id=kid, name=get("Kernel Name"), mangled=strings.get("Function Name", ""),
-        device=strings.get("device__attribute_display_name", ""), compute_capability=cc,
-        chip=data.chip_for(cc), sm_count=int(sm) if sm and math.isfinite(sm) and sm > 0 else None,
-        grid=parse_dim(get("Grid Size")), block=parse_dim(get("Block Size")),
-        metrics=metrics, strings=strings, process=get("Process Name"))
+        return 0
+
+
+def _pickable(selector: str | None, header: list[str], idx: dict[str, int], launches: list[list[str]],
+              names: list[str]) -> list[int]:
+    """Positions of the launches ``selector`` picks, as ``select_kernels`` picks them (by
+    the id, or by the pattern in the name and in the mangled name when there is one); every
+    launch when there is no selector or it picks none (so that kernel selection can list
+    the report's kernels), or when the pattern is not valid (kernel selection says so)."""
+    everything = list(range(len(launches)))
+    if not selector:
+        return everything
+    by_id = id_filter(selector)
+    if by_id is not None:
+        ids = [_launch_id(row[idx["ID"]]) for row in launches]
+        return [pos for pos, kid in enumerate(ids) if by_id(kid)] or everything
+    try:
+        rx = re.compile(selector)
+    except re.error:
+        return everything  # select_kernels reports it
+    fn_cols = [j for j, h in enumerate(header) if h == "Function Name"]
+    picked = []
+    for pos, (row, name) in enumerate(zip(launches, names)):
+        mangled = _mangled(row, fn_cols)
+        if rx.search(name) or (mangled and rx.search(mangled)):
+            picked.append(pos)
+    return picked or everything
+
+
+def _mangled(row: list[str], fn_cols: list[int]) -> str:
+    """The KernelProfile.mangled of a raw-page row: its last Function Name cell that is
+    text (as the row's ``strings`` keep it), else ''."""
+    mangled = ""
+    for j in fn_cols:
+        v = row[j]
+        if v and v.strip().lower() not in ("n/a", "") and math.isnan(to_number(v)):
+            mangled = v
+    return mangled
+
+
+def _kernels_from_rows(header: list[str], idx: dict[str, int], rows: list[list[str]]) -> list[KernelProfile]:
+    """KernelProfiles of raw-page rows (each as long as the header). Cells convert column by
+    column (``numbers``), as ``to_number`` would convert them one by one: a raw page has
+    thousands of columns, nearly all numeric in every row."""
+    if not rows:
+        return []
+    metric_cols = [j for j, h in enumerate(header) if h not in _ID_COLS]
+    metric_names = [header[j] for j in metric_cols]
+    columns = list(zip(*rows))
+    values = [numbers(columns[j]) for j in metric_cols]
+    # The columns with a non-number somewhere: where a row's text values ("strings") are.
+    text_cols = [(k, j) for k, (j, col) in enumerate(zip(metric_cols, values)) if any(map(math.isnan, col))]
+    canon_alts = [(canon, data.metric_aliases(canon)) for canon in data.metrics_table()["metrics"]]
+    stall_alts = [(spec["counter"][0], spec["counter"][1:]) for spec in data.stall_reasons().values()]
+    kernels = []
+    for row, vals in zip(rows, zip(*values)):
+        # The numbers in header order (NaN != NaN), as {h: x for ... if x == x} in C.
+        metrics = dict(compress(zip(metric_names, vals), map(operator.eq, vals, vals)))
+        strings: dict[str, str] = {}
+        for k, j in text_cols:
+            v = row[j]
+            if vals[k] != vals[k] and v and v.strip().lower() not in ("n/a", ""):
+                strings[header[j]] = v
+        # Canonicalise: first alias present wins; stall counters under their first name.
+        for canon, alts in canon_alts:
+            if canon not in metrics:
+                for alt in alts:
+                    if alt in metrics:
+                        metrics[canon] = metrics[alt]
+                        break
+        for first, alts in stall_alts:
+            if first not in metrics:
+                for alt in alts:
+                    if alt in metrics:
+                        metrics[first] = metrics[alt]
+        get = lambda c: row[idx[c]] if c in idx else ""
+        cc = get("CC").strip()
+        sm = metrics.get("device__attribute_multiprocessor_count", metrics.get("launch__sm_count"))
+        kernels.append(KernelProfile(
+            id=_launch_id(get("ID")), name=get("Kernel Name"), mangled=strings.get("Function Name", ""),
+            device=strings.get("device__attribute_display_name", ""), compute_capability=cc,
+            chip=data.chip_for(cc), sm_count=int(sm) if sm and math.isfinite(sm) and sm > 0 else None,
+            grid=parse_dim(get("Grid Size")), block=parse_dim(get("Block Size")),
+            metrics=metrics, strings=strings, process=get("Process Name")))
+    return kernels
 
 
 def _parse_source(p: Path) -> list[tuple[str, list[str], list[list[str]]]]:
     """Split a source-page export into (kernel name, header, rows) blocks."""
     rows = _rows(_read_text(p), p)
+    # A block starts at a "Kernel Name" row; the row after it is its header, whatever it
+    # holds (even another "Kernel Name" row); its rows run to the next "Kernel Name" row.
+    marks = [i for i, r in enumerate(rows) if r and r[0] == "Kernel Name"]
     blocks: list[tuple[str, list[str], list[list[str]]]] = []
-    i = 0
-    while i < len(rows):
+    n, m = len(rows), 0
+    while m < len(marks):
+        i = marks[m]
         r = rows[i]
-        if r and r[0] == "Kernel Name":
-            name = r[1] if len(r) > 1 else ""
-            header = rows[i + 1] if i + 1 < len(rows) else []
-            body = []
-            i += 2
-            while i < len(rows) and not (rows[i] and rows[i][0] == "Kernel Name"):
-                if rows[i]:
-                    body.append(rows[i])
-                i += 1
-            blocks.append((name, header, body))
-        else:
-            i += 1
+        m += 1
+        while m < len(marks) and marks[m] < i + 2:
+            m += 1
+        end = marks[m] if m < len(marks) else n
+        blocks.append((r[1] if len(r) > 1 else "", rows[i + 1] if i + 1 < n else [],
+                       [row for row in rows[i + 2:end] if row]))
     return blocks
 
 
-def _attach_source(kernels: list[KernelProfile], blocks, origin: Path | None = None) -> None:
+def _assign_blocks(names: list[str], blocks) -> list[int | None]:
+    """The source-page block of each launch: the first unused block of its kernel name, else
+    the first unused block (an export whose names differ from the raw page's), else none."""
+    queues: dict[str, deque[int]] = {}
+    for j, b in enumerate(blocks):
+        queues.setdefault(b[0], deque()).append(j)
     used = [False] * len(blocks)
+    first_free = 0
+    out: list[int | None] = []
+    for name in names:
+        j = None
+        q = queues.get(name)
+        while q:
+            # A block of this name is used only as its name's first unused one or as the
+            # first unused one of all, which is then also its name's first: the queue's
+            # used blocks are all at its front.
+            if used[q[0]]:
+                q.popleft()
+                continue
+            j = q.popleft()
+            break
+        if j is None:
+            while first_free < len(blocks) and used[first_free]:
+                first_free += 1
+            j = first_free if first_free < len(blocks) else None
+        if j is not None:
+            used[j] = True
+        out.append(j)
+    return out
+
+
+def _attach_source(names: list[str], read: dict[int, KernelProfile], blocks, origin: Path | None = None) -> _Memo:
+    """Give each read launch (``read``: position -> KernelProfile) the per-instruction table
+    of its source-page block. Blocks are matched to launches by kernel name in order over
+    every launch, read or not, so a launch gets the block it gets when all are read. Returns
+    whether the launch at a position has per-instruction rows."""
+    assigned = _assign_blocks(names, blocks)
+    for pos, j in enumerate(assigned):  # the first launch (read or not) whose block lacks them
+        if j is not None and not {"Address", "Source"} <= set(blocks[j][1]):
+            raise ReportFormatError(f"{origin or 'the source-page CSV'}: no Address/Source columns in the block of {_short(names[pos])}",
+                                    hint="export with --print-source sass")
     spec = data.metrics_table()["instruction_columns"]
     reason_cols = {rid: s["csv"] for rid, s in data.stall_reasons().items()}
-    for k in kernels:
-        j = next((j for j, b in enumerate(blocks) if not used[j] and b[0] == k.name), None)
+    clean = _Memo(clean_sass)  # launches of one function repeat its SASS text
+    for pos, k in read.items():
+        j = assigned[pos]
+        if j is not None:
+            _, header, body = blocks[j]
+            k.instructions, k.function_base = _instruction_table(header, body, spec, reason_cols, clean)
+
+    def has_rows(pos: int) -> bool:
+        if pos in read:
+            return not read[pos].instructions.empty
+        j = assigned[pos]
         if j is None:
-            j = next((j for j, b in enumerate(blocks) if not used[j]), None)
-        if j is None:
-            continue
-        used[j] = True
+            return False
         _, header, body = blocks[j]
-        hidx = {h: n for n, h in enumerate(header)}
-        if "Address" not in hidx or "Source" not in hidx:
-            raise ReportFormatError(f"{origin or 'the source-page CSV'}: no Address/Source columns in the block of {_short(k.name)}",
-                                    hint="export with --print-source sass")
-        pcs, sass = [], {}
-        cols: dict[str, dict[int, float]] = {}
-        for r in body:
-            if len(r) <= hidx["Address"]:
-                continue
-            try:
-                pc = int(r[hidx["Address"]], 16)
-            except ValueError:
-                continue
-            pcs.append(pc)
-            sass[pc] = clean_sass(r[hidx["Source"]])
+        a = {h: n for n, h in enumerate(header)}["Address"]
+        return any(len(r) > a and _hex(r[a]) is not None for r in body)
+    return _Memo(has_rows)
+
+
+class _Memo(dict):
+    """``memo[x]``: ``fn(x)``, computed once, when first asked."""
+
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def __missing__(self, key):
+        self[key] = v = self.fn(key)
+        return v
+
+
+def _hex(text: str) -> int | None:
+    try:
+        return int(text, 16)
+    except ValueError:
+        return None
+
+
+def _instruction_table(header: list[str], body: list[list[str]], spec: dict, reason_cols: dict,
+                       clean) -> tuple[pd.DataFrame, int | None]:
+    """The per-instruction table of one source-page block (rows keyed by Address; a PC
+    that repeats keeps its last row's values) and the function's base PC."""
+    hidx = {h: n for n, h in enumerate(header)}
+    a, src = hidx["Address"], hidx["Source"]
+    pcs, sass, rows = [], {}, []
+    for r in body:
+        if len(r) <= a:
+            continue
+        pc = _hex(r[a])
+        if pc is None:
+            continue
+        pcs.append(pc)
+        sass[pc] = clean[r[src]]
+        rows.append(r)
+    cols: dict[str, dict[int, float]] = {}
+    if rows and min(map(len, rows)) >= len(header):
+        # Every row has every column: resolve each column's name once and convert all the
+        # cells wanted in one pass (row-major; column m of w is every w-th value from m).
+        wanted = [(canon, s.get("csv", [])) for canon, s in spec.items()]
+        wanted += [(f"stall_{rid}", names) for rid, names in reason_cols.items()]
+        found = [(canon, hidx[c]) for canon, csv_names in wanted
+                 for c in [next((c for c in csv_names if c in hidx), None)] if c is not None]
+        if found:
+            pick = operator.itemgetter(*[j for _, j in found])
+            cells = [pick(r) for r in rows] if len(found) > 1 else [(pick(r),) for r in rows]
+            vals = numbers(list(chain.from_iterable(cells)))
+            vals = [0.0 if x != x else x for x in vals]
+            w = len(found)
+            for m, (canon, _) in enumerate(found):
+                cols.setdefault(canon, {}).update(zip(pcs, vals[m::w]))
+    else:
+        # Ragged rows: a column's name resolves per row, to the first one that row has.
+        for pc, r in zip(pcs, rows):
             for canon, s in spec.items():
                 for c in s.get("csv", []):
                     if c in hidx and hidx[c] < len(r):
@@ -215,9 +388,8 @@ def _attach_source(kernels: list[KernelProfile], blocks, origin: Path | None = N
                     if c in hidx and hidx[c] < len(r):
                         cols.setdefault(f"stall_{rid}", {})[pc] = _zero_nan(to_number(r[hidx[c]]))
                         break
-        base = min(pcs) if pcs else None
-        k.instructions = instruction_frame(pcs, cols, sass, {}, base)
-        k.function_base = base
+    base = min(pcs) if pcs else None
+    return instruction_frame(pcs, cols, sass, {}, base), base
 
 
 def _short(name: str, n: int = 60) -> str:
@@ -229,11 +401,16 @@ def _zero_nan(x: float) -> float:
     return 0.0 if math.isnan(x) else x
 
 
-def _attach_lines(kernels: list[KernelProfile], rep: Path) -> bool:
+def _attach_lines(launches: list[tuple[str, bool, KernelProfile | None]], rep: Path) -> bool:
     """Annotate CSV kernels with file/line from an .ncu-rep line table, matched by kernel
     name and function offset (the report and the CSV may come from different processes, so
-    absolute PCs can differ; offsets within the function do not)."""
+    absolute PCs can differ; offsets within the function do not).
+
+    ``launches``: every launch of the raw page in order, as (kernel name, whether it has
+    per-instruction rows, its KernelProfile or None when it was not read). Tables are
+    matched over all of them, so a read launch gets the table it gets when all are read."""
     from .ncu_rep import read_line_table
+    kernels = [k for _, _, k in launches if k is not None]
     try:
         with native_stderr_captured():
             tables = read_line_table(rep)
@@ -248,17 +425,22 @@ def _attach_lines(kernels: list[KernelProfile], rep: Path) -> bool:
             k.notes.append(f"line table of {rep.name} unreadable ({why}); no line numbers")
         return False
     used: set[int] = set()
-    same_count = len(tables) == len(kernels)
-    for pos, k in enumerate(kernels):
-        if k.instructions.empty:
+    same_count = len(tables) == len(launches)
+    table_names = [_normalised(name) for name, _, _ in tables]
+    for pos, (kname, has_rows, k) in enumerate(launches):
+        if not has_rows:
             continue
-        match = next((i for i, (name, _, _) in enumerate(tables) if i not in used and _same_kernel(name, k.name)), None)
+        want = _normalised(kname)
+        match = next((i for i, name in enumerate(table_names) if i not in used and name == want), None)
         if match is None and same_count and pos not in used:
             match = pos
         if match is None:
-            k.notes.append(f"{rep.name} has no kernel named like this one: no line numbers")
+            if k is not None:
+                k.notes.append(f"{rep.name} has no kernel named like this one: no line numbers")
             continue
         used.add(match)
+        if k is None:
+            continue
         _, by_offset, source_text = tables[match]
         df = k.instructions
         ok = [by_offset.get(int(o)) for o in df["offset"]]
@@ -276,7 +458,11 @@ def _attach_lines(kernels: list[KernelProfile], rep: Path) -> bool:
 _CAST = re.compile(r"\((?:unsigned |signed )?(?:int|bool|long|char|short|unsigned|long long)\)")
 
 
-def _same_kernel(a: str, b: str) -> bool:
-    """The .ncu-rep spells template arguments with casts ('<(int)0>'), the CSV without."""
-    norm = lambda s: re.sub(r"\s+", "", _CAST.sub("", s or ""))
-    return norm(a) == norm(b)
+_SPACE = re.compile(r"\s+")
+
+
+@functools.lru_cache(maxsize=4096)
+def _normalised(name: str) -> str:
+    """A kernel name as both spell it: the .ncu-rep spells template arguments with casts
+    ('<(int)0>'), the CSV without."""
+    return _SPACE.sub("", _CAST.sub("", name or ""))
