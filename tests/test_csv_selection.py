@@ -198,6 +198,20 @@ def test_line_table_join_unchanged_by_selection(tmp_path):
         _check(raw, selector)
 
 
+def test_line_table_reads_only_the_wanted_tables(tmp_path):
+    pytest.importorskip("ncu_report")
+    from drgpu_py.readers.ncu_rep import read_line_table
+    launches = [("aos_gather_bad", None), ("fma_chain_bad", None), ("aos_gather_bad", None), ("few_blocks_bad", None)]
+    raw = _export(tmp_path, launches, launches, rep=[s for s, _ in launches])
+    rep = raw.with_name("x.ncu-rep")
+    every = read_line_table(rep)
+    seen = []
+    some = read_line_table(rep, wanted=lambda names: seen.append(names) or [1, 2])
+    assert seen == [[name for name, _, _ in every]]
+    assert some[1:3] == every[1:3] and every[1][1]
+    assert [t[1:] for t in some[::3]] == [({}, {}), ({}, {})] and [t[0] for t in some] == [t[0] for t in every]
+
+
 def test_numbers_match_to_number():
     from drgpu_py.readers.common import numbers, to_number
     cells = {c for f in (SAMPLES / "smem_stride").glob("*.csv") for r in _read_csv(f) for c in r}

@@ -33,7 +33,7 @@ import math
 import operator
 import re
 from collections import deque
-from itertools import chain, compress
+from itertools import chain
 from pathlib import Path
 
 import pandas as pd
@@ -211,8 +211,7 @@ def _kernels_from_rows(header: list[str], idx: dict[str, int], rows: list[list[s
     stall_alts = [(spec["counter"][0], spec["counter"][1:]) for spec in data.stall_reasons().values()]
     kernels = []
     for row, vals in zip(rows, zip(*values)):
-        # The numbers in header order (NaN != NaN), as {h: x for ... if x == x} in C.
-        metrics = dict(compress(zip(metric_names, vals), map(operator.eq, vals, vals)))
+        metrics = {h: x for h, x in zip(metric_names, vals) if x == x}  # NaN != NaN
         strings: dict[str, str] = {}
         for k, j in text_cols:
             v = row[j]
@@ -408,38 +407,34 @@ def _attach_lines(launches: list[tuple[str, bool, KernelProfile | None]], rep: P
 
     ``launches``: every launch of the raw page in order, as (kernel name, whether it has
     per-instruction rows, its KernelProfile or None when it was not read). Tables are
-    matched over all of them, so a read launch gets the table it gets when all are read."""
+    matched over all of them, by name alone, so a read launch gets the table it gets when
+    all are read; only the tables of read launches are then read from the report."""
     from .ncu_rep import read_line_table
     kernels = [k for _, _, k in launches if k is not None]
+    matches: list[int | None] = []
+
+    def wanted(names: list[str]) -> list[int]:
+        named = [n for n, name in enumerate(names) if name]  # a damaged report yields launches with no name
+        matches[:] = _match_tables(launches, [names[n] for n in named])
+        return [named[m] for m, (_, _, k) in zip(matches, launches) if m is not None and k is not None]
     try:
         with native_stderr_captured():
-            tables = read_line_table(rep)
+            tables = read_line_table(rep, wanted=wanted)
     except (ReportFormatError, OSError) as e:
         for k in kernels:
             k.notes.append(f"line table of {rep.name} unreadable: {getattr(e, 'message', None) or e}; no line numbers")
         return False
-    tables = [t for t in tables if t[0]]  # a damaged report yields launches with no name
+    tables = [t for t in tables if t[0]]
     if not tables:
         why = rep_framing_problem(rep) or "no kernel launch could be read"
         for k in kernels:
             k.notes.append(f"line table of {rep.name} unreadable ({why}); no line numbers")
         return False
-    used: set[int] = set()
-    same_count = len(tables) == len(launches)
-    table_names = [_normalised(name) for name, _, _ in tables]
-    for pos, (kname, has_rows, k) in enumerate(launches):
-        if not has_rows:
+    for (_, has_rows, k), match in zip(launches, matches):
+        if k is None or not has_rows:
             continue
-        want = _normalised(kname)
-        match = next((i for i, name in enumerate(table_names) if i not in used and name == want), None)
-        if match is None and same_count and pos not in used:
-            match = pos
         if match is None:
-            if k is not None:
-                k.notes.append(f"{rep.name} has no kernel named like this one: no line numbers")
-            continue
-        used.add(match)
-        if k is None:
+            k.notes.append(f"{rep.name} has no kernel named like this one: no line numbers")
             continue
         _, by_offset, source_text = tables[match]
         df = k.instructions
@@ -453,6 +448,27 @@ def _attach_lines(launches: list[tuple[str, bool, KernelProfile | None]], rep: P
         df["line"] = df["line"].astype("Int64")
         k.source_text = source_text
     return True
+
+
+def _match_tables(launches: list[tuple[str, bool, KernelProfile | None]], table_names: list[str]) -> list[int | None]:
+    """The line table (index into ``table_names``) of each launch with per-instruction rows:
+    the first unused table of the same name; else, when the report and the CSV hold as many
+    launches, the table at the launch's position if that table is unused; else none."""
+    used: set[int] = set()
+    same_count = len(table_names) == len(launches)
+    normalised = [_normalised(name) for name in table_names]
+    out: list[int | None] = []
+    for pos, (kname, has_rows, _) in enumerate(launches):
+        match = None
+        if has_rows:
+            want = _normalised(kname)
+            match = next((i for i, name in enumerate(normalised) if i not in used and name == want), None)
+            if match is None and same_count and pos not in used:
+                match = pos
+            if match is not None:
+                used.add(match)
+        out.append(match)
+    return out
 
 
 _CAST = re.compile(r"\((?:unsigned |signed )?(?:int|bool|long|char|short|unsigned|long long)\)")

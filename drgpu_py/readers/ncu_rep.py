@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 import pandas as pd
 
@@ -354,9 +354,15 @@ def _instructions(a, plan: _Plan | None = None, functions: FunctionCache | None 
     return df, base, source_text
 
 
-def read_line_table(path: Path, cache: bool | FunctionCache = True) -> list[tuple[str, dict[int, tuple[str, int, str]], dict[str, list[str]]]]:
+def read_line_table(path: Path, cache: bool | FunctionCache = True,
+                    wanted: Callable[[list[str]], Iterable[int]] | None = None,
+                    ) -> list[tuple[str, dict[int, tuple[str, int, str]], dict[str, list[str]]]]:
     """Per kernel launch: (demangled name, {function offset: (file, line, sass)}, sources).
-    Used to give CSV exports the line numbers a SASS-only source page lacks."""
+    Used to give CSV exports the line numbers a SASS-only source page lacks.
+
+    ``wanted``: given every launch's name, the positions whose tables are needed; the others
+    come back as (name, {}, {}) without their listing being read (most of the cost: a
+    launch's name needs only ncu_report's parse of it). None: every table."""
     with open(path, "rb") as fh:
         if fh.read(4) != NCU_MAGIC:
             raise ReportFormatError(f"{path} is not an Nsight Compute report")
@@ -367,22 +373,28 @@ def read_line_table(path: Path, cache: bool | FunctionCache = True) -> list[tupl
         raise ReportFormatError(f"{path}: could not load ({e})") from e
     plan = _Plan.build()
     functions = cache if isinstance(cache, FunctionCache) else FunctionCache() if cache else None
-    out = []
+    actions = []
     for r in range(ctx.num_ranges()):
         rng = ctx.range_by_idx(r)
         for i in range(rng.num_actions()):
             a = rng.action_by_idx(i)
-            name = a.name(nr.IAction.NameBase_DEMANGLED) or a.name()
-            key = None
-            if functions is not None:
-                by_name = a.metric_by_name
-                key = (a.name(nr.IAction.NameBase_MANGLED) or "", name, _uint(by_name("launch__context_id")),
-                       _scalar_or_none(by_name("launch__registers_per_thread")),
-                       _scalar_or_none(by_name("launch__shared_mem_per_block_static")))
-            df, _, src = _instructions(a, plan, functions, key)
-            table = {int(o): (f, int(ln), s) for o, f, ln, s in zip(df["offset"], df["file"], df["line"], df["sass"])
-                     if f is not None and not pd.isna(ln)}
-            out.append((name, table, src))
+            actions.append((a.name(nr.IAction.NameBase_DEMANGLED) or a.name(), a))
+    keep = None if wanted is None else set(wanted([name for name, _ in actions]))
+    out = []
+    for n, (name, a) in enumerate(actions):
+        if keep is not None and n not in keep:
+            out.append((name, {}, {}))
+            continue
+        key = None
+        if functions is not None:
+            by_name = a.metric_by_name
+            key = (a.name(nr.IAction.NameBase_MANGLED) or "", name, _uint(by_name("launch__context_id")),
+                   _scalar_or_none(by_name("launch__registers_per_thread")),
+                   _scalar_or_none(by_name("launch__shared_mem_per_block_static")))
+        df, _, src = _instructions(a, plan, functions, key)
+        table = {int(o): (f, int(ln), s) for o, f, ln, s in zip(df["offset"], df["file"], df["line"], df["sass"])
+                 if f is not None and not pd.isna(ln)}
+        out.append((name, table, src))
     return out
 
 
