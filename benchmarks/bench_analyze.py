@@ -17,7 +17,7 @@ flat), and the peak resident memory of the child (``os.wait4``), also as a multi
 input's size. Output: a Markdown table (stdout, or ``--out FILE``) headed by the machine.
 
 Usage: python benchmarks/bench_analyze.py [--report R] [--sizes 10,100,1000] [--repeat 3]
-       [--no-csv] [--out FILE]
+       [--no-csv | --no-rep] [--out FILE]
 This is a benchmark, not a test: it takes minutes on a large report.
 """
 from __future__ import annotations
@@ -120,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="10,100,1000")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-csv", action="store_true", help="skip the CSV path")
+    ap.add_argument("--no-rep", action="store_true", help="skip the .ncu-rep path (time the CSV exports only)")
     ap.add_argument("--out", type=Path)
     a = ap.parse_args(argv)
     if not a.report.exists():
@@ -140,9 +141,10 @@ def main(argv: list[str] | None = None) -> int:
             csv_dir = None
         floor = [sys.executable, str(HERE / "floor.py")]
         rows = []
-        paths = [("ncu-rep", report.stat().st_size,
-                  lambda n: drgpu_argv() + ["analyze", str(report), "--kernel", f"0:{n}", "--format", "json", "-q"],
-                  lambda n: floor + ["rep", str(report), "--kernel", f"0:{n}"])]
+        paths = [] if a.no_rep else [
+            ("ncu-rep", report.stat().st_size,
+             lambda n: drgpu_argv() + ["analyze", str(report), "--kernel", f"0:{n}", "--format", "json", "-q"],
+             lambda n: floor + ["rep", str(report), "--kernel", f"0:{n}"])]
         if csv_dir is not None:
             paths.append(("csv", raw.stat().st_size + src.stat().st_size,
                           lambda n: drgpu_argv() + ["analyze", str(csv_dir / "r.raw.csv"), "--kernel", f"0:{n}",

@@ -21,10 +21,12 @@ Both pages are still parsed whole by the csv module (a block's extent is only kn
 parsing), so errors in the text are reported whatever is selected.
 
 Speed: cells convert column by column (``common.numbers``: one ``float`` pass per column,
-``to_number`` only for a column holding text), and a block's counter columns in one pass.
+``to_number`` only for a column holding text), a block's counter columns in one pass, and
+the cyclic garbage collector is paused while a report is read.
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import functools
 import gc
@@ -64,15 +66,22 @@ def _read_text(p: Path, notes: list[str] | None = None) -> str:
 
 
 def _rows(text: str, origin: Path) -> list[list[str]]:
-    # A source page is ~150,000 rows (lists) for 1,000 launches: the cyclic garbage collector
-    # would traverse them again and again while they are made (a fifth of the parse), and
-    # they hold only strings, so it is paused meanwhile.
-    enabled = gc.isenabled()
-    gc.disable()
     try:
         return list(csv.reader(io.StringIO(text)))
     except csv.Error as e:
         raise ReportFormatError(f"{origin}: malformed CSV ({e})") from e
+
+
+@contextlib.contextmanager
+def _gc_paused():
+    """No cyclic garbage collection meanwhile. Reading makes millions of objects that live
+    until it ends (a 1,000-launch source page is ~150,000 row lists; then a metrics dict
+    and a DataFrame per launch), so each collection would traverse all of them again: a
+    sixth of the time of reading that export. What is garbage then is collected after."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
     finally:
         if enabled:
             gc.enable()
@@ -81,8 +90,13 @@ def _rows(text: str, origin: Path) -> list[list[str]]:
 def read_ncu_csv(path: Path, source_csv: str | Path | None = None,
                  line_report: str | Path | None = None, kernel: str | None = None) -> Profile:
     """Read a raw-page export (and its source page). ``kernel``: the ``--kernel`` selector;
-    only the launches it may pick become KernelProfiles (all of them when it picks none or
-    is not a valid pattern), with exactly what reading all of them would have given them."""
+    only the launches it picks become KernelProfiles (all of them when it picks none or is
+    not a valid pattern), with exactly what reading all of them would have given them."""
+    with _gc_paused():
+        return _read(path, source_csv, line_report, kernel)
+
+
+def _read(path: Path, source_csv, line_report, kernel) -> Profile:
     notes: list[str] = []
     rows = _rows(_read_text(path, notes), path)
     while rows and not any(c.strip() for c in rows[0]):  # blank lines before the header
