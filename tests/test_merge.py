@@ -171,3 +171,26 @@ def test_cli_merge_and_analyze_several_reports(tmp_path):
     assert json.loads(res.stdout)["format"] == "merged"
     res = runner.invoke(app, ["merge", r])
     assert res.exit_code == 2 and "at least two" in res.output
+
+
+def test_two_real_ranks_merge_by_name_and_sum_their_samples():
+    """The per-rank reports of one program (sample_reports/ranks: ncu's own ``%q{...}`` output
+    names, one process per rank): one kernel, rank_count 2, counts summed at each offset."""
+    from pathlib import Path
+    ranks = Path(__file__).resolve().parent.parent / "sample_reports" / "ranks"
+    r0, r1 = (open_report(ranks / f"precise_math.rank{i}.ncu-rep") for i in (0, 1))
+    m = merge_profiles([r0, r1])
+    assert [k.name for k in m.kernels] == [r0.kernels[0].name] == [r1.kernels[0].name]
+    mk = m.kernels[0]
+    assert mk.m("drgpu__rank_count") == 2
+    assert mk.strings["drgpu__rank_durations"].startswith("precise_math.rank0=")
+    by_off = [k.instructions.set_index("offset") for k in (r0.kernels[0], r1.kernels[0])]
+    merged = mk.instructions.set_index("offset")
+    assert set(merged.index) == set(by_off[0].index) | set(by_off[1].index)
+    for col in ("samples", "inst_executed", "stall_long_scoreboard"):
+        expect = by_off[0][col].add(by_off[1][col], fill_value=0)
+        assert (merged[col].reindex(expect.index).to_numpy() == expect.to_numpy()).all(), col
+    assert merged["samples"].sum() == by_off[0]["samples"].sum() + by_off[1]["samples"].sum() > 0
+    d = [r.kernels[0].duration_ns for r in (r0, r1)]
+    assert mk.duration_ns == pytest.approx(sum(d) / 2)
+    assert mk.m("drgpu__rank_duration_spread") == pytest.approx((max(d) - min(d)) / (sum(d) / 2))
