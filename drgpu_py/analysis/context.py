@@ -80,6 +80,7 @@ class KernelContext:
     _samples_total: tuple | None = field(default=None, repr=False, compare=False)
     _blamed: tuple | None = field(default=None, repr=False, compare=False)
     _stall: tuple | None = field(default=None, repr=False, compare=False)
+    _row_of: tuple | None = field(default=None, repr=False, compare=False)
 
     # ---- construction -------------------------------------------------------------
     @classmethod
@@ -101,7 +102,8 @@ class KernelContext:
             insts, by_pc, ctx.cfg = cache.static(df) if cache is not None else _static(df)
             ctx.insts, ctx.by_pc = list(insts), dict(by_pc)
             if k.has_sampling:
-                ctx.blame = blame_stalls(ctx.cfg, df, control=control, latency=arch.get("latency"))
+                ctx.blame = blame_stalls(ctx.cfg, df, control=control, latency=arch.get("latency"),
+                                         matrix=stall[1:3])
                 ctx.blame.source = slicing_source
         return ctx
 
@@ -128,8 +130,7 @@ class KernelContext:
         if df.empty:
             return 0.0
         if self._samples_total is None or self._samples_total[0] is not df:
-            cols = [c for c in df.columns if c.startswith("stall_")]
-            self._samples_total = (df, float(df[cols].to_numpy().sum()))
+            self._samples_total = (df, float(self.stall_matrix()[2].sum()))
         return self._samples_total[1]
 
     def top_unit(self) -> tuple[str | None, float]:
@@ -161,30 +162,28 @@ class KernelContext:
             return {}
         # Per-producer sums are grouped once per reason set and then filtered: the same rows
         # in the same order per group, so the same sums as grouping the filtered edges.
-        e = self.blame.edges
+        b = self.blame
         key = None if reasons is None else tuple(reasons)
-        if self._blamed is None or self._blamed[0] is not e:
-            self._blamed = (e, {})
+        if self._blamed is None or self._blamed[0] is not b:
+            self._blamed = (b, {})
         sums = self._blamed[1].get(key)
         if sums is None:
-            sel = e if reasons is None else e[e["reason"].isin(list(reasons))]
-            sums = self._blamed[1][key] = sel.groupby("producer_pc")["samples"].sum().to_dict()
+            sums = self._blamed[1][key] = b.producer_sums(reasons)
         wanted = set(pcs)
         return {p: v for p, v in sums.items() if p in wanted}
 
     def consumers_of(self, pc: int) -> list[int]:
         if self.blame is None:
             return []
-        e = self.blame.edges
-        if self._consumers is None or self._consumers[0] is not e:
+        b = self.blame
+        if self._consumers is None or self._consumers[0] is not b:
             by_producer: dict[int, list[int]] = {}
-            if not e.empty:
-                for c, p in zip(e["consumer_pc"].tolist(), e["producer_pc"].tolist()):
-                    if c != p:
-                        got = by_producer.setdefault(p, [])
-                        if c not in got:
-                            got.append(c)
-            self._consumers = (e, by_producer)
+            for c, p, *_ in b.rows:
+                if c != p:
+                    got = by_producer.setdefault(p, [])
+                    if c not in got:
+                        got.append(c)
+            self._consumers = (b, by_producer)
         return [int(c) for c in self._consumers[1].get(pc, ())]
 
     def _row_map(self) -> dict:
@@ -245,15 +244,42 @@ class KernelContext:
             out.append(loc)
         return out
 
+    def stall_matrix(self) -> tuple:
+        """(frame, column -> position, stall_* columns as one array, PCs): see _stall_matrix."""
+        df = self.df
+        if self._stall is None or self._stall[0] is not df:
+            self._stall = _stall_matrix(df)
+        return self._stall
+
+    def row_of(self) -> dict[int, int]:
+        """PC -> row position in the per-instruction table."""
+        df = self.df
+        if self._row_of is None or self._row_of[0] is not df:
+            self._row_of = (df, {pc: r for r, pc in enumerate(df.index.tolist())})
+        return self._row_of[1]
+
+    def samples_at(self, pcs, reasons=None) -> dict[int, float]:
+        """Stall samples at each of ``pcs`` (those in the table, in the order given), over
+        ``reasons`` (all but 'selected' when None); NaN counts as 0."""
+        _, where, arr, _ = self.stall_matrix()
+        if reasons is None:
+            cols = [j for c, j in where.items() if c != "stall_selected"]
+        else:
+            cols = [where[f"stall_{r}"] for r in reasons if f"stall_{r}" in where]
+        row_of = self.row_of()
+        sel = [p for p in pcs if p in row_of]
+        if not sel or not cols:
+            return {}
+        sums = np.nansum(arr[np.ix_([row_of[p] for p in sel], cols)], axis=1)
+        return dict(zip(sel, sums.tolist()))
+
     def line_samples(self, reason: str, limit: int = 5) -> list[dict]:
         """Top source lines by the samples of one stall reason, where the stall is observed."""
         col = f"stall_{reason}"
         df = self.df
         if df.empty or col not in df:
             return []
-        if self._stall is None or self._stall[0] is not df:
-            self._stall = _stall_matrix(df)
-        _, where, arr, pcs = self._stall
+        _, where, arr, pcs = self.stall_matrix()
         vals = arr[:, where[col]]
         hit = np.flatnonzero(vals > 0)
         if not len(hit):

@@ -49,12 +49,7 @@ def _bounded_by_units(ctx: KernelContext, s: float, exclude=()) -> float:
 
 
 def _samples_at(ctx: KernelContext, pcs, reasons=None) -> dict[int, float]:
-    df = ctx.df
-    cols = [c for c in df.columns if c.startswith("stall_") and c != "stall_selected"]
-    if reasons is not None:
-        cols = [f"stall_{r}" for r in reasons if f"stall_{r}" in df]
-    sub = df.loc[[p for p in pcs if p in df.index], cols]
-    return sub.sum(axis=1).to_dict() if not sub.empty else {}
+    return ctx.samples_at(pcs, reasons)
 
 
 def _merge(*maps: dict[int, float]) -> dict[int, float]:

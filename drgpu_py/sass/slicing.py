@@ -72,29 +72,50 @@ _L1TEX_READERS = {"STG", "ST", "STL", "RED", "REDG", "ATOM", "ATOMG", "LDG", "LD
                   "SULD", "SUST", "SURED", "SUATOM", "LDGSTS"}
 
 
+EDGE_COLUMNS = ["consumer_pc", "producer_pc", "reason", "samples", "distance", "kind"]
+
+
 @dataclass
 class Blame:
-    #: rows: consumer_pc, producer_pc, reason, samples, distance, kind
-    edges: pd.DataFrame
+    #: one tuple per edge, in EDGE_COLUMNS order; ``edges`` is the same as a DataFrame
+    rows: list[tuple]
     single_dependency_coverage: float
     stalled_instructions: int
     source: str = "report"
     notes: list[str] = field(default_factory=list)
     #: share of dependency-stall samples whose stall went to a single producer
     single_dependency_sample_coverage: float = 1.0
+    _edges: pd.DataFrame | None = field(default=None, repr=False, compare=False)
 
-    def producer_samples(self, reasons=None) -> pd.Series:
-        e = self.edges if reasons is None else self.edges[self.edges["reason"].isin(list(reasons))]
-        return e.groupby("producer_pc")["samples"].sum() if not e.empty else pd.Series(dtype=float)
+    @property
+    def edges(self) -> pd.DataFrame:
+        # Built on first use: the analysis aggregates the rows directly, and a DataFrame per
+        # launch cost more than the aggregations over a report of many small kernels.
+        if self._edges is None:
+            self._edges = pd.DataFrame(self.rows, columns=EDGE_COLUMNS)
+        return self._edges
+
+    def producer_sums(self, reasons=None) -> dict[int, float]:
+        """Samples charged to each producer PC (ascending PC), over edges of ``reasons``
+        (all when None); NaN samples count as 0, as pandas sums them."""
+        wanted = None if reasons is None else set(reasons)
+        sums: dict[int, float] = {}
+        for _, producer, reason, s, _, _ in self.rows:
+            if wanted is None or reason in wanted:
+                sums[producer] = sums.get(producer, 0.0) + (0.0 if s != s else s)
+        return dict(sorted(sums.items()))
 
     def kind_shares(self) -> dict[str, float]:
         """Share of dependency-stall samples per kind of dependency."""
-        e = self.edges[self.edges["reason"].isin(DEPENDENCY_REASONS)] if not self.edges.empty else self.edges
-        total = float(e["samples"].sum()) if not e.empty else 0.0
+        by_kind: dict[str, float] = {}
+        total = 0.0
+        for _, _, reason, s, _, kind in self.rows:
+            if reason in DEPENDENCY_REASONS and s == s:
+                by_kind[kind] = by_kind.get(kind, 0.0) + s
+                total += s
         if total <= 0:
             return {}
-        s = e.groupby("kind")["samples"].sum() / total
-        return {k: round(float(s[k]), 4) for k in DEPENDENCY_KINDS if k in s.index and s[k] > 0}
+        return {k: round(by_kind[k] / total, 4) for k in DEPENDENCY_KINDS if by_kind.get(k, 0.0) / total > 0}
 
 
 @dataclass(frozen=True)
@@ -384,12 +405,14 @@ def _drop_dominated_war(kept: dict[int, tuple[Reach, str]]) -> dict[int, tuple[R
 
 
 def blame_stalls(cfg: CFG, df: pd.DataFrame, control: dict[int, dict] | None = None,
-                 max_distance: int = 400, latency: dict | None = None) -> Blame:
+                 max_distance: int = 400, latency: dict | None = None,
+                 matrix: tuple[dict[str, int], np.ndarray] | None = None) -> Blame:
     """``df``: the per-instruction table (indexed by PC, with ``stall_<reason>`` columns).
     ``control``: decoded control codes per PC (``stall``, ``wait_mask``, ``write_barrier``,
     ``read_barrier``) for barrier-based pruning and cycle counts; ``latency``: the
     architecture's latencies (``specs/arch``: l1, l2, dram, shared, fp32, fp64, mufu,
-    constant_miss) for latency-based pruning."""
+    constant_miss) for latency-based pruning. ``matrix``: ``df``'s stall_* columns already
+    copied out, as (column -> position, array), to save copying them again."""
     lat = dict(_DEFAULT_LATENCY)
     lat.update({k: float(v) for k, v in (latency or {}).items() if isinstance(v, (int, float))})
     if control:
@@ -402,9 +425,13 @@ def blame_stalls(cfg: CFG, df: pd.DataFrame, control: dict[int, dict] | None = N
     dep_samples = single_samples = 0.0
     pcs = df.index.tolist()
     # Plain arrays and dicts: per-row and per-label pandas access dominated large reports.
-    selected = dict(zip(pcs, df["stall_selected"].tolist())) if "stall_selected" in df else {}
-    reason_cols = [c for c in df.columns if c.startswith("stall_") and c != "stall_selected"]
-    values = df[reason_cols].to_numpy(dtype=float)
+    if matrix is None:
+        cols = [c for c in df.columns if c.startswith("stall_")]
+        matrix = ({c: j for j, c in enumerate(cols)}, df[cols].to_numpy(dtype=float))
+    where, arr = matrix
+    selected = dict(zip(pcs, arr[:, where["stall_selected"]].tolist())) if "stall_selected" in where else {}
+    reason_cols = [c for c in where if c != "stall_selected"]
+    values = arr[:, [where[c] for c in reason_cols]]
     # Rows with nothing above zero append no edge (NaN counts as a sample, as before).
     busy = np.flatnonzero((~(values <= 0)).any(axis=1)) if reason_cols else ()
     for r in busy:
@@ -452,8 +479,7 @@ def blame_stalls(cfg: CFG, df: pd.DataFrame, control: dict[int, dict] | None = N
             for j, w in weights.items():
                 r, kind = kept[j]
                 rows.append((int(pc), cfg.insts[j].pc, reason, s * w / total, r.distance, kind))
-    edges = pd.DataFrame(rows, columns=["consumer_pc", "producer_pc", "reason", "samples", "distance", "kind"])
-    return Blame(edges=edges, single_dependency_coverage=single / stalled if stalled else 1.0,
+    return Blame(rows=rows, single_dependency_coverage=single / stalled if stalled else 1.0,
                  stalled_instructions=stalled, source="cubin" if control else "report",
                  single_dependency_sample_coverage=single_samples / dep_samples if dep_samples else 1.0)
 
