@@ -20,6 +20,8 @@ import math
 import sys
 from pathlib import Path
 
+from functools import partial
+
 from drgpu_py import data  # metric names only (no pandas)
 
 
@@ -34,13 +36,23 @@ def _span(selector: str | None, n: int) -> range:
     return range(int(lo or 0), min(n, int(hi)) if hi else n)
 
 
+def _instance_getters():
+    try:
+        from ncu_report import _ncu_report as raw
+        return raw.IMetric_as_uint64, raw.IMetric_as_double
+    except (ImportError, AttributeError):
+        import ncu_report
+        return ncu_report.IMetric.as_uint64, ncu_report.IMetric.as_double
+
+
 def _per_pc(m) -> tuple[list[int], list[float]]:
     n = m.num_instances()
     if n == 0 or not m.has_correlation_ids():
         return [], []
     ids = m.correlation_ids()
-    get_id, get_v = ids.as_uint64, m.as_double
-    return [get_id(i) for i in range(n)], [get_v(i) for i in range(n)]
+    # The same SWIG getters, called the same way, as drgpu's reader (readers/ncu_rep.py).
+    as_id, as_value = _instance_getters()
+    return list(map(partial(as_id, ids), range(n))), list(map(partial(as_value, m), range(n)))
 
 
 def floor_rep(path: Path, selector: str | None) -> int:

@@ -3,7 +3,6 @@ reports, select kernels, attach cubin information, analyze, and write the chosen
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from .analysis import Analysis, AnalysisOptions, analyze
 from .errors import ToolNotFoundError, UsageError

@@ -85,7 +85,7 @@ def analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisCa
     pct, ipc, _, _ = stall_cycle_pct(ctx)
     top, top_val = ctx.top_unit()
     notes = list(k.notes) + ctx.notes
-    if not k.has_sampling:
+    if not ctx.sampling:
         notes.append("no PC sampling in this report: per-line attribution and SASS slicing unavailable (collect the SourceCounters section)")
     if ctx.blame is not None:
         slicing = {"source": ctx.blame.source, "single_dependency_coverage": round(ctx.blame.single_dependency_coverage, 3),

@@ -14,7 +14,6 @@ import math
 from collections import Counter
 
 from .. import data
-from ..sass.isa import opcode_class
 from .context import UNITS, KernelContext
 from .detectors import occupancy_limiter
 from .findings import Finding
@@ -187,8 +186,8 @@ def _instruction_mix(parent: Node, ctx: KernelContext) -> None:
         return
     mix: Counter = Counter()
     executed = dict(zip(df.index.tolist(), df["inst_executed"].tolist()))  # one pass, not a lookup per PC
-    for ins in ctx.insts:
-        mix[opcode_class(ins)] += float(executed[ins.pc]) if ins.pc in executed else 0.0
+    for ins, cls in zip(ctx.insts, ctx.classes):
+        mix[cls] += float(executed[ins.pc]) if ins.pc in executed else 0.0
     tot = sum(mix.values()) or 1.0
     for cls, v in mix.most_common():
         if v > 0:
@@ -214,7 +213,6 @@ def _shared_memory(parent: Node, ctx: KernelContext) -> None:
 
 
 def _occupancy(parent: Node, ctx: KernelContext) -> None:
-    k = ctx.kernel
     _metric(parent, ctx, "Theoretical occupancy", "sm__maximum_warps_per_active_cycle_pct", "%")
     _metric(parent, ctx, "Achieved occupancy", "sm__warps_active.avg.pct_of_peak_sustained_active", "%")
     limiter, lim = occupancy_limiter(ctx)

@@ -22,7 +22,7 @@ import pandas as pd
 from .. import data
 from ..model import KernelProfile
 from ..sass import CFG, Blame, blame_stalls, build_cfg, parse_listing
-from ..sass.isa import Instruction
+from ..sass.isa import Instruction, opcode_class
 
 UNITS = {
     "sm": ("sm__throughput.avg.pct_of_peak_sustained_elapsed", "SM (compute)"),
@@ -35,14 +35,15 @@ MEMORY_UNITS = ("l1tex", "lts", "dram")
 
 class AnalysisCache:
     """Static analysis shared across the launches of a report: per (PC, SASS) listing, the
-    parsed instructions, their PC map and the CFG (none of them is changed by analysis)."""
+    parsed instructions, their PC map, the CFG and each instruction's instruction-mix class
+    (none of them is changed by analysis)."""
 
     def __init__(self) -> None:
-        self.listings: dict[tuple, tuple[list[Instruction], dict[int, Instruction], CFG]] = {}
+        self.listings: dict[tuple, tuple[list[Instruction], dict[int, Instruction], CFG, list[str]]] = {}
         self.hits = 0
         self.misses = 0
 
-    def static(self, df: pd.DataFrame) -> tuple[list[Instruction], dict[int, Instruction], CFG]:
+    def static(self, df: pd.DataFrame) -> tuple[list[Instruction], dict[int, Instruction], CFG, list[str]]:
         key = (tuple(df.index.tolist()), tuple(df["sass"].tolist()))
         got = self.listings.get(key)
         if got is None:
@@ -53,9 +54,9 @@ class AnalysisCache:
         return got
 
 
-def _static(df: pd.DataFrame) -> tuple[list[Instruction], dict[int, Instruction], CFG]:
+def _static(df: pd.DataFrame) -> tuple[list[Instruction], dict[int, Instruction], CFG, list[str]]:
     insts = parse_listing(zip(df.index, df["sass"]))
-    return insts, {i.pc: i for i in insts}, build_cfg(insts)
+    return insts, {i.pc: i for i in insts}, build_cfg(insts), [opcode_class(i) for i in insts]
 
 
 @dataclass
@@ -68,10 +69,12 @@ class KernelContext:
     total: float                         # all weights incl. 'selected'
     stall_total: float                   # excl. 'selected'
     units: dict[str, float]              # unit -> % of peak (NaN when not collected)
+    sampling: bool = False               # the kernel's table has PC samples (KernelProfile.has_sampling)
     insts: list[Instruction] = field(default_factory=list)
     cfg: CFG | None = None
     blame: Blame | None = None
     by_pc: dict[int, Instruction] = field(default_factory=dict)
+    classes: list[str] = field(default_factory=list)  # opcode_class of each of insts
     notes: list[str] = field(default_factory=list)
     # Lookup maps built on first use: (frame, pc -> (file, line, offset, sass, inlined_from))
     # and (blame edges, producer pc -> consumer pcs in order of first appearance).
@@ -88,20 +91,21 @@ class KernelContext:
               slicing_source: str = "report", cache: AnalysisCache | None = None) -> "KernelContext":
         arch = data.load_arch(k.chip)
         stall = _stall_matrix(k.instructions)
-        reasons, source = _stall_weights(k, stall)
+        sampling = k.has_sampling
+        reasons, source = _stall_weights(k, stall, sampling)
         total = sum(reasons.values())
         stall_total = total - reasons.get("selected", 0.0)
         units = {u: k.m(name) for u, (name, _) in UNITS.items()}
         ctx = cls(kernel=k, th=th, arch=arch, reasons=reasons, reason_source=source, total=total,
-                  stall_total=stall_total, units=units)
+                  stall_total=stall_total, units=units, sampling=sampling)
         ctx._stall = stall
         if not arch.get("known"):
             ctx.notes.append(f"unknown chip for compute capability '{k.compute_capability}': base architecture constants used")
         df = k.instructions
         if not df.empty:
-            insts, by_pc, ctx.cfg = cache.static(df) if cache is not None else _static(df)
+            insts, by_pc, ctx.cfg, ctx.classes = cache.static(df) if cache is not None else _static(df)
             ctx.insts, ctx.by_pc = list(insts), dict(by_pc)
-            if k.has_sampling:
+            if sampling:
                 ctx.blame = blame_stalls(ctx.cfg, df, control=control, latency=arch.get("latency"),
                                          matrix=stall[1:3])
                 ctx.blame.source = slicing_source
@@ -295,10 +299,11 @@ def _stall_matrix(df: pd.DataFrame) -> tuple:
     return df, {c: j for j, c in enumerate(cols)}, arr, df.index.to_numpy()
 
 
-def _stall_weights(k: KernelProfile, stall: tuple | None = None) -> tuple[dict[str, float], str]:
+def _stall_weights(k: KernelProfile, stall: tuple | None = None,
+                   sampling: bool | None = None) -> tuple[dict[str, float], str]:
     df = k.instructions
     reasons = data.stall_reasons()
-    if not df.empty and k.has_sampling:
+    if not df.empty and (k.has_sampling if sampling is None else sampling):
         _, where, arr, _ = stall if stall is not None and stall[0] is df else _stall_matrix(df)
         # np.nansum over a contiguous column adds what Series.sum adds (NaN as 0), in the same
         # order, at a fraction of the cost.

@@ -18,10 +18,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-import pandas as pd
-
-from ..sass.isa import opcode_class
-from .context import MEMORY_UNITS, KernelContext
+from .context import KernelContext
 
 MAX_REMOVABLE = 0.95
 LATENCY_REASONS = ("long_scoreboard", "short_scoreboard", "wait", "lg_throttle", "mio_throttle", "tex_throttle")
@@ -166,7 +163,6 @@ def loop_invariant_load(ctx: KernelContext) -> Detection | None:
     cfg = ctx.cfg
     if cfg is None or not cfg.loops or ctx.blame is None:
         return None
-    from ..sass.slicing import _reaching_defs
     invariant: list[int] = []
     for idx, ins in enumerate(cfg.insts):
         if not (ins.is_global_load() or ins.opcode == "LDC") or ins.is_atomic():
@@ -344,7 +340,7 @@ def low_ilp(ctx: KernelContext) -> Detection | None:
 
 def slow_math(ctx: KernelContext) -> Detection | None:
     df = ctx.df
-    if df.empty or not ctx.kernel.has_sampling:
+    if df.empty or not ctx.sampling:
         return None
     # Transcendentals only: a MUFU.RCP among integer code is an integer division, not math.
     mufu = {i.pc for i in ctx.insts if i.is_mufu() and i.modifiers and i.modifiers[0] in ("SIN", "COS", "EX2", "LG2", "TANH")}
@@ -383,7 +379,7 @@ def divergence(ctx: KernelContext) -> Detection | None:
         thr = float(df["thread_inst_executed"].sum() / df["inst_executed"].sum())
     if math.isnan(thr) or thr >= ctx.th["divergence_threads"]:
         return None
-    if df.empty or not k.has_sampling:
+    if df.empty or not ctx.sampling:
         r = 1.0 - thr / 32.0
         return Detection(stall_share=r, speedup=eliminate(r * 0.5), evidence={"avg_active_threads": round(thr, 1)}, fmt={"threads": thr})
     cols = [c for c in df.columns if c.startswith("stall_")]

@@ -17,8 +17,10 @@ milliseconds, far more than all its metrics, so a cache hit makes neither.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -208,20 +210,34 @@ def _uint(m) -> int | None:
         return None
 
 
+@functools.cache
+def _instance_getters() -> tuple[Callable, Callable]:
+    """(correlation id, value) getters for metric instances: the SWIG functions themselves
+    where the module exposes them, one Python frame less per value read."""
+    try:
+        from ncu_report import _ncu_report as raw  # type: ignore
+        return raw.IMetric_as_uint64, raw.IMetric_as_double
+    except (ImportError, AttributeError):  # pragma: no cover - other module layouts
+        nr = _module()
+        return nr.IMetric.as_uint64, nr.IMetric.as_double
+
+
 def _per_pc(m) -> dict[int, float]:
     n = m.num_instances()
     if n == 0 or not m.has_correlation_ids():
         return {}
     ids = m.correlation_ids()
-    get_id, get_v = ids.as_uint64, m.as_double
+    as_id, as_value = _instance_getters()
+    # Values are read one SWIG call each (the module has no bulk read); map over partials
+    # keeps the loop in C.
     try:
-        return dict(zip([int(get_id(i)) for i in range(n)], [float(get_v(i)) for i in range(n)]))
+        return dict(zip(map(partial(as_id, ids), range(n)), map(partial(as_value, m), range(n))))
     except Exception:  # one unreadable instance: keep the others, as the loop below does
         pass
     out = {}
     for i in range(n):
         try:
-            out[int(get_id(i))] = float(get_v(i))
+            out[int(as_id(ids, i))] = float(as_value(m, i))
         except Exception:
             continue
     return out
@@ -256,7 +272,7 @@ def _per_pc_columns(a, plan: _Plan) -> dict[str, dict[int, float]]:
     for canon, names in plan.columns:
         for name in names:
             m = by_name(name)
-            if m is not None and m.has_correlation_ids() and m.num_instances() > 0:
+            if m is not None:
                 vals = _per_pc(m)
                 if vals:
                     cols[canon] = vals

@@ -81,9 +81,18 @@ def dumps_clean(o) -> str:
     return "".join(out)
 
 
+_SCALARS = {str: _encode_str, int: int.__repr__, bool: lambda b: "true" if b else "false",
+            type(None): lambda _: "null"}
+
+
 def _encode_clean(o, out: list[str], nl: str) -> None:
-    # _clean's tests in _clean's order, then what json does with what _clean returns.
-    if isinstance(o, float):
+    # Exact str/int/bool/None first (most of the values; the hasattr test below is slow on
+    # them), written as _encode writes them; then _clean's tests in _clean's order, then
+    # what json does with what _clean returns.
+    scalar = _SCALARS.get(type(o))
+    if scalar is not None:
+        out.append(scalar(o))
+    elif isinstance(o, float):
         out.append("null" if math.isnan(o) or math.isinf(o) else float.__repr__(o))
     elif isinstance(o, dict):
         if not o:
