@@ -62,10 +62,12 @@ class Analysis:
     profile: Profile
     kernels: list[KernelAnalysis]
 
-    def to_dict(self) -> dict:
+    def to_dict(self, kernels: bool = True) -> dict:
+        """The JSON document; ``kernels=False`` leaves its kernel list empty (for writers
+        that make each kernel's dict when they write it)."""
         return {"tool": "drgpu", "version": __version__, "report": self.profile.path,
                 "format": self.profile.format, "notes": self.profile.notes,
-                "kernels": [ka.to_dict() for ka in self.kernels]}
+                "kernels": [ka.to_dict() for ka in self.kernels] if kernels else []}
 
 
 def _f(x):

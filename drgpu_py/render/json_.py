@@ -85,6 +85,14 @@ _SCALARS = {str: _encode_str, int: int.__repr__, bool: lambda b: "true" if b els
             type(None): lambda _: "null"}
 
 
+class _Each:
+    """A list written item by item: each item is made by ``make`` when it is written, encoded
+    to one string, and dropped, so a document of many kernels never exists whole as objects."""
+
+    def __init__(self, items, make) -> None:
+        self.items, self.make = items, make
+
+
 def _encode_clean(o, out: list[str], nl: str) -> None:
     # Exact str/int/bool/None first (most of the values; the hasattr test below is slow on
     # them), written as _encode writes them; then _clean's tests in _clean's order, then
@@ -94,6 +102,19 @@ def _encode_clean(o, out: list[str], nl: str) -> None:
         out.append(scalar(o))
     elif isinstance(o, float):
         out.append("null" if math.isnan(o) or math.isinf(o) else float.__repr__(o))
+    elif isinstance(o, _Each):
+        if not o.items:
+            out.append("[]")
+            return
+        inner = nl + "  "
+        sep = "[" + inner
+        for item in o.items:
+            out.append(sep)
+            sep = "," + inner
+            part: list[str] = []
+            _encode_clean(o.make(item), part, inner)
+            out.append("".join(part))
+        out.append(nl + "]")
     elif isinstance(o, dict):
         if not o:
             out.append("{}")
@@ -126,4 +147,6 @@ def _encode_clean(o, out: list[str], nl: str) -> None:
 
 @register("json", (".json",))
 def render_json(analysis, options) -> str:
-    return dumps_clean(analysis.to_dict()) + "\n"
+    doc = analysis.to_dict(kernels=False)
+    doc["kernels"] = _Each(analysis.kernels, lambda ka: ka.to_dict())
+    return dumps_clean(doc) + "\n"
