@@ -58,15 +58,36 @@ def metrics_table() -> dict:
     doc = _read("metrics.yaml")
     _check_schema(doc, "metrics.yaml", "drgpu.metrics/1")
     metrics = _require(doc, "metrics.yaml", "metrics", dict)
+    chips = set(known_chips())
     for name, spec in metrics.items():
         if not isinstance(spec, dict) or "section" not in spec:
             raise DataFileError(f"metrics.yaml: metric {name} needs a 'section'")
+        _check_chips(spec, f"metrics.yaml: metric {name}", chips)
     reasons = _require(doc, "metrics.yaml", "stall_reasons", dict)
     for rid, spec in reasons.items():
         for key in ("label", "counter", "sampling", "csv"):
             _require(spec, f"metrics.yaml stall_reasons.{rid}", key, (str, list))
+        _check_chips(spec, f"metrics.yaml stall_reasons.{rid}", chips)
     _require(doc, "metrics.yaml", "instruction_columns", dict)
     return doc
+
+
+def _check_chips(spec: dict, where: str, chips: set[str]) -> None:
+    got = spec.get("unavailable_on", [])
+    if not isinstance(got, list) or not set(got) <= chips:
+        raise DataFileError(f"{where}: unavailable_on must list chips of specs/arch ({', '.join(sorted(chips))}), got {got!r}")
+
+
+def metric_unavailable(name: str, chip: str | None) -> bool:
+    """Does ``chip``'s ncu have none of the names of this canonical metric (or of the stall
+    reason whose kernel-wide counter it is)? False for an unknown chip."""
+    if not chip:
+        return False
+    table = metrics_table()
+    spec = table["metrics"].get(name)
+    if spec is None:
+        spec = next((s for s in table["stall_reasons"].values() if name in s["counter"]), {})
+    return chip in spec.get("unavailable_on", [])
 
 
 def metric_aliases(name: str) -> list[str]:

@@ -64,7 +64,10 @@ def classify_bound(ctx: KernelContext) -> str:
 def _metric(parent: Node, ctx: KernelContext, label: str, metric: str, unit: str = "", scale: float = 1.0) -> Node:
     v = ctx.kernel.m(metric)
     if math.isnan(v):
-        return parent.add(Node(label, None, unit, "missing", attrs={"metric": metric, "section": data.metric_section(metric) or "?"}))
+        attrs = {"metric": metric, "section": data.metric_section(metric) or "?"}
+        if data.metric_unavailable(metric, ctx.kernel.chip):
+            attrs["unavailable_on"] = ctx.kernel.chip
+        return parent.add(Node(label, None, unit, "missing", attrs=attrs))
     return parent.add(Node(label, round(v * scale, 4), unit, "metric", attrs={"metric": metric}))
 
 

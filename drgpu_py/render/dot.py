@@ -95,6 +95,8 @@ def is_chain(node: Node) -> bool:
 
 
 def missing_text(node: Node) -> str:
+    if node.attrs.get("unavailable_on"):
+        return f"not available on {node.attrs['unavailable_on']}"
     return f"not collected (section {node.attrs.get('section') or '?'})"
 
 

@@ -21,6 +21,8 @@ def _label(n: Node) -> str:
     val = "" if n.value is None else (f"{n.value:.1f}{n.unit}" if n.unit in ("%", "x") else f"{n.value:g} {n.unit}".strip())
     name = escape(str(n.name))
     if n.kind == "missing":
+        if n.attrs.get("unavailable_on"):
+            return f"[dim]{name}: not available on {escape(str(n.attrs['unavailable_on']))}[/dim]"
         return f"[dim]{name}: not collected (add section {escape(str(n.attrs.get('section', '?')))})[/dim]"
     if n.kind == "line":
         code = n.attrs.get("code") or n.attrs.get("sass") or ""
