@@ -44,32 +44,9 @@ def _encode(o, out: list[str], nl: str) -> None:
     elif isinstance(o, float):
         out.append(json.dumps(o) if o != o or o in (math.inf, -math.inf) else float.__repr__(o))
     elif isinstance(o, (list, tuple)):
-        if not o:
-            out.append("[]")
-            return
-        inner = nl + "  "
-        sep = "[" + inner
-        for v in o:
-            out.append(sep)
-            sep = "," + inner
-            _encode(v, out, inner)
-        out.append(nl + "]")
+        _array(o, out, nl, _encode)
     elif isinstance(o, dict):
-        if not o:
-            out.append("{}")
-            return
-        inner = nl + "  "
-        sep = "{" + inner
-        for k, v in o.items():
-            if not isinstance(k, str):  # json's key coercions (bool, None, numbers) and errors
-                k = json.loads(json.dumps({k: 0}))
-                k = next(iter(k))
-            out.append(sep)
-            sep = "," + inner
-            out.append(_encode_str(k))
-            out.append(": ")
-            _encode(v, out, inner)
-        out.append(nl + "}")
+        _object(o, out, nl, _json_key, _encode)
     else:
         out.append(json.dumps(o, indent=2, ensure_ascii=False))  # raises TypeError as json does
 
@@ -92,6 +69,51 @@ class _Each:
     def __init__(self, items, make) -> None:
         self.items, self.make = items, make
 
+    def write(self, item, out: list[str], nl: str) -> None:
+        part: list[str] = []
+        _encode_clean(self.make(item), part, nl)
+        out.append("".join(part))
+
+
+def _json_key(k) -> str:
+    if not isinstance(k, str):  # json's key coercions (bool, None, numbers) and errors
+        k = next(iter(json.loads(json.dumps({k: 0}))))
+    return _encode_str(k)
+
+
+def _str_key(k) -> str:
+    return _encode_str(str(k))  # _clean's key rule
+
+
+def _object(o: dict, out: list[str], nl: str, key, write) -> None:
+    """A JSON object as json.dumps(indent=2) lays it out: keys by ``key``, values by ``write``."""
+    if not o:
+        out.append("{}")
+        return
+    inner = nl + "  "
+    sep = "{" + inner
+    for k, v in o.items():
+        out.append(sep)
+        sep = "," + inner
+        out.append(key(k))
+        out.append(": ")
+        write(v, out, inner)
+    out.append(nl + "}")
+
+
+def _array(items, out: list[str], nl: str, write) -> None:
+    """A JSON array as json.dumps(indent=2) lays it out, each item written by ``write``."""
+    if not items:
+        out.append("[]")
+        return
+    inner = nl + "  "
+    sep = "[" + inner
+    for v in items:
+        out.append(sep)
+        sep = "," + inner
+        write(v, out, inner)
+    out.append(nl + "]")
+
 
 def _encode_clean(o, out: list[str], nl: str) -> None:
     # Exact str/int/bool/None first (most of the values; the hasattr test below is slow on
@@ -103,42 +125,11 @@ def _encode_clean(o, out: list[str], nl: str) -> None:
     elif isinstance(o, float):
         out.append("null" if math.isnan(o) or math.isinf(o) else float.__repr__(o))
     elif isinstance(o, _Each):
-        if not o.items:
-            out.append("[]")
-            return
-        inner = nl + "  "
-        sep = "[" + inner
-        for item in o.items:
-            out.append(sep)
-            sep = "," + inner
-            part: list[str] = []
-            _encode_clean(o.make(item), part, inner)
-            out.append("".join(part))
-        out.append(nl + "]")
+        _array(o.items, out, nl, o.write)
     elif isinstance(o, dict):
-        if not o:
-            out.append("{}")
-            return
-        inner = nl + "  "
-        sep = "{" + inner
-        for k, v in o.items():
-            out.append(sep)
-            sep = "," + inner
-            out.append(_encode_str(str(k)))
-            out.append(": ")
-            _encode_clean(v, out, inner)
-        out.append(nl + "}")
+        _object(o, out, nl, _str_key, _encode_clean)
     elif isinstance(o, (list, tuple)):
-        if not o:
-            out.append("[]")
-            return
-        inner = nl + "  "
-        sep = "[" + inner
-        for v in o:
-            out.append(sep)
-            sep = "," + inner
-            _encode_clean(v, out, inner)
-        out.append(nl + "]")
+        _array(o, out, nl, _encode_clean)
     elif hasattr(o, "item"):  # numpy scalars
         _encode_clean(o.item(), out, nl)
     else:
