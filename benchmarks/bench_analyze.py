@@ -104,12 +104,17 @@ def machine() -> str:
         mem = f", {kib / (1 << 20):.0f} GiB RAM"
     except (OSError, ValueError, IndexError):
         pass
+    from importlib.metadata import PackageNotFoundError, version
     try:
-        from importlib.metadata import version
-        nr = version("ncu_report")
         pd = version("pandas")
-    except Exception:  # noqa: BLE001 - informational only
-        nr = pd = "?"
+    except PackageNotFoundError:
+        import pandas
+        pd = pandas.__version__
+    try:
+        nr = version("ncu_report")
+    except PackageNotFoundError:  # the module shipped with ncu (its extras/python folder)
+        import ncu_report
+        nr = "from ncu's extras/python" if "extras" in str(getattr(ncu_report, "__file__", "")) else "?"
     return (f"{cpu}, {os.cpu_count()} cores{mem}; Linux {platform.release()}; Python {platform.python_version()}, "
             f"pandas {pd}, ncu_report {nr}")
 
