@@ -165,8 +165,8 @@ def _memory_efficiency(parent: Node, ctx: KernelContext) -> None:
     _value(node, "Global load sectors per request", sec / req if req and req > 0 else math.nan, "",
            section="MemoryWorkloadAnalysis_Tables", ideal=4)
     df = ctx.df
-    if not df.empty and df["l2_sectors_global"].sum() > 0:
-        _value(node, "Excessive global sectors", 100.0 * df["l2_sectors_global_excessive"].sum() / df["l2_sectors_global"].sum(), "%")
+    if not df.empty and ctx.total_of("l2_sectors_global") > 0:
+        _value(node, "Excessive global sectors", 100.0 * ctx.total_of("l2_sectors_global_excessive") / ctx.total_of("l2_sectors_global"), "%")
     _metric(node, ctx, "Local load sectors", "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum")
     _metric(node, ctx, "DRAM throughput", "dram__throughput.avg.pct_of_peak_sustained_elapsed", "%")
 
@@ -183,7 +183,7 @@ def _synchronization(parent: Node, ctx: KernelContext) -> None:
 def _instruction_mix(parent: Node, ctx: KernelContext) -> None:
     df = ctx.df
     node = parent.add(Node("Instruction mix", None, "", "metric"))
-    if df.empty or df["inst_executed"].sum() <= 0:
+    if df.empty or ctx.total_of("inst_executed") <= 0:
         node.kind = "missing"
         node.attrs = {"section": "SourceCounters", "metric": "inst_executed (per instruction)"}
         return

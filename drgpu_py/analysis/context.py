@@ -84,6 +84,7 @@ class KernelContext:
     _blamed: tuple | None = field(default=None, repr=False, compare=False)
     _stall: tuple | None = field(default=None, repr=False, compare=False)
     _row_of: tuple | None = field(default=None, repr=False, compare=False)
+    _totals: tuple | None = field(default=None, repr=False, compare=False)
 
     # ---- construction -------------------------------------------------------------
     @classmethod
@@ -145,8 +146,17 @@ class KernelContext:
         return u, vals[u]
 
     def executed_total(self) -> float:
+        return self.total_of("inst_executed") if not self.df.empty else 0.0
+
+    def total_of(self, column: str) -> float:
+        """A per-instruction column's sum (pandas' sum: NaN skipped), computed once."""
         df = self.df
-        return float(df["inst_executed"].sum()) if not df.empty else 0.0
+        if self._totals is None or self._totals[0] is not df:
+            self._totals = (df, {})
+        got = self._totals[1].get(column)
+        if got is None:
+            got = self._totals[1][column] = float(df[column].sum())
+        return got
 
     def pcs_where(self, pred) -> list[int]:
         return [i.pc for i in self.insts if pred(i)]
@@ -191,11 +201,21 @@ class KernelContext:
         return [int(c) for c in self._consumers[1].get(pc, ())]
 
     def _row_map(self) -> dict:
+        """PC -> (file, line, offset, sass, inlined_from, location key, (file, line) or None).
+        The location key groups a PC's weight: (file, line), (file, None) for a file without
+        a line, or ('<sass>', offset) without either."""
         df = self.df
         if self._rows is None or self._rows[0] is not df:
             inlined = df["inlined_from"].tolist() if "inlined_from" in df.columns else repeat(None)
-            rows = dict(zip(df.index.tolist(), zip(df["file"].tolist(), df["line"].tolist(),
-                                                   df["offset"].tolist(), df["sass"].tolist(), inlined)))
+            rows = {}
+            for pc, f, ln, off, sass, inl in zip(df.index.tolist(), df["file"].tolist(), df["line"].tolist(),
+                                                 df["offset"].tolist(), df["sass"].tolist(), inlined):
+                line = None if pd.isna(ln) else int(ln)
+                if f is not None:
+                    key, at = (f, line), ((f, line) if line is not None else None)
+                else:
+                    key, at = ("<sass>", int(off)), None
+                rows[pc] = (f, ln, off, sass, inl, key, at)
             self._rows = (df, rows)
         return self._rows[1]
 
@@ -214,10 +234,7 @@ class KernelContext:
         for pc, w in weights.items():
             if w <= 0 or pc not in rows:
                 continue
-            f, ln, off, _, _ = rows[pc]
-            key = (f, None if pd.isna(ln) else int(ln)) if f is not None else (None, None)
-            if key == (None, None):
-                key = ("<sass>", int(off))
+            key = rows[pc][5]
             slot = agg.setdefault(key, {"w": 0.0, "best": (0.0, pc), "pcs": []})
             slot["w"] += w
             slot["pcs"].append(pc)
@@ -226,7 +243,7 @@ class KernelContext:
         out = []
         for (f, ln), slot in sorted(agg.items(), key=lambda kv: -kv[1]["w"])[:limit]:
             pc = slot["best"][1]
-            _, _, off, sass, inlined = rows[pc]
+            _, _, off, sass, inlined, _, _ = rows[pc]
             loc = {"file": f if f != "<sass>" else None, "line": ln if f != "<sass>" else None,
                    "share": round(slot["w"] / total, 4), "sass": sass,
                    "pc_offset": int(off)}
@@ -240,9 +257,9 @@ class KernelContext:
             ctx_lines = set()
             for p in slot["pcs"]:
                 for c in self.consumers_of(p):
-                    cf, cl = rows[c][0], rows[c][1]
-                    if cf is not None and not pd.isna(cl) and (cf, int(cl)) != (f, ln):
-                        ctx_lines.add((cf, int(cl)))
+                    at = rows[c][6]
+                    if at is not None and at != (f, ln):
+                        ctx_lines.add(at)
             if ctx_lines:
                 loc["stalled_at"] = [{"file": cf, "line": cl} for cf, cl in sorted(ctx_lines)[:3]]
             out.append(loc)

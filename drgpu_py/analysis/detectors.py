@@ -70,9 +70,9 @@ def _cost_share(ctx: KernelContext, pcs, own_reasons=None, blamed_reasons=None) 
 # ---- memory -------------------------------------------------------------------------------
 def uncoalesced(ctx: KernelContext) -> Detection | None:
     df, k = ctx.df, ctx.kernel
-    if not df.empty and df["l2_sectors_global"].sum() > 0:
-        sectors = float(df["l2_sectors_global"].sum())
-        excess = float(df["l2_sectors_global_excessive"].sum())
+    if not df.empty and ctx.total_of("l2_sectors_global") > 0:
+        sectors = ctx.total_of("l2_sectors_global")
+        excess = ctx.total_of("l2_sectors_global_excessive")
         per_pc = df["l2_sectors_global_excessive"]
     else:
         sectors = k.m("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 0) + k.m("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", 0)
@@ -375,8 +375,8 @@ def slow_math(ctx: KernelContext) -> Detection | None:
 def divergence(ctx: KernelContext) -> Detection | None:
     k, df = ctx.kernel, ctx.df
     thr = k.m("smsp__thread_inst_executed_per_inst_executed.ratio")
-    if math.isnan(thr) and not df.empty and df["inst_executed"].sum() > 0:
-        thr = float(df["thread_inst_executed"].sum() / df["inst_executed"].sum())
+    if math.isnan(thr) and not df.empty and ctx.total_of("inst_executed") > 0:
+        thr = ctx.total_of("thread_inst_executed") / ctx.total_of("inst_executed")
     if math.isnan(thr) or thr >= ctx.th["divergence_threads"]:
         return None
     if df.empty or not ctx.sampling:
