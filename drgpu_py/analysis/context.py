@@ -311,9 +311,10 @@ class KernelContext:
 def _stall_matrix(df: pd.DataFrame) -> tuple:
     """(frame, column -> position, the stall_* columns as one float array whose columns are
     contiguous, PCs): one copy out of the frame instead of a Series per column and use."""
-    cols = [c for c in df.columns if c.startswith("stall_")]
-    arr = np.asfortranarray(df[cols].to_numpy(dtype=float)) if cols else np.zeros((len(df), 0))
-    return df, {c: j for j, c in enumerate(cols)}, arr, df.index.to_numpy()
+    at = [j for j, c in enumerate(df.columns) if c.startswith("stall_")]
+    # Positional selection skips the label lookup that df[cols] pays per call.
+    arr = np.asfortranarray(df.iloc[:, at].to_numpy(dtype=float)) if at else np.zeros((len(df), 0))
+    return df, {df.columns[j]: n for n, j in enumerate(at)}, arr, df.index.to_numpy()
 
 
 def _stall_weights(k: KernelProfile, stall: tuple | None = None,
@@ -322,9 +323,10 @@ def _stall_weights(k: KernelProfile, stall: tuple | None = None,
     reasons = data.stall_reasons()
     if not df.empty and (k.has_sampling if sampling is None else sampling):
         _, where, arr, _ = stall if stall is not None and stall[0] is df else _stall_matrix(df)
-        # np.nansum over a contiguous column adds what Series.sum adds (NaN as 0), in the same
-        # order, at a fraction of the cost.
-        w = {r: float(np.nansum(arr[:, where[f"stall_{r}"]])) for r in reasons if f"stall_{r}" in where}
+        # One nansum over the columns adds what Series.sum adds per column (NaN as 0); the
+        # values are sample counts, so the order of addition cannot change the result.
+        sums = np.nansum(arr, axis=0).tolist()
+        w = {r: float(sums[where[f"stall_{r}"]]) for r in reasons if f"stall_{r}" in where}
         if sum(w.values()) > 0:
             return w, "sampling"
     w = {}
