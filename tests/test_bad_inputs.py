@@ -172,7 +172,8 @@ def test_bad_input(case, tmp_path):
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c["id"] in
-                                  ("ncu-rep-truncated-in-launch", "hostile-names")],
+                                  ("ncu-rep-truncated-in-launch", "hostile-names",
+                                                 "source-csv-infinite-values")],
                          ids=_case_id)
 def test_real_process_has_clean_stderr(case, tmp_path):
     """The installed entry point, as a user runs it: no traceback, no native library log."""

@@ -384,7 +384,9 @@ def _instruction_table(header: list[str], body: list[list[str]], spec: dict, rea
             pick = operator.itemgetter(*[j for _, j in found])
             cells = [pick(r) for r in rows] if len(found) > 1 else [(pick(r),) for r in rows]
             vals = numbers(list(chain.from_iterable(cells)))
-            vals = [0.0 if x != x else x for x in vals]
+            # A cell that is not a finite number (n/a, inf) counts as not counted, as ncu's
+            # own blank cells do.
+            vals = [x if math.isfinite(x) else 0.0 for x in vals]
             w = len(found)
             for m, (canon, _) in enumerate(found):
                 cols.setdefault(canon, {}).update(zip(pcs, vals[m::w]))
@@ -394,12 +396,12 @@ def _instruction_table(header: list[str], body: list[list[str]], spec: dict, rea
             for canon, s in spec.items():
                 for c in s.get("csv", []):
                     if c in hidx and hidx[c] < len(r):
-                        cols.setdefault(canon, {})[pc] = _zero_nan(to_number(r[hidx[c]]))
+                        cols.setdefault(canon, {})[pc] = _finite_or_zero(to_number(r[hidx[c]]))
                         break
             for rid, names in reason_cols.items():
                 for c in names:
                     if c in hidx and hidx[c] < len(r):
-                        cols.setdefault(f"stall_{rid}", {})[pc] = _zero_nan(to_number(r[hidx[c]]))
+                        cols.setdefault(f"stall_{rid}", {})[pc] = _finite_or_zero(to_number(r[hidx[c]]))
                         break
     base = min(pcs) if pcs else None
     return instruction_frame(pcs, cols, sass, {}, base), base
@@ -410,8 +412,8 @@ def _short(name: str, n: int = 60) -> str:
     return repr(name if len(name) <= n else name[: n - 3] + "...")
 
 
-def _zero_nan(x: float) -> float:
-    return 0.0 if math.isnan(x) else x
+def _finite_or_zero(x: float) -> float:
+    return x if math.isfinite(x) else 0.0
 
 
 def _attach_lines(launches: list[tuple[str, bool, KernelProfile | None]], rep: Path) -> bool:

@@ -176,6 +176,11 @@ def main() -> None:
             del r[si + 3:]
     files["source_garbage.source.csv"] = _csv(garbage)
     files["source_empty_block.source.csv"] = _csv(src_rows[:2])
+    infinite = [list(r) for r in src_rows]
+    for n, r in enumerate(infinite[2:]):
+        if n < 8:  # +inf and -inf in the same columns: their sums are NaN
+            r[si + 1:] = ["inf" if n % 2 else "-inf"] * (len(r) - si - 1)
+    files["source_infinite.source.csv"] = _csv(infinite)
 
     for name, content in files.items():
         p = HERE / name
