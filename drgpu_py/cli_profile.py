@@ -330,7 +330,10 @@ def _analyze_one(rep: Path, sel: prof.Selection, result: prof.RunResult, notes: 
     if said:
         missing.setdefault("(ncu's warning)", []).extend(sorted(said))
     analysis = analyze_reports([rep], thresholds=th)
-    analysis.profile.notes.extend(notes)
+    # A note every kernel already carries (the reader derives the optional groups' notes
+    # from the report itself) is not repeated for the whole report.
+    on_all = set.intersection(*(set(ka.kernel.notes) for ka in analysis.kernels)) if analysis.kernels else set()
+    analysis.profile.notes.extend(n for n in notes if n not in on_all)
     if missing:
         analysis.profile.notes.append(prof.describe_missing(missing))
     stem = rep.name[:-len(".ncu-rep")] if rep.name.endswith(".ncu-rep") else rep.stem

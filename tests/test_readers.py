@@ -9,7 +9,7 @@ import pytest
 from drgpu_py.errors import NoKernelsError, ReportFormatError, UsageError
 from drgpu_py.readers import open_report, select_kernels, sniff
 
-from conftest import SAMPLES, report_path
+from conftest import ROOT, SAMPLES, report_path
 
 CORE = ["gpu__time_duration.sum", "sm__throughput.avg.pct_of_peak_sustained_elapsed",
         "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
@@ -87,3 +87,29 @@ def test_kernel_selection():
         select_kernels(p, "no_such_kernel")
     with pytest.raises(UsageError):
         select_kernels(p, "(")
+
+
+# ---- what a report lacks: judged against drgpu's own metric set ---------------------------------
+
+def _notes(path):
+    return [n for k in open_report(path).kernels for n in k.notes]
+
+
+def test_report_from_drgpus_own_set_is_not_called_partial():
+    """A rank report of `drgpu profile` (default gh100 set: PC samples, no stall counters, no
+    SM/L1 throughput) is complete for the analysis; only the bound-label caveat is said."""
+    notes = _notes(SAMPLES / "ranks" / "precise_math.rank0.ncu-rep")
+    assert not any(n.startswith("partial analysis") for n in notes), notes
+    caveat = [n for n in notes if "--with unit_throughput" in n]
+    assert caveat and "'latency' bound" in caveat[0]
+
+
+def test_full_set_report_has_no_missing_data_notes():
+    notes = _notes(report_path("aos_gather", "bad"))
+    assert not any(n.startswith("partial analysis") or "unit_throughput" in n for n in notes), notes
+
+
+def test_basic_set_report_names_the_sections_to_collect():
+    notes = _notes(ROOT / "tests" / "data" / "bad" / "basic_set.raw.csv")
+    partial = [n for n in notes if n.startswith("partial analysis")]
+    assert partial and "SourceCounters" in partial[0] and "WarpStateStats" in partial[0]

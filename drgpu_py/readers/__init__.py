@@ -122,25 +122,55 @@ def _ids(ids: list[int]) -> str:
 
 
 def _note_missing_sections(profile: Profile) -> Profile:
-    """Note on each kernel the ncu sections whose metrics (those drgpu reads) are mostly
-    absent, so a partial analysis says what it lacks and how to collect it."""
+    """Note on each kernel what its report lacks that the analysis would use, and how to
+    collect it: the ncu sections most of whose needed metrics are absent, and each optional
+    metric group of drgpu's set (``metric_sets/``) that the report lacks and whose absence
+    changes a result (its ``absent_note``).
+
+    "Needed" means what drgpu's own default set for the kernel's chip collects: a report
+    made by ``drgpu profile`` is complete by that measure, whatever ``--set full`` adds."""
     table = data.metrics_table()["metrics"]
     stall_counters = [s["counter"][0] for s in data.stall_reasons().values()]
+    sets: dict[str | None, tuple[set[str], list]] = {}
     for k in profile.kernels:
+        if k.chip not in sets:
+            sets[k.chip] = _needed_metrics(k.chip)
+        needed, optional = sets[k.chip]
         total: dict[str, int] = {}
         absent: dict[str, int] = {}
         for name in table:
+            if name not in needed and not any(a in needed for a in data.metric_aliases(name)):
+                continue
             sec = data.metric_section(name) or "?"
             total[sec] = total.get(sec, 0) + 1
             if not k.has(name):
                 absent[sec] = absent.get(sec, 0) + 1
         lacking = [sec for sec in total if absent.get(sec, 0) * 2 > total[sec]]
-        if stall_counters and not any(k.has(c) for c in stall_counters):
+        # The stall mix comes from PC samples (SourceCounters) or, without them, from the
+        # kernel-wide counters (WarpStateStats): only lacking both loses it.
+        if stall_counters and not any(k.has(c) for c in stall_counters) and not k.has_sampling:
             lacking.append("WarpStateStats")
         if lacking:
             k.notes.append("partial analysis: the report lacks most metrics of section(s) " + ", ".join(lacking)
                            + " (collect them with ncu --set full, or --section NAME)")
+        for metrics, note in optional:
+            if not any(k.has(m) for m in metrics):
+                k.notes.append(note)
     return profile
+
+
+def _needed_metrics(chip: str | None) -> tuple[set[str], list[tuple[list[str], str]]]:
+    """(metrics of drgpu's default set for ``chip``, [(metrics, absent_note)] of its optional
+    groups that have a note); the base set for a chip without one of its own."""
+    from ..profile import load_metric_set
+
+    try:
+        ms = load_metric_set(chip or "base")
+    except DrgpuError:
+        ms = load_metric_set("base")
+    optional = [(list(g.metrics), g.absent_note) for g in ms.groups.values()
+                if g.optional and g.absent_note and g.metrics]
+    return set(ms.selection().expected), optional
 
 
 def _check_readable(p: Path) -> None:
