@@ -113,3 +113,24 @@ def test_basic_set_report_names_the_sections_to_collect():
     notes = _notes(ROOT / "tests" / "data" / "bad" / "basic_set.raw.csv")
     partial = [n for n in notes if n.startswith("partial analysis")]
     assert partial and "SourceCounters" in partial[0] and "WarpStateStats" in partial[0]
+
+
+def test_absurd_counter_values_analyze_without_numpy_warnings():
+    """Per-PC values no counter reaches (an edited export): sums overflow to inf and cancel to
+    NaN, and the analysis says so in its numbers, not in numpy warnings on stderr."""
+    import warnings
+
+    import numpy as np
+
+    from drgpu_py.analysis import analyze
+
+    p = open_report(report_path("aos_gather", "bad"))
+    df = p.kernels[0].instructions
+    col = next(c for c in df.columns if c.startswith("stall_") and df[c].sum() > 0)
+    df.iloc[0, df.columns.get_loc(col)] = 1.7e308
+    df.iloc[1, df.columns.get_loc(col)] = 1.7e308
+    df.iloc[2, df.columns.get_loc(col)] = -np.inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        res = analyze(p)
+    assert res.kernels[0].tree is not None

@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .. import __version__, data
 from ..model import KernelProfile, Profile
 from .build import build_tree, classify_bound, stall_cycle_pct
@@ -75,6 +77,14 @@ def _f(x):
 
 
 def analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisCache | None = None) -> KernelAnalysis:
+    # Values no counter reaches (1e308, inf from an edited CSV) overflow or cancel in sums;
+    # the result is inf/NaN, which every output shows as such, so numpy's warnings add only
+    # noise on the user's terminal. errstate is scoped to this call (and thread).
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        return _analyze_kernel(k, options, cache)
+
+
+def _analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisCache | None) -> KernelAnalysis:
     control = None
     if options.control:
         control = options.control.get(k.mangled) or options.control.get(k.name)
