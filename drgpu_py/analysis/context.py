@@ -317,12 +317,12 @@ def _stall_matrix(df: pd.DataFrame) -> tuple:
     return df, {df.columns[j]: n for n, j in enumerate(at)}, arr, df.index.to_numpy()
 
 
-def _stall_weights(k: KernelProfile, stall: tuple | None = None,
-                   sampling: bool | None = None) -> tuple[dict[str, float], str]:
-    df = k.instructions
+def _stall_weights(k: KernelProfile, stall: tuple, sampling: bool) -> tuple[dict[str, float], str]:
+    """Samples (or, without PC samples, kernel-wide counters) per stall reason, and which of
+    the two they are; ``stall`` is the kernel's _stall_matrix."""
     reasons = data.stall_reasons()
-    if not df.empty and (k.has_sampling if sampling is None else sampling):
-        _, where, arr, _ = stall if stall is not None and stall[0] is df else _stall_matrix(df)
+    if not k.instructions.empty and sampling:
+        _, where, arr, _ = stall
         # One nansum over the columns adds what Series.sum adds per column (NaN as 0); the
         # values are sample counts, so the order of addition cannot change the result.
         sums = np.nansum(arr, axis=0).tolist()

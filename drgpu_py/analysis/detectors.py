@@ -45,10 +45,6 @@ def _bounded_by_units(ctx: KernelContext, s: float, exclude=()) -> float:
     return min(s, 100.0 / max(vals)) if vals else s
 
 
-def _samples_at(ctx: KernelContext, pcs, reasons=None) -> dict[int, float]:
-    return ctx.samples_at(pcs, reasons)
-
-
 def _merge(*maps: dict[int, float]) -> dict[int, float]:
     out: dict[int, float] = {}
     for m in maps:
@@ -60,7 +56,7 @@ def _merge(*maps: dict[int, float]) -> dict[int, float]:
 def _cost_share(ctx: KernelContext, pcs, own_reasons=None, blamed_reasons=None) -> tuple[float, dict[int, float]]:
     """Samples at the instructions (throttles, their own stalls) plus samples the blamer
     charges to them, as a fraction of all samples; and the per-PC weights for locations."""
-    at = _samples_at(ctx, pcs, own_reasons)
+    at = ctx.samples_at(pcs, own_reasons)
     blamed = ctx.blamed_by_pc(pcs, blamed_reasons)
     w = _merge(at, blamed)
     tot = ctx.samples_total
@@ -149,7 +145,7 @@ def local_memory(ctx: KernelContext) -> Detection | None:
     # A queue full of local accesses also throttles the other memory instructions: charge
     # those throttle samples in proportion to local memory's share of LSU instructions.
     glob = k.m("smsp__sass_inst_executed_op_global_ld.sum", 0) + k.m("smsp__sass_inst_executed_op_global_st.sum", 0)
-    other_lg = ctx.frac("lg_throttle") - (sum(_samples_at(ctx, pcs, ("lg_throttle",)).values()) / ctx.samples_total if ctx.samples_total else 0.0)
+    other_lg = ctx.frac("lg_throttle") - (sum(ctx.samples_at(pcs, ("lg_throttle",)).values()) / ctx.samples_total if ctx.samples_total else 0.0)
     r += max(0.0, other_lg) * local / max(local + glob, 1.0)
     if r <= 0:
         r = ctx.frac(*MEMORY_REASONS) * min(1.0, local / max(k.m("smsp__sass_inst_executed_op_global_ld.sum", 0) + local, 1.0))
@@ -230,7 +226,7 @@ def atomics(ctx: KernelContext) -> Detection | None:
     executed = ctx.df.loc[[p for p in pcs if p in ctx.df.index], "inst_executed"].sum() > 0
     # Outstanding atomics hold warps at EXIT (drain) and fill the LSU queue for other loads.
     drain = ctx.frac("drain") if executed else 0.0
-    other_lg = max(0.0, ctx.frac("lg_throttle") - sum(_samples_at(ctx, pcs, ("lg_throttle",)).values()) / max(ctx.samples_total, 1e-9))
+    other_lg = max(0.0, ctx.frac("lg_throttle") - sum(ctx.samples_at(pcs, ("lg_throttle",)).values()) / max(ctx.samples_total, 1e-9))
     r_total = r + drain + other_lg
     if r < ctx.th["atomic_share"]:
         return None
@@ -251,7 +247,7 @@ def drain(ctx: KernelContext) -> Detection | None:
 
 def lg_throttle(ctx: KernelContext) -> Detection | None:
     pcs = ctx.pcs_where(lambda i: (i.is_global_load() or i.opcode in ("STG", "ST")) and not i.is_atomic())
-    at = _samples_at(ctx, pcs, ("lg_throttle",))
+    at = ctx.samples_at(pcs, ("lg_throttle",))
     tot = ctx.samples_total
     if tot <= 0:
         s = ctx.share("lg_throttle")

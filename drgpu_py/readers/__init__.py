@@ -129,19 +129,15 @@ def _note_missing_sections(profile: Profile) -> Profile:
 
     "Needed" means what drgpu's own default set for the kernel's chip collects: a report
     made by ``drgpu profile`` is complete by that measure, whatever ``--set full`` adds."""
-    table = data.metrics_table()["metrics"]
     stall_counters = [s["counter"][0] for s in data.stall_reasons().values()]
-    sets: dict[str | None, tuple[set[str], list]] = {}
+    sets: dict[str | None, tuple[list[tuple[str, str]], list]] = {}
     for k in profile.kernels:
         if k.chip not in sets:
             sets[k.chip] = _needed_metrics(k.chip)
         needed, optional = sets[k.chip]
         total: dict[str, int] = {}
         absent: dict[str, int] = {}
-        for name in table:
-            if name not in needed and not any(a in needed for a in data.metric_aliases(name)):
-                continue
-            sec = data.metric_section(name) or "?"
+        for name, sec in needed:
             total[sec] = total.get(sec, 0) + 1
             if not k.has(name):
                 absent[sec] = absent.get(sec, 0) + 1
@@ -159,8 +155,9 @@ def _note_missing_sections(profile: Profile) -> Profile:
     return profile
 
 
-def _needed_metrics(chip: str | None) -> tuple[set[str], list[tuple[list[str], str]]]:
-    """(metrics of drgpu's default set for ``chip``, [(metrics, absent_note)] of its optional
+def _needed_metrics(chip: str | None) -> tuple[list[tuple[str, str]], list[tuple[list[str], str]]]:
+    """([(canonical metric, its section)] of metrics.yaml that drgpu's default set for
+    ``chip`` collects under one of their names, [(metrics, absent_note)] of the set's optional
     groups that have a note); the base set for a chip without one of its own."""
     from ..profile import load_metric_set
 
@@ -168,9 +165,12 @@ def _needed_metrics(chip: str | None) -> tuple[set[str], list[tuple[list[str], s
         ms = load_metric_set(chip or "base")
     except DrgpuError:
         ms = load_metric_set("base")
+    expected = set(ms.selection().expected)
+    needed = [(name, data.metric_section(name) or "?") for name in data.metrics_table()["metrics"]
+              if any(a in expected for a in data.metric_aliases(name))]
     optional = [(list(g.metrics), g.absent_note) for g in ms.groups.values()
                 if g.optional and g.absent_note and g.metrics]
-    return set(ms.selection().expected), optional
+    return needed, optional
 
 
 def _check_readable(p: Path) -> None:
