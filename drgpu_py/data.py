@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,8 @@ def metrics_table() -> dict:
     for name, spec in metrics.items():
         if not isinstance(spec, dict) or "section" not in spec:
             raise DataFileError(f"metrics.yaml: metric {name} needs a 'section'")
+        if not isinstance(spec.get("optional", False), bool):
+            raise DataFileError(f"metrics.yaml: metric {name}: 'optional' must be true or false")
         _check_chips(spec, f"metrics.yaml: metric {name}", chips)
     reasons = _require(doc, "metrics.yaml", "stall_reasons", dict)
     for rid, spec in reasons.items():
@@ -191,7 +194,23 @@ def findings_catalogue() -> dict:
         for t in f["thresholds"]:
             if t not in known_th:
                 raise DataFileError(f"{origin}: unknown threshold {t}")
+        if "caller_advice" in f and not (isinstance(f["caller_advice"], str) and f["caller_advice"].strip()):
+            raise DataFileError(f"{origin}: caller_advice must be text")
+    pats = doc.get("library_kernels", [])
+    if not isinstance(pats, list) or not all(isinstance(p, str) for p in pats):
+        raise DataFileError("findings.yaml: library_kernels must be a list of regular expressions")
+    for p in pats:
+        try:
+            re.compile(p)
+        except re.error as e:
+            raise DataFileError(f"findings.yaml: library_kernels: bad regular expression {p!r}: {e}") from e
     return doc
+
+
+@functools.cache
+def library_kernel_patterns() -> tuple:
+    """Compiled name patterns of library kernels (findings.yaml ``library_kernels``)."""
+    return tuple(re.compile(p) for p in findings_catalogue().get("library_kernels", []))
 
 
 def _deep_merge(base: dict, over: dict) -> dict:

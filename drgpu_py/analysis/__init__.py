@@ -16,6 +16,7 @@ from ..model import KernelProfile, Profile
 from .build import build_tree, classify_bound, stall_cycle_pct
 from .context import AnalysisCache, KernelContext
 from .findings import Finding, evaluate
+from .sol import SpeedOfLight, kernel_traits, speed_of_light
 from .tree import Node
 
 __all__ = ["AnalysisOptions", "Analysis", "KernelAnalysis", "analyze", "analyze_kernel", "Node", "Finding"]
@@ -53,10 +54,23 @@ class KernelAnalysis:
             "duration_ns": _f(k.duration_ns), "grid": list(k.grid), "block": list(k.block),
             "bound": self.bound, "stall_cycle_pct": _f(self.stall_cycle_pct), "achieved_ipc": _f(self.achieved_ipc),
             "top_unit": self.top_unit, "top_unit_pct": _f(self.top_unit_pct),
-            "speed_of_light": {"unit": self.top_unit, "pct": _f(self.top_unit_pct), "near_ceiling": bool(near_sol)},
+            "speed_of_light": self._sol(near_sol),
             "tree": self.tree.to_dict(), "findings": [f.to_dict() for f in self.findings],
             "slicing": self.slicing, "notes": self.notes,
         }
+
+
+    def _sol(self, near: bool) -> dict:
+        """Speed of light: the busiest unit's name and % keep their meaning (the memory/SM
+        throughput units); grade, limiter, units and roofline are the speed-of-light layer."""
+        out = {"unit": self.top_unit, "pct": _f(self.top_unit_pct), "near_ceiling": bool(near)}
+        ctx = self.context
+        if ctx is not None and ctx.sol is not None:
+            d = ctx.sol.to_dict()
+            d.pop("unit"), d.pop("pct")
+            out.update(d)
+            out["traits"] = ctx.traits.to_dict() if ctx.traits is not None else None
+        return out
 
 
 @dataclass
@@ -92,6 +106,8 @@ def _analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisC
             control = {k.function_base + off: v for off, v in control.items()}
     ctx = KernelContext.build(k, options.thresholds, control=control,
                               slicing_source=options.slicing_source if control else "report", cache=cache)
+    ctx.traits = kernel_traits(ctx)
+    ctx.sol = speed_of_light(ctx)
     findings = evaluate(ctx)
     tree = build_tree(ctx, findings)
     pct, ipc, _, _ = stall_cycle_pct(ctx)
@@ -108,8 +124,10 @@ def _analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisC
             notes.append("slicing used the report's SASS only (registers and predicates; give --cubin or --binary for scoreboard barriers)")
     else:
         slicing = {"source": "none", "single_dependency_coverage": None, "stalled_instructions": 0}
-    if top is not None and not math.isnan(top_val) and top_val >= options.thresholds["sol_pct"] and not any(f.severity == "high" for f in findings):
-        notes.append(f"near speed of light: {top} at {top_val:.0f}% of peak; little to gain without reducing that unit's work")
+    sol = ctx.sol
+    if sol.limiter is not None and sol.limiter_pct >= options.thresholds["sol_pct"] and not any(f.severity == "high" for f in findings):
+        notes.append(f"near speed of light: {sol.labels.get(sol.limiter, sol.limiter)} at {sol.limiter_pct:.0f}% of peak; "
+                     "little to gain without reducing that unit's work")
     return KernelAnalysis(kernel=k, tree=tree, findings=findings, bound=classify_bound(ctx), stall_cycle_pct=pct,
                           achieved_ipc=ipc, top_unit=top, top_unit_pct=top_val, slicing=slicing, notes=notes, context=ctx)
 

@@ -76,6 +76,8 @@ class KernelContext:
     by_pc: dict[int, Instruction] = field(default_factory=dict)
     classes: list[str] = field(default_factory=list)  # opcode_class of each of insts
     notes: list[str] = field(default_factory=list)
+    sol: "object | None" = None          # sol.SpeedOfLight, set by analyze_kernel before detectors run
+    traits: "object | None" = None       # sol.Traits
     # Lookup maps built on first use: (frame, pc -> (file, line, offset, sass, inlined_from))
     # and (blame edges, producer pc -> consumer pcs in order of first appearance).
     _rows: tuple | None = field(default=None, repr=False, compare=False)

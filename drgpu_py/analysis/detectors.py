@@ -480,13 +480,18 @@ def occupancy(ctx: KernelContext) -> Detection | None:
                      fmt={"limiter": limiter, "theoretical": theo, "limiter_advice": LIMITERS[limiter][1]})
 
 
-def grid_too_small(ctx: KernelContext) -> Detection | None:
+def _grid(ctx: KernelContext) -> tuple[float, float]:
     k = ctx.kernel
     blocks = k.m("launch__grid_size")
     if math.isnan(blocks):
         blocks = float(k.grid[0] * k.grid[1] * k.grid[2])
     sms = k.sm_count or k.m("launch__sm_count")
-    if not sms or not blocks or math.isnan(sms):
+    return blocks, (sms if sms and not math.isnan(sms) else 0.0)
+
+
+def grid_too_small(ctx: KernelContext) -> Detection | None:
+    blocks, sms = _grid(ctx)
+    if not sms or not blocks or blocks <= ctx.th["serial_blocks"]:
         return None
     fill = blocks / sms
     if fill >= ctx.th["grid_fill"]:
@@ -496,6 +501,25 @@ def grid_too_small(ctx: KernelContext) -> Detection | None:
     return Detection(stall_share=idle, speedup=max(speed, 1.0),
                      evidence={"blocks": int(blocks), "sms": int(sms), "blocks_per_sm": round(fill, 3)},
                      locations=[], fmt={"blocks": int(blocks), "sms": int(sms), "fill": fill, "idle_pct": 100 * idle})
+
+
+def serial_kernel(ctx: KernelContext) -> Detection | None:
+    """A grid of one block (or ``serial_blocks``): whether the work could be split is not
+    visible in the counters, so no SMs/blocks estimate. What batching the launches surely
+    removes is about one launch floor of GPU time per launch."""
+    blocks, sms = _grid(ctx)
+    if not sms or not blocks or blocks > ctx.th["serial_blocks"] or blocks >= sms:
+        return None
+    dur = ctx.kernel.duration_ns
+    floor = ctx.sol.launch_floor_ns if ctx.sol is not None else math.nan
+    if not dur or math.isnan(dur) or math.isnan(floor):
+        return None
+    speed = dur / max(dur - floor, floor)
+    idle = 1.0 - blocks / sms
+    return Detection(stall_share=idle, speedup=max(speed, 1.0),
+                     evidence={"blocks": int(blocks), "sms": int(sms), "launch_floor_ns": round(floor, 1)},
+                     fmt={"blocks": int(blocks), "sms": int(sms), "idle_pct": 100 * idle,
+                          "floor_us": floor / 1000, "dur_us": dur / 1000})
 
 
 def tail_effect(ctx: KernelContext) -> Detection | None:
@@ -543,5 +567,5 @@ def rank_imbalance(ctx: KernelContext) -> Detection | None:
 
 REGISTRY = {f.__name__: f for f in (uncoalesced, bank_conflict, local_memory, loop_invariant_load, atomics, drain,
                                      lg_throttle, barrier, membar, fp64_conversion, low_ilp, slow_math, divergence,
-                                     constant_divergence, icache, pipe_contention, occupancy, grid_too_small, tail_effect,
+                                     constant_divergence, icache, pipe_contention, occupancy, grid_too_small, serial_kernel, tail_effect,
                                      rank_imbalance)}

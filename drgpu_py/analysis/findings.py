@@ -1,9 +1,15 @@
-"""Evaluate the findings catalogue on a kernel: run each detector, estimate and cap the
-speedup, assign severity, and rank (best first).
+"""Evaluate the findings catalogue on a kernel: run each detector, bound its speedup by
+physics, assign severity, and rank (best first).
 
-Contract: ``evaluate(ctx) -> list[Finding]``, pure. A kernel whose busiest unit is at its
-speed of light (``sol_pct``) gets no ``high`` finding unless the fix relieves that unit;
-such findings are capped to ``low`` and say why.
+Contract: ``evaluate(ctx) -> list[Finding]``, pure; ``ctx.sol`` and ``ctx.traits`` (sol.py)
+must be set. Every estimate goes through bounds.py (busiest unit left alone, launch floor,
+latency hiding, stall cycles). A kernel graded good or excellent on its limiting unit gets no
+``high`` finding unless the fix relieves that unit (good: at most medium; excellent: low),
+and the finding says why. Designed-in patterns are not defects: warp-specialized pipelines
+get no barrier-imbalance, tensor-core kernels (attention's softmax) and kernels without
+source lines no slow-math. Library kernels without source lines (names in findings.yaml
+``library_kernels``) get only findings with ``caller_advice``, phrased for the caller; a note
+names what was left out.
 """
 from __future__ import annotations
 
@@ -11,10 +17,10 @@ import math
 from dataclasses import dataclass, field
 
 from .. import data
+from .bounds import apply_bounds, physical_bounds, relieved_units
 from .context import KernelContext
 from .detectors import REGISTRY
-
-UNIT_ALIASES = {"shared": "l1tex", "fp64": "sm"}
+from .sol import grade_at_least
 
 
 @dataclass
@@ -30,10 +36,16 @@ class Finding:
     group: str = ""
     speedup_model: str = ""
     notes: list[str] = field(default_factory=list)
+    model_speedup: float = 1.0          # the model's estimate before the physical bounds
+    bounds: list[dict] = field(default_factory=list)
+    bounded_by: str | None = None       # the bound that set the estimate, if any
+    audience: str = "code"              # "code" (change the kernel) | "caller" (library kernel)
 
     def to_dict(self) -> dict:
         return {"id": self.id, "title": self.title, "severity": self.severity,
                 "stall_share": round(self.stall_share, 4), "estimated_speedup": round(self.estimated_speedup, 3),
+                "model_speedup": round(self.model_speedup, 3), "bounded_by": self.bounded_by, "bounds": self.bounds,
+                "audience": self.audience,
                 "advice": self.advice, "evidence": self.evidence, "locations": self.locations,
                 "group": self.group, "speedup_model": self.speedup_model, "notes": self.notes}
 
@@ -50,11 +62,38 @@ def _render(text: str, values: dict) -> str:
         return text
 
 
+def is_library_kernel(ctx: KernelContext) -> bool:
+    """A kernel of a library (cuBLAS, cuDNN, CUTLASS, NCCL, PyTorch...) whose source the
+    report does not have: its user can change only the call."""
+    if ctx.traits is None or ctx.traits.has_line_info:
+        return False
+    name = ctx.kernel.name or ""
+    return any(rx.search(name) for rx in data.library_kernel_patterns())
+
+
+def designed_in(ctx: KernelContext, fid: str) -> str | None:
+    """Why a finding is the kernel's design rather than a defect, or None."""
+    t = ctx.traits
+    if t is None:
+        return None
+    if fid == "barrier-imbalance" and t.warp_specialized:
+        return ("barrier waits are the hand-off of a warp-specialized pipeline (" + ", ".join(t.signs)
+                + "), not unbalanced work")
+    if fid == "slow-math" and t.tensor_core:
+        return "MUFU work in a tensor-core kernel is its algorithm (e.g. attention's softmax)"
+    if fid == "slow-math" and not t.has_line_info:
+        return "without source lines drgpu cannot tell a precise math routine from the kernel's own math"
+    return None
+
+
 def evaluate(ctx: KernelContext) -> list[Finding]:
-    th = ctx.th
-    top, top_val = ctx.top_unit()
-    at_sol = top is not None and not math.isnan(top_val) and top_val >= th["sol_pct"]
+    from .build import stall_cycle_pct   # build imports this module
+    th, sol = ctx.th, ctx.sol
+    stall_pct = stall_cycle_pct(ctx)[0]
+    library = is_library_kernel(ctx)
+    graded = sol is not None and grade_at_least(sol.grade, "good")
     out: list[Finding] = []
+    left_out: list[str] = []
     for spec in data.findings_catalogue()["findings"]:
         det = REGISTRY.get(spec["detector"])
         if det is None:
@@ -62,27 +101,41 @@ def evaluate(ctx: KernelContext) -> list[Finding]:
         d = det(ctx)
         if d is None:
             continue
-        relieves = {UNIT_ALIASES.get(u, u) for u in (d.relieves_override or spec["relieves"])}
-        # No change beats the busiest unit it leaves alone: bound by its headroom.
-        others = [v for u, v in ctx.units.items() if u not in relieves and not math.isnan(v) and v > 0]
-        speed = max(1.0, float(d.speedup))
-        if others:
-            speed = max(1.0, min(speed, 100.0 / max(others)))
+        why = designed_in(ctx, spec["id"])
+        if why:
+            ctx.notes.append(f"{spec['id']} not reported: {why}")
+            continue
+        if library and not spec.get("caller_advice"):
+            left_out.append(spec["id"])
+            continue
+        relieves = d.relieves_override or spec["relieves"]
+        model = float(d.speedup)
+        bounds = physical_bounds(ctx, sol, relieves, spec["speedup_model"], stall_pct) if sol is not None else []
+        speed, binding = apply_bounds(model, bounds)
         if speed < th["min_speedup"]:
             continue
         notes = []
-        capped = at_sol and top not in relieves
+        if binding is not None:
+            notes.append(f"estimate bounded: {binding.why}")
         sev = "high" if speed >= th["high_speedup"] else "medium" if speed >= th["medium_speedup"] else "low"
-        if capped and sev != "low":
-            sev = "low"
-            notes.append(f"kernel is at {top_val:.0f}% of the {top} peak and this change does not reduce that unit's load")
+        if graded and sol.limiter not in relieved_units(relieves) and sev != "low":
+            cap = "low" if sol.grade == "excellent" else "medium"
+            if sev == "high" or cap == "low":
+                sev = cap
+                notes.append(f"the kernel is graded {sol.grade} ({sol.labels.get(sol.limiter, sol.limiter)} at "
+                             f"{sol.limiter_pct:.0f}% of peak) and this change does not reduce that unit's work")
         evidence = {m: _num(ctx.kernel.m(m)) for m in spec["evidence"] if ctx.kernel.has(m)}
         evidence.update(d.evidence)
+        text = spec["caller_advice"] if library else spec["advice"]
         out.append(Finding(id=spec["id"], title=_render(spec["title"], d.fmt), severity=sev,
                            stall_share=max(0.0, min(1.0, d.stall_share)), estimated_speedup=speed,
-                           advice=" ".join(_render(spec["advice"], d.fmt).split()), evidence=evidence,
+                           advice=" ".join(_render(text, d.fmt).split()), evidence=evidence,
                            locations=d.locations, group=spec["group"], speedup_model=spec["speedup_model"],
-                           notes=notes))
+                           notes=notes, model_speedup=max(1.0, model), bounds=[b.to_dict() for b in bounds],
+                           bounded_by=binding.kind if binding else None, audience="caller" if library else "code"))
+    if left_out:
+        ctx.notes.append("library kernel without source lines: findings that need changes inside it are not shown ("
+                         + ", ".join(left_out) + "); the advice given is for the caller")
     rank = {"high": 0, "medium": 1, "low": 2}
     out.sort(key=lambda f: (rank[f.severity], -f.estimated_speedup))
     return out

@@ -166,8 +166,8 @@ def _needed_metrics(chip: str | None) -> tuple[list[tuple[str, str]], list[tuple
     except DrgpuError:
         ms = load_metric_set("base")
     expected = set(ms.selection().expected)
-    needed = [(name, data.metric_section(name) or "?") for name in data.metrics_table()["metrics"]
-              if any(a in expected for a in data.metric_aliases(name))]
+    needed = [(name, data.metric_section(name) or "?") for name, spec in data.metrics_table()["metrics"].items()
+              if not spec.get("optional") and any(a in expected for a in data.metric_aliases(name))]
     optional = [(list(g.metrics), g.absent_note) for g in ms.groups.values()
                 if g.optional and g.absent_note and g.metrics]
     return needed, optional

@@ -171,7 +171,7 @@ def parse_instruction(pc: int, text: str) -> Instruction:
             inst.uses.add(f"{kind}{num}")
         s = s[g.end():]
     parts = s.split(None, 1)
-    if not parts or not re.match(r"^[A-Z][A-Z0-9_]*(\.[A-Z0-9_]+)*$", parts[0]):
+    if not parts or not re.match(r"^[A-Z][A-Z0-9_]*(\.[A-Za-z0-9_]+)*$", parts[0]):
         return inst
     names = parts[0].split(".")
     inst.opcode, inst.modifiers = names[0], tuple(names[1:])

@@ -1,0 +1,89 @@
+"""Physical bounds on a finding's estimated speedup: one place, applied to every finding.
+
+Contract: ``physical_bounds(ctx, sol, relieves, model, stall_pct) -> list[Bound]`` is pure;
+``apply_bounds(speed, bounds) -> (speed, binding bound or None)`` takes the smallest.
+
+The bounds (docs/json-schema.md lists them with their sources):
+
+* unit: no change runs the kernel faster than the busiest throughput unit it leaves alone
+  allows at that unit's peak: 100 / its % of peak (speed-of-light units, see sol.py);
+* launch floor: the kernel cannot take less than the shortest launch ncu measures on the chip
+  (specs/arch ``launch_floor_ns``): duration / floor;
+* latency hiding: more warps or more independent work hide latency by at most
+  ``latency_hiding_max`` (2x, GPA's bound for latency-hiding optimizers);
+* stall cycles: removing stalls cannot raise the issue rate beyond the ideal IPC:
+  1 / (1 - stall-cycle ratio), for the stall-elimination and latency-hiding models.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .context import KernelContext
+from .sol import SpeedOfLight
+
+#: a catalogue `relieves` entry -> the speed-of-light units a fix of that kind unloads
+RELIEF = {
+    "sm": {"sm", "issue", "fma", "alu", "fp64", "xu", "lsu"},
+    "fp64": {"fp64"},
+    "shared": {"l1tex", "lsu"},
+    "l1tex": {"l1tex", "lsu"},
+    "lts": {"lts"},
+    "dram": {"dram"},
+    "tensor": {"tensor"},
+}
+STALL_MODELS = ("stall_elimination", "latency_hiding")
+HIDING_MODELS = ("latency_hiding", "occupancy")
+
+
+@dataclass
+class Bound:
+    kind: str          # unit | launch_floor | latency_hiding | stall_cycles
+    limit: float       # the largest speedup it allows
+    why: str
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "limit": round(self.limit, 3), "why": self.why}
+
+
+def relieved_units(relieves) -> set[str]:
+    out: set[str] = set()
+    for r in relieves:
+        out |= RELIEF.get(r, {r})
+    return out
+
+
+def physical_bounds(ctx: KernelContext, sol: SpeedOfLight, relieves, model: str, stall_pct: float) -> list[Bound]:
+    relieved = relieved_units(relieves)
+    out: list[Bound] = []
+    units = dict(sol.units)
+    sm = ctx.units.get("sm", math.nan)
+    if not math.isnan(sm):
+        units.setdefault("sm", sm)
+    others = {u: v for u, v in units.items() if u not in relieved and v > 0 and not math.isnan(v)}
+    if others:
+        u = max(others, key=others.get)
+        v = others[u]
+        out.append(Bound("unit", 100.0 / min(v, 100.0),
+                         f"{sol.labels.get(u, u)} runs at {v:.0f}% of its peak and this change does not unload it"))
+    dur = ctx.kernel.duration_ns
+    floor = sol.launch_floor_ns
+    if dur and floor and not math.isnan(dur) and not math.isnan(floor) and floor > 0:
+        out.append(Bound("launch_floor", max(1.0, dur / floor),
+                         f"the kernel takes {dur / 1000:.1f} µs and no launch on this GPU is shorter than {floor / 1000:.1f} µs"))
+    if model in HIDING_MODELS:
+        lim = ctx.th["latency_hiding_max"]
+        out.append(Bound("latency_hiding", lim, f"hiding latency gains at most {lim:g}x (GPA)"))
+    if model in STALL_MODELS and not math.isnan(stall_pct) and stall_pct < 100.0:
+        out.append(Bound("stall_cycles", 1.0 / max(1e-6, 1.0 - stall_pct / 100.0),
+                         f"removing every stall would reach the ideal issue rate: {stall_pct:.0f}% of issue cycles stall"))
+    return out
+
+
+def apply_bounds(speed: float, bounds: list[Bound]) -> tuple[float, Bound | None]:
+    speed = max(1.0, float(speed))
+    binding = None
+    for b in bounds:
+        if b.limit < speed:
+            speed, binding = max(1.0, b.limit), b
+    return speed, binding

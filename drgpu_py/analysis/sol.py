@@ -1,0 +1,310 @@
+"""Speed of light: how close a kernel runs to the hardware's limits, unit by unit.
+
+Contract: ``speed_of_light(ctx) -> SpeedOfLight`` and ``kernel_traits(ctx) -> Traits`` are
+pure functions of a :class:`KernelContext` (its metrics, SASS and per-instruction counts).
+
+* Units: each throughput unit's achieved % of its peak, from ncu's own ``pct_of_peak``
+  metrics (issue slots, the FMA/ALU/FP64/XU/LSU pipes, L1/shared, L2, DRAM). Per-SM
+  percentages measured over *active* cycles are scaled by the share of SMs that had a block,
+  so a one-block kernel does not read as busy. The tensor unit is achieved tensor FLOP/s over
+  the dense peak of its operand type at the measured SM clock (falling back to ncu's
+  tensor-pipe busy cycles when the clock is unknown).
+* Limiter and grade: the busiest unit and its grade (specs/thresholds.yaml ``grade_*``, after
+  the tuning lecture: < 40 % poor, 40-60 % okay, 60-75 % good, > 75 % excellent).
+* Work: FLOPs per precision from ncu's FLOP counters when the report has them, else from the
+  SASS (thread instructions executed per opcode); tensor FLOPs from the executed
+  HMMA/HGMMA/QGMMA/IMMA/DMMA instructions and their shapes (2*M*N*K; a warpgroup instruction
+  is counted once per warp by ncu, so GMMA counts are divided by 4).
+* Roofline: achieved FLOP/s and DRAM bytes/s, arithmetic intensity, the ridge point of the
+  dominant precision, which side of it the kernel sits on, and its % of the attainable.
+* Traits: tensor cores used, warp-specialized synchronization (mbarrier waits, warpgroup
+  barriers, nanosleep spins, TMA), and whether the report has source lines for the kernel.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from .context import KernelContext
+
+#: unit key -> (label, metric, measured over active cycles?)
+UNIT_METRICS = {
+    "issue": ("Issue slots", "smsp__issue_active.avg.pct_of_peak_sustained_active", True),
+    "tensor": ("Tensor cores", "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active", True),
+    "fma": ("FMA pipe", "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active", True),
+    "alu": ("ALU pipe", "sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active", True),
+    "fp64": ("FP64 pipe", "sm__inst_executed_pipe_fp64.avg.pct_of_peak_sustained_active", True),
+    "xu": ("XU pipe (special functions, conversions)", "sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active", True),
+    "lsu": ("LSU pipe", "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active", True),
+    "l1tex": ("L1/shared memory", "l1tex__throughput.avg.pct_of_peak_sustained_elapsed", False),
+    "lts": ("L2 cache", "lts__throughput.avg.pct_of_peak_sustained_elapsed", False),
+    "dram": ("DRAM", "dram__throughput.avg.pct_of_peak_sustained_elapsed", False),
+}
+L1_FALLBACK = "l1tex__data_pipe_lsu_wavefronts.avg.pct_of_peak_sustained_elapsed"
+GRADES = ("poor", "okay", "good", "excellent")
+
+# FLOPs per thread instruction of the non-tensor math opcodes (an FMA is two; a packed
+# half2 instruction does two lanes).
+_SCALAR_FLOPS = {"FFMA": ("fp32", 2), "FADD": ("fp32", 1), "FMUL": ("fp32", 1),
+                 "FFMA2": ("fp32", 4), "FADD2": ("fp32", 2), "FMUL2": ("fp32", 2),
+                 "DFMA": ("fp64", 2), "DADD": ("fp64", 1), "DMUL": ("fp64", 1),
+                 "HFMA2": ("fp16", 4), "HADD2": ("fp16", 2), "HMUL2": ("fp16", 2)}
+_COUNTER_FLOPS = {"fp32": (("ffma", 2), ("fadd", 1), ("fmul", 1)),
+                  "fp64": (("dfma", 2), ("dadd", 1), ("dmul", 1)),
+                  "fp16": (("hfma", 4), ("hadd", 2), ("hmul", 2))}
+_TENSOR_OPS = {"HMMA", "HGMMA", "QGMMA", "IMMA", "IGMMA", "DMMA", "BMMA", "BGMMA", "OMMA", "QMMA", "UTCHMMA", "UTCQMMA", "UTCIMMA"}
+_WARPGROUP_OPS = {"HGMMA", "QGMMA", "IGMMA", "BGMMA"}
+# SASS signs of warp-specialized producer/consumer pipelines (Hopper and later).
+_SPECIALIZED = {"SYNCS", "WARPGROUP", "NANOSLEEP", "UTMALDG", "UBLKCP", "UTMASTG", "ARRIVES", "SETMAXREG", "USETMAXREG"}
+
+
+@dataclass
+class Traits:
+    tensor_core: bool = False
+    warp_specialized: bool = False
+    has_line_info: bool = False
+    signs: list[str] = field(default_factory=list)    # the SASS opcodes that showed specialization
+
+    def to_dict(self) -> dict:
+        return {"tensor_core": self.tensor_core, "warp_specialized": self.warp_specialized,
+                "source_lines": self.has_line_info, "specialization_signs": self.signs}
+
+
+@dataclass
+class SpeedOfLight:
+    units: dict[str, float]                 # unit -> % of peak (only units the report measures)
+    unit_sources: dict[str, str]
+    limiter: str | None
+    limiter_pct: float
+    grade: str | None
+    flops: dict[str, float]                 # precision -> FLOPs (fp32, fp64, fp16, tensor_<type>)
+    flops_source: str                       # "counters" | "sass" | "counters+sass" | "none"
+    duration_s: float
+    sm_clock_hz: float
+    dram_bytes: float
+    peak_bytes_per_s: float
+    peak_flops_per_s: dict[str, float]      # precision -> FLOP/s at the measured clock
+    launch_floor_ns: float
+    labels: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def dominant(self) -> str | None:
+        vals = {p: v for p, v in self.flops.items() if v > 0}
+        return max(vals, key=vals.get) if vals else None
+
+    def roofline(self) -> dict:
+        p = self.dominant
+        out = {"precision": p, "flops": self.flops.get(p) if p else None, "dram_bytes": _n(self.dram_bytes),
+               "flop_per_s": None, "dram_bytes_per_s": None, "arithmetic_intensity": None,
+               "peak_flop_per_s": None, "peak_dram_bytes_per_s": _n(self.peak_bytes_per_s),
+               "ridge_point": None, "side": None, "attainable_flop_per_s": None, "pct_of_attainable": None}
+        d = self.duration_s
+        if d > 0 and not math.isnan(self.dram_bytes):
+            out["dram_bytes_per_s"] = self.dram_bytes / d
+        if p is None or not d > 0:
+            return out
+        flops = self.flops[p]
+        out["flop_per_s"] = flops / d
+        peak = self.peak_flops_per_s.get(p, math.nan)
+        out["peak_flop_per_s"] = _n(peak)
+        if self.dram_bytes > 0:
+            ai = flops / self.dram_bytes
+            out["arithmetic_intensity"] = ai
+            if not math.isnan(peak) and self.peak_bytes_per_s > 0:
+                ridge = peak / self.peak_bytes_per_s
+                att = min(peak, ai * self.peak_bytes_per_s)
+                out.update(ridge_point=ridge, side="memory" if ai < ridge else "compute",
+                           attainable_flop_per_s=att, pct_of_attainable=100.0 * flops / d / att if att > 0 else None)
+        return out
+
+    def to_dict(self) -> dict:
+        return {"unit": self.limiter, "pct": _n(self.limiter_pct), "limiter": self.limiter,
+                "limiter_label": self.labels.get(self.limiter) if self.limiter else None, "grade": self.grade,
+                "units": {u: {"label": self.labels.get(u, u), "pct": round(v, 2), "source": self.unit_sources.get(u)}
+                          for u, v in sorted(self.units.items(), key=lambda kv: -kv[1])},
+                "flops": {p: v for p, v in self.flops.items() if v > 0}, "flops_source": self.flops_source,
+                "roofline": {k: (round(v, 6) if isinstance(v, float) else v) for k, v in self.roofline().items()},
+                "launch_floor_ns": _n(self.launch_floor_ns)}
+
+
+def _n(x):
+    return None if x is None or (isinstance(x, float) and (math.isnan(x) or math.isinf(x))) else x
+
+
+def grade_of(pct: float, th: dict[str, float]) -> str | None:
+    if pct is None or math.isnan(pct):
+        return None
+    if pct > th["grade_excellent"]:
+        return "excellent"
+    if pct >= th["grade_good"]:
+        return "good"
+    if pct >= th["grade_okay"]:
+        return "okay"
+    return "poor"
+
+
+def grade_at_least(grade: str | None, floor: str) -> bool:
+    return grade is not None and GRADES.index(grade) >= GRADES.index(floor)
+
+
+def sm_fill(ctx: KernelContext) -> float:
+    """Share of SMs that had at least one block (1 when the grid covers the GPU)."""
+    k = ctx.kernel
+    blocks = k.m("launch__grid_size")
+    if math.isnan(blocks):
+        blocks = float(k.grid[0] * k.grid[1] * k.grid[2])
+    sms = k.sm_count or k.m("launch__sm_count")
+    if not blocks or not sms or math.isnan(sms):
+        return 1.0
+    return min(1.0, blocks / sms)
+
+
+def tensor_shape(ins) -> tuple[int, int, int] | None:
+    """(M, N, K) of a tensor-core instruction: 'HGMMA.64x128x16...' or 'HMMA.16816...'."""
+    if not ins.modifiers:
+        return None
+    m = re.fullmatch(r"(\d+)x(\d+)x(\d+)", ins.modifiers[0])
+    if m:
+        return int(m[1]), int(m[2]), int(m[3])
+    s = ins.modifiers[0]
+    if s.isdigit():
+        if s.startswith("16"):
+            return 16, int(s[2]), int(s[3:])
+        if s.startswith("88"):
+            return 8, 8, int(s[2:])
+    return None
+
+
+def tensor_precision(ins) -> str:
+    mods = set(ins.modifiers[1:])
+    if ins.opcode == "DMMA":
+        return "tensor_fp64"
+    if ins.opcode in ("QGMMA", "QMMA", "UTCQMMA") or mods & {"E4M3", "E5M2"}:
+        return "tensor_fp8"
+    if ins.opcode in ("IMMA", "IGMMA", "UTCIMMA") or mods & {"S8", "U8", "S4", "U4"}:
+        return "tensor_int8"
+    if "TF32" in mods:
+        return "tensor_tf32"
+    if "BF16" in mods:
+        return "tensor_bf16"
+    return "tensor_fp16"
+
+
+def sass_flops(ctx: KernelContext) -> dict[str, float]:
+    """FLOPs per precision from the executed SASS (per-instruction counts)."""
+    df = ctx.df
+    out: dict[str, float] = {}
+    if df.empty:
+        return out
+    executed = dict(zip(df.index.tolist(), df["inst_executed"].tolist()))
+    threads = dict(zip(df.index.tolist(), df["thread_inst_executed"].tolist())) if "thread_inst_executed" in df else {}
+    for ins in ctx.insts:
+        op = ins.opcode
+        if op in _SCALAR_FLOPS and "MMA" not in ins.modifiers:
+            prec, f = _SCALAR_FLOPS[op]
+            n = threads.get(ins.pc)
+            if n is None or not n == n:
+                n = (executed.get(ins.pc) or 0.0) * 32.0
+            out[prec] = out.get(prec, 0.0) + f * float(n or 0.0)
+        elif op in _TENSOR_OPS:
+            shape = tensor_shape(ins)
+            n = executed.get(ins.pc)
+            if shape is None or n is None or not n == n:
+                continue
+            m, nn, kk = shape
+            per = 2.0 * m * nn * kk / (4.0 if op in _WARPGROUP_OPS else 1.0)
+            p = tensor_precision(ins)
+            out[p] = out.get(p, 0.0) + per * float(n)
+    return out
+
+
+def counter_flops(ctx: KernelContext) -> dict[str, float]:
+    k = ctx.kernel
+    out = {}
+    for prec, parts in _COUNTER_FLOPS.items():
+        vals = [(k.m(f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum"), f) for op, f in parts]
+        if all(math.isnan(v) for v, _ in vals):
+            continue
+        out[prec] = sum(0.0 if math.isnan(v) else v * f for v, f in vals)
+    return out
+
+
+def kernel_traits(ctx: KernelContext) -> Traits:
+    df = ctx.df
+    executed = dict(zip(df.index.tolist(), df["inst_executed"].tolist())) if not df.empty else {}
+    ran = lambda ins: (executed.get(ins.pc) or 0.0) > 0  # noqa: E731  (NaN compares false)
+    tensor = any(i.opcode in _TENSOR_OPS and ran(i) for i in ctx.insts)
+    signs = sorted({i.opcode for i in ctx.insts if i.opcode in _SPECIALIZED})
+    named_bar = any(i.opcode == "BAR" and i.operands and i.operands[0] not in ("0", "0x0") for i in ctx.insts)
+    if named_bar:
+        signs.append("BAR (named barriers)")
+    # Named barriers alone are common in ordinary code; with mbarrier/warpgroup/TMA/sleep
+    # signs the waiting is the pipeline's hand-off between producer and consumer warps.
+    specialized = bool(set(signs) & {"SYNCS", "WARPGROUP", "UTMALDG", "UBLKCP", "NANOSLEEP", "SETMAXREG", "USETMAXREG"})
+    lines = not df.empty and "line" in df and bool(df["line"].notna().any())
+    return Traits(tensor_core=tensor, warp_specialized=specialized, has_line_info=lines, signs=signs)
+
+
+def speed_of_light(ctx: KernelContext) -> SpeedOfLight:
+    k, th, arch = ctx.kernel, ctx.th, ctx.arch
+    fill = sm_fill(ctx)
+    units: dict[str, float] = {}
+    sources: dict[str, str] = {}
+    for u, (_, metric, active) in UNIT_METRICS.items():
+        v = k.m(metric)
+        if u == "l1tex" and math.isnan(v):
+            metric, v = L1_FALLBACK, k.m(L1_FALLBACK)
+        if not math.isnan(v) and not math.isinf(v):
+            units[u] = max(0.0, v * (fill if active else 1.0))
+            sources[u] = metric + (f" x {fill:.3f} (share of SMs with a block)" if active and fill < 1.0 else "")
+    dur_ns = k.duration_ns
+    dur = dur_ns * 1e-9 if dur_ns and not math.isnan(dur_ns) else math.nan
+    clock = k.m("sm__cycles_elapsed.avg.per_second")
+    if math.isnan(clock) or clock <= 0:
+        khz = k.m("device__attribute_clock_rate")   # the boost clock: peaks become upper bounds
+        clock = khz * 1e3 if not math.isnan(khz) and khz > 0 else math.nan
+    sms = k.sm_count or k.m("launch__sm_count")
+    peaks_sm = arch.get("peak_flops_per_sm_cycle", {})
+    peak_flops = {}
+    for prec, per in peaks_sm.items():
+        if per and sms and not math.isnan(clock):
+            peak_flops[prec] = float(per) * float(sms) * clock
+    for prec, metric in (("fp32", "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained"),
+                         ("fp64", "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained")):
+        v = k.m(metric)
+        if not math.isnan(v) and v > 0 and not math.isnan(clock):
+            peak_flops[prec] = 2.0 * v * clock        # ncu's own per-cycle FMA peak, whole GPU
+    cflops = counter_flops(ctx)
+    sflops = sass_flops(ctx)
+    flops = {p: v for p, v in sflops.items() if p.startswith("tensor_")}
+    for p in ("fp32", "fp64", "fp16"):
+        if p in cflops:
+            flops[p] = cflops[p]
+        elif p in sflops:
+            flops[p] = sflops[p]
+    src = "+".join(s for s, ok in (("counters", bool(cflops)), ("sass", bool(sflops))) if ok) or "none"
+    # Tensor unit: achieved tensor FLOP/s against the dense peak of each operand type.
+    tensor_share = 0.0
+    have_tensor_peak = False
+    for p, v in flops.items():
+        if p.startswith("tensor_") and v > 0 and p in peak_flops and dur > 0:
+            tensor_share += v / dur / peak_flops[p]
+            have_tensor_peak = True
+    if have_tensor_peak:
+        units["tensor"] = 100.0 * tensor_share
+        sources["tensor"] = "tensor FLOPs (SASS) / (duration x dense peak at the measured SM clock)"
+    dram_bytes = k.m("dram__bytes.sum")
+    if math.isnan(dram_bytes):
+        r, w = k.m("dram__bytes_read.sum"), k.m("dram__bytes_write.sum")
+        dram_bytes = r + w if not (math.isnan(r) or math.isnan(w)) else math.nan
+    peak_bw = k.m("dram__bytes.sum.peak_sustained") * k.m("dram__cycles_elapsed.avg.per_second")
+    if math.isnan(peak_bw) and arch.get("dram_bytes_per_s"):
+        peak_bw = float(arch["dram_bytes_per_s"])
+    limiter, lim_pct = (max(units, key=units.get), max(units.values())) if units else (None, math.nan)
+    labels = {u: spec[0] for u, spec in UNIT_METRICS.items()}
+    return SpeedOfLight(units=units, unit_sources=sources, limiter=limiter, limiter_pct=lim_pct,
+                        grade=grade_of(lim_pct, th), flops=flops, flops_source=src, duration_s=dur,
+                        sm_clock_hz=clock, dram_bytes=dram_bytes, peak_bytes_per_s=peak_bw,
+                        peak_flops_per_s=peak_flops, launch_floor_ns=float(arch.get("launch_floor_ns", math.nan)),
+                        labels=labels)
