@@ -110,6 +110,11 @@ def build_tree(ctx: KernelContext, findings: list[Finding]) -> Node:
         if ctx.reason_source != "none" or gnode.children:
             root.add(gnode)
     root.children.sort(key=lambda n: -(n.value or 0.0))
+    if ctx.sol is not None:
+        root.children.insert(0, _speed_of_light(ctx))
+        sol = ctx.sol
+        root.attrs.update(sol_limiter=sol.labels.get(sol.limiter) if sol.limiter else None,
+                          sol_pct=None if math.isnan(sol.limiter_pct) else round(sol.limiter_pct, 1), sol_grade=sol.grade)
     for st in shape.get("root_subtrees", []):
         node = Node(st.capitalize(), None, "", "group", attrs={"group": st})
         SUBTREES[st](node, ctx)
@@ -135,6 +140,37 @@ def _loc_label(loc: dict) -> str:
 
 
 # ---- sub-trees --------------------------------------------------------------------------
+def _speed_of_light(ctx: KernelContext) -> Node:
+    """The speed-of-light layer: each unit's % of peak (busiest first, the limiter marked)
+    and the roofline position. A group node without a value: it is not a stall share."""
+    sol = ctx.sol
+    name = "Speed of light"
+    if sol.limiter is not None:
+        name += f": {sol.labels.get(sol.limiter, sol.limiter)} at {sol.limiter_pct:.0f}% of peak ({sol.grade})"
+    node = Node(name, None, "", "group", attrs={"group": "speed_of_light", "limiter": sol.limiter, "grade": sol.grade})
+    if not sol.units:
+        node.add(Node("Unit throughputs", None, "%", "missing",
+                      attrs={"section": "SpeedOfLight", "metric": "*.pct_of_peak_sustained_*"}))
+    for u, v in sorted(sol.units.items(), key=lambda kv: -kv[1]):
+        if v < 1.0 and u != sol.limiter:
+            continue   # idle units: in the JSON's speed_of_light.units, not in the tree
+        node.add(Node(sol.labels.get(u, u), round(v, 2), "%", "metric",
+                      attrs={"unit": u, "source": sol.unit_sources.get(u), "limiter": u == sol.limiter}))
+    r = sol.roofline()
+    if r["flop_per_s"] is not None:
+        rn = node.add(Node(f"Roofline ({r['precision']})", round(r["flop_per_s"] / 1e12, 3), "TFLOP/s", "metric",
+                           attrs={k: v for k, v in r.items() if v is not None}))
+        if r["arithmetic_intensity"] is not None:
+            _value(rn, "Arithmetic intensity", r["arithmetic_intensity"], "FLOP/byte")
+        if r["peak_flop_per_s"] is not None:
+            _value(rn, "Peak at the measured clock", r["peak_flop_per_s"] / 1e12, "TFLOP/s")
+        if r["pct_of_attainable"] is not None:
+            _value(rn, f"Of the attainable ({r['side']} side of the ridge)", r["pct_of_attainable"], "%")
+    if r["dram_bytes_per_s"] is not None:
+        _value(node, "DRAM bandwidth achieved", r["dram_bytes_per_s"] / 1e12, "TB/s")
+    return node
+
+
 def _memory_latency(parent: Node, ctx: KernelContext) -> None:
     k = ctx.kernel
     h1 = k.m("l1tex__t_sector_hit_rate.pct")

@@ -133,6 +133,8 @@ def _node_label(n: Node, kernel_name: str | None = None) -> str:
             lines.append(f"busiest unit: {a['top_unit']} {a.get('top_unit_pct') if a.get('top_unit_pct') is not None else '?'}%")
         if a.get("bound"):
             lines.append(f"bound: {a['bound']}")
+        if a.get("sol_grade"):
+            lines.append(f"speed of light: {a['sol_grade']} ({a.get('sol_limiter')} {a.get('sol_pct')}%)")
         return _label(*lines)
     if n.kind == "missing":
         return _label(_clip(n.name, 60), missing_text(n))

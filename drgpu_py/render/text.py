@@ -63,6 +63,10 @@ def render_console(analysis, options, console: Console) -> None:
                 f"bound: [bold]{ka.bound}[/bold]   stall cycles: {_fmt(d['stall_cycle_pct'], '.1f')}%   "
                 f"IPC {_fmt(d['achieved_ipc'], '.2f')} of {ka.tree.attrs.get('ideal_ipc'):g}   busiest unit: {ka.tree.attrs.get('top_unit')} "
                 f"{_fmt(ka.tree.attrs.get('top_unit_pct'), '.0f')}%")
+        if ka.tree.attrs.get("sol_grade"):
+            a = ka.tree.attrs
+            head += (f"\nspeed of light: [bold]{a['sol_grade']}[/bold] ({escape(str(a['sol_limiter']))} at "
+                     f"{_fmt(a.get('sol_pct'), '.0f')}% of peak)")
         console.print(Panel(head, expand=False))
         t = Tree(_label(ka.tree))
         _add(t, ka.tree, options.fold_share, 0)
