@@ -42,3 +42,26 @@ def analysis_of(case: str, variant: str, ext: str = "ncu-rep"):
 @pytest.fixture(scope="session")
 def samples_manifest() -> dict:
     return manifest()
+
+
+@functools.cache
+def library_report() -> Path:
+    """sample_reports/library/library.ncu-rep.xz (16 real library kernels), decompressed once
+    per test run into a temporary folder."""
+    import atexit
+    import lzma
+    import shutil
+    import tempfile
+    folder = Path(tempfile.mkdtemp(prefix="drgpu-library-"))
+    atexit.register(shutil.rmtree, folder, True)
+    out = folder / "library.ncu-rep"
+    with lzma.open(SAMPLES / "library" / "library.ncu-rep.xz") as src, open(out, "wb") as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
+    return out
+
+
+@functools.cache
+def library_analysis():
+    from drgpu_py.analysis import analyze
+    from drgpu_py.readers import open_report
+    return analyze(open_report(library_report()))
