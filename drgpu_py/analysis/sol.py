@@ -294,6 +294,12 @@ def speed_of_light(ctx: KernelContext) -> SpeedOfLight:
     if have_tensor_peak:
         units["tensor"] = 100.0 * tensor_share
         sources["tensor"] = "tensor FLOPs (SASS) / (duration x dense peak at the measured SM clock)"
+    if not units.keys() & {"issue", "tensor", "fma", "alu", "fp64", "xu", "lsu"}:
+        # Without per-pipe figures (e.g. ncu's basic set), the SM's overall throughput (the
+        # busiest of its sub-units, as ncu's SpeedOfLight section reports it) stands in.
+        v = k.m("sm__throughput.avg.pct_of_peak_sustained_elapsed")
+        if not math.isnan(v) and not math.isinf(v):
+            units["sm"], sources["sm"] = max(0.0, v), "sm__throughput.avg.pct_of_peak_sustained_elapsed"
     dram_bytes = k.m("dram__bytes.sum")
     if math.isnan(dram_bytes):
         r, w = k.m("dram__bytes_read.sum"), k.m("dram__bytes_write.sum")
@@ -302,7 +308,7 @@ def speed_of_light(ctx: KernelContext) -> SpeedOfLight:
     if math.isnan(peak_bw) and arch.get("dram_bytes_per_s"):
         peak_bw = float(arch["dram_bytes_per_s"])
     limiter, lim_pct = (max(units, key=units.get), max(units.values())) if units else (None, math.nan)
-    labels = {u: spec[0] for u, spec in UNIT_METRICS.items()}
+    labels = {u: spec[0] for u, spec in UNIT_METRICS.items()} | {"sm": "SM (busiest sub-unit)"}
     return SpeedOfLight(units=units, unit_sources=sources, limiter=limiter, limiter_pct=lim_pct,
                         grade=grade_of(lim_pct, th), flops=flops, flops_source=src, duration_s=dur,
                         sm_clock_hz=clock, dram_bytes=dram_bytes, peak_bytes_per_s=peak_bw,
