@@ -45,23 +45,24 @@ def samples_manifest() -> dict:
 
 
 @functools.cache
-def library_report() -> Path:
-    """sample_reports/library/library.ncu-rep.xz (16 real library kernels), decompressed once
-    per test run into a temporary folder."""
+def library_report(stem: str = "library") -> Path:
+    """sample_reports/library/STEM.ncu-rep.xz, decompressed once per test run into a
+    temporary folder: library (16 real library kernels), step (one inference step of a small
+    PyTorch model), full_set (three library kernels under ncu --set full)."""
     import atexit
     import lzma
     import shutil
     import tempfile
-    folder = Path(tempfile.mkdtemp(prefix="drgpu-library-"))
+    folder = Path(tempfile.mkdtemp(prefix=f"drgpu-{stem}-"))
     atexit.register(shutil.rmtree, folder, True)
-    out = folder / "library.ncu-rep"
-    with lzma.open(SAMPLES / "library" / "library.ncu-rep.xz") as src, open(out, "wb") as dst:
+    out = folder / f"{stem}.ncu-rep"
+    with lzma.open(SAMPLES / "library" / f"{stem}.ncu-rep.xz") as src, open(out, "wb") as dst:
         shutil.copyfileobj(src, dst, 1 << 20)
     return out
 
 
 @functools.cache
-def library_analysis():
+def library_analysis(stem: str = "library"):
     from drgpu_py.analysis import analyze
     from drgpu_py.readers import open_report
-    return analyze(open_report(library_report()))
+    return analyze(open_report(library_report(stem)))

@@ -6,6 +6,8 @@ elementwise, softmax, layernorm and reduction kernels, a Triton kernel from torc
 profiled with `drgpu profile --with tensor_ops`. The figures compared against are computed
 here from the problem sizes (workload.py wrote them to library_timings.json), ncu's measured
 duration and SM clock, and NVIDIA's published H100 SXM peaks, not from drgpu's specs.
+sample_reports/library/step: one inference step of a small PyTorch model (18 launches, default
+set); full_set: a cuBLAS GEMM, cuDNN attention and convolution under ncu's --set full.
 sample_reports/launch: an empty kernel (the launch floor) and a one-block serial LU step.
 """
 from __future__ import annotations
@@ -142,8 +144,33 @@ def test_library_kernels_get_caller_advice(lib):
     assert by["triton_gelu"].context.traits.has_line_info
 
 
+@pytest.mark.parametrize("stem", ["step", "full_set"])
+def test_model_step_and_full_set_reports(stem):
+    """Reports not made for a single planted case: every kernel graded good or better has no
+    high finding that leaves its limiter alone; warp-specialized tensor-core kernels get no
+    barrier-imbalance and attention no slow-math; every library finding is for the caller."""
+    from drgpu_py import data
+    from drgpu_py.analysis.bounds import relieved_units
+    relieves = {f["id"]: f["relieves"] for f in data.findings_catalogue()["findings"]}
+    kernels = library_analysis(stem).kernels
+    tensor = [ka for ka in kernels if ka.context.traits.tensor_core]
+    assert len(tensor) >= 3
+    for ka in kernels:
+        sol, ids = ka.context.sol, [f.id for f in ka.findings]
+        if RANK.get(sol.grade, 0) >= RANK["good"]:
+            assert all(sol.limiter in relieved_units(relieves[f.id]) for f in ka.findings if f.severity == "high"), ka.kernel.name
+        if ka.context.traits.warp_specialized:
+            assert "barrier-imbalance" not in ids, ka.kernel.name
+        if "sdpa" in ka.kernel.name:
+            assert "slow-math" not in ids
+    gemm = [ka for ka in tensor if ka.kernel.name.startswith(("nvjet", "sm90_xmma"))]
+    assert gemm and all(RANK[ka.context.sol.grade] >= RANK["okay"] for ka in gemm)
+
+
 def _all_analyses():
     yield from library_analysis().kernels
+    yield from library_analysis("step").kernels
+    yield from library_analysis("full_set").kernels
     for case in CASES:
         for v in ("bad", "fixed"):
             yield from analysis_of(case, v).kernels

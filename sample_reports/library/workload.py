@@ -12,6 +12,10 @@ Usage (on a GPU machine with PyTorch):
   workload.py profile [CASE ...] warm up, then run each case once between
                                  cudaProfilerStart/Stop, inside an NVTX range named after it
                                  (profile with ncu --profile-from-start off)
+  workload.py step               one inference step of a small model (bf16 transformer
+                                 encoder layer, fp16 conv+batchnorm+relu, softmax and layernorm
+                                 on a large tensor, a torch.compile'd function) between
+                                 cudaProfilerStart/Stop, after two warm-up steps
   workload.py list               the cases and their work
 """
 from __future__ import annotations
@@ -200,12 +204,41 @@ def profile(names):
     torch.cuda.profiler.stop()
 
 
+def model_step():
+    layer = torch.nn.TransformerEncoderLayer(d_model=1024, nhead=16, dim_feedforward=4096, batch_first=True,
+                                             device=dev, dtype=torch.bfloat16).eval()
+    x = torch.randn(8, 512, 1024, device=dev, dtype=torch.bfloat16)
+    block = torch.nn.Sequential(torch.nn.Conv2d(64, 128, 3, padding=1), torch.nn.BatchNorm2d(128),
+                                torch.nn.ReLU()).to(dev, torch.float16).to(memory_format=torch.channels_last).eval()
+    img = torch.randn(16, 64, 112, 112, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
+    big = torch.randn(8192, 4096, device=dev)
+    ln = torch.nn.LayerNorm(4096, device=dev)
+    fused = torch.compile(lambda a, b: torch.nn.functional.silu(a) * b + 1.0)
+
+    def run():
+        with torch.no_grad():
+            layer(x)
+            block(img)
+            torch.softmax(big, dim=-1)
+            ln(big)
+            fused(big, big)
+    run()
+    run()
+    torch.cuda.synchronize()
+    torch.cuda.profiler.start()
+    run()
+    torch.cuda.synchronize()
+    torch.cuda.profiler.stop()
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1] if len(sys.argv) > 1 else "list"
     if cmd == "time":
         time_cases(sys.argv[2])
     elif cmd == "profile":
         profile(sys.argv[2:])
+    elif cmd == "step":
+        model_step()
     else:
         for n, (_, kind) in CASES.items():
             print(n, kind)
