@@ -1,7 +1,29 @@
 """drgpu: a top-down GPU performance advisor built on NVIDIA Nsight Compute.
 
-Public entry points: :func:`drgpu_py.readers.open_report` (report -> :class:`Profile`),
-:func:`drgpu_py.analysis.analyze` (profile -> :class:`Analysis`), and the renderers in
-:mod:`drgpu_py.render`. The CLI (:mod:`drgpu_py.cli`) is a thin layer over these.
+Public entry points: :func:`drgpu_py.analyze` (report path(s) -> :class:`Analysis`, what the
+CLI's ``analyze`` runs; docs/api.md), :func:`drgpu_py.readers.open_report` (report ->
+:class:`Profile`), :func:`drgpu_py.analysis.analyze` (profile -> :class:`Analysis`), and the
+renderers in :mod:`drgpu_py.render`. The CLI (:mod:`drgpu_py.cli`) is a thin layer over these.
 """
 __version__ = "0.1.0"
+
+
+def analyze(reports, *, kernel=None, per_launch=False, thresholds=None, source_csv=None, line_report=None,
+            cubin=None, binary=None):
+    """Analyze one report (a path) or several of one program (a list: merged as ranks).
+
+    Returns an :class:`drgpu_py.analysis.Analysis`: ``.summary()`` (kernel groups by GPU
+    time, findings with the time they would save), ``.priorities()``, ``.kernels`` (per
+    group: ``.tree``, ``.findings``, ``.context.sol``), ``findings_frame()`` and
+    ``kernels_frame()`` (pandas), ``to_dict()`` (the JSON document). ``thresholds``: a dict
+    of overrides (``drgpu thresholds`` lists the keys). Launches of one kernel are analyzed as
+    one group unless ``per_launch``.
+    """
+    from pathlib import Path
+
+    from . import data
+    from .pipeline import analyze_reports
+    paths = [reports] if isinstance(reports, (str, Path)) else list(reports)
+    th = data.thresholds(thresholds) if thresholds else None
+    return analyze_reports(paths, kernel=kernel, source_csv=source_csv, line_report=line_report, cubin=cubin,
+                           binary=binary, thresholds=th, per_launch=per_launch)

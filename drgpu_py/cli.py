@@ -110,18 +110,22 @@ def analyze(
     threshold: Optional[List[str]] = typer.Option(None, "--threshold", "-t", help="Override a threshold: KEY=VALUE (see drgpu thresholds)."),
     thresholds_file: Optional[Path] = typer.Option(None, "--thresholds", help="YAML file of threshold overrides."),
     fold: float = typer.Option(0.02, "--fold", help="Fold tree nodes whose subtree is below this share of stall cycles (0..1)."),
+    per_launch: bool = typer.Option(False, "--per-launch", help="Analyze every launch on its own (default: launches of one kernel as one group)."),
+    top: int = typer.Option(3, "--top", help="Terminal: trees of the N kernels with the most GPU time after the summary (0: all)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
 ) -> None:
-    """Analyze an existing Nsight Compute report (or CSV export): stall tree and ranked findings."""
+    """Analyze an existing Nsight Compute report (or CSV export): summary, stall trees and ranked findings."""
     def body():
         from .pipeline import analyze_reports, write_result
+        if top < 0:
+            raise UsageError(f"--top must be 0 or more, got {top}")
         refuse_output_over_inputs(output, [*reports, source_csv, line_report, cubin, binary, thresholds_file])
         th = data.thresholds(parse_threshold_args(threshold), thresholds_file)
         result = analyze_reports(reports, kernel=kernel, source_csv=source_csv, line_report=line_report,
                                  cubin=cubin, binary=binary, thresholds=th,
                                  progress=progress_printer("analyzing kernels", quiet),
-                                 read_progress=progress_printer("reading kernels", quiet))
-        write_result(result, fmt=fmt, output=output, force=force, fold=fold)
+                                 read_progress=progress_printer("reading kernels", quiet), per_launch=per_launch)
+        write_result(result, fmt=fmt, output=output, force=force, fold=fold, top=top)
     run_guarded(body)
 
 

@@ -176,8 +176,13 @@ def merge_instructions(kernels: list[KernelProfile], labels: list[str]) -> tuple
     return out[cols], int(base)
 
 
-def merge_kernels(members: list[tuple[str, KernelProfile]], kid: int, n_reports: int) -> KernelProfile:
-    """Merge the launches of one kernel (one per report, labelled) into one KernelProfile."""
+def merge_kernels(members: list[tuple[str, KernelProfile]], kid: int, n_reports: int, ranks: bool = True) -> KernelProfile:
+    """Merge labelled KernelProfiles into one: launches of one kernel taken on several ranks
+    (``ranks``: one per report, their duration spread kept for rank-imbalance) or several
+    launches of one kernel in one report (``ranks=False``, drgpu_py.groups: the result is the
+    group's mean launch, so counts, per-instruction counts and the duration stay consistent
+    with one another; launch count and total, min and max duration are kept as
+    ``drgpu__group_*`` metrics, and the group's totals are the mean times the launch count)."""
     labels = [lab for lab, _ in members]
     ks = [k for _, k in members]
     first = ks[0]
@@ -188,24 +193,35 @@ def merge_kernels(members: list[tuple[str, KernelProfile]], kid: int, n_reports:
     names = sorted({n for k in ks for n in k.metrics})
     metrics = {n: combine([k.metrics.get(n, math.nan) for k in ks], rollup(n)) for n in names}
     metrics = {n: v for n, v in metrics.items() if not math.isnan(v)}
+    if not ranks:
+        metrics = {n: v / len(ks) if rollup(n) == "sum" else v for n, v in metrics.items()}
     notes = []
     durs = [(lab, k.duration_ns) for lab, k in members if not math.isnan(k.duration_ns)]
+    strings = dict(first.strings)
     if durs:
         vals = [d for _, d in durs]
         mean = sum(vals) / len(vals)
-        metrics.update({"drgpu__rank_count": float(len(durs)), "drgpu__rank_duration_min": min(vals),
-                        "drgpu__rank_duration_max": max(vals), "drgpu__rank_duration_mean": mean})
-        if len(durs) >= 2 and mean > 0:
-            metrics[SPREAD] = (max(vals) - min(vals)) / mean
-    strings = dict(first.strings)
-    if durs:
-        strings["drgpu__rank_slowest"] = max(durs, key=lambda t: t[1])[0]
-        strings["drgpu__rank_fastest"] = min(durs, key=lambda t: t[1])[0]
-        strings["drgpu__rank_durations"] = ", ".join(f"{lab}={d / 1000:.2f}us" for lab, d in durs)
-    notes.append(f"merged from {len(ks)} of {n_reports} reports ({', '.join(labels)}); metrics combined by rollup "
-                 "(sums for counts, averages for rates and the duration, max for .max), per-instruction counts summed by function offset")
-    if len(ks) < n_reports:
-        notes.append(f"this launch is missing from {n_reports - len(ks)} report(s)")
+        pre = "drgpu__rank" if ranks else "drgpu__group"
+        metrics.update({f"{pre}_duration_min": min(vals), f"{pre}_duration_max": max(vals), f"{pre}_duration_mean": mean})
+        if ranks:
+            metrics["drgpu__rank_count"] = float(len(durs))
+            if len(durs) >= 2 and mean > 0:
+                metrics[SPREAD] = (max(vals) - min(vals)) / mean
+            strings["drgpu__rank_slowest"] = max(durs, key=lambda t: t[1])[0]
+            strings["drgpu__rank_fastest"] = min(durs, key=lambda t: t[1])[0]
+            strings["drgpu__rank_durations"] = ", ".join(f"{lab}={d / 1000:.2f}us" for lab, d in durs)
+        else:
+            metrics["drgpu__group_duration_total"] = sum(vals)
+    if ranks:
+        notes.append(f"merged from {len(ks)} of {n_reports} reports ({', '.join(labels)}); metrics combined by rollup "
+                     "(sums for counts, averages for rates and the duration, max for .max), per-instruction counts summed by function offset")
+        if len(ks) < n_reports:
+            notes.append(f"this launch is missing from {n_reports - len(ks)} report(s)")
+    else:
+        metrics["drgpu__group_launches"] = float(len(ks))
+        strings["drgpu__group_launch_ids"] = ",".join(str(k.id) for k in ks)
+        notes.append(f"aggregated over {len(ks)} launches of this kernel: the mean launch (counts, per-instruction "
+                     "samples, rates and duration averaged; --per-launch analyzes each launch)")
     grids = {(k.grid, k.block) for k in ks}
     if len(grids) > 1:
         notes.append("launch configuration differs between reports: " +
@@ -214,6 +230,9 @@ def merge_kernels(members: list[tuple[str, KernelProfile]], kid: int, n_reports:
     if len(devices) > 1:
         notes.append("devices differ: " + ", ".join(sorted(devices)))
     df, base = merge_instructions(ks, labels)
+    if not ranks and not df.empty:
+        counts = [c for c in df.columns if c not in _TEXT_COLUMNS and c != "offset" and c not in _WEIGHTED_COLUMNS]
+        df[counts] = df[counts] / len(ks)
     source_text: dict[str, list[str]] = {}
     for k in ks:
         for f, lines in k.source_text.items():
@@ -222,7 +241,7 @@ def merge_kernels(members: list[tuple[str, KernelProfile]], kid: int, n_reports:
                          compute_capability=first.compute_capability, chip=first.chip, sm_count=first.sm_count,
                          grid=first.grid, block=first.block, metrics=metrics, strings=strings, instructions=df,
                          function_base=base, source_text=source_text, process=first.process,
-                         notes=notes + [n for k in ks for n in k.notes if n not in notes])
+                         notes=list(dict.fromkeys(notes + [n for k in ks for n in k.notes])))
 
 
 def merge_profiles(profiles: list[Profile]) -> Profile:

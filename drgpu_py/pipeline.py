@@ -10,9 +10,10 @@ from .readers import open_report, select_kernels
 
 
 def analyze_reports(reports, *, kernel=None, source_csv=None, line_report=None, cubin=None, binary=None,
-                    thresholds=None, progress=None, read_progress=None) -> Analysis:
+                    thresholds=None, progress=None, read_progress=None, per_launch=False) -> Analysis:
     """``progress(done, total)``: after each kernel analyzed; ``read_progress``: after each
-    launch read from a single .ncu-rep."""
+    launch read from a single .ncu-rep. Launches of one kernel are analyzed as one group
+    (drgpu_py.groups) unless ``per_launch``."""
     if len(reports) > 1:
         if source_csv or line_report:
             raise UsageError("--source-csv/--line-report apply to a single report")
@@ -22,6 +23,9 @@ def analyze_reports(reports, *, kernel=None, source_csv=None, line_report=None, 
         profile = open_report(reports[0], source_csv=source_csv, line_report=line_report, kernel=kernel,
                               progress=read_progress)
     profile = select_kernels(profile, kernel)
+    if not per_launch:
+        from .groups import group_profile
+        profile = group_profile(profile)
     options = AnalysisOptions(thresholds=thresholds) if thresholds else AnalysisOptions()
     if cubin or binary:
         from .sass.binary import control_from_binary  # issue-3 module; optional until present
@@ -31,10 +35,10 @@ def analyze_reports(reports, *, kernel=None, source_csv=None, line_report=None, 
     return analyze(profile, options, progress=progress)
 
 
-def write_result(result: Analysis, *, fmt=None, output=None, force=False, fold=0.02) -> None:
+def write_result(result: Analysis, *, fmt=None, output=None, force=False, fold=0.02, top=3) -> None:
     from .render import RenderOptions, infer_format, render, render_to
     fmt = fmt or (infer_format(output) if output else "text")
-    opts = RenderOptions(fold_share=fold)
+    opts = RenderOptions(fold_share=fold, top_kernels=top)
     if output:
         try:
             render_to(result, fmt, output, force=force, options=opts)

@@ -3,16 +3,21 @@
 text, and carries the summary, ranked findings, charts, the collapsible tree, the Graphviz
 picture when ``dot`` exists, and the hot source lines with their SASS. Hostile labels in a
 literal analysis never reach the page as markup. Several kernels get an index by duration.
-``write_all`` writes every format into a folder."""
+``write_all`` writes every format into a folder. The speed-of-light panel: the grade badge,
+one bar per unit with the limiter marked, and a log-log roofline (or one line saying what it
+lacks), checked on a real cuBLAS bf16 GEMM (sample_reports/library) and on a kernel without
+FLOPs."""
 from __future__ import annotations
 
+import lzma
+import math
 import re
 import shutil
 from html.parser import HTMLParser
 
 import pytest
 
-from conftest import CASES, analysis_of
+from conftest import CASES, SAMPLES as SAMPLE_DIR, analysis_of
 from drgpu_py.analysis import Analysis
 from drgpu_py.errors import OutputError
 from drgpu_py.model import Profile
@@ -128,6 +133,16 @@ def test_sample_html(case, variant):
     # Charts as inline SVG, the collapsible tree, the Graphviz picture when dot exists.
     classes = [attrs.get("class", "") for tag, attrs in page.tags if tag == "svg"]
     assert "bars" in classes
+    # Speed of light: the grade badge beside the bound, the unit bars, the roofline or why not.
+    sol = ka.context.sol
+    if sol.grade is not None:
+        assert sol.grade in _verdict_text(doc), "grade badge next to the bound"
+    assert _svg(doc, "speed of light") is not None
+    r = sol.roofline()
+    if r["pct_of_attainable"] is not None:
+        assert f"Roofline ({r['precision']})" in text and _roof_geometry(doc) is not None
+    else:
+        assert "Roofline not drawn" in text and _svg(doc, "Roofline") is None
     assert any(tag == "details" and "kind-root" in attrs.get("class", "") for tag, attrs in page.tags)
     if HAVE_DOT:
         assert any(tag == "g" and attrs.get("class") == "graph" for tag, attrs in page.tags), "Graphviz SVG inline"
@@ -142,6 +157,48 @@ def test_sample_html(case, variant):
         assert _esc(loc["sass"]) in section
         if loc.get("code"):
             assert _esc(loc["code"]) in section
+
+
+def _svg(doc: str, label: str) -> str | None:
+    """The inline <svg> whose accessible name starts with ``label`` (case-insensitive)."""
+    m = re.search(r'<svg\b[^>]*aria-label="' + re.escape(label) + r'[^"]*"[^>]*>.*?</svg>', doc, re.S | re.I)
+    return m[0] if m else None
+
+
+def _strip(markup: str) -> str:
+    p = Page()
+    p.feed(markup)
+    p.close()
+    return re.sub(r"\s+", " ", p.plain)
+
+
+def _verdict_text(doc: str, anchor: str = "k0") -> str:
+    """Text of one kernel's head card (name, verdict, bound and grade badges)."""
+    head = doc[doc.rindex("<", 0, doc.index(f'id="{anchor}"')):]
+    return _strip(head[: head.index("</section>")])
+
+
+def _roof_geometry(doc: str) -> dict | None:
+    """The roofline SVG read back: the kernel's point, the roof's vertices, and the decade
+    ticks of each axis as (position, exponent) (x-axis ticks share the lowest line)."""
+    svg = _svg(doc, "Roofline")
+    if svg is None:
+        return None
+    c = re.search(r'<circle\b[^>]*\bcx="([\d.]+)"[^>]*\bcy="([\d.]+)"', svg)
+    roof = re.search(r'<polyline\b[^>]*\bpoints="([^"]+)"', svg)
+    assert c and roof, "point and roofs drawn"
+    ticks = [(float(x), float(y), int(e.replace("−", "-"))) for x, y, e in
+             re.findall(r'<text\b[^>]*\bx="([\d.]+)"[^>]*\by="([\d.]+)"[^>]*>10<tspan\b[^>]*>([−\d]+)</tspan>', svg)]
+    bottom = max(t[1] for t in ticks)
+    return {"svg": svg, "point": (float(c[1]), float(c[2])),
+            "xticks": [(x, e) for x, y, e in ticks if y == bottom], "yticks": [(y, e) for x, y, e in ticks if y != bottom],
+            "roof": [tuple(float(v) for v in xy.split(",")) for xy in roof[1].split()]}
+
+
+def _log_pos(ticks: list[tuple[float, int]], value: float) -> float:
+    """Where ``value`` falls on a log axis given its decade ticks (position, exponent)."""
+    (p0, e0), (p1, e1) = ticks[0], ticks[-1]
+    return p0 + (math.log10(value) - e0) / (e1 - e0) * (p1 - p0)
 
 
 def _esc(s: str) -> str:
@@ -231,3 +288,92 @@ def test_write_all(tmp_path, monkeypatch):
     assert [p.name for p in write_all(a, tmp_path, "nodot")] == ["nodot.json", "nodot.txt", "nodot.dot", "nodot.html"]
     with pytest.raises(OutputError):
         write_all(a, tmp_path / "absent", "x")
+
+
+# ---- speed of light on real library kernels ------------------------------------------------------------
+LIBRARY_XZ = SAMPLE_DIR / "library" / "library.ncu-rep.xz"
+
+
+@pytest.fixture(scope="module")
+def library_rep(tmp_path_factory):
+    """The 16 real library kernels' report, decompressed once for this module."""
+    path = tmp_path_factory.mktemp("library") / "library.ncu-rep"
+    with lzma.open(LIBRARY_XZ) as src, open(path, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return path
+
+
+@pytest.fixture(scope="module")
+def gemm_page(library_rep):
+    """Kernel 0 of the library report (a cuBLAS bf16 GEMM on tensor cores), analyzed and rendered."""
+    from drgpu_py.analysis import analyze
+    from drgpu_py.readers import open_report, select_kernels
+    a = analyze(select_kernels(open_report(library_rep, kernel="0"), "0"))
+    return a, render(a, "html", RenderOptions())
+
+
+def test_sol_grade_badge_and_unit_bars(gemm_page):
+    a, doc = gemm_page
+    page = parse(doc)
+    assert_self_contained(page)
+    ka = a.kernels[0]
+    sol = ka.to_dict()["speed_of_light"]
+    assert sol["grade"] == "excellent" and "tensor" in sol["units"], sol
+    head = _verdict_text(doc)
+    assert f"{ka.bound} bound" in head and "excellent" in head
+    assert f"excellent · {sol['limiter_label']} {sol['units'][sol['limiter']]['pct']:.0f}% of peak" in head
+    bars = _strip(_svg(doc, "speed of light"))
+    # One bar per unit with its % of peak, busiest first; the limiter marked; the thresholds.
+    assert "Tensor cores" in bars and f"{sol['units']['tensor']['pct']:.0f}%" in bars
+    labels = [spec["label"] for spec in sol["units"].values()]
+    positions = [bars.index(lbl.split(" (")[0]) for lbl in labels]
+    assert positions == sorted(positions), "units busiest first"
+    assert f"{sol['units'][sol['limiter']]['pct']:.0f}% · limiter" in bars
+    th = ka.context.th
+    for key in ("grade_okay", "grade_good", "grade_excellent"):
+        assert f"{th[key]:g}%" in bars
+
+
+def test_sol_roofline_chart(gemm_page):
+    a, doc = gemm_page
+    r = a.kernels[0].to_dict()["speed_of_light"]["roofline"]
+    assert r["precision"] == "tensor_bf16" and r["side"] == "compute"
+    text = parse(doc).plain
+    assert "Roofline (tensor_bf16)" in text and "Roofline not drawn" not in text
+    g = _roof_geometry(doc)
+    assert g is not None, "a roofline <svg>"
+    label = _strip(g["svg"])
+    assert f"{r['flop_per_s'] / 1e12:.0f} TFLOP/s" in label and f"{r['pct_of_attainable']:.0f}% of attainable" in label
+    # Decade axes that hold the ridge and the point with room to spare.
+    xe, ye = [e for _, e in g["xticks"]], [e for _, e in g["yticks"]]
+    assert xe == list(range(xe[0], xe[-1] + 1)) and sorted(ye) == list(range(min(ye), max(ye) + 1))
+    for v in (r["arithmetic_intensity"], r["ridge_point"]):
+        assert xe[0] < math.log10(v) < xe[-1]
+    for v in (r["flop_per_s"], r["peak_flop_per_s"]):
+        assert min(ye) < math.log10(v) < max(ye)
+    # The point sits at its arithmetic intensity and FLOP/s; the roofs meet at the ridge.
+    px, py = g["point"]
+    assert px == pytest.approx(_log_pos(g["xticks"], r["arithmetic_intensity"]), abs=1.0)
+    assert py == pytest.approx(_log_pos(sorted(g["yticks"], key=lambda t: t[1]), r["flop_per_s"]), abs=1.0)
+    (x0, y0), (xr, yr), (x1, y1) = g["roof"]
+    assert xr == pytest.approx(_log_pos(g["xticks"], r["ridge_point"]), abs=1.0)
+    assert yr == pytest.approx(_log_pos(sorted(g["yticks"], key=lambda t: t[1]), r["peak_flop_per_s"]), abs=1.0)
+    assert x0 < xr < x1 and y0 > yr and y1 == pytest.approx(yr), "memory roof rising to the ridge, compute roof flat"
+    assert xr < px < x1 and yr <= py < y0, "compute side, under the roof"
+
+
+def test_sol_roofline_missing_without_flops():
+    """A kernel that executes no floating-point math: one line saying what is missing, no chart."""
+    case, variant = next((c, v) for c, v in SAMPLES
+                         if analysis_of(c, v).kernels[0].context.sol.roofline()["flop_per_s"] is None)
+    a = analysis_of(case, variant)
+    doc = render(a, "html", RenderOptions())
+    page = parse(doc)
+    assert_self_contained(page)
+    text = page.plain
+    assert "Roofline not drawn: no FLOPs" in text, case
+    assert _svg(doc, "Roofline") is None and _roof_geometry(doc) is None
+    bars = _svg(doc, "speed of light")
+    assert bars is not None, "the unit bars still drawn"
+    sol = a.kernels[0].context.sol
+    assert sol.labels[sol.limiter] in _strip(bars)

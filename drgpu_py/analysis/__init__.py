@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import __version__, data
+from .. import __version__, data, groups
 from ..model import KernelProfile, Profile
 from .build import build_tree, classify_bound, stall_cycle_pct
 from .context import AnalysisCache, KernelContext
@@ -54,6 +54,7 @@ class KernelAnalysis:
             "duration_ns": _f(k.duration_ns), "grid": list(k.grid), "block": list(k.block),
             "bound": self.bound, "stall_cycle_pct": _f(self.stall_cycle_pct), "achieved_ipc": _f(self.achieved_ipc),
             "top_unit": self.top_unit, "top_unit_pct": _f(self.top_unit_pct),
+            "launches": groups.launches(k), "launch_ids": groups.launch_ids(k), "total_duration_ns": _f(groups.total_ns(k)),
             "speed_of_light": self._sol(near_sol),
             "tree": self.tree.to_dict(), "findings": [f.to_dict() for f in self.findings],
             "slicing": self.slicing, "notes": self.notes,
@@ -78,11 +79,32 @@ class Analysis:
     profile: Profile
     kernels: list[KernelAnalysis]
 
+    def summary(self) -> list[dict]:
+        """Kernel groups by GPU time, each with its findings and the time they would save
+        (drgpu_py.groups.summary)."""
+        return groups.summary(self)
+
+    def priorities(self, limit: int | None = None) -> list[dict]:
+        """Findings across the report, most time saved first."""
+        return groups.priorities(self.summary(), limit)
+
+    def findings_frame(self):
+        """One row per finding and location (pandas DataFrame)."""
+        from ..frames import findings_frame
+        return findings_frame(self)
+
+    def kernels_frame(self):
+        """One row per kernel (group) analyzed (pandas DataFrame)."""
+        from ..frames import kernels_frame
+        return kernels_frame(self)
+
     def to_dict(self, kernels: bool = True) -> dict:
         """The JSON document; ``kernels=False`` leaves its kernel list empty (for writers
         that make each kernel's dict when they write it)."""
+        rows = self.summary()
         return {"tool": "drgpu", "version": __version__, "report": self.profile.path,
                 "format": self.profile.format, "notes": self.profile.notes,
+                "summary": rows, "priorities": groups.priorities(rows, 20),
                 "kernels": [ka.to_dict() for ka in self.kernels] if kernels else []}
 
 

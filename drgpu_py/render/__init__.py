@@ -21,6 +21,7 @@ class RenderOptions:
     top_findings: int = 5             # findings shown by the text renderer
     width: int = 120                  # text width
     color: bool = False
+    top_kernels: int = 3              # trees shown for the busiest kernel groups (0: all)
 
 
 @dataclass
@@ -42,7 +43,7 @@ def register(name: str, extensions: tuple[str, ...], binary: bool = False):
 
 
 def _load_all() -> None:
-    from . import json_, text  # noqa: F401
+    from . import csv_, json_, text  # noqa: F401
     for mod in ("dot", "html"):
         try:
             __import__(f"{__name__}.{mod}")

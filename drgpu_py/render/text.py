@@ -36,15 +36,18 @@ def _label(n: Node) -> str:
     return f"[{style}]{text}[/{style}]" if style else text
 
 
-def _add(tree: Tree, node: Node, fold: float, depth: int) -> None:
+def _add(tree: Tree, node: Node, fold: float, depth: int, compact: bool = False) -> None:
     hidden = 0
     for c in node.children:
         if c.unit == "%" and c.kind in ("group", "reason") and subtree_total(c) < fold * 100:
             hidden += 1
             continue
+        if compact and (c.kind in ("metric", "missing") or (c.kind == "group" and c.value is None
+                                                            and c.attrs.get("group") != "speed_of_light")):
+            continue   # the summary view keeps causes, lines and suggestions; -k ID shows all
         sub = tree.add(_label(c))
-        if depth < 5:
-            _add(sub, c, fold, depth + 1)
+        if depth < 5 and not (compact and c.attrs.get("group") == "speed_of_light"):
+            _add(sub, c, fold, depth + 1, compact)
     if hidden:
         tree.add(f"[dim]({hidden} below {fold * 100:.0f}% folded)[/dim]")
 
@@ -53,12 +56,85 @@ def _fmt(v, spec: str) -> str:
     return "n/a" if v is None else format(v, spec)
 
 
+def short_name(name: str, width: int = 40) -> str:
+    """A kernel's function name without return type, parameters, anonymous namespaces or
+    long template arguments: 'void at::native::<unnamed>::cunn_SoftMaxForward<4, float>(...)'
+    -> 'at::native::cunn_SoftMaxForward<…>'."""
+    s = name[5:] if name.startswith("void ") else name
+    out, i = [], 0
+    while i < len(s):
+        ch = s[i]
+        if ch == "(":
+            break
+        if ch == "<":
+            depth, j = 1, i + 1
+            while j < len(s) and depth:
+                depth += {"<": 1, ">": -1}.get(s[j], 0)
+                j += 1
+            inner = s[i + 1:j - 1]
+            if inner == "unnamed":
+                i = j + 2 if s.startswith("::", j) else j
+                continue
+            out.append("<" + inner + ">" if len(inner) <= 12 else "<…>")
+            i = j
+            continue
+        out.append(ch)
+        i += 1
+    s = "".join(out).strip()
+    return s if len(s) <= width else s[: width // 2 - 1] + "…" + s[-(width // 2):]
+
+
+def _us(ns) -> str:
+    return "n/a" if ns is None else f"{ns / 1000:,.1f}"
+
+
+def render_summary(analysis, options, console: Console) -> None:
+    """The application view: kernel groups by GPU time, then the fixes that save most time."""
+    rows = analysis.summary()
+    tab = Table(title=f"Kernels by GPU time ({sum(r['launches'] for r in rows)} launches, {len(rows)} kernels)",
+                expand=False)
+    for col in ("id", "kernel", "launches", "total µs", "share", "speed of light", "top finding", "saves µs"):
+        tab.add_column(col, overflow="fold", min_width=30 if col == "kernel" else None,
+                       justify="right" if col in ("launches", "total µs", "share", "saves µs") else "left")
+    for r in rows[:15]:
+        top = r["findings"][0] if r["findings"] else None
+        sol = f"{r['grade']} ({r['limiter']} {r['limiter_pct']:.0f}%)" if r["grade"] else "n/a"
+        tab.add_row(str(r["kernel_id"]), escape(short_name(r["name"], 40)), str(r["launches"]), _us(r["total_ns"]),
+                    "n/a" if r["time_share"] is None else f"{100 * r['time_share']:.1f}%", sol,
+                    f"[{SEV_STYLE[top['severity']]}]{top['id']}[/]" if top else "-",
+                    _us(top["time_saved_ns"]) if top else "-")
+    if len(rows) > 15:
+        tab.caption = f"{len(rows) - 15} more kernels below (JSON and HTML list all)"
+    console.print(tab)
+    first = analysis.priorities(5)
+    if first:
+        console.print("[bold]Fix first[/bold] (time saved in the profiled run):")
+        for i, f in enumerate(first, 1):
+            where = f" at {escape(f['where'])}" if f.get("where") else ""
+            console.print(f"  {i}. {escape(f['id'])} in {escape(short_name(f['name']))} (id {f['kernel_id']}){where}: "
+                          f"{_us(f['time_saved_ns'])} µs, est. {f['estimated_speedup']:.2f}x")
+    console.print()
+
+
 def render_console(analysis, options, console: Console) -> None:
-    for ka in analysis.kernels:
+    shown = analysis.kernels
+    compact = len(analysis.kernels) > 1
+    if compact:
+        render_summary(analysis, options, console)
+        n = options.top_kernels
+        if n and len(analysis.kernels) > n:
+            order = [r["kernel_id"] for r in analysis.summary()][:n]
+            by_id = {ka.kernel.id: ka for ka in analysis.kernels}
+            shown = [by_id[i] for i in order]
+            console.print(f"[dim]Trees of the {n} kernels with the most GPU time follow (--top N for more, "
+                          "--top 0 for all; -k ID for one kernel's whole tree).[/dim]\n")
+    for ka in shown:
         k = ka.kernel
         d = ka.to_dict()
         dur = f"{k.duration_ns / 1000:.1f} µs" if k.duration_ns == k.duration_ns else "duration n/a"
-        head = (f"[bold]{escape(k.name)}[/bold]  (id {k.id})\n{escape(k.device or 'unknown device')} cc {escape(k.compute_capability or '?')}  "
+        launches = ka.kernel.m("drgpu__group_launches")
+        group = f"  [{int(launches)} launches, mean shown]" if launches == launches else ""
+        head = (f"[bold]{escape(k.name)}[/bold]  (id {k.id}){group}\n{escape(k.device or 'unknown device')} cc {escape(k.compute_capability or '?')}  "
                 f"{dur}  grid {tuple(k.grid)} block {tuple(k.block)}\n"
                 f"bound: [bold]{ka.bound}[/bold]   stall cycles: {_fmt(d['stall_cycle_pct'], '.1f')}%   "
                 f"IPC {_fmt(d['achieved_ipc'], '.2f')} of {ka.tree.attrs.get('ideal_ipc'):g}   busiest unit: {ka.tree.attrs.get('top_unit')} "
@@ -69,7 +145,7 @@ def render_console(analysis, options, console: Console) -> None:
                      f"{_fmt(a.get('sol_pct'), '.0f')}% of peak)")
         console.print(Panel(head, expand=False))
         t = Tree(_label(ka.tree))
-        _add(t, ka.tree, options.fold_share, 0)
+        _add(t, ka.tree, options.fold_share, 0, compact)
         console.print(t)
         if ka.findings:
             tab = Table(title="Findings (best first)", show_lines=True, expand=False)
