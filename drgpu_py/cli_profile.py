@@ -207,6 +207,9 @@ def profile(
     skip_metric_check: bool = typer.Option(False, "--skip-metric-check", help="Do not check added metric names against ncu's catalogue first."),
     strict_metrics: bool = typer.Option(False, "--strict-metrics", help="Exit 14 when a requested metric is missing from the report (default: a warning)."),
     no_import_source: bool = typer.Option(False, "--no-import-source", help="Do not embed the CUDA source files in the report."),
+    nvtx_include: Optional[List[str]] = typer.Option(None, "--nvtx-include", help="Profile only kernels inside this NVTX range (ncu --nvtx-include syntax, e.g. 'step/' or 'train@step'); repeatable."),
+    nvtx_exclude: Optional[List[str]] = typer.Option(None, "--nvtx-exclude", help="Skip kernels inside this NVTX range (ncu --nvtx-exclude); repeatable."),
+    from_start: bool = typer.Option(True, "--from-start/--no-from-start", help="--no-from-start: profile only between cudaProfilerStart and cudaProfilerStop (torch.cuda.profiler.start/stop)."),
     ncu: Optional[str] = typer.Option(None, "--ncu", help="The ncu to run (default: $NCU, else ncu on PATH)."),
     ncu_arg: Optional[List[str]] = typer.Option(None, "--ncu-arg", help="Pass one extra argument to ncu, verbatim; repeatable."),
     threshold: Optional[List[str]] = typer.Option(None, "--threshold", "-t", help="Override an analysis threshold: KEY=VALUE."),
@@ -237,7 +240,9 @@ def profile(
                                   stem=stem, kernel=kernel, kernel_name_base=kernel_name_base,
                                   launch_skip=launch_skip, launch_count=launch_count, replay_mode=replay_mode,
                                   clock_control=clock_control, target_processes=target_processes, rank_var=rv,
-                                  import_source=not no_import_source, extra_ncu_args=extra, force=force)
+                                  import_source=not no_import_source, nvtx_include=list(nvtx_include or []),
+                                  nvtx_exclude=list(nvtx_exclude or []), profile_from_start=from_start,
+                                  extra_ncu_args=extra, force=force)
         req.validate()
         try:
             ncu_path = prof.find_ncu(ncu)

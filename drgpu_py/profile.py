@@ -391,6 +391,9 @@ class ProfileRequest:
     target_processes: str | None = None
     rank_var: str | None = None
     import_source: bool = True
+    nvtx_include: list[str] = field(default_factory=list)   # ncu --nvtx-include, one per filter
+    nvtx_exclude: list[str] = field(default_factory=list)
+    profile_from_start: bool = True                          # False: ncu --profile-from-start off
     extra_ncu_args: list[str] = field(default_factory=list)
     force: bool = False
 
@@ -467,6 +470,14 @@ def build_ncu_argv(ncu: str, req: ProfileRequest, sel: Selection) -> list[str]:
         argv += ["--clock-control", req.clock_control]
     if req.target_processes:
         argv += ["--target-processes", req.target_processes]
+    if req.nvtx_include or req.nvtx_exclude:
+        argv.append("--nvtx")
+        for f in req.nvtx_include:
+            argv += ["--nvtx-include", f]
+        for f in req.nvtx_exclude:
+            argv += ["--nvtx-exclude", f]
+    if not req.profile_from_start:
+        argv += ["--profile-from-start", "off"]
     argv += list(req.extra_ncu_args)
     argv += ["-o", str(req.output_base)]
     if req.force:

@@ -467,3 +467,22 @@ def test_ctrl_c_keeps_the_partial_report(tmp_path):
     assert (out / "sleep.ncu-rep").is_file() and not (out / "sleep.json").exists()
     rec = json.loads((out / "sleep.profile.json").read_text())
     assert rec["interrupted"] and rec["exit_code"] == 130 and rec["kernels"][0]["passes"] == 12
+
+
+def test_nvtx_filters_and_profiler_range_reach_ncu(tmp_path, monkeypatch):
+    """Profiling one step of a PyTorch program: NVTX range filters and the cudaProfilerStart/
+    Stop range go to ncu as its own options, in order, before the application."""
+    out = tmp_path / "ncu_argv.json"
+    r = run_profile(tmp_path, "--nvtx-include", "step/", "--nvtx-include", "train@fwd*", "--nvtx-exclude", "warmup/",
+                    "--no-from-start", monkeypatch=monkeypatch, env={"STANDIN_NCU_ARGV_OUT": str(out)})
+    assert r.exit_code == 0, r.output
+    argv = json.loads(out.read_text())
+    app_at = argv.index("/bin/echo")
+    opts = argv[:app_at]
+    assert opts.count("--nvtx") == 1
+    i = opts.index("--nvtx-include")
+    assert opts[i:i + 4] == ["--nvtx-include", "step/", "--nvtx-include", "train@fwd*"]
+    assert opts[opts.index("--nvtx-exclude") + 1] == "warmup/"
+    assert opts[opts.index("--profile-from-start") + 1] == "off"
+    r2 = run_profile(tmp_path, "--force", monkeypatch=monkeypatch, env={"STANDIN_NCU_ARGV_OUT": str(out)})
+    assert r2.exit_code == 0 and "--nvtx" not in json.loads(out.read_text())

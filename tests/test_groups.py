@@ -1,0 +1,116 @@
+"""Kernel groups, the application summary, the findings CSV and the Python API, on real
+reports: the committed 1,000-launch report (5 kernels x 200 launches) and a real PyTorch
+model step (18 launches of 15 kernels)."""
+from __future__ import annotations
+
+import io
+import lzma
+import math
+import shutil
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from conftest import ROOT, SAMPLES, library_report
+
+MANY = ROOT / "benchmarks" / "data" / "many_kernels.ncu-rep.xz"
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory):
+    out = tmp_path_factory.mktemp("many") / "many_kernels.ncu-rep"
+    with lzma.open(MANY) as src, open(out, "wb") as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
+    return out
+
+
+@pytest.fixture(scope="module")
+def many_profile(many):
+    from drgpu_py.readers import open_report
+    return open_report(many)
+
+
+def test_group_is_the_mean_launch_and_totals_are_the_sums(many_profile):
+    from drgpu_py.groups import group_profile, launches, total_ns
+    g = group_profile(many_profile)
+    assert len(many_profile.kernels) == 1000 and len(g.kernels) == 5
+    for k in g.kernels:
+        members = [m for m in many_profile.kernels if m.name == k.name]
+        n = len(members)
+        assert launches(k) == n == 200
+        assert total_ns(k) == pytest.approx(sum(m.duration_ns for m in members))
+        for metric in ("smsp__inst_executed.sum", "dram__bytes_read.sum"):
+            if k.has(metric):
+                assert k.m(metric) * n == pytest.approx(sum(m.m(metric) for m in members), rel=1e-9), metric
+        # per-instruction samples: the group's mean per PC times the launches = the sum by offset
+        tot = pd.concat([m.instructions.set_index("offset")["samples"] for m in members], axis=1).sum(axis=1)
+        mine = k.instructions.set_index("offset")["samples"] * n
+        assert mine.sort_index().to_numpy() == pytest.approx(tot.sort_index().to_numpy())
+        assert not k.has("drgpu__rank_duration_spread")   # launches are not ranks
+
+
+def test_summary_ranks_by_time_and_time_saved(many):
+    import drgpu_py
+    a = drgpu_py.analyze(many)
+    rows = a.summary()
+    assert [r["total_ns"] for r in rows] == sorted((r["total_ns"] for r in rows), reverse=True)
+    assert sum(r["time_share"] for r in rows) == pytest.approx(1.0, abs=1e-3)
+    for r in rows:
+        for f in r["findings"]:
+            assert f["time_saved_ns"] == pytest.approx(r["total_ns"] * (1 - 1 / f["estimated_speedup"]), rel=1e-2)   # speedups rounded to 3 places
+    first = a.priorities()
+    assert first and [f["time_saved_ns"] for f in first] == sorted((f["time_saved_ns"] for f in first), reverse=True)
+    d = a.to_dict()
+    assert len(d["summary"]) == 5 and d["kernels"][0]["launches"] == 200 and len(d["kernels"][0]["launch_ids"]) == 200
+
+
+def test_per_launch_keeps_every_launch(many):
+    import drgpu_py
+    a = drgpu_py.analyze(many, kernel="0:20", per_launch=True)
+    assert len(a.kernels) == 20 and all(r["launches"] == 1 for r in a.summary())
+
+
+def test_default_terminal_output_is_short_and_opens_with_the_summary(many):
+    r = subprocess.run([sys.executable, "-m", "drgpu_py.cli", "analyze", str(many), "-q"], capture_output=True, text=True,
+                       env={"COLUMNS": "120", "PATH": "/usr/bin:/bin"}, timeout=300)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) < 200, len(lines)
+    assert "Kernels by GPU time (1000 launches, 5 kernels)" in "\n".join(lines[:3])
+    assert "Fix first" in r.stdout
+    assert r.stdout.count("[200 launches, mean shown]") == 3   # --top 3 trees by default
+
+
+def test_model_step_groups_and_api_frames():
+    import drgpu_py
+    a = drgpu_py.analyze(library_report("step"))
+    rows = a.summary()
+    assert sum(r["launches"] for r in rows) == 18 and len(rows) == 15
+    kf, ff = a.kernels_frame(), a.findings_frame()
+    assert list(kf["kernel_id"]) == [r["kernel_id"] for r in rows]
+    assert set(ff["id"]) == {f.id for ka in a.kernels for f in ka.findings}
+    assert (ff["time_saved_ns"] >= 0).all()
+
+
+def test_findings_csv_output(tmp_path):
+    from drgpu_py.pipeline import analyze_reports, write_result
+    a = analyze_reports([SAMPLES / "aos_gather" / "aos_gather_bad.ncu-rep"])
+    out = tmp_path / "findings.csv"
+    write_result(a, output=out)
+    df = pd.read_csv(out)
+    top = a.kernels[0].findings[0]
+    first = df[df["id"] == top.id]
+    assert len(first) == max(1, len(top.locations))
+    assert first.iloc[0]["line"] == top.locations[0]["line"]
+    assert math.isclose(first.iloc[0]["estimated_speedup"], top.estimated_speedup)
+
+
+def test_api_doc_example_runs():
+    """docs/api.md's example, run as written (from the project root)."""
+    text = (ROOT / "docs" / "api.md").read_text()
+    code = text.split("```python\n", 1)[1].split("```", 1)[0]
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "global-uncoalesced" in r.stdout
