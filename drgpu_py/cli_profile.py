@@ -155,11 +155,6 @@ def _check_outputs_free(req: prof.ProfileRequest, log_path: Path) -> None:
                           hint="use --force to overwrite, or another --output-dir/--name")
 
 
-def _short(name: str) -> str:
-    head = name.split("(")[0].strip()
-    return head if len(head) <= 48 else head[:45] + "..."
-
-
 def _list_kernels(ncu: str, req: prof.ProfileRequest, console: Console, quiet: bool) -> None:
     """A cheap run (one timing metric, one pass per launch, no filter) that lists the kernels."""
     with tempfile.TemporaryDirectory(prefix="drgpu-list-") as tmp:
@@ -345,12 +340,15 @@ def _analyze_one(rep: Path, sel: prof.Selection, result: prof.RunResult, notes: 
     files = _write_outputs(analysis, rep.parent, stem, True)
     passes = {k.passes for k in result.kernels if k.passes is not None}
     rows = []
+    from .groups import launches
+    from .render.text import short_name
     for ka in analysis.kernels:
         k = ka.kernel
         top = ka.findings[0] if ka.findings else None
-        rows.append({"report": stem, "kernel": _short(k.name), "id": k.id,
+        sol = ka.context.sol if ka.context is not None else None
+        rows.append({"report": stem, "kernel": short_name(k.name, 36), "id": k.id, "launches": launches(k),
                      "duration_us": k.duration_ns / 1000 if k.duration_ns == k.duration_ns else None,
-                     "bound": ka.bound, "top": top.id if top else "-",
+                     "bound": ka.bound, "grade": sol.grade if sol and sol.grade else "-", "top": top.id if top else "-",
                      "speedup": getattr(top, "estimated_speedup", None) if top else None,
                      "passes": "/".join(str(p) for p in sorted(passes)) or "?"})
     return rows, files, missing
@@ -376,12 +374,13 @@ def _record(path: Path, argv, ms, sel, result: prof.RunResult, reports, missing,
 
 def _summary(console: Console, rows, result: prof.RunResult, reports, written, failures, log_path: Path, quiet: bool) -> None:
     if rows:
-        t = Table("report", "kernel", "id", "µs", "bound", "top finding", "est. speedup", "passes",
-                  title=f"drgpu profile: {len(rows)} kernel launch{'es' if len(rows) != 1 else ''} in {len(reports)} report{'s' if len(reports) != 1 else ''} ({result.wall_s:.1f} s under ncu)")
+        t = Table("report", "kernel", "id", "launches", "mean µs", "bound", "grade", "top finding", "est. speedup", "passes",
+                  title=f"drgpu profile: {sum(r['launches'] for r in rows)} kernel launch{'es' if sum(r['launches'] for r in rows) != 1 else ''} "
+                        f"({len(rows)} kernel{'s' if len(rows) != 1 else ''}) in {len(reports)} report{'s' if len(reports) != 1 else ''} ({result.wall_s:.1f} s under ncu)")
         for r in rows:
             sp = r["speedup"]
-            t.add_row(escape(r["report"]), escape(r["kernel"]), str(r["id"]),
-                      f"{r['duration_us']:.1f}" if r["duration_us"] is not None else "n/a", r["bound"], r["top"],
+            t.add_row(escape(r["report"]), escape(r["kernel"]), str(r["id"]), str(r["launches"]),
+                      f"{r['duration_us']:.1f}" if r["duration_us"] is not None else "n/a", r["bound"], r["grade"], r["top"],
                       f"{sp:.2f}x" if isinstance(sp, (int, float)) else "-", r["passes"])
         console.print(t)
     for f in failures:
