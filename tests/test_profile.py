@@ -416,7 +416,7 @@ def test_one_report_per_rank_in_a_shared_folder(tmp_path, monkeypatch):
         r = run_profile(tmp_path, "--name", "job", env={"OMPI_COMM_WORLD_RANK": rank, "STANDIN_NCU_ARGV_OUT": str(tmp_path / f"argv{rank}.json")},
                         monkeypatch=monkeypatch)
         assert r.exit_code == 0, r.output
-        assert "1 kernel launch in 1 report" in r.output     # its own report only
+        assert "1 kernel launch (1 kernel) in 1 report" in r.output     # its own report only
         argv = json.loads((tmp_path / f"argv{rank}.json").read_text())
         assert argv[argv.index("-o") + 1] == str(tmp_path / "out" / "job.rank%q{OMPI_COMM_WORLD_RANK}")
     out = tmp_path / "out"
