@@ -45,18 +45,27 @@ def _warps_per_scheduler(ctx: KernelContext) -> float:
     return 1.0 if math.isnan(v) else v
 
 
+COMPUTE_UNITS = ("sm", "issue", "tensor", "fma", "alu", "fp64", "xu")
+
+
 def classify_bound(ctx: KernelContext) -> str:
+    """launch (short or a small grid), else memory or compute when the busiest unit (the
+    speed-of-light units, or ncu's SM/L1/L2/DRAM throughputs) reaches ``bound_pct``, else
+    latency."""
     k, th = ctx.kernel, ctx.th
     dur = k.duration_ns
     blocks = k.m("launch__grid_size", float(k.grid[0] * k.grid[1] * k.grid[2]))
     sms = k.sm_count or k.m("launch__sm_count")
     if (not math.isnan(dur) and dur < th["launch_bound_us"] * 1000.0) or (sms and blocks and blocks / sms < 0.5):
         return "launch"
-    mem = max([v for u, v in ctx.units.items() if u != "sm" and not math.isnan(v)] or [math.nan])
-    sm = ctx.units.get("sm", math.nan)
-    if not math.isnan(mem) and mem >= th["bound_pct"] and (math.isnan(sm) or mem >= sm):
+    units = {u: v for u, v in ctx.units.items() if not math.isnan(v)}
+    if ctx.sol is not None:
+        units.update(ctx.sol.units)
+    compute = max([v for u, v in units.items() if u in COMPUTE_UNITS] or [math.nan])
+    mem = max([v for u, v in units.items() if u not in COMPUTE_UNITS] or [math.nan])
+    if not math.isnan(mem) and mem >= th["bound_pct"] and (math.isnan(compute) or mem >= compute):
         return "memory"
-    if not math.isnan(sm) and sm >= th["bound_pct"]:
+    if not math.isnan(compute) and compute >= th["bound_pct"]:
         return "compute"
     return "latency"
 
