@@ -114,3 +114,19 @@ def test_api_doc_example_runs():
     r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert "global-uncoalesced" in r.stdout
+
+
+def test_csv_export_groups_like_the_report(tmp_path):
+    """The CSV pages of the same report give the same groups: the source page spells template
+    values with casts (poly_chain<(int)64>), which must not send a launch to another
+    function's SASS block (and so split its group)."""
+    from drgpu_py.groups import group_profile, launches
+    from drgpu_py.readers import open_report
+    for stem in ("raw", "source"):
+        with lzma.open(ROOT / "benchmarks" / "data" / f"many_kernels.{stem}.csv.xz") as src, \
+                open(tmp_path / f"many_kernels.{stem}.csv", "wb") as dst:
+            shutil.copyfileobj(src, dst, 1 << 20)
+    g = group_profile(open_report(tmp_path / "many_kernels.raw.csv"))
+    assert sorted((k.name, launches(k)) for k in g.kernels) == sorted(
+        [(n, 200) for n in {k.name for k in g.kernels}])
+    assert len(g.kernels) == 5

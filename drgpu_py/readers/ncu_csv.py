@@ -6,9 +6,10 @@ optionally with the source page (``--page source --print-source sass``: per kern
 ``"Kernel Name",NAME`` line, a header, and one row per SASS instruction keyed by its address).
 
 Contract: same Profile as the .ncu-rep reader. Source-page blocks are matched to raw rows by
-kernel name in order (the Nth block of a name goes to the Nth row of that name; a row whose
-name no unused block has, e.g. a template the source page spells with casts, takes the first
-unused block). The SASS-only source page has no file/line: those come from an ``.ncu-rep``
+kernel name in order (the Nth block of a name goes to the Nth row of that name; names are
+compared without the casts the source page writes in template values; a row whose name no
+unused block has takes the next unused block of the same function, never another
+function's). The SASS-only source page has no file/line: those come from an ``.ncu-rep``
 line table (``line_report``, or ``X.ncu-rep`` beside ``X.raw.csv``) when one is available,
 and the kernel notes say where line numbers came from or that there are none.
 
@@ -275,31 +276,40 @@ def _parse_source(p: Path) -> list[tuple[str, list[str], list[list[str]]]]:
     return blocks
 
 
+_CAST = re.compile(r"\((?:(?:unsigned|signed|long|short|const)\s+)*[A-Za-z_][\w:]*\)(?=[-\w.])")
+
+
+def match_name(name: str) -> str:
+    """A kernel name as both CSV pages can agree on it: the source page spells template
+    values with casts ('poly_chain<(int)64>'), the raw page without ('poly_chain<64>')."""
+    return re.sub(r"\s+", "", _CAST.sub("", name))
+
+
+def _base_name(name: str) -> str:
+    return re.split(r"[<(]", match_name(name).removeprefix("void"), maxsplit=1)[0]
+
+
 def _assign_blocks(names: list[str], blocks) -> list[int | None]:
-    """The source-page block of each launch: the first unused block of its kernel name, else
-    the first unused block (an export whose names differ from the raw page's), else none."""
+    """The source-page block of each launch: the first unused block of its kernel name
+    (compared as ``match_name`` spells it), else the first unused block of the same function
+    (an overload or template the pages spell differently), else none. Never another
+    function's block: its SASS would be charged to the wrong kernel."""
     queues: dict[str, deque[int]] = {}
+    by_base: dict[str, deque[int]] = {}
     for j, b in enumerate(blocks):
-        queues.setdefault(b[0], deque()).append(j)
+        queues.setdefault(match_name(b[0]), deque()).append(j)
+        by_base.setdefault(_base_name(b[0]), deque()).append(j)
     used = [False] * len(blocks)
-    first_free = 0
     out: list[int | None] = []
     for name in names:
         j = None
-        q = queues.get(name)
-        while q:
-            # A block of this name is used only as its name's first unused one or as the
-            # first unused one of all, which is then also its name's first: the queue's
-            # used blocks are all at its front.
-            if used[q[0]]:
+        for q in (queues.get(match_name(name)), by_base.get(_base_name(name))):
+            # The used blocks of a queue are all at its front: blocks are taken in order.
+            while q and used[q[0]]:
                 q.popleft()
-                continue
-            j = q.popleft()
-            break
-        if j is None:
-            while first_free < len(blocks) and used[first_free]:
-                first_free += 1
-            j = first_free if first_free < len(blocks) else None
+            if q:
+                j = q.popleft()
+                break
         if j is not None:
             used[j] = True
         out.append(j)
