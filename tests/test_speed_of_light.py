@@ -231,3 +231,25 @@ def test_json_speed_of_light_is_additive(lib):
     r = d["roofline"]
     assert r["side"] == "compute" and r["precision"] == "tensor_bf16" and r["pct_of_attainable"] > 75
     assert math.isclose(r["flop_per_s"], r["flops"] / (lib[0][2].kernel.duration_ns * 1e-9), rel_tol=1e-6)
+
+
+def test_never_silent_where_there_is_headroom(lib):
+    """Below good with many stall cycles and nothing located: an explicit note names the top
+    stall and where it is. Near misses: kernels graded good or better, and kernels with a
+    located or launch finding, get no such note."""
+    noted = 0
+    kernels = [ka for _, _, ka, _ in lib] + list(library_analysis("step").kernels) + \
+        [ka for case in CASES for v in ("bad", "fixed") for ka in analysis_of(case, v).kernels]
+    for ka in kernels:
+        sol, note = ka.context.sol, [n for n in ka.notes if n.startswith("no known pattern")]
+        if RANK.get(sol.grade, 0) >= RANK["good"] or any(f.locations or f.group == "launch" for f in ka.findings):
+            assert not note, ka.kernel.name
+        elif ka.stall_cycle_pct >= 30:
+            assert len(note) == 1, ka.kernel.name
+            top = max((r for r in ka.context.reasons if r != "selected"), key=ka.context.reasons.get)
+            from drgpu_py import data
+            assert data.stall_reasons()[top]["label"] in note[0]
+            noted += 1
+    assert noted >= 3
+    fixed = analysis_of("serial_norm", "fixed").kernels[0]
+    assert any("serial_norm.cu:" in n for n in fixed.notes if n.startswith("no known pattern"))

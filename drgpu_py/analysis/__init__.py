@@ -147,11 +147,44 @@ def _analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisC
     else:
         slicing = {"source": "none", "single_dependency_coverage": None, "stalled_instructions": 0}
     sol = ctx.sol
+    silent = _silence_note(ctx, findings, pct, options.thresholds)
+    if silent:
+        notes.append(silent)
     if sol.limiter is not None and sol.limiter_pct >= options.thresholds["sol_pct"] and not any(f.severity == "high" for f in findings):
         notes.append(f"near speed of light: {sol.labels.get(sol.limiter, sol.limiter)} at {sol.limiter_pct:.0f}% of peak; "
                      "little to gain without reducing that unit's work")
     return KernelAnalysis(kernel=k, tree=tree, findings=findings, bound=classify_bound(ctx), stall_cycle_pct=pct,
                           achieved_ipc=ipc, top_unit=top, top_unit_pct=top_val, slicing=slicing, notes=notes, context=ctx)
+
+
+def _silence_note(ctx: KernelContext, findings: list[Finding], stall_pct: float, th: dict) -> str | None:
+    """A kernel with headroom (graded below good, many stall cycles) is never left silent:
+    without a located finding, say that no known pattern matched and where it stalls."""
+    sol = ctx.sol
+    if sol is None or (sol.grade is not None and data_grade_rank(sol.grade) >= data_grade_rank("good")):
+        return None
+    # A located finding, or one about the launch (which has no line), already says what to do.
+    if math.isnan(stall_pct) or stall_pct < th["silence_stall_pct"] or any(f.locations or f.group == "launch" for f in findings):
+        return None
+    stalls = {r: v for r, v in ctx.reasons.items() if r != "selected" and v > 0}
+    if not stalls:
+        return None
+    top = max(stalls, key=stalls.get)
+    label = data.stall_reasons()[top]["label"]
+    where = ""
+    locs = ctx.line_samples(top, 1)
+    if locs:
+        loc = locs[0]
+        where = (f" at {str(loc['file']).rsplit('/', 1)[-1]}:{loc['line']}" if loc.get("file")
+                 else f" at SASS +0x{loc.get('pc_offset', 0):x}") + f" ({loc.get('sass', '')})"
+    grade = sol.grade or "ungraded"
+    return (f"no known pattern: the kernel is {grade} on its limiting unit with {stall_pct:.0f}% stall cycles, and no "
+            f"finding locates the cause; the top stall is {label} ({100 * ctx.share(top):.0f}% of stall cycles){where}")
+
+
+def data_grade_rank(grade: str) -> int:
+    from .sol import GRADES
+    return GRADES.index(grade)
 
 
 def analyze(profile: Profile, options: AnalysisOptions | None = None, progress=None,
