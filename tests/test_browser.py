@@ -2,7 +2,8 @@
 protocol (a small client on ``websocket-client``). It loads a rendered sample report, checks
 there are no console errors or exceptions and that nothing but the file itself is fetched,
 expands and collapses a tree node with real mouse clicks, follows a finding's source link,
-and saves a screenshot.
+and saves a screenshot; on a report of several kernel groups it sorts the summary table by
+clicking its column headers and follows a bar of the time-share chart.
 
 Skips only where Chromium (or the ``websocket-client`` package) is absent. Run as a script to
 refresh the documentation screenshot:
@@ -238,6 +239,86 @@ def test_report_in_chromium(browser, tmp_path):
     c.screenshot(tmp_path / "report.png")
     png = (tmp_path / "report.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+
+
+def _summary_column(c: Chrome, col: int) -> list:
+    """The data-values of one column of the summary table, in the page's current row order
+    (numbers as floats, '' as None)."""
+    return c.eval(f"""[...document.querySelectorAll('#summary-table tbody tr')].map(r => {{
+        const v = r.cells[{col}].getAttribute('data-value');
+        return v === '' ? null : parseFloat(v);
+    }})""")
+
+
+def _row_order(c: Chrome) -> list[str]:
+    return c.eval("[...document.querySelectorAll('#summary-table tbody tr')].map(r => r.getAttribute('data-anchor'))")
+
+
+def _click_header(c: Chrome, text: str) -> None:
+    c.eval(f"""(() => {{
+        document.querySelectorAll('[data-probe-th]').forEach(x => x.removeAttribute('data-probe-th'));
+        const th = [...document.querySelectorAll('#summary-table thead th')].find(h => h.textContent.trim() === {json.dumps(text)});
+        th.setAttribute('data-probe-th', '1');
+    }})()""")
+    box = _node_box(c, "[data-probe-th]")
+    c.click(box["x"], box["y"])
+
+
+def _sort_state(c: Chrome) -> dict:
+    return c.eval("Object.fromEntries([...document.querySelectorAll('#summary-table thead th[aria-sort]')]"
+                  ".map(h => [h.textContent.trim(), h.getAttribute('aria-sort')]))")
+
+
+def test_summary_table_sorts_in_chromium(browser, tmp_path):
+    """The real PyTorch step (15 kernel groups): the summary table opens sorted by total time;
+    clicking the 'Mean µs' header sorts by mean launch time (largest first, then smallest
+    first), 'Saves µs' puts the kernels without a finding last, 'Total µs' restores the order,
+    and a bar of the time-share chart leads to its kernel's section. No console errors."""
+    from conftest import library_report
+    html = render_sample(library_report("step"), tmp_path / "step.html")
+    c = browser
+    c.load(html.as_uri())
+    assert c.problems() == []
+    assert c.eval("document.querySelector('.app-summary h2').textContent") == "Application summary"
+    start = _row_order(c)
+    assert len(start) == 15
+    totals, means = _summary_column(c, 2), _summary_column(c, 3)
+    assert totals == sorted(totals, reverse=True) and means != sorted(means, reverse=True)
+    assert _sort_state(c) == {"Total µs": "descending"}
+
+    _click_header(c, "Mean µs")
+    means = _summary_column(c, 3)
+    assert means == sorted(means, reverse=True) and _row_order(c) != start
+    assert _sort_state(c) == {"Mean µs": "descending"}
+    _click_header(c, "Mean µs")
+    assert _summary_column(c, 3) == sorted(means) and _sort_state(c) == {"Mean µs": "ascending"}
+
+    _click_header(c, "Saves µs")
+    saved = _summary_column(c, 7)
+    known = [v for v in saved if v is not None]
+    assert known and known == sorted(known, reverse=True)
+    assert saved == known + [None] * (len(saved) - len(known)), "rows without a finding sort last"
+
+    _click_header(c, "Launches")
+    launches = _summary_column(c, 1)
+    assert launches == sorted(launches, reverse=True) and launches[0] == 2
+
+    _click_header(c, "Total µs")   # the first click on a number column sorts largest first
+    assert _row_order(c) == start and _sort_state(c) == {"Total µs": "descending"}
+
+    # A bar of the time-share chart is a link to its kernel's section.
+    target = c.eval("document.querySelector('svg.share a').getAttribute('href')")
+    assert target == "#" + start[0]
+    box = c.eval("""(() => {
+        const r = document.querySelector('svg.share a rect.share-bar');
+        r.scrollIntoView({block: 'center', behavior: 'instant'});
+        const b = r.getBoundingClientRect();
+        return {x: b.left + b.width / 2, y: b.top + b.height / 2};
+    })()""")
+    c.click(box["x"], box["y"])
+    time.sleep(0.2)
+    assert c.eval("window.location.hash") == target
+    assert c.problems() == []
 
 
 if __name__ == "__main__":

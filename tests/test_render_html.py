@@ -2,13 +2,17 @@
 ``html.parser`` (tags balanced), fetches nothing, escapes template kernel names and source
 text, and carries the summary, ranked findings, charts, the collapsible tree, the Graphviz
 picture when ``dot`` exists, and the hot source lines with their SASS. Hostile labels in a
-literal analysis never reach the page as markup. Several kernels get an index by duration.
+literal analysis never reach the page as markup. A report with several kernel groups opens with
+the application summary (checked on the real 18-launch PyTorch step: a table row per group
+with its launches and a link to its section, the time-share chart, the "fix first" list; and on
+the 1,000-launch report: the page stays under 2 MB); a single kernel has none.
 ``write_all`` writes every format into a folder. The speed-of-light panel: the grade badge,
 one bar per unit with the limiter marked, and a log-log roofline (or one line saying what it
 lacks), checked on a real cuBLAS bf16 GEMM (sample_reports/library) and on a kernel without
 FLOPs."""
 from __future__ import annotations
 
+import html
 import lzma
 import math
 import re
@@ -24,6 +28,7 @@ from drgpu_py.model import Profile
 from drgpu_py.render import RenderOptions, render
 from drgpu_py.render import dot as dotmod
 from drgpu_py.render.bundle import write_all
+from drgpu_py.render.text import short_name
 from test_render_dot import HOSTILE, literal_analysis
 
 HAVE_DOT = shutil.which("dot") is not None
@@ -242,23 +247,195 @@ def test_hostile_sass_and_source_in_source_view():
     assert "Long scoreboard" in page.plain
 
 
-# ---- several kernels -------------------------------------------------------------------------------------
-def test_index_sorted_by_duration():
+# ---- several kernels: the application summary ----------------------------------------------------
+def _summary_rows(doc: str) -> list[dict]:
+    """The summary table's body rows: the kernel section each links to, the link's title (the
+    full name) and text, and each cell's data-value (what the page's sort compares) and text."""
+    sec = doc[doc.index('<table class="index sortable" id="summary-table">'):]
+    body = sec[sec.index("<tbody>"): sec.index("</tbody>")]
+    out = []
+    for anchor, tr in re.findall(r'<tr data-anchor="([^"]+)">(.*?)</tr>', body, re.S):
+        link = re.search(r'<a href="#([^"]+)" title="([^"]*)">([^<]*)</a>', tr)
+        cells = [(html.unescape(v), _strip(c).strip()) for v, c in re.findall(r'<td\b[^>]*data-value="([^"]*)"[^>]*>(.*?)</td>', tr, re.S)]
+        out.append({"anchor": anchor, "href": link[1], "title": html.unescape(link[2]), "text": html.unescape(link[3]),
+                    "values": [v for v, _ in cells], "cells": [c for _, c in cells]})
+    return out
+
+
+def _section(doc: str, start: str, end: str) -> str:
+    i = doc.index(start)
+    return doc[i: doc.index(end, i)]
+
+
+def _kernel_name_at(doc: str, anchor: str) -> str:
+    """The full kernel name in the head of the kernel section with id ``anchor``."""
+    art = doc[doc.index(f'<article class="kernel" id="{anchor}">'):]
+    return html.unescape(re.search(r'<h2 class="kname">(.*?)</h2>', art, re.S)[1])
+
+
+COLUMNS = ["kernel", "launches", "total", "mean", "share", "sol", "top", "saved"]
+
+
+def test_summary_of_several_kernels():
+    """Three kernels (two of them launches of one kernel name with equal ids): one row each,
+    by total time, each linking to its own section; ids unique."""
     parts = [analysis_of("aos_gather", "fixed"), analysis_of("few_blocks", "bad"), analysis_of("aos_gather", "bad")]
     a = Analysis(profile=Profile(path="several.ncu-rep", format="ncu-rep"), kernels=[p.kernels[0] for p in parts])
     doc = render(a, "html", RenderOptions())
     page = parse(doc)
     assert_self_contained(page)
-    table = doc[doc.index('<table class="index">'): doc.index("</table>", doc.index('<table class="index">'))]
-    links = re.findall(r'<a href="#(k\d+)">', table)
+    rows = _summary_rows(doc)
     durations = [ka.kernel.duration_ns for ka in a.kernels]
     expect = [f"k{i}" for i in sorted(range(len(durations)), key=lambda i: -durations[i])]
-    assert links == expect
+    assert [r["anchor"] for r in rows] == [r["href"] for r in rows] == expect
+    for r in rows:
+        assert r["title"] == a.kernels[int(r["anchor"][1:])].kernel.name == _kernel_name_at(doc, r["anchor"])
     ids = page.ids()
-    assert all(x in ids for x in links) and "index" in ids
+    assert "summary" in ids and all(r["href"] in ids for r in rows)
     for ka in a.kernels:
         assert ka.kernel.name in page.plain
-    assert len(set(i for i in ids)) == len([a for _, a in page.tags if a.get("id")]), "ids are unique"
+    assert len(ids) == len([a for _, a in page.tags if a.get("id")]), "ids are unique"
+    assert doc.count('href="#summary"') == 3, "each kernel section links back to the summary"
+
+
+@pytest.fixture(scope="module")
+def step_page():
+    """The real PyTorch model step (18 launches in 15 kernel groups), analyzed as the Python
+    API does (launches of one kernel grouped) and rendered."""
+    import drgpu_py
+    from conftest import library_report
+    a = drgpu_py.analyze(library_report("step"))
+    return a, render(a, "html", RenderOptions())
+
+
+def test_step_summary_table(step_page):
+    a, doc = step_page
+    page = parse(doc)
+    assert_self_contained(page)
+    summary = a.summary()
+    assert len(summary) == len(a.kernels) == 15 and sum(r["launches"] for r in summary) == 18
+    assert "Application summary" in page.plain and "15 kernel groups · 18 launches" in page.plain
+    # The summary comes first: before every kernel section.
+    assert doc.index('id="summary"') < doc.index('<article class="kernel"')
+    rows = _summary_rows(doc)
+    assert len(rows) == len(summary), "one row per group"
+    ids = page.ids()
+    for r, s in zip(rows, summary):   # in the summary's order: by total GPU time
+        v = dict(zip(COLUMNS, r["values"]))
+        c = dict(zip(COLUMNS, r["cells"]))
+        assert r["href"] == r["anchor"] and r["href"] in ids, "the row links to an existing section"
+        assert _kernel_name_at(doc, r["href"]) == r["title"] == s["name"], "...the section of that group"
+        assert r["text"] == short_name(s["name"], 30) and c["kernel"] == f"{s['kernel_id']} {r['text']}"
+        assert int(v["launches"]) == int(c["launches"]) == s["launches"]
+        assert float(v["total"]) == pytest.approx(s["total_ns"]) and c["total"] == f"{s['total_ns'] / 1e3:,.1f}"
+        assert float(v["mean"]) == pytest.approx(s["mean_ns"]) and c["mean"] == f"{s['mean_ns'] / 1e3:,.1f}"
+        assert float(v["share"]) == pytest.approx(s["time_share"])
+        assert float(v["sol"]) == pytest.approx(s["limiter_pct"]) and c["sol"].startswith(s["grade"])
+        assert c["sol"].endswith(f"{s['limiter_pct']:.0f}%")
+        if s["findings"]:
+            top = s["findings"][0]
+            assert v["top"] == top["id"] and top["id"] in c["top"]
+            assert float(v["saved"]) == pytest.approx(top["time_saved_ns"]) and c["saved"] == f"{top['time_saved_ns'] / 1e3:,.1f}"
+        else:
+            assert c["top"] == "none" and v["saved"] == c["saved"] == ""
+    totals = [float(r["values"][2]) for r in rows]
+    assert totals == sorted(totals, reverse=True), "default order: total time"
+    head = _section(doc, '<table class="index sortable"', "</thead>")
+    assert head.count('data-sort="num"') == 6 and head.count('data-sort="text"') == 2
+    assert re.search(r'aria-sort="descending">Total µs<', head), "the total column is marked as the sort key"
+
+
+def test_step_time_share_chart(step_page):
+    a, doc = step_page
+    summary = a.summary()
+    svg = _svg(doc, "share of GPU time")
+    assert svg is not None, "the time-share chart is drawn"
+    bars = re.findall(r'<a href="#([^"]+)">\s*<title>([^<]*)</title>.*?</a>', svg, re.S)
+    assert len(bars) == min(15, len(summary))
+    ids = parse(doc).ids()
+    total = sum(r["total_ns"] for r in summary)
+    widths = [float(w) for w in re.findall(r'<rect\b[^>]*width="([\d.]+)"[^>]*class="share-bar"', svg)]
+    assert len(widths) == len(bars)
+    assert widths == sorted(widths, reverse=True) and max(widths) > 100
+    for (href, tip), s, w in zip(bars, summary, widths):
+        assert href in ids and _kernel_name_at(doc, href) == s["name"], "each bar links to its kernel's section"
+        pct = 100.0 * s["total_ns"] / total
+        text = f"{pct:.0f}%" if pct >= 10 else f"{pct:.1f}%"
+        assert html.unescape(tip).startswith(f"{s['name']}: {text} of GPU time")
+        assert w == pytest.approx(widths[0] * s["time_share"] / summary[0]["time_share"], abs=0.2)
+    labels = _strip(svg)
+    assert short_name(summary[0]["name"], 32) in labels and "16%" in labels
+
+
+def test_step_fix_first(step_page):
+    a, doc = step_page
+    prio = a.priorities(10)
+    assert prio, "the step has findings that save time"
+    box = _section(doc, '<ol class="fix-first">', "</ol>")
+    items = re.findall(r"<li>(.*?)</li>", box, re.S)
+    assert len(items) == len(prio)
+    ids = parse(doc).ids()
+    for item, p in zip(items, prio):
+        fid = re.search(r'<a class="mono fix-id" href="#([^"]+)">([^<]+)</a>', item)
+        assert fid[2] == p["id"], "the finding's id, in priority order"
+        assert fid[1] in ids and p["id"] in _strip(_section(doc, f'id="{fid[1]}"', "</p>")), "links to the finding's card"
+        kernel = re.search(r'in <a href="#([^"]+)" title="([^"]*)">', item)
+        assert kernel[1] in ids and _kernel_name_at(doc, kernel[1]) == p["name"] == html.unescape(kernel[2])
+        text = _strip(item)
+        assert f"est. {p['estimated_speedup']:.2f}x" in text and f"saves {p['time_saved_ns'] / 1e3:,.1f} µs" in text
+        if p["where"]:
+            assert p["where"] in text
+    assert prio[0]["id"] in _strip(items[0])
+
+
+def test_chart_keeps_the_largest_groups():
+    """16 real library kernels: every one in the table, the 15 largest in the chart, and a line
+    for the rest."""
+    from conftest import library_analysis
+    a = library_analysis("library")
+    doc = render(a, "html", RenderOptions())
+    summary = a.summary()
+    assert len(summary) == len(_summary_rows(doc)) == 16
+    svg = _svg(doc, "share of GPU time")
+    assert re.findall(r'<a href="#([^"]+)">', svg) == [r["anchor"] for r in _summary_rows(doc)[:15]]
+    rest = summary[15]["time_share"]
+    assert f"1 more kernel group: {100 * rest:.2g}% of GPU time" in parse(doc).plain
+
+
+def test_single_kernel_has_no_summary():
+    a = analysis_of("serial_norm", "bad")
+    assert len(a.kernels) == 1
+    doc = render(a, "html", RenderOptions())
+    page = parse(doc)
+    assert "summary" not in page.ids() and "Application summary" not in page.plain
+    classes = " ".join(attrs.get("class") or "" for _, attrs in page.tags).split()
+    assert "sortable" not in classes and "fix-first" not in classes and "app-summary" not in classes
+    assert "summary-table" not in page.ids() and _svg(doc, "share of GPU time") is None
+    assert 'href="#summary"' not in doc
+    assert doc.index("<header") < doc.index('<article class="kernel" id="k0">'), "the kernel section as before"
+
+
+MANY_XZ = SAMPLE_DIR.parent / "benchmarks" / "data" / "many_kernels.ncu-rep.xz"
+MAX_MANY_HTML = 2_000_000   # bytes; measured 0.35 MB (0.56 MB with the Graphviz pictures) for 5 groups
+
+
+def test_many_launches_page_stays_small(tmp_path):
+    """1,000 launches of 5 kernels: one summary row and one section per group, not per launch."""
+    import drgpu_py
+    path = tmp_path / "many_kernels.ncu-rep"
+    with lzma.open(MANY_XZ) as src, open(path, "wb") as dst:
+        shutil.copyfileobj(src, dst, 1 << 20)
+    a = drgpu_py.analyze(path)
+    doc = render(a, "html", RenderOptions())
+    size = len(doc.encode("utf-8"))
+    assert size < MAX_MANY_HTML, f"{size / 1e6:.2f} MB"
+    page = parse(doc)
+    assert_self_contained(page)
+    rows = _summary_rows(doc)
+    assert len(rows) == 5 and [int(r["values"][1]) for r in rows] == [200] * 5
+    assert doc.count('<article class="kernel"') == 5
+    assert "5 kernels (1000 launches)" in page.plain
+    assert a.priorities(1)[0]["id"] in _strip(_section(doc, '<ol class="fix-first">', "</ol>"))
 
 
 # ---- without Graphviz ------------------------------------------------------------------------------------

@@ -9,7 +9,12 @@ grid/block, registers, occupancy, bound), findings ranked with advice, evidence,
 and estimated speedup, the speed-of-light grade, inline-SVG charts (per-unit % of peak with the
 grade thresholds, the roofline, stall breakdown, memory hierarchy, occupancy limiter), the analysis tree as nested ``<details>`` (plus the Graphviz picture when ``dot`` is
 installed), and the hot source lines with their stall breakdown and the SASS behind them.
-Several kernels get an index sorted by duration. This module computes plain view data
+A report with several kernel groups opens with an application summary: a sortable table of the
+groups (launches, total and mean time, share of GPU time, speed-of-light grade, the top finding
+and the time it would save; sorted by total time, re-sorted in the page by its inline script), a
+time-share bar chart of the largest groups and a "fix first" list of the findings that would save
+the most time (``Analysis.summary()`` and its priorities); every row and bar links to its
+kernel's section. A single kernel gets no summary. This module computes plain view data
 (numbers, strings, chart geometry); the templates only lay it out.
 """
 from __future__ import annotations
@@ -23,11 +28,12 @@ import jinja2
 import pandas as pd
 from markupsafe import Markup
 
-from .. import __version__, data
+from .. import __version__, data, groups
 from ..analysis.context import UNITS
 from ..analysis.tree import Node
 from . import RenderOptions, register
 from .dot import dot_available, format_value, is_chain, location_text, missing_text, split_folded, svg_for
+from .text import short_name
 
 GROUP_COLORS = {"memory": "#1c7ed6", "synchronization": "#ae3ec9", "instruction": "#0ca678",
                 "shared": "#f59f00", "constant": "#e64980", "warpgroup": "#7048e8"}
@@ -38,6 +44,10 @@ HOT_LINES_MAX = 12
 CONTEXT_LINES = 2             # source lines shown around each hot line
 SASS_HOTSPOTS_MAX = 12
 SASS_ROWS_MAX = 40            # SASS instructions listed under one hot source line
+SHARE_CHART_MAX = 15          # kernel groups drawn in the summary's time-share chart
+FIX_FIRST_MAX = 10            # findings in the summary's "fix first" list
+SHORT_NAME_W = 30             # characters of a kernel's short name in the summary table
+CHART_NAME_W = 32             # ... and in its time-share chart
 
 
 @cache
@@ -574,7 +584,7 @@ def _findings_view(ka, anchor: str, src_ids: set[str]) -> list[dict]:
                          "inlined": location_text(inl) if isinstance(inl, dict) and inl.get("file") else "",
                          "code": loc.get("code") or "", "sass": loc.get("sass") or "",
                          "stalled_at": stalled, "href": "#" + sid if sid in src_ids else ""})
-        out.append({"rank": i, "id": f.id, "title": f.title, "severity": f.severity,
+        out.append({"rank": i, "anchor": f"{anchor}-f{i}", "id": f.id, "title": f.title, "severity": f.severity,
                     "speedup": f"{f.estimated_speedup:.2f}x", "share": f"{100.0 * f.stall_share:.0f}%",
                     "share_w": max(0.0, min(100.0, 100.0 * f.stall_share)), "advice": f.advice,
                     "evidence": [{"key": str(kk), "value": _evidence_value(v)} for kk, v in (f.evidence or {}).items()],
@@ -613,7 +623,7 @@ def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool) -
         svg = _clean_svg(svg_for(analysis, options, kernels=[ka]), anchor)
     top = ka.findings[0] if ka.findings else None
     return {
-        "anchor": anchor, "id": k.id, "name": _newlines(k.name),
+        "anchor": anchor, "id": k.id, "name": _newlines(k.name), "launches": groups.launches(k),
         "arch": " · ".join(x for x in (f"cc {k.compute_capability}" if k.compute_capability else "",
                                        f"{k.sm_count} SMs" if k.sm_count else "") if x), "mangled": k.mangled if k.mangled and k.mangled != k.name else "",
         "duration_ns": None if _nan(k.duration_ns) else float(k.duration_ns), "duration": _duration(k.duration_ns),
@@ -629,17 +639,119 @@ def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool) -
     }
 
 
+# ---- application summary (several kernel groups) ----------------------------------------------
+def _us(ns) -> str:
+    return "n/a" if _nan(ns) else f"{ns / 1e3:,.1f}"
+
+
+def _share_text(share) -> str:
+    """A time share (0..1) as a percentage: '41%', '3.2%', '0.04%'."""
+    if _nan(share):
+        return "n/a"
+    v = 100.0 * share
+    return f"{v:.0f}%" if v >= 10 else f"{v:.1f}%" if v >= 0.1 else f"{v:.2g}%" if v > 0 else "0%"
+
+
+def _sort_value(v) -> str:
+    """A number as a data-value for the page's table sort ('' sorts last)."""
+    return "" if _nan(v) else repr(float(v))
+
+
+def _row_kernels(analysis, rows: list[dict]) -> list[int]:
+    """For each summary row, the index of its kernel group in ``analysis.kernels``: the first
+    unused one with the row's id and name, preferring one with the row's total time (a report
+    built by hand can hold two kernels with the same id and name)."""
+    def total(i: int):
+        t = groups.total_ns(analysis.kernels[i].kernel)
+        return None if _nan(t) else round(t, 1)
+
+    free = list(range(len(analysis.kernels)))
+    out = []
+    for r in rows:
+        same = [i for i in free if analysis.kernels[i].kernel.id == r["kernel_id"] and analysis.kernels[i].kernel.name == r["name"]]
+        i = next((j for j in same if total(j) == r["total_ns"]), same[0] if same else free[0])
+        free.remove(i)
+        out.append(i)
+    return out
+
+
+def _share_chart(rows: list[dict]) -> dict:
+    """Horizontal bars of the largest groups' share of GPU time, scaled to the largest."""
+    shown = rows[:SHARE_CHART_MAX]
+    top = max((r["share_v"] or 0.0 for r in shown), default=0.0) or 1.0
+    label_w, bar_w, row_h, pad = 270, 260, 22, 4
+    bars = []
+    for i, r in enumerate(shown):
+        v = r["share_v"] or 0.0
+        w = bar_w * v / top
+        bars.append({"href": "#" + r["anchor"], "label": short_name(r["name"], CHART_NAME_W) or r["short"][:CHART_NAME_W],
+                     "text": r["share"], "y": pad + i * row_h, "w": max(1.0, w) if v > 0 else 0.0,
+                     "tip": f"{r['name']}: {r['share']} of GPU time, {r['total']} µs in {r['launches']} launch"
+                            + ("es" if r["launches"] != 1 else "")})
+    rest = rows[SHARE_CHART_MAX:]
+    rest_share = sum(r["share_v"] or 0.0 for r in rest)
+    return {"bars": bars, "label_w": label_w, "bar_w": bar_w, "row_h": row_h,
+            "width": label_w + bar_w + 56, "height": 2 * pad + row_h * len(bars),
+            "rest": f"{len(rest)} more kernel group{'s' if len(rest) != 1 else ''}: {_share_text(rest_share)} of GPU time"
+                    if rest else ""}
+
+
+def _summary_view(analysis, kernels: list[dict]) -> dict | None:
+    """The application summary of a report with several kernel groups; None for one."""
+    if len(analysis.kernels) <= 1:
+        return None
+    rows = analysis.summary()
+    total = sum(r["total_ns"] or 0.0 for r in rows)
+    table = []
+    for r, i in zip(rows, _row_kernels(analysis, rows)):
+        kv, ka = kernels[i], analysis.kernels[i]
+        sol = ka.context.sol if ka.context is not None else None
+        ranks: dict[str, int] = {}
+        for n, f in enumerate(kv["findings"], 1):
+            ranks.setdefault(f["id"], n)
+        for f in r["findings"]:   # where each finding is on the page (for the "fix first" list)
+            f["anchor"] = kv["anchor"]
+            f["href"] = f"#{kv['anchor']}-f{ranks[f['id']]}" if f["id"] in ranks else "#" + kv["anchor"]
+        label = sol.labels.get(r["limiter"], r["limiter"]) if sol is not None and r["limiter"] else ""
+        limiter = f"{label.split(' (')[0]} {r['limiter_pct']:.0f}%" if label and r["limiter_pct"] is not None else ""
+        top = r["findings"][0] if r["findings"] else None
+        name = _newlines(r["name"])
+        table.append({
+            "anchor": kv["anchor"], "id": r["kernel_id"], "name": name,
+            "short": short_name(name, SHORT_NAME_W) or name.strip()[:SHORT_NAME_W] or f"kernel {r['kernel_id']}",
+            "launches": r["launches"], "total": _us(r["total_ns"]), "total_v": r["total_ns"],
+            "mean": _us(r["mean_ns"]), "mean_v": r["mean_ns"],
+            "share": _share_text(r["time_share"]), "share_v": r["time_share"],
+            "share_w": 0.0 if r["time_share"] is None else max(0.0, min(100.0, 100.0 * r["time_share"])),
+            "grade": r["grade"] or "", "limiter": limiter, "limiter_v": r["limiter_pct"],
+            "top": None if top is None else {"id": top["id"], "severity": top["severity"], "href": top["href"],
+                                             "speedup": f"{top['estimated_speedup']:.2f}x"},
+            "saved": "" if top is None else _us(top["time_saved_ns"]),
+            "saved_v": None if top is None else top["time_saved_ns"],
+        })
+    for t in table:
+        t["sort"] = {k: _sort_value(t[k + "_v"]) for k in ("total", "mean", "share", "limiter", "saved")}
+    by_anchor = {t["anchor"]: t for t in table}
+    fix = []
+    for n, p in enumerate(groups.priorities(rows, FIX_FIRST_MAX), 1):
+        t = by_anchor[p["anchor"]]
+        fix.append({"rank": n, "id": p["id"], "severity": p["severity"], "href": p["href"], "kernel_href": "#" + t["anchor"],
+                    "kernel_id": p["kernel_id"], "short": t["short"], "name": t["name"], "where": p["where"] or "",
+                    "speedup": f"{p['estimated_speedup']:.2f}x", "saved": _us(p["time_saved_ns"]),
+                    "saved_share": _share_text(p["time_saved_ns"] / total) if total > 0 else ""})
+    launches = sum(r["launches"] for r in rows)
+    return {"rows": table, "chart": _share_chart(table), "fix": fix, "groups": len(rows), "launches": launches,
+            "total": _duration(total) if total > 0 else "n/a"}
+
+
 @register("html", (".html", ".htm"))
 def render_html(analysis, options) -> str:
     options = options or RenderOptions()
     with_svg = dot_available()
     kernels = [_kernel_view(i, ka, analysis, options, with_svg) for i, ka in enumerate(analysis.kernels)]
-    total = sum(kv["duration_ns"] or 0.0 for kv in kernels) or 1.0
-    index = sorted(kernels, key=lambda kv: -(kv["duration_ns"] or -1.0))
-    for kv in kernels:
-        kv["time_share"] = 100.0 * (kv["duration_ns"] or 0.0) / total
     report = str(analysis.profile.path or "")
     return _env().get_template("report.html.j2").render(
         title=os.path.basename(report) or "drgpu report", report=report, fmt=analysis.profile.format,
-        version=__version__, notes=list(analysis.profile.notes), kernels=kernels, index=index,
+        version=__version__, notes=list(analysis.profile.notes), kernels=kernels,
+        summary=_summary_view(analysis, kernels), launches=sum(kv["launches"] for kv in kernels),
         fold=f"{options.fold_share * 100:g}%", with_svg=with_svg)
