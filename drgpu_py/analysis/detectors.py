@@ -281,22 +281,106 @@ def barrier(ctx: KernelContext) -> Detection | None:
 
 
 def membar(ctx: KernelContext) -> Detection | None:
-    s = ctx.share("membar")
-    if s < ctx.th["membar_share"]:
-        return None
+    """Fences executed more than once per warp. A fence inside a loop also delays the loop's
+    next loads until memory has drained: their long-scoreboard waits are charged to the fence
+    (when DRAM is not busy, so the waits are not bandwidth), since they show up at the loads,
+    not on the fence line."""
     k, df = ctx.kernel, ctx.df
     pcs = ctx.pcs_where(lambda i: i.opcode in ("MEMBAR", "FENCE"))
     warps = _warps_launched(k)
     per_warp = float(df.loc[pcs, "inst_executed"].sum()) / warps if pcs and warps else math.nan
     if not math.isnan(per_warp) and per_warp <= 1.5:
         return None  # one fence per warp is the minimum a publish pattern needs
+    r_fence = ctx.frac("membar")
+    charged: dict[int, float] = {}
+    cfg = ctx.cfg
+    dram = ctx.units.get("dram", math.nan)
+    if cfg is not None and pcs and ctx.sampling and (math.isnan(dram) or dram < ctx.th["fence_dram_pct"]):
+        # A load waits for a fence when one precedes it (straight-line or unrolled code) or
+        # shares its loop (the next iteration's load follows this iteration's fence). Each
+        # load's waits go to the nearest fence before it (else the loop's last fence).
+        fence_idx = sorted(cfg.index_of_pc[pc] for pc in pcs if pc in cfg.index_of_pc)
+        owner: dict[int, int] = {}
+        for j, ins in enumerate(cfg.insts):
+            if not ins.is_global_load() or ins.is_atomic():
+                continue
+            before = [f for f in fence_idx if f < j]
+            loop = cfg.innermost_loop(j)
+            in_loop = [f for f in fence_idx if loop is not None and cfg.block_of[f] in loop.blocks]
+            f = before[-1] if before else (in_loop[-1] if in_loop else None)
+            if f is not None:
+                owner[ins.pc] = cfg.insts[f].pc
+        if owner:
+            waits = _merge(ctx.samples_at(list(owner), ("long_scoreboard",)),
+                           ctx.blamed_by_pc(list(owner), ("long_scoreboard",)))
+            for load, w in waits.items():
+                charged[owner[load]] = charged.get(owner[load], 0.0) + w
+    r = r_fence + (sum(charged.values()) / ctx.samples_total if ctx.samples_total > 0 else 0.0)
+    s = r * ctx.total / max(ctx.stall_total, 1e-9)
+    if s < ctx.th["membar_share"]:
+        return None
     factor = 1.0 - 1.0 / per_warp if not math.isnan(per_warp) else 0.5
-    return Detection(stall_share=s, speedup=eliminate(ctx.frac("membar") * factor),
-                     evidence={"membar_stall_share": round(s, 3), "fences_per_warp": _r(per_warp)},
-                     locations=_blamed_locations(ctx, "membar"), fmt={"share_pct": 100 * s})
+    blamed = ctx.blamed_by_pc([i.pc for i in ctx.insts], ("membar",))
+    locs = ctx.locations(_merge(blamed, charged)) if (blamed or charged) else ctx.line_samples("membar")
+    return Detection(stall_share=min(1.0, s), speedup=eliminate(r * factor),
+                     evidence={"membar_stall_share": round(ctx.share("membar"), 3), "fences_per_warp": _r(per_warp),
+                               "load_wait_share_charged_to_fences": round(r - r_fence, 3)},
+                     locations=locs, fmt={"share_pct": 100 * min(1.0, s)})
 
 
-# ---- instruction ------------------------------------------------------------------------
+def instruction_overhead(ctx: KernelContext) -> Detection | None:
+    """An issue-bound kernel whose hot loop is small and rolled: most issued instructions
+    are loop control and index arithmetic around a little math or memory work (the assembly
+    model's instruction efficiency). Unrolling removes the per-iteration control and folds
+    index math into constant offsets; for an issue-bound loop time follows the count."""
+    cfg, df, sol = ctx.cfg, ctx.df, ctx.sol
+    if cfg is None or df.empty or sol is None or not cfg.loops:
+        return None
+    issue = sol.units.get("issue", math.nan)
+    if math.isnan(issue) or issue < ctx.th["overhead_issue_pct"]:
+        return None
+    executed = dict(zip(df.index.tolist(), df["inst_executed"].tolist()))
+    total = sum(v for v in executed.values() if v == v)
+    if total <= 0:
+        return None
+    cls = dict(zip((i.pc for i in ctx.insts), ctx.classes))
+    best = None
+    for loop in cfg.loops:
+        idxs = cfg.loop_instructions(loop)
+        inner = [j for j in idxs if cfg.innermost_loop(j) is loop]
+        ex = {cfg.insts[j].pc: float(executed.get(cfg.insts[j].pc) or 0.0) for j in inner}
+        body = sum(ex.values())
+        if best is None or body > best[1]:
+            best = (inner, body, ex)
+    inner, body, ex = best
+    if body < 0.5 * total:
+        return None
+    useful_cls = ("fp32", "fp64", "fp16", "tensor", "sfu", "memory")
+    useful = sum(v for pc, v in ex.items() if cls.get(pc) in useful_cls)
+    control = sum(v for pc, v in ex.items() if cls.get(pc) == "control")
+    integer = sum(v for pc, v in ex.items() if cls.get(pc) == "int")
+    branches = sum(v for pc, v in ex.items() if ctx.by_pc[pc].is_branch())
+    if body <= 0 or branches <= 0:
+        return None
+    overhead = 1.0 - useful / body
+    per_iter = useful / branches
+    if overhead < ctx.th["overhead_share"] or per_iter > ctx.th["overhead_useful_per_iteration"]:
+        return None
+    # Unrolling removes the compare-and-branch of each iteration and, in our measurements,
+    # about half of the integer index arithmetic (folded into constant offsets).
+    removed = (control + 0.5 * integer) / total
+    speed = eliminate(removed * issue / 100.0)
+    weights = {pc: v for pc, v in ex.items() if cls.get(pc) in ("int", "control")}
+    return Detection(stall_share=overhead, speedup=speed,
+                     evidence={"issue_utilisation_pct": round(issue, 1), "hot_loop_instruction_share": round(body / total, 3),
+                               "useful_instruction_share": round(useful / body, 3),
+                               "useful_instructions_per_iteration": round(per_iter, 2)},
+                     locations=ctx.locations(weights),
+                     fmt={"useful_pct": 100 * useful / body, "per_iter": per_iter, "issue_pct": issue},
+                     relieves_override=["sm"])
+
+
+# ---- instruction# ---- instruction ------------------------------------------------------------------------
 def fp64_conversion(ctx: KernelContext) -> Detection | None:
     df = ctx.df
     if df.empty:
@@ -568,4 +652,5 @@ def rank_imbalance(ctx: KernelContext) -> Detection | None:
 REGISTRY = {f.__name__: f for f in (uncoalesced, bank_conflict, local_memory, loop_invariant_load, atomics, drain,
                                      lg_throttle, barrier, membar, fp64_conversion, low_ilp, slow_math, divergence,
                                      constant_divergence, icache, pipe_contention, occupancy, grid_too_small, serial_kernel, tail_effect,
+                                     instruction_overhead,
                                      rank_imbalance)}
