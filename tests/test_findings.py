@@ -78,3 +78,19 @@ def test_thresholds_change_what_fires():
     prof = open_report(report_path("serial_norm", "bad"))
     k = analyze(prof, AnalysisOptions(thresholds=data.thresholds({"barrier_share": 0.999}))).kernels[0]
     assert "barrier-imbalance" not in [f.id for f in k.findings]
+
+
+def test_bank_conflicts_come_from_ncus_conflict_counters():
+    """Wide shared accesses take several wavefronts without any conflict: with ncu's conflict
+    counters at 0 (cuBLAS's FP32 SIMT GEMM uses LDS.128), no bank-conflict detection, however
+    many wavefronts per instruction; with real conflicts (smem_stride) the counters say so."""
+    from conftest import library_analysis
+    from drgpu_py.analysis.detectors import bank_conflict
+    fp32_gemm = library_analysis().kernels[5]
+    k = fp32_gemm.kernel
+    assert k.name.startswith("sm80_xmma_gemm_f32f32")
+    assert k.m("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum") == 0
+    assert k.m("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum") > 3 * k.m("smsp__sass_inst_executed_op_shared_ld.sum")
+    assert bank_conflict(fp32_gemm.context) is None
+    d = bank_conflict(analysis_of("smem_stride", "bad").kernels[0].context)
+    assert d.evidence["source"] == "ncu conflict counters" and d.evidence["conflict_wavefront_share"] > 0.9

@@ -107,18 +107,34 @@ def uncoalesced(ctx: KernelContext) -> Detection | None:
 
 
 def bank_conflict(ctx: KernelContext) -> Detection | None:
-    k = ctx.kernel
-    wav = k.m("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum", 0) + k.m("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum", 0)
-    ins = k.m("smsp__sass_inst_executed_op_shared_ld.sum", 0) + k.m("smsp__sass_inst_executed_op_shared_st.sum", 0)
-    df = ctx.df
+    """Bank conflicts from ncu's own conflict counters when the report has them (conflict
+    wavefronts / all shared wavefronts, loads and stores apart); derived from the
+    per-instruction conflict ways only when they are absent (and the evidence says so). Wide
+    accesses (LDS.128) need several wavefronts without any conflict, so wavefronts per
+    instruction alone are no evidence."""
+    k, df = ctx.kernel, ctx.df
     shared_pcs = ctx.pcs_where(lambda i: i.is_shared())
-    if (wav <= 0 or ins <= 0) and not df.empty and shared_pcs:
+    ops = ("ld", "st")
+    conf = {op: k.m(f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum") for op in ops}
+    wav = {op: k.m(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum") for op in ops}
+    evidence: dict = {}
+    if not any(math.isnan(v) for v in (*conf.values(), *wav.values())):
+        total = sum(wav.values())
+        if total <= 0:
+            return None
+        excess = sum(conf.values()) / total
+        evidence = {"source": "ncu conflict counters",
+                    **{f"conflict_share_shared_{op}": _r(conf[op] / wav[op]) if wav[op] > 0 else None for op in ops}}
+    elif not df.empty and shared_pcs:
         ex = df.loc[shared_pcs, "inst_executed"]
         nway = df.loc[shared_pcs, "shared_nway"].clip(lower=1)
-        ins, wav = float(ex.sum()), float((ex * nway).sum())
-    if wav <= 0 or ins <= 0:
+        ins, w = float(ex.sum()), float((ex * nway).sum())
+        if w <= 0 or ins <= 0:
+            return None
+        excess = max(0.0, (w - ins) / w)
+        evidence = {"source": "derived from per-instruction conflict ways (the report has no conflict counters)"}
+    else:
         return None
-    excess = max(0.0, (wav - ins) / wav)
     if excess < ctx.th["bank_conflict_excess"]:
         return None
     r_share, w = _cost_share(ctx, shared_pcs, ("mio_throttle", "short_scoreboard"), ("short_scoreboard",))
@@ -127,9 +143,11 @@ def bank_conflict(ctx: KernelContext) -> Detection | None:
         # Weight each shared instruction's cost by how conflicted it is.
         w = {pc: v * max(float(nway.get(pc, 1.0)) - 1.0, 0.0) for pc, v in w.items()} or w
     share = r_share if r_share > 0 else ctx.frac("mio_throttle", "short_scoreboard")
+    nways = 1.0 / max(1e-9, 1.0 - excess)
+    evidence.update({"conflict_wavefront_share": round(excess, 3), "wavefronts_per_conflict_free_access": round(nways, 2)})
     return Detection(stall_share=ctx.share("mio_throttle", "short_scoreboard"), speedup=eliminate(share * excess),
-                     evidence={"wavefronts_per_request": round(wav / ins, 2), "conflict_wavefront_share": round(excess, 3)},
-                     locations=ctx.locations(w), fmt={"wavefronts_per_request": wav / ins, "excess_pct": 100 * excess})
+                     evidence=evidence, locations=ctx.locations(w),
+                     fmt={"wavefronts_per_request": nways, "excess_pct": 100 * excess})
 
 
 def local_memory(ctx: KernelContext) -> Detection | None:
