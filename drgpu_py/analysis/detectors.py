@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass, field
 
 from .context import KernelContext
+from .sol import grid_and_sms as _grid
 
 MAX_REMOVABLE = 0.95
 LATENCY_REASONS = ("long_scoreboard", "short_scoreboard", "wait", "lg_throttle", "mio_throttle", "tex_throttle")
@@ -580,15 +581,6 @@ def occupancy(ctx: KernelContext) -> Detection | None:
                                "warps_per_sm_if_relieved": int(w_new)},
                      locations=ctx.line_samples("long_scoreboard", 3),
                      fmt={"limiter": limiter, "theoretical": theo, "limiter_advice": LIMITERS[limiter][1]})
-
-
-def _grid(ctx: KernelContext) -> tuple[float, float]:
-    k = ctx.kernel
-    blocks = k.m("launch__grid_size")
-    if math.isnan(blocks):
-        blocks = float(k.grid[0] * k.grid[1] * k.grid[2])
-    sms = k.sm_count or k.m("launch__sm_count")
-    return blocks, (sms if sms and not math.isnan(sms) else 0.0)
 
 
 def grid_too_small(ctx: KernelContext) -> Detection | None:

@@ -148,16 +148,21 @@ def grade_at_least(grade: str | None, floor: str) -> bool:
     return grade is not None and GRADES.index(grade) >= GRADES.index(floor)
 
 
-def sm_fill(ctx: KernelContext) -> float:
-    """Share of SMs that had at least one block (1 when the grid covers the GPU)."""
+def grid_and_sms(ctx: KernelContext) -> tuple[float, float]:
+    """(blocks in the grid, SMs), each 0 when unknown or not a positive finite number."""
     k = ctx.kernel
     blocks = k.m("launch__grid_size")
     if math.isnan(blocks):
         blocks = float(k.grid[0] * k.grid[1] * k.grid[2])
     sms = k.sm_count or k.m("launch__sm_count")
-    if not blocks or not sms or math.isnan(sms):
-        return 1.0
-    return min(1.0, blocks / sms)
+    ok = lambda v: bool(v) and math.isfinite(v) and v > 0  # noqa: E731  (hostile CSVs: nan, inf, negative)
+    return (blocks if ok(blocks) else 0.0), (sms if ok(sms) else 0.0)
+
+
+def sm_fill(ctx: KernelContext) -> float:
+    """Share of SMs that had at least one block (1 when the grid covers the GPU or is unknown)."""
+    blocks, sms = grid_and_sms(ctx)
+    return min(1.0, blocks / sms) if blocks and sms else 1.0
 
 
 def tensor_shape(ins) -> tuple[int, int, int] | None:
