@@ -16,7 +16,7 @@ from ..model import KernelProfile, Profile
 from .build import build_tree, classify_bound, stall_cycle_pct
 from .context import AnalysisCache, KernelContext
 from .findings import Finding, evaluate
-from .sol import SpeedOfLight, kernel_traits, speed_of_light
+from .sol import SpeedOfLight, grade_at_least, kernel_traits, speed_of_light
 from .tree import Node
 
 __all__ = ["AnalysisOptions", "Analysis", "KernelAnalysis", "analyze", "analyze_kernel", "Node", "Finding"]
@@ -161,7 +161,7 @@ def _silence_note(ctx: KernelContext, findings: list[Finding], stall_pct: float,
     """A kernel with headroom (graded below good, many stall cycles) is never left silent:
     without a located finding, say that no known pattern matched and where it stalls."""
     sol = ctx.sol
-    if sol is None or (sol.grade is not None and data_grade_rank(sol.grade) >= data_grade_rank("good")):
+    if sol is None or grade_at_least(sol.grade, "good"):
         return None
     # A located finding, or one about the launch (which has no line), already says what to do.
     if math.isnan(stall_pct) or stall_pct < th["silence_stall_pct"] or any(f.locations or f.group == "launch" for f in findings):
@@ -180,11 +180,6 @@ def _silence_note(ctx: KernelContext, findings: list[Finding], stall_pct: float,
     grade = sol.grade or "ungraded"
     return (f"no known pattern: the kernel is {grade} on its limiting unit with {stall_pct:.0f}% stall cycles, and no "
             f"finding locates the cause; the top stall is {label} ({100 * ctx.share(top):.0f}% of stall cycles){where}")
-
-
-def data_grade_rank(grade: str) -> int:
-    from .sol import GRADES
-    return GRADES.index(grade)
 
 
 def analyze(profile: Profile, options: AnalysisOptions | None = None, progress=None,

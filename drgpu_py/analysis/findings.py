@@ -1,8 +1,8 @@
 """Evaluate the findings catalogue on a kernel: run each detector, bound its speedup by
 physics, assign severity, and rank (best first).
 
-Contract: ``evaluate(ctx) -> list[Finding]``, pure; ``ctx.sol`` and ``ctx.traits`` (sol.py)
-must be set. Every estimate goes through bounds.py (busiest unit left alone, launch floor,
+Contract: ``evaluate(ctx) -> list[Finding]``; ``ctx.sol`` and ``ctx.traits`` (sol.py) must be
+set; it reads nothing else and changes nothing but ``ctx.notes`` (what it left out and why). Every estimate goes through bounds.py (busiest unit left alone, launch floor,
 latency hiding, stall cycles). A kernel graded good or excellent on its limiting unit gets no
 ``high`` finding unless the fix relieves that unit (good: at most medium; excellent: low),
 and the finding says why. Designed-in patterns are not defects: warp-specialized pipelines
