@@ -492,7 +492,8 @@ def existing_reports(req: ProfileRequest) -> list[Path]:
 # ---------------------------------------------------------------------------------------
 # Console output parsing
 # ---------------------------------------------------------------------------------------
-_PROFILING = re.compile(r'^==PROF== Profiling "(?P<name>.+?)" - (?P<launch>\d+)(?: \((?P<i>\d+)/(?P<n>\d+)\))?:\s?(?P<rest>.*)$')
+# With a kernel filter (-k) ncu leaves the launch id out: 'Profiling "damp": 0%...'.
+_PROFILING = re.compile(r'^==PROF== Profiling "(?P<name>.+?)"(?: - (?P<launch>\d+)(?: \((?P<i>\d+)/(?P<n>\d+)\))?)?:\s?(?P<rest>.*)$')
 _PASSES = re.compile(r"- (\d+) pass(?:es)?\s*$")
 _CONNECTED = re.compile(r"^==PROF== Connected to process (\d+) \((.*)\)")
 _DISCONNECTED = re.compile(r"^==PROF== Disconnected from process (\d+)")
@@ -535,6 +536,10 @@ class OutputParser:
     def __init__(self) -> None:
         self._buf = ""
         self._open: tuple[str, int, int] | None = None   # kernel, launch, last pct of the tail
+        self._seq = 0    # launches profiled without an id so far (ncu omits it under -k)
+
+    def _key(self, m) -> tuple[str, int]:
+        return (m["name"], int(m["launch"]) if m["launch"] is not None else self._seq)
 
     def feed(self, chunk: str) -> list[Event]:
         self._buf += chunk
@@ -548,7 +553,7 @@ class OutputParser:
         if self._buf.startswith("==PROF== Profiling"):
             m = _PROFILING.match(self._buf)
             if m:
-                key = (m["name"], int(m["launch"]))
+                key = self._key(m)
                 pct = _pct(m["rest"])
                 if self._open is None or self._open[:2] != key:
                     events.append(self._start(m))
@@ -564,7 +569,7 @@ class OutputParser:
 
     def _start(self, m) -> Event:
         idx = (int(m["i"]), int(m["n"])) if m["i"] else None
-        return Event("kernel", m.group(0), kernel=m["name"], launch=int(m["launch"]), index=idx)
+        return Event("kernel", m.group(0), kernel=m["name"], launch=self._key(m)[1], index=idx)
 
     def _line(self, line: str) -> list[Event]:
         if _SHUTDOWN in line:
@@ -573,10 +578,12 @@ class OutputParser:
         out: list[Event] = []
         m = _PROFILING.match(line)
         if m:
-            key = (m["name"], int(m["launch"]))
+            key = self._key(m)
             if self._open is None or self._open[:2] != key:
                 out.append(self._start(m))
             self._open = None
+            if m["launch"] is None:
+                self._seq += 1
             pm = _PASSES.search(m["rest"])
             out.append(Event("kernel_done", line, kernel=key[0], launch=key[1], pct=_pct(m["rest"]),
                              passes=int(pm.group(1)) if pm else None))

@@ -230,6 +230,19 @@ def _events(text: str, step: int = 1) -> list[prof.Event]:
     return evs + p.close()
 
 
+@pytest.mark.parametrize("step", [1, 7, 10_000])
+def test_progress_lines_without_a_launch_id_under_a_kernel_filter(step):
+    """Real ncu 2025.3.1 output (scripts/device/facts/filtered_console.txt): with -k ncu
+    prints 'Profiling "damp": ...' without ' - ID'; without a filter ' - 0 (1/1): ...'.
+    Every launch is recorded with its passes either way."""
+    text = (ROOT / "scripts" / "device" / "facts" / "filtered_console.txt").read_text()
+    done = [e for e in _events(text, step) if e.kind == "kernel_done"]
+    assert [(e.kernel, e.passes) for e in done] == [
+        ("damp", 1), ("void gather_sum<(bool)0>(const unsigned int *, const float *, float *)", 1), ("damp", 1)]
+    starts = [e for e in _events(text, step) if e.kind == "kernel"]
+    assert len(starts) == 3 and starts[2].index == (1, 1)
+
+
 def test_progress_parsed_from_a_recorded_log_fed_byte_by_byte():
     text = (ROOT / "sample_reports" / "aos_gather" / "aos_gather_bad.ncu.log").read_text()
     evs = _events(text)
