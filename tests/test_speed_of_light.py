@@ -251,5 +251,5 @@ def test_never_silent_where_there_is_headroom(lib):
             assert data.stall_reasons()[top]["label"] in note[0]
             noted += 1
     assert noted >= 3
-    fixed = analysis_of("serial_norm", "fixed").kernels[0]
-    assert any("serial_norm.cu:" in n for n in fixed.notes if n.startswith("no known pattern"))
+    fixed = analysis_of("chase_loads", "fixed").kernels[0]
+    assert any("chase_loads.cu:14" in n for n in fixed.notes if n.startswith("no known pattern"))

@@ -471,19 +471,32 @@ def slow_math(ctx: KernelContext) -> Detection | None:
                      locations=ctx.locations(w), fmt={"ratio": ratio})
 
 
+def launch_lanes(k) -> float:
+    """Average lanes per warp the launch configuration fills (32 unless the block size is
+    not a multiple of 32: a 16-thread block's one warp has 16)."""
+    bs = k.block[0] * k.block[1] * k.block[2]
+    if not bs or bs <= 0:
+        return 32.0
+    return bs / math.ceil(bs / 32)
+
+
 def divergence(ctx: KernelContext) -> Detection | None:
     k, df = ctx.kernel, ctx.df
     thr = k.m("smsp__thread_inst_executed_per_inst_executed.ratio")
     if math.isnan(thr) and not df.empty and ctx.total_of("inst_executed") > 0:
         thr = ctx.total_of("thread_inst_executed") / ctx.total_of("inst_executed")
+    # Lanes the launch never filled are partial-warps, not divergence: judge the rest.
+    lanes = launch_lanes(k)
+    if not math.isnan(thr):
+        thr = thr * 32.0 / lanes
     if math.isnan(thr) or thr >= ctx.th["divergence_threads"]:
         return None
     if df.empty or not ctx.sampling:
         r = 1.0 - thr / 32.0
         return Detection(stall_share=r, speedup=eliminate(r * 0.5), evidence={"avg_active_threads": round(thr, 1)}, fmt={"threads": thr})
     cols = [c for c in df.columns if c.startswith("stall_")]
-    per = (df["thread_inst_executed"] / df["inst_executed"].where(df["inst_executed"] > 0)).fillna(32.0)
-    wasted = (df[cols].sum(axis=1) * (1.0 - per.clip(upper=32) / 32.0))
+    per = (df["thread_inst_executed"] / df["inst_executed"].where(df["inst_executed"] > 0)).fillna(lanes)
+    wasted = (df[cols].sum(axis=1) * (1.0 - per.clip(upper=lanes) / lanes))
     r = float(wasted.sum()) / max(ctx.samples_total, 1e-9)
     if r <= 0.01:
         return None
@@ -616,6 +629,62 @@ def serial_kernel(ctx: KernelContext) -> Detection | None:
                           "floor_us": floor / 1000, "dur_us": dur / 1000})
 
 
+def partial_warps(ctx: KernelContext) -> Detection | None:
+    """Blocks whose size is not a multiple of 32 leave lanes of every last warp empty: each
+    instruction issues for a whole warp and does part of its work, and the SM's block limit
+    caps the resident warps. GPA's thread increase: filling the warps does the same work in
+    lanes/32 of the issue slots, bounded like every estimate by the busiest other unit."""
+    k = ctx.kernel
+    bs = k.block[0] * k.block[1] * k.block[2]
+    if not bs or bs % 32 == 0:
+        return None
+    lanes = launch_lanes(k)
+    eff = lanes / 32.0
+    if eff > ctx.th["partial_warp_fill"]:
+        return None
+    return Detection(stall_share=1.0 - eff, speedup=1.0 / eff,
+                     evidence={"block_size": int(bs), "lanes_per_warp": round(lanes, 2)},
+                     locations=[], fmt={"block": int(bs), "lanes": lanes, "fill_pct": 100 * eff},
+                     relieves_override=["sm", "l1tex"])
+
+
+def memory_latency(ctx: KernelContext) -> Detection | None:
+    """Warps wait on global loads while the memory system idles: too few loads in flight.
+    The loads that carry the waits sit in a loop issuing one or two loads per iteration (a
+    rolled loop, or a dependent index-then-value pair). With k independent loads in flight
+    instead of one, (1 - 1/k) of the wait is hidden (k = 4: unroll by 4); the memory units'
+    headroom bounds it."""
+    cfg, df = ctx.cfg, ctx.df
+    if cfg is None or df.empty or not ctx.sampling or ctx.share("long_scoreboard") < ctx.th["latency_load_share"]:
+        return None
+    mem = max([ctx.units.get(u, math.nan) for u in ("dram", "lts") if not math.isnan(ctx.units.get(u, math.nan))] or [math.nan])
+    if math.isnan(mem) or mem >= ctx.th["bound_pct"]:
+        return None
+    loads = ctx.pcs_where(lambda i: i.is_global_load() and not i.is_atomic())
+    waits = _merge(ctx.blamed_by_pc(loads, ("long_scoreboard",)), ctx.samples_at(loads, ("long_scoreboard",)))
+    executed = dict(zip(df.index.tolist(), df["inst_executed"].tolist()))
+    hot: dict[int, float] = {}
+    for pc, w in waits.items():
+        idx = cfg.index_of_pc.get(pc)
+        loop = cfg.innermost_loop(idx) if idx is not None else None
+        if loop is None or w <= 0:
+            continue
+        body = cfg.loop_instructions(loop)
+        iters = sum(float(executed.get(cfg.insts[j].pc) or 0.0) for j in body if cfg.insts[j].is_branch()
+                    and cfg.insts[j].target is not None and cfg.index_of_pc.get(cfg.insts[j].target) is not None
+                    and cfg.block_of[cfg.index_of_pc[cfg.insts[j].target]] == loop.header)
+        n_loads = sum(float(executed.get(cfg.insts[j].pc) or 0.0) for j in body if cfg.insts[j].is_global_load())
+        if iters > 0 and n_loads / iters <= ctx.th["latency_loads_per_iteration"]:
+            hot[pc] = w
+    tot = ctx.samples_total
+    r = sum(hot.values()) / tot if tot > 0 else 0.0
+    if r < ctx.th["latency_load_share"] * 0.5:
+        return None
+    return Detection(stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)), speedup=eliminate(r * 0.75),
+                     evidence={"load_wait_share": round(r, 3), "memory_throughput_pct": round(mem, 1)},
+                     locations=ctx.locations(hot), fmt={"share_pct": 100 * r, "mem_pct": mem})
+
+
 def tail_effect(ctx: KernelContext) -> Detection | None:
     waves = ctx.kernel.m("launch__waves_per_multiprocessor")
     if math.isnan(waves) or waves < 1.0 or waves >= ctx.th["tail_waves"]:
@@ -662,5 +731,5 @@ def rank_imbalance(ctx: KernelContext) -> Detection | None:
 REGISTRY = {f.__name__: f for f in (uncoalesced, bank_conflict, local_memory, loop_invariant_load, atomics, drain,
                                      lg_throttle, barrier, membar, fp64_conversion, low_ilp, slow_math, divergence,
                                      constant_divergence, icache, pipe_contention, occupancy, grid_too_small, serial_kernel, tail_effect,
-                                     instruction_overhead,
+                                     instruction_overhead, partial_warps, memory_latency,
                                      rank_imbalance)}
