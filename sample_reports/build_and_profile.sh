@@ -8,7 +8,8 @@
 # variants (median of 50 launches), profiles each variant's first launch with
 # `ncu --set full --import-source yes -c 1`, and exports the raw and source CSV pages.
 # Outputs in OUTDIR: CASE_{bad,fixed}.ncu-rep / .raw.csv / .source.csv / .ncu.log,
-# CASE.sm_90.cubin, and timings.txt (one line per variant).
+# CASE.sm_90.cubin, and timings.txt (one line per variant). The repository keeps the reports
+# compressed: `xz -9 CASE_*.ncu-rep` before committing (sample_reports/unpack.py unpacks them).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=$(realpath -m "$1"); shift

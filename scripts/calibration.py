@@ -20,6 +20,8 @@ from drgpu_py.readers import open_report  # noqa: E402
 
 
 def main() -> int:
+    import runpy
+    runpy.run_path(str(ROOT / "sample_reports" / "unpack.py"))["unpack"]()   # reports are stored as .xz
     cases = yaml.safe_load((ROOT / "sample_reports/manifest.yaml").read_text())["cases"]
     times = {}
     for line in (ROOT / "sample_reports/timings.txt").read_text().splitlines():

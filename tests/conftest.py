@@ -13,6 +13,18 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_reports"
 
 
+def _unpack_samples() -> None:
+    """The sample reports are stored compressed; unpack them beside themselves, once."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("sample_unpack", SAMPLES / "unpack.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    mod.unpack()
+
+
+_unpack_samples()
+
+
 def manifest() -> dict:
     return yaml.safe_load((SAMPLES / "manifest.yaml").read_text())["cases"]
 
@@ -45,20 +57,26 @@ def samples_manifest() -> dict:
 
 
 @functools.cache
-def library_report(stem: str = "library") -> Path:
-    """sample_reports/library/STEM.ncu-rep.xz, decompressed once per test run into a
-    temporary folder: library (16 real library kernels), step (one inference step of a small
-    PyTorch model), full_set (three library kernels under ncu --set full)."""
+def xz_report(relpath: str) -> Path:
+    """sample_reports/RELPATH.ncu-rep.xz decompressed once per test run into a temporary
+    folder (reports kept compressed to keep the tree small)."""
     import atexit
     import lzma
     import shutil
     import tempfile
-    folder = Path(tempfile.mkdtemp(prefix=f"drgpu-{stem}-"))
+    folder = Path(tempfile.mkdtemp(prefix="drgpu-xz-"))
     atexit.register(shutil.rmtree, folder, True)
-    out = folder / f"{stem}.ncu-rep"
-    with lzma.open(SAMPLES / "library" / f"{stem}.ncu-rep.xz") as src, open(out, "wb") as dst:
+    out = folder / (Path(relpath).name + ".ncu-rep")
+    with lzma.open(SAMPLES / f"{relpath}.ncu-rep.xz") as src, open(out, "wb") as dst:
         shutil.copyfileobj(src, dst, 1 << 20)
     return out
+
+
+def library_report(stem: str = "library") -> Path:
+    """A report of sample_reports/library: library (16 real library kernels), step (one
+    inference step of a small PyTorch model), full_set (three library kernels under ncu
+    --set full)."""
+    return xz_report(f"library/{stem}")
 
 
 @functools.cache

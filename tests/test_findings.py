@@ -94,3 +94,42 @@ def test_bank_conflicts_come_from_ncus_conflict_counters():
     assert bank_conflict(fp32_gemm.context) is None
     d = bank_conflict(analysis_of("smem_stride", "bad").kernels[0].context)
     assert d.evidence["source"] == "ncu conflict counters" and d.evidence["conflict_wavefront_share"] > 0.9
+
+
+def _near_miss(name):
+    from conftest import xz_report
+    from drgpu_py.analysis import analyze
+    from drgpu_py.readers import open_report
+    return analyze(open_report(xz_report(f"near_miss/{name}"))).kernels[0]
+
+
+def test_a_value_rewritten_in_the_loop_is_not_loop_invariant():
+    """sample_reports/near_miss/shared_scalar.cu: x[blockIdx.x] has a loop-invariant address
+    but thread 0 stores to it every iteration (barriers between): hoisting it would break
+    the program, so no loop-invariant-load (reload_rate, whose store cannot be the loaded
+    value, still gets it)."""
+    ka = _near_miss("shared_scalar")
+    assert "loop-invariant-load" not in [f.id for f in ka.findings]
+    assert analysis_of("reload_rate", "bad").kernels[0].findings[0].id == "loop-invariant-load"
+    advice = analysis_of("reload_rate", "bad").kernels[0].findings[0].advice
+    assert "If that value is not written inside the loop" in advice
+
+
+def test_uniform_constant_index_is_not_divergence():
+    """near_miss/const_uniform.cu indexes __constant__ with loop counters and an argument:
+    no constant-cache-divergence (its constant-cache misses get the no-known-pattern note);
+    a register index is divergent only when it derives from the lane (literal SASS)."""
+    ka = _near_miss("const_uniform")
+    assert "constant-cache-divergence" not in [f.id for f in ka.findings]
+    assert any(n.startswith("no known pattern") and "IMC miss" in n for n in ka.notes)
+    from drgpu_py.analysis.detectors import thread_varying
+    from drgpu_py.sass import build_cfg, parse_listing
+    lst = ["S2R R0, SR_TID.X ;", "LDC R4, c[0x0][0x210] ;", "MOV R2, RZ ;", "IADD3 R3, R2, R4, RZ ;",
+           "LOP3.LUT R5, R3, 0xff, RZ, 0xc0, !PT ;", "LDC R6, c[0x3][R5] ;", "IADD3 R7, R0, R2, RZ ;",
+           "LDC R8, c[0x3][R7] ;", "IADD3 R2, R2, 0x1, RZ ;", "ISETP.NE.AND P0, PT, R2, 0x40, PT ;", "@P0 BRA 0x30 ;", "EXIT ;"]
+    cfg = build_cfg(parse_listing((16 * i, t) for i, t in enumerate(lst)))
+    assert not thread_varying(cfg, 5, "R5")      # loop counter + kernel argument
+    assert thread_varying(cfg, 7, "R7")          # + threadIdx.x
+    assert not thread_varying(cfg, 5, "UR4")     # uniform register
+    ids = [f.id for f in analysis_of("const_lookup", "bad").kernels[0].findings]
+    assert ids[0] == "constant-cache-divergence"  # data-dependent per-lane index still fires

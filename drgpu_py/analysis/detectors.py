@@ -186,7 +186,8 @@ def loop_invariant_load(ctx: KernelContext) -> Detection | None:
         if loop is None or ins.opcode == "LDC" and not ins.is_const_indexed():
             continue
         addr_regs = {r for o in ins.operands if "[" in o for r in _regs_in(o)} & ins.uses
-        if addr_regs and all(_invariant(cfg, idx, reg, loop, {}, 0) for reg in addr_regs):
+        if addr_regs and all(_invariant(cfg, idx, reg, loop, {}, 0) for reg in addr_regs) \
+                and not _written_in_loop(cfg, ins, loop):
             invariant.append(ins.pc)
     if not invariant:
         return None
@@ -196,6 +197,27 @@ def loop_invariant_load(ctx: KernelContext) -> Detection | None:
     return Detection(stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)), speedup=eliminate(r),
                      evidence={"invariant_loads_in_loops": len(invariant), "blamed_sample_share": round(r, 3)},
                      locations=ctx.locations(w), fmt={"share_pct": 100 * r})
+
+
+_STORES = ("STG", "ST", "ATOM", "ATOMG", "RED", "REDG")
+
+
+def _address(ins) -> str | None:
+    """The memory operand of a load or store without its descriptor ('[R2.64+0x10]')."""
+    for o in ins.operands:
+        if "[" in o:
+            return re.sub(r"^desc\[[^\]]*\]", "", o.strip())
+    return None
+
+
+def _written_in_loop(cfg, load, loop) -> bool:
+    """A store or atomic in the loop to the very address the load reads (same registers and
+    offset): the value changes between iterations (another thread may write it, with a
+    barrier between), so the load is not invariant and must not be hoisted."""
+    addr = _address(load)
+    if addr is None:
+        return False
+    return any(cfg.insts[j].opcode in _STORES and _address(cfg.insts[j]) == addr for j in cfg.loop_instructions(loop))
 
 
 def _regs_in(operand: str) -> set[str]:
@@ -510,8 +532,47 @@ def divergence(ctx: KernelContext) -> Detection | None:
                      locations=ctx.locations(w), fmt={"threads": thr})
 
 
+_LANE_SOURCES = ("SR_TID", "SR_LANEID", "SR_LANEMASK")
+_PER_THREAD = ("LDG", "LD", "LDS", "LDL", "LDSM", "ATOM", "ATOMG", "ATOMS", "SHFL", "TLD", "TEX", "LDGSTS", "MATCH")
+
+
+def thread_varying(cfg, idx: int, reg: str, memo: dict | None = None, depth: int = 0) -> bool:
+    """Can ``reg``, as instruction ``idx`` reads it, differ between the lanes of a warp? Yes
+    when it derives from the thread or lane index or from per-thread loaded data; no for
+    uniform registers, kernel parameters, constants and loop counters built from them."""
+    from ..sass.slicing import _reaching_defs
+    if reg.startswith("U") or reg in ("RZ", "URZ"):
+        return False                       # the uniform datapath holds one value per warp
+    memo = {} if memo is None else memo
+    if depth > 16:
+        return True                        # too deep to tell: assume it varies
+    for j, _ in _reaching_defs(cfg, idx, reg, 10_000):
+        if j in memo:
+            if memo[j]:
+                return True
+            continue
+        memo[j] = False                    # a cycle (a loop counter) adds nothing new
+        d = cfg.insts[j]
+        varying = (d.opcode in ("S2R", "CS2R") and any(src in d.text for src in _LANE_SOURCES)) \
+            or d.opcode in _PER_THREAD \
+            or any(thread_varying(cfg, j, u, memo, depth + 1) for u in d.uses if not u.startswith("P"))
+        memo[j] = varying
+        if varying:
+            return True
+    return False
+
+
+def _divergent_constant_load(cfg, ins) -> bool:
+    m = re.search(r"c\[[^\]]*\]\[([^\]]*)\]", ins.text)
+    idx = cfg.index_of_pc.get(ins.pc) if cfg is not None else None
+    if not m or idx is None:
+        return True
+    return any(thread_varying(cfg, idx, r) for r in _regs_in(m.group(1)))
+
+
 def constant_divergence(ctx: KernelContext) -> Detection | None:
-    pcs = ctx.pcs_where(lambda i: i.is_const_indexed())
+    # Register-indexed constant loads serialize only when the index differs across lanes.
+    pcs = ctx.pcs_where(lambda i: i.is_const_indexed() and _divergent_constant_load(ctx.cfg, i))
     if not pcs:
         return None
     r, w = _cost_share(ctx, pcs, None, ("short_scoreboard", "long_scoreboard", "wait"))
