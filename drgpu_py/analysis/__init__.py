@@ -78,11 +78,14 @@ class KernelAnalysis:
 class Analysis:
     profile: Profile
     kernels: list[KernelAnalysis]
+    _summary: list[dict] | None = field(default=None, repr=False, compare=False)
 
     def summary(self) -> list[dict]:
         """Kernel groups by GPU time, each with its findings and the time they would save
-        (drgpu_py.groups.summary)."""
-        return groups.summary(self)
+        (drgpu_py.groups.summary); computed once (renderers ask several times)."""
+        if self._summary is None:
+            self._summary = groups.summary(self)
+        return self._summary
 
     def priorities(self, limit: int | None = None) -> list[dict]:
         """Findings across the report, most time saved first."""
