@@ -607,7 +607,11 @@ def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool) -
     source = _source_view(ka, anchor)
     src_ids = {r["id"] for fv in source["files"] for r in fv["rows"] if not r["gap"]}
     ach, theo = k.m("sm__warps_active.avg.pct_of_peak_sustained_active"), k.m("sm__maximum_warps_per_active_cycle_pct")
-    top_pct = ka.top_unit_pct
+    sol = ka.context.sol if ka.context is not None else None
+    if sol is not None and sol.limiter is not None:   # the speed-of-light limiter, as the badge says
+        top_label, top_pct = sol.labels.get(sol.limiter, sol.limiter), sol.limiter_pct
+    else:
+        top_label, top_pct = ka.tree.attrs.get("top_unit"), ka.top_unit_pct
     summary = [
         ("Device", k.device or "unknown"),
         ("Duration", _duration(k.duration_ns)),
@@ -616,7 +620,7 @@ def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool) -
         ("Shared memory / block", _bytes(k.m("launch__shared_mem_per_block"))),
         ("Occupancy (achieved / theoretical)", f"{_num(ach, '.0f', '%')} / {_num(theo, '.0f', '%')}"),
         ("IPC (achieved / ideal)", f"{_num(ka.achieved_ipc, '.2f')} / {ka.tree.attrs.get('ideal_ipc', 'n/a')}"),
-        ("Busiest unit", f"{ka.tree.attrs.get('top_unit') or 'n/a'}" + ("" if _nan(top_pct) else f" at {top_pct:.0f}% of peak")),
+        ("Busiest unit", f"{top_label or 'n/a'}" + ("" if _nan(top_pct) else f" at {top_pct:.0f}% of peak")),
     ]
     svg = None
     if with_svg:
