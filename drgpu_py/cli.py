@@ -167,4 +167,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    # Run as a script the module is __main__, not drgpu_py.cli, on whose app the other
+    # command modules register: call the package's own.
+    from drgpu_py.cli import main as _main
+    _main()

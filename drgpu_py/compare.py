@@ -51,11 +51,8 @@ def is_analysis_json(path: str | Path) -> bool:
 def load(path: str | Path, *, kernel: str | None = None, thresholds: dict | None = None) -> dict:
     """The analysis dict of a report, or of a drgpu analysis JSON file; ``kernel`` selects
     launches with :func:`drgpu_py.readers.select_kernels` semantics in both cases."""
-    p = Path(path)
-    if not p.exists():
-        raise InputError(f"{p}: no such file")
-    if p.is_dir():
-        raise InputError(f"{p} is a directory, not a report")
+    from .io import require_input_file
+    p = require_input_file(path)
     if is_analysis_json(p):
         try:
             d = json.loads(p.read_text(encoding="utf-8"))

@@ -157,7 +157,8 @@ def thresholds(overrides: dict[str, float] | None = None, file: str | Path | Non
     extra: dict[str, Any] = {}
     if file is not None:
         try:
-            text = Path(file).read_text(encoding="utf-8")
+            from .io import require_input_file
+            text = require_input_file(file, "a thresholds file").read_text(encoding="utf-8")
         except OSError as e:
             raise DataFileError(f"cannot read thresholds file {file}: {e.strerror}") from e
         doc = _parse(text, str(file))

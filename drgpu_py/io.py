@@ -7,7 +7,26 @@ import os
 import tempfile
 from pathlib import Path
 
-from .errors import OutputError
+from .errors import InputError, OutputError
+
+
+def require_input_file(path: str | Path, what: str = "a report") -> Path:
+    """An input must be a regular file (or a link to one): a FIFO, device or socket would
+    block or never end, so it is refused at once; a missing path or a folder says so."""
+    p = Path(path)
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise InputError(f"{p}: no such file") from None
+    except OSError as e:   # a link loop, a name too long, a folder we may not search
+        raise InputError(f"{p}: cannot read ({e.strerror})") from e
+    import stat as _stat
+    if _stat.S_ISDIR(st.st_mode):
+        raise InputError(f"{p} is a directory, not {what}")
+    if not _stat.S_ISREG(st.st_mode):
+        kind = "a FIFO" if _stat.S_ISFIFO(st.st_mode) else "a socket" if _stat.S_ISSOCK(st.st_mode) else "a device"
+        raise InputError(f"{p} is {kind}, not {what}", hint="give a file: drgpu reads its inputs whole")
+    return p
 
 
 def check_writable(path: str | Path, force: bool) -> Path:

@@ -178,7 +178,7 @@ def test_bad_input(case, tmp_path):
 def test_real_process_has_clean_stderr(case, tmp_path):
     """The installed entry point, as a user runs it: no traceback, no native library log."""
     argv, _ = prepare(case, tmp_path)
-    p = subprocess.run([sys.executable, "-m", "drgpu_py.cli", *argv], capture_output=True, text=True,
+    p = subprocess.run([sys.executable, "-m", "drgpu_py", *argv], capture_output=True, text=True,
                        timeout=120, env={**os.environ, "PYTHONIOENCODING": "utf-8"})
     assert p.returncode == case["exit"], p.stderr
     assert "Traceback" not in p.stderr
@@ -401,3 +401,30 @@ def test_errors_doc_matches_error_classes():
 def test_corpus_uses_only_documented_codes():
     documented = {int(r["code"]) for r in _doc_exit_table()}
     assert {c["exit"] for c in CASES} <= documented
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "socket"])
+@pytest.mark.parametrize("where", ["report", "thresholds", "baseline"])
+def test_special_files_are_refused_at_once(tmp_path, kind, where):
+    """A FIFO (which would block forever), a device or a socket given as an input is refused
+    at once with exit 3, whichever input it is."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    from conftest import report_path
+    if kind == "fifo":
+        special = tmp_path / "x.ncu-rep"
+        os.mkfifo(special)
+    elif kind == "device":
+        special = Path("/dev/null")
+    else:
+        special = tmp_path / "s.ncu-rep"
+        sock = socket.socket(socket.AF_UNIX)
+        sock.bind(str(special))
+    rep = str(report_path("aos_gather", "bad"))
+    argv = {"report": ["analyze", str(special)], "thresholds": ["analyze", rep, "--thresholds", str(special)],
+            "baseline": ["diff", str(special), rep]}[where]
+    r = subprocess.run([sys.executable, "-m", "drgpu_py", *argv], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 3, (r.returncode, r.stderr)
+    assert "Traceback" not in r.stderr and ("FIFO" in r.stderr or "device" in r.stderr or "socket" in r.stderr), r.stderr

@@ -171,10 +171,3 @@ def _needed_metrics(chip: str | None) -> tuple[list[tuple[str, str]], list[tuple
     optional = [(list(g.metrics), g.absent_note) for g in ms.groups.values()
                 if g.optional and g.absent_note and g.metrics]
     return needed, optional
-
-
-def _check_readable(p: Path) -> None:
-    if not p.exists():
-        raise InputError(f"{p}: no such file")
-    if p.is_dir():
-        raise InputError(f"{p} is a directory, not a report")

@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .. import data
+from ..io import require_input_file
 from ..errors import InputError, ReportFormatError
 from ..model import INSTRUCTION_COLUMNS
 
@@ -34,10 +35,7 @@ _LABEL = re.compile(r"`\(\.L_x_\d+\)\s*")
 def sniff(p: Path) -> str:
     """Return 'ncu-rep', 'csv-raw', 'csv-source', 'csv-details', 'compressed' or 'unknown'.
     Raises InputError when the path cannot be read, ReportFormatError when it is empty."""
-    if not p.exists():
-        raise InputError(f"{p}: no such file")
-    if p.is_dir():
-        raise InputError(f"{p} is a directory, not a report")
+    require_input_file(p)
     try:
         with open(p, "rb") as fh:
             head = fh.read(4096)

@@ -42,6 +42,7 @@ from pathlib import Path
 import pandas as pd
 
 from .. import data
+from ..io import require_input_file
 from ..errors import InputError, NoKernelsError, ReportFormatError
 from ..model import KernelProfile, Profile
 from .common import (clean_sass, id_filter, instruction_frame, native_stderr_captured, numbers, parse_dim,
@@ -52,6 +53,7 @@ _ID_COLS = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Con
 
 
 def _read_text(p: Path, notes: list[str] | None = None) -> str:
+    require_input_file(p, "a CSV export")
     try:
         raw = p.read_bytes()
     except OSError as e:

@@ -114,6 +114,8 @@ def _run(argv: list[str], cwd: str | None = None) -> subprocess.CompletedProcess
 
 def is_cubin(path: Path) -> bool:
     """An ELF file for the CUDA machine (EM_CUDA); executables and fatbins are not."""
+    from ..io import require_input_file
+    require_input_file(path, "a cubin or executable")
     try:
         with open(path, "rb") as fh:
             head = fh.read(20)
