@@ -19,7 +19,20 @@ from . import __version__, data
 from .errors import DrgpuError, OutputError, UsageError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+                  context_settings={"help_option_names": ["-h", "--help"]},
                   help="drgpu: top-down GPU performance advice from Nsight Compute reports.")
+
+
+def _version_option(value: bool) -> None:
+    if value:
+        typer.echo(f"drgpu {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(version: bool = typer.Option(False, "--version", "-V", callback=_version_option, is_eager=True,
+                                       help="Print drgpu's version and exit.")) -> None:
+    """drgpu: top-down GPU performance advice from Nsight Compute reports."""
 err = Console(stderr=True, highlight=False)
 
 EXIT_INTERNAL = 70
@@ -50,15 +63,24 @@ def run_guarded(fn: Callable[[], int | None]) -> None:
 
 
 def parse_threshold_args(items: list[str] | None) -> dict[str, float]:
+    """``KEY=VALUE`` overrides: a known key and a finite, non-negative number, else a usage
+    error (exit 2)."""
+    import math
+    known = data.threshold_docs()
     out = {}
     for it in items or []:
         if "=" not in it:
             raise UsageError(f"--threshold expects KEY=VALUE, got {it!r}")
         k, v = it.split("=", 1)
+        k = k.strip()
+        if k not in known:
+            raise UsageError(f"--threshold: unknown key {k!r}", hint="drgpu thresholds lists them")
         try:
-            out[k.strip()] = float(v)
+            out[k] = float(v)
         except ValueError as e:
             raise UsageError(f"--threshold {k}: {v!r} is not a number") from e
+        if not math.isfinite(out[k]) or out[k] < 0:
+            raise UsageError(f"--threshold {k}: {v!r} must be a finite number >= 0")
     return out
 
 
@@ -119,6 +141,8 @@ def analyze(
         from .pipeline import analyze_reports, write_result
         if top < 0:
             raise UsageError(f"--top must be 0 or more, got {top}")
+        if not 0.0 <= fold <= 1.0:
+            raise UsageError(f"--fold is a share between 0 and 1, got {fold:g}", hint="e.g. --fold 0.05 folds nodes below 5%")
         refuse_output_over_inputs(output, [*reports, source_csv, line_report, cubin, binary, thresholds_file])
         th = data.thresholds(parse_threshold_args(threshold), thresholds_file)
         result = analyze_reports(reports, kernel=kernel, source_csv=source_csv, line_report=line_report,

@@ -428,3 +428,32 @@ def test_special_files_are_refused_at_once(tmp_path, kind, where):
     r = subprocess.run([sys.executable, "-m", "drgpu_py", *argv], capture_output=True, text=True, timeout=60)
     assert r.returncode == 3, (r.returncode, r.stderr)
     assert "Traceback" not in r.stderr and ("FIFO" in r.stderr or "device" in r.stderr or "socket" in r.stderr), r.stderr
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["analyze", "R", "-t", "no_such_key=1"], "unknown key 'no_such_key'"),
+    (["analyze", "R", "-t", "sol_pct=nan"], "finite number >= 0"),
+    (["analyze", "R", "-t", "sol_pct=-5"], "finite number >= 0"),
+    (["analyze", "R", "--fold", "5"], "--fold is a share between 0 and 1"),
+    (["analyze", "R", "--top", "-1"], "--top must be 0 or more"),
+])
+def test_option_values_are_usage_errors(argv, needle):
+    """Unknown threshold keys and out-of-range option values: exit 2 with a clear line."""
+    import subprocess
+    import sys
+    from conftest import report_path
+    argv = [str(report_path("aos_gather", "bad")) if a == "R" else a for a in argv]
+    r = subprocess.run([sys.executable, "-m", "drgpu_py", *argv], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_version_and_short_help():
+    import subprocess
+    import sys
+    from drgpu_py import __version__
+    for argv in (["--version"], ["-V"]):
+        r = subprocess.run([sys.executable, "-m", "drgpu_py", *argv], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0 and r.stdout.strip() == f"drgpu {__version__}"
+    for argv in (["-h"], ["analyze", "-h"], ["profile", "-h"], ["diff", "-h"]):
+        r = subprocess.run([sys.executable, "-m", "drgpu_py", *argv], capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0 and "Usage:" in r.stdout, argv
