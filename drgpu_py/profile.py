@@ -728,10 +728,14 @@ def _quote(a: str) -> str:
 
 
 def found_reports(result: RunResult, req: ProfileRequest, started: float) -> list[Path]:
-    """Reports of this run: those ncu announced, else files matching the output pattern
-    written since ``started`` (placeholders can expand to several)."""
+    """Reports of this run: those announced on the console that match drgpu's own ``-o``
+    pattern (the application shares that stream and may print a 'Report:' line of its own:
+    a path anywhere else is ignored, never read or written beside), else files matching the
+    pattern written since ``started`` (placeholders can expand to several)."""
+    import fnmatch
+    pattern = req.report_glob()
     announced = [p if p.is_absolute() else Path.cwd() / p for p in result.reports]
-    out = [p for p in announced if p.is_file()]
+    out = [p for p in announced if fnmatch.fnmatchcase(str(p), pattern) and p.is_file()]
     for p in existing_reports(req):
         try:
             fresh = p.stat().st_mtime >= started - 1

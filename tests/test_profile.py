@@ -5,6 +5,7 @@ real ncu 2025.3.1 printed and copies a real sample report."""
 from __future__ import annotations
 
 import json
+import shutil
 import os
 import signal
 import subprocess
@@ -499,3 +500,19 @@ def test_nvtx_filters_and_profiler_range_reach_ncu(tmp_path, monkeypatch):
     assert opts[opts.index("--profile-from-start") + 1] == "off"
     r2 = run_profile(tmp_path, "--force", monkeypatch=monkeypatch, env={"STANDIN_NCU_ARGV_OUT": str(out)})
     assert r2.exit_code == 0 and "--nvtx" not in json.loads(out.read_text())
+
+
+def test_a_report_line_printed_by_the_app_is_not_trusted(tmp_path, monkeypatch):
+    """The application shares ncu's console: a '==PROF== Report: PATH' line it prints must
+    not make drgpu read that report or write outputs beside it, even with --force."""
+    foreign = tmp_path / "elsewhere"
+    foreign.mkdir()
+    shutil.copy(ROOT / "sample_reports" / "aos_gather" / "aos_gather_bad.ncu-rep", foreign / "victim.ncu-rep")
+    (foreign / "victim.json").write_text("precious")
+    r = run_profile(tmp_path, "--force", monkeypatch=monkeypatch,
+                    app_argv=["/bin/echo", f"==PROF== Report: {foreign / 'victim.ncu-rep'}"])
+    assert r.exit_code == 0, r.output
+    assert (foreign / "victim.json").read_text() == "precious"
+    assert sorted(p.name for p in foreign.iterdir()) == ["victim.json", "victim.ncu-rep"]
+    rec = json.loads((tmp_path / "out" / "echo.profile.json").read_text())
+    assert rec["reports"] == [str(tmp_path / "out" / "echo.ncu-rep")]
