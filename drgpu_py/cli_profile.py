@@ -146,10 +146,15 @@ def _write_outputs(analysis, folder: Path, stem: str, force: bool) -> list[Path]
 
 
 def _check_outputs_free(req: prof.ProfileRequest, log_path: Path) -> None:
+    """Before ncu runs: without --force, none of the files this run writes may exist yet
+    (the report, its log, every analysis format and the run record, rank names included)."""
     if req.force:
         return
-    taken = prof.existing_reports(req)
-    taken += [p for p in (log_path, req.output_dir / f"{req.stem}.json", req.output_dir / f"{req.stem}.txt") if p.exists()]
+    import glob
+    from .render.bundle import FORMATS
+    base = req.report_glob()[:-len(".ncu-rep")]
+    exts = [".ncu-rep", ".ncu.log", ".profile.json"] + [ext for _, ext in FORMATS]
+    taken = sorted({Path(p) for ext in exts for p in glob.glob(base + ext)} | ({log_path} if log_path.exists() else set()))
     if taken:
         raise OutputError(f"{taken[0]} exists" + (f" (and {len(taken) - 1} more)" if len(taken) > 1 else ""),
                           hint="use --force to overwrite, or another --output-dir/--name")

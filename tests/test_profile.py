@@ -516,3 +516,16 @@ def test_a_report_line_printed_by_the_app_is_not_trusted(tmp_path, monkeypatch):
     assert sorted(p.name for p in foreign.iterdir()) == ["victim.json", "victim.ncu-rep"]
     rec = json.loads((tmp_path / "out" / "echo.profile.json").read_text())
     assert rec["reports"] == [str(tmp_path / "out" / "echo.ncu-rep")]
+
+
+@pytest.mark.parametrize("ext", [".html", ".dot", ".svg", ".profile.json", ".txt", ".json", ".ncu.log"])
+def test_no_output_of_an_earlier_run_is_replaced_without_force(tmp_path, monkeypatch, ext):
+    """Every file profile writes is checked before ncu runs: any one of them existing stops
+    the run (exit 6) and leaves it untouched."""
+    out = tmp_path / "out"
+    out.mkdir()
+    old = out / f"echo{ext}"
+    old.write_text("earlier run")
+    r = run_profile(tmp_path, monkeypatch=monkeypatch)
+    assert r.exit_code == 6 and "--force" in r.output, r.output
+    assert old.read_text() == "earlier run" and not (out / "echo.ncu-rep").exists()
