@@ -30,13 +30,24 @@ def require_input_file(path: str | Path, what: str = "a report") -> Path:
 
 
 def check_writable(path: str | Path, force: bool) -> Path:
+    """The path to write: refused when it is a folder, exists without ``force``, or is
+    anything but a regular file (a device, FIFO or socket, or a link to one: replacing
+    /dev/null with a file, even with ``force``, is never what was meant). A link to a
+    regular file is written through: the file it points to is replaced."""
+    import stat as _stat
     p = Path(path)
     try:
+        if p.is_symlink():
+            p = Path(os.path.realpath(p))
         exists, is_dir = p.exists(), p.is_dir()
-    except OSError as e:  # e.g. a parent folder we may not search
-        raise OutputError(f"cannot write {p}: {e.strerror}") from e
+        mode = p.stat().st_mode if exists else None
+    except OSError as e:  # e.g. a parent folder we may not search, a link loop
+        raise OutputError(f"cannot write {path}: {e.strerror}") from e
     if is_dir:
         raise OutputError(f"{p} is a directory", hint="give a file name")
+    if mode is not None and not _stat.S_ISREG(mode):
+        raise OutputError(f"{path} is not a regular file (a device, FIFO or socket): drgpu does not write over it",
+                          hint="give the name of a file")
     if exists and not force:
         raise OutputError(f"{p} exists", hint="use --force to overwrite")
     parent = p.parent if str(p.parent) else Path(".")

@@ -457,3 +457,40 @@ def test_version_and_short_help():
     for argv in (["-h"], ["analyze", "-h"], ["profile", "-h"], ["diff", "-h"]):
         r = subprocess.run([sys.executable, "-m", "drgpu_py", *argv], capture_output=True, text=True, timeout=60)
         assert r.returncode == 0 and "Usage:" in r.stdout, argv
+
+
+@pytest.mark.parametrize("target", ["device", "fifo", "link-to-device", "link-to-file"])
+def test_force_never_replaces_special_files(tmp_path, target):
+    """-o onto a device, FIFO or a link to one is refused even with --force (exit 6), and the
+    node stays; a link to a regular file is written through (the link stays a link)."""
+    import os
+    import subprocess
+    import sys
+    from conftest import report_path
+    rep = str(report_path("aos_gather", "bad"))
+    if target == "device":
+        out = Path("/dev/null")
+    elif target == "fifo":
+        out = tmp_path / "f.json"
+        os.mkfifo(out)
+    elif target == "link-to-device":
+        out = tmp_path / "l.json"
+        out.symlink_to("/dev/null")
+    else:
+        real = tmp_path / "real.json"
+        real.write_text("old")
+        out = tmp_path / "l.json"
+        out.symlink_to(real)
+    r = subprocess.run([sys.executable, "-m", "drgpu_py", "analyze", rep, "-f", "json", "-o", str(out), "--force"],
+                       capture_output=True, text=True, timeout=120)
+    if target == "link-to-file":
+        assert r.returncode == 0, r.stderr
+        assert out.is_symlink() and (tmp_path / "real.json").read_text().startswith("{")
+    else:
+        assert r.returncode == 6 and "not a regular file" in r.stderr, r.stderr
+        assert Path("/dev/null").is_char_device()
+        if target == "fifo":
+            import stat
+            assert stat.S_ISFIFO(out.stat().st_mode)
+        if target == "link-to-device":
+            assert out.is_symlink()
