@@ -208,11 +208,13 @@ def _from_doc(doc: dict, origin: str, base: MetricSet | None) -> MetricSet:
 
 def load_metric_set(name_or_path: str | Path | None = None) -> MetricSet:
     """A shipped set by name ('base', 'gh100', ...), by compute capability ('9.0'), or a YAML
-    file (which may ``inherits: base``). ``None`` gives the base set."""
+    file (which may ``inherits: base``). ``None`` gives the base set. A bare name is always
+    a shipped set, never a file of that name in the working directory: only a value with a
+    folder separator or a .yaml/.yml suffix is a path."""
     key = str(name_or_path) if name_or_path else "base"
     folder = metric_sets_dir()
     p = Path(key)
-    if p.suffix in (".yaml", ".yml") or p.exists():
+    if p.suffix in (".yaml", ".yml") or os.sep in key or "/" in key:
         if not p.is_file():
             raise InputError(f"metric set file {p} does not exist")
         path = p

@@ -529,3 +529,18 @@ def test_no_output_of_an_earlier_run_is_replaced_without_force(tmp_path, monkeyp
     r = run_profile(tmp_path, monkeypatch=monkeypatch)
     assert r.exit_code == 6 and "--force" in r.output, r.output
     assert old.read_text() == "earlier run" and not (out / "echo.ncu-rep").exists()
+
+
+def test_a_metric_set_name_is_never_a_file_in_the_working_directory(tmp_path, monkeypatch):
+    """A planted file or folder named like a shipped set ('gh100', 'base') in the current
+    directory is not loaded; a path (a separator or .yaml) still is."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "gh100").write_text("schema: drgpu.metric_set/1\nname: evil\ngroups: {x: {why: w, metrics: {evil__metric.sum: e}}}\n")
+    (tmp_path / "base").mkdir()
+    ms = prof.load_metric_set("gh100")
+    assert ms.name == "gh100" and ms.shipped and "evil__metric.sum" not in ms.selection().metrics
+    assert prof.load_metric_set("base").shipped
+    own = tmp_path / "mine.yaml"
+    own.write_text((ROOT / "metric_sets" / "gh100.yaml").read_text().replace("name: gh100", "name: mine"))
+    assert prof.load_metric_set(str(own)).name == "mine"
+    assert prof.load_metric_set("./gh100").name == "evil"
