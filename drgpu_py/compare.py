@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import re
 from pathlib import Path
 
@@ -152,7 +153,8 @@ def render_list_console(rows: list[dict], console) -> None:
 
 
 def render_list_json(rows: list[dict]) -> str:
-    return json.dumps({"tool": "drgpu", "version": __version__, "kind": "list", "kernels": rows}, indent=2) + "\n"
+    return json.dumps(_finite({"tool": "drgpu", "version": __version__, "kind": "list", "kernels": rows}), indent=2,
+                      allow_nan=False) + "\n"
 
 
 # ---- kernel matching ---------------------------------------------------------------------
@@ -465,7 +467,7 @@ def render_diff_html(d: dict) -> str:
 
 def render_diff(d: dict, fmt: str) -> str:
     if fmt == "json":
-        return json.dumps(d, indent=2) + "\n"
+        return json.dumps(_finite(d), indent=2, allow_nan=False) + "\n"
     if fmt == "text":
         return render_diff_text(d)
     if fmt == "html":
@@ -483,3 +485,14 @@ def diff_format_for(path: str | Path) -> str:
 
 __all__ = ["load", "select", "list_rows", "sort_rows", "render_list_text", "render_list_console", "render_list_json",
            "base_name", "match_kernels", "kernel_diff", "diff", "render_diff", "diff_format_for"]
+
+
+def _finite(o):
+    """JSON has no NaN or infinity: a value that is not a finite number is written as null."""
+    if isinstance(o, float):
+        return o if math.isfinite(o) else None
+    if isinstance(o, dict):
+        return {k: _finite(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_finite(v) for v in o]
+    return o
