@@ -494,3 +494,24 @@ def test_force_never_replaces_special_files(tmp_path, target):
             assert stat.S_ISFIFO(out.stat().st_mode)
         if target == "link-to-device":
             assert out.is_symlink()
+
+
+def test_terminal_sequences_in_names_are_not_passed_to_the_terminal(tmp_path):
+    """A kernel name with ESC sequences (colour, window title) and a right-to-left override
+    reaches the text output as visible escapes, never as raw control characters."""
+    import csv as _csv
+    import subprocess
+    import sys
+    rows = list(_csv.reader(open(BAD / "mini.raw.csv", newline="", encoding="utf-8")))
+    col = rows[0].index("Kernel Name")
+    for r in rows[2:]:
+        if len(r) > col:
+            r[col] = "evil\x1b]0;pwned\x07\x1b[31mred\u202etxt"
+    bad = tmp_path / "evil.raw.csv"
+    with open(bad, "w", newline="", encoding="utf-8") as fh:
+        _csv.writer(fh).writerows(rows)
+    r = subprocess.run([sys.executable, "-m", "drgpu_py", "analyze", str(bad), "-q"], capture_output=True,
+                       text=True, timeout=120, env={**os.environ, "COLUMNS": "200"})
+    assert r.returncode == 0, r.stderr
+    assert "\x1b" not in r.stdout and "\x07" not in r.stdout and "\u202e" not in r.stdout
+    assert "evil\\x1b]0;pwned" in r.stdout
