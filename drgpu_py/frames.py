@@ -22,7 +22,7 @@ def findings_frame(analysis) -> pd.DataFrame:
         k = ka.kernel
         t = groups.total_ns(k)
         for f in ka.findings:
-            saved = t * (1.0 - 1.0 / f.estimated_speedup)
+            saved = groups.time_saved(t, f.estimated_speedup)
             for loc in (f.locations or [{}]):
                 rows.append({"kernel": k.name, "kernel_id": k.id, "launches": groups.launches(k), "id": f.id,
                              "severity": f.severity, "estimated_speedup": f.estimated_speedup, "time_saved_ns": saved,
@@ -34,7 +34,7 @@ def findings_frame(analysis) -> pd.DataFrame:
 def kernels_frame(analysis) -> pd.DataFrame:
     by_id = {ka.kernel.id: ka for ka in analysis.kernels}
     rows = []
-    for r in groups.summary(analysis):
+    for r in analysis.summary():
         ka = by_id[r["kernel_id"]]
         top = r["findings"][0] if r["findings"] else {}
         rows.append({"kernel": r["name"], "kernel_id": r["kernel_id"], "launches": r["launches"],

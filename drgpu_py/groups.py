@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import math
 
+from .analysis.tree import location_text
 from .merge import merge_kernels
 from .model import KernelProfile, Profile
 
@@ -56,6 +57,11 @@ def launch_ids(k: KernelProfile) -> list[int]:
     return [int(x) for x in ids.split(",")] if ids else [k.id]
 
 
+def time_saved(total: float, speedup: float) -> float:
+    """GPU time a fix would save in the profiled run: total x (1 - 1/speedup)."""
+    return total * (1.0 - 1.0 / speedup) if not math.isnan(total) and speedup > 0 else math.nan
+
+
 def summary(analysis) -> list[dict]:
     """One entry per group, by total GPU time: launches, time and share, grade and bound,
     and its findings with the time each would save."""
@@ -66,10 +72,10 @@ def summary(analysis) -> list[dict]:
         t = total_ns(k)
         finds = []
         for f in ka.findings:
-            saved = t * (1.0 - 1.0 / f.estimated_speedup) if not math.isnan(t) and f.estimated_speedup > 0 else math.nan
+            saved = time_saved(t, f.estimated_speedup)
             finds.append({"id": f.id, "severity": f.severity, "estimated_speedup": round(f.estimated_speedup, 3),
                           "time_saved_ns": None if math.isnan(saved) else round(saved, 1),
-                          "where": _where(f.locations)})
+                          "where": location_text(f.locations[0]) if f.locations else None})
         rows.append({"kernel_id": k.id, "name": k.name, "launches": launches(k), "launch_ids": launch_ids(k),
                      "total_ns": None if math.isnan(t) else round(t, 1),
                      "mean_ns": None if math.isnan(k.duration_ns) else round(k.duration_ns, 1),
@@ -88,12 +94,3 @@ def priorities(rows: list[dict], limit: int | None = None) -> list[dict]:
            if f["time_saved_ns"] is not None and f["time_saved_ns"] > 0]
     out.sort(key=lambda f: -f["time_saved_ns"])
     return out[:limit] if limit else out
-
-
-def _where(locs: list[dict]) -> str | None:
-    if not locs:
-        return None
-    l0 = locs[0]
-    if l0.get("file"):
-        return f"{str(l0['file']).rsplit('/', 1)[-1]}:{l0.get('line')}"
-    return f"SASS +0x{l0.get('pc_offset', 0):x}"

@@ -4,6 +4,7 @@ deletes its inputs (reports)."""
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -20,11 +21,10 @@ def require_input_file(path: str | Path, what: str = "a report") -> Path:
         raise InputError(f"{p}: no such file") from None
     except OSError as e:   # a link loop, a name too long, a folder we may not search
         raise InputError(f"{p}: cannot read ({e.strerror})") from e
-    import stat as _stat
-    if _stat.S_ISDIR(st.st_mode):
+    if stat.S_ISDIR(st.st_mode):
         raise InputError(f"{p} is a directory, not {what}")
-    if not _stat.S_ISREG(st.st_mode):
-        kind = "a FIFO" if _stat.S_ISFIFO(st.st_mode) else "a socket" if _stat.S_ISSOCK(st.st_mode) else "a device"
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "a device"
         raise InputError(f"{p} is {kind}, not {what}", hint="give a file: drgpu reads its inputs whole")
     return p
 
@@ -34,7 +34,6 @@ def check_writable(path: str | Path, force: bool) -> Path:
     anything but a regular file (a device, FIFO or socket, or a link to one: replacing
     /dev/null with a file, even with ``force``, is never what was meant). A link to a
     regular file is written through: the file it points to is replaced."""
-    import stat as _stat
     p = Path(path)
     try:
         if p.is_symlink():
@@ -45,7 +44,7 @@ def check_writable(path: str | Path, force: bool) -> Path:
         raise OutputError(f"cannot write {path}: {e.strerror}") from e
     if is_dir:
         raise OutputError(f"{p} is a directory", hint="give a file name")
-    if mode is not None and not _stat.S_ISREG(mode):
+    if mode is not None and not stat.S_ISREG(mode):
         raise OutputError(f"{path} is not a regular file (a device, FIFO or socket): drgpu does not write over it",
                           hint="give the name of a file")
     if exists and not force:

@@ -19,7 +19,7 @@ from .findings import Finding, evaluate
 from .sol import SpeedOfLight, grade_at_least, kernel_traits, speed_of_light
 from .tree import Node
 
-__all__ = ["AnalysisOptions", "Analysis", "KernelAnalysis", "analyze", "analyze_kernel", "Node", "Finding"]
+__all__ = ["AnalysisOptions", "Analysis", "KernelAnalysis", "analyze", "analyze_kernel", "Node", "Finding", "SpeedOfLight"]
 
 
 @dataclass
@@ -67,9 +67,7 @@ class KernelAnalysis:
         out = {"unit": self.top_unit, "pct": _f(self.top_unit_pct), "near_ceiling": bool(near)}
         ctx = self.context
         if ctx is not None and ctx.sol is not None:
-            d = ctx.sol.to_dict()
-            d.pop("unit"), d.pop("pct")
-            out.update(d)
+            out.update(ctx.sol.to_dict())
             out["traits"] = ctx.traits.to_dict() if ctx.traits is not None else None
         return out
 

@@ -17,7 +17,7 @@ from .. import data
 from .context import UNITS, KernelContext
 from .detectors import occupancy_limiter
 from .findings import Finding
-from .tree import Node
+from .tree import Node, location_text
 
 
 def stall_cycle_pct(ctx: KernelContext) -> tuple[float, float, float, str]:
@@ -111,7 +111,7 @@ def build_tree(ctx: KernelContext, findings: list[Finding]) -> Node:
                 continue
             rnode = gnode.add(Node(labels[r], round(s, 2), "%", "reason", attrs={"reason": r}))
             for loc in ctx.line_samples(r, 3):
-                rnode.add(Node(_loc_label(loc), round(loc["share"] * 100.0, 2), "%", "line", attrs=loc))
+                rnode.add(Node(location_text(loc), round(loc["share"] * 100.0, 2), "%", "line", attrs=loc))
         for st in g.get("subtrees", []):
             builder = SUBTREES.get(st)
             if builder:
@@ -134,18 +134,12 @@ def build_tree(ctx: KernelContext, findings: list[Finding]) -> Node:
         sug = parent.add(Node(f.title, round(f.estimated_speedup, 3), "x", "suggestion",
                               attrs={"id": f.id, "severity": f.severity, "advice": f.advice}))
         for loc in f.locations[:3]:
-            sug.add(Node(_loc_label(loc), round(loc["share"] * 100.0, 2), "%", "line", attrs=loc))
+            sug.add(Node(location_text(loc), round(loc["share"] * 100.0, 2), "%", "line", attrs=loc))
         if i == 0 and f.severity != "low":
             root.attrs["highlight"] = True
             parent.attrs["highlight"] = True
             sug.attrs["highlight"] = True
     return root
-
-
-def _loc_label(loc: dict) -> str:
-    if loc.get("file"):
-        return f"{loc['file'].rsplit('/', 1)[-1]}:{loc['line']}"
-    return f"SASS +0x{loc.get('pc_offset', 0):x}"
 
 
 # ---- sub-trees --------------------------------------------------------------------------
@@ -233,7 +227,7 @@ def _instruction_mix(parent: Node, ctx: KernelContext) -> None:
         node.attrs = {"section": "SourceCounters", "metric": "inst_executed (per instruction)"}
         return
     mix: Counter = Counter()
-    executed = dict(zip(df.index.tolist(), df["inst_executed"].tolist()))  # one pass, not a lookup per PC
+    executed = ctx.executed()
     for ins, cls in zip(ctx.insts, ctx.classes):
         mix[cls] += float(executed[ins.pc]) if ins.pc in executed else 0.0
     tot = sum(mix.values()) or 1.0

@@ -87,6 +87,7 @@ class KernelContext:
     _stall: tuple | None = field(default=None, repr=False, compare=False)
     _row_of: tuple | None = field(default=None, repr=False, compare=False)
     _totals: tuple | None = field(default=None, repr=False, compare=False)
+    _executed: tuple | None = field(default=None, repr=False, compare=False)
 
     # ---- construction -------------------------------------------------------------
     @classmethod
@@ -159,6 +160,14 @@ class KernelContext:
         if got is None:
             got = self._totals[1][column] = float(df[column].sum())
         return got
+
+    def executed(self) -> dict[int, float]:
+        """PC -> warp instructions executed (NaN where not counted), built once."""
+        df = self.df
+        if self._executed is None or self._executed[0] is not df:
+            got = dict(zip(df.index.tolist(), df["inst_executed"].tolist())) if not df.empty else {}
+            self._executed = (df, got)
+        return self._executed[1]
 
     def pcs_where(self, pred) -> list[int]:
         return [i.pc for i in self.insts if pred(i)]

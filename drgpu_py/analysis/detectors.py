@@ -380,7 +380,7 @@ def instruction_overhead(ctx: KernelContext) -> Detection | None:
     issue = sol.units.get("issue", math.nan)
     if math.isnan(issue) or issue < ctx.th["overhead_issue_pct"]:
         return None
-    executed = dict(zip(df.index.tolist(), df["inst_executed"].tolist()))
+    executed = ctx.executed()
     total = sum(v for v in executed.values() if v == v)
     if total <= 0:
         return None
@@ -723,19 +723,25 @@ def memory_latency(ctx: KernelContext) -> Detection | None:
         return None
     loads = ctx.pcs_where(lambda i: i.is_global_load() and not i.is_atomic())
     waits = _merge(ctx.blamed_by_pc(loads, ("long_scoreboard",)), ctx.samples_at(loads, ("long_scoreboard",)))
-    executed = dict(zip(df.index.tolist(), df["inst_executed"].tolist()))
+    executed = ctx.executed()
+    def loads_per_iteration(loop) -> float:
+        """Global loads executed per back-edge taken to the loop's header."""
+        body = cfg.loop_instructions(loop)
+        count = lambda pick: sum(float(executed.get(cfg.insts[j].pc) or 0.0) for j in body if pick(cfg.insts[j]))  # noqa: E731
+        iters = count(lambda i: i.is_branch() and i.target is not None and cfg.index_of_pc.get(i.target) is not None
+                      and cfg.block_of[cfg.index_of_pc[i.target]] == loop.header)
+        return count(lambda i: i.is_global_load()) / iters if iters > 0 else math.inf
+
+    per_loop: dict[int, float] = {}
     hot: dict[int, float] = {}
     for pc, w in waits.items():
         idx = cfg.index_of_pc.get(pc)
         loop = cfg.innermost_loop(idx) if idx is not None else None
         if loop is None or w <= 0:
             continue
-        body = cfg.loop_instructions(loop)
-        iters = sum(float(executed.get(cfg.insts[j].pc) or 0.0) for j in body if cfg.insts[j].is_branch()
-                    and cfg.insts[j].target is not None and cfg.index_of_pc.get(cfg.insts[j].target) is not None
-                    and cfg.block_of[cfg.index_of_pc[cfg.insts[j].target]] == loop.header)
-        n_loads = sum(float(executed.get(cfg.insts[j].pc) or 0.0) for j in body if cfg.insts[j].is_global_load())
-        if iters > 0 and n_loads / iters <= ctx.th["latency_loads_per_iteration"]:
+        if loop.header not in per_loop:
+            per_loop[loop.header] = loads_per_iteration(loop)
+        if per_loop[loop.header] <= ctx.th["latency_loads_per_iteration"]:
             hot[pc] = w
     tot = ctx.samples_total
     r = sum(hot.values()) / tot if tot > 0 else 0.0

@@ -119,7 +119,7 @@ class SpeedOfLight:
         return out
 
     def to_dict(self) -> dict:
-        return {"unit": self.limiter, "pct": _n(self.limiter_pct), "limiter": self.limiter,
+        return {"limiter": self.limiter, "limiter_pct": _n(self.limiter_pct),
                 "limiter_label": self.labels.get(self.limiter) if self.limiter else None, "grade": self.grade,
                 "units": {u: {"label": self.labels.get(u, u), "pct": round(v, 2), "source": self.unit_sources.get(u)}
                           for u, v in sorted(self.units.items(), key=lambda kv: -kv[1])},
@@ -202,7 +202,7 @@ def sass_flops(ctx: KernelContext) -> dict[str, float]:
     out: dict[str, float] = {}
     if df.empty:
         return out
-    executed = dict(zip(df.index.tolist(), df["inst_executed"].tolist()))
+    executed = ctx.executed()
     threads = dict(zip(df.index.tolist(), df["thread_inst_executed"].tolist())) if "thread_inst_executed" in df else {}
     for ins in ctx.insts:
         op = ins.opcode
@@ -237,7 +237,7 @@ def counter_flops(ctx: KernelContext) -> dict[str, float]:
 
 def kernel_traits(ctx: KernelContext) -> Traits:
     df = ctx.df
-    executed = dict(zip(df.index.tolist(), df["inst_executed"].tolist())) if not df.empty else {}
+    executed = ctx.executed()
     ran = lambda ins: (executed.get(ins.pc) or 0.0) > 0  # noqa: E731  (NaN compares false)
     tensor = any(i.opcode in _TENSOR_OPS and ran(i) for i in ctx.insts)
     signs = sorted({i.opcode for i in ctx.insts if i.opcode in _SPECIALIZED})

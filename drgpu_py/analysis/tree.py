@@ -11,6 +11,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+def location_text(loc: dict) -> str:
+    """'file.cu:LINE' for a location dict of a finding or tree node, 'SASS +0xOFF' without a file."""
+    if loc.get("file"):
+        return f"{str(loc['file']).rsplit('/', 1)[-1]}:{loc.get('line')}"
+    return f"SASS +0x{int(loc.get('pc_offset') or 0):x}"
+
+
 @dataclass
 class Node:
     name: str

@@ -100,12 +100,6 @@ def missing_text(node: Node) -> str:
     return f"not collected (section {node.attrs.get('section') or '?'})"
 
 
-def location_text(loc: dict) -> str:
-    if loc.get("file"):
-        return f"{str(loc['file']).rsplit('/', 1)[-1]}:{loc.get('line')}"
-    return f"SASS +0x{int(loc.get('pc_offset') or 0):x}"
-
-
 def dot_available() -> bool:
     return shutil.which("dot") is not None
 

@@ -30,9 +30,9 @@ from markupsafe import Markup
 
 from .. import __version__, data, groups
 from ..analysis.context import UNITS
-from ..analysis.tree import Node
+from ..analysis.tree import Node, location_text
 from . import RenderOptions, register
-from .dot import dot_available, format_value, is_chain, location_text, missing_text, split_folded, svg_for
+from .dot import dot_available, format_value, is_chain, missing_text, split_folded, svg_for
 from .text import short_name
 
 GROUP_COLORS = {"memory": "#1c7ed6", "synchronization": "#ae3ec9", "instruction": "#0ca678",
@@ -306,7 +306,7 @@ def _sol_view(ka) -> dict | None:
         return None
     d = sol.to_dict()
     th = ctx.th
-    grade, label, pct = d["grade"], d["limiter_label"], d["pct"]
+    grade, label, pct = d["grade"], d["limiter_label"], d["limiter_pct"]
     badge = ""
     if grade is not None:
         badge = grade + (f" · {label} {pct:.0f}% of peak" if label and pct is not None else "")
