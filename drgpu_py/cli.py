@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Callable, List, Optional
 
 import typer
-from rich.console import Console
 
-from . import __version__, data
+from . import __version__
 from .errors import DrgpuError, OutputError, UsageError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
@@ -33,9 +32,25 @@ def _version_option(value: bool) -> None:
 def _root(version: bool = typer.Option(False, "--version", "-V", callback=_version_option, is_eager=True,
                                        help="Print drgpu's version and exit.")) -> None:
     """drgpu: top-down GPU performance advice from Nsight Compute reports."""
-err = Console(stderr=True, highlight=False)
-
 EXIT_INTERNAL = 70
+
+
+def lazy_module(name: str):
+    """The module ``name``, executed on its first attribute access: command modules name what
+    only their command needs without every ``drgpu`` start-up paying for its import."""
+    if name in sys.modules:
+        return sys.modules[name]
+    import importlib.util
+    spec = importlib.util.find_spec(name)
+    loader = importlib.util.LazyLoader(spec.loader)
+    spec.loader = loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    loader.exec_module(module)
+    return module
+
+
+data = lazy_module(f"{__package__}.data")  # YAML data files: only commands that read them
 
 
 def run_guarded(fn: Callable[[], int | None]) -> None:
@@ -157,6 +172,7 @@ def analyze(
 def thresholds_cmd() -> None:
     """List the analysis thresholds, their defaults and what they mean."""
     def body():
+        from rich.console import Console
         from rich.table import Table
         t = Table("key", "default", "meaning")
         for k, spec in data.threshold_docs().items():

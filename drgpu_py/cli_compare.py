@@ -9,10 +9,8 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.console import Console
 
-from . import data
-from .cli import app, parse_threshold_args, progress_printer, run_guarded
+from .cli import app, data, parse_threshold_args, progress_printer, run_guarded
 from .errors import NoKernelsError, OutputError, UsageError
 
 
@@ -79,6 +77,7 @@ def list_cmd(
         if fmt == "json":
             _emit(render_list_json(rows), output, force)
         elif output is None and sys.stdout.isatty():
+            from rich.console import Console
             render_list_console(rows, Console())
         else:
             _emit(render_list_text(rows), output, force)

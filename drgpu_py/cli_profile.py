@@ -17,15 +17,21 @@ from pathlib import Path
 from typing import List, Optional
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
-from . import data
-from . import profile as prof
-from .cli import app, parse_threshold_args, run_guarded
+from .cli import app, data, lazy_module, parse_threshold_args, run_guarded
 from .errors import (DataFileError, DrgpuError, InterruptedError_, MetricUnavailableError, OutputError,
                      ToolNotFoundError)
+
+# Loaded when a command first uses them, not when ``drgpu`` starts (``drgpu --help`` and
+# ``drgpu analyze`` never need the profiler or rich's tables).
+prof = lazy_module("drgpu_py.profile")
+_console = lazy_module("rich.console")
+_table = lazy_module("rich.table")
+_markup = lazy_module("rich.markup")
+
+
+def escape(text: str) -> str:
+    return _markup.escape(text)
 
 
 # ---------------------------------------------------------------------------------------
@@ -169,14 +175,14 @@ def _list_kernels(ncu: str, req: prof.ProfileRequest, console: Console, quiet: b
         argv = prof.build_ncu_argv(ncu, lreq, prof.Selection([], ["gpu__time_duration.sum"], [], []))
         req.output_dir.mkdir(parents=True, exist_ok=True)
         log = req.output_dir / f"{req.stem}.list-kernels.log"
-        with ProgressView(Console(stderr=True), quiet) as view:
+        with ProgressView(_console.Console(stderr=True), quiet) as view:
             res = prof.run_ncu(argv, log, on_event=view)
     if res.permission_denied:
         raise prof.classify(res, lreq, [])
     counts: dict[str, int] = {}
     for k in res.kernels:
         counts[k.name] = counts.get(k.name, 0) + 1
-    t = Table("kernel (ncu's name)", "launches", title=f"kernels launched by {os.path.basename(req.app[0])}")
+    t = _table.Table("kernel (ncu's name)", "launches", title=f"kernels launched by {os.path.basename(req.app[0])}")
     for name, n in counts.items():
         t.add_row(escape(name), str(n))
     console.print(t if counts else "no kernel was launched")
@@ -222,8 +228,8 @@ def profile(
     Example: drgpu profile -k 'gemm' -c 3 -- ./app --size 4096
     """
     def body():
-        console = Console()
-        status = Console(stderr=True)
+        console = _console.Console()
+        status = _console.Console(stderr=True)
         if not app_argv:
             raise prof.UsageError("no application given", hint="drgpu profile [OPTIONS] -- APP [ARGS...]")
         app_cmd = prof.resolve_app(list(app_argv))
@@ -379,7 +385,7 @@ def _record(path: Path, argv, ms, sel, result: prof.RunResult, reports, missing,
 
 def _summary(console: Console, rows, result: prof.RunResult, reports, written, failures, log_path: Path, quiet: bool) -> None:
     if rows:
-        t = Table("report", "kernel", "id", "launches", "mean µs", "bound", "grade", "top finding", "est. speedup", "passes",
+        t = _table.Table("report", "kernel", "id", "launches", "mean µs", "bound", "grade", "top finding", "est. speedup", "passes",
                   title=f"drgpu profile: {sum(r['launches'] for r in rows)} kernel launch{'es' if sum(r['launches'] for r in rows) != 1 else ''} "
                         f"({len(rows)} kernel{'s' if len(rows) != 1 else ''}) in {len(reports)} report{'s' if len(reports) != 1 else ''} ({result.wall_s:.1f} s under ncu)")
         for r in rows:
@@ -405,8 +411,8 @@ def metrics_cmd(
 ) -> None:
     """List drgpu's metric sets and what each metric is for."""
     def body():
-        console = Console()
-        t = Table("set", "chip family", "compute capability", "sections", "metrics", "optional groups", title="drgpu metric sets")
+        console = _console.Console()
+        t = _table.Table("set", "chip family", "compute capability", "sections", "metrics", "optional groups", title="drgpu metric sets")
         for n in prof.available_sets():
             s = prof.load_metric_set(n)
             sel = s.selection()
@@ -419,7 +425,7 @@ def metrics_cmd(
             chosen = gpu.chip if gpu and gpu.chip in prof.available_sets() else "base"
             console.print(f"detected GPU: {escape(gpu.name)} (cc {gpu.compute_capability})" if gpu else "no GPU detected")
         ms = prof.load_metric_set(chosen)
-        d = Table("group", "how", "name", "what drgpu uses it for", title=f"set {ms.name}: {ms.description}", show_lines=False)
+        d = _table.Table("group", "how", "name", "what drgpu uses it for", title=f"set {ms.name}: {ms.description}", show_lines=False)
         for g, spec in ms.groups.items():
             label = g + (" (optional)" if spec.optional else "")
             d.add_row(f"[bold]{label}[/bold]", "", "", escape(spec.why))

@@ -42,18 +42,31 @@ def register(name: str, extensions: tuple[str, ...], binary: bool = False):
     return deco
 
 
+# Format -> the module that registers it: rendering one format imports only its module (the
+# HTML renderer's jinja2 and pandas, the DOT renderer's graphviz, rich for text), not all.
+_MODULES = {"csv": "csv_", "json": "json_", "text": "text", "dot": "dot", "svg": "dot", "png": "dot", "html": "html"}
+_OPTIONAL = ("dot", "html")
+
+
+def _load(module: str) -> None:
+    try:
+        __import__(f"{__name__}.{module}")
+    except ImportError:
+        if module not in _OPTIONAL:
+            raise
+
+
 def _load_all() -> None:
-    from . import csv_, json_, text  # noqa: F401
-    for mod in ("dot", "html"):
-        try:
-            __import__(f"{__name__}.{mod}")
-        except ImportError:
-            pass
+    for module in dict.fromkeys(_MODULES.values()):
+        _load(module)
 
 
 def infer_format(path: str | Path) -> str:
-    _load_all()
     name = str(path).lower()
+    for spec in RENDERERS.values():
+        if any(name.endswith(ext) for ext in spec.extensions):
+            return spec.name
+    _load_all()
     for spec in RENDERERS.values():
         if any(name.endswith(ext) for ext in spec.extensions):
             return spec.name
@@ -67,7 +80,10 @@ def formats() -> list[str]:
 
 
 def render(analysis, fmt: str, options: RenderOptions | None = None):
-    _load_all()
+    if fmt in _MODULES:
+        _load(_MODULES[fmt])
+    if fmt not in RENDERERS:
+        _load_all()
     if fmt not in RENDERERS:
         raise UsageError(f"unknown format {fmt!r}", hint="one of: " + ", ".join(formats()))
     return RENDERERS[fmt].render(analysis, options or RenderOptions())
