@@ -135,7 +135,7 @@ def progress_printer(label: str, quiet: bool):
 
 @app.command()
 def analyze(
-    reports: List[Path] = typer.Argument(..., help="An .ncu-rep, or a raw-page CSV export (ncu -i R --csv --page raw --print-units base)."),
+    reports: List[Path] = typer.Argument(..., help="An .ncu-rep, a raw-page CSV export (ncu -i R --csv --page raw --print-units base), several (merged as ranks), or a folder of them."),
     kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Kernel launch id, id range a:b, or name regex."),
     fmt: Optional[str] = typer.Option(None, "--format", "-f", help="text, json, dot, svg, png or html (default: from -o, else text)."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Output file (format inferred from its extension)."),
@@ -149,13 +149,17 @@ def analyze(
     fold: float = typer.Option(0.02, "--fold", help="Fold tree nodes whose subtree is below this share of stall cycles (0..1)."),
     per_launch: bool = typer.Option(False, "--per-launch", help="Analyze every launch on its own (default: launches of one kernel as one group)."),
     top: int = typer.Option(3, "--top", help="Terminal: trees of the N kernels with the most GPU time after the summary (0: all)."),
+    jobs: int = typer.Option(0, "--jobs", "-j", help="Worker processes for kernel groups and for reading several reports (0: one per core; 1: none)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
 ) -> None:
-    """Analyze an existing Nsight Compute report (or CSV export): summary, stall trees and ranked findings."""
+    """Analyze an existing Nsight Compute report (or CSV export), several reports of one program (merged as ranks), or a folder of them: summary, stall trees and ranked findings."""
     def body():
         from .pipeline import analyze_reports, write_result
         if top < 0:
             raise UsageError(f"--top must be 0 or more, got {top}")
+        if jobs < 0:
+            raise UsageError(f"--jobs must be 0 (one per core) or more, got {jobs}")
+        from .parallel import default_jobs
         if not 0.0 <= fold <= 1.0:
             raise UsageError(f"--fold is a share between 0 and 1, got {fold:g}", hint="e.g. --fold 0.05 folds nodes below 5%")
         refuse_output_over_inputs(output, [*reports, source_csv, line_report, cubin, binary, thresholds_file])
@@ -163,7 +167,8 @@ def analyze(
         result = analyze_reports(reports, kernel=kernel, source_csv=source_csv, line_report=line_report,
                                  cubin=cubin, binary=binary, thresholds=th,
                                  progress=progress_printer("analyzing kernels", quiet),
-                                 read_progress=progress_printer("reading kernels", quiet), per_launch=per_launch)
+                                 read_progress=progress_printer("reading kernels", quiet), per_launch=per_launch,
+                                 jobs=jobs or default_jobs())
         write_result(result, fmt=fmt, output=output, force=force, fold=fold, top=top)
     run_guarded(body)
 

@@ -112,7 +112,7 @@ def diff(
 
 @app.command()
 def merge(
-    reports: List[Path] = typer.Argument(..., help="Reports of the same program from several GPUs or ranks (two or more)."),
+    reports: List[Path] = typer.Argument(..., help="Reports of the same program from several GPUs or ranks (two or more), or folders of them."),
     kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Kernel launch id, id range a:b, or name regex (after merging)."),
     fmt: Optional[str] = typer.Option(None, "--format", "-f", help="json, text, html, ... (default: from -o, else json)."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Output file, e.g. merged.json."),
@@ -120,15 +120,22 @@ def merge(
     threshold: Optional[List[str]] = typer.Option(None, "--threshold", "-t", help="Override a threshold: KEY=VALUE."),
     thresholds_file: Optional[Path] = typer.Option(None, "--thresholds", help="YAML file of threshold overrides."),
     fold: float = typer.Option(0.02, "--fold", help="Fold tree nodes whose subtree is below this share of stall cycles (0..1)."),
+    jobs: int = typer.Option(0, "--jobs", "-j", help="Worker processes reading the reports and analyzing kernel groups (0: one per core; 1: none)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
 ) -> None:
     """Merge reports of one program from several GPUs/ranks (per-PC samples summed by function offset) and analyze the result."""
     def body():
         from .pipeline import analyze_reports, write_result
-        if len(reports) < 2:
+        from .parallel import default_jobs
+        from .pipeline import expand_reports
+        if jobs < 0:
+            raise UsageError(f"--jobs must be 0 (one per core) or more, got {jobs}")
+        paths = expand_reports(reports)
+        if len(paths) < 2:
             raise UsageError("merge needs at least two reports", hint="use drgpu analyze for a single report")
-        _not_an_input(output, list(reports))
+        _not_an_input(output, list(paths))
         th = data.thresholds(parse_threshold_args(threshold), thresholds_file)
-        result = analyze_reports(reports, kernel=kernel, thresholds=th, progress=progress_printer("analyzing kernels", quiet))
+        result = analyze_reports(paths, kernel=kernel, thresholds=th, progress=progress_printer("analyzing kernels", quiet),
+                                 jobs=jobs or default_jobs())
         write_result(result, fmt=fmt or (None if output else "json"), output=output, force=force, fold=fold)
     run_guarded(body)

@@ -21,6 +21,10 @@ class DrgpuError(Exception):
     def __str__(self) -> str:
         return self.message + (f" ({self.hint})" if self.hint else "")
 
+    def __reduce__(self):
+        # Raised in a worker process (analyze -j): the hint must survive the trip back.
+        return type(self), (self.message, self.hint)
+
 
 class UsageError(DrgpuError):
     """Bad combination of options or arguments."""

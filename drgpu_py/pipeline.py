@@ -3,22 +3,48 @@ reports, select kernels, attach cubin information, analyze, and write the chosen
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 from .analysis import Analysis, AnalysisOptions, analyze
-from .errors import ToolNotFoundError, UsageError
+from .errors import InputError, ToolNotFoundError, UsageError
 from .readers import open_report, select_kernels
 
 
+def expand_reports(reports) -> list[Path]:
+    """Each folder among ``reports`` replaced by the reports in it, in name order: its
+    ``.ncu-rep`` files, or without any, its raw-page CSV exports (``*.raw.csv``)."""
+    out: list[Path] = []
+    for r in reports:
+        p = Path(r)
+        if not p.is_dir():
+            out.append(p)
+            continue
+        found = sorted(p.glob("*.ncu-rep")) or sorted(p.glob("*.raw.csv"))
+        if not found:
+            raise InputError(f"{p} is a directory without reports (*.ncu-rep or *.raw.csv)",
+                             hint="give report files, or a folder holding them")
+        out.extend(found)
+    return out
+
+
 def analyze_reports(reports, *, kernel=None, source_csv=None, line_report=None, cubin=None, binary=None,
-                    thresholds=None, progress=None, read_progress=None, per_launch=False) -> Analysis:
+                    thresholds=None, progress=None, read_progress=None, per_launch=False, jobs: int = 1) -> Analysis:
     """``progress(done, total)``: after each kernel analyzed; ``read_progress``: after each
     launch read from a single .ncu-rep. Launches of one kernel are analyzed as one group
-    (drgpu_py.groups) unless ``per_launch``."""
+    (drgpu_py.groups) unless ``per_launch``. A folder stands for the reports in it
+    (``expand_reports``); several reports are merged as ranks of one program. ``jobs``:
+    worker processes reading several reports and analyzing kernel groups (same result)."""
+    reports = expand_reports(reports)
     if len(reports) > 1:
         if source_csv or line_report:
             raise UsageError("--source-csv/--line-report apply to a single report")
         from .merge import merge_profiles  # noqa: WPS433 (optional feature module)
-        profile = merge_profiles([open_report(r) for r in reports])
+        if jobs > 1:
+            from .parallel import read_reports
+            profiles = read_reports(reports, jobs)
+        else:
+            profiles = [open_report(r) for r in reports]
+        profile = merge_profiles(profiles)
     else:
         profile = open_report(reports[0], source_csv=source_csv, line_report=line_report, kernel=kernel,
                               progress=read_progress)
@@ -32,7 +58,7 @@ def analyze_reports(reports, *, kernel=None, source_csv=None, line_report=None, 
         options.control, note = control_from_binary(profile, cubin=cubin, binary=binary)
         options.slicing_source = "cubin"
         profile.notes.append(note)
-    return analyze(profile, options, progress=progress)
+    return analyze(profile, options, progress=progress, jobs=jobs)
 
 
 def write_result(result: Analysis, *, fmt=None, output=None, force=False, fold=0.02, top=3) -> None:

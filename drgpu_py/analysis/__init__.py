@@ -184,10 +184,14 @@ def _silence_note(ctx: KernelContext, findings: list[Finding], stall_pct: float,
 
 
 def analyze(profile: Profile, options: AnalysisOptions | None = None, progress=None,
-            cache: bool | AnalysisCache = True) -> Analysis:
+            cache: bool | AnalysisCache = True, jobs: int = 1) -> Analysis:
     """``cache``: share per-function static analysis between launches (an AnalysisCache, or
-    True for a new one); False analyzes every launch from scratch (same result)."""
+    True for a new one); False analyzes every launch from scratch (same result). ``jobs``:
+    worker processes for the kernel groups (drgpu_py.parallel; same result as 1)."""
     options = options or AnalysisOptions()
+    if jobs > 1 and len(profile.kernels) > 1 and not isinstance(cache, AnalysisCache):
+        from ..parallel import analyze_kernels
+        return Analysis(profile=profile, kernels=analyze_kernels(profile, options, jobs, bool(cache), progress))
     shared = cache if isinstance(cache, AnalysisCache) else AnalysisCache() if cache else None
     out = []
     for i, k in enumerate(profile.kernels):

@@ -18,6 +18,8 @@ import math
 import re
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from .context import KernelContext
 from .sol import grid_and_sms as _grid
 
@@ -467,18 +469,26 @@ def slow_math(ctx: KernelContext) -> Detection | None:
     mufu = {i.pc for i in ctx.insts if i.is_mufu() and i.modifiers and i.modifiers[0] in ("SIN", "COS", "EX2", "LG2", "TANH")}
     if not mufu:
         return None
-    d = df.assign(is_mufu=df.index.isin(list(mufu)))
-    d = d[d["line"].notna()] if d["line"].notna().any() else d.assign(line=0)
-    g = d.groupby(["file", "line"], dropna=False)
-    cols = [c for c in df.columns if c.startswith("stall_")]
+    lined = df["line"].notna().to_numpy()
+    d = df[lined] if lined.any() else df.assign(line=0)
+    # Per source line (file, line; in groupby's order), summed with arrays over the rows:
+    # executed instructions, those on transcendental MUFUs, and stall samples (all reasons).
+    gid = d.groupby(["file", "line"], dropna=False).ngroup().to_numpy()
+    n = int(gid.max()) + 1 if len(gid) else 0
+    pcs = d.index.to_numpy()
+    ex = np.nan_to_num(d["inst_executed"].to_numpy(dtype=float))
+    is_mufu = np.isin(pcs, np.fromiter(mufu, dtype=pcs.dtype, count=len(mufu)))
+    _, _, arr, _ = ctx.stall_matrix()
+    row_sums = np.nansum(arr, axis=1) if arr.shape[1] else np.zeros(len(arr))
+    samples_of = row_sums[lined] if lined.any() else row_sums
+    mu_by = np.bincount(gid, weights=np.where(is_mufu, ex, 0.0), minlength=n)
+    ex_by = np.bincount(gid, weights=ex, minlength=n)
+    samples_by = np.bincount(gid, weights=samples_of, minlength=n)
     rows = []
-    for key, grp in g:
-        mu = float(grp.loc[grp["is_mufu"], "inst_executed"].sum())
-        if mu <= 0:
-            continue
-        ratio = float(grp["inst_executed"].sum()) / mu
+    for j in np.flatnonzero(mu_by > 0).tolist():
+        ratio = float(ex_by[j]) / float(mu_by[j])
         if ratio >= ctx.th["slow_math_ratio"]:
-            rows.append((key, ratio, float(grp[cols].to_numpy().sum()), list(grp.index)))
+            rows.append((j, ratio, float(samples_by[j])))
     if not rows:
         return None
     tot = ctx.samples_total
@@ -488,7 +498,10 @@ def slow_math(ctx: KernelContext) -> Detection | None:
         return None
     ratio = max(r[1] for r in rows)
     r = frac * max(0.0, 1.0 - 3.0 / ratio)
-    w = {pc: float(df.loc[pc, cols].sum()) for row in rows for pc in row[3]}
+    # Weights line by line, each line's PCs in table order (as a loop over the groups gave).
+    at = np.flatnonzero(np.isin(gid, [row[0] for row in rows]))
+    at = at[np.argsort(gid[at], kind="stable")]
+    w = dict(zip(pcs[at].tolist(), samples_of[at].tolist()))
     return Detection(stall_share=frac, speedup=eliminate(r), evidence={"instructions_per_mufu": round(ratio, 1)},
                      locations=ctx.locations(w), fmt={"ratio": ratio})
 
