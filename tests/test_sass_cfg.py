@@ -51,7 +51,7 @@ def nvdisasm_loops(case: str, function: str) -> dict[int, set[int]]:
     loops: dict[int, set[int]] = {}
     for a, b in edges:
         if offs[b] and offs[a] and min(offs[b]) <= max(offs[a]):  # back edge a -> b
-            body, stack = {a, b}, [a]
+            body, stack = {a, b}, ([a] if a != b else [])   # a self-loop's body is its block
             while stack:
                 for p in preds.get(stack.pop(), ()):
                     if p not in body:
@@ -105,3 +105,22 @@ def test_literal_cfg_loop_and_dominators():
     assert len(cfg.loops) == 1 and cfg.loops[0].header == 1 and cfg.loops[0].blocks == {1, 2}
     assert cfg.dom[3] == {0, 1, 3}
     assert cfg.innermost_loop(4) is cfg.loops[0] and cfg.innermost_loop(6) is None
+
+
+def test_self_loop_body_is_its_block_only():
+    """A one-block loop (the block branches to itself) holds that block alone, not the code
+    before it (fma_chain's horner loop)."""
+    text = [
+        (0x00, "MOV R0, RZ"),
+        (0x10, "FADD R7, RZ, R2"),
+        (0x20, "FFMA R7, R2, R7, 0.5"),
+        (0x30, "IADD3 R0, R0, 0x1, RZ"),
+        (0x40, "ISETP.NE.AND P0, PT, R0, 0x10, PT"),
+        (0x50, "@P0 BRA 0x20"),
+        (0x60, "EXIT"),
+    ]
+    cfg = build_cfg([parse_instruction(pc, t) for pc, t in text])
+    assert len(cfg.loops) == 1 and cfg.loops[0].header == 1
+    assert cfg.loops[0].blocks == {1}
+    assert cfg.loop_instructions(cfg.loops[0]) == [2, 3, 4, 5]
+    assert cfg.innermost_loop(0) is None

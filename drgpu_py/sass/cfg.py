@@ -131,8 +131,10 @@ def _natural_loops(blocks: list[Block], dom: list[set[int]]) -> list[Loop]:
     for b in blocks:
         for s in b.succs:
             if b.id in live and s in dom[b.id]:  # back edge b -> s
+                # A self-loop (b is the header) must not walk the header's preds: they
+                # lead out of the loop (to the entry), not around it.
                 body = {s, b.id}
-                stack = [b.id]
+                stack = [b.id] if b.id != s else []
                 while stack:
                     x = stack.pop()
                     for p in blocks[x].preds:
