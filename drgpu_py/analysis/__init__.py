@@ -16,6 +16,8 @@ from ..model import KernelProfile, Profile
 from .build import build_tree, classify_bound, stall_cycle_pct
 from .context import AnalysisCache, KernelContext
 from .findings import Finding, evaluate
+from .model import KernelModel, kernel_model
+from .model import to_dict as model_dict
 from .sol import SpeedOfLight, grade_at_least, kernel_traits, speed_of_light
 from .tree import Node
 
@@ -57,8 +59,15 @@ class KernelAnalysis:
             "launches": groups.launches(k), "launch_ids": groups.launch_ids(k), "total_duration_ns": _f(groups.total_ns(k)),
             "speed_of_light": self._sol(near_sol),
             "tree": self.tree.to_dict(), "findings": [f.to_dict() for f in self.findings],
-            "slicing": self.slicing, "notes": self.notes,
+            "slicing": self.slicing, "notes": self.notes, "model": self._model(),
         }
+
+    def _model(self) -> dict:
+        """The static SASS performance model (analysis/model.py), or why there is none."""
+        ctx = self.context
+        if ctx is None or ctx.model is None:
+            return {"available": False, "reason": "not analyzed"}
+        return model_dict(ctx.model, ctx)
 
 
     def _sol(self, near: bool) -> dict:
@@ -131,6 +140,7 @@ def _analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisC
                               slicing_source=options.slicing_source if control else "report", cache=cache)
     ctx.traits = kernel_traits(ctx)
     ctx.sol = speed_of_light(ctx)
+    ctx.model = kernel_model(ctx)
     findings = evaluate(ctx)
     tree = build_tree(ctx, findings)
     pct, ipc, _, _ = stall_cycle_pct(ctx)

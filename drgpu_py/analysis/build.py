@@ -17,6 +17,7 @@ from .. import data
 from .context import UNITS, KernelContext
 from .detectors import occupancy_limiter
 from .findings import Finding
+from .model import hot_loop_lines
 from .tree import Node, location_text
 
 
@@ -124,6 +125,8 @@ def build_tree(ctx: KernelContext, findings: list[Finding]) -> Node:
         sol = ctx.sol
         root.attrs.update(sol_limiter=sol.labels.get(sol.limiter) if sol.limiter else None,
                           sol_pct=None if math.isnan(sol.limiter_pct) else round(sol.limiter_pct, 1), sol_grade=sol.grade)
+    if ctx.model is not None and ctx.model.available:
+        root.add(_model_node(ctx))
     for st in shape.get("root_subtrees", []):
         node = Node(st.capitalize(), None, "", "group", attrs={"group": st})
         SUBTREES[st](node, ctx)
@@ -143,6 +146,35 @@ def build_tree(ctx: KernelContext, findings: list[Finding]) -> Node:
 
 
 # ---- sub-trees --------------------------------------------------------------------------
+def _model_node(ctx: KernelContext) -> Node:
+    """The static performance model (analysis/model.py): predicted against measured cycles,
+    each term of the prediction, and the hot loops' critical paths with their lines."""
+    m = ctx.model
+    err = m.gap()
+    node = Node("Performance model (static SASS)", None, "", "group",
+                attrs={"group": "model", "bottleneck": m.bottleneck, "counters_verdict": m.verdict,
+                       "predicted_cycles": round(m.predicted_cycles, 1),
+                       "measured_cycles": None if math.isnan(m.measured_cycles) else round(m.measured_cycles, 1),
+                       "error_pct": None if math.isnan(err) else round(100.0 * err, 1)})
+    for t, v in sorted(m.terms.items(), key=lambda kv: -kv[1]):
+        node.add(Node(f"{t} bound", round(v, 1), "cycles", "metric", attrs={"term": t}))
+    for lm in m.loops[:3]:
+        ln = node.add(Node(f"Loop at +0x{_off(ctx, lm.header_pc):x}: critical path per iteration", round(lm.critical_path_cycles, 2),
+                           "cycles", "metric", attrs={"single_warp_cycles": round(lm.single_warp_cycles, 2),
+                                                      "instructions_per_iteration": round(lm.issue_per_iteration, 2),
+                                                      "useful_share": lm.useful_share}))
+        for loc in hot_loop_lines(ctx, lm, 3):
+            ln.add(Node(location_text(loc), None, "", "line", attrs=loc))
+    for w in m.what_if:
+        node.add(Node(f"What if: {w['description']}", w["speedup"], "x", "metric", attrs=w))
+    return node
+
+
+def _off(ctx: KernelContext, pc: int) -> int:
+    row = ctx._row_map().get(pc)
+    return int(row[2]) if row is not None and row[2] == row[2] else 0
+
+
 def _speed_of_light(ctx: KernelContext) -> Node:
     """The speed-of-light layer: each unit's % of peak (busiest first, the limiter marked)
     and the roofline position. A group node without a value: it is not a stall share."""

@@ -78,6 +78,8 @@ class KernelContext:
     notes: list[str] = field(default_factory=list)
     sol: "object | None" = None          # sol.SpeedOfLight, set by analyze_kernel before detectors run
     traits: "object | None" = None       # sol.Traits
+    control: dict[int, dict] | None = None   # PC -> decoded control code (--cubin/--binary), else None
+    model: "object | None" = None        # model.KernelModel, set by analyze_kernel before detectors run
     # Lookup maps built on first use: (frame, pc -> (file, line, offset, sass, inlined_from))
     # and (blame edges, producer pc -> consumer pcs in order of first appearance).
     _rows: tuple | None = field(default=None, repr=False, compare=False)
@@ -101,7 +103,7 @@ class KernelContext:
         stall_total = total - reasons.get("selected", 0.0)
         units = {u: k.m(name) for u, (name, _) in UNITS.items()}
         ctx = cls(kernel=k, th=th, arch=arch, reasons=reasons, reason_source=source, total=total,
-                  stall_total=stall_total, units=units, sampling=sampling)
+                  stall_total=stall_total, units=units, sampling=sampling, control=control)
         ctx._stall = stall
         if not arch.get("known"):
             ctx.notes.append(f"unknown chip for compute capability '{k.compute_capability}': base architecture constants used")

@@ -601,6 +601,19 @@ def _clean_svg(svg: str, anchor: str) -> Markup:
     return Markup(svg.strip())
 
 
+def _model_view(ka) -> dict | None:
+    """The static performance model's summary (analysis/model.py): bottleneck, predicted
+    against measured cycles, its terms, the hot loops and the what-if changes."""
+    d = ka._model()
+    if not d.get("available"):
+        return {"available": False, "reason": d.get("reason")}
+    top = max(d["terms"].values()) if d["terms"] else 0.0
+    terms = [{"name": t, "cycles": v, "pct": 100.0 * v / top if top > 0 else 0.0}
+             for t, v in sorted(d["terms"].items(), key=lambda kv: -kv[1])]
+    return {**d, "term_rows": terms,
+            "error_pct": None if d.get("error") is None else 100.0 * d["error"]}
+
+
 def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool) -> dict:
     k = ka.kernel
     anchor = f"k{i}"
@@ -637,7 +650,7 @@ def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool) -
         "top": {"id": top.id, "title": top.title, "speedup": f"{top.estimated_speedup:.2f}x", "severity": top.severity} if top else None,
         "findings": _findings_view(ka, anchor, src_ids),
         "stalls": _stall_chart(ka.tree), "stall_source": ka.tree.attrs.get("stall_source", ""),
-        "memory": _memory_chart(ka), "occupancy": _occupancy_chart(ka), "sol": _sol_view(ka),
+        "memory": _memory_chart(ka), "occupancy": _occupancy_chart(ka), "sol": _sol_view(ka), "model": _model_view(ka),
         "tree": _tree_view(ka.tree, options.fold_share, anchor, src_ids), "svg": svg,
         "source": source, "notes": list(ka.notes), "slicing": ka.slicing,
     }

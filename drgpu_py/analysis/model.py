@@ -1,0 +1,664 @@
+"""Static SASS performance model: what the code could achieve, from its instructions.
+
+After the assembly-level performance model (Zhou et al.: benchmark instruction latencies,
+build a single-warp dependency DAG, extend it to many warps with the occupancy, name the
+bottleneck B_ilp / B_comp / B_mem / B_pipe) with GPA's CFG and latency tables.
+
+Contract: ``kernel_model(ctx) -> KernelModel`` is a pure function of a
+:class:`KernelContext` whose ``sol`` is set (its SASS, CFG, per-PC executed counts, a few
+counters: occupancy, cycles, hit rates, bytes). A kernel without SASS (or without executed
+counts) gets a model with ``available = False`` and a ``reason``. Latencies and pipe rates
+are ``specs/arch/*.yaml`` ``latency`` and ``pipe_rate``. ``what_if(model, change, **p)``
+re-evaluates the same model with a changed hot loop or occupancy.
+
+The model, per loop (instructions whose innermost loop it is) and for the code outside loops:
+
+* a single warp issues in order, one instruction per cycle at most; an instruction issues
+  when the registers, predicates and (with control codes) scoreboards it waits on are
+  ready: producer issue cycle + the producer's latency. Loop-carried dependencies arise by
+  simulating consecutive iterations. ``critical_path_cycles``: cycles per iteration with
+  unlimited issue (the dependency recurrence); ``single_warp_cycles``: with the one-per-cycle
+  issue limit and the taken branch's redirect;
+* kernel terms, per scheduler of the busiest SM (blocks spread evenly, ``ceil`` waves):
+  latency = per-warp time x warps it runs / warps resident (W overlap perfectly);
+  issue = warp instructions it issues; pipe:<p> = instructions of pipe p / its rate;
+  memory = DRAM bytes / peak bandwidth, or the L1/L2 units' measured work at their peak.
+  Predicted cycles = the largest term; the bottleneck is its name, the latency term split
+  into ``ilp`` (the critical chain is fixed-latency arithmetic) and ``latency`` (it waits on
+  memory or variable-latency units).
+
+Not modelled: instruction cache misses, bank conflicts and uncoalesced replays (only through
+the memory units' measured work), barriers, divergence, tail imbalance within a wave. The
+gap to the measured cycles says which of those matter (docs/model.md).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+from ..sass.control import sets_barriers, waits_on
+from ..sass.isa import Instruction
+from .context import KernelContext
+
+USEFUL_CLASSES = ("fp32", "fp64", "fp16", "tensor", "sfu", "memory")
+VERDICTS = ("ilp", "latency", "compute", "memory", "launch")
+_SIM_ITERATIONS = 12
+_FMA_OPS = {"FFMA", "FADD", "FMUL", "IMAD", "IMUL", "HFMA2", "HADD2", "HMUL2", "IDP", "FFMA2", "FADD2",
+            "FMUL2", "FSWZADD", "IMAD_WIDE"}
+_ALU_OPS = {"IADD3", "LOP3", "ISETP", "FSETP", "SHF", "LEA", "SEL", "FSEL", "FMNMX", "IMNMX", "PRMT",
+            "MOV", "PLOP3", "P2R", "R2P", "VIADD", "VIMNMX", "BMSK", "ISCADD", "IABS", "FSET", "LOP", "IADD",
+            "SHL", "SHR", "HSETP2", "HMNMX2", "FCHK", "VOTE", "CS2R"}
+_XU_OPS = {"MUFU", "F2F", "F2I", "I2F", "I2I", "F2FP", "I2FP", "F2IP", "FRND", "POPC", "FLO", "BREV"}
+_TENSOR_OPS = {"HMMA", "IMMA", "DMMA", "BMMA", "HGMMA", "QGMMA", "IGMMA", "BGMMA"}
+
+
+def pipe_of(ins: Instruction) -> str | None:
+    """The issue pipe an instruction occupies (None: uniform datapath, branch unit, other)."""
+    op = ins.opcode
+    if op in _TENSOR_OPS:
+        return "tensor"
+    if ins.is_fp64() or ins.is_f2f64():
+        return "fp64"
+    if op in _XU_OPS:
+        return "xu"
+    if ins.is_memory() or op in ("SHFL", "MATCH", "LDSM", "STSM"):
+        return "lsu"
+    if op in _FMA_OPS:
+        return "fma"
+    if op in _ALU_OPS:
+        return "alu"
+    return None
+
+
+def latency_of(ins: Instruction, lat: dict, global_latency: float) -> float:
+    """Cycles from an instruction's issue until its results can be read."""
+    op = ins.opcode
+    if ins.is_global_load() or op in ("ATOM", "ATOMG"):
+        return global_latency
+    if ins.is_local():
+        return float(lat.get("l1", 33))
+    if ins.is_shared() or op in ("LDC", "SHFL", "S2R", "S2UR", "LDSM", "MATCH", "REDUX"):
+        return float(lat.get("shared", 23))
+    if ins.is_mufu():
+        return float(lat.get("mufu", 20))
+    if ins.is_fp64() or ins.is_f2f64():
+        return float(lat.get("fp64", 8))
+    if op in _XU_OPS:
+        return float(lat.get("conversion", lat.get("mufu", 20)))
+    if op in _TENSOR_OPS:
+        return float(lat.get("tensor", 32))
+    if op.startswith(("F", "H")):
+        return float(lat.get("fp32", 4))
+    return float(lat.get("alu", lat.get("fp32", 4)))
+
+
+def _memory_latency(ins: Instruction) -> bool:
+    return ins.is_global_load() or ins.is_local() or ins.opcode in ("ATOM", "ATOMG")
+
+
+# ---- single-warp simulation ---------------------------------------------------------------
+
+@dataclass
+class Sim:
+    cycles: float                      # cycles per iteration (steady state)
+    chain: list[int]                   # instruction indices on the critical chain, in order
+    chain_memory: bool                 # the chain waits on a memory-latency producer
+
+
+def simulate(insts: list[Instruction], body: list[int], lat: dict, global_latency: float,
+             issue_gap: float = 1.0, control: dict[int, dict] | None = None, loop: bool = True,
+             branch: float | None = None) -> Sim:
+    """In-order issue of ``body`` (instruction indices) for a few iterations; per-iteration
+    cycles in the steady state (the second half of the iterations) and the critical chain
+    of the last iteration: from its last instruction back through the producers that held
+    each instruction (an instruction held by issue order only continues at its predecessor)."""
+    if not body:
+        return Sim(0.0, [], False)
+    iters = _SIM_ITERATIONS if loop else 1
+    branch = float(lat.get("branch", 0)) if branch is None else branch
+    ready: dict[str, tuple[float, int]] = {}      # register/predicate/barrier -> (cycle, producer)
+    t = -issue_gap
+    marks = []
+    last_held: list[tuple[int, int | None]] = []   # (index, producer that held it) in the last iteration
+    for it in range(iters):
+        marks.append(t)
+        last_held = []
+        for pos, j in enumerate(body):
+            ins = insts[j]
+            at, held = t + issue_gap, None
+            keys = list(ins.uses)
+            cw = control.get(ins.pc) if control else None
+            if cw:
+                keys += [f"B{b}" for b in waits_on(cw)]
+            for key in keys:
+                got = ready.get(key)
+                if got is not None and got[0] > at:
+                    at, held = got
+            t = max(at, t + issue_gap)
+            done = t + latency_of(ins, lat, global_latency)
+            for r in ins.defs:
+                ready[r] = (done, j)
+            if cw:
+                wb, rb = cw.get("write_barrier"), cw.get("read_barrier")
+                for b in sets_barriers(cw):
+                    # A read barrier frees the source registers soon after issue.
+                    ready[f"B{b}"] = (done if b == wb else t + float(lat.get("alu", 4)) if b == rb else done, j)
+            last_held.append((j, held))
+            if loop and ins.is_branch() and pos == len(body) - 1:
+                t += branch
+    marks.append(t)
+    half = iters // 2
+    cycles = (marks[-1] - marks[half]) / (iters - half) if loop else marks[-1] + issue_gap
+    # Critical chain of the last iteration.
+    held_of = dict(last_held)
+    order = [j for j, _ in last_held]
+    chain, chain_memory = [], False
+    pos = len(order) - 1
+    seen = set()
+    while pos >= 0 and order[pos] not in seen:
+        j = order[pos]
+        seen.add(j)
+        p = held_of.get(j)
+        if p is not None:
+            chain.append(p)
+            chain_memory = chain_memory or _memory_latency(insts[p]) or insts[p].is_shared()
+            if p not in order:
+                break
+            nxt = order.index(p)
+            if nxt >= pos:        # loop-carried: the producer is in the previous iteration
+                break
+            pos = nxt
+        else:
+            pos -= 1
+    chain.reverse()
+    return Sim(max(0.0, cycles), list(dict.fromkeys(chain)), chain_memory)
+
+
+# ---- the model ----------------------------------------------------------------------------
+
+@dataclass
+class LoopModel:
+    header_pc: int
+    depth: int
+    body: list[int]                     # instruction indices (innermost to this loop, executed)
+    iterations: float                   # header executions summed over warps
+    executed: float                     # warp instructions executed in the body
+    mix: dict[str, float]               # class -> share of the body's executed instructions
+    useful_share: float
+    issue_per_iteration: float
+    critical_path_cycles: float
+    single_warp_cycles: float
+    chain: list[int]
+    chain_memory: bool
+    control_pcs: list[int] = field(default_factory=list)   # compare-and-branch of each iteration
+    invariant: list[int] = field(default_factory=list)     # indices of loop-invariant instructions
+
+
+@dataclass
+class KernelModel:
+    available: bool
+    reason: str | None = None
+    predicted_cycles: float = math.nan
+    measured_cycles: float = math.nan
+    bottleneck: str | None = None
+    terms: dict[str, float] = field(default_factory=dict)
+    instruction_efficiency: dict = field(default_factory=dict)
+    mix: dict[str, float] = field(default_factory=dict)
+    loops: list[LoopModel] = field(default_factory=list)
+    straight_cycles: float = 0.0        # per-warp cycles outside loops
+    warps_per_scheduler: float = math.nan    # resident (W)
+    warps_run_per_scheduler: float = math.nan  # over the kernel's life, busiest scheduler
+    warps_launched: float = math.nan
+    global_latency: float = math.nan
+    pipe_counts: dict[str, float] = field(default_factory=dict)
+    pipe_rate: dict[str, float] = field(default_factory=dict)
+    inst_total: float = 0.0
+    memory_cycles: float = 0.0
+    memory_source: str = ""
+    max_warps_per_scheduler: float = 16.0
+    tensor_cycles: float = 0.0          # tensor FLOPs at the dense peak, busiest SM
+    launch_cycles: float = 0.0          # the chip's shortest launch (specs/arch launch_floor_ns)
+    verdict: str | None = None          # the counters' verdict (speed of light / top stall)
+    what_if: list[dict] = field(default_factory=list)
+    _ctx: KernelContext | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def hot(self) -> LoopModel | None:
+        return self.loops[0] if self.loops else None
+
+    @property
+    def family(self) -> str | None:
+        return family_of(self.bottleneck)
+
+    def gap(self) -> float:
+        """(predicted - measured) / measured."""
+        if not (self.measured_cycles > 0) or math.isnan(self.predicted_cycles):
+            return math.nan
+        return (self.predicted_cycles - self.measured_cycles) / self.measured_cycles
+
+
+def family_of(bottleneck: str | None) -> str | None:
+    """ilp | latency | compute | memory: the class the counters' verdict is compared with."""
+    if bottleneck is None:
+        return None
+    if bottleneck in ("ilp", "latency", "memory", "launch"):
+        return bottleneck
+    if bottleneck == "pipe:lsu":
+        return "memory"
+    return "compute"        # issue, pipe:fma/alu/fp64/xu/tensor
+
+
+def counters_verdict(ctx: KernelContext) -> str | None:
+    """The counters' own answer: launch for a kernel shorter than ``launch_bound_us``; the
+    speed-of-light limiter when it reaches ``bound_pct``
+    (memory units and the LSU pipe -> memory, the others -> compute), else the top stall
+    reason (wait -> ilp; scoreboards and memory throttles -> latency)."""
+    dur = ctx.kernel.duration_ns
+    if dur == dur and dur and dur < ctx.th["launch_bound_us"] * 1000.0:
+        return "launch"
+    sol = ctx.sol
+    if sol is not None and sol.limiter is not None and sol.limiter_pct >= ctx.th["bound_pct"]:
+        return "memory" if sol.limiter in ("dram", "lts", "l1tex", "lsu") else "compute"
+    stalls = {r: v for r, v in ctx.reasons.items() if r != "selected" and v > 0}
+    if not stalls:
+        return None
+    top = max(stalls, key=stalls.get)
+    if top == "wait":
+        return "ilp"
+    if top in ("long_scoreboard", "short_scoreboard", "lg_throttle", "tex_throttle", "drain", "imc_miss"):
+        return "latency"
+    if top in ("math_pipe_throttle", "mio_throttle", "dispatch_stall", "not_selected"):
+        return "compute"
+    return top
+
+
+def _count(executed: dict, pc: int) -> float:
+    v = executed.get(pc)
+    return float(v) if v is not None and v == v else 0.0
+
+
+def _global_latency(ctx: KernelContext, lat: dict) -> float:
+    """Expected global-load latency from the measured L1 and L2 hit rates (DRAM when unknown)."""
+    k = ctx.kernel
+    h1 = k.m("l1tex__t_sector_hit_rate.pct")
+    h2 = k.m("lts__t_sector_hit_rate.pct")
+    h1 = 0.0 if math.isnan(h1) else min(max(h1 / 100.0, 0.0), 1.0)
+    h2 = 0.0 if math.isnan(h2) else min(max(h2 / 100.0, 0.0), 1.0)
+    l1, l2, dram = (float(lat.get(x, d)) for x, d in (("l1", 33), ("l2", 200), ("dram", 500)))
+    return h1 * l1 + (1.0 - h1) * (h2 * l2 + (1.0 - h2) * dram)
+
+
+def _loop_control(insts: list[Instruction], body: list[int]) -> list[int]:
+    """The back edge's branch and the integer instructions that only feed its predicate
+    (compare, counter increment): what unrolling by k removes k - 1 times of k."""
+    if not body or not insts[body[-1]].is_branch():
+        return []
+    out = [body[-1]]
+    need = set(insts[body[-1]].uses)
+    for j in reversed(body[:-1]):
+        ins = insts[j]
+        if ins.defs & need and ins.opcode in ("ISETP", "IADD3", "VIADD", "UISETP", "UIADD3", "IADD"):
+            # Only when every use of its result in the body is loop control.
+            users = [u for u in body if insts[u].uses & ins.defs and u not in out and u != j]
+            if all(insts[u].opcode in ("ISETP", "IADD3", "VIADD", "UISETP", "UIADD3", "IADD") for u in users):
+                out.append(j)
+                need |= ins.uses
+    return sorted(out)
+
+
+def _invariant(insts: list[Instruction], body: list[int]) -> list[int]:
+    """Instructions whose operands are all defined outside the loop (or by other invariant
+    instructions): hoistable. Stores, branches, synchronization, atomics and loads from
+    memory the loop writes are not."""
+    defined = {}
+    for j in body:
+        for r in insts[j].defs:
+            defined.setdefault(r, []).append(j)
+    stores = any(insts[j].opcode in ("STG", "ST", "STS", "STL", "RED", "REDG", "ATOM", "ATOMG", "ATOMS")
+                 for j in body)
+    inv: set[int] = set()
+    changed = True
+    while changed:
+        changed = False
+        for j in body:
+            ins = insts[j]
+            if j in inv or ins.is_branch() or ins.is_sync() or ins.is_atomic() or not ins.defs:
+                continue
+            if ins.opcode in ("STG", "ST", "STS", "STL", "S2R", "CS2R", "SHFL", "VOTE", "MATCH"):
+                continue
+            if ins.is_memory() and (stores or ins.opcode == "LDS"):
+                continue
+            if any(len(defined.get(r, [])) > 1 for r in ins.defs):
+                continue
+            if all(all(p in inv for p in defined.get(r, [])) for r in ins.uses):
+                inv.add(j)
+                changed = True
+    return sorted(inv)
+
+
+def kernel_model(ctx: KernelContext) -> KernelModel:
+    k, cfg = ctx.kernel, ctx.cfg
+    if cfg is None or not ctx.insts:
+        return KernelModel(available=False, reason="no SASS in the report for this kernel (collect the SourceCounters section)")
+    executed = ctx.executed()
+    total = sum(v for v in executed.values() if v == v)
+    if not total > 0:
+        return KernelModel(available=False, reason="no executed-instruction counts for the SASS (SourceCounters' inst_executed)")
+    arch = ctx.arch
+    lat = dict(arch.get("latency") or {})
+    rates = {p: float(v) for p, v in (arch.get("pipe_rate") or {}).items() if v}
+    g_lat = _global_latency(ctx, lat)
+    insts, cls = ctx.insts, ctx.classes
+    m = KernelModel(available=True, global_latency=g_lat, pipe_rate=rates, inst_total=total, _ctx=ctx)
+    # Instruction mix and efficiency, whole kernel.
+    by_cls: dict[str, float] = {}
+    pipes: dict[str, float] = {}
+    bytes_ = 0.0
+    threads = dict(zip(ctx.df.index.tolist(), ctx.df["thread_inst_executed"].tolist())) if "thread_inst_executed" in ctx.df else {}
+    from .sol import sass_flops
+    for ins, c in zip(insts, cls):
+        n = _count(executed, ins.pc)
+        if n <= 0:
+            continue
+        by_cls[c] = by_cls.get(c, 0.0) + n
+        p = pipe_of(ins)
+        if p is not None:
+            pipes[p] = pipes.get(p, 0.0) + n
+        if ins.is_memory() and ins.opcode not in ("LDC", "ULDC"):
+            tn = threads.get(ins.pc)
+            lanes = float(tn) if tn is not None and tn == tn else 32.0 * n
+            bytes_ += lanes * _access_bytes(ins)
+    flops = sum(v for v in sass_flops(ctx).values())
+    m.mix = {c: round(v / total, 4) for c, v in sorted(by_cls.items(), key=lambda kv: -kv[1])}
+    useful = sum(v for c, v in by_cls.items() if c in USEFUL_CLASSES)
+    m.instruction_efficiency = {"useful_share": round(useful / total, 4),
+                                "flops_per_instruction": round(flops / total, 3),
+                                "bytes_per_instruction": round(bytes_ / total, 3)}
+    m.pipe_counts = pipes
+    # Loops: each instruction belongs to its innermost loop.
+    in_loop: set[int] = set()
+    for lp in cfg.loops:
+        idxs = [j for j in cfg.loop_instructions(lp) if cfg.innermost_loop(j) is lp]
+        in_loop.update(cfg.loop_instructions(lp))
+        head = cfg.blocks[lp.header].start
+        iters = _count(executed, insts[head].pc) or max((_count(executed, insts[j].pc) for j in idxs), default=0.0)
+        if iters <= 0 or not idxs:
+            continue
+        body = [j for j in idxs if _count(executed, insts[j].pc) >= 0.5 * iters]
+        ex = sum(_count(executed, insts[j].pc) for j in idxs)
+        lmix: dict[str, float] = {}
+        for j in idxs:
+            lmix[cls[j]] = lmix.get(cls[j], 0.0) + _count(executed, insts[j].pc)
+        dep = simulate(insts, body, lat, g_lat, issue_gap=0.0, control=ctx.control, branch=0.0)
+        one = simulate(insts, body, lat, g_lat, issue_gap=1.0, control=ctx.control)
+        m.loops.append(LoopModel(
+            header_pc=insts[head].pc, depth=lp.depth, body=body, iterations=iters, executed=ex,
+            mix={c: round(v / ex, 4) for c, v in sorted(lmix.items(), key=lambda kv: -kv[1])} if ex > 0 else {},
+            useful_share=round(sum(v for c, v in lmix.items() if c in USEFUL_CLASSES) / ex, 4) if ex > 0 else 0.0,
+            issue_per_iteration=ex / iters, critical_path_cycles=dep.cycles, single_warp_cycles=one.cycles,
+            chain=one.chain or dep.chain, chain_memory=one.chain_memory,
+            control_pcs=[insts[j].pc for j in _loop_control(insts, body)], invariant=_invariant(insts, body)))
+    m.loops.sort(key=lambda lm: -lm.executed)
+    # Straight-line code: once per warp.
+    entry = _count(executed, insts[0].pc)
+    m.warps_launched = _warps_launched(ctx, entry)
+    straight = [j for j in range(len(insts)) if j not in in_loop and _count(executed, insts[j].pc) >= 0.5 * entry > 0]
+    s = simulate(insts, straight, lat, g_lat, issue_gap=1.0, control=ctx.control, loop=False)
+    m.straight_cycles = s.cycles
+    # Occupancy and the busiest scheduler's share of the warps.
+    blocks, sms = _grid(ctx)
+    wpb = max(1.0, math.ceil(k.block[0] * k.block[1] * k.block[2] / 32.0)) if all(k.block) else 1.0
+    per_sm = math.ceil(blocks / sms) if blocks and sms else 1.0
+    m.warps_run_per_scheduler = max(1.0, math.ceil(per_sm * wpb / float(arch.get("schedulers_per_sm", 4))))
+    w = k.m("smsp__warps_active.avg.per_cycle_active")
+    m.max_warps_per_scheduler = float(arch.get("max_warps_per_sm", 64)) / float(arch.get("schedulers_per_sm", 4))
+    m.warps_per_scheduler = min(w, m.warps_run_per_scheduler) if w == w and w > 0 else min(m.warps_run_per_scheduler, m.max_warps_per_scheduler)
+    # Memory: DRAM bytes at peak bandwidth, or the L1/L2 units' measured work at their peak.
+    m.measured_cycles = _measured_cycles(ctx)
+    m.memory_cycles, m.memory_source = _memory_cycles(ctx, m.measured_cycles)
+    m.tensor_cycles = _tensor_cycles(ctx, blocks, sms)
+    sol = ctx.sol
+    if sol is not None and sol.launch_floor_ns == sol.launch_floor_ns and sol.sm_clock_hz == sol.sm_clock_hz:
+        m.launch_cycles = sol.launch_floor_ns * 1e-9 * sol.sm_clock_hz
+    m.verdict = counters_verdict(ctx)
+    _evaluate(m)
+    m.what_if = default_what_ifs(m)
+    return m
+
+
+def _tensor_cycles(ctx: KernelContext, blocks: float, sms: float) -> float:
+    """Tensor FLOPs (from the SASS) over the dense per-SM-cycle peak of each operand type,
+    spread over the SMs that have a block."""
+    sol = ctx.sol
+    if sol is None:
+        return 0.0
+    peaks = ctx.arch.get("peak_flops_per_sm_cycle") or {}
+    active = min(blocks, sms) if blocks and sms else sms or 0.0
+    if not active:
+        return 0.0
+    return sum(v / float(peaks[p]) / active for p, v in sol.flops.items()
+               if p.startswith("tensor_") and v > 0 and peaks.get(p))
+
+
+def _access_bytes(ins: Instruction) -> int:
+    mods = set(ins.modifiers)
+    for w, b in (("128", 16), ("64", 8), ("U16", 2), ("S16", 2), ("U8", 1), ("S8", 1)):
+        if w in mods:
+            return b
+    return 4
+
+
+def _grid(ctx: KernelContext) -> tuple[float, float]:
+    from .sol import grid_and_sms
+    return grid_and_sms(ctx)
+
+
+def _warps_launched(ctx: KernelContext, entry: float) -> float:
+    k = ctx.kernel
+    blocks, _ = _grid(ctx)
+    threads = k.block[0] * k.block[1] * k.block[2] if all(k.block) else 0
+    if blocks and threads:
+        return blocks * math.ceil(threads / 32.0)
+    return entry
+
+
+def _measured_cycles(ctx: KernelContext) -> float:
+    k = ctx.kernel
+    v = k.m("sm__cycles_elapsed.avg")
+    if v == v and v > 0:
+        return v
+    clock = ctx.sol.sm_clock_hz if ctx.sol is not None else math.nan
+    d = k.duration_ns
+    return d * 1e-9 * clock if d and d == d and clock == clock else math.nan
+
+
+def _memory_cycles(ctx: KernelContext, measured: float) -> tuple[float, str]:
+    sol = ctx.sol
+    best, src = 0.0, "none"
+    if sol is not None and sol.dram_bytes == sol.dram_bytes and sol.peak_bytes_per_s > 0 and sol.sm_clock_hz > 0:
+        best, src = sol.dram_bytes / sol.peak_bytes_per_s * sol.sm_clock_hz, "dram bytes / peak bandwidth"
+    if sol is not None and measured == measured:
+        for u in ("lts", "l1tex"):
+            v = sol.units.get(u)
+            if v is not None and v == v and v / 100.0 * measured > best:
+                best, src = v / 100.0 * measured, f"{sol.labels.get(u, u)} measured work at its peak"
+    return best, src
+
+
+def _evaluate(m: KernelModel, loops: list[LoopModel] | None = None, warps: float | None = None,
+              inst_total: float | None = None, pipe_counts: dict | None = None) -> tuple[float, str, dict]:
+    """Terms, predicted cycles and bottleneck; stored on ``m`` when called without overrides."""
+    store = loops is None and warps is None and inst_total is None and pipe_counts is None
+    loops = m.loops if loops is None else loops
+    w = m.warps_per_scheduler if warps is None else warps
+    inst_total = m.inst_total if inst_total is None else inst_total
+    pipe_counts = m.pipe_counts if pipe_counts is None else pipe_counts
+    launched = m.warps_launched if m.warps_launched and m.warps_launched == m.warps_launched else 1.0
+    run = m.warps_run_per_scheduler
+    # Per-warp time: straight-line code plus each loop's iterations at its single-warp rate.
+    per_warp = m.straight_cycles + sum(lm.iterations / launched * lm.single_warp_cycles for lm in loops)
+    terms = {"latency": per_warp * run / max(1.0, min(w, run)),
+             "issue": inst_total / launched * run}
+    for p, n in pipe_counts.items():
+        r = m.pipe_rate.get(p)
+        if r:
+            terms[f"pipe:{p}"] = n / launched * run / r
+    terms["memory"] = m.memory_cycles
+    if m.tensor_cycles > 0:
+        terms["pipe:tensor"] = m.tensor_cycles
+    if m.launch_cycles > 0:
+        terms["launch"] = m.launch_cycles
+    name = max(terms, key=terms.get)
+    pred = terms[name]
+    if name == "latency":
+        hot = loops[0] if loops else None
+        name = "latency" if hot is None or hot.chain_memory else "ilp"
+    if store:
+        m.terms = {t: round(v, 1) for t, v in terms.items()}
+        m.predicted_cycles, m.bottleneck = pred, name
+    return pred, name, terms
+
+
+def _unrolled(m: KernelModel, lm: LoopModel, k: int) -> LoopModel:
+    """The loop unrolled by k with k independent chains (registers renamed per copy) and the
+    loop control kept once per k iterations; cycles and instructions per original iteration."""
+    ctx = m._ctx
+    insts = ctx.insts
+    ctl = {ctx.cfg.index_of_pc[pc] for pc in lm.control_pcs}
+    copies: list[Instruction] = []
+    order: list[int] = []
+    # Round-robin over the copies, as the compiler's scheduler interleaves independent chains;
+    # the loop control stays once, at the end.
+    for pos, j in enumerate(lm.body):
+        for c in range(k):
+            if j in ctl and c < k - 1:
+                continue
+            ins = insts[j]
+            ren = lambda regs: {f"{r}~{c}" if not r.startswith(("UR", "UP")) else r for r in regs}  # noqa: E731
+            copies.append(replace(ins, defs=ren(ins.defs), uses=ren(ins.uses)))
+            order.append(len(copies) - 1)
+    # The back-edge branch must be last for the redirect cost.
+    br = [i for i in order if copies[i].is_branch()]
+    order = [i for i in order if i not in br] + br
+    lat = dict(ctx.arch.get("latency") or {})
+    one = simulate(copies, order, lat, m.global_latency, issue_gap=1.0, control=None)
+    dep = simulate(copies, order, lat, m.global_latency, issue_gap=0.0, control=None, branch=0.0)
+    removed = len(ctl) * (k - 1) / k
+    return replace(lm, single_warp_cycles=one.cycles / k, critical_path_cycles=dep.cycles / k,
+                   issue_per_iteration=max(1.0, lm.issue_per_iteration - removed))
+
+
+def what_if(m: KernelModel, change: str, **p) -> dict | None:
+    """Predicted cycles after a change: ``unroll`` (k: independent accumulators, loop control
+    once per k iterations), ``hoist`` (the hot loop's loop-invariant instructions leave it),
+    ``warps`` (w: resident warps per scheduler). None when the change does not apply."""
+    if not m.available or not m.predicted_cycles > 0:
+        return None
+    hot = m.hot
+    loops, warps, inst_total, pipes = list(m.loops), None, m.inst_total, dict(m.pipe_counts)
+    ctx = m._ctx
+    if change in ("unroll", "hoist"):
+        if hot is None:
+            return None
+        if change == "unroll":
+            k = int(p.get("k", 4))
+            new = _unrolled(m, hot, k)
+            removed_pcs = {pc: (k - 1) / k for pc in hot.control_pcs}
+            label = f"unroll the hot loop by {k} with {k} independent accumulators"
+        else:
+            if not hot.invariant:
+                return None
+            keep = [j for j in hot.body if j not in set(hot.invariant)]
+            lat = dict(ctx.arch.get("latency") or {})
+            one = simulate(ctx.insts, keep, lat, m.global_latency, issue_gap=1.0, control=ctx.control)
+            new = replace(hot, body=keep, single_warp_cycles=one.cycles,
+                          issue_per_iteration=hot.issue_per_iteration - len(hot.invariant))
+            removed_pcs = {ctx.insts[j].pc: 1.0 for j in hot.invariant}
+            label = f"hoist {len(hot.invariant)} loop-invariant instruction(s) out of the hot loop"
+        executed = ctx.executed()
+        for pc, frac in removed_pcs.items():
+            n = _count(executed, pc) * frac
+            inst_total -= n
+            pp = pipe_of(ctx.by_pc[pc])
+            if pp in pipes:
+                pipes[pp] -= n
+        loops[0] = new
+    elif change == "warps":
+        # A scheduler cannot hold more warps than the launch gives it.
+        cap = min(m.max_warps_per_scheduler, m.warps_run_per_scheduler)
+        warps = min(cap, float(p.get("w", 2 * m.warps_per_scheduler)))
+        if not warps > m.warps_per_scheduler + 0.5:
+            return None
+        label = f"{warps:g} resident warps per scheduler instead of {m.warps_per_scheduler:.2f}"
+    else:
+        raise ValueError(f"unknown what-if change {change!r}")
+    pred, name, _ = _evaluate(m, loops=loops, warps=warps, inst_total=inst_total, pipe_counts=pipes)
+    if not pred > 0:
+        return None
+    return {"change": change, "description": label, "predicted_cycles": round(pred, 1),
+            "speedup": round(max(1.0, m.predicted_cycles / pred), 3), "bottleneck_after": name,
+            **({"k": int(p.get("k", 4))} if change == "unroll" else {}),
+            **({"warps_per_scheduler": warps} if change == "warps" else {})}
+
+
+def default_what_ifs(m: KernelModel) -> list[dict]:
+    out = []
+    for change, params in (("unroll", {"k": 4}), ("hoist", {}), ("warps", {})):
+        got = what_if(m, change, **params)
+        if got is not None:
+            out.append(got)
+    return out
+
+
+def hot_loop_lines(ctx: KernelContext, lm: LoopModel, limit: int = 8) -> list[dict]:
+    """The critical chain's instructions with their source lines (first ``limit``)."""
+    rows = ctx._row_map()
+    out = []
+    for j in lm.chain[:limit]:
+        ins = ctx.insts[j]
+        f, ln, off, sass, *_ = rows.get(ins.pc, (None, None, 0, ins.text))
+        item = {"pc_offset": int(off) if off == off else None, "sass": sass}
+        if f is not None and ln is not None and ln == ln:
+            item["file"], item["line"] = f, int(ln)
+        out.append(item)
+    return out
+
+
+def to_dict(m: KernelModel, ctx: KernelContext | None = None, loops: int = 3) -> dict:
+    """The JSON ``kernels[].model`` object (docs/json-schema.md)."""
+    if not m.available:
+        return {"available": False, "reason": m.reason}
+    ctx = ctx or m._ctx
+
+    def r(x, nd=1):
+        return None if x is None or not x == x or math.isinf(x) else round(float(x), nd)
+
+    out = {"available": True, "bottleneck": m.bottleneck, "bottleneck_class": m.family,
+           "counters_verdict": m.verdict,
+           "agrees": (m.family == m.verdict) if m.verdict in VERDICTS else None,
+           "predicted_cycles": r(m.predicted_cycles), "measured_cycles": r(m.measured_cycles),
+           "error": r(m.gap(), 4), "terms": m.terms, "memory_source": m.memory_source,
+           "instruction_efficiency": m.instruction_efficiency, "instruction_mix": m.mix,
+           "warps_per_scheduler": r(m.warps_per_scheduler, 2), "warps_run_per_scheduler": r(m.warps_run_per_scheduler, 2),
+           "global_load_latency": r(m.global_latency), "loops": []}
+    for lm in m.loops[:loops]:
+        chain = hot_loop_lines(ctx, lm) if ctx is not None else []
+        lines = sorted({(c["file"], c["line"]) for c in chain if "line" in c}, key=lambda x: (str(x[0]), x[1]))
+        out["loops"].append({
+            "header_pc_offset": _offset(ctx, lm.header_pc), "depth": lm.depth,
+            "instruction_share": r(lm.executed / m.inst_total, 4), "iterations": r(lm.iterations, 0),
+            "instructions_per_iteration": r(lm.issue_per_iteration, 2), "instruction_mix": lm.mix,
+            "useful_share": lm.useful_share, "critical_path_cycles": r(lm.critical_path_cycles, 2),
+            "single_warp_cycles": r(lm.single_warp_cycles, 2),
+            "critical_path_waits_on": "memory" if lm.chain_memory else "arithmetic",
+            "critical_path": chain, "lines": [{"file": f, "line": ln} for f, ln in lines],
+            "loop_invariant_instructions": len(lm.invariant)})
+    out["what_if"] = m.what_if
+    return out
+
+
+def _offset(ctx: KernelContext | None, pc: int):
+    if ctx is None:
+        return None
+    row = ctx._row_map().get(pc)
+    return int(row[2]) if row is not None and row[2] == row[2] else None

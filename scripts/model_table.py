@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Check the static performance model (drgpu_py/analysis/model.py) on the real H100 sample
+reports: for every kernel with SASS, the model's bottleneck class against the counters'
+verdict (speed-of-light limiter at or above bound_pct, else the top stall reason), and its
+predicted cycles against the measured ``sm__cycles_elapsed.avg``. Writes Markdown to stdout.
+
+Usage: python scripts/model_table.py > docs/model.md   (the whole page: its text is PAGE below)
+"""
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from drgpu_py.analysis import analyze  # noqa: E402
+from drgpu_py.analysis.model import VERDICTS  # noqa: E402
+from drgpu_py.readers import open_report  # noqa: E402
+
+#: a hot loop holding at least this share of the executed instructions, with no global
+#: memory, atomics or barriers in it, is a "simple loop" (the 30 % error target applies)
+SIMPLE_SHARE = 0.9
+
+
+def is_simple_loop(ka) -> bool:
+    m = ka.context.model
+    if m is None or not m.available or m.hot is None or m.hot.executed / m.inst_total < SIMPLE_SHARE:
+        return False
+    insts = ka.context.insts
+    return not any(insts[j].is_global_load() or insts[j].opcode in ("STG", "ST") or insts[j].is_atomic()
+                   or insts[j].is_sync() or insts[j].is_local() for j in m.hot.body)
+
+
+def rows(include_library: bool = True):
+    """(case, variant, analysis of one kernel) for the samples' kernels and, when the
+    reports are at hand, the library kernels with SASS."""
+    import runpy
+    runpy.run_path(str(ROOT / "sample_reports" / "unpack.py"))["unpack"]()
+    cases = yaml.safe_load((ROOT / "sample_reports/manifest.yaml").read_text())["cases"]
+    for case in cases:
+        for variant in ("bad", "fixed"):
+            yield case, variant, analyze(open_report(ROOT / f"sample_reports/{case}/{case}_{variant}.ncu-rep")).kernels[0]
+    if include_library:
+        import lzma
+        import shutil
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            for stem in ("full_set", "step"):
+                src = ROOT / f"sample_reports/library/{stem}.ncu-rep.xz"
+                if not src.exists():
+                    continue
+                out = Path(tmp) / f"{stem}.ncu-rep"
+                with lzma.open(src) as f, open(out, "wb") as g:
+                    shutil.copyfileobj(f, g, 1 << 20)
+                for ka in analyze(open_report(out)).kernels:
+                    if ka.context.model is not None and ka.context.model.available:
+                        yield f"library/{stem}", f"id {ka.kernel.id}", ka
+
+
+PAGE = """# Static SASS performance model
+
+`kernels[].model` in the JSON, the "Performance model (static SASS)" branch of the tree and the
+"Performance model" card of the HTML report come from `drgpu_py/analysis/model.py`, after the
+assembly-level performance model (benchmarked instruction latencies, a single-warp dependency
+DAG extended to many warps with the occupancy, bottlenecks B_ilp / B_comp / B_mem / B_pipe) and
+GPA's CFG and latency tables. It needs the report's SASS with executed counts
+(SourceCounters); without them the model is `{"available": false, "reason": ...}`.
+
+## What it computes
+
+* **Instruction mix and efficiency**, kernel-wide and per loop: the share of executed warp
+  instructions per class, the useful share (math and memory instructions), FLOPs and requested
+  bytes per warp instruction.
+* **Per loop** (the instructions whose innermost loop it is, executed at least half as often as
+  its header): a single warp issues the body in order, at most one instruction per cycle; an
+  instruction waits for the registers, predicates and, with `--cubin`/`--binary`, scoreboards
+  it reads: producer's issue cycle + its latency (`specs/arch/*.yaml` `latency`: ALU/FMA 4,
+  FP64 8, MUFU and conversions about 20, shared 23, L1 33, L2 200-260, DRAM 500-600 cycles; a
+  global load's latency is the mix given by the measured L1/L2 hit rates). Simulating twelve
+  iterations exposes the loop-carried dependencies across the back edge.
+  `critical_path_cycles` is the steady-state cycles per iteration with unlimited issue (the
+  dependency recurrence), `single_warp_cycles` adds the issue limit and the taken branch's
+  redirect (`latency.branch`); `critical_path` lists the instructions that held the last
+  iteration, with their source lines.
+* **Kernel terms**, per scheduler of the busiest SM (blocks spread evenly over the SMs):
+  *latency* = a warp's time (straight-line code once, each loop's iterations at its
+  single-warp rate) x warps the scheduler runs / warps resident (W, measured
+  `smsp__warps_active.avg.per_cycle_active`); *issue* = warp instructions it issues;
+  *pipe:p* = instructions of pipe p / the pipe's rate (`pipe_rate`, warp instructions per
+  cycle per scheduler); *pipe:tensor* = tensor FLOPs / the dense per-SM peak; *memory* = DRAM
+  bytes at the peak bandwidth, or the L1/L2 units' measured work at their peak (the model does
+  not derive cache traffic from the SASS); *launch* = the chip's shortest launch.
+* **Predicted cycles** = the largest term; the **bottleneck** is its name, the latency term
+  named `ilp` when the hot loop's critical path waits on arithmetic and `latency` when it
+  waits on memory. `bottleneck_class` folds `issue` and the math pipes into `compute` and the
+  LSU pipe into `memory`, to compare with the counters' verdict.
+* **What-if** (`what_if(model, change)`): `unroll` by k with k independent accumulators
+  (registers renamed per copy, copies interleaved, loop control once per k iterations),
+  `hoist` (the hot loop's loop-invariant instructions leave it), `warps` (more resident warps
+  per scheduler, up to what the launch gives a scheduler). Each re-evaluates the same terms;
+  the speedup is the ratio of the predictions.
+
+## Reading the gap
+
+Predicted cycles are a lower bound in spirit: the terms overlap perfectly and the largest wins.
+A prediction well below the measured cycles names what the model leaves out: serialization it
+does not see (atomics on one address, constant-cache divergence, system-scope fences, barriers
+where one warp works and the others wait: `global_atomics`, `const_lookup`, `sysfence_loop`,
+`serial_norm` below), load imbalance and tails, or a pipe slower than its listed rate
+(`double_literal`'s FP64 conversions). A prediction near the measured cycles says the kernel
+runs as its instructions, dependencies and occupancy allow: change those to go faster.
+
+"""
+
+
+def main() -> int:
+    print(PAGE)
+    print("## Against the counters (generated)\n")
+    print("Generated by `scripts/model_table.py` from the real H100 reports in `sample_reports/`.")
+    print("*class*: the model's bottleneck class; *counters*: the speed-of-light limiter when it reaches")
+    print("`bound_pct` (memory units and LSU: memory, others: compute), else the top stall reason (wait: ilp,")
+    print("scoreboards and memory throttles: latency; launch when drgpu classifies the kernel launch-bound). *error*: (predicted - measured) / measured cycles.")
+    print("*simple*: the hot loop holds at least 90 % of the instructions and has no global memory, atomics or barriers.\n")
+    print("| report | variant | kernel | bottleneck | class | counters | agree | predicted | measured | error | simple |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    agree = compared = 0
+    simple_err: list[float] = []
+    all_err: list[float] = []
+    for case, variant, ka in rows():
+        m = ka.context.model
+        name = (ka.kernel.name or "")[:38].replace("|", "\\|")
+        if m is None or not m.available:
+            print(f"| {case} | {variant} | `{name}` | - | - | - | - | - | - | {m.reason if m else 'no model'} | - |")
+            continue
+        ok = m.family == m.verdict if m.verdict in VERDICTS else None
+        if ok is not None:
+            compared += 1
+            agree += ok
+        err = m.gap()
+        simple = is_simple_loop(ka)
+        if not math.isnan(err):
+            all_err.append(abs(err))
+            if simple:
+                simple_err.append(abs(err))
+        print(f"| {case} | {variant} | `{name}` | {m.bottleneck} | {m.family} | {m.verdict} | "
+              f"{'yes' if ok else 'no' if ok is not None else 'n/a'} | {m.predicted_cycles:,.0f} | {m.measured_cycles:,.0f} | "
+              f"{100 * err:+.0f}% | {'yes' if simple else ''} |")
+    print(f"\nAgreement: {agree} of {compared} kernels whose counters name ilp, latency, compute, memory or launch.")
+    if simple_err:
+        print(f"Simple loops: {len(simple_err)} kernels, largest |error| {100 * max(simple_err):.0f}%, "
+              f"median {100 * sorted(simple_err)[len(simple_err) // 2]:.0f}%.")
+    if all_err:
+        print(f"All kernels: median |error| {100 * sorted(all_err)[len(all_err) // 2]:.0f}%.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
