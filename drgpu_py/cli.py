@@ -8,6 +8,7 @@ at the bottom so each command lives beside the code it drives.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Callable, List, Optional
@@ -15,7 +16,7 @@ from typing import Callable, List, Optional
 import typer
 
 from . import __version__
-from .errors import DrgpuError, OutputError, UsageError
+from .errors import DrgpuError, OutputError, Terminated, UsageError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   context_settings={"help_option_names": ["-h", "--help"]},
@@ -63,9 +64,10 @@ def run_guarded(fn: Callable[[], int | None]) -> None:
         if e.hint:
             typer.echo(f"  hint: {e.hint}", err=True)
         raise typer.Exit(e.exit_code)
-    except KeyboardInterrupt:
-        typer.echo("drgpu: interrupted", err=True)
-        raise typer.Exit(130)
+    except KeyboardInterrupt as e:
+        signum = getattr(e, "signum", signal.SIGINT)
+        typer.echo("drgpu: interrupted" + (f" ({signal.Signals(signum).name})" if signum != signal.SIGINT else ""), err=True)
+        raise typer.Exit(128 + signum)
     except typer.Exit:
         raise
     except Exception as e:  # never show users a traceback unless asked
@@ -200,7 +202,23 @@ for _mod in ("cli_profile", "cli_compare"):
             raise
 
 
+def _on_signal(signum, frame) -> None:
+    raise Terminated(signum)
+
+
+def install_signal_handlers() -> None:
+    """SIGTERM (kill, a batch scheduler) and SIGHUP (the terminal closed) stop drgpu as Ctrl-C
+    does: temporary files removed, ncu's process group stopped, the run record kept."""
+    for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if sig is not None:
+            try:
+                signal.signal(sig, _on_signal)
+            except (ValueError, OSError):  # not the main thread (embedded use)
+                pass
+
+
 def main() -> None:
+    install_signal_handlers()
     # Kernel names and paths are arbitrary text: a terminal or pipe that cannot encode a
     # character gets '?' rather than an exception in the middle of the output.
     for stream in (sys.stdout, sys.stderr):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import signal
 import tempfile
 import time
 from pathlib import Path
@@ -219,6 +220,7 @@ def profile(
     ncu: Optional[str] = typer.Option(None, "--ncu", help="The ncu to run (default: $NCU, else ncu on PATH)."),
     ncu_arg: Optional[List[str]] = typer.Option(None, "--ncu-arg", help="Pass one extra argument to ncu, verbatim; repeatable."),
     threshold: Optional[List[str]] = typer.Option(None, "--threshold", "-t", help="Override an analysis threshold: KEY=VALUE."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Stop ncu (and the application) after this many seconds; what it profiled is kept (exit 10)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the ncu command and exit."),
     list_kernels: bool = typer.Option(False, "--list-kernels", help="Run the application once cheaply and list the kernels it launches."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
@@ -250,6 +252,8 @@ def profile(
                                   nvtx_exclude=list(nvtx_exclude or []), profile_from_start=from_start,
                                   extra_ncu_args=extra, force=force)
         req.validate()
+        if timeout is not None and not (timeout > 0 and timeout < float("inf")):
+            raise prof.UsageError(f"--timeout is a number of seconds above 0, got {timeout:g}")
         try:
             ncu_path = prof.find_ncu(ncu)
         except ToolNotFoundError:
@@ -284,14 +288,22 @@ def profile(
                 status.print(f"[yellow]note:[/yellow] {escape(n)}")
         started = time.time()
         with ProgressView(status, quiet) as view:
-            result = prof.run_ncu(argv, log_path, on_event=view)
+            result = prof.run_ncu(argv, log_path, on_event=view, timeout_s=timeout)
         reports = prof.found_reports(result, req, started)
-        if result.interrupted:
-            # Ctrl-C means "stop now": keep everything, analyze nothing, say how to go on.
-            _record(req.output_dir / f"{log_stem}.profile.json", argv, ms, sel, result, reports, {}, notes, 130)
-            kept = ", ".join(str(p) for p in reports) or "no report (nothing was profiled yet)"
-            raise InterruptedError_(f"interrupted: ncu stopped; kept {kept} and ncu's output {log_path}",
-                                    hint="analyze a kept report with: drgpu analyze REPORT" if reports else None)
+        kept = ", ".join(str(p) for p in reports) or "no report (nothing was profiled yet)"
+        if result.interrupted and not result.timed_out:
+            # Ctrl-C (SIGTERM, SIGHUP) means "stop now": keep everything, analyze nothing, say how to go on.
+            signum = result.signum or signal.SIGINT
+            _record(req.output_dir / f"{log_stem}.profile.json", argv, ms, sel, result, reports, {}, notes, 128 + signum)
+            by = "" if signum == signal.SIGINT else f" by {signal.Signals(signum).name}"
+            raise InterruptedError_(f"ncu stopped{by}; kept {kept} and ncu's output {log_path}",
+                                    hint="analyze a kept report with: drgpu analyze REPORT" if reports else None,
+                                    signum=signum)
+        if result.timed_out:
+            _record(req.output_dir / f"{log_stem}.profile.json", argv, ms, sel, result, reports, {}, notes,
+                    prof.ProfilerError.exit_code)
+            raise prof.ProfilerError(f"ncu did not finish within --timeout {timeout:g} s and was stopped; kept {kept}",
+                                     hint=f"ncu's output: {log_path}; analyze a kept report with: drgpu analyze REPORT")
         error = prof.classify(result, req, reports)
         strict_error = None
         th = data.thresholds(parse_threshold_args(threshold))
@@ -303,9 +315,13 @@ def profile(
             except DrgpuError as e:
                 failures.append(f"{rep.name}: {e}")
                 continue
-            except KeyboardInterrupt:
-                raise InterruptedError_(f"interrupted while analyzing; profiling had finished: kept {', '.join(map(str, reports))} "
-                                        f"and ncu's output {log_path}", hint="analyze a kept report with: drgpu analyze REPORT") from None
+            except KeyboardInterrupt as e:
+                signum = getattr(e, "signum", signal.SIGINT)
+                _record(req.output_dir / f"{log_stem}.profile.json", argv, ms, sel, result, reports, missing_by_report,
+                        notes, 128 + signum)
+                raise InterruptedError_(f"stopped while analyzing; profiling had finished: kept {', '.join(map(str, reports))} "
+                                        f"and ncu's output {log_path}", hint="analyze a kept report with: drgpu analyze REPORT",
+                                        signum=signum) from None
             rows += rows_r
             written += files
             missing_by_report[str(rep)] = missing
@@ -374,6 +390,7 @@ def _record(path: Path, argv, ms, sel, result: prof.RunResult, reports, missing,
            "groups": sel.groups, "sections": sel.sections, "metrics": sel.metrics,
            "ncu_wall_s": round(result.wall_s, 3), "ncu_exit_code": result.returncode,
            "app_exit_code": result.app_exit_code, "interrupted": result.interrupted,
+           "signal": signal.Signals(result.signum).name if result.signum else None, "timed_out": result.timed_out,
            "kernels": [{"name": k.name, "launch": k.launch, "passes": k.passes} for k in result.kernels],
            "reports": [str(p) for p in reports], "missing_metrics": missing, "ncu_errors": result.errors,
            "ncu_warnings": result.warnings, "notes": notes, "exit_code": exit_code}

@@ -18,6 +18,10 @@ class DrgpuError(Exception):
         self.message = message
         self.hint = hint
 
+    def __reduce__(self):
+        # Errors cross a process boundary (readers.isolate): keep the hint with the message.
+        return (type(self), (self.message, self.hint))
+
     def __str__(self) -> str:
         return self.message + (f" ({self.hint})" if self.hint else "")
 
@@ -99,9 +103,30 @@ class MetricUnavailableError(ProfilerError):
 
 
 class InterruptedError_(DrgpuError):
-    """The user interrupted the run (Ctrl-C); partial outputs are kept."""
+    """The user interrupted the run (Ctrl-C), or SIGTERM/SIGHUP stopped it; partial outputs
+    are kept. ``signum`` gives the exit code, 128 + the signal (130, 143, 129)."""
     exit_code = 130
     kind = "interrupted"
+
+    def __init__(self, message: str, hint: str | None = None, signum: int = 2):
+        super().__init__(message, hint)
+        self.signum = signum
+        self.exit_code = 128 + signum
+
+    def __reduce__(self):
+        return (type(self), (self.message, self.hint, self.signum))
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised in the main thread by the CLI's handler: a subclass of
+    KeyboardInterrupt, so every path that cleans up after Ctrl-C (atomic writes, the ncu
+    child, a reading child process) cleans up after these too. Not a DrgpuError: the CLI
+    exits 128 + ``signum``."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+        self.exit_code = 128 + signum
 
 
 ALL_ERRORS = [UsageError, InputError, ReportFormatError, NoKernelsError, OutputError,

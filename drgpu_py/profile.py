@@ -11,8 +11,11 @@ Contract:
   the application's arguments are appended unchanged.
 - ``run_ncu(argv, log_path, on_event)`` runs ncu, tees its whole console output to
   ``log_path``, parses ``==PROF==`` progress into :class:`Event` callbacks and returns a
-  :class:`RunResult`. Ctrl-C stops ncu gently (it writes what it profiled) and the result
-  says ``interrupted``; nothing written is deleted.
+  :class:`RunResult`. ncu runs in a process group of its own (with the application it
+  starts): Ctrl-C, SIGTERM or SIGHUP reaching drgpu stop that whole group, Ctrl-C gently (ncu
+  writes what it profiled), and the result says ``interrupted`` (``signum``: which); nothing
+  written is deleted. ``timeout_s`` stops a run that has not ended by then the same way and
+  sets ``timed_out``.
 - ``classify(result, request)`` maps a finished run to a typed error (or None): ncu missing
   is found earlier by ``find_ncu``; counter permission (11), the application failing (12), no
   kernel profiled (13). A failing application with reports is still analyzed by the caller.
@@ -28,6 +31,7 @@ import re
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -627,6 +631,8 @@ class RunResult:
     app_exit_code: int | None = None
     interrupted: bool = False
     processes: int = 0
+    signum: int | None = None      # the signal that interrupted drgpu (SIGINT, SIGTERM, SIGHUP)
+    timed_out: bool = False
 
     @property
     def permission_denied(self) -> bool:
@@ -642,26 +648,41 @@ class RunResult:
         return out
 
 
-def _stop(proc: subprocess.Popen, grace_s: float) -> None:
-    """After Ctrl-C: ncu got the terminal's SIGINT too and is saving what it profiled; give
-    it time, then ask again, then insist."""
-    for sig, wait in ((None, grace_s), (signal.SIGINT, 30.0), (signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
+def _stop(proc: subprocess.Popen, steps) -> None:
+    """Stop ncu and the application it runs (their own process group): each (signal, wait)
+    in turn until ncu has exited. SIGINT first makes ncu write what it profiled."""
+    for sig, wait in steps:
         if proc.poll() is not None:
-            return
-        if sig is not None:
-            try:
-                proc.send_signal(sig)
-            except OSError:
-                return
+            break
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        except OSError:
+            proc.send_signal(sig)
         try:
             proc.wait(timeout=wait)
-            return
+            break
         except subprocess.TimeoutExpired:
             continue
+    try:  # what ncu left of the group (an application that ignored ncu's signals)
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def _stop_steps(signum: int, grace_s: float) -> tuple:
+    """Ctrl-C (or a timeout): ask ncu to save what it profiled, then insist. SIGTERM/SIGHUP:
+    whoever sent it wants drgpu gone soon (a scheduler kills after a grace period), so
+    terminate at once and kill after a short wait."""
+    if signum == signal.SIGINT:
+        return ((signal.SIGINT, grace_s), (signal.SIGINT, 30.0), (signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0))
+    return ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0))
 
 
 def run_ncu(argv: list[str], log_path: Path, on_event: Callable[[Event], None] | None = None,
-            env: dict | None = None, cwd: str | Path | None = None, sigint_grace_s: float = 5.0) -> RunResult:
+            env: dict | None = None, cwd: str | Path | None = None, sigint_grace_s: float = 5.0,
+            timeout_s: float | None = None) -> RunResult:
     """Run ncu (argument list, no shell), tee its console to ``log_path``, report events."""
     parser = OutputParser()
     result = RunResult(argv=list(argv), returncode=None, log_path=Path(log_path), wall_s=0.0)
@@ -691,13 +712,23 @@ def run_ncu(argv: list[str], log_path: Path, on_event: Callable[[Event], None] |
         log.write("# " + " ".join(_quote(a) for a in argv) + "\n")
         log.flush()
         try:
+            # A process group of its own: a signal to drgpu can then stop ncu and the
+            # application together, without drgpu signalling itself.
             proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    env=env, cwd=cwd, bufsize=0)
+                                    env=env, cwd=cwd, bufsize=0, process_group=0)
         except FileNotFoundError as e:
             raise ToolNotFoundError(f"cannot run {argv[0]}: not found", hint=f"install Nsight Compute ({NCU_HELP_URL}) or give --ncu PATH") from e
         except PermissionError as e:
             raise ToolNotFoundError(f"cannot run {argv[0]}: permission denied", hint="give the path of an executable ncu with --ncu") from e
         assert proc.stdout is not None
+        watchdog = None
+        if timeout_s is not None:
+            def expire() -> None:
+                result.timed_out = True
+                _stop(proc, ((signal.SIGINT, sigint_grace_s), (signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)))
+            watchdog = threading.Timer(timeout_s, expire)
+            watchdog.daemon = True
+            watchdog.start()
         try:
             while True:
                 chunk = proc.stdout.read1(65536) if hasattr(proc.stdout, "read1") else proc.stdout.read(4096)
@@ -709,9 +740,12 @@ def run_ncu(argv: list[str], log_path: Path, on_event: Callable[[Event], None] |
                 handle(parser.feed(text))
             handle(parser.close())
             result.returncode = proc.wait()
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as e:
             result.interrupted = True
-            _stop(proc, sigint_grace_s)
+            result.signum = getattr(e, "signum", signal.SIGINT)
+            if watchdog is not None:
+                watchdog.cancel()
+            _stop(proc, _stop_steps(result.signum, sigint_grace_s))
             try:
                 rest = proc.stdout.read() or b""
             except (OSError, ValueError):
@@ -720,7 +754,13 @@ def run_ncu(argv: list[str], log_path: Path, on_event: Callable[[Event], None] |
             log.write(text)
             handle(parser.feed(text) + parser.close())
             result.returncode = proc.poll()
-            log.write("\n# drgpu: interrupted by the user\n")
+            log.write("\n# drgpu: interrupted by the user\n" if result.signum == signal.SIGINT
+                      else f"\n# drgpu: stopped by {signal.Signals(result.signum).name}\n")
+        finally:
+            if watchdog is not None:
+                watchdog.cancel()
+        if result.timed_out:
+            log.write(f"\n# drgpu: ncu did not finish within {timeout_s:g} s and was stopped\n")
     result.wall_s = time.monotonic() - t0
     return result
 
@@ -803,6 +843,14 @@ def classify(result: RunResult, req: ProfileRequest, reports: list[Path]) -> Exc
 def unavailable_metrics(report: Path, expected: Iterable[str]) -> dict[str, list[str]]:
     """Per kernel launch ('name (id N)'), the expected metrics the report lacks or holds as
     n/a. A name ending in ``*`` needs at least one match. Empty when all are there."""
+    from .readers.common import native_stderr_captured
+    from .readers.isolate import in_child
+    with native_stderr_captured():  # ncu_report's native log on a damaged report
+        # In a child process: ncu_report can crash natively on a damaged report.
+        return in_child(_unavailable_metrics, Path(report), list(expected), what=str(report))
+
+
+def _unavailable_metrics(report: Path, expected: list[str]) -> dict[str, list[str]]:
     try:
         import ncu_report  # type: ignore
     except ImportError as e:

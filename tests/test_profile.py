@@ -5,6 +5,7 @@ real ncu 2025.3.1 printed and copies a real sample report."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import os
 import signal
@@ -544,3 +545,66 @@ def test_a_metric_set_name_is_never_a_file_in_the_working_directory(tmp_path, mo
     own.write_text((ROOT / "metric_sets" / "gh100.yaml").read_text().replace("name: gh100", "name: mine"))
     assert prof.load_metric_set(str(own)).name == "mine"
     assert prof.load_metric_set("./gh100").name == "evil"
+
+
+def test_report_that_crashes_the_reader_keeps_the_record(tmp_path, monkeypatch):
+    """ncu wrote a report ncu_report crashes on (one damaged byte in its cubin): drgpu says so
+    (no silent exit 139) and keeps the report, ncu's log and the run record."""
+    buf = bytearray((ROOT / "sample_reports/fma_chain/fma_chain_bad.ncu-rep").read_bytes())
+    buf[buf.find(b"\x7fELF") + 63] = 230
+    bad = tmp_path / "bad.ncu-rep"
+    bad.write_bytes(bytes(buf))
+    r = run_profile(tmp_path, monkeypatch=monkeypatch, env={"STANDIN_NCU_REPORT": str(bad)})
+    out = tmp_path / "out"
+    assert r.exit_code == 10, r.output
+    assert "ncu_report crashed reading it (signal 11, SIGSEGV)" in r.output
+    rec = json.loads((out / "echo.profile.json").read_text())
+    assert rec["exit_code"] == 10
+    assert (out / "echo.ncu-rep").is_file() and (out / "echo.ncu.log").is_file()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_sigterm_and_sighup_stop_ncu_and_keep_the_record(tmp_path, sig, code):
+    """A signal sent to drgpu alone (kill PID, a scheduler, a closed terminal) stops ncu and
+    the application it runs, keeps what was written and the run record, and exits 128+N."""
+    env = {**os.environ, "STANDIN_NCU_SCENARIO": "slow", "STANDIN_NCU_KERNELS": "k1,k2,k3,k4", "PYTHONUNBUFFERED": "1"}
+    for k in prof.RANK_VARS:
+        env.pop(k, None)
+    out = tmp_path / "out"
+    p = subprocess.Popen([sys.executable, "-m", "drgpu_py", "profile", "--ncu", str(STANDIN),
+                          "--metric-set", "gh100", "-d", str(out), "--", "/bin/sleep", "30"],
+                         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    log = out / "sleep.ncu.log"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and "- 12 passes" not in (log.read_text() if log.exists() else ""):
+        time.sleep(0.1)
+    app_pid = int(re.search(r"Connected to process (\d+)", log.read_text()).group(1))
+    os.kill(p.pid, sig)
+    text = p.communicate(timeout=60)[0].decode()
+    assert p.returncode == code, text
+    assert f"drgpu: interrupted: ncu stopped by {sig.name}" in text and "interrupted: interrupted" not in text
+    rec = json.loads((out / "sleep.profile.json").read_text())
+    assert rec["interrupted"] and rec["signal"] == sig.name and rec["exit_code"] == code
+    assert not _alive(app_pid), "the profiled application still runs"
+    assert not [f for f in os.listdir(out) if f.endswith(".tmp")]
+
+
+def test_timeout_stops_a_hanging_ncu(tmp_path, monkeypatch):
+    t0 = time.monotonic()
+    r = run_profile(tmp_path, "--timeout", "1.5", scenario="hang", monkeypatch=monkeypatch,
+                    app_argv=["/bin/sleep", "60"])
+    assert time.monotonic() - t0 < 30
+    assert r.exit_code == 10, r.output
+    assert "ncu did not finish within --timeout 1.5 s and was stopped" in r.output
+    rec = json.loads((tmp_path / "out" / "sleep.profile.json").read_text())
+    assert rec["timed_out"] and rec["exit_code"] == 10
+    assert "did not finish within 1.5 s" in (tmp_path / "out" / "sleep.ncu.log").read_text()
+    assert run_profile(tmp_path, "--timeout", "0", monkeypatch=monkeypatch).exit_code == 2

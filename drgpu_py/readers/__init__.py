@@ -20,6 +20,7 @@ from ..errors import DrgpuError, InputError, NoKernelsError, ReportFormatError, 
 from ..model import Profile
 from .common import id_filter as _id_filter
 from .common import native_log_summary, native_stderr_captured, rep_framing_problem, sniff
+from .isolate import in_child
 
 __all__ = ["open_report", "select_kernels", "sniff"]
 
@@ -90,7 +91,8 @@ def _read_rep_checked(p: Path, progress=None, keep_id=None) -> Profile:
     framing = rep_framing_problem(p)
     with native_stderr_captured() as log:
         try:
-            profile = read_ncu_rep(p, progress=progress, keep_id=keep_id)
+            # In a child process: ncu_report can crash natively on a damaged report.
+            profile = in_child(read_ncu_rep, p, progress=progress, keep_id=keep_id, what=str(p))
         except DrgpuError:
             raise
         except Exception as e:  # noqa: BLE001 - native module on a damaged file

@@ -45,6 +45,7 @@ from .. import data
 from ..io import require_input_file
 from ..errors import InputError, NoKernelsError, ReportFormatError
 from ..model import KernelProfile, Profile
+from .isolate import in_child
 from .common import (clean_sass, id_filter, instruction_frame, native_stderr_captured, numbers, parse_dim,
                      rep_framing_problem, sniff, to_number)
 
@@ -428,6 +429,13 @@ def _finite_or_zero(x: float) -> float:
     return x if math.isfinite(x) else 0.0
 
 
+def _line_tables(rep: Path, wanted, matches: list) -> tuple[list, list]:
+    """read_line_table and the matches ``wanted`` computed, both returned from the child
+    process that reads the report (ncu_report may crash on a damaged one)."""
+    from .ncu_rep import read_line_table
+    return read_line_table(rep, wanted=wanted), matches
+
+
 def _attach_lines(launches: list[tuple[str, bool, KernelProfile | None]], rep: Path) -> bool:
     """Annotate CSV kernels with file/line from an .ncu-rep line table, matched by kernel
     name and function offset (the report and the CSV may come from different processes, so
@@ -437,7 +445,6 @@ def _attach_lines(launches: list[tuple[str, bool, KernelProfile | None]], rep: P
     per-instruction rows, its KernelProfile or None when it was not read). Tables are
     matched over all of them, by name alone, so a read launch gets the table it gets when
     all are read; only the tables of read launches are then read from the report."""
-    from .ncu_rep import read_line_table
     kernels = [k for _, _, k in launches if k is not None]
     matches: list[int | None] = []
 
@@ -447,7 +454,7 @@ def _attach_lines(launches: list[tuple[str, bool, KernelProfile | None]], rep: P
         return [named[m] for m, (_, _, k) in zip(matches, launches) if m is not None and k is not None]
     try:
         with native_stderr_captured():
-            tables = read_line_table(rep, wanted=wanted)
+            tables, matches[:] = in_child(_line_tables, rep, wanted, matches, what=str(rep))
     except (ReportFormatError, OSError) as e:
         for k in kernels:
             k.notes.append(f"line table of {rep.name} unreadable: {getattr(e, 'message', None) or e}; no line numbers")

@@ -1,0 +1,94 @@
+"""Run a reader in a child process, so that a native crash of NVIDIA's ``ncu_report`` module
+on a damaged report (a segmentation fault inside ``sass_by_pc``, say: one wrong byte in a
+report's embedded cubin is enough) becomes a typed error instead of killing drgpu without
+a word.
+
+Contract: ``in_child(fn, *args, what=PATH, **kwargs)`` returns ``fn(*args, **kwargs)`` or
+raises what it raised (drgpu's typed errors keep their message and hint; an exception that
+cannot cross the process boundary arrives as ``RuntimeError`` naming it). When the child
+dies of a signal or exits without an answer, it raises :class:`ReportFormatError` naming
+``what`` and the signal (exit 4). Ctrl-C in the parent kills the child and is re-raised.
+
+How: ``os.fork`` (the child shares the loaded modules and the progress callback, so there is
+no start-up cost), the result pickled back through a pipe (protocol 5). Where ``fork`` does
+not exist the function runs in this process, unguarded. ``DRGPU_READ_IN_PROCESS=1`` does
+the same on purpose (debuggers, profilers). benchmarks/RESULTS.md records the cost.
+"""
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import sys
+from typing import Any, Callable
+
+from ..errors import ReportFormatError
+
+_HINT = ("the report is damaged (NVIDIA's ncu_report module crashed reading it): copy or profile it again; "
+         "if ncu itself opens it, try a newer ncu_report (pip install -U ncu-report)")
+
+
+def _signal_name(n: int) -> str:
+    try:
+        return f"signal {n}, {signal.Signals(n).name}"
+    except ValueError:
+        return f"signal {n}"
+
+
+def in_child(fn: Callable[..., Any], *args, what: str, **kwargs) -> Any:
+    if not hasattr(os, "fork") or os.environ.get("DRGPU_READ_IN_PROCESS"):
+        return fn(*args, **kwargs)
+    for stream in (sys.stdout, sys.stderr):
+        try:  # what the parent buffered must not be written twice
+            stream.flush()
+        except (OSError, ValueError, AttributeError):
+            pass
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - runs in the child; its outcome is what the tests see
+        code = 0
+        try:
+            os.close(r)
+            import faulthandler
+            faulthandler.disable()  # the parent reports a crash; no traceback dump from here
+            try:
+                answer = ("ok", fn(*args, **kwargs))
+            except BaseException as e:  # noqa: BLE001 - every outcome goes to the parent
+                answer = ("err", e)
+            try:
+                payload = pickle.dumps(answer, protocol=5)
+            except Exception as e:  # noqa: BLE001 - an unpicklable exception or result
+                payload = pickle.dumps(("err", RuntimeError(f"{type(answer[1]).__name__}: {answer[1]}"
+                                                            if answer[0] == "err" else f"unpicklable result ({e})")))
+            with os.fdopen(w, "wb") as fh:
+                fh.write(payload)
+        except BaseException:  # noqa: BLE001 - never return into the parent's code
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(w)
+    try:
+        with os.fdopen(r, "rb") as fh:
+            payload = fh.read()
+        _, status = os.waitpid(pid, 0)
+    except BaseException:
+        # Ctrl-C (or a signal turned into an exception) while the child reads: stop it too.
+        try:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        except OSError:
+            pass
+        raise
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        if sig == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise ReportFormatError(f"{what} is corrupt: ncu_report crashed reading it ({_signal_name(sig)})", hint=_HINT)
+    try:
+        kind, value = pickle.loads(payload)
+    except Exception:  # noqa: BLE001 - the child died before it could answer
+        raise ReportFormatError(f"{what} could not be read: the reading process exited with code "
+                                f"{os.WEXITSTATUS(status)} and no answer", hint=_HINT) from None
+    if kind == "err":
+        raise value
+    return value
