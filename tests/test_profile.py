@@ -547,17 +547,23 @@ def test_a_metric_set_name_is_never_a_file_in_the_working_directory(tmp_path, mo
     assert prof.load_metric_set("./gh100").name == "evil"
 
 
-def test_report_that_crashes_the_reader_keeps_the_record(tmp_path, monkeypatch):
+def test_report_that_crashes_the_reader_keeps_the_record(tmp_path):
     """ncu wrote a report ncu_report crashes on (one damaged byte in its cubin): drgpu says so
     (no silent exit 139) and keeps the report, ncu's log and the run record."""
     buf = bytearray((ROOT / "sample_reports/fma_chain/fma_chain_bad.ncu-rep").read_bytes())
     buf[buf.find(b"\x7fELF") + 63] = 230
     bad = tmp_path / "bad.ncu-rep"
     bad.write_bytes(bytes(buf))
-    r = run_profile(tmp_path, monkeypatch=monkeypatch, env={"STANDIN_NCU_REPORT": str(bad)})
+    env = {**os.environ, "STANDIN_NCU_REPORT": str(bad), "PYTHONPATH": str(ROOT)}
+    for k in prof.RANK_VARS:
+        env.pop(k, None)
     out = tmp_path / "out"
-    assert r.exit_code == 10, r.output
-    assert "ncu_report crashed reading it (signal 11, SIGSEGV)" in r.output
+    # Its own process: this one may have loaded ncu_report, and then reads unguarded.
+    r = subprocess.run([sys.executable, "-m", "drgpu_py", "profile", "--ncu", str(STANDIN), "--metric-set", "gh100",
+                        "-d", str(out), "-q", "--", "/bin/echo", "hi"], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 10, r.stderr
+    assert "ncu_report crashed reading it (signal 11, SIGSEGV)" in r.stderr
     rec = json.loads((out / "echo.profile.json").read_text())
     assert rec["exit_code"] == 10
     assert (out / "echo.ncu-rep").is_file() and (out / "echo.ncu.log").is_file()

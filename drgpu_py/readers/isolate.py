@@ -10,9 +10,12 @@ dies of a signal or exits without an answer, it raises :class:`ReportFormatError
 ``what`` and the signal (exit 4). Ctrl-C in the parent kills the child and is re-raised.
 
 How: ``os.fork`` (the child shares the loaded modules and the progress callback, so there is
-no start-up cost), the result pickled back through a pipe (protocol 5). Where ``fork`` does
-not exist the function runs in this process, unguarded. ``DRGPU_READ_IN_PROCESS=1`` does
-the same on purpose (debuggers, profilers). benchmarks/RESULTS.md records the cost.
+no start-up cost), the result pickled back through a pipe (protocol 5). ``ncu_report`` is
+loaded only in children: once loaded it runs a thread of its own, and a process forked
+from one holding that thread's lock hangs for ever. So where this process has loaded it
+(a caller that used the readers directly), where ``fork`` does not exist, or with
+``DRGPU_READ_IN_PROCESS=1`` (debuggers, profilers) the function runs in this process,
+unguarded. benchmarks/RESULTS.md records the cost.
 """
 from __future__ import annotations
 
@@ -36,7 +39,7 @@ def _signal_name(n: int) -> str:
 
 
 def in_child(fn: Callable[..., Any], *args, what: str, **kwargs) -> Any:
-    if not hasattr(os, "fork") or os.environ.get("DRGPU_READ_IN_PROCESS"):
+    if not hasattr(os, "fork") or os.environ.get("DRGPU_READ_IN_PROCESS") or "ncu_report" in sys.modules:
         return fn(*args, **kwargs)
     for stream in (sys.stdout, sys.stderr):
         try:  # what the parent buffered must not be written twice
