@@ -538,27 +538,43 @@ def _pct(rest: str) -> int:
 class OutputParser:
     """Turns ncu's console stream (chunks, possibly mid-line) into :class:`Event`s. A
     Profiling line grows while replay passes run ("0%....50%...."), so the unfinished tail
-    is inspected too."""
+    is inspected too.
+
+    Linear in the stream's length: only the first ``MAX_LINE`` characters of a line are kept
+    and parsed (ncu's own lines are short; the log keeps everything), so an application
+    printing megabytes without a newline costs no more than its length (it was quadratic)."""
+
+    MAX_LINE = 1 << 16
 
     def __init__(self) -> None:
-        self._buf = ""
+        self._tail = ""                                   # the unfinished line, at most MAX_LINE
         self._open: tuple[str, int, int] | None = None   # kernel, launch, last pct of the tail
         self._seq = 0    # launches profiled without an id so far (ncu omits it under -k)
 
     def _key(self, m) -> tuple[str, int]:
         return (m["name"], int(m["launch"]) if m["launch"] is not None else self._seq)
 
+    def _keep(self, piece: str) -> None:
+        if len(self._tail) < self.MAX_LINE:
+            self._tail += piece[:self.MAX_LINE - len(self._tail)]
+
+    def _take(self) -> str:
+        tail, self._tail = self._tail, ""
+        return tail
+
     def feed(self, chunk: str) -> list[Event]:
-        self._buf += chunk
         events: list[Event] = []
-        while True:
-            nl = self._buf.find("\n")
-            if nl < 0:
-                break
-            line, self._buf = self._buf[:nl].rstrip("\r"), self._buf[nl + 1:]
-            events += self._line(line)
-        if self._buf.startswith("==PROF== Profiling"):
-            m = _PROFILING.match(self._buf)
+        if "\n" in chunk:
+            pieces = chunk.split("\n")
+            self._keep(pieces[0])
+            events += self._line(self._take().rstrip("\r"))
+            for line in pieces[1:-1]:
+                events += self._line(line[:self.MAX_LINE].rstrip("\r"))
+            self._keep(pieces[-1])
+        else:
+            self._keep(chunk)
+        if self._tail.startswith("==PROF== Profiling") and len(self._tail) < self.MAX_LINE:
+            m = _PROFILING.match(buf := self._tail)
             if m:
                 key = self._key(m)
                 pct = _pct(m["rest"])
@@ -566,12 +582,12 @@ class OutputParser:
                     events.append(self._start(m))
                     self._open = (*key, -1)
                 if pct != self._open[2]:
-                    events.append(Event("progress", self._buf, kernel=key[0], launch=key[1], pct=pct))
+                    events.append(Event("progress", buf, kernel=key[0], launch=key[1], pct=pct))
                     self._open = (*key, pct)
         return events
 
     def close(self) -> list[Event]:
-        tail, self._buf = self._buf, ""
+        tail = self._take()
         return self._line(tail.rstrip("\r\n")) if tail.strip() else []
 
     def _start(self, m) -> Event:

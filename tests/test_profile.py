@@ -614,3 +614,23 @@ def test_timeout_stops_a_hanging_ncu(tmp_path, monkeypatch):
     assert rec["timed_out"] and rec["exit_code"] == 10
     assert "did not finish within 1.5 s" in (tmp_path / "out" / "sleep.ncu.log").read_text()
     assert run_profile(tmp_path, "--timeout", "0", monkeypatch=monkeypatch).exit_code == 2
+
+
+def test_parser_is_linear_on_output_without_newlines():
+    """An application printing 20 MB without a newline (63 s before: the unfinished line was
+    searched again for every chunk): parsed in seconds, and ncu's lines after it still count."""
+    p = prof.OutputParser()
+    chunk = "x" * 65536
+    t0 = time.monotonic()
+    events = []
+    for _ in range(320):
+        events += p.feed(chunk)
+    events += p.feed('\n==PROF== Profiling "k" - 0: 0%....50%....100% - 9 passes\n==PROF== Report: /o/r.ncu-rep\n')
+    events += p.close()
+    assert time.monotonic() - t0 < 10   # generous: about 0.1 s here
+    assert [e.kind for e in events] == ["output", "kernel", "kernel_done", "report"]
+    assert events[2].passes == 9 and events[3].text == "/o/r.ncu-rep"
+    # a Profiling line growing over many chunks still reports progress
+    p = prof.OutputParser()
+    evs = p.feed('==PROF== Profiling "k" - 0: 0%') + p.feed("....50%") + p.feed("....100% - 3 passes\n")
+    assert [e.kind for e in evs] == ["kernel", "progress", "progress", "kernel_done"] and evs[-1].passes == 3
