@@ -564,3 +564,17 @@ def test_native_crash_of_the_line_table_is_a_note(crashing, tmp_path):
     assert r.returncode == 0, r.stderr
     notes = _all_notes(json.loads(r.stdout))
     assert any("line table of k.ncu-rep unreadable" in n and "ncu_report crashed" in n for n in notes), notes
+
+
+@pytest.mark.parametrize("report", ["tests/data/bad/long_name.raw.csv", "sample_reports/fma_chain/fma_chain_bad.ncu-rep"])
+@pytest.mark.parametrize("pattern, needle", [(r"(.+)+\x00", "took over 2 s to match"),
+                                             ("a{4294967296}", "is not a valid regular expression")])
+def test_kernel_patterns_that_hang_or_overflow_are_usage_errors(report, pattern, needle):
+    """A catastrophic pattern (nested quantifiers on long names) is stopped after its time
+    budget; a repeat count Python cannot compile is refused (it was exit 70)."""
+    import time
+    t0 = time.monotonic()
+    r = runner.invoke(app, ["analyze", str(ROOT / report), "-k", pattern, "-q"])
+    assert r.exit_code == 2, r.output
+    assert needle in r.output and "internal" not in r.output
+    assert time.monotonic() - t0 < 120   # 2 s budget per pass; the rest is reading, on a loaded machine

@@ -19,6 +19,7 @@ from .. import data
 from ..errors import DrgpuError, InputError, NoKernelsError, ReportFormatError, UsageError
 from ..model import Profile
 from .common import id_filter as _id_filter
+from .common import kernel_regex, regex_time_limit
 from .common import native_log_summary, native_stderr_captured, rep_framing_problem, sniff
 from .isolate import in_child
 
@@ -70,11 +71,9 @@ def select_kernels(profile: Profile, selector: str | None) -> Profile:
         lo, hi = selector.split(":")
         picked = [k for k in ks if (not lo or k.id >= int(lo)) and (not hi or k.id < int(hi))]
     else:
-        try:
-            rx = re.compile(selector)
-        except re.error as e:
-            raise UsageError(f"--kernel {selector!r} is not a valid regular expression: {e}") from e
-        picked = [k for k in ks if rx.search(k.name) or (k.mangled and rx.search(k.mangled))]
+        rx = kernel_regex(selector)
+        with regex_time_limit(selector):
+            picked = [k for k in ks if rx.search(k.name) or (k.mangled and rx.search(k.mangled))]
     if not picked:
         names = ", ".join(sorted({k.name.split("(")[0] for k in ks})[:10]) or "none"
         raise NoKernelsError(f"--kernel {selector!r} matched no kernel", hint=f"kernels in the report: {names}")

@@ -23,7 +23,7 @@ import pandas as pd
 
 from .. import data
 from ..io import require_input_file
-from ..errors import InputError, ReportFormatError
+from ..errors import InputError, ReportFormatError, UsageError
 from ..model import INSTRUCTION_COLUMNS
 
 NCU_MAGIC = b"NVR\x00"
@@ -280,3 +280,49 @@ def native_log_summary(text: str) -> str:
         m = re.match(r"^[EWIF]\d{4} [\d:.]+\s+\d+ [^\]]+\] (.*)$", line)
         return (m.group(1) if m else line)[:200]
     return ""
+
+
+#: The most time a ``--kernel`` pattern may take over all of a report's kernel names. A
+#: pattern with nested quantifiers (``(a+)+$``) takes exponential time on long names; no
+#: honest pattern needs a second.
+REGEX_BUDGET_S = 2.0
+
+
+def kernel_regex(selector: str) -> re.Pattern:
+    """Compile a ``--kernel`` name pattern; any pattern Python cannot compile (a syntax
+    error, a repeat count over 2^32-1, nesting too deep) is a usage error."""
+    try:
+        return re.compile(selector)
+    except (re.error, OverflowError, RecursionError, ValueError) as e:
+        raise UsageError(f"--kernel {selector!r} is not a valid regular expression: {e}") from e
+
+
+@contextlib.contextmanager
+def regex_time_limit(selector: str, seconds: float = REGEX_BUDGET_S):
+    """Bound the regular-expression work inside the block: past ``seconds`` a usage error
+    (exit 2) instead of a hang. Python's matcher checks for signals while it runs, so a
+    SIGALRM timer stops it; where there is none (not the main thread, no SIGALRM) the block
+    runs unbounded."""
+    import signal
+    import threading
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    class _Expired(Exception):
+        pass
+
+    def expire(signum, frame):
+        raise _Expired
+
+    old = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    except _Expired:
+        raise UsageError(f"--kernel {selector!r} took over {seconds:g} s to match the report's kernel names",
+                         hint="simplify the pattern: nested quantifiers such as (a+)+ take exponential time "
+                              "on long names") from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)

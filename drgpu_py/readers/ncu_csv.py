@@ -46,6 +46,7 @@ from ..io import require_input_file
 from ..errors import InputError, NoKernelsError, ReportFormatError
 from ..model import KernelProfile, Profile
 from .isolate import in_child
+from .common import kernel_regex, regex_time_limit
 from .common import (clean_sass, id_filter, instruction_frame, native_stderr_captured, numbers, parse_dim,
                      rep_framing_problem, sniff, to_number)
 
@@ -189,16 +190,14 @@ def _pickable(selector: str | None, header: list[str], idx: dict[str, int], laun
     if by_id is not None:
         ids = [_launch_id(row[idx["ID"]]) for row in launches]
         return [pos for pos, kid in enumerate(ids) if by_id(kid)] or everything
-    try:
-        rx = re.compile(selector)
-    except re.error:
-        return everything  # select_kernels reports it
+    rx = kernel_regex(selector)
     fn_cols = [j for j, h in enumerate(header) if h == "Function Name"]
     picked = []
-    for pos, (row, name) in enumerate(zip(launches, names)):
-        mangled = _mangled(row, fn_cols)
-        if rx.search(name) or (mangled and rx.search(mangled)):
-            picked.append(pos)
+    with regex_time_limit(selector):
+        for pos, (row, name) in enumerate(zip(launches, names)):
+            mangled = _mangled(row, fn_cols)
+            if rx.search(name) or (mangled and rx.search(mangled)):
+                picked.append(pos)
     return picked or everything
 
 
