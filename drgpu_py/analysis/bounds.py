@@ -1,12 +1,14 @@
 """Physical bounds on a finding's estimated speedup: one place, applied to every finding.
 
-Contract: ``physical_bounds(ctx, sol, relieves, model, stall_pct) -> list[Bound]`` is pure;
+Contract: ``physical_bounds(ctx, sol, relieves, model, stall_pct, partial) -> list[Bound]`` is pure;
 ``apply_bounds(speed, bounds) -> (speed, binding bound or None)`` takes the smallest.
 
 The bounds (docs/json-schema.md lists them with their sources):
 
 * unit: no change runs the kernel faster than the busiest throughput unit it leaves alone
-  allows at that unit's peak: 100 / its % of peak (speed-of-light units, see sol.py);
+  allows at that unit's peak: 100 / its % of peak (speed-of-light units, see sol.py); a
+  relieved unit for which the detector measured the share w of traffic the change removes
+  (``partial``) still counts with (1 - w) of its load;
 * launch floor: the kernel cannot take less than the shortest launch ncu measures on the chip
   (specs/arch ``launch_floor_ns``): duration / floor;
 * latency hiding: more warps or more independent work hide latency by at most
@@ -21,7 +23,7 @@ import math
 from dataclasses import dataclass
 
 from .context import KernelContext
-from .sol import SpeedOfLight
+from .sol import UNIT_METRICS, SpeedOfLight
 
 #: a catalogue `relieves` entry -> the speed-of-light units a fix of that kind unloads
 RELIEF = {
@@ -33,7 +35,7 @@ RELIEF = {
     "dram": {"dram"},
     "tensor": {"tensor"},
 }
-STALL_MODELS = ("stall_elimination", "latency_hiding")
+STALL_MODELS = ("stall_elimination", "latency_hiding", "dependency_chains")
 HIDING_MODELS = ("latency_hiding", "occupancy")
 
 
@@ -54,19 +56,31 @@ def relieved_units(relieves) -> set[str]:
     return out
 
 
-def physical_bounds(ctx: KernelContext, sol: SpeedOfLight, relieves, model: str, stall_pct: float) -> list[Bound]:
+def physical_bounds(ctx: KernelContext, sol: SpeedOfLight, relieves, model: str, stall_pct: float,
+                    partial: dict[str, float] | None = None) -> list[Bound]:
     relieved = relieved_units(relieves)
     out: list[Bound] = []
     units = dict(sol.units)
     sm = ctx.units.get("sm", math.nan)
     if not math.isnan(sm):
         units.setdefault("sm", sm)
+    if model == "launch":
+        # A launch change (more blocks, even waves) keeps SMs busy for more of the elapsed
+        # time; units measured per active cycle are that much less loaded over the elapsed time.
+        act, ela = ctx.kernel.m("sm__cycles_active.avg"), ctx.kernel.m("sm__cycles_elapsed.avg")
+        if act > 0 and ela > 0 and act <= ela:
+            units = {u: (v * act / ela if UNIT_METRICS.get(u, ("", "", False))[2] else v) for u, v in units.items()}
     others = {u: v for u, v in units.items() if u not in relieved and v > 0 and not math.isnan(v)}
-    if others:
-        u = max(others, key=others.get)
-        v = others[u]
-        out.append(Bound("unit", 100.0 / min(v, 100.0),
-                         f"{sol.labels.get(u, u)} runs at {v:.0f}% of its peak and this change does not unload it"))
+    # A relieved unit whose removed share of traffic is measured keeps the rest of its load.
+    left = {u: units[u] * (1.0 - w) for u, w in (partial or {}).items()
+            if u in units and not math.isnan(units[u]) and units[u] * (1.0 - w) > 0}
+    cands = {**others, **left}
+    if cands:
+        u = max(cands, key=cands.get)
+        v = cands[u]
+        why = (f"{sol.labels.get(u, u)} runs at {v:.0f}% of its peak and this change does not unload it" if u not in left else
+               f"{sol.labels.get(u, u)} would still run at {v:.0f}% of its peak: the change removes {100 * partial[u]:.0f}% of its traffic")
+        out.append(Bound("unit", 100.0 / min(v, 100.0), why))
     dur = ctx.kernel.duration_ns
     floor = sol.launch_floor_ns
     if dur and floor and not math.isnan(dur) and not math.isnan(floor) and floor > 0:

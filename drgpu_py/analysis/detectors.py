@@ -23,7 +23,10 @@ import numpy as np
 from .context import KernelContext
 from .sol import grid_and_sms as _grid
 
-MAX_REMOVABLE = 0.95
+# At most this share of a kernel's time is removable by one change: the rest (launch, the
+# first and last memory round trips, bookkeeping) stays. Tighter limits come from the
+# physical bounds (analysis/bounds.py).
+MAX_REMOVABLE = 0.99
 LATENCY_REASONS = ("long_scoreboard", "short_scoreboard", "wait", "lg_throttle", "mio_throttle", "tex_throttle")
 MEMORY_REASONS = ("long_scoreboard", "lg_throttle", "tex_throttle", "drain")
 
@@ -36,11 +39,44 @@ class Detection:
     locations: list[dict] = field(default_factory=list)
     fmt: dict = field(default_factory=dict)
     relieves_override: list[str] | None = None
+    partial_relief: dict[str, float] | None = None   # unit -> share of its traffic the fix removes (when measured)
 
 
 def eliminate(r: float) -> float:
     r = min(max(r, 0.0), MAX_REMOVABLE)
     return 1.0 / (1.0 - r)
+
+
+def _queue_charge(ctx: KernelContext, pcs, reason: str) -> float:
+    """Throttle samples of ``reason`` at OTHER instructions, charged to ``pcs`` in proportion
+    to their own share of that throttle: a queue (MIO, LSU) kept full by the matched
+    instructions also stalls every other instruction that needs it. A share of all samples."""
+    tot = ctx.samples_total
+    if tot <= 0:
+        return 0.0
+    own = sum(ctx.samples_at(pcs, (reason,)).values())
+    every = ctx.frac(reason) * tot
+    every = max(every, own)
+    if every <= 0:
+        return 0.0
+    return (every - own) * (own / every) / tot
+
+
+def _traffic(ctx: KernelContext, units, w: float) -> float:
+    """Traffic model: a fix that removes a fraction ``w`` of the requests through ``units``
+    shortens the time those units are busy by that fraction. The part of the kernel's time
+    those units account for is their utilisation relative to saturation (``saturation_pct``:
+    the share of peak a unit reaches when it is the bottleneck), so the speedup is
+    1 / (1 - w * min(1, u / saturation)), bounded by the busiest unit the fix leaves alone."""
+    vals = [ctx.units.get(u, math.nan) for u in units]
+    vals = [v for v in vals if not math.isnan(v)]
+    top, top_val = ctx.top_unit()
+    # Only where these units limit the kernel: below bound_pct, or behind another unit, the
+    # kernel waits on latency, not on their throughput, and the stall model applies.
+    if not vals or w <= 0 or max(vals) < ctx.th["bound_pct"] or max(vals) < top_val:
+        return 1.0
+    busy = min(1.0, max(vals) / ctx.th["saturation_pct"])
+    return _bounded_by_units(ctx, 1.0 / (1.0 - min(w, MAX_REMOVABLE) * busy), exclude=tuple(units))
 
 
 def _bounded_by_units(ctx: KernelContext, s: float, exclude=()) -> float:
@@ -89,9 +125,7 @@ def uncoalesced(ctx: KernelContext) -> Detection | None:
     # The stall time that excess transactions cost scales with how loaded the serving units are.
     m = ctx.frac(*MEMORY_REASONS)
     speed = eliminate(m * waste * min(1.0, mem_util))
-    top, val = ctx.top_unit()
-    if top in relieves and val >= ctx.th["sol_pct"]:
-        speed = max(speed, _bounded_by_units(ctx, 1.0 / (1.0 - min(waste, MAX_REMOVABLE)), exclude=relieves))
+    speed = max(speed, _traffic(ctx, relieves, waste))
     weights = {}
     if per_pc is not None:
         bad = [int(pc) for pc, v in per_pc.items() if v > 0]
@@ -148,7 +182,8 @@ def bank_conflict(ctx: KernelContext) -> Detection | None:
     share = r_share if r_share > 0 else ctx.frac("mio_throttle", "short_scoreboard")
     nways = 1.0 / max(1e-9, 1.0 - excess)
     evidence.update({"conflict_wavefront_share": round(excess, 3), "wavefronts_per_conflict_free_access": round(nways, 2)})
-    return Detection(stall_share=ctx.share("mio_throttle", "short_scoreboard"), speedup=eliminate(share * excess),
+    speed = max(eliminate(share * excess), _traffic(ctx, ("l1tex", "lsu"), excess))
+    return Detection(stall_share=ctx.share("mio_throttle", "short_scoreboard"), speedup=speed,
                      evidence=evidence, locations=ctx.locations(w),
                      fmt={"wavefronts_per_request": nways, "excess_pct": 100 * excess})
 
@@ -170,7 +205,12 @@ def local_memory(ctx: KernelContext) -> Detection | None:
     r += max(0.0, other_lg) * local / max(local + glob, 1.0)
     if r <= 0:
         r = ctx.frac(*MEMORY_REASONS) * min(1.0, local / max(k.m("smsp__sass_inst_executed_op_global_ld.sum", 0) + local, 1.0))
-    return Detection(stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)), speedup=eliminate(r),
+    # Local memory's share of the L1 sectors: what the fix takes off the memory units.
+    sec = {sp: k.m(f"l1tex__t_sectors_pipe_lsu_mem_{sp}_op_ld.sum", 0.0) + k.m(f"l1tex__t_sectors_pipe_lsu_mem_{sp}_op_st.sum", 0.0)
+           for sp in ("local", "global")}
+    w_local = sec["local"] / (sec["local"] + sec["global"]) if sec["local"] > 0 else 0.0
+    speed = max(eliminate(r), _traffic(ctx, ("l1tex", "lts", "dram"), w_local))
+    return Detection(stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)), speedup=speed,
                      evidence={"local_instruction_share": round(local / total, 4),
                                "spilling_requests": _r(k.m("derived__local_spilling_requests"))},
                      locations=ctx.locations(w), fmt={"local_pct": 100 * local / total})
@@ -196,9 +236,16 @@ def loop_invariant_load(ctx: KernelContext) -> Detection | None:
     r, w = _cost_share(ctx, invariant, (), ("long_scoreboard", "short_scoreboard"))
     if r < ctx.th["invariant_load_share"]:
         return None
+    # The reloads' share of the L2 sectors the SMs request: what hoisting takes off L1 and L2
+    # (the rest of the traffic, e.g. the loop's stores, stays and bounds the gain).
+    partial = None
+    if "l2_sectors_global" in ctx.df and ctx.total_of("l2_sectors_global") > 0:
+        mine = float(ctx.df.loc[[p for p in invariant if p in ctx.df.index], "l2_sectors_global"].sum())
+        share = mine / ctx.total_of("l2_sectors_global")
+        partial = {"lts": share, "l1tex": share}
     return Detection(stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)), speedup=eliminate(r),
                      evidence={"invariant_loads_in_loops": len(invariant), "blamed_sample_share": round(r, 3)},
-                     locations=ctx.locations(w), fmt={"share_pct": 100 * r})
+                     locations=ctx.locations(w), fmt={"share_pct": 100 * r}, partial_relief=partial)
 
 
 _STORES = ("STG", "ST", "ATOM", "ATOMG", "RED", "REDG")
@@ -214,12 +261,17 @@ def _address(ins) -> str | None:
 
 def _written_in_loop(cfg, load, loop) -> bool:
     """A store or atomic in the loop to the very address the load reads (same registers and
-    offset): the value changes between iterations (another thread may write it, with a
-    barrier between), so the load is not invariant and must not be hoisted."""
+    offset): the value changes between iterations, so the load is not invariant and must not
+    be hoisted. Also any global store in a loop that synchronizes the block (BAR): threads
+    exchange data through memory there (a neighbour's store between barriers changes what
+    this thread reads at another offset), which registers cannot prove absent."""
     addr = _address(load)
     if addr is None:
         return False
-    return any(cfg.insts[j].opcode in _STORES and _address(cfg.insts[j]) == addr for j in cfg.loop_instructions(loop))
+    body = [cfg.insts[j] for j in cfg.loop_instructions(loop)]
+    if any(i.opcode == "BAR" for i in body) and any(i.opcode in _STORES for i in body):
+        return True
+    return any(i.opcode in _STORES and _address(i) == addr for i in body)
 
 
 def _regs_in(operand: str) -> set[str]:
@@ -270,10 +322,16 @@ def atomics(ctx: KernelContext) -> Detection | None:
     # Outstanding atomics hold warps at EXIT (drain) and fill the LSU queue for other loads.
     drain = ctx.frac("drain") if executed else 0.0
     other_lg = max(0.0, ctx.frac("lg_throttle") - sum(ctx.samples_at(pcs, ("lg_throttle",)).values()) / max(ctx.samples_total, 1e-9))
-    r_total = r + drain + other_lg
+    # Loads queue behind the atomics in the memory system: their waits are charged in
+    # proportion to the atomics' share of the L2 sectors requested by the SMs.
+    k = ctx.kernel
+    red = k.m("lts__t_sectors_srcunit_tex_op_red.sum", 0.0) + k.m("lts__t_sectors_srcunit_tex_op_atom.sum", 0.0)
+    rd = k.m("lts__t_sectors_srcunit_tex_op_read.sum", 0.0)
+    blamed_ls = sum(ctx.blamed_by_pc(pcs, ("long_scoreboard",)).values()) / max(ctx.samples_total, 1e-9)
+    loads_wait = max(0.0, ctx.frac("long_scoreboard") - blamed_ls) if executed else 0.0
+    r_total = r + drain + other_lg + (loads_wait * red / (red + rd) if red + rd > 0 else 0.0)
     if r < ctx.th["atomic_share"]:
         return None
-    k = ctx.kernel
     return Detection(stall_share=min(1.0, r_total * ctx.total / max(ctx.stall_total, 1e-9)), speedup=eliminate(r_total),
                      evidence={"atomic_sample_share": round(r, 3), "l2_red_sectors": _r(k.m("lts__t_sectors_srcunit_tex_op_red.sum")),
                                "l2_atom_sectors": _r(k.m("lts__t_sectors_srcunit_tex_op_atom.sum"))},
@@ -437,9 +495,83 @@ def fp64_conversion(ctx: KernelContext) -> Detection | None:
     if share < ctx.th["fp64_inst_share"]:
         return None
     r, w = _cost_share(ctx, pcs, None, ("short_scoreboard", "wait"))
+    r = min(r, 1.0)
     return Detection(stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)), speedup=eliminate(r * 0.9),
                      evidence={"fp64_and_conversion_instruction_share": round(share, 4)},
                      locations=ctx.locations(w), fmt={"fp64_pct": 100 * share})
+
+
+def _division_window(cfg, seed: int, line_of: dict[int, object]) -> list[int]:
+    """Indices of the integer-division sequence that starts at ``seed`` (the I2F.RP that
+    converts the divisor for MUFU.RCP): the seed's basic block from the seed on, up to
+    ``_DIV_SEQUENCE`` instructions, kept to the seed's source line when lines are known."""
+    blk = cfg.block_of[seed]
+    line = line_of.get(cfg.insts[seed].pc)
+    out = []
+    for j in range(seed, min(len(cfg.insts), seed + _DIV_SEQUENCE)):
+        if cfg.block_of[j] != blk:
+            break
+        if line is None or line_of.get(cfg.insts[j].pc) in (None, line):
+            out.append(j)
+    return out
+
+
+# An unsigned 32-bit division by a value known only at run time compiles to about 20
+# instructions (I2F.RP, MUFU.RCP, F2I, the Newton step, IMAD.HI and two corrections); with a
+# reciprocal computed once, or a power-of-two divisor, about 3 remain per division.
+_DIV_SEQUENCE = 20
+_DIV_KEPT = 3.0 / 20.0
+
+
+def integer_division(ctx: KernelContext) -> Detection | None:
+    """GPA's strength reduction for integer division and modulo by a run-time divisor inside
+    a loop: the reciprocal setup (I2F.RP, MUFU.RCP, F2I) is redone every iteration, or a
+    64-bit division calls the slow subroutine. Cost: the samples on the sequence and those
+    its consumers wait for; the fix keeps about 3 of its ~20 instructions."""
+    cfg, df = ctx.cfg, ctx.df
+    if cfg is None or df.empty:
+        return None
+    line_of = {}
+    if "line" in df:
+        known = df["line"].notna()   # NaN or pd.NA where a report has no line for the PC
+        line_of = dict(zip(df.index[known].tolist(), df.loc[known, "line"].tolist()))
+    executed = ctx.executed()
+    seq: set[int] = set()
+    seeds = []
+    warps = _warps_launched(ctx.kernel)
+    for j, ins in enumerate(cfg.insts):
+        if ins.opcode != "I2F" or "RP" not in ins.modifiers:
+            continue
+        ex = float(executed.get(ins.pc) or 0.0)
+        # Inside a loop, or in a division subroutine (64-bit) called repeatedly from one.
+        if not ex > 0 or (cfg.innermost_loop(j) is None and not (warps and ex / warps > 1.5)):
+            continue
+        seeds.append(ins.pc)
+        seq.update(cfg.insts[k].pc for k in _division_window(cfg, j, line_of))
+    if not seeds:
+        return None
+    if not cfg.loops:
+        return None
+    pcs = sorted(seq)
+    total = ctx.executed_total()
+    share_inst = sum(float(executed.get(pc) or 0.0) for pc in pcs) / total if total > 0 else 0.0
+    r, w = _cost_share(ctx, pcs, None, ("short_scoreboard", "wait", "math_pipe_throttle"))
+    if not ctx.sampling or ctx.samples_total <= 0:
+        r = share_inst
+    if max(r, share_inst) < ctx.th["division_share"]:
+        return None
+    # Time follows the cheaper of the two views: the stall samples on the sequence, or its
+    # share of the issued instructions when the kernel is issue-bound.
+    issue = ctx.sol.units.get("issue", math.nan) if ctx.sol is not None else math.nan
+    gone = 1.0 - _DIV_KEPT
+    speed = eliminate(max(r * gone, share_inst * gone * (issue / 100.0 if issue == issue else 0.0)))
+    seed_lines = {line_of.get(pc) for pc in seeds} - {None}
+    weights = _at_call_sites({pc: v for pc, v in w.items() if line_of.get(pc) in seed_lines} or w, _call_sites(ctx))
+    return Detection(stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)), speedup=speed,
+                     evidence={"divisions_in_loops": len(seeds), "division_instruction_share": round(share_inst, 3),
+                               "sample_share": round(r, 3)},
+                     locations=ctx.locations(weights),
+                     fmt={"share_pct": 100 * r, "inst_pct": 100 * share_inst}, relieves_override=["sm"])
 
 
 def low_ilp(ctx: KernelContext) -> Detection | None:
@@ -461,14 +593,75 @@ def low_ilp(ctx: KernelContext) -> Detection | None:
                      fmt={"share_pct": 100 * s, "eligible": 0.0 if math.isnan(elig) else elig})
 
 
+_MATH_MUFU = ("SIN", "COS", "EX2", "LG2", "TANH", "RCP", "RSQ", "SQRT", "RCP64H", "RSQ64H")
+
+
+def _math_mufus(ctx: KernelContext) -> set[int]:
+    """PCs of MUFUs that do floating-point math: transcendentals, reciprocals and roots of
+    precise division, sqrt and pow. A MUFU.RCP right after an I2F.RP is the setup of an
+    integer division (integer-division), not math."""
+    from ..sass.slicing import _reaching_defs
+    out = set()
+    cfg = ctx.cfg
+    for i in ctx.insts:
+        if not (i.is_mufu() and i.modifiers and i.modifiers[0] in _MATH_MUFU):
+            continue
+        idx = cfg.index_of_pc.get(i.pc) if cfg is not None else None
+        if i.modifiers[0] == "RCP" and idx is not None and any(
+                cfg.insts[j].opcode == "I2F" and "RP" in cfg.insts[j].modifiers
+                for r in i.uses for j, _ in _reaching_defs(cfg, idx, r, 10_000)):
+            continue
+        out.add(i.pc)
+    return out
+
+
+def _call_sites(ctx: KernelContext) -> dict[int, int]:
+    """PC of each instruction of a called subroutine (the slow paths of precise pow,
+    division and sqrt, placed after the kernel's code) -> PC of its most executed call."""
+    insts, executed = ctx.insts, ctx.executed()
+    index = {i.pc: j for j, i in enumerate(insts)}
+    callers: dict[int, tuple[float, int]] = {}
+    for i in insts:
+        if i.opcode == "CALL" and i.target is not None and i.target in index:
+            ex = float(executed.get(i.pc) or 0.0)
+            if i.target not in callers or ex > callers[i.target][0]:
+                callers[i.target] = (ex, i.pc)
+    out = {}
+    for target, (_, site) in callers.items():
+        for i in insts[index[target]:]:
+            out[i.pc] = site
+            if i.opcode == "RET":
+                break
+    return out
+
+
+def _at_call_sites(weights: dict[int, float], sites: dict[int, int]) -> dict[int, float]:
+    out: dict[int, float] = {}
+    for pc, v in weights.items():
+        out[sites.get(pc, pc)] = out.get(sites.get(pc, pc), 0.0) + v
+    return out
+
+
+def _subroutines_at_call_sites(ctx: KernelContext, df):
+    """The per-instruction table with the lines of called subroutines replaced by the line
+    of their call site (_call_sites), so that their cost lands on the call."""
+    sites = _call_sites(ctx)
+    if not sites or "line" not in df:
+        return df
+    lines = df["line"].copy()
+    hit = lines.index.isin(list(sites))
+    lines[hit] = [df.at[sites[pc], "line"] if sites[pc] in df.index else None for pc in lines.index[hit]]
+    return df.assign(line=lines)
+
+
 def slow_math(ctx: KernelContext) -> Detection | None:
     df = ctx.df
     if df.empty or not ctx.sampling:
         return None
-    # Transcendentals only: a MUFU.RCP among integer code is an integer division, not math.
-    mufu = {i.pc for i in ctx.insts if i.is_mufu() and i.modifiers and i.modifiers[0] in ("SIN", "COS", "EX2", "LG2", "TANH")}
+    mufu = _math_mufus(ctx)
     if not mufu:
         return None
+    df = _subroutines_at_call_sites(ctx, df)
     lined = df["line"].notna().to_numpy()
     d = df[lined] if lined.any() else df.assign(line=0)
     # Per source line (file, line; in groupby's order), summed with arrays over the rows:
@@ -501,7 +694,7 @@ def slow_math(ctx: KernelContext) -> Detection | None:
     # Weights line by line, each line's PCs in table order (as a loop over the groups gave).
     at = np.flatnonzero(np.isin(gid, [row[0] for row in rows]))
     at = at[np.argsort(gid[at], kind="stable")]
-    w = dict(zip(pcs[at].tolist(), samples_of[at].tolist()))
+    w = _at_call_sites(dict(zip(pcs[at].tolist(), samples_of[at].tolist())), _call_sites(ctx))
     return Detection(stall_share=frac, speedup=eliminate(r), evidence={"instructions_per_mufu": round(ratio, 1)},
                      locations=ctx.locations(w), fmt={"ratio": ratio})
 
@@ -589,7 +782,7 @@ def constant_divergence(ctx: KernelContext) -> Detection | None:
     if not pcs:
         return None
     r, w = _cost_share(ctx, pcs, None, ("short_scoreboard", "long_scoreboard", "wait"))
-    r += ctx.frac("imc_miss") * 0.5
+    r += _queue_charge(ctx, pcs, "mio_throttle") + ctx.frac("imc_miss") * 0.5
     if r < ctx.th["constant_share"]:
         return None
     return Detection(stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)), speedup=eliminate(r),
@@ -678,9 +871,22 @@ def grid_too_small(ctx: KernelContext) -> Detection | None:
     if fill >= ctx.th["grid_fill"]:
         return None
     idle = 1.0 - fill
-    speed = _bounded_by_units(ctx, 1.0 / max(fill, 1.0 / sms))
+    # GPA's block increase: more blocks fill the idle SMs, and each SM also gets up to its
+    # theoretical occupancy of warps instead of one block's, which hides latency (occupancy
+    # model, at most latency_hiding_max).
+    k = ctx.kernel
+    wpb = max(1, math.ceil(max(1, k.block[0] * k.block[1] * k.block[2]) / 32))
+    theo = k.m("sm__maximum_warps_per_active_cycle_pct")
+    max_warps = k.m("device__attribute_max_warps_per_multiprocessor", ctx.arch["max_warps_per_sm"])
+    w_new = theo / 100.0 * max_warps if not math.isnan(theo) else float(wpb)
+    hide = 1.0
+    if w_new > wpb:
+        hide = 1.0 / (1.0 - ctx.frac(*LATENCY_REASONS) * (1.0 - wpb / w_new))
+        hide = min(hide, ctx.th["latency_hiding_max"])
+    speed = _bounded_by_units(ctx, hide / max(fill, 1.0 / sms))
     return Detection(stall_share=idle, speedup=max(speed, 1.0),
-                     evidence={"blocks": int(blocks), "sms": int(sms), "blocks_per_sm": round(fill, 3)},
+                     evidence={"blocks": int(blocks), "sms": int(sms), "blocks_per_sm": round(fill, 3),
+                               "warps_per_sm_after": round(max(w_new, wpb), 1)},
                      locations=[], fmt={"blocks": int(blocks), "sms": int(sms), "fill": fill, "idle_pct": 100 * idle})
 
 
@@ -765,17 +971,40 @@ def memory_latency(ctx: KernelContext) -> Detection | None:
                      locations=ctx.locations(hot), fmt={"share_pct": 100 * r, "mem_pct": mem})
 
 
+SHARED_UNITS = ("dram", "lts")   # shared by all SMs: a partial wave gets more of them per block
+
+
 def tail_effect(ctx: KernelContext) -> Detection | None:
-    waves = ctx.kernel.m("launch__waves_per_multiprocessor")
+    """A last wave that fills part of the GPU. Wave model: with W waves (ncu's
+    ``launch__waves_per_multiprocessor``), F = ceil(W) of them take a wave's time T, except
+    that the blocks of the partial last wave (a fraction f of a wave) run alone: the part of
+    T spent waiting on units all SMs share (DRAM, L2: utilisation u) shrinks to f of it, and
+    with several resident blocks per SM the SM's own units are shared by fewer blocks too. The
+    last wave takes T * max(f, s), s = 1 - u, the part that does not shrink. Evenly spread
+    work takes W * T, so the speedup is (F - 1 + max(f, s)) / W. A memory-bound kernel's tail
+    costs little (s small): evening it out gains little, as measured."""
+    k = ctx.kernel
+    waves = k.m("launch__waves_per_multiprocessor")
     if math.isnan(waves) or waves < 1.0 or waves >= ctx.th["tail_waves"]:
         return None
     full = math.ceil(waves - 1e-9)
     last = waves - (full - 1)
-    loss = (1.0 - last) / full
+    blocks, sms = _grid(ctx)
+    per_sm = k.m("launch__occupancy_limit_blocks")
+    resident = blocks / (waves * sms) if blocks and sms and waves > 0 else (per_sm if per_sm == per_sm else 1.0)
+    units = {u: v for u, v in ctx.units.items() if not math.isnan(v)}
+    shared = [units[u] for u in SHARED_UNITS if u in units]
+    if resident > 1.5:
+        shared += [v for u, v in units.items() if u not in SHARED_UNITS]
+    s = 1.0 - min(100.0, max(shared or [0.0])) / 100.0
+    tail = max(last, s)
+    loss = (tail - last) / (full - 1 + tail)   # time the last wave runs with idle SMs
     if loss < ctx.th["tail_loss"]:
         return None
-    speed = _bounded_by_units(ctx, full / waves)
-    return Detection(stall_share=loss, speedup=max(speed, 1.0), evidence={"waves_per_sm": round(waves, 2)},
+    speed = _bounded_by_units(ctx, (full - 1 + tail) / waves)
+    return Detection(stall_share=loss, speedup=max(speed, 1.0),
+                     evidence={"waves_per_sm": round(waves, 2), "last_wave_fill": round(last, 3),
+                               "last_wave_time_share": round(tail, 3), "resident_blocks_per_sm": round(resident, 2)},
                      fmt={"waves": waves, "last_wave_pct": 100 * last})
 
 
@@ -811,5 +1040,5 @@ def rank_imbalance(ctx: KernelContext) -> Detection | None:
 REGISTRY = {f.__name__: f for f in (uncoalesced, bank_conflict, local_memory, loop_invariant_load, atomics, drain,
                                      lg_throttle, barrier, membar, fp64_conversion, low_ilp, slow_math, divergence,
                                      constant_divergence, icache, pipe_contention, occupancy, grid_too_small, serial_kernel, tail_effect,
-                                     instruction_overhead, partial_warps, memory_latency,
+                                     instruction_overhead, partial_warps, memory_latency, integer_division,
                                      rank_imbalance)}

@@ -110,7 +110,7 @@ def evaluate(ctx: KernelContext) -> list[Finding]:
             continue
         relieves = d.relieves_override or spec["relieves"]
         model = float(d.speedup)
-        bounds = physical_bounds(ctx, sol, relieves, spec["speedup_model"], stall_pct) if sol is not None else []
+        bounds = physical_bounds(ctx, sol, relieves, spec["speedup_model"], stall_pct, d.partial_relief) if sol is not None else []
         speed, binding = apply_bounds(model, bounds)
         if speed < th["min_speedup"]:
             continue

@@ -198,6 +198,11 @@ def parse_instruction(pc: int, text: str) -> Instruction:
             inst.defs.update(_regs(ops[0], dw))
             i = 1
         first_src = i
+    elif inst.opcode in ATOMICS and len(ops) > 1 and _PRED.fullmatch(ops[0].strip()) and "[" not in ops[1]:
+        # ATOMG.E.ADD PT, R5, desc[UR4][R4.64], R7: a predicate, then the returned value.
+        inst.defs.update(_preds(ops[0]))
+        inst.defs.update(_regs(ops[1], dw))
+        first_src = 2
     else:
         inst.defs.update(_regs(ops[0], dw))
         inst.defs.update(_preds(ops[0]))
