@@ -593,7 +593,8 @@ def low_ilp(ctx: KernelContext) -> Detection | None:
                      fmt={"share_pct": 100 * s, "eligible": 0.0 if math.isnan(elig) else elig})
 
 
-_MATH_MUFU = ("SIN", "COS", "EX2", "LG2", "TANH", "RCP", "RSQ", "SQRT", "RCP64H", "RSQ64H")
+_TRANSCENDENTAL = ("SIN", "COS", "EX2", "LG2", "TANH")
+_MATH_MUFU = _TRANSCENDENTAL + ("RCP", "RSQ", "SQRT", "RCP64H", "RSQ64H")
 
 
 def _math_mufus(ctx: KernelContext) -> set[int]:
@@ -602,9 +603,16 @@ def _math_mufus(ctx: KernelContext) -> set[int]:
     integer division (integer-division), not math."""
     from ..sass.slicing import _reaching_defs
     out = set()
-    cfg = ctx.cfg
+    cfg, df = ctx.cfg, ctx.df
+    line = (lambda pc: df.at[pc, "line"] if pc in df.index else None) if "line" in df else (lambda pc: None)
+    # Precise division and square root call a slow-path subroutine from their line; the
+    # fast forms (rsqrtf, __fdividef) are a lone MUFU and are not slow math.
+    call_lines = {line(i.pc) for i in ctx.insts if i.opcode == "CALL"} - {None}
+    in_subroutine = _call_sites(ctx)
     for i in ctx.insts:
         if not (i.is_mufu() and i.modifiers and i.modifiers[0] in _MATH_MUFU):
+            continue
+        if i.modifiers[0] not in _TRANSCENDENTAL and line(i.pc) not in call_lines and i.pc not in in_subroutine:
             continue
         idx = cfg.index_of_pc.get(i.pc) if cfg is not None else None
         if i.modifiers[0] == "RCP" and idx is not None and any(
@@ -849,7 +857,7 @@ def occupancy(ctx: KernelContext) -> Detection | None:
     w_new = min(max_warps, new_blocks * wpb)
     if w_new <= w_cur:
         return None
-    speed = 1.0 / (1.0 - ctx.frac(*LATENCY_REASONS) * (1.0 - w_cur / w_new))
+    speed = 1.0 / max(1.0 - MAX_REMOVABLE, 1.0 - ctx.frac(*LATENCY_REASONS) * (1.0 - w_cur / w_new))
     issue = k.m("smsp__issue_active.avg.pct_of_peak_sustained_active")
     if not math.isnan(issue) and issue > 0:
         speed = min(speed, 100.0 / issue)
@@ -881,7 +889,7 @@ def grid_too_small(ctx: KernelContext) -> Detection | None:
     w_new = theo / 100.0 * max_warps if not math.isnan(theo) else float(wpb)
     hide = 1.0
     if w_new > wpb:
-        hide = 1.0 / (1.0 - ctx.frac(*LATENCY_REASONS) * (1.0 - wpb / w_new))
+        hide = 1.0 / max(1.0 - MAX_REMOVABLE, 1.0 - ctx.frac(*LATENCY_REASONS) * (1.0 - wpb / w_new))
         hide = min(hide, ctx.th["latency_hiding_max"])
     speed = _bounded_by_units(ctx, hide / max(fill, 1.0 / sms))
     return Detection(stall_share=idle, speedup=max(speed, 1.0),
