@@ -16,7 +16,7 @@ from drgpu_py.compare import (NOISE, base_name, diff, list_rows, load, match_ker
                               render_list_text, sort_rows)
 from drgpu_py.errors import ReportFormatError, UsageError
 
-from conftest import CASES, analysis_of, manifest, report_path
+from conftest import analysis_of, cases_for, manifest, report_path
 
 runner = CliRunner()
 
@@ -25,7 +25,7 @@ def _pair(case):
     return analysis_of(case, "bad"), analysis_of(case, "fixed")
 
 
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", cases_for(("raised", "fixed_quiet")))
 def test_diff_names_the_fixed_finding_resolved_and_the_measured_speedup(case):
     bad, fixed = _pair(case)
     d = diff(bad.to_dict(), fixed.to_dict())
