@@ -148,3 +148,29 @@ def test_uniform_constant_index_is_not_divergence():
     assert not thread_varying(cfg, 5, "UR4")     # uniform register
     ids = [f.id for f in analysis_of("const_lookup", "bad").kernels[0].findings]
     assert ids[0] == "constant-cache-divergence"  # data-dependent per-lane index still fires
+
+
+def _measured(case: str) -> float:
+    from conftest import SAMPLES
+    t = {}
+    for line in (SAMPLES / "timings.txt").read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[0] == case:
+            t[parts[1]] = float(parts[2])
+    return t["bad"] / t["fixed"]
+
+
+@pytest.mark.parametrize("case", ["tail_particles", "tail_sbox", "hist_walk", "rare_regs", "smem_occupancy"])
+def test_wave_and_occupancy_estimates_hold_against_the_measured_fix(case):
+    """Issue-22 item 5: the tail-effect (wave model) and occupancy estimates against the
+    speedup measured when the grid or the resident warps were changed."""
+    want = manifest()[case]["finding"]
+    f = next(f for f in analysis_of(case, "bad").kernels[0].findings if f.id == want)
+    ratio = f.estimated_speedup / _measured(case)
+    assert 1 / 1.5 <= ratio <= 1.5, (case, f.estimated_speedup, _measured(case))
+
+
+def test_register_limited_occupancy_says_what_the_cap_costs():
+    k = analysis_of("rare_regs", "bad").kernels[0]
+    f = next(f for f in k.findings if f.id == "occupancy-limited")
+    assert f"(now {int(k.kernel.m('launch__registers_per_thread'))})" in f.advice and "spills" in f.advice

@@ -838,6 +838,21 @@ def occupancy_limiter(ctx: KernelContext) -> tuple[str | None, dict[str, float]]
     return min(lim, key=lim.get), lim
 
 
+def _limiter_advice(ctx: KernelContext, limiter: str, w_new: float) -> str:
+    """The limiter's advice; for registers, with what the change costs: the register count
+    per thread that fits the target warps, against today's (a cap below what the code needs
+    spills, and spills in hot code can cost more than the extra warps gain; the estimate
+    assumes none)."""
+    text = LIMITERS[limiter][1]
+    regs = ctx.kernel.m("launch__registers_per_thread")
+    per_sm = ctx.kernel.m("device__attribute_max_registers_per_multiprocessor", ctx.arch.get("registers_per_sm", 65536))
+    if limiter != "registers" or math.isnan(regs) or w_new <= 0:
+        return text
+    cap = int(per_sm / (w_new * 32) // 8 * 8)
+    return (f"{text} {int(w_new)} warps per SM fit at most {cap} registers per thread (now {int(regs)}): "
+            f"check the spills a cap causes (-Xptxas -v); the estimate assumes none.")
+
+
 def occupancy(ctx: KernelContext) -> Detection | None:
     k = ctx.kernel
     theo = k.m("sm__maximum_warps_per_active_cycle_pct")
@@ -868,7 +883,7 @@ def occupancy(ctx: KernelContext) -> Detection | None:
                                "limiter": limiter, "blocks_per_sm_limits": {n: int(v) for n, v in lim.items()},
                                "warps_per_sm_if_relieved": int(w_new)},
                      locations=ctx.line_samples("long_scoreboard", 3),
-                     fmt={"limiter": limiter, "theoretical": theo, "limiter_advice": LIMITERS[limiter][1]})
+                     fmt={"limiter": limiter, "theoretical": theo, "limiter_advice": _limiter_advice(ctx, limiter, w_new)})
 
 
 def grid_too_small(ctx: KernelContext) -> Detection | None:
