@@ -18,7 +18,31 @@ import typer
 from . import __version__
 from .errors import DrgpuError, OutputError, Terminated, UsageError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+class _PlainHelpGroup(typer.core.TyperGroup):
+    """Help text with plain metavars: 'REPORTS...', '--top N', '--kernel TEXT', never typer's
+    '<list[Path]>' type labels. Applied to each command when it is looked up (typer builds the
+    commands, also under the test runner, through this class)."""
+
+    _LABELS = {"int": "N", "float": "NUMBER", "Path": "PATH", "list[Path]": "PATH", "str": "TEXT", "list[str]": "TEXT"}
+
+    def get_command(self, ctx, cmd_name):
+        cmd = super().get_command(ctx, cmd_name)
+        for p in getattr(cmd, "params", ()):
+            if p.param_type_name == "argument":
+                if p.metavar is None:
+                    # typer adds '...' to a list argument in the usage line: REPORT...
+                    p.metavar = p.name.upper().removesuffix("S") if p.nargs != 1 else p.name.upper()
+                p.display_type_rich = lambda ctx=None: None  # the metavar says it
+            elif p.metavar is None and not getattr(p, "is_flag", False) and p.name not in ("help", "version"):
+                try:
+                    label = p.bare_type()
+                except Exception:  # noqa: BLE001 - a typer without it keeps its own labels
+                    continue
+                p.metavar = self._LABELS.get(label, "TEXT")
+        return cmd
+
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None, cls=_PlainHelpGroup,
                   context_settings={"help_option_names": ["-h", "--help"]},
                   help="drgpu: top-down GPU performance advice from Nsight Compute reports.")
 
@@ -34,6 +58,30 @@ def _root(version: bool = typer.Option(False, "--version", "-V", callback=_versi
                                        help="Print drgpu's version and exit.")) -> None:
     """drgpu: top-down GPU performance advice from Nsight Compute reports."""
 EXIT_INTERNAL = 70
+SEVERITIES = ("high", "medium", "low")
+
+
+def text_width() -> int:
+    """Width of text output (drgpu_py.render.text_width: COLUMNS, else the terminal, else 120)."""
+    from .render import text_width as width
+    return width()
+
+
+def check_fail_on(fail_on: str | None, severities: list[str]) -> None:
+    """``--fail-on LEVEL``: exit 9 (docs/errors.md) when a finding is at LEVEL or worse."""
+    if fail_on is None:
+        return
+    from .errors import CheckFailedError
+    worst = SEVERITIES[: SEVERITIES.index(fail_on) + 1]
+    hits = [s for s in severities if s in worst]
+    if hits:
+        raise CheckFailedError(f"{len(hits)} finding(s) at severity {fail_on} or above (--fail-on {fail_on})")
+
+
+def fail_on_value(value: str | None) -> str | None:
+    if value is not None and value not in ("high", "medium"):
+        raise UsageError(f"--fail-on {value!r}: expected high or medium")
+    return value
 
 
 def lazy_module(name: str):
@@ -118,7 +166,8 @@ def refuse_output_over_inputs(output: Path | None, inputs: list) -> None:
 
 
 def progress_printer(label: str, quiet: bool):
-    """A callback (done, total) that shows progress on stderr for long work."""
+    """A callback (done, total) that shows a rich progress bar on stderr for long work (five
+    items or more); None when quiet or stderr is not a terminal."""
     if quiet or not sys.stderr.isatty():
         return None
     try:
@@ -127,11 +176,23 @@ def progress_printer(label: str, quiet: bool):
         out = os.fdopen(os.dup(sys.stderr.fileno()), "w")
     except (OSError, ValueError):
         out = sys.stderr
+    state: dict = {}
+
     def cb(done: int, total: int) -> None:
-        if total >= 5:
-            # Written as is: rich would drop the carriage return that redraws the line.
-            out.write(f"\r{label} {done}/{total}" + ("\n" if done == total else ""))
-            out.flush()
+        if total < 5:
+            return
+        if "bar" not in state:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+            bar = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                           console=Console(file=out, force_terminal=True), transient=False, auto_refresh=False)
+            bar.start()
+            state["bar"], state["task"] = bar, bar.add_task(label, total=total)
+        bar = state["bar"]
+        bar.update(state["task"], completed=done, total=total, refresh=True)
+        if done >= total:
+            bar.stop()
+            state.clear()
     return cb
 
 
@@ -139,7 +200,7 @@ def progress_printer(label: str, quiet: bool):
 def analyze(
     reports: List[Path] = typer.Argument(..., help="An .ncu-rep, a raw-page CSV export (ncu -i R --csv --page raw --print-units base), several (merged as ranks), or a folder of them."),
     kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Kernel launch id, id range a:b, or name regex."),
-    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="text, json, dot, svg, png or html (default: from -o, else text)."),
+    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="text, json, csv, sarif, dot, svg, png or html (default: from -o, else text)."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Output file (format inferred from its extension)."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
     source_csv: Optional[Path] = typer.Option(None, "--source-csv", help="Source-page CSV export (default: X.source.csv beside X.raw.csv)."),
@@ -152,27 +213,38 @@ def analyze(
     per_launch: bool = typer.Option(False, "--per-launch", help="Analyze every launch on its own (default: launches of one kernel as one group)."),
     top: int = typer.Option(3, "--top", help="Terminal: trees of the N kernels with the most GPU time after the summary (0: all)."),
     jobs: int = typer.Option(0, "--jobs", "-j", help="Worker processes for kernel groups and for reading several reports (0: one per core; 1: none)."),
+    merge: bool = typer.Option(False, "--merge", help="Several reports: merge them as ranks of one program even when they share no kernel name."),
+    fail_on: Optional[str] = typer.Option(None, "--fail-on", metavar="high|medium",
+                                          help="Exit 9 after writing the output when a finding has this severity or a higher one (for CI)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
 ) -> None:
     """Analyze an existing Nsight Compute report (or CSV export), several reports of one program (merged as ranks), or a folder of them: summary, stall trees and ranked findings."""
     def body():
-        from .pipeline import analyze_reports, write_result
+        from .pipeline import SEPARATE_NOTE, analyze_reports, write_result
         if top < 0:
             raise UsageError(f"--top must be 0 or more, got {top}")
         if jobs < 0:
             raise UsageError(f"--jobs must be 0 (one per core) or more, got {jobs}")
         from .parallel import default_jobs
-        if not 0.0 <= fold <= 1.0:
-            raise UsageError(f"--fold is a share between 0 and 1, got {fold:g}", hint="e.g. --fold 0.05 folds nodes below 5%")
+        check_fold(fold)
+        fail_on_value(fail_on)
         refuse_output_over_inputs(output, [*reports, source_csv, line_report, cubin, binary, thresholds_file])
         th = data.thresholds(parse_threshold_args(threshold), thresholds_file)
         result = analyze_reports(reports, kernel=kernel, source_csv=source_csv, line_report=line_report,
                                  cubin=cubin, binary=binary, thresholds=th,
                                  progress=progress_printer("analyzing kernels", quiet),
                                  read_progress=progress_printer("reading kernels", quiet), per_launch=per_launch,
-                                 jobs=jobs or default_jobs())
+                                 jobs=jobs or default_jobs(), merge=True if merge else None)
+        if result.profile.format == "separate":
+            typer.echo(f"drgpu: warning: {SEPARATE_NOTE}", err=True)
         write_result(result, fmt=fmt, output=output, force=force, fold=fold, top=top)
+        check_fail_on(fail_on, [f.severity for ka in result.kernels for f in ka.findings])
     run_guarded(body)
+
+
+def check_fold(fold: float) -> None:
+    if not 0.0 <= fold <= 1.0:
+        raise UsageError(f"--fold is a share between 0 and 1, got {fold:g}", hint="e.g. --fold 0.05 folds nodes below 5%")
 
 
 @app.command("thresholds")

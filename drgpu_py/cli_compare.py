@@ -10,8 +10,8 @@ from typing import List, Optional
 
 import typer
 
-from .cli import app, data, parse_threshold_args, progress_printer, run_guarded
-from .errors import NoKernelsError, OutputError, UsageError
+from .cli import app, check_fold, data, parse_threshold_args, progress_printer, run_guarded, text_width
+from .errors import CheckFailedError, NoKernelsError, OutputError, UsageError
 
 
 def _thresholds(threshold, thresholds_file):
@@ -46,7 +46,7 @@ def list_cmd(
     kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Kernel launch id, id range a:b, or name regex."),
     sort: Optional[str] = typer.Option(None, "--sort", "-s", help="duration (longest first), stall (highest first) or name."),
     top: Optional[int] = typer.Option(None, "--top", "-n", help="Show only the first N rows (after sorting)."),
-    fmt: str = typer.Option("text", "--format", "-f", help="text or json."),
+    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="text, json or csv (default: from -o's .json/.csv, else text)."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file instead of standard output."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
     threshold: Optional[List[str]] = typer.Option(None, "--threshold", "-t", help="Override a threshold: KEY=VALUE."),
@@ -55,9 +55,11 @@ def list_cmd(
 ) -> None:
     """One row per kernel launch of one or more reports: duration, launch shape, stall cycles, bound, top finding."""
     def body():
-        from .compare import list_rows, load, render_list_console, render_list_json, render_list_text, sort_rows
-        if fmt not in ("text", "json"):
-            raise UsageError(f"unknown format {fmt!r} for list", hint="one of: text, json")
+        from .compare import (list_rows, load, render_list_console, render_list_csv, render_list_json,
+                              render_list_text, sort_rows)
+        f = fmt or {".json": "json", ".csv": "csv"}.get(output.suffix.lower() if output else "", "text")
+        if f not in ("text", "json", "csv"):
+            raise UsageError(f"unknown format {f!r} for list", hint="one of: text, json, csv")
         _not_an_input(output, list(reports))
         th = _thresholds(threshold, thresholds_file)
         sort_rows([], sort, top)  # validate the options before the (slow) analysis
@@ -74,13 +76,15 @@ def list_cmd(
         rows = sort_rows(list_rows(analyses), sort, top)
         if not rows:
             raise NoKernelsError(f"--kernel {kernel!r} matched no kernel in any report" if kernel else "no kernel launches in the reports")
-        if fmt == "json":
+        if f == "json":
             _emit(render_list_json(rows), output, force)
+        elif f == "csv":
+            _emit(render_list_csv(rows), output, force)
         elif output is None and sys.stdout.isatty():
             from rich.console import Console
-            render_list_console(rows, Console())
+            render_list_console(rows, Console(width=text_width()))
         else:
-            _emit(render_list_text(rows), output, force)
+            _emit(render_list_text(rows, width=text_width()), output, force)
     run_guarded(body)
 
 
@@ -95,11 +99,13 @@ def diff(
     force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
     threshold: Optional[List[str]] = typer.Option(None, "--threshold", "-t", help="Override a threshold: KEY=VALUE."),
     thresholds_file: Optional[Path] = typer.Option(None, "--thresholds", help="YAML file of threshold overrides."),
+    fail_on_regression: bool = typer.Option(False, "--fail-on-regression",
+                                            help="Exit 9 after writing the output when a matched kernel got slower, a high or medium finding is new, or a finding's severity rose (for CI)."),
 ) -> None:
     """Compare a baseline with a new report: measured speedup, stall and memory shares, occupancy, resolved/persisting/new findings."""
     def body():
         from .compare import diff as diff_fn
-        from .compare import diff_format_for, load, render_diff
+        from .compare import diff_format_for, load, regressions, render_diff
         f = fmt or (diff_format_for(output) if output else "text")
         if f not in ("text", "json", "html"):
             raise UsageError(f"unknown format {f!r} for diff", hint="one of: text, json, html")
@@ -107,6 +113,10 @@ def diff(
         th = _thresholds(threshold, thresholds_file)
         d = diff_fn(load(base, kernel=kernel, thresholds=th), load(new, kernel=kernel, thresholds=th), pairs=pair)
         _emit(render_diff(d, f), output, force)
+        if fail_on_regression:
+            found = regressions(d)
+            if found:
+                raise CheckFailedError(f"{len(found)} regression(s): " + "; ".join(found[:3]) + ("; ..." if len(found) > 3 else ""))
     run_guarded(body)
 
 
@@ -133,9 +143,10 @@ def merge(
         paths = expand_reports(reports)
         if len(paths) < 2:
             raise UsageError("merge needs at least two reports", hint="use drgpu analyze for a single report")
+        check_fold(fold)
         _not_an_input(output, list(paths))
         th = data.thresholds(parse_threshold_args(threshold), thresholds_file)
         result = analyze_reports(paths, kernel=kernel, thresholds=th, progress=progress_printer("analyzing kernels", quiet),
-                                 jobs=jobs or default_jobs())
+                                 jobs=jobs or default_jobs(), merge=True)
         write_result(result, fmt=fmt or (None if output else "json"), output=output, force=force, fold=fold)
     run_guarded(body)

@@ -9,12 +9,14 @@ either a report (``.ncu-rep`` or raw CSV, analyzed here) or a JSON file that ``d
 * :func:`list_rows` -> one row per kernel launch; :func:`sort_rows` sorts and cuts.
 * :func:`diff` -> a dict (the ``drgpu diff --format json`` contract, ``kind: "diff"``):
   kernels are matched by demangled name and launch order, then by function name without
-  template arguments and parameters (``relax<0>`` vs ``relax<1>``), then, when each side
-  holds a single kernel, those two; ``--pair`` regexes force a match. For each matched pair:
-  the measured duration and speedup (base/new, from the two reports' durations), stall-
-  cycle %, each stall group's and reason's share, the memory latency split, occupancy, and
-  which findings were resolved, persist (with their severity and estimated speedup before
-  and after) or are new. Unmatched launches are listed.
+  template arguments and parameters (``relax<0>`` vs ``relax<1>``); ``--pair`` regexes force
+  a match. Kernels with different function names are never paired otherwise: they are listed
+  as unmatched ("no matching kernel"), and nothing is called resolved. For each matched pair:
+  the measured duration and speedup (base/new, from the two reports' durations), elapsed
+  cycles, stall-cycle % and stall cycles, each stall group's and reason's share and stall
+  cycles, the memory latency split, occupancy, the speedup the base's resolved findings
+  estimated beside the measured one, and which findings were resolved, persist (with their
+  severity and estimated speedup before and after) or are new.
 * :func:`render_diff` -> text, JSON or HTML (``templates/diff.html.j2``).
 """
 from __future__ import annotations
@@ -132,29 +134,58 @@ def list_cells(r: dict) -> list[str]:
 LIST_HEADER = ["report", "id", "duration_us", "grid", "block", "stall_%", "bound", "top finding (est. speedup)", "kernel"]
 
 
-def render_list_text(rows: list[dict]) -> str:
-    """Aligned plain text, the kernel name last so long names never break the columns."""
-    table = [LIST_HEADER] + [list_cells(r) for r in rows]
-    widths = [max(len(row[i]) for row in table) for i in range(len(LIST_HEADER) - 1)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(row[:-1], widths)) + "  " + row[-1] for row in table]
-    return "\n".join(line.rstrip() for line in lines) + "\n"
+def _list_table(rows: list[dict], styled: bool):
+    """The list as a rich table: every column but the kernel name is as wide as its widest
+    cell (numbers are never cut); the kernel name folds onto more lines when space is short."""
+    from rich.table import Table
+    from rich.text import Text
+    cells = [list_cells(r) for r in rows]
+    t = Table(box=None, show_edge=False, pad_edge=False, header_style="bold" if styled else "", padding=(0, 2, 0, 0))
+    for i, head in enumerate(LIST_HEADER[:-1]):
+        t.add_column(head, no_wrap=True, min_width=max([len(head)] + [len(c[i]) for c in cells]))
+    t.add_column(LIST_HEADER[-1], overflow="fold")
+    for r, c in zip(rows, cells):
+        style = {"high": "bold red", "medium": "yellow"}.get(r["top_severity"] or "", "") if styled else ""
+        t.add_row(*(Text(x) for x in c[:7]), Text(c[7], style=style), Text(c[8]))
+    return t
+
+
+def render_list_text(rows: list[dict], width: int = 120) -> str:
+    """Aligned plain text (a rich table without borders), the kernel name last so long names
+    never break the columns."""
+    import io
+
+    from rich.console import Console
+    buf = io.StringIO()
+    # Never narrower than the cells need: piped or in a file, a row is one line whatever the
+    # width (scripts split lines), numbers and names whole.
+    cells = [list_cells(r) for r in rows]
+    need = sum(max([len(h)] + [len(c[i]) for c in cells]) + 2 for i, h in enumerate(LIST_HEADER))
+    Console(file=buf, width=max(width, need), color_system=None, highlight=False).print(_list_table(rows, False))
+    return "\n".join(line.rstrip() for line in buf.getvalue().splitlines()) + "\n"
 
 
 def render_list_console(rows: list[dict], console) -> None:
-    from rich.table import Table
-    t = Table(*LIST_HEADER[:-1], show_lines=False)
-    t.add_column("kernel", overflow="fold")
-    for r in rows:
-        cells = list_cells(r)
-        style = {"high": "bold red", "medium": "yellow"}.get(r["top_severity"] or "", "")
-        cells[7] = f"[{style}]{cells[7]}[/{style}]" if style else cells[7]
-        t.add_row(*cells[:7], cells[7], cells[8])
-    console.print(t)
+    console.print(_list_table(rows, True))
+
+
+def render_list_csv(rows: list[dict]) -> str:
+    """One CSV row per launch: the JSON rows' fields, grid and block as AxBxC."""
+    import csv
+    import io
+    buf = io.StringIO()
+    fields = ["report", "id", "name", "duration_ns", "grid", "block", "stall_cycle_pct", "bound",
+              "top_finding", "top_severity", "top_speedup"]
+    w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
+    w.writeheader()
+    for r in _finite(rows):
+        w.writerow({**{k: r.get(k) for k in fields}, "grid": _dims(r.get("grid")), "block": _dims(r.get("block"))})
+    return buf.getvalue()
 
 
 def render_list_json(rows: list[dict]) -> str:
-    return json.dumps(_finite({"tool": "drgpu", "version": __version__, "kind": "list", "kernels": rows}), indent=2,
-                      allow_nan=False) + "\n"
+    from .render.json_ import dumps
+    return dumps({"tool": "drgpu", "version": __version__, "kind": "list", "kernels": rows}) + "\n"
 
 
 # ---- kernel matching ---------------------------------------------------------------------
@@ -190,7 +221,8 @@ def _parse_pair(p: str) -> tuple[re.Pattern, re.Pattern]:
 
 def match_kernels(base: list[dict], new: list[dict], pairs: list[str] | None = None):
     """Return ([(base kernel, new kernel, how)], unmatched base, unmatched new). ``how`` is
-    'pair', 'name', 'function name' or 'single kernel'."""
+    'pair', 'name' or 'function name'. Kernels whose function names differ are paired only by
+    ``pairs``: pairing two unrelated kernels would report findings "resolved" that were not."""
     left_b, left_n = list(base), list(new)
     matched: list[tuple[dict, dict, str]] = []
 
@@ -211,8 +243,6 @@ def match_kernels(base: list[dict], new: list[dict], pairs: list[str] | None = N
             cands = groups_n.get(key(kb))
             if cands:
                 take(kb, cands.pop(0), how)  # launch order: i-th with i-th
-    if len(base) == 1 and len(new) == 1 and left_b and left_n:
-        take(left_b[0], left_n[0], "single kernel")
     matched.sort(key=lambda t: base.index(t[0]))
     return matched, left_b, left_n
 
@@ -256,15 +286,28 @@ def _tree_parts(k: dict) -> dict:
     return {"has_stalls": has_stalls, "reasons": reasons, "groups": groups, "memory": memory, "occupancy": occ}
 
 
-def _shares(b: dict, n: dict, key: str, b_ok: bool, n_ok: bool) -> list[dict]:
+def stall_cycles(k: dict) -> float | None:
+    """A kernel's stall cycles: SM active cycles times the stall-cycle ratio (issue cycles
+    lost against the ideal IPC, per SM); None when either is missing (e.g. an older baseline)."""
+    act, pct = k.get("sm_active_cycles"), k.get("stall_cycle_pct")
+    return None if act is None or pct is None else act * pct / 100.0
+
+
+def _of(total: float | None, share: float | None) -> float | None:
+    return None if total is None or share is None else round(total * share / 100.0, 1)
+
+
+def _shares(b: dict, n: dict, key: str, b_ok: bool, n_ok: bool, b_total=None, n_total=None) -> list[dict]:
     """Rows for every id present on either side; an absent id is 0 where that side has stall
-    data (the tree leaves out zero reasons), None where it has none."""
+    data (the tree leaves out zero reasons), None where it has none. ``stall_cycles``: the
+    share of each side's stall cycles, in cycles."""
     out = []
     for rid in dict.fromkeys(list(b) + list(n)):
         label = (b.get(rid) or n.get(rid))[0]
         bv = b[rid][1] if rid in b else (0.0 if b_ok else None)
         nv = n[rid][1] if rid in n else (0.0 if n_ok else None)
-        out.append({key: rid, "label": label, **_delta(bv, nv, 2)})
+        out.append({key: rid, "label": label, **_delta(bv, nv, 2),
+                    "stall_cycles": _delta(_of(b_total, bv), _of(n_total, nv), 1)})
     out.sort(key=lambda r: -max(abs(r["base"] or 0.0), abs(r["new"] or 0.0)))
     return out
 
@@ -312,6 +355,10 @@ def kernel_diff(kb: dict, kn: dict, how: str) -> dict:
     else:
         verdict = "unchanged"
     tb, tn = _tree_parts(kb), _tree_parts(kn)
+    sb, sn = stall_cycles(kb), stall_cycles(kn)
+    found = _findings(kb.get("findings", []), kn.get("findings", []))
+    # What the base's analysis promised for what the change resolved, beside what it measured.
+    estimated = max((f["estimated_speedup"] for f in found["resolved"]), default=None)
     memory = []
     for lvl in MEMORY_LEVELS:
         vb, hb = tb["memory"].get(lvl, (None, None))
@@ -325,15 +372,18 @@ def kernel_diff(kb: dict, kn: dict, how: str) -> dict:
         "speedup": None if speedup is None else round(speedup, 4),
         "duration_change_pct": None if speedup is None else round((dn - db) / db * 100.0, 2),
         "verdict": verdict,
+        "estimated_speedup": estimated,
+        "elapsed_cycles": _delta(kb.get("elapsed_cycles"), kn.get("elapsed_cycles"), 1),
         "stall_cycle_pct": _delta(kb.get("stall_cycle_pct"), kn.get("stall_cycle_pct"), 2),
+        "stall_cycles": _delta(None if sb is None else round(sb, 1), None if sn is None else round(sn, 1), 1),
         "achieved_ipc": _delta(kb.get("achieved_ipc"), kn.get("achieved_ipc"), 3),
         "bound": {"base": kb.get("bound"), "new": kn.get("bound")},
         "top_unit": {"base": kb.get("top_unit"), "new": kn.get("top_unit")},
-        "groups": _shares(tb["groups"], tn["groups"], "group", tb["has_stalls"], tn["has_stalls"]),
-        "reasons": _shares(tb["reasons"], tn["reasons"], "reason", tb["has_stalls"], tn["has_stalls"]),
+        "groups": _shares(tb["groups"], tn["groups"], "group", tb["has_stalls"], tn["has_stalls"], sb, sn),
+        "reasons": _shares(tb["reasons"], tn["reasons"], "reason", tb["has_stalls"], tn["has_stalls"], sb, sn),
         "memory": memory,
         "occupancy": {key: _delta(tb["occupancy"][key], tn["occupancy"][key], 2) for key, _ in OCCUPANCY},
-        "findings": _findings(kb.get("findings", []), kn.get("findings", [])),
+        "findings": found,
     }
 
 
@@ -346,9 +396,10 @@ def diff(base: dict, new: dict, pairs: list[str] | None = None) -> dict:
     complete = all(k["duration_ns"]["base"] and k["duration_ns"]["new"] for k in kernels)
     notes = []
     if not matched:
-        notes.append("no kernel of the two reports matched: compare with --kernel and --pair BASE_REGEX=NEW_REGEX")
+        notes.append("no matching kernel: no kernel name of the base is in the new report (nothing is compared, "
+                     "nothing resolved); pair kernels on purpose with --pair BASE_REGEX=NEW_REGEX")
     for k in kernels:
-        if k["match"] in ("function name", "single kernel") and k["base"]["name"] != k["new"]["name"]:
+        if k["match"] == "function name" and k["base"]["name"] != k["new"]["name"]:
             notes.append(f"paired by {k['match']}: {k['base']['name']}  ->  {k['new']['name']}")
     return {
         "tool": "drgpu", "version": __version__, "kind": "diff",
@@ -356,6 +407,7 @@ def diff(base: dict, new: dict, pairs: list[str] | None = None) -> dict:
         "new": {"report": new.get("report"), "kernels": len(new["kernels"])},
         "summary": {"matched": len(kernels), "duration_ns": _delta(tb if kernels else None, tn if kernels else None, 1),
                     "speedup": round(tb / tn, 4) if kernels and complete and tn > 0 else None,
+                    "unmatched": len(ub) + len(un),
                     "resolved": sum(len(k["findings"]["resolved"]) for k in kernels),
                     "new": sum(len(k["findings"]["new"]) for k in kernels),
                     "faster": sum(k["verdict"] == "faster" for k in kernels),
@@ -379,6 +431,14 @@ def _pp(v) -> str:
     return "" if v is None else f"{v:+.1f} pp"
 
 
+def _cyc(v) -> str:
+    return "n/a" if v is None else f"{v:,.0f}"
+
+
+def _dcyc(v) -> str:
+    return "n/a" if v is None else f"{v:+,.0f}"
+
+
 def _speed(v) -> str:
     return "n/a" if v is None else f"{v:.2f}x"
 
@@ -400,8 +460,15 @@ def render_diff_text(d: dict) -> str:
         change = "" if k["duration_change_pct"] is None else f" ({k['duration_change_pct']:+.1f}%)"
         out.append(f"  duration        {_us(dur['base'])} -> {_us(dur['new'])}{change}   "
                    f"measured speedup {_speed(k['speedup'])}: {k['verdict']}")
+        if k.get("estimated_speedup") is not None:
+            out.append(f"  estimated       {_speed(k['estimated_speedup'])} for the resolved findings, "
+                       f"measured {_speed(k['speedup'])}")
+        cyc = k.get("elapsed_cycles") or {}
+        out.append(f"  elapsed cycles  {_cyc(cyc.get('base'))} -> {_cyc(cyc.get('new'))}  {_dcyc(cyc.get('delta'))}")
         sc = k["stall_cycle_pct"]
-        out.append(f"  stall cycles    {_pct(sc['base'])} -> {_pct(sc['new'])}  {_pp(sc['delta'])}")
+        st = k.get("stall_cycles") or {}
+        out.append(f"  stall cycles    {_pct(sc['base'])} -> {_pct(sc['new'])}  {_pp(sc['delta'])}   "
+                   f"({_cyc(st.get('base'))} -> {_cyc(st.get('new'))} cycles per SM, {_dcyc(st.get('delta'))})")
         ipc = k["achieved_ipc"]
         out.append(f"  achieved IPC    {_num(ipc['base'], '.3f')} -> {_num(ipc['new'], '.3f')}")
         out.append(f"  bound           {k['bound']['base']} -> {k['bound']['new']}   "
@@ -410,14 +477,16 @@ def render_diff_text(d: dict) -> str:
         out.append("  occupancy       theoretical {} -> {}, achieved {} -> {}".format(
             _pct(occ["theoretical"]["base"]), _pct(occ["theoretical"]["new"]),
             _pct(occ["achieved"]["base"]), _pct(occ["achieved"]["new"])))
-        out.append(f"  {'share of stall cycles':<58}{'base':>8}{'new':>8}{'delta':>11}")
+        out.append(f"  {'share of stall cycles':<50}{'base':>8}{'new':>8}{'delta':>11}{'stall cycles delta':>20}")
         for g in k["groups"]:
             if max(abs(g["base"] or 0.0), abs(g["new"] or 0.0)) < 0.5:
                 continue
-            out.append(f"  {g['label'][:56]:<58}{_pct(g['base']):>8}{_pct(g['new']):>8}{_pp(g['delta']):>11}")
+            out.append(f"  {g['label']:<50}{_pct(g['base']):>8}{_pct(g['new']):>8}{_pp(g['delta']):>11}"
+                       f"{_dcyc((g.get('stall_cycles') or {}).get('delta')):>20}")
             for r in k["reasons"]:
                 if r["reason"] in _group_members().get(g["group"], ()) and max(abs(r["base"] or 0.0), abs(r["new"] or 0.0)) >= 0.5:
-                    out.append(f"    {r['label'][:54]:<56}{_pct(r['base']):>8}{_pct(r['new']):>8}{_pp(r['delta']):>11}")
+                    out.append(f"    {r['label']:<48}{_pct(r['base']):>8}{_pct(r['new']):>8}{_pp(r['delta']):>11}"
+                               f"{_dcyc((r.get('stall_cycles') or {}).get('delta')):>20}")
         if k["memory"]:
             out.append("  memory latency split (share of stall cycles)")
             for m in k["memory"]:
@@ -438,9 +507,10 @@ def render_diff_text(d: dict) -> str:
     um = d["unmatched"]
     if um["base"] or um["new"]:
         out.append("")
-        for side in ("base", "new"):
+        for side, other in (("base", "new"), ("new", "base")):
             for k in um[side]:
-                out.append(f"unmatched ({side} only): id {k['id']} {k['name']} ({_us(k['duration_ns'])})")
+                out.append(f"unmatched ({side} only): id {k['id']} {k['name']} ({_us(k['duration_ns'])}): "
+                           f"no matching kernel in the {other} report")
     return "\n".join(out) + "\n"
 
 
@@ -467,12 +537,28 @@ def render_diff_html(d: dict) -> str:
 
 def render_diff(d: dict, fmt: str) -> str:
     if fmt == "json":
-        return json.dumps(_finite(d), indent=2, allow_nan=False) + "\n"
+        from .render.json_ import dumps
+        return dumps(d) + "\n"
     if fmt == "text":
         return render_diff_text(d)
     if fmt == "html":
         return render_diff_html(d)
     raise UsageError(f"unknown diff format {fmt!r}", hint="one of: text, json, html")
+
+
+def regressions(d: dict) -> list[str]:
+    """What ``diff --fail-on-regression`` fails on: a matched kernel slower beyond the noise,
+    a new high or medium finding, or a persisting finding whose severity rose."""
+    out = []
+    for k in d["kernels"]:
+        name = k["new"]["name"]
+        if k["verdict"] == "slower":
+            out.append(f"{name} is slower ({_speed(k['speedup'])})")
+        out.extend(f"new {x['severity']} finding {x['id']} in {name}" for x in k["findings"]["new"]
+                   if x["severity"] in ("high", "medium"))
+        out.extend(f"{x['id']} in {name} rose to {x['new']['severity']}" for x in k["findings"]["persisting"]
+                   if x["severity_change"] == "worse")
+    return out
 
 
 def diff_format_for(path: str | Path) -> str:
@@ -484,6 +570,7 @@ def diff_format_for(path: str | Path) -> str:
 
 
 __all__ = ["load", "select", "list_rows", "sort_rows", "render_list_text", "render_list_console", "render_list_json",
+           "render_list_csv", "regressions",
            "base_name", "match_kernels", "kernel_diff", "diff", "render_diff", "diff_format_for"]
 
 

@@ -166,7 +166,9 @@ def thresholds(overrides: dict[str, float] | None = None, file: str | Path | Non
     extra.update(overrides or {})
     for k, v in extra.items():
         if k not in values:
-            raise DataFileError(f"unknown threshold '{k}'", hint="drgpu thresholds lists them")
+            # A mistyped key is the user's usage, not a broken data file (exit 2, docs/errors.md).
+            from .errors import UsageError
+            raise UsageError(f"unknown threshold '{k}'", hint="drgpu thresholds lists them")
         try:
             values[k] = float(v)
         except (TypeError, ValueError) as e:

@@ -72,6 +72,13 @@ class DataFileError(DrgpuError):
     kind = "data"
 
 
+class CheckFailedError(DrgpuError):
+    """A CI check failed: ``analyze --fail-on`` found a finding at that severity, or
+    ``diff --fail-on-regression`` found a regression. The output was written in full."""
+    exit_code = 9
+    kind = "check-failed"
+
+
 class ProfilerError(DrgpuError):
     """ncu failed for a reason not covered by a more specific class."""
     exit_code = 10
@@ -130,6 +137,6 @@ class Terminated(KeyboardInterrupt):
 
 
 ALL_ERRORS = [UsageError, InputError, ReportFormatError, NoKernelsError, OutputError,
-              ToolNotFoundError, DataFileError, ProfilerError, CounterPermissionError,
+              ToolNotFoundError, DataFileError, CheckFailedError, ProfilerError, CounterPermissionError,
               ApplicationFailedError, NoKernelProfiledError, MetricUnavailableError,
               InterruptedError_]

@@ -3,10 +3,12 @@ reports, select kernels, attach cubin information, analyze, and write the chosen
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from .analysis import Analysis, AnalysisOptions, analyze
 from .errors import InputError, ToolNotFoundError, UsageError
+from .model import Profile
 from .readers import open_report, select_kernels
 
 
@@ -28,23 +30,33 @@ def expand_reports(reports) -> list[Path]:
 
 
 def analyze_reports(reports, *, kernel=None, source_csv=None, line_report=None, cubin=None, binary=None,
-                    thresholds=None, progress=None, read_progress=None, per_launch=False, jobs: int = 1) -> Analysis:
+                    thresholds=None, progress=None, read_progress=None, per_launch=False, jobs: int = 1,
+                    merge=None) -> Analysis:
     """``progress(done, total)``: after each kernel analyzed; ``read_progress``: after each
     launch read from a single .ncu-rep. Launches of one kernel are analyzed as one group
     (drgpu_py.groups) unless ``per_launch``. A folder stands for the reports in it
-    (``expand_reports``); several reports are merged as ranks of one program. ``jobs``:
-    worker processes reading several reports and analyzing kernel groups (same result)."""
+    (``expand_reports``). ``jobs``: worker processes reading several reports and analyzing
+    kernel groups (same result).
+
+    Several reports are merged (ranks of one program, drgpu_py.merge) when ``merge`` is True,
+    or when it is None and they share a kernel name; reports with no kernel name in common
+    are different programs: analyzed side by side (``format: "separate"``, a note says so)."""
     reports = expand_reports(reports)
     if len(reports) > 1:
         if source_csv or line_report:
             raise UsageError("--source-csv/--line-report apply to a single report")
-        from .merge import merge_profiles  # noqa: WPS433 (optional feature module)
         if jobs > 1:
             from .parallel import read_reports
             profiles = read_reports(reports, jobs)
         else:
             profiles = [open_report(r) for r in reports]
-        profile = merge_profiles(profiles)
+        if merge is None:
+            merge = _share_a_kernel(profiles)
+        if merge:
+            from .merge import merge_profiles  # noqa: WPS433 (optional feature module)
+            profile = merge_profiles(profiles)
+        else:
+            profile = side_by_side(profiles)
     else:
         profile = open_report(reports[0], source_csv=source_csv, line_report=line_report, kernel=kernel,
                               progress=read_progress)
@@ -59,6 +71,26 @@ def analyze_reports(reports, *, kernel=None, source_csv=None, line_report=None, 
         options.slicing_source = "cubin"
         profile.notes.append(note)
     return analyze(profile, options, progress=progress, jobs=jobs)
+
+
+def _share_a_kernel(profiles) -> bool:
+    names = [{k.name for k in p.kernels} for p in profiles]
+    return all(names[0] & other for other in names[1:])
+
+
+SEPARATE_NOTE = ("reports of different programs (no kernel name in common): analyzed side by side, not merged; "
+                 "kernel ids are renumbered (use drgpu merge to merge them anyway)")
+
+
+def side_by_side(profiles) -> Profile:
+    """The kernels of several reports in one profile, unmerged, numbered in report order
+    (ids repeat across reports); each kernel notes its report and original id."""
+    kernels, notes = [], [SEPARATE_NOTE]
+    for p in profiles:
+        for k in p.kernels:
+            kernels.append(replace(k, id=len(kernels), notes=[*k.notes, f"from {p.path} (id {k.id} there)"]))
+        notes.extend(n for n in p.notes if n not in notes)
+    return Profile(path=" + ".join(p.path for p in profiles), format="separate", kernels=kernels, notes=notes)
 
 
 def write_result(result: Analysis, *, fmt=None, output=None, force=False, fold=0.02, top=3) -> None:

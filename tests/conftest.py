@@ -101,3 +101,31 @@ def library_analysis(stem: str = "library"):
     from drgpu_py.analysis import analyze
     from drgpu_py.readers import open_report
     return analyze(open_report(library_report(stem)))
+
+
+# ---- every JSON document the tests make is validated against the shipped schemas ----------
+SCHEMA_CHECKED: dict[str, int] = {"analysis": 0, "list": 0, "diff": 0}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _validate_every_json_output():
+    """Wrap the JSON writers (analyze/merge, list, diff) so whatever a test renders, through
+    the CLI runner or the library, is checked against drgpu_py/specs/schema/*.schema.json.
+    (Outputs of drgpu run as a separate process are checked by the tests that read them.)"""
+    import json as _json
+
+    from drgpu_py import compare, render, schema
+    render._load_all()
+    spec = render.RENDERERS["json"]
+    orig_json, orig_list, orig_diff = spec.render, compare.render_list_json, compare.render_diff
+
+    def checked(text, name):
+        schema.validate(_json.loads(text), name)
+        SCHEMA_CHECKED[name] += 1
+        return text
+
+    spec.render = lambda analysis, options: checked(orig_json(analysis, options), "analysis")
+    compare.render_list_json = lambda rows: checked(orig_list(rows), "list")
+    compare.render_diff = lambda d, fmt: checked(orig_diff(d, fmt), "diff") if fmt == "json" else orig_diff(d, fmt)
+    yield
+    spec.render, compare.render_list_json, compare.render_diff = orig_json, orig_list, orig_diff

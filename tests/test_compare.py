@@ -28,7 +28,10 @@ def _pair(case):
 @pytest.mark.parametrize("case", cases_for(("raised", "fixed_quiet")))
 def test_diff_names_the_fixed_finding_resolved_and_the_measured_speedup(case):
     bad, fixed = _pair(case)
-    d = diff(bad.to_dict(), fixed.to_dict())
+    names = (bad.kernels[0].kernel.name, fixed.kernels[0].kernel.name)
+    # A renamed kernel (scale_keys_aos -> scale_keys_soa) is compared only when paired on purpose.
+    pairs = None if base_name(names[0]) == base_name(names[1]) else [f"^{re.escape(names[0])}$=^{re.escape(names[1])}$"]
+    d = diff(bad.to_dict(), fixed.to_dict(), pairs=pairs)
     assert d["kind"] == "diff" and d["summary"]["matched"] == 1
     assert not d["unmatched"]["base"] and not d["unmatched"]["new"]
     k = d["kernels"][0]
@@ -40,9 +43,10 @@ def test_diff_names_the_fixed_finding_resolved_and_the_measured_speedup(case):
     assert planted in [f.id for f in bad.kernels[0].findings]
     assert planted in [f["id"] for f in k["findings"]["resolved"]]
     assert planted not in [f["id"] for f in k["findings"]["persisting"] + k["findings"]["new"]]
-    names = (bad.kernels[0].kernel.name, fixed.kernels[0].kernel.name)
-    assert k["match"] == ("name" if names[0] == names[1] else
-                          "function name" if base_name(names[0]) == base_name(names[1]) else "single kernel")
+    assert k["match"] == ("name" if names[0] == names[1] else "function name" if pairs is None else "pair")
+    # The base's estimate for what was resolved, beside the measured speedup.
+    resolved = [f["estimated_speedup"] for f in k["findings"]["resolved"]]
+    assert k["estimated_speedup"] == max(resolved)
     text = render_diff(d, "text")
     assert re.search(rf"RESOLVED\s+{re.escape(planted)}", text)
     assert f"measured speedup {expected:.2f}x" in text
@@ -108,7 +112,7 @@ def test_matching_by_name_then_launch_order_then_function_name():
     # An explicit pair wins; several kernels per side are never paired by elimination.
     matched, ub, un = match_kernels(base, new, pairs=["gone=fresh"])
     assert ("gone()", "fresh()", "pair") in [(b["name"], n["name"], h) for b, n, h in matched] and not ub and not un
-    assert match_kernels([_k(0, "a()")], [_k(0, "b()")])[0][0][2] == "single kernel"
+    assert match_kernels([_k(0, "a()")], [_k(0, "b()")])[0] == []
     assert match_kernels([_k(0, "a()"), _k(1, "c()")], [_k(0, "b()"), _k(1, "d()")])[0] == []
     with pytest.raises(UsageError):
         match_kernels(base, new, pairs=["nope"])
@@ -242,3 +246,34 @@ def test_diff_and_list_json_are_strict_json(tmp_path):
         r = subprocess.run([sys.executable, "-m", "drgpu_py", *argv], capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, r.stderr
         strict(r.stdout)
+
+
+def test_diff_of_unrelated_kernels_says_no_matching_kernel_and_resolves_nothing():
+    """Two reports of different programs: nothing is paired, nothing called resolved."""
+    a, b = analysis_of("few_blocks", "bad").to_dict(), analysis_of("aos_gather", "bad").to_dict()
+    assert a["kernels"][0]["findings"]
+    d = diff(a, b)
+    assert d["summary"]["matched"] == 0 and d["summary"]["resolved"] == 0 and not d["kernels"]
+    assert [k["name"] for k in d["unmatched"]["base"]] == [a["kernels"][0]["name"]]
+    text = render_diff(d, "text")
+    assert "no matching kernel" in text and "RESOLVED" not in text
+    r = runner.invoke(app, ["diff", str(report_path("few_blocks", "bad")), str(report_path("aos_gather", "bad"))])
+    assert r.exit_code == 0 and "no matching kernel" in r.stdout and "RESOLVED" not in r.stdout
+
+
+def test_diff_shows_absolute_cycles_per_reason_and_estimated_vs_measured():
+    bad, fixed = _pair("smem_occupancy")
+    b, f = bad.to_dict(), fixed.to_dict()
+    k = diff(b, f)["kernels"][0]
+    kb = bad.kernels[0].kernel
+    assert k["elapsed_cycles"]["base"] == pytest.approx(kb.m("gpc__cycles_elapsed.max"), rel=1e-6)
+    stall_b = kb.m("sm__cycles_active.avg") * bad.kernels[0].stall_cycle_pct / 100.0
+    assert k["stall_cycles"]["base"] == pytest.approx(stall_b, rel=1e-3)
+    # Each reason's stall cycles are its share of the kernel's stall cycles, on both sides.
+    assert sum(r["stall_cycles"]["base"] for r in k["reasons"]) == pytest.approx(stall_b, rel=0.01)
+    for r in k["reasons"]:
+        sc = r["stall_cycles"]
+        assert sc["delta"] == pytest.approx(sc["new"] - sc["base"], abs=0.2)
+    text = render_diff(diff(b, f), "text")
+    assert "elapsed cycles" in text and "cycles per SM" in text
+    assert f"estimated       {k['estimated_speedup']:.2f}x for the resolved findings, measured {k['speedup']:.2f}x" in text

@@ -6,7 +6,7 @@ import yaml
 
 from drgpu_py import data
 from drgpu_py.analysis.detectors import REGISTRY
-from drgpu_py.errors import DataFileError
+from drgpu_py.errors import DataFileError, UsageError
 
 REQUIRED = {"global-uncoalesced", "shared-bank-conflict", "fp64-conversion", "barrier-imbalance", "grid-too-small",
             "local-memory", "loop-invariant-load", "low-ilp", "slow-math", "warp-divergence", "atomic-contention",
@@ -41,9 +41,13 @@ def test_arch_files_are_overlays():
 def test_threshold_overrides_and_errors(tmp_path):
     th = data.thresholds({"sol_pct": 70})
     assert th["sol_pct"] == 70.0
-    with pytest.raises(DataFileError, match="unknown threshold"):
+    with pytest.raises(UsageError, match="unknown threshold") as e:
         data.thresholds({"no_such": 1})
+    assert e.value.exit_code == 2
     f = tmp_path / "t.yaml"
+    f.write_text("thresholds:\n  no_such: 0.5\n")
+    with pytest.raises(UsageError, match="unknown threshold 'no_such'"):
+        data.thresholds(file=f)
     f.write_text("thresholds:\n  barrier_share: 0.5\n")
     assert data.thresholds(file=f)["barrier_share"] == 0.5
     f.write_text("thresholds: [\n")

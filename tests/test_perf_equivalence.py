@@ -137,29 +137,42 @@ def test_regex_selection_unaffected(many):
     assert [k.id for k in picked.kernels] == [3, 9, 12]
 
 
+def _strict(text):
+    return json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
+
+
 @pytest.mark.parametrize("value", [
     {}, [], {"a": []}, {"a": {}}, {"k": [{"n": [[], {}]}]}, (1, (2, ())), "plain", 7, 1.5,
     [1, 2.5, -0.0, 1e16, 1e-7, 2 ** 70, True, False, None, float("nan"), float("inf"), -float("inf")],
     {"é": "tab\there \"quoted\" back\\slash \u2028 \x00 ünï", "n": None, 3: "int key", None: "none key"},
 ])
-def test_fast_json_matches_the_json_module(value):
-    from drgpu_py.render.json_ import _clean, dumps_clean, dumps_indented
-    assert dumps_indented(value) == json.dumps(value, indent=2, ensure_ascii=False)
-    assert dumps_clean(value) == json.dumps(_clean(value), indent=2, ensure_ascii=False)
+def test_json_encoder_writes_what_the_json_module_reads_back(value):
+    """orjson (or the standard library) writes strict, indented JSON whose content is the
+    cleaned value: NaN/inf as null, keys as text, text unescaped."""
+    from drgpu_py.render.json_ import _clean, dumps
+    text = dumps(value)
+    assert _strict(text) == json.loads(json.dumps(_clean(value)))
+    if isinstance(value, dict) and value:
+        assert text.startswith("{\n  \"")          # two-space indent, as before
+    if isinstance(value, dict) and "é" in value:
+        assert "ünï" in text                         # UTF-8 text as is, not \u escapes
 
 
-def test_fast_json_cleans_numpy_values_as_before():
+def test_json_encoder_cleans_numpy_values():
     import numpy as np
-    from drgpu_py.render.json_ import _clean, dumps_clean
+    from drgpu_py.render.json_ import _clean, dumps
     value = {"i": np.int64(3), "f": np.float64(0.1), "nan": np.float64("nan"), "b": np.bool_(True),
-             "s": np.str_("x"), "arr": (np.int32(1), [np.float32(2.5)]), np.int64(4): "numpy key"}
-    assert dumps_clean(value) == json.dumps(_clean(value), indent=2, ensure_ascii=False)
+             "s": np.str_("x"), "arr": (np.int32(1), [np.float32(2.5)]), "vec": np.array([1.0, np.nan]),
+             np.int64(4): "numpy key"}
+    got = _strict(dumps(value))
+    assert got == json.loads(json.dumps(_clean(value)))
+    assert got["nan"] is None and got["vec"] == [1.0, None] and got["4"] == "numpy key"
 
 
-def test_json_renderer_output_is_what_the_json_module_writes(many):
+def test_json_renderer_output_is_the_analysis_dict(many):
     from drgpu_py.render.json_ import _clean, render_json
     analysis = analyze(read_ncu_rep(many))
-    assert render_json(analysis, None) == json.dumps(_clean(analysis.to_dict()), indent=2, ensure_ascii=False) + "\n"
+    assert _strict(render_json(analysis, None)) == json.loads(json.dumps(_clean(analysis.to_dict())))
 
 
 @pytest.mark.parametrize("pcs,base", [([0x120, 0x100, 0x110, 0x110], None), ([0x200, 0x210], 0x1f0), ([], None)])

@@ -54,6 +54,7 @@ class KernelAnalysis:
             "id": k.id, "name": k.name, "mangled": k.mangled, "device": k.device,
             "compute_capability": k.compute_capability, "chip": k.chip, "sm_count": k.sm_count,
             "duration_ns": _f(k.duration_ns), "grid": list(k.grid), "block": list(k.block),
+            "elapsed_cycles": _f(k.m("gpc__cycles_elapsed.max")), "sm_active_cycles": _f(k.m("sm__cycles_active.avg")),
             "bound": self.bound, "stall_cycle_pct": _f(self.stall_cycle_pct), "achieved_ipc": _f(self.achieved_ipc),
             "top_unit": self.top_unit, "top_unit_pct": _f(self.top_unit_pct),
             "launches": groups.launches(k), "launch_ids": groups.launch_ids(k), "total_duration_ns": _f(groups.total_ns(k)),
@@ -156,7 +157,8 @@ def _analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisC
         if ctx.blame.source == "report":
             notes.append("slicing used the report's SASS only (registers and predicates; give --cubin or --binary for scoreboard barriers)")
     else:
-        slicing = {"source": "none", "single_dependency_coverage": None, "stalled_instructions": 0}
+        slicing = {"source": "none", "single_dependency_coverage": None, "single_dependency_sample_coverage": None,
+                   "stalled_instructions": 0, "dependency_kinds": {}}
     sol = ctx.sol
     silent = _silence_note(ctx, findings, pct, options.thresholds)
     if silent:

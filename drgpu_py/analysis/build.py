@@ -93,7 +93,8 @@ def build_tree(ctx: KernelContext, findings: list[Finding]) -> Node:
     bound = classify_bound(ctx)
     root = Node("Stall cycles", None if math.isnan(pct) else round(pct, 2), "%", "root",
                 attrs={"achieved_ipc": None if math.isnan(ipc) else round(ipc, 3), "ideal_ipc": ideal, "ipc_source": how,
-                       "top_unit": UNITS[top][1] if top else None,
+                       # ids as in the kernel's JSON (top_unit, speed_of_light.limiter); labels beside
+                       "top_unit": top, "top_unit_label": UNITS[top][1] if top else None,
                        "top_unit_pct": None if math.isnan(top_val) else round(top_val, 1), "bound": bound,
                        "stall_source": ctx.reason_source})
     shape = data.tree_shape()
@@ -123,7 +124,7 @@ def build_tree(ctx: KernelContext, findings: list[Finding]) -> Node:
     if ctx.sol is not None:
         root.children.insert(0, _speed_of_light(ctx))
         sol = ctx.sol
-        root.attrs.update(sol_limiter=sol.labels.get(sol.limiter) if sol.limiter else None,
+        root.attrs.update(sol_limiter=sol.limiter, sol_limiter_label=sol.labels.get(sol.limiter) if sol.limiter else None,
                           sol_pct=None if math.isnan(sol.limiter_pct) else round(sol.limiter_pct, 1), sol_grade=sol.grade)
     if ctx.model is not None and ctx.model.available:
         root.add(_model_node(ctx))

@@ -40,11 +40,9 @@ class Node:
         return next((n for n in self.walk() if n.name == name), None)
 
     def to_dict(self) -> dict:
-        d: dict[str, Any] = {"name": self.name, "value": self.value, "unit": self.unit, "kind": self.kind}
-        if self.attrs:
-            d["attrs"] = self.attrs
-        d["children"] = [c.to_dict() for c in self.children]
-        return d
+        # Every node carries "attrs", empty or not: one shape for readers (docs/json-schema.md).
+        return {"name": self.name, "value": self.value, "unit": self.unit, "kind": self.kind,
+                "attrs": self.attrs, "children": [c.to_dict() for c in self.children]}
 
     @staticmethod
     def from_dict(d: dict) -> "Node":

@@ -6,7 +6,10 @@ maps an output file name to a format; ``render_to`` renders and writes atomicall
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+import os
+import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -19,9 +22,56 @@ class RenderOptions:
     fold_share: float = 0.02          # fold tree nodes whose subtree total is below this share
     max_lines: int = 3                # source lines shown per stall node
     top_findings: int = 5             # findings shown by the text renderer
-    width: int = 120                  # text width
+    width: int = field(default_factory=lambda: text_width())   # text width
     color: bool = False
     top_kernels: int = 3              # trees shown for the busiest kernel groups (0: all)
+
+
+def text_width() -> int:
+    """Width of text output: COLUMNS when set (also when piped or written to a file), else
+    the terminal's width on a terminal, else 120."""
+    import shutil
+    cols = os.environ.get("COLUMNS", "")
+    if cols.isdigit() and int(cols) >= 20:
+        return int(cols)
+    if sys.stdout.isatty():
+        return max(20, shutil.get_terminal_size((120, 24)).columns)
+    return 120
+
+
+_TIME_STEPS = ((1e9, "s"), (1e6, "ms"), (1e3, "µs"))
+
+
+def format_value(node) -> str:
+    """A tree node's value with its unit, as users read it ('' when it has none): shares
+    with one decimal, speedups with two, durations in ns/µs/ms/s, counts with thousands
+    separators, other values to four significant digits, never in exponent notation."""
+    v = node.value
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return ""
+    if not isinstance(v, (int, float)):
+        return f"{v} {node.unit}".strip()
+    if node.unit == "%":
+        return f"{v:.1f}%"
+    if node.unit == "x":
+        return f"{v:.2f}x"
+    if node.unit == "ns":
+        for scale, unit in _TIME_STEPS:
+            if abs(v) >= scale:
+                return f"{v / scale:,.2f} {unit}"
+    return f"{format_number(v)} {node.unit}".strip()
+
+
+def format_number(v: float) -> str:
+    """Counts with thousands separators, other values to four significant digits (small
+    ones fixed-point), never in exponent notation."""
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    if float(v).is_integer() or abs(v) >= 1000:
+        return f"{v:,.0f}"
+    if v != 0 and abs(v) < 1e-3:
+        return f"{v:.6f}".rstrip("0")
+    return f"{v:.4g}"
 
 
 @dataclass
@@ -44,7 +94,7 @@ def register(name: str, extensions: tuple[str, ...], binary: bool = False):
 
 # Format -> the module that registers it: rendering one format imports only its module (the
 # HTML renderer's jinja2 and pandas, the DOT renderer's graphviz, rich for text), not all.
-_MODULES = {"csv": "csv_", "json": "json_", "text": "text", "dot": "dot", "svg": "dot", "png": "dot", "html": "html"}
+_MODULES = {"csv": "csv_", "json": "json_", "sarif": "sarif", "text": "text", "dot": "dot", "svg": "dot", "png": "dot", "html": "html"}
 _OPTIONAL = ("dot", "html")
 
 

@@ -29,7 +29,7 @@ import graphviz
 from ..analysis.tree import Node, subtree_total
 from ..errors import OutputError, ToolNotFoundError
 from ..io import atomic_write
-from . import RenderOptions, register
+from . import RenderOptions, format_value, register  # noqa: F401 (format_value: html imports it here)
 
 #: Kinds whose value is a share of stall cycles, so a small one may be folded away (a line's
 #: % is relative to its parent, which is judged instead).
@@ -55,27 +55,6 @@ _CTRL = re.compile(r"[\x00-\x1f\x7f]+")
 
 
 # ---- helpers shared with the HTML renderer -------------------------------------------------
-def format_value(node: Node) -> str:
-    """A node's value with its unit, as users read it ('' when it has none)."""
-    v = node.value
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return ""
-    if not isinstance(v, (int, float)):
-        return f"{v} {node.unit}".strip()
-    if node.unit == "%":
-        return f"{v:.1f}%"
-    if node.unit == "x":
-        return f"{v:.2f}x"
-    return f"{_number(v)} {node.unit}".strip()
-
-
-def _number(v: float) -> str:
-    """Counts with thousands separators, other values to four significant digits."""
-    if float(v).is_integer() or abs(v) >= 1000:
-        return f"{v:,.0f}"
-    return f"{v:.4g}"
-
-
 def split_folded(node: Node, fold_share: float) -> tuple[list[Node], list[Node]]:
     """(children to show, children folded away). A share node is folded when its whole
     subtree stays below the fold share; suggestions and the highlighted path never are."""
@@ -124,11 +103,11 @@ def _node_label(n: Node, kernel_name: str | None = None) -> str:
             lines.append(f"IPC {a['achieved_ipc']:g} of {a.get('ideal_ipc', '?'):g}" if isinstance(a.get("ideal_ipc"), (int, float))
                          else f"IPC {a['achieved_ipc']:g}")
         if a.get("top_unit"):
-            lines.append(f"busiest unit: {a['top_unit']} {a.get('top_unit_pct') if a.get('top_unit_pct') is not None else '?'}%")
+            lines.append(f"busiest unit: {a.get('top_unit_label') or a['top_unit']} {a.get('top_unit_pct') if a.get('top_unit_pct') is not None else '?'}%")
         if a.get("bound"):
             lines.append(f"bound: {a['bound']}")
         if a.get("sol_grade"):
-            lines.append(f"speed of light: {a['sol_grade']} ({a.get('sol_limiter')} {a.get('sol_pct')}%)")
+            lines.append(f"speed of light: {a['sol_grade']} ({a.get('sol_limiter_label') or a.get('sol_limiter')} {a.get('sol_pct')}%)")
         return _label(*lines)
     if n.kind == "missing":
         return _label(_clip(n.name, 60), missing_text(n))

@@ -125,7 +125,7 @@ def _tree_view(n: Node, fold: float, anchor: str, src_ids: set[str], depth: int 
         if a.get("achieved_ipc") is not None:
             bits.append(f"IPC {a['achieved_ipc']:g} of {a.get('ideal_ipc', '?')}")
         if a.get("top_unit"):
-            bits.append(f"busiest unit {a['top_unit']} {_num(a.get('top_unit_pct'), '.0f', '%')}")
+            bits.append(f"busiest unit {a.get('top_unit_label') or a['top_unit']} {_num(a.get('top_unit_pct'), '.0f', '%')}")
         if a.get("bound"):
             bits.append(f"{a['bound']} bound")
         view["detail"] = " · ".join(bits)
@@ -624,7 +624,7 @@ def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool) -
     if sol is not None and sol.limiter is not None:   # the speed-of-light limiter, as the badge says
         top_label, top_pct = sol.labels.get(sol.limiter, sol.limiter), sol.limiter_pct
     else:
-        top_label, top_pct = ka.tree.attrs.get("top_unit"), ka.top_unit_pct
+        top_label, top_pct = ka.tree.attrs.get("top_unit_label"), ka.top_unit_pct
     summary = [
         ("Device", k.device or "unknown"),
         ("Duration", _duration(k.duration_ns)),

@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.tree import Tree
 
 from ..analysis.tree import Node, subtree_total
-from . import register
+from . import format_value, register
 
 SEV_STYLE = {"high": "bold red", "medium": "yellow", "low": "dim"}
 # Control characters (ESC starts terminal sequences) and bidirectional overrides in kernel,
@@ -28,7 +28,7 @@ def escape(text) -> str:
 
 
 def _label(n: Node) -> str:
-    val = "" if n.value is None else (f"{n.value:.1f}{n.unit}" if n.unit in ("%", "x") else f"{n.value:g} {n.unit}".strip())
+    val = format_value(n)
     name = escape(str(n.name))
     if n.kind == "missing":
         if n.attrs.get("unavailable_on"):
@@ -103,9 +103,11 @@ def render_summary(analysis, options, console: Console) -> None:
     rows = analysis.summary()
     tab = Table(title=f"Kernels by GPU time ({sum(r['launches'] for r in rows)} launches, {len(rows)} kernels)",
                 expand=False)
+    numeric = ("id", "launches", "total µs", "share", "saves µs")
     for col in ("id", "kernel", "launches", "total µs", "share", "speed of light", "top finding", "saves µs"):
-        tab.add_column(col, overflow="fold", min_width=30 if col == "kernel" else None,
-                       justify="right" if col in ("launches", "total µs", "share", "saves µs") else "left")
+        # Numbers are never folded or cut: only the names and labels give way to a narrow width.
+        tab.add_column(col, overflow="fold", min_width=30 if col == "kernel" else None, no_wrap=col in numeric,
+                       justify="right" if col in numeric[1:] else "left")
     for r in rows[:15]:
         top = r["findings"][0] if r["findings"] else None
         sol = f"{r['grade']} ({r['limiter']} {r['limiter_pct']:.0f}%)" if r["grade"] else "n/a"
@@ -147,11 +149,11 @@ def render_console(analysis, options, console: Console) -> None:
         head = (f"[bold]{escape(k.name)}[/bold]  (id {k.id}){group}\n{escape(k.device or 'unknown device')} cc {escape(k.compute_capability or '?')}  "
                 f"{dur}  grid {tuple(k.grid)} block {tuple(k.block)}\n"
                 f"bound: [bold]{ka.bound}[/bold]   stall cycles: {_fmt(d['stall_cycle_pct'], '.1f')}%   "
-                f"IPC {_fmt(d['achieved_ipc'], '.2f')} of {ka.tree.attrs.get('ideal_ipc'):g}   busiest unit: {ka.tree.attrs.get('top_unit')} "
+                f"IPC {_fmt(d['achieved_ipc'], '.2f')} of {ka.tree.attrs.get('ideal_ipc'):g}   busiest unit: {ka.tree.attrs.get('top_unit_label')} "
                 f"{_fmt(ka.tree.attrs.get('top_unit_pct'), '.0f')}%")
         if ka.tree.attrs.get("sol_grade"):
             a = ka.tree.attrs
-            head += (f"\nspeed of light: [bold]{a['sol_grade']}[/bold] ({escape(str(a['sol_limiter']))} at "
+            head += (f"\nspeed of light: [bold]{a['sol_grade']}[/bold] ({escape(str(a.get('sol_limiter_label')))} at "
                      f"{_fmt(a.get('sol_pct'), '.0f')}% of peak)")
         console.print(Panel(head, expand=False))
         t = Tree(_label(ka.tree))
@@ -160,7 +162,7 @@ def render_console(analysis, options, console: Console) -> None:
         if ka.findings:
             tab = Table(title="Findings (best first)", show_lines=True, expand=False)
             for col in ("#", "finding", "severity", "est. speedup", "where"):
-                tab.add_column(col)
+                tab.add_column(col, no_wrap=col in ("#", "severity", "est. speedup"), overflow="fold")
             for i, f in enumerate(ka.findings[: options.top_findings], 1):
                 where = "\n".join(f"{escape(str(l.get('file') or 'SASS').rsplit('/', 1)[-1])}:{l.get('line') or hex(l.get('pc_offset', 0))} "
                                   f"({l['share'] * 100:.0f}%) {escape((l.get('code') or l.get('sass') or '')[:50])}"

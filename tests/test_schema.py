@@ -1,0 +1,127 @@
+"""The shipped JSON Schemas (drgpu_py/specs/schema) hold for every output on every sample
+report (.ncu-rep and CSV, grouped, per launch, merged, side by side; list and diff), the
+prose in docs/json-schema.md names exactly the schema's keys, and docs/calibration.md is what
+scripts/calibration.py writes."""
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import jsonschema
+import pytest
+from typer.testing import CliRunner
+
+from drgpu_py import schema
+from drgpu_py.cli import app
+from drgpu_py.compare import diff, list_rows, render_diff, render_list_json
+from drgpu_py.render import render
+
+from conftest import CASES, ROOT, SAMPLES, analysis_of, library_report, report_path
+
+runner = CliRunner()
+VARIANTS = [(c, v, e) for c in CASES for v in ("bad", "fixed") for e in ("ncu-rep", "raw.csv")
+            if report_path(c, v, e).exists()]
+
+
+@pytest.mark.parametrize("name", schema.NAMES)
+def test_schemas_are_valid_draft_2020_12(name):
+    s = schema.load(name)
+    assert s["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    jsonschema.Draft202012Validator.check_schema(s)
+
+
+@pytest.mark.parametrize("case, variant, ext", VARIANTS)
+def test_every_sample_report_output_matches_the_schema(case, variant, ext):
+    doc = json.loads(render(analysis_of(case, variant, ext), "json"))
+    schema.validate(doc, "analysis")
+    # One shape for every node: attrs always present; root attrs use ids as the kernel does.
+    for k in doc["kernels"]:
+        stack = [k["tree"]]
+        while stack:
+            n = stack.pop()
+            assert "attrs" in n, n["name"]
+            stack.extend(n["children"])
+        assert k["tree"]["attrs"]["top_unit"] == k["top_unit"]
+        assert set(k["slicing"]) == set(schema.load("analysis")["$defs"]["Slicing"]["properties"])
+
+
+def test_grouped_per_launch_merged_and_separate_outputs_match_the_schema():
+    from drgpu_py.pipeline import analyze_reports
+    step = library_report("step")
+    a, b = report_path("few_blocks", "bad"), report_path("aos_gather", "bad")
+    outs = {"grouped": analyze_reports([step]), "per-launch": analyze_reports([step], per_launch=True),
+            "merged": analyze_reports([a, a]), "separate": analyze_reports([a, b])}
+    for label, res in outs.items():
+        doc = json.loads(render(res, "json"))
+        schema.validate(doc, "analysis")
+        assert doc["format"] == {"merged": "merged", "separate": "separate"}.get(label, "ncu-rep"), label
+
+
+def test_a_node_without_attrs_or_an_unknown_key_breaks_the_schema():
+    doc = json.loads(render(analysis_of("few_blocks", "bad"), "json"))
+    broken = json.loads(json.dumps(doc))
+    del broken["kernels"][0]["tree"]["children"][0]["attrs"]
+    with pytest.raises(jsonschema.ValidationError):
+        schema.validate(broken, "analysis")
+    broken = json.loads(json.dumps(doc))
+    broken["kernels"][0]["undocumented"] = 1
+    with pytest.raises(jsonschema.ValidationError):
+        schema.validate(broken, "analysis")
+
+
+def test_list_and_diff_json_match_their_schemas():
+    docs = [analysis_of(c, v).to_dict() for c in ("few_blocks", "aos_gather", "smem_occupancy") for v in ("bad", "fixed")]
+    schema.validate(json.loads(render_list_json(list_rows(docs))), "list")
+    for b, n in ((docs[0], docs[1]), (docs[2], docs[3]), (docs[4], docs[5]), (docs[0], docs[2])):
+        schema.validate(json.loads(render_diff(diff(b, n), "json")), "diff")
+
+
+def test_cli_json_outputs_were_validated_by_the_session_hook():
+    from conftest import SCHEMA_CHECKED
+    before = dict(SCHEMA_CHECKED)
+    bad, fixed = str(report_path("few_blocks", "bad")), str(report_path("few_blocks", "fixed"))
+    assert runner.invoke(app, ["analyze", bad, "-f", "json"]).exit_code == 0
+    assert runner.invoke(app, ["list", bad, "-f", "json"]).exit_code == 0
+    assert runner.invoke(app, ["diff", bad, fixed, "-f", "json"]).exit_code == 0
+    assert {k: SCHEMA_CHECKED[k] - before[k] for k in before} == {"analysis": 1, "list": 1, "diff": 1}
+
+
+# ---- docs/json-schema.md names the schema's keys, and only those ----------------------------
+def _schema_keys(node, out: set) -> set:
+    if isinstance(node, dict):
+        for k, v in node.get("properties", {}).items():
+            out.add(k)
+            _schema_keys(v, out)
+        for key in ("$defs", "additionalProperties", "items", "anyOf"):
+            sub = node.get(key)
+            for s in ((sub or {}).values() if key == "$defs" else sub if isinstance(sub, list) else [sub]):
+                _schema_keys(s, out)
+    return out
+
+
+def _doc_keys() -> set:
+    text = (ROOT / "docs" / "json-schema.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```text\n(.*?)```", text, re.S)
+    keys = set()
+    for b in blocks:
+        code = "\n".join(line.split("#", 1)[0] for line in b.splitlines())  # comments are prose
+        keys |= set(re.findall(r'"([A-Za-z_$][\w$]*)"\s*:', code))
+    return keys
+
+
+def test_json_schema_doc_and_schema_name_the_same_keys():
+    in_schema = _schema_keys(schema.load("analysis"), set()) - {"$schema"}
+    in_doc = _doc_keys()
+    assert in_doc - in_schema == set(), "documented but not in the schema"
+    assert in_schema - in_doc == set(), "in the schema but not documented"
+
+
+# ---- docs/calibration.md does not drift ----------------------------------------------------
+def test_calibration_doc_is_what_the_script_writes():
+    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "calibration.py")],
+                       capture_output=True, text=True, timeout=900, cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout == (ROOT / "docs" / "calibration.md").read_text(encoding="utf-8"), \
+        "docs/calibration.md is stale: regenerate it with scripts/calibration.py"
