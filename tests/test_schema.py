@@ -71,6 +71,39 @@ def test_a_node_without_attrs_or_an_unknown_key_breaks_the_schema():
         schema.validate(broken, "analysis")
 
 
+def test_the_model_in_both_forms_matches_the_schema_and_a_wrong_one_does_not():
+    doc = json.loads(render(analysis_of("few_blocks", "fixed"), "json"))
+    m = doc["kernels"][0]["model"]
+    assert m["available"] is True and m["loops"], m
+    assert {w["change"] for w in m["what_if"]} >= {"unroll", "warps"}, m["what_if"]
+    schema.validate(doc, "analysis")
+    defs = schema.load("analysis")["$defs"]
+    assert set(m) == set(defs["Model"]["oneOf"][1]["properties"])
+
+    def broken(change):
+        d = json.loads(json.dumps(doc))
+        change(d["kernels"][0]["model"])
+        return d
+
+    none = broken(lambda mm: (mm.clear(), mm.update(available=False, reason="no SASS in the report")))
+    schema.validate(none, "analysis")
+    wrongs = {
+        "available without its keys": lambda mm: mm.update(available=False),
+        "unavailable with a reason only": lambda mm: (mm.clear(), mm.update(available=True, reason="x")),
+        "unknown term": lambda mm: mm["terms"].update({"pipe:fp16": 1.0}),
+        "unknown bottleneck": lambda mm: mm.update(bottleneck="dram"),
+        "unknown instruction class": lambda mm: mm["instruction_mix"].update(vector=0.1),
+        "a loop key missing": lambda mm: mm["loops"][0].pop("critical_path"),
+        "an unroll without k": lambda mm: [w.pop("k") for w in mm["what_if"] if w["change"] == "unroll"],
+        "k on a warps change": lambda mm: [w.update(k=4) for w in mm["what_if"] if w["change"] == "warps"],
+        "a speedup below 1": lambda mm: [w.update(speedup=0.5) for w in mm["what_if"]],
+    }
+    for label, change in wrongs.items():
+        with pytest.raises(jsonschema.ValidationError):
+            schema.validate(broken(change), "analysis")
+            pytest.fail(label)
+
+
 def test_list_and_diff_json_match_their_schemas():
     docs = [analysis_of(c, v).to_dict() for c in ("few_blocks", "aos_gather", "smem_occupancy") for v in ("bad", "fixed")]
     schema.validate(json.loads(render_list_json(list_rows(docs))), "list")
@@ -94,7 +127,7 @@ def _schema_keys(node, out: set) -> set:
         for k, v in node.get("properties", {}).items():
             out.add(k)
             _schema_keys(v, out)
-        for key in ("$defs", "additionalProperties", "items", "anyOf"):
+        for key in ("$defs", "additionalProperties", "items", "anyOf", "oneOf"):
             sub = node.get(key)
             for s in ((sub or {}).values() if key == "$defs" else sub if isinstance(sub, list) else [sub]):
                 _schema_keys(s, out)
