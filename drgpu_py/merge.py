@@ -33,7 +33,7 @@ _WEIGHTED_COLUMNS = {"shared_nway": "inst_executed"}
 
 #: Metric names (after any "SECTION.Group." prefix of a CSV export) with no rollup suffix
 #: that still count events, so they add up across ranks.
-_UNSUFFIXED_COUNTS = re.compile(r"(_sample_count|_requests|_excessive|_sectors(_\w+)?|_bytes)$")
+_UNSUFFIXED_COUNTS = re.compile(r"(_sample_count|_requests|_excessive|_sectors(_\w+)?|_bytes)$|^smsp__pcsamp_warps_issue_stalled_")
 
 DURATION = "gpu__time_duration.sum"
 SPREAD = "drgpu__rank_duration_spread"

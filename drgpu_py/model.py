@@ -6,6 +6,11 @@ carries its identity, launch configuration, a metric table under canonical names
 per-instruction table indexed by absolute PC. Readers join per-instruction data by PC,
 never by row position; ``offset`` is the PC relative to the function entry, which is what
 cubin disassembly and cross-report merging use.
+
+PC samples are reconciled with the kernel's own totals (``smsp__pcsamp_sample_count`` and
+the per-reason ``smsp__pcsamp_warps_issue_stalled_*``): samples at PCs the table has no row
+for (code outside the function's SASS listing, such as what the driver runs for a
+system-scope fence) are kept at kernel level, see :meth:`KernelProfile.sample_accounting`.
 """
 from __future__ import annotations
 
@@ -13,6 +18,13 @@ import math
 from dataclasses import dataclass, field
 
 import pandas as pd
+
+#: Samples a reader moved from a PC without SASS inside the function's listing to the
+#: nearest preceding instruction (a count, summed when reports are merged).
+SAMPLES_MOVED = "drgpu__pcsamp_samples_moved_to_preceding"
+#: How a reader's kernel note starts when PC samples were collected but the export it read
+#: has no per-instruction rows (a raw CSV without its source page).
+SOURCE_EXPORT_MISSING = "PC sampling was collected"
 
 #: Columns of :attr:`KernelProfile.instructions` besides the ``stall_<reason>`` columns.
 INSTRUCTION_COLUMNS = [
@@ -59,7 +71,37 @@ class KernelProfile:
     @property
     def has_sampling(self) -> bool:
         df = self.instructions
-        return not df.empty and "samples" in df and float(df["samples"].sum()) > 0
+        if df.empty or "samples" not in df:
+            return False
+        return float(df["samples"].sum()) > 0 or self.sample_accounting()["unattributed"] > 0
+
+    def sample_accounting(self) -> dict:
+        """PC samples of the per-instruction table against the kernel's totals:
+        ``reported`` (smsp__pcsamp_sample_count, None when absent), ``at_instructions`` (the
+        table's sum), ``moved_to_preceding`` (part of it, see SAMPLES_MOVED), ``unattributed``
+        (reported but at no row) and ``by_reason`` (stall reason -> unattributed samples).
+        Without a table there is nothing to reconcile: everything is 0 but ``reported``."""
+        from . import data
+        df = self.instructions
+        reported = self.m("smsp__pcsamp_sample_count")
+        at = float(df["samples"].sum()) if not df.empty and "samples" in df else 0.0
+        by_reason: dict[str, float] = {}
+        if not df.empty:
+            for rid, spec in data.stall_reasons().items():
+                total = next((self.m(n) for n in spec["sampling"] if self.has(n)), math.nan)
+                col = f"stall_{rid}"
+                if math.isnan(total) or col not in df:
+                    continue
+                # Rounding of averaged launches (groups) must not read as missing samples.
+                missing = total - float(df[col].sum())
+                if missing > max(0.5, 1e-6 * total):
+                    by_reason[rid] = missing
+        unattributed = sum(by_reason.values())
+        if not by_reason and not df.empty and not math.isnan(reported) and reported - at > max(0.5, 1e-6 * reported):
+            unattributed = reported - at  # no per-reason totals: the count alone
+        return {"reported": None if math.isnan(reported) else reported, "at_instructions": at,
+                "moved_to_preceding": self.m(SAMPLES_MOVED, 0.0), "unattributed": unattributed,
+                "by_reason": by_reason}
 
     def source_line(self, file: str, line: int) -> str | None:
         lines = self.source_text.get(file)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import __version__, data, groups
-from ..model import KernelProfile, Profile
+from ..model import SOURCE_EXPORT_MISSING, KernelProfile, Profile
 from .build import build_tree, classify_bound, stall_cycle_pct
 from .context import AnalysisCache, KernelContext
 from .findings import Finding, evaluate
@@ -60,7 +60,7 @@ class KernelAnalysis:
             "launches": groups.launches(k), "launch_ids": groups.launch_ids(k), "total_duration_ns": _f(groups.total_ns(k)),
             "speed_of_light": self._sol(near_sol),
             "tree": self.tree.to_dict(), "findings": [f.to_dict() for f in self.findings],
-            "slicing": self.slicing, "notes": self.notes, "model": self._model(),
+            "slicing": self.slicing, "samples": sample_summary(self.context), "notes": self.notes, "model": self._model(),
         }
 
     def _model(self) -> dict:
@@ -147,8 +147,12 @@ def _analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisC
     pct, ipc, _, _ = stall_cycle_pct(ctx)
     top, top_val = ctx.top_unit()
     notes = list(k.notes) + ctx.notes
-    if not ctx.sampling:
+    # Samples collected but no per-instruction table (a raw CSV alone): the reader's note
+    # names the export that is missing, not the ncu section.
+    if not ctx.sampling and not any(n.startswith(SOURCE_EXPORT_MISSING) for n in k.notes):
         notes.append("no PC sampling in this report: per-line attribution and SASS slicing unavailable (collect the SourceCounters section)")
+    else:
+        notes.extend(_sample_notes(ctx))
     if ctx.blame is not None:
         slicing = {"source": ctx.blame.source, "single_dependency_coverage": round(ctx.blame.single_dependency_coverage, 3),
                    "single_dependency_sample_coverage": round(ctx.blame.single_dependency_sample_coverage, 3),
@@ -168,6 +172,37 @@ def _analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisC
                      "little to gain without reducing that unit's work")
     return KernelAnalysis(kernel=k, tree=tree, findings=findings, bound=classify_bound(ctx), stall_cycle_pct=pct,
                           achieved_ipc=ipc, top_unit=top, top_unit_pct=top_val, slicing=slicing, notes=notes, context=ctx)
+
+
+def sample_summary(ctx: KernelContext | None) -> dict | None:
+    """The JSON ``samples`` object: the kernel's PC samples and where they went."""
+    acc = ctx.accounting if ctx is not None else None
+    if not acc:
+        return None
+    return {"reported": _f(acc["reported"]), "at_instructions": _f(acc["at_instructions"]),
+            "moved_to_preceding": _f(acc["moved_to_preceding"]), "unattributed": _f(acc["unattributed"]),
+            "unattributed_by_reason": {r: _f(v) for r, v in sorted(acc["by_reason"].items(), key=lambda kv: -kv[1])}}
+
+
+def _sample_notes(ctx: KernelContext) -> list[str]:
+    """Say how many PC samples no source line carries, and which stall reasons they are."""
+    acc = ctx.accounting or {}
+    out = []
+    total = acc.get("reported") or (acc.get("at_instructions", 0.0) + acc.get("unattributed", 0.0))
+    un = acc.get("unattributed", 0.0)
+    if un > 0 and total:
+        labels = data.stall_reasons()
+        top = sorted(acc.get("by_reason", {}).items(), key=lambda kv: -kv[1])[:3]
+        which = ", ".join(f"{labels[r]['label']} {v:,.0f}" for r, v in top)
+        out.append(f"{un:,.0f} of {total:,.0f} PC samples ({100 * un / total:.1f}%) are at addresses with no instruction "
+                   "in the report's SASS listing (code outside the function, e.g. what the driver runs for a "
+                   "system-scope fence); they count in the stall mix at kernel level"
+                   + (f" ({which})" if which else "") + " but at no source line")
+    moved = acc.get("moved_to_preceding", 0.0)
+    if moved > 0 and total:
+        out.append(f"{moved:,.0f} of {total:,.0f} PC samples were at addresses inside the function without SASS "
+                   "and are shown at the nearest preceding instruction")
+    return out
 
 
 def _silence_note(ctx: KernelContext, findings: list[Finding], stall_pct: float, th: dict) -> str | None:

@@ -112,8 +112,15 @@ def build_tree(ctx: KernelContext, findings: list[Finding]) -> Node:
             if s <= 0:
                 continue
             rnode = gnode.add(Node(labels[r], round(s, 2), "%", "reason", attrs={"reason": r}))
+            # Line shares are of the reason's samples: those at no listed instruction too.
+            outside = ctx.unattributed(r)
+            listed = max(0.0, ctx.reasons.get(r, 0.0) - outside)
+            scale = listed / (listed + outside) if outside > 0 else 1.0
             for loc in ctx.line_samples(r, 3):
-                rnode.add(Node(location_text(loc), round(loc["share"] * 100.0, 2), "%", "line", attrs=loc))
+                rnode.add(Node(location_text(loc), round(loc["share"] * scale * 100.0, 2), "%", "line", attrs=loc))
+            if outside > 0:
+                rnode.add(Node("at no instruction of the SASS listing (kernel level)",
+                               round(100.0 * (1.0 - scale), 2), "%", "metric", attrs={"samples": round(outside, 1)}))
         for st in g.get("subtrees", []):
             builder = SUBTREES.get(st)
             if builder:

@@ -2,7 +2,8 @@
 
 Contract: ``KernelContext.build(kernel, thresholds, slicing=...)`` is pure (reads the kernel,
 returns a context). It resolves the architecture constants, the stall mix (from PC samples
-when the report has them, else from the kernel-wide WarpStateStats counters), unit
+when the report has them, those at no listed instruction included at kernel level, else
+from the kernel-wide WarpStateStats counters), unit
 utilisations, the parsed SASS with its CFG and loops, and the GPA blame of stalls.
 
 Speed: ``build(..., cache=AnalysisCache())`` shares the parsed listing and its CFG between
@@ -70,6 +71,9 @@ class KernelContext:
     stall_total: float                   # excl. 'selected'
     units: dict[str, float]              # unit -> % of peak (NaN when not collected)
     sampling: bool = False               # the kernel's table has PC samples (KernelProfile.has_sampling)
+    # KernelProfile.sample_accounting when sampling: samples at no instruction of the table
+    # count in the stall mix and in samples_total (kernel level), never at a line.
+    accounting: dict | None = None
     insts: list[Instruction] = field(default_factory=list)
     cfg: CFG | None = None
     blame: Blame | None = None
@@ -98,12 +102,13 @@ class KernelContext:
         arch = data.load_arch(k.chip)
         stall = _stall_matrix(k.instructions)
         sampling = k.has_sampling
-        reasons, source = _stall_weights(k, stall, sampling)
+        accounting = k.sample_accounting() if sampling else None
+        reasons, source = _stall_weights(k, stall, sampling, accounting)
         total = sum(reasons.values())
         stall_total = total - reasons.get("selected", 0.0)
         units = {u: k.m(name) for u, (name, _) in UNITS.items()}
         ctx = cls(kernel=k, th=th, arch=arch, reasons=reasons, reason_source=source, total=total,
-                  stall_total=stall_total, units=units, sampling=sampling, control=control)
+                  stall_total=stall_total, units=units, sampling=sampling, control=control, accounting=accounting)
         ctx._stall = stall
         if not arch.get("known"):
             ctx.notes.append(f"unknown chip for compute capability '{k.compute_capability}': base architecture constants used")
@@ -140,8 +145,15 @@ class KernelContext:
         if df.empty:
             return 0.0
         if self._samples_total is None or self._samples_total[0] is not df:
-            self._samples_total = (df, float(self.stall_matrix()[2].sum()))
+            self._samples_total = (df, float(self.stall_matrix()[2].sum()) + self.unattributed())
         return self._samples_total[1]
+
+    def unattributed(self, *reasons: str) -> float:
+        """Samples at no instruction of the table (all reasons when none given)."""
+        got = (self.accounting or {}).get("by_reason") or {}
+        if not got and not reasons and self.accounting:
+            return float(self.accounting.get("unattributed", 0.0))
+        return float(sum(v for r, v in got.items() if not reasons or r in reasons))
 
     def top_unit(self) -> tuple[str | None, float]:
         vals = {u: v for u, v in self.units.items() if not math.isnan(v)}
@@ -330,9 +342,11 @@ def _stall_matrix(df: pd.DataFrame) -> tuple:
     return df, {df.columns[j]: n for n, j in enumerate(at)}, arr, df.index.to_numpy()
 
 
-def _stall_weights(k: KernelProfile, stall: tuple, sampling: bool) -> tuple[dict[str, float], str]:
+def _stall_weights(k: KernelProfile, stall: tuple, sampling: bool,
+                   accounting: dict | None = None) -> tuple[dict[str, float], str]:
     """Samples (or, without PC samples, kernel-wide counters) per stall reason, and which of
-    the two they are; ``stall`` is the kernel's _stall_matrix."""
+    the two they are; ``stall`` is the kernel's _stall_matrix. Samples the table could not
+    place (``accounting['by_reason']``) count for their reason."""
     reasons = data.stall_reasons()
     if not k.instructions.empty and sampling:
         _, where, arr, _ = stall
@@ -340,6 +354,8 @@ def _stall_weights(k: KernelProfile, stall: tuple, sampling: bool) -> tuple[dict
         # values are sample counts, so the order of addition cannot change the result.
         sums = np.nansum(arr, axis=0).tolist()
         w = {r: float(sums[where[f"stall_{r}"]]) for r in reasons if f"stall_{r}" in where}
+        for r, v in ((accounting or {}).get("by_reason") or {}).items():
+            w[r] = w.get(r, 0.0) + v
         if sum(w.values()) > 0:
             return w, "sampling"
     w = {}

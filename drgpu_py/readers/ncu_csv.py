@@ -44,7 +44,7 @@ import pandas as pd
 from .. import data
 from ..io import require_input_file
 from ..errors import InputError, NoKernelsError, ReportFormatError
-from ..model import KernelProfile, Profile
+from ..model import SOURCE_EXPORT_MISSING, KernelProfile, Profile
 from .isolate import in_child
 from .common import kernel_regex, regex_time_limit
 from .common import (clean_sass, id_filter, instruction_frame, native_stderr_captured, numbers, parse_dim,
@@ -144,6 +144,13 @@ def _read(path: Path, source_csv, line_report, kernel) -> Profile:
         notes.append(f"per-instruction data from {sp.name}")
     else:
         notes.append("no source-page CSV: per-line attribution unavailable")
+        cmd = _source_export_command(path)
+        for k in kernels:
+            n = k.m("smsp__pcsamp_sample_count")
+            if n > 0:
+                k.notes.append(f"{SOURCE_EXPORT_MISSING} ({n:,.0f} samples) but the source-page export is missing, "
+                               f"so no line, SASS or slicing view: export it with `{cmd}` and pass it with "
+                               "--source-csv (or put it beside the raw CSV)")
     if line_report is None:
         cand = _sibling(path, ".ncu-rep")
         if cand is not None and cand.exists():
@@ -160,6 +167,12 @@ def _read(path: Path, source_csv, line_report, kernel) -> Profile:
         for k in kernels:
             k.notes.append("SASS-only source export: no file/line information (give --line-report or --cubin)")
     return Profile(path=str(path), format="csv", kernels=kernels, notes=notes)
+
+
+def _source_export_command(path: Path) -> str:
+    """The ncu command that writes the source page next to a raw-page export."""
+    sib = _sibling(path, "") or path.with_suffix("")
+    return f"ncu -i {sib.name}.ncu-rep --csv --page source --print-source sass > {sib.name}.source.csv"
 
 
 def _sibling(path: Path, suffix: str) -> Path | None:

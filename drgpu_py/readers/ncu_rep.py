@@ -6,6 +6,10 @@ launch (all ranges, in report order, ids 0..n-1). Only the metrics drgpu uses ar
 listing covers the whole function (walked from its entry until the SASS ends), so
 instructions that never executed are present too, with zero counts. File/line come from
 the report's line table; source text from the imported sources, when the report has them.
+Values at a PC inside the listing without SASS go to the nearest preceding instruction (the
+count of samples moved is the metric ``model.SAMPLES_MOVED``); values at PCs past the listing
+are left out of the table and accounted at kernel level from the per-reason sample totals,
+which are read as scalars too (``KernelProfile.sample_accounting``).
 
 Speed: ``keep_id`` (a predicate on the launch id) skips launches before ncu_report parses
 them, so ``--kernel 0:10`` on a large report reads ten launches. Launches of one function
@@ -17,6 +21,7 @@ milliseconds, far more than all its metrics, so a cache hit makes neither.
 """
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 from dataclasses import dataclass, field
@@ -28,7 +33,7 @@ import pandas as pd
 
 from .. import data
 from ..errors import ReportFormatError, ToolNotFoundError
-from ..model import KernelProfile, Profile
+from ..model import SAMPLES_MOVED, KernelProfile, Profile
 from .common import NCU_MAGIC, clean_sass, instruction_frame
 
 _STRING_METRICS = ("device__attribute_display_name", "launch__func_cache_config")
@@ -50,6 +55,8 @@ def _wanted_scalar_metrics() -> list[str]:
         names.append(canon)
     for spec in data.stall_reasons().values():
         names.extend(spec["counter"])
+        # Kernel totals of the per-PC samples: what the instruction table must add up to.
+        names.extend(spec["sampling"])
     return names
 
 
@@ -193,6 +200,8 @@ def _read_action(nr, a, kid: int, plan: _Plan | None = None, functions: Function
         key = (mangled, name, _uint(by_name("launch__context_id")),
                metrics.get("launch__registers_per_thread"), metrics.get("launch__shared_mem_per_block_static"))
     df, base, source_text = _instructions(a, plan, functions, key)
+    if SAMPLES_MOVED in df.attrs:
+        metrics[SAMPLES_MOVED] = df.attrs.pop(SAMPLES_MOVED)
     return KernelProfile(
         id=kid, name=name, mangled=mangled, device=strings.get("device__attribute_display_name", ""),
         compute_capability=cc, chip=data.chip_for(cc),
@@ -366,8 +375,31 @@ def _instructions(a, plan: _Plan | None = None, functions: FunctionCache | None 
         sass, lines, source_text = _listing(a, base, max(known) if known else base, known, functions, key)
     else:
         source_text = _source_text(a)
+    moved = _fold_gaps(cols, sass) if sass else 0.0
     df = instruction_frame(list(sass) or sorted(known), cols, sass, lines, base)
+    if moved:
+        df.attrs[SAMPLES_MOVED] = moved
     return df, base, source_text
+
+
+def _fold_gaps(cols: dict[str, dict[int, float]], sass: dict[int, str]) -> float:
+    """Move the values at PCs inside the listing (between its first and last instruction)
+    that have no SASS to the nearest preceding instruction, in place; return the samples
+    moved. PCs past the listing (code the driver placed outside the function, e.g. for a
+    system-scope fence) are left out of the table: the kernel's totals still count them
+    (KernelProfile.sample_accounting)."""
+    listed = sorted(sass)
+    lo, hi = listed[0], listed[-1]
+    moved = 0.0
+    for name, vals in cols.items():
+        gaps = [pc for pc in vals if lo < pc < hi and pc not in sass]
+        for pc in gaps:
+            to = listed[bisect.bisect_right(listed, pc) - 1]
+            v = vals.pop(pc)
+            vals[to] = vals.get(to, 0.0) + v
+            if name == "samples":
+                moved += v
+    return moved
 
 
 def read_line_table(path: Path, cache: bool | FunctionCache = True,
