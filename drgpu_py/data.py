@@ -199,6 +199,10 @@ def findings_catalogue() -> dict:
                 raise DataFileError(f"{origin}: unknown threshold {t}")
         if "caller_advice" in f and not (isinstance(f["caller_advice"], str) and f["caller_advice"].strip()):
             raise DataFileError(f"{origin}: caller_advice must be text")
+        when = f.get("advice_when", {})
+        if not isinstance(when, dict) or not all(isinstance(k, str) and isinstance(v, str) and v.strip()
+                                                 for k, v in when.items()):
+            raise DataFileError(f"{origin}: advice_when must map a variant name to advice text")
     pats = doc.get("library_kernels", [])
     if not isinstance(pats, list) or not all(isinstance(p, str) for p in pats):
         raise DataFileError("findings.yaml: library_kernels must be a list of regular expressions")

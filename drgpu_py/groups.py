@@ -74,6 +74,7 @@ def summary(analysis) -> list[dict]:
         for f in ka.findings:
             saved = time_saved(t, f.estimated_speedup)
             finds.append({"id": f.id, "severity": f.severity, "estimated_speedup": round(f.estimated_speedup, 3),
+                          "estimate_capped": f.estimate_capped,
                           "time_saved_ns": None if math.isnan(saved) else round(saved, 1),
                           "where": location_text(f.locations[0]) if f.locations else None})
         rows.append({"kernel_id": k.id, "name": k.name, "launches": launches(k), "launch_ids": launch_ids(k),

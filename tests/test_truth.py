@@ -72,3 +72,56 @@ def test_raw_csv_alone_names_the_missing_source_export(tmp_path):
     assert "no PC sampling" not in text and "collect the SourceCounters" not in text
     assert "PC sampling was collected (5,400 samples) but the source-page export is missing" in text
     assert "ncu -i fence.ncu-rep --csv --page source --print-source sass > fence.source.csv" in text
+
+
+# ---- 2. advice true to its evidence -------------------------------------------------------
+def _finding(case, variant, fid, ext="ncu-rep"):
+    ka = analysis_of(case, variant, ext).kernels[0]
+    return next(f for f in ka.findings if f.id == fid)
+
+
+def test_store_drain_without_stores_names_the_atomics():
+    f = _finding("global_atomics", "bad", "store-drain")
+    assert f.evidence["global_store_sectors"] == 0 and f.evidence["atomic_instructions"] > 0
+    assert "atomics" in f.advice and "wider, coalesced stores" not in f.advice
+    g = _finding("const_lookup", "fixed", "store-drain")  # a kernel that does store
+    assert g.evidence["global_store_sectors"] > 0 and "wider, coalesced stores" in g.advice
+
+
+def test_warp_reduce_intrinsic_only_for_integer_atomics():
+    from drgpu_py.analysis import analyze
+    from drgpu_py.readers import open_report
+    f = _finding("global_atomics", "bad", "atomic-contention")
+    assert f.evidence["atomic_data_types"] == ["integer"] and "__reduce_add_sync" in f.advice
+    # The same report with its atomics made float adds, as atomicAdd(float*) compiles.
+    prof = open_report(report_path("global_atomics", "bad"))
+    df = prof.kernels[0].instructions
+    df["sass"] = df["sass"].str.replace("REDG.E.ADD.STRONG", "REDG.E.ADD.F32.FTZ.RN.STRONG", regex=False)
+    f = next(f for f in analyze(prof).kernels[0].findings if f.id == "atomic-contention")
+    assert f.evidence["atomic_data_types"] == ["float"]
+    assert "__shfl_down_sync" in f.advice and "__reduce_add_sync" not in f.advice
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_shares_in_advice_are_the_shares_shown(case):
+    import re
+    for variant in ("bad", "fixed"):
+        for f in analysis_of(case, variant).kernels[0].findings:
+            for m in re.finditer(r"(\d+)% of stall (cycles|samples)", f.advice):
+                assert int(m.group(1)) == round(100 * f.stall_share), (case, variant, f.id, f.advice)
+
+
+def test_capped_estimate_reads_as_a_lower_bound(tmp_path):
+    f = _finding("global_atomics", "bad", "atomic-contention")
+    assert f.estimate_capped and f.estimated_speedup == pytest.approx(20.0)
+    assert any("estimate capped at 20x" in n for n in f.notes)
+    rep = str(report_path("global_atomics", "bad"))
+    r = runner.invoke(app, ["analyze", rep], env={"COLUMNS": "250"})
+    assert "≥20.00x (capped)" in r.stdout and "| 20.00x" not in r.stdout.replace("│", "|")
+    d = json.loads(runner.invoke(app, ["analyze", rep, "-f", "json"]).stdout)
+    assert d["kernels"][0]["findings"][0]["estimate_capped"] is True
+    assert d["summary"][0]["findings"][0]["estimate_capped"] is True
+    out = tmp_path / "r.html"
+    assert runner.invoke(app, ["analyze", rep, "-f", "html", "-o", str(out)]).exit_code == 0
+    assert "est. ≥20.00x (capped)" in out.read_text()
+    assert _finding("few_blocks", "bad", "grid-too-small").estimate_capped is False

@@ -143,7 +143,8 @@ def build_tree(ctx: KernelContext, findings: list[Finding]) -> Node:
     for i, f in enumerate(findings):
         parent = group_nodes.get(f.group) or root
         sug = parent.add(Node(f.title, round(f.estimated_speedup, 3), "x", "suggestion",
-                              attrs={"id": f.id, "severity": f.severity, "advice": f.advice}))
+                              attrs={"id": f.id, "severity": f.severity, "advice": f.advice,
+                                     "estimate_capped": f.estimate_capped}))
         for loc in f.locations[:3]:
             sug.add(Node(location_text(loc), round(loc["share"] * 100.0, 2), "%", "line", attrs=loc))
         if i == 0 and f.severity != "low":

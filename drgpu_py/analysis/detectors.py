@@ -40,6 +40,7 @@ class Detection:
     fmt: dict = field(default_factory=dict)
     relieves_override: list[str] | None = None
     partial_relief: dict[str, float] | None = None   # unit -> share of its traffic the fix removes (when measured)
+    variant: str | None = None         # findings.yaml advice_when key the evidence supports
 
 
 def eliminate(r: float) -> float:
@@ -332,17 +333,54 @@ def atomics(ctx: KernelContext) -> Detection | None:
     r_total = r + drain + other_lg + (loads_wait * red / (red + rd) if red + rd > 0 else 0.0)
     if r < ctx.th["atomic_share"]:
         return None
+    types = _atomic_types(ctx, pcs)
     return Detection(stall_share=min(1.0, r_total * ctx.total / max(ctx.stall_total, 1e-9)), speedup=eliminate(r_total),
                      evidence={"atomic_sample_share": round(r, 3), "l2_red_sectors": _r(k.m("lts__t_sectors_srcunit_tex_op_red.sum")),
-                               "l2_atom_sectors": _r(k.m("lts__t_sectors_srcunit_tex_op_atom.sum"))},
-                     locations=ctx.locations(w), fmt={"share_pct": 100 * r})
+                               "l2_atom_sectors": _r(k.m("lts__t_sectors_srcunit_tex_op_atom.sum")),
+                               "atomic_data_types": sorted(types)},
+                     locations=ctx.locations(w), fmt={"share_pct": 100 * r},
+                     variant="float" if types and types <= {"float"} else "mixed" if "float" in types else None)
+
+
+_FLOAT_TYPES = ("F32", "F64", "F16", "F16x2", "BF16", "BF16x2", "F32x2", "FTZ")
+
+
+def _atomic_types(ctx: KernelContext, pcs) -> set[str]:
+    """'float' / 'integer' for the executed global atomics at ``pcs``, from the SASS type
+    modifier (RED.E.ADD.F32.FTZ.RN is a float add; RED.E.ADD, .S32, .64 are integer)."""
+    executed = ctx.executed()
+    out = set()
+    for pc in pcs:
+        ins = ctx.by_pc.get(pc)
+        if ins is None or not (executed.get(pc) or 0) > 0:
+            continue
+        out.add("float" if any(m in _FLOAT_TYPES for m in ins.modifiers) else "integer")
+    return out
+
+
+def _drain_variant(ctx: KernelContext) -> tuple[str | None, dict]:
+    """What drains at EXIT: stores, or (no global store sectors) atomics and reductions."""
+    k = ctx.kernel
+    executed = ctx.executed()
+    ran = lambda pred: sum(float(executed.get(i.pc) or 0.0) for i in ctx.insts if pred(i))  # noqa: E731
+    stores = k.m("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum")
+    store_insts = ran(lambda i: i.opcode in ("STG", "ST", "STL"))
+    atomics = ran(lambda i: i.is_global_atomic())
+    ev = {"global_store_sectors": _r(stores), "store_instructions": _r(store_insts), "atomic_instructions": _r(atomics)}
+    no_stores = (stores == 0) if not math.isnan(stores) else (store_insts == 0 and bool(ctx.insts))
+    if no_stores and atomics > 0:
+        return "atomics", ev
+    if no_stores:
+        return "other", ev
+    return None, ev
 
 
 def drain(ctx: KernelContext) -> Detection | None:
     s = ctx.share("drain")
     if s < ctx.th["drain_share"]:
         return None
-    return Detection(stall_share=s, speedup=eliminate(ctx.frac("drain") * 0.5),
+    variant, ev = _drain_variant(ctx)
+    return Detection(stall_share=s, speedup=eliminate(ctx.frac("drain") * 0.5), evidence=ev, variant=variant,
                      locations=ctx.line_samples("drain"), fmt={"share_pct": 100 * s})
 
 

@@ -10,6 +10,12 @@ get no barrier-imbalance, tensor-core kernels (attention's softmax) and kernels 
 source lines no slow-math. Library kernels without source lines (names in findings.yaml
 ``library_kernels``) get only findings with ``caller_advice``, phrased for the caller; a note
 names what was left out.
+
+Advice is true to its evidence: a share it quotes is the finding's ``stall_share`` (the
+number every output shows), a detector picks the advice variant its evidence supports
+(findings.yaml ``advice_when``: e.g. atomics rather than stores draining at exit, float
+atomics that warp-reduction intrinsics do not cover), and an estimate at the model's
+ceiling is marked ``estimate_capped`` and shown as a lower bound.
 """
 from __future__ import annotations
 
@@ -19,7 +25,9 @@ from dataclasses import dataclass, field
 from .. import data
 from .bounds import apply_bounds, physical_bounds, relieved_units
 from .context import KernelContext
-from .detectors import REGISTRY
+from .detectors import MAX_REMOVABLE, REGISTRY
+
+CAPPED_SPEEDUP = 1.0 / (1.0 - MAX_REMOVABLE)
 from .sol import grade_at_least
 
 
@@ -40,12 +48,17 @@ class Finding:
     bounds: list[dict] = field(default_factory=list)
     bounded_by: str | None = None       # the bound that set the estimate, if any
     audience: str = "code"              # "code" (change the kernel) | "caller" (library kernel)
+    estimate_capped: bool = False       # the model hit its ceiling: the speedup is at least this
+
+    def speedup_text(self) -> str:
+        """The estimate as shown to the user: a capped one reads as a lower bound."""
+        return f"≥{self.estimated_speedup:.2f}x (capped)" if self.estimate_capped else f"{self.estimated_speedup:.2f}x"
 
     def to_dict(self) -> dict:
         return {"id": self.id, "title": self.title, "severity": self.severity,
                 "stall_share": round(self.stall_share, 4), "estimated_speedup": round(self.estimated_speedup, 3),
                 "model_speedup": round(self.model_speedup, 3), "bounded_by": self.bounded_by, "bounds": self.bounds,
-                "audience": self.audience,
+                "audience": self.audience, "estimate_capped": self.estimate_capped,
                 "advice": self.advice, "evidence": self.evidence, "locations": self.locations,
                 "group": self.group, "speedup_model": self.speedup_model, "notes": self.notes}
 
@@ -124,12 +137,23 @@ def evaluate(ctx: KernelContext) -> list[Finding]:
                 sev = cap
                 notes.append(f"the kernel is graded {sol.grade} ({sol.labels.get(sol.limiter, sol.limiter)} at "
                              f"{sol.limiter_pct:.0f}% of peak) and this change does not reduce that unit's work")
+        # The model's own ceiling (it never removes more than MAX_REMOVABLE of the time) is
+        # not a measurement: say that the estimate is a lower bound.
+        capped = binding is None and model >= CAPPED_SPEEDUP * (1 - 1e-9)
+        if capped:
+            notes.append(f"estimate capped at {CAPPED_SPEEDUP:.0f}x: the model removes at most "
+                         f"{100 * MAX_REMOVABLE:.0f}% of the time, and the evidence would give more; read it as at least "
+                         f"{CAPPED_SPEEDUP:.0f}x, not as a measured value")
         evidence = {m: _num(ctx.kernel.m(m)) for m in spec["evidence"] if ctx.kernel.has(m)}
         evidence.update(d.evidence)
-        text = spec["caller_advice"] if library else spec["advice"]
-        out.append(Finding(id=spec["id"], title=_render(spec["title"], d.fmt), severity=sev,
-                           stall_share=max(0.0, min(1.0, d.stall_share)), estimated_speedup=speed,
-                           advice=" ".join(_render(text, d.fmt).split()), evidence=evidence,
+        text = spec["caller_advice"] if library else (spec.get("advice_when") or {}).get(d.variant) or spec["advice"]
+        share = max(0.0, min(1.0, d.stall_share))
+        # One source for the numbers shown: a share in the advice is the finding's stall share
+        # (the HTML card and JSON show the same).
+        fmt = dict(d.fmt, share_pct=100 * share) if "share_pct" in d.fmt else d.fmt
+        out.append(Finding(id=spec["id"], title=_render(spec["title"], fmt), severity=sev,
+                           stall_share=share, estimated_speedup=speed, estimate_capped=capped,
+                           advice=" ".join(_render(text, fmt).split()), evidence=evidence,
                            locations=d.locations, group=spec["group"], speedup_model=spec["speedup_model"],
                            notes=notes, model_speedup=max(1.0, model), bounds=[b.to_dict() for b in bounds],
                            bounded_by=binding.kind if binding else None, audience="caller" if library else "code"))

@@ -116,6 +116,8 @@ def _node_label(n: Node, kernel_name: str | None = None) -> str:
         return _label(f"{_clip(n.name, 50)}  {val}", _clip(code, 64))
     if n.kind == "suggestion":
         sev = a.get("severity", "low")
+        if a.get("estimate_capped"):
+            val = f"≥{val} (capped)"
         return _label(f"➜ {_clip(n.name, 60)}", f"{a.get('id', '')} · {sev} · est. {val} speedup")
     if is_chain(n):
         extra = []

@@ -571,6 +571,11 @@ def _source_view(ka, anchor: str) -> dict:
     return out
 
 
+def _speedup(row: dict) -> str:
+    """A summary row's estimate, a lower bound when the model capped it (Finding.speedup_text)."""
+    return ("≥" if row.get("estimate_capped") else "") + f"{row['estimated_speedup']:.2f}x"
+
+
 # ---- kernel ----------------------------------------------------------------------------------
 def _findings_view(ka, anchor: str, src_ids: set[str]) -> list[dict]:
     out = []
@@ -585,7 +590,7 @@ def _findings_view(ka, anchor: str, src_ids: set[str]) -> list[dict]:
                          "code": loc.get("code") or "", "sass": loc.get("sass") or "",
                          "stalled_at": stalled, "href": "#" + sid if sid in src_ids else ""})
         out.append({"rank": i, "anchor": f"{anchor}-f{i}", "id": f.id, "title": f.title, "severity": f.severity,
-                    "speedup": f"{f.estimated_speedup:.2f}x", "share": f"{100.0 * f.stall_share:.0f}%",
+                    "speedup": f.speedup_text(), "share": f"{100.0 * f.stall_share:.0f}%",
                     "share_w": max(0.0, min(100.0, 100.0 * f.stall_share)), "advice": f.advice,
                     "evidence": [{"key": str(kk), "value": _evidence_value(v)} for kk, v in (f.evidence or {}).items()],
                     "locations": locs, "notes": list(f.notes), "model": f.speedup_model})
@@ -647,7 +652,7 @@ def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool) -
         "bound": ka.bound, "stall_pct": _num(ka.stall_cycle_pct, ".1f", "%"),
         "stall_w": 0.0 if _nan(ka.stall_cycle_pct) else max(0.0, min(100.0, float(ka.stall_cycle_pct))),
         "summary": [{"key": a, "value": b} for a, b in summary],
-        "top": {"id": top.id, "title": top.title, "speedup": f"{top.estimated_speedup:.2f}x", "severity": top.severity} if top else None,
+        "top": {"id": top.id, "title": top.title, "speedup": top.speedup_text(), "severity": top.severity} if top else None,
         "findings": _findings_view(ka, anchor, src_ids),
         "stalls": _stall_chart(ka.tree), "stall_source": ka.tree.attrs.get("stall_source", ""),
         "memory": _memory_chart(ka), "occupancy": _occupancy_chart(ka), "sol": _sol_view(ka), "model": _model_view(ka),
@@ -742,7 +747,7 @@ def _summary_view(analysis, kernels: list[dict]) -> dict | None:
             "share_w": 0.0 if r["time_share"] is None else max(0.0, min(100.0, 100.0 * r["time_share"])),
             "grade": r["grade"] or "", "limiter": limiter, "limiter_v": r["limiter_pct"],
             "top": None if top is None else {"id": top["id"], "severity": top["severity"], "href": top["href"],
-                                             "speedup": f"{top['estimated_speedup']:.2f}x"},
+                                             "speedup": _speedup(top)},
             "saved": "" if top is None else _us(top["time_saved_ns"]),
             "saved_v": None if top is None else top["time_saved_ns"],
         })
@@ -754,7 +759,7 @@ def _summary_view(analysis, kernels: list[dict]) -> dict | None:
         t = by_anchor[p["anchor"]]
         fix.append({"rank": n, "id": p["id"], "severity": p["severity"], "href": p["href"], "kernel_href": "#" + t["anchor"],
                     "kernel_id": p["kernel_id"], "short": t["short"], "name": t["name"], "where": p["where"] or "",
-                    "speedup": f"{p['estimated_speedup']:.2f}x", "saved": _us(p["time_saved_ns"]),
+                    "speedup": _speedup(p), "saved": _us(p["time_saved_ns"]),
                     "saved_share": _share_text(p["time_saved_ns"] / total) if total > 0 else ""})
     launches = sum(r["launches"] for r in rows)
     return {"rows": table, "chart": _share_chart(table), "fix": fix, "groups": len(rows), "launches": launches,

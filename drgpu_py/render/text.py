@@ -39,6 +39,8 @@ def _label(n: Node) -> str:
         return f"[cyan]{name}[/cyan] {val}  [dim]{escape(code[:70])}[/dim]"
     if n.kind == "suggestion":
         sev = n.attrs.get("severity", "low")
+        if n.attrs.get("estimate_capped"):
+            val = f"≥{val} (capped)"
         return f"[{SEV_STYLE[sev]}]→ {name} (est. {val} speedup, {sev})[/{SEV_STYLE[sev]}]"
     style = "bold" if n.kind in ("root", "group") else ""
     mark = "★ " if n.attrs.get("highlight") else ""
@@ -124,7 +126,7 @@ def render_summary(analysis, options, console: Console) -> None:
         for i, f in enumerate(first, 1):
             where = f" at {escape(f['where'])}" if f.get("where") else ""
             console.print(f"  {i}. {escape(f['id'])} in {escape(short_name(f['name']))} (id {f['kernel_id']}){where}: "
-                          f"{_us(f['time_saved_ns'])} µs, est. {f['estimated_speedup']:.2f}x")
+                          f"{_us(f['time_saved_ns'])} µs, est. {'≥' if f.get('estimate_capped') else ''}{f['estimated_speedup']:.2f}x")
     console.print()
 
 
@@ -168,7 +170,7 @@ def render_console(analysis, options, console: Console) -> None:
                                   f"({l['share'] * 100:.0f}%) {escape((l.get('code') or l.get('sass') or '')[:50])}"
                                   for l in f.locations[:3]) or "-"
                 tab.add_row(str(i), f"[bold]{f.id}[/bold]\n{escape(f.title)}\n[dim]{escape(f.advice)}[/dim]",
-                            f"[{SEV_STYLE[f.severity]}]{f.severity}[/]", f"{f.estimated_speedup:.2f}x", where)
+                            f"[{SEV_STYLE[f.severity]}]{f.severity}[/]", f.speedup_text(), where)
             console.print(tab)
         else:
             console.print("[green]No findings above the thresholds.[/green]")
