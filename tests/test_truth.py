@@ -89,17 +89,11 @@ def test_store_drain_without_stores_names_the_atomics():
 
 
 def test_warp_reduce_intrinsic_only_for_integer_atomics():
-    from drgpu_py.analysis import analyze
-    from drgpu_py.readers import open_report
-    f = _finding("global_atomics", "bad", "atomic-contention")
+    f = _finding("global_atomics", "bad", "atomic-contention")     # atomicAdd(unsigned*)
     assert f.evidence["atomic_data_types"] == ["integer"] and "__reduce_add_sync" in f.advice
-    # The same report with its atomics made float adds, as atomicAdd(float*) compiles.
-    prof = open_report(report_path("global_atomics", "bad"))
-    df = prof.kernels[0].instructions
-    df["sass"] = df["sass"].str.replace("REDG.E.ADD.STRONG", "REDG.E.ADD.F32.FTZ.RN.STRONG", regex=False)
-    f = next(f for f in analyze(prof).kernels[0].findings if f.id == "atomic-contention")
-    assert f.evidence["atomic_data_types"] == ["float"]
-    assert "__shfl_down_sync" in f.advice and "__reduce_add_sync" not in f.advice
+    g = _finding("dot_atomic", "bad", "atomic-contention")         # atomicAdd(float*): RED.E.ADD.F32
+    assert g.evidence["atomic_data_types"] == ["float"]
+    assert "__shfl_down_sync" in g.advice and "__reduce_add_sync" not in g.advice
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -111,17 +105,22 @@ def test_shares_in_advice_are_the_shares_shown(case):
                 assert int(m.group(1)) == round(100 * f.stall_share), (case, variant, f.id, f.advice)
 
 
-def test_capped_estimate_reads_as_a_lower_bound(tmp_path):
-    f = _finding("global_atomics", "bad", "atomic-contention")
-    assert f.estimate_capped and f.estimated_speedup == pytest.approx(20.0)
-    assert any("estimate capped at 20x" in n for n in f.notes)
+def test_capped_estimate_reads_as_a_lower_bound(tmp_path, monkeypatch):
+    """With the model's ceiling at 95% of the time removed (20x), global_atomics' contention
+    (98% of stall cycles) reaches it: every output says "at least", none prints 20.00x as if
+    measured. At the shipped ceiling no sample finding reaches it (a real one is not capped)."""
+    from drgpu_py.analysis import detectors
+    assert _finding("global_atomics", "bad", "atomic-contention").estimate_capped is False
+    monkeypatch.setattr(detectors, "MAX_REMOVABLE", 0.95)
     rep = str(report_path("global_atomics", "bad"))
-    r = runner.invoke(app, ["analyze", rep], env={"COLUMNS": "250"})
-    assert "≥20.00x (capped)" in r.stdout and "| 20.00x" not in r.stdout.replace("│", "|")
-    d = json.loads(runner.invoke(app, ["analyze", rep, "-f", "json"]).stdout)
-    assert d["kernels"][0]["findings"][0]["estimate_capped"] is True
+    d = json.loads(runner.invoke(app, ["analyze", rep, "-f", "json", "-j", "1"]).stdout)
+    f = d["kernels"][0]["findings"][0]
+    assert f["id"] == "atomic-contention" and f["estimate_capped"] is True
+    assert f["estimated_speedup"] == pytest.approx(20.0)
+    assert any("estimate capped at 20x" in n for n in f["notes"])
     assert d["summary"][0]["findings"][0]["estimate_capped"] is True
+    r = runner.invoke(app, ["analyze", rep, "-j", "1"], env={"COLUMNS": "250"})
+    assert "≥20.00x (capped)" in r.stdout and "| 20.00x" not in r.stdout.replace("│", "|")
     out = tmp_path / "r.html"
-    assert runner.invoke(app, ["analyze", rep, "-f", "html", "-o", str(out)]).exit_code == 0
+    assert runner.invoke(app, ["analyze", rep, "-f", "html", "-j", "1", "-o", str(out)]).exit_code == 0
     assert "est. ≥20.00x (capped)" in out.read_text()
-    assert _finding("few_blocks", "bad", "grid-too-small").estimate_capped is False

@@ -25,9 +25,8 @@ from dataclasses import dataclass, field
 from .. import data
 from .bounds import apply_bounds, physical_bounds, relieved_units
 from .context import KernelContext
-from .detectors import MAX_REMOVABLE, REGISTRY
-
-CAPPED_SPEEDUP = 1.0 / (1.0 - MAX_REMOVABLE)
+from . import detectors
+from .detectors import REGISTRY
 from .sol import grade_at_least
 
 
@@ -139,11 +138,12 @@ def evaluate(ctx: KernelContext) -> list[Finding]:
                              f"{sol.limiter_pct:.0f}% of peak) and this change does not reduce that unit's work")
         # The model's own ceiling (it never removes more than MAX_REMOVABLE of the time) is
         # not a measurement: say that the estimate is a lower bound.
-        capped = binding is None and model >= CAPPED_SPEEDUP * (1 - 1e-9)
+        ceiling = 1.0 / (1.0 - detectors.MAX_REMOVABLE)
+        capped = binding is None and model >= ceiling * (1 - 1e-9)
         if capped:
-            notes.append(f"estimate capped at {CAPPED_SPEEDUP:.0f}x: the model removes at most "
-                         f"{100 * MAX_REMOVABLE:.0f}% of the time, and the evidence would give more; read it as at least "
-                         f"{CAPPED_SPEEDUP:.0f}x, not as a measured value")
+            notes.append(f"estimate capped at {ceiling:.0f}x: the model removes at most "
+                         f"{100 * detectors.MAX_REMOVABLE:.0f}% of the time, and the evidence would give more; read it as at least "
+                         f"{ceiling:.0f}x, not as a measured value")
         evidence = {m: _num(ctx.kernel.m(m)) for m in spec["evidence"] if ctx.kernel.has(m)}
         evidence.update(d.evidence)
         text = spec["caller_advice"] if library else (spec.get("advice_when") or {}).get(d.variant) or spec["advice"]
