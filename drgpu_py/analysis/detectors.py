@@ -63,6 +63,19 @@ def _queue_charge(ctx: KernelContext, pcs, reason: str) -> float:
     return (every - own) * (own / every) / tot
 
 
+def _lsu_relief(ctx: KernelContext, pcs) -> dict[str, float]:
+    """The share of the kernel's memory instructions that ``pcs`` execute: a fix that
+    removes them also unloads the SM's load/store and MIO pipelines by that share (the
+    busiest SM sub-unit is often that pipeline in memory-bound code)."""
+    executed = ctx.executed()
+    mem = sum(float(executed.get(i.pc) or 0.0) for i in ctx.insts if i.is_memory())
+    mine = sum(float(executed.get(pc) or 0.0) for pc in pcs)
+    if mem <= 0 or mine <= 0:
+        return {}
+    w = min(1.0, mine / mem)
+    return {"sm": w, "lsu": w}
+
+
 def _traffic(ctx: KernelContext, units, w: float) -> float:
     """Traffic model: a fix that removes a fraction ``w`` of the requests through ``units``
     shortens the time those units are busy by that fraction. The part of the kernel's time
@@ -121,7 +134,14 @@ def uncoalesced(ctx: KernelContext) -> Detection | None:
         return None
     # Excess sectors cost bandwidth where they are served: L1 when it hits, else L2, else DRAM.
     h1, h2 = k.m("l1tex__t_sector_hit_rate.pct", 0.0), k.m("lts__t_sector_hit_rate.pct", 0.0)
-    relieves = ["l1tex"] + (["lts"] if h1 < 50 else []) + (["dram"] if h1 < 50 and h2 < 50 else [])
+    # Stores write through L1 to L2, and partial sectors reach DRAM: when stores carry most
+    # of the excess, the L1 hit rate (of loads) says nothing about where the waste lands.
+    stores = 0.0
+    if per_pc is not None and excess > 0:
+        st = [i.pc for i in ctx.insts if i.opcode in ("STG", "ST") and i.pc in per_pc.index]
+        stores = float(per_pc[st].sum()) / excess if st else 0.0
+    through = h1 < 50 or stores >= 0.5
+    relieves = ["l1tex"] + (["lts"] if through else []) + (["dram"] if through and (h2 < 50 or stores >= 0.5) else [])
     mem_util = max([ctx.units[u] for u in relieves if not math.isnan(ctx.units[u])] or [0.0]) / 100.0
     # The stall time that excess transactions cost scales with how loaded the serving units are.
     m = ctx.frac(*MEMORY_REASONS)
@@ -212,6 +232,7 @@ def local_memory(ctx: KernelContext) -> Detection | None:
     w_local = sec["local"] / (sec["local"] + sec["global"]) if sec["local"] > 0 else 0.0
     speed = max(eliminate(r), _traffic(ctx, ("l1tex", "lts", "dram"), w_local))
     return Detection(stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)), speedup=speed,
+                     partial_relief=_lsu_relief(ctx, pcs) or None,
                      evidence={"local_instruction_share": round(local / total, 4),
                                "spilling_requests": _r(k.m("derived__local_spilling_requests"))},
                      locations=ctx.locations(w), fmt={"local_pct": 100 * local / total})
@@ -244,6 +265,7 @@ def loop_invariant_load(ctx: KernelContext) -> Detection | None:
         mine = float(ctx.df.loc[[p for p in invariant if p in ctx.df.index], "l2_sectors_global"].sum())
         share = mine / ctx.total_of("l2_sectors_global")
         partial = {"lts": share, "l1tex": share}
+    partial = {**(partial or {}), **_lsu_relief(ctx, invariant)}
     return Detection(stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)), speedup=eliminate(r),
                      evidence={"invariant_loads_in_loops": len(invariant), "blamed_sample_share": round(r, 3)},
                      locations=ctx.locations(w), fmt={"share_pct": 100 * r}, partial_relief=partial)
@@ -331,6 +353,11 @@ def atomics(ctx: KernelContext) -> Detection | None:
     blamed_ls = sum(ctx.blamed_by_pc(pcs, ("long_scoreboard",)).values()) / max(ctx.samples_total, 1e-9)
     loads_wait = max(0.0, ctx.frac("long_scoreboard") - blamed_ls) if executed else 0.0
     r_total = r + drain + other_lg + (loads_wait * red / (red + rd) if red + rd > 0 else 0.0)
+    # Reductions without a returned value (RED) that keep warps waiting while every throughput
+    # unit idles: the memory waits are the serialization at the contended addresses.
+    units = [v for v in ctx.units.values() if not math.isnan(v)]
+    if executed and units and max(units) < ctx.th["atomic_idle_pct"] and all(not ctx.by_pc[p].defs for p in pcs if p in ctx.by_pc):
+        r_total = max(r_total, ctx.frac(*MEMORY_REASONS))
     if r < ctx.th["atomic_share"]:
         return None
     types = _atomic_types(ctx, pcs)
@@ -459,6 +486,12 @@ def membar(ctx: KernelContext) -> Detection | None:
     if s < ctx.th["membar_share"]:
         return None
     factor = 1.0 - 1.0 / per_warp if not math.isnan(per_warp) else 0.5
+    # A device-scope fence waits about as long as the stores before it take to reach L2; the
+    # stores still go there without the fence, and other warps must cover that time, so only
+    # part of the wait goes away (fence_gpu_kept). A system-scope fence waits far longer than
+    # the stores themselves (sysfence_loop): its wait goes away.
+    if not any("SYS" in ctx.by_pc[p].modifiers for p in pcs if p in ctx.by_pc):
+        factor *= 1.0 - ctx.th["fence_gpu_kept"]
     blamed = ctx.blamed_by_pc([i.pc for i in ctx.insts], ("membar",))
     locs = ctx.locations(_merge(blamed, charged)) if (blamed or charged) else ctx.line_samples("membar")
     return Detection(stall_share=min(1.0, s), speedup=eliminate(r * factor),
