@@ -2,6 +2,7 @@
 cache of their analyses, so each report is read and analyzed once per test run."""
 from __future__ import annotations
 
+import importlib.util
 import functools
 import re
 from pathlib import Path
@@ -30,6 +31,17 @@ def manifest() -> dict:
 
 
 CASES = sorted(manifest())
+
+# Whether NVIDIA's ncu_report is installed, found without importing it: once imported into
+# the test process, every later read runs in-process (readers.isolate) and its memory stays.
+HAVE_NCU_REPORT = importlib.util.find_spec("ncu_report") is not None
+needs_ncu_report = pytest.mark.skipif(not HAVE_NCU_REPORT, reason="ncu_report is not installed")
+
+
+def pytest_collection_modifyitems(items):
+    """Tests that call the .ncu-rep reader in the test process run last: from then on every
+    read is in-process (readers.isolate) and ncu_report keeps each report's memory."""
+    items.sort(key=lambda item: item.get_closest_marker("in_process_reader") is not None)
 
 
 def near_misses() -> dict:

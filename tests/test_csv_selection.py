@@ -17,6 +17,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from conftest import HAVE_NCU_REPORT
+
 from drgpu_py.errors import NoKernelsError, UsageError
 from drgpu_py.readers import open_report, select_kernels
 
@@ -180,11 +182,13 @@ def test_sass_only_note_counts_unread_launches(tmp_path):
     _check(raw, "1")
 
 
+@pytest.mark.in_process_reader
 def test_line_table_join_unchanged_by_selection(tmp_path):
     """With the .ncu-rep beside the CSV, its launches' line tables are matched to the CSV
     launches that have per-instruction rows, in order, by name, else by position when both
     hold as many launches: a skipped launch still takes its table."""
-    pytest.importorskip("ncu_report")
+    if not HAVE_NCU_REPORT:
+        pytest.skip("ncu_report is not installed")
     launches = [("few_blocks_bad", None), ("aos_gather_bad", None), ("aos_gather_bad", None),
                 ("few_blocks_fixed", None), ("fma_chain_bad", None)]
     # The second aos launch finds no aos table left and takes the third table by position
@@ -199,8 +203,10 @@ def test_line_table_join_unchanged_by_selection(tmp_path):
         _check(raw, selector)
 
 
+@pytest.mark.in_process_reader
 def test_line_table_reads_only_the_wanted_tables(tmp_path):
-    pytest.importorskip("ncu_report")
+    if not HAVE_NCU_REPORT:
+        pytest.skip("ncu_report is not installed")
     from drgpu_py.readers.ncu_rep import read_line_table
     launches = [("aos_gather_bad", None), ("fma_chain_bad", None), ("aos_gather_bad", None), ("few_blocks_bad", None)]
     raw = _export(tmp_path, launches, launches, rep=[s for s, _ in launches])

@@ -16,12 +16,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from conftest import needs_ncu_report
+
 from drgpu_py.analysis import AnalysisCache, analyze
 from drgpu_py.errors import NoKernelsError
 from drgpu_py.readers import open_report, select_kernels
 from drgpu_py.readers.ncu_rep import FunctionCache, read_line_table, read_ncu_rep
 
-pytest.importorskip("ncu_report")
+pytestmark = [needs_ncu_report, pytest.mark.in_process_reader]
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_reports"

@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 import math
 
-import ncu_report
 import pytest
 
 from conftest import CASES, SAMPLES, analysis_of, library_analysis, library_report
@@ -47,19 +46,40 @@ def lib():
     """[(case name, its independent figures, the KernelAnalysis, the ncu_report action)]."""
     timings = json.loads((SAMPLES / "library" / "library_timings.json").read_text())["cases"]
     an = library_analysis()
-    rng = ncu_report.load_report(str(library_report())).range_by_idx(0)
-    assert len(an.kernels) == len(timings) == rng.num_actions()
+    actions = _action_metrics(library_report())
+    assert len(an.kernels) == len(timings) == len(actions)
     rows = []
     for (name, t), ka in zip(timings.items(), an.kernels):   # launch order = the workload's case order
         if name in NAME_HINT:
             assert NAME_HINT[name] in ka.kernel.name, (name, ka.kernel.name)
-        rows.append((name, t, ka, rng.action_by_idx(ka.kernel.id)))
+        rows.append((name, t, ka, actions[ka.kernel.id]))
     return rows
 
 
-def _m(action, name):
-    m = action.metric_by_name(name)
-    return None if m is None else m.as_double()
+def _read_action_metrics(path: str) -> list[dict]:
+    import ncu_report
+    rng = ncu_report.load_report(path).range_by_idx(0)
+    out = []
+    for i in range(rng.num_actions()):
+        act, vals = rng.action_by_idx(i), {}
+        for n in act.metric_names():
+            try:
+                vals[n] = act.metric_by_name(n).as_double()
+            except Exception:  # noqa: BLE001 - string-valued metrics
+                pass
+        out.append(vals)
+    return out
+
+
+def _action_metrics(path) -> list[dict]:
+    """Every launch's numeric metrics, read by ncu_report in a child process (loading it into
+    the test process would make every later read in-process, and its memory stays)."""
+    from drgpu_py.readers.isolate import in_child
+    return in_child(_read_action_metrics, str(path), what=str(path))
+
+
+def _m(action: dict, name):
+    return action.get(name)
 
 
 def test_tensor_flops_from_sass_equal_ncu_counters(lib):
@@ -67,7 +87,7 @@ def test_tensor_flops_from_sass_equal_ncu_counters(lib):
     ncu's sm__ops_path_tensor_* counters (one operation = one FLOP) must agree exactly."""
     checked = 0
     for name, _, ka, act in lib:
-        counted = sum(_m(act, n) for n in act.metric_names()
+        counted = sum(_m(act, n) for n in act
                       if n.startswith("sm__ops_path_tensor_src_") and n.endswith(".sum"))
         derived = sum(v for p, v in ka.context.sol.flops.items() if p.startswith("tensor_"))
         if counted:
@@ -198,8 +218,7 @@ def test_every_estimate_respects_the_physical_bounds():
 
 def test_launch_floor_is_the_measured_shortest_launch():
     from drgpu_py import data
-    rng = ncu_report.load_report(str(SAMPLES / "launch" / "serial_steps_floor.ncu-rep")).range_by_idx(0)
-    shortest = min(rng.action_by_idx(i).metric_by_name("gpu__time_duration.sum").as_double() for i in range(rng.num_actions()))
+    shortest = min(a["gpu__time_duration.sum"] for a in _action_metrics(SAMPLES / "launch" / "serial_steps_floor.ncu-rep"))
     assert data.load_arch("gh100")["launch_floor_ns"] == pytest.approx(shortest, rel=0.05)
 
 
