@@ -49,10 +49,8 @@ def kernel_named(prof, name: str):
 def analyzed(case: str, variant: str, kernel: str):
     prof = open_report(ROOT / f"sample_reports/{case}/{case}_{variant}.ncu-rep")
     want = kernel_named(prof, kernel)
-    for ka in analyze(prof).kernels:
-        if ka.kernel is want:
-            return ka
-    return analyze(prof).kernels[0]
+    kernels = analyze(prof).kernels
+    return next((ka for ka in kernels if ka.kernel is want), kernels[0])
 
 
 def pair_rows(cases: dict, times: dict) -> list[dict]:

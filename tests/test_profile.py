@@ -461,20 +461,27 @@ def test_metrics_command_lists_sets_and_purposes(monkeypatch):
     assert runner.invoke(app, ["metrics", "nope"]).exit_code == 2
 
 
-def test_ctrl_c_keeps_the_partial_report(tmp_path):
-    """Ctrl-C reaches drgpu, ncu and the app (one process group, as from a terminal): ncu
-    writes what it profiled, drgpu keeps it and exits 130 without analyzing."""
+def _slow_profile_running(tmp_path, launcher: list[str], cwd):
+    """Start `drgpu profile` of `sleep 30` under the slow stand-in ncu in its own session and
+    wait until ncu has begun replaying (its log names the passes): (process, out dir, log)."""
     env = {**os.environ, "STANDIN_NCU_SCENARIO": "slow", "STANDIN_NCU_KERNELS": "k1,k2,k3,k4", "PYTHONUNBUFFERED": "1"}
     for k in prof.RANK_VARS:
         env.pop(k, None)
     out = tmp_path / "out"
-    p = subprocess.Popen([sys.executable, "-c", "from drgpu_py.cli import main; main()", "profile", "--ncu", str(STANDIN),
+    p = subprocess.Popen([sys.executable, *launcher, "profile", "--ncu", str(STANDIN),
                           "--metric-set", "gh100", "-d", str(out), "--", "/bin/sleep", "30"],
-                         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+                         cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
     log = out / "sleep.ncu.log"
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and "- 12 passes" not in (log.read_text() if log.exists() else ""):
         time.sleep(0.1)
+    return p, out, log
+
+
+def test_ctrl_c_keeps_the_partial_report(tmp_path):
+    """Ctrl-C reaches drgpu, ncu and the app (one process group, as from a terminal): ncu
+    writes what it profiled, drgpu keeps it and exits 130 without analyzing."""
+    p, out, log = _slow_profile_running(tmp_path, ["-c", "from drgpu_py.cli import main; main()"], cwd=tmp_path)
     os.killpg(p.pid, signal.SIGINT)
     text = p.communicate(timeout=60)[0].decode()
     assert p.returncode == 130, text
@@ -581,17 +588,7 @@ def _alive(pid: int) -> bool:
 def test_sigterm_and_sighup_stop_ncu_and_keep_the_record(tmp_path, sig, code):
     """A signal sent to drgpu alone (kill PID, a scheduler, a closed terminal) stops ncu and
     the application it runs, keeps what was written and the run record, and exits 128+N."""
-    env = {**os.environ, "STANDIN_NCU_SCENARIO": "slow", "STANDIN_NCU_KERNELS": "k1,k2,k3,k4", "PYTHONUNBUFFERED": "1"}
-    for k in prof.RANK_VARS:
-        env.pop(k, None)
-    out = tmp_path / "out"
-    p = subprocess.Popen([sys.executable, "-m", "drgpu_py", "profile", "--ncu", str(STANDIN),
-                          "--metric-set", "gh100", "-d", str(out), "--", "/bin/sleep", "30"],
-                         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
-    log = out / "sleep.ncu.log"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and "- 12 passes" not in (log.read_text() if log.exists() else ""):
-        time.sleep(0.1)
+    p, out, log = _slow_profile_running(tmp_path, ["-m", "drgpu_py"], cwd=ROOT)
     app_pid = int(re.search(r"Connected to process (\d+)", log.read_text()).group(1))
     os.kill(p.pid, sig)
     text = p.communicate(timeout=60)[0].decode()

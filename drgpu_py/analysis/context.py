@@ -94,6 +94,7 @@ class KernelContext:
     _row_of: tuple | None = field(default=None, repr=False, compare=False)
     _totals: tuple | None = field(default=None, repr=False, compare=False)
     _executed: tuple | None = field(default=None, repr=False, compare=False)
+    _call_sites: dict | None = field(default=None, repr=False, compare=False)
 
     # ---- construction -------------------------------------------------------------
     @classmethod
@@ -243,6 +244,33 @@ class KernelContext:
                 rows[pc] = (f, ln, off, sass, inl, key, at)
             self._rows = (df, rows)
         return self._rows[1]
+
+    def line_of(self, pc: int) -> tuple | None:
+        """(file, line) of an instruction, None where the report gives it no line."""
+        row = self._row_map().get(pc)
+        return row[6] if row is not None else None
+
+    def call_sites(self) -> dict[int, int]:
+        """PC of each instruction of a called subroutine (the slow paths of precise pow,
+        division and sqrt, placed after the kernel's code) -> PC of its most executed call.
+        Built once."""
+        if self._call_sites is None:
+            insts, executed = self.insts, self.executed()
+            index = {i.pc: j for j, i in enumerate(insts)}
+            callers: dict[int, tuple[float, int]] = {}
+            for i in insts:
+                if i.opcode == "CALL" and i.target is not None and i.target in index:
+                    ex = float(executed.get(i.pc) or 0.0)
+                    if i.target not in callers or ex > callers[i.target][0]:
+                        callers[i.target] = (ex, i.pc)
+            sites: dict[int, int] = {}
+            for target, (_, site) in callers.items():
+                for i in insts[index[target]:]:
+                    sites[i.pc] = site
+                    if i.opcode == "RET":
+                        break
+            self._call_sites = sites
+        return self._call_sites
 
     def locations(self, weights: dict[int, float], limit: int = 5) -> list[dict]:
         """Source lines ranked by the summed weight of their instructions (a PC->weight map).

@@ -572,17 +572,17 @@ def fp64_conversion(ctx: KernelContext) -> Detection | None:
                      locations=ctx.locations(w), fmt={"fp64_pct": 100 * share})
 
 
-def _division_window(cfg, seed: int, line_of: dict[int, object]) -> list[int]:
+def _division_window(cfg, seed: int, line_of) -> list[int]:
     """Indices of the integer-division sequence that starts at ``seed`` (the I2F.RP that
     converts the divisor for MUFU.RCP): the seed's basic block from the seed on, up to
     ``_DIV_SEQUENCE`` instructions, kept to the seed's source line when lines are known."""
     blk = cfg.block_of[seed]
-    line = line_of.get(cfg.insts[seed].pc)
+    line = line_of(cfg.insts[seed].pc)
     out = []
     for j in range(seed, min(len(cfg.insts), seed + _DIV_SEQUENCE)):
         if cfg.block_of[j] != blk:
             break
-        if line is None or line_of.get(cfg.insts[j].pc) in (None, line):
+        if line is None or line_of(cfg.insts[j].pc) in (None, line):
             out.append(j)
     return out
 
@@ -600,12 +600,9 @@ def integer_division(ctx: KernelContext) -> Detection | None:
     64-bit division calls the slow subroutine. Cost: the samples on the sequence and those
     its consumers wait for; the fix keeps about 3 of its ~20 instructions."""
     cfg, df = ctx.cfg, ctx.df
-    if cfg is None or df.empty:
+    if cfg is None or df.empty or not cfg.loops:
         return None
-    line_of = {}
-    if "line" in df:
-        known = df["line"].notna()   # NaN or pd.NA where a report has no line for the PC
-        line_of = dict(zip(df.index[known].tolist(), df.loc[known, "line"].tolist()))
+    line_of = ctx.line_of
     executed = ctx.executed()
     seq: set[int] = set()
     seeds = []
@@ -621,8 +618,6 @@ def integer_division(ctx: KernelContext) -> Detection | None:
         seq.update(cfg.insts[k].pc for k in _division_window(cfg, j, line_of))
     if not seeds:
         return None
-    if not cfg.loops:
-        return None
     pcs = sorted(seq)
     total = ctx.executed_total()
     share_inst = sum(float(executed.get(pc) or 0.0) for pc in pcs) / total if total > 0 else 0.0
@@ -636,8 +631,8 @@ def integer_division(ctx: KernelContext) -> Detection | None:
     issue = ctx.sol.units.get("issue", math.nan) if ctx.sol is not None else math.nan
     gone = 1.0 - _DIV_KEPT
     speed = eliminate(max(r * gone, share_inst * gone * (issue / 100.0 if issue == issue else 0.0)))
-    seed_lines = {line_of.get(pc) for pc in seeds} - {None}
-    weights = _at_call_sites({pc: v for pc, v in w.items() if line_of.get(pc) in seed_lines} or w, _call_sites(ctx))
+    seed_lines = {line_of(pc) for pc in seeds} - {None}
+    weights = _at_call_sites({pc: v for pc, v in w.items() if line_of(pc) in seed_lines} or w, ctx.call_sites())
     return Detection(stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)), speedup=speed,
                      evidence={"divisions_in_loops": len(seeds), "division_instruction_share": round(share_inst, 3),
                                "sample_share": round(r, 3)},
@@ -670,20 +665,19 @@ _MATH_MUFU = _TRANSCENDENTAL + ("RCP", "RSQ", "SQRT", "RCP64H", "RSQ64H")
 
 def _math_mufus(ctx: KernelContext) -> set[int]:
     """PCs of MUFUs that do floating-point math: transcendentals, reciprocals and roots of
-    precise division, sqrt and pow. A MUFU.RCP right after an I2F.RP is the setup of an
-    integer division (integer-division), not math."""
+    precise division, sqrt and pow. A MUFU.RCP whose operand an I2F.RP defines is the setup
+    of an integer division (integer-division), not math."""
     from ..sass.slicing import _reaching_defs
     out = set()
-    cfg, df = ctx.cfg, ctx.df
-    line = (lambda pc: df.at[pc, "line"] if pc in df.index else None) if "line" in df else (lambda pc: None)
+    cfg = ctx.cfg
     # Precise division and square root call a slow-path subroutine from their line; the
     # fast forms (rsqrtf, __fdividef) are a lone MUFU and are not slow math.
-    call_lines = {line(i.pc) for i in ctx.insts if i.opcode == "CALL"} - {None}
-    in_subroutine = _call_sites(ctx)
+    call_lines = {ctx.line_of(i.pc) for i in ctx.insts if i.opcode == "CALL"} - {None}
+    in_subroutine = ctx.call_sites()
     for i in ctx.insts:
         if not (i.is_mufu() and i.modifiers and i.modifiers[0] in _MATH_MUFU):
             continue
-        if i.modifiers[0] not in _TRANSCENDENTAL and line(i.pc) not in call_lines and i.pc not in in_subroutine:
+        if i.modifiers[0] not in _TRANSCENDENTAL and ctx.line_of(i.pc) not in call_lines and i.pc not in in_subroutine:
             continue
         idx = cfg.index_of_pc.get(i.pc) if cfg is not None else None
         if i.modifiers[0] == "RCP" and idx is not None and any(
@@ -691,26 +685,6 @@ def _math_mufus(ctx: KernelContext) -> set[int]:
                 for r in i.uses for j, _ in _reaching_defs(cfg, idx, r, 10_000)):
             continue
         out.add(i.pc)
-    return out
-
-
-def _call_sites(ctx: KernelContext) -> dict[int, int]:
-    """PC of each instruction of a called subroutine (the slow paths of precise pow,
-    division and sqrt, placed after the kernel's code) -> PC of its most executed call."""
-    insts, executed = ctx.insts, ctx.executed()
-    index = {i.pc: j for j, i in enumerate(insts)}
-    callers: dict[int, tuple[float, int]] = {}
-    for i in insts:
-        if i.opcode == "CALL" and i.target is not None and i.target in index:
-            ex = float(executed.get(i.pc) or 0.0)
-            if i.target not in callers or ex > callers[i.target][0]:
-                callers[i.target] = (ex, i.pc)
-    out = {}
-    for target, (_, site) in callers.items():
-        for i in insts[index[target]:]:
-            out[i.pc] = site
-            if i.opcode == "RET":
-                break
     return out
 
 
@@ -723,13 +697,14 @@ def _at_call_sites(weights: dict[int, float], sites: dict[int, int]) -> dict[int
 
 def _subroutines_at_call_sites(ctx: KernelContext, df):
     """The per-instruction table with the lines of called subroutines replaced by the line
-    of their call site (_call_sites), so that their cost lands on the call."""
-    sites = _call_sites(ctx)
+    of their call site (KernelContext.call_sites), so that their cost lands on the call."""
+    sites = ctx.call_sites()
     if not sites or "line" not in df:
         return df
     lines = df["line"].copy()
     hit = lines.index.isin(list(sites))
-    lines[hit] = [df.at[sites[pc], "line"] if sites[pc] in df.index else None for pc in lines.index[hit]]
+    at = {pc: ctx.line_of(site) for pc, site in sites.items()}
+    lines[hit] = [at[pc][1] if at[pc] else None for pc in lines.index[hit]]
     return df.assign(line=lines)
 
 
@@ -773,7 +748,7 @@ def slow_math(ctx: KernelContext) -> Detection | None:
     # Weights line by line, each line's PCs in table order (as a loop over the groups gave).
     at = np.flatnonzero(np.isin(gid, [row[0] for row in rows]))
     at = at[np.argsort(gid[at], kind="stable")]
-    w = _at_call_sites(dict(zip(pcs[at].tolist(), samples_of[at].tolist())), _call_sites(ctx))
+    w = _at_call_sites(dict(zip(pcs[at].tolist(), samples_of[at].tolist())), ctx.call_sites())
     return Detection(stall_share=frac, speedup=eliminate(r), evidence={"instructions_per_mufu": round(ratio, 1)},
                      locations=ctx.locations(w), fmt={"ratio": ratio})
 
