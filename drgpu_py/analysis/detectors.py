@@ -258,17 +258,66 @@ def loop_invariant_load(ctx: KernelContext) -> Detection | None:
     r, w = _cost_share(ctx, invariant, (), ("long_scoreboard", "short_scoreboard"))
     if r < ctx.th["invariant_load_share"]:
         return None
+    # Once the reloads leave the loop, accesses to one fixed address per thread inside it
+    # (x = *p ... *p = x every iteration) no longer meet a possibly aliasing load: the
+    # compiler keeps the value in a register and stores it once after the loop (LICM's scalar
+    # promotion; lcg_state and oscillator_params' fixed loops have no STG). Their own stalls
+    # and their traffic go away with the reloads.
+    promoted = _promoted_by_hoisting(cfg, invariant)
+    gone = invariant + promoted
+    r_prom = (sum(ctx.samples_at(promoted, MEMORY_REASONS).values()) + sum(ctx.blamed_by_pc(promoted, ("long_scoreboard",)).values())) \
+        / ctx.samples_total if promoted and ctx.samples_total > 0 else 0.0
     # The reloads' share of the L2 sectors the SMs request: what hoisting takes off L1 and L2
-    # (the rest of the traffic, e.g. the loop's stores, stays and bounds the gain).
+    # (the rest of the traffic, e.g. the loop's stores to varying addresses, stays and bounds the gain).
     partial = None
     if "l2_sectors_global" in ctx.df and ctx.total_of("l2_sectors_global") > 0:
-        mine = float(ctx.df.loc[[p for p in invariant if p in ctx.df.index], "l2_sectors_global"].sum())
+        mine = float(ctx.df.loc[[p for p in gone if p in ctx.df.index], "l2_sectors_global"].sum())
         share = mine / ctx.total_of("l2_sectors_global")
         partial = {"lts": share, "l1tex": share}
-    partial = {**(partial or {}), **_lsu_relief(ctx, invariant)}
-    return Detection(stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)), speedup=eliminate(r),
-                     evidence={"invariant_loads_in_loops": len(invariant), "blamed_sample_share": round(r, 3)},
+    partial = {**(partial or {}), **_lsu_relief(ctx, gone)}
+    return Detection(stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)), speedup=eliminate(r + r_prom),
+                     evidence={"invariant_loads_in_loops": len(invariant), "blamed_sample_share": round(r, 3),
+                               "promoted_accesses": len(promoted), "promoted_sample_share": round(r_prom, 3)},
                      locations=ctx.locations(w), fmt={"share_pct": 100 * r}, partial_relief=partial)
+
+
+def _promoted_by_hoisting(cfg, invariant: list[int]) -> list[int]:
+    """Stores (and the loads of the same address) at one loop-invariant address in the loops
+    that hold the invariant reloads, where every other global access of the loop is one of
+    those reloads: with the reloads hoisted, nothing in the loop can alias the stored value,
+    so it lives in a register. A store or load to a varying address, an atomic, a barrier or a
+    fence in the loop keeps every access in memory."""
+    out: list[int] = []
+    loops = {}
+    for pc in invariant:
+        idx = cfg.index_of_pc.get(pc)
+        loop = cfg.innermost_loop(idx) if idx is not None else None
+        if loop is not None:
+            loops[loop.header] = loop
+    inv = set(invariant)
+    for loop in loops.values():
+        body = cfg.loop_instructions(loop)
+        if any(cfg.insts[j].opcode in ("BAR", "MEMBAR", "FENCE") or cfg.insts[j].is_atomic() for j in body):
+            continue
+        stores = [j for j in body if cfg.insts[j].opcode in ("STG", "ST")]
+        if not stores:
+            continue
+        fixed_addr = {}
+        for j in stores:
+            ins = cfg.insts[j]
+            regs = {r for o in ins.operands if "[" in o for r in _regs_in(o)}
+            if not regs or not all(_invariant(cfg, j, reg, loop, {}, 0) for reg in regs):
+                break
+            fixed_addr[j] = _address(ins)
+        else:
+            # One address for the whole body: the source loop stores to one location. Several
+            # fixed addresses are a varying source address spread over an unrolled body
+            # (reload_rate's s % 8 slots), and the compiler keeps those stores.
+            addrs = set(fixed_addr.values())
+            loads = [j for j in body if cfg.insts[j].is_global_load() and cfg.insts[j].pc not in inv]
+            if len(addrs) == 1 and all(_address(cfg.insts[j]) in addrs for j in loads):
+                out += [cfg.insts[j].pc for j in stores + loads]
+    return out
 
 
 _STORES = ("STG", "ST", "ATOM", "ATOMG", "RED", "REDG")
