@@ -8,6 +8,7 @@ at the bottom so each command lives beside the code it drives.
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -102,15 +103,25 @@ def lazy_module(name: str):
 data = lazy_module(f"{__package__}.data")  # YAML data files: only commands that read them
 
 
+# A path or name in a message may hold a newline, ESC or a right-to-left override: shown as
+# escapes, so an error stays one line and never drives the terminal.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def one_line(text: str) -> str:
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 0x100
+                        else f"\\u{ord(m.group(0)):04x}", str(text))
+
+
 def run_guarded(fn: Callable[[], int | None]) -> None:
     """Run a command body; turn drgpu errors into a message and an exit code."""
     try:
         code = fn() or 0
     except DrgpuError as e:
         # Plain writes: one message per line, never wrapped to the terminal width.
-        typer.echo(f"drgpu: {e.kind}: {e.message}", err=True)
+        typer.echo(f"drgpu: {e.kind}: {one_line(e.message)}", err=True)
         if e.hint:
-            typer.echo(f"  hint: {e.hint}", err=True)
+            typer.echo(f"  hint: {one_line(e.hint)}", err=True)
         raise typer.Exit(e.exit_code)
     except KeyboardInterrupt as e:
         signum = getattr(e, "signum", signal.SIGINT)

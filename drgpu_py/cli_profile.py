@@ -38,6 +38,9 @@ def escape(text: str) -> str:
 # ---------------------------------------------------------------------------------------
 # Progress display
 # ---------------------------------------------------------------------------------------
+ECHO_LIMIT = 50   # lines of ncu's errors/warnings and the application's output shown live
+
+
 class ProgressView:
     """Shows ncu's progress: on a terminal a live line (kernel, replay progress, pass n of
     m once the pass count is known from an earlier launch), elsewhere ncu's own lines."""
@@ -50,6 +53,7 @@ class ProgressView:
         self.task = None
         self.passes: int | None = None
         self.done = 0
+        self.echoed = 0     # ncu's errors, warnings and application lines shown so far
 
     def __enter__(self):
         if self.live:
@@ -70,8 +74,18 @@ class ProgressView:
             return f"pass ~{max(1, round(pct / 100 * self.passes))} of {self.passes}"
         return ""
 
+    def _echo_allowed(self) -> bool:
+        """A flood of ncu or application lines stays in the log, not on the terminal."""
+        self.echoed += 1
+        if self.echoed == ECHO_LIMIT + 1:
+            self.console.print(f"... more than {ECHO_LIMIT} lines of ncu and application output: the rest is in ncu's log only",
+                               markup=False, highlight=False)
+        return self.echoed <= ECHO_LIMIT
+
     def __call__(self, ev: prof.Event) -> None:
         if self.quiet:
+            return
+        if ev.kind in ("error", "warning", "output") and not self._echo_allowed():
             return
         if not self.live:
             if ev.kind in ("kernel_done", "connected", "disconnected", "output"):
@@ -393,7 +407,8 @@ def _record(path: Path, argv, ms, sel, result: prof.RunResult, reports, missing,
            "signal": signal.Signals(result.signum).name if result.signum else None, "timed_out": result.timed_out,
            "kernels": [{"name": k.name, "launch": k.launch, "passes": k.passes} for k in result.kernels],
            "reports": [str(p) for p in reports], "missing_metrics": missing, "ncu_errors": result.errors,
-           "ncu_warnings": result.warnings, "notes": notes, "exit_code": exit_code}
+           "ncu_warnings": result.warnings, "ncu_messages_dropped": result.dropped_messages,
+           "notes": notes, "exit_code": exit_code}
     try:
         atomic_write(path, json.dumps(doc, indent=2) + "\n", force=True)
     except DrgpuError:

@@ -59,6 +59,23 @@ def check_writable(path: str | Path, force: bool) -> Path:
     return p
 
 
+def _create_exclusively(tmp: str, p: Path) -> None:
+    """Move ``tmp`` to ``p`` only if ``p`` does not exist, atomically: a hard link fails when
+    the name exists, so of two runs writing the same new output one wins and the other is
+    told it exists (a check then a rename would let both replace it). File systems without
+    hard links fall back to that check and rename."""
+    try:
+        os.link(tmp, p)
+    except FileExistsError:
+        raise
+    except OSError:
+        if p.exists():   # appeared since the check: still refuse to overwrite it
+            raise FileExistsError(17, "file exists", str(p)) from None
+        os.replace(tmp, p)
+        return
+    os.unlink(tmp)
+
+
 def atomic_write(path: str | Path, content: str | bytes, force: bool = False) -> Path:
     """Write ``content`` to ``path`` all at once: readers of ``path`` see the old file or the
     complete new one, never a part; on any failure (disk full, Ctrl-C) nothing is left."""
@@ -73,9 +90,10 @@ def atomic_write(path: str | Path, content: str | bytes, force: bool = False) ->
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
-        if not force and p.exists():  # appeared since the check: still refuse to overwrite it
-            raise FileExistsError(17, "file exists", str(p))
-        os.replace(tmp, p)
+        if force:
+            os.replace(tmp, p)
+        else:
+            _create_exclusively(tmp, p)
     except BaseException as e:
         if tmp is not None:
             try:

@@ -18,7 +18,11 @@ def expand_reports(reports) -> list[Path]:
     out: list[Path] = []
     for r in reports:
         p = Path(r)
-        if not p.is_dir():
+        try:
+            folder = p.is_dir()
+        except OSError:   # a name too long, a folder we may not search: the reader says so
+            folder = False
+        if not folder:
             out.append(p)
             continue
         found = sorted(p.glob("*.ncu-rep")) or sorted(p.glob("*.raw.csv"))

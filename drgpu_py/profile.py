@@ -507,6 +507,9 @@ _DISCONNECTED = re.compile(r"^==PROF== Disconnected from process (\d+)")
 _REPORT = re.compile(r"^==PROF== Report: (.+?)\s*$")
 _APP_CODE = re.compile(r"The application returned an error code \((-?\d+)\)")
 _UNAVAILABLE = re.compile(r"Unable to access the following \d+ metrics?: (.*?)\.?\s*$")
+# An ncu (or application) that floods its console: the log keeps every line; the run's
+# record and memory keep the first errors and warnings (and every one drgpu acts on).
+KEPT_MESSAGES = 100
 #: What ncu prints when it got SIGINT/SIGTERM: it kills the application, then writes the report
 #: of the launches it finished (seen with ncu 2025.3.1, mid progress line).
 _SHUTDOWN = "==PROF== Trying to shutdown target application"
@@ -649,6 +652,7 @@ class RunResult:
     processes: int = 0
     signum: int | None = None      # the signal that interrupted drgpu (SIGINT, SIGTERM, SIGHUP)
     timed_out: bool = False
+    dropped_messages: int = 0      # ncu errors/warnings beyond KEPT_MESSAGES (the log has them all)
 
     @property
     def permission_denied(self) -> bool:
@@ -711,12 +715,18 @@ def run_ncu(argv: list[str], log_path: Path, on_event: Callable[[Event], None] |
             elif ev.kind == "report":
                 result.reports.append(Path(ev.text))
             elif ev.kind == "error":
-                result.errors.append(ev.text)
                 m = _APP_CODE.search(ev.text)
                 if m:
                     result.app_exit_code = int(m.group(1))
+                if len(result.errors) < KEPT_MESSAGES or m or "ERR_NVGPUCTRPERM" in ev.text:
+                    result.errors.append(ev.text)
+                else:
+                    result.dropped_messages += 1
             elif ev.kind == "warning":
-                result.warnings.append(ev.text)
+                if len(result.warnings) < KEPT_MESSAGES or _UNAVAILABLE.search(ev.text):
+                    result.warnings.append(ev.text)
+                else:
+                    result.dropped_messages += 1
             elif ev.kind == "connected":
                 result.processes += 1
             elif ev.kind == "shutdown":
@@ -826,6 +836,11 @@ def classify(result: RunResult, req: ProfileRequest, reports: list[Path]) -> Exc
     if result.interrupted:
         return None  # the caller reports the interruption with what was kept
     if not reports:
+        if result.kernels and not result.app_exit_code and not other:
+            # ncu said it profiled launches, then no report appeared (a full disk, an -o it could not write)
+            n = len(result.kernels)
+            return ProfilerError(f"ncu profiled {n} kernel launch{'es' if n != 1 else ''} but wrote no report",
+                                 hint=f"check the output folder's free space and permissions; ncu's output: {log}")
         if req.kernel is not None or req.launch_skip:
             what = f"--kernel {req.kernel!r}" if req.kernel is not None else f"--launch-skip {req.launch_skip}"
             app = f" (the application exited with code {result.app_exit_code})" if result.app_exit_code else ""

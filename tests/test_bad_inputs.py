@@ -321,6 +321,7 @@ def test_interrupted_write_leaves_nothing(tmp_path, monkeypatch, signum):
     def interrupted(src, dst):
         raise KeyboardInterrupt if signum == 2 else Terminated(signum)   # Ctrl-C, SIGTERM, SIGHUP
     monkeypatch.setattr(os, "replace", interrupted)
+    monkeypatch.setattr(os, "link", interrupted)   # a new output is linked into place
     with pytest.raises(KeyboardInterrupt):
         atomic_write(tmp_path / "out.json", "new\n")
     monkeypatch.undo()

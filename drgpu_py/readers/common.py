@@ -231,6 +231,9 @@ def rep_framing_problem(path: Path) -> str | None:
                 n = fh.read(4)
                 if len(n) < 4:
                     return f"the file ends inside block {blocks + 1} ({size} bytes)"
+                if n == NCU_MAGIC:   # `cat a.ncu-rep b.ncu-rep > c.ncu-rep`: ncu_report reads neither
+                    return (f"a second report starts at byte {pos}: two reports concatenated "
+                            f"(give them as separate files; drgpu merge combines reports)")
                 (hlen,) = struct.unpack("<I", n)
                 if pos + 4 + hlen > size:
                     return f"block {blocks + 1} needs {pos + 4 + hlen - size} bytes more than the file has ({size} bytes)"
