@@ -429,7 +429,7 @@ def test_counts_in_docs():
     for group, want in expected_counts().items():
         got = doc.get(group)
         assert got is not None, f"docs/errors.md has no counts row for {group!r}"
-        assert got == want, (group, got, want)
+        assert got == want, f"docs/errors.md counts for {group!r} say {got}, the cases give {want}: update the table"
     for label, full in (("`.ncu-rep` sweep, bounded (CI)", False), ("`.ncu-rep` sweep, full", True)):
         row = doc[label]
         assert row["cases"] == len(mutations(full)) == sum(v for k, v in row.items() if k != "cases"), (label, row)
