@@ -31,3 +31,18 @@ def test_hoisting_the_reloads_also_keeps_a_one_address_store_in_a_register():
     f = _finding("reload_rate", "loop-invariant-load")
     assert f.evidence["promoted_accesses"] == 0
 
+
+def test_a_returning_atomic_keeps_one_operation_per_warp_instruction():
+    """Slot allocation with ATOM (split_lists) aggregated within the warp still sends one
+    returning atomic per warp instruction to L2 (the fixed kernel's L2 atomic sectors), so
+    the estimate keeps those; on the fixed kernel, whose ATOMs run on one lane, the next
+    level (one per block) is what remains to gain. Reductions without a returned value (RED)
+    keep nothing."""
+    fixed = open_report(report_path("split_lists", "fixed")).kernels[0]
+    assert fixed.m("lts__t_sectors_srcunit_tex_op_atom.sum", 0.0) > 0
+    bad = _finding("split_lists", "atomic-contention").evidence["kept_after_aggregation"]
+    after = _finding("split_lists", "atomic-contention", "fixed").evidence["kept_after_aggregation"]
+    assert 0 < bad < after < 1
+    for case in ("dot_atomic", "global_atomics"):
+        assert _finding(case, "atomic-contention").evidence["kept_after_aggregation"] == 0, case
+

@@ -409,9 +409,28 @@ def atomics(ctx: KernelContext) -> Detection | None:
         r_total = max(r_total, ctx.frac(*MEMORY_REASONS))
     if r < ctx.th["atomic_share"]:
         return None
+    # A returning atomic (ATOM: a slot or ticket per element) gives every lane its own old
+    # value, so aggregating within the warp (ballot/popc, then a shuffle of the base) still
+    # sends one atomic per warp instruction, and L2 serializes those at the same addresses:
+    # that stream stays (split_lists). An ATOM already issued by one lane per warp is
+    # aggregated; the next level, a block scan behind a barrier, keeps one per block.
+    # Reductions without a returned value (RED) can be accumulated privately across a loop
+    # and leave next to nothing. Kept: those operations over today's L2 atomic sectors.
+    ran = ctx.executed()
+    warps_per_block = max(1.0, math.ceil(max(1, k.block[0] * k.block[1] * k.block[2]) / 32))
+    returning = 0.0
+    for p in pcs:
+        n = float(ran.get(p) or 0.0)
+        if p not in ctx.by_pc or not ctx.by_pc[p].defs or n <= 0:
+            continue
+        lanes = float(ctx.df.at[p, "thread_inst_executed"]) / n if "thread_inst_executed" in ctx.df else math.nan
+        returning += n / warps_per_block if lanes == lanes and lanes <= 1.0 else n
+    kept = min(1.0, returning / red) if returning > 0 and red > 0 else 0.0
+    r_total *= 1.0 - kept
     types = _atomic_types(ctx, pcs)
     return Detection(stall_share=min(1.0, r_total * ctx.total / max(ctx.stall_total, 1e-9)), speedup=eliminate(r_total),
-                     evidence={"atomic_sample_share": round(r, 3), "l2_red_sectors": _r(k.m("lts__t_sectors_srcunit_tex_op_red.sum")),
+                     evidence={"atomic_sample_share": round(r, 3), "kept_after_aggregation": round(kept, 4),
+                               "l2_red_sectors": _r(k.m("lts__t_sectors_srcunit_tex_op_red.sum")),
                                "l2_atom_sectors": _r(k.m("lts__t_sectors_srcunit_tex_op_atom.sum")),
                                "atomic_data_types": sorted(types)},
                      locations=ctx.locations(w), fmt={"share_pct": 100 * r},
