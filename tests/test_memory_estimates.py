@@ -46,3 +46,18 @@ def test_a_returning_atomic_keeps_one_operation_per_warp_instruction():
     for case in ("dot_atomic", "global_atomics"):
         assert _finding(case, "atomic-contention").evidence["kept_after_aggregation"] == 0, case
 
+
+def test_a_chain_of_dependent_loads_is_one_load_in_flight():
+    """Pointer chasing and binary search unrolled by the compiler issue many loads per
+    iteration, each taking its address from the previous one: memory-latency is raised at
+    the chained load although L2 runs above bound_pct (hop_chains)."""
+    for case, line in (("hop_chains", 23), ("bsearch_batch", 23)):
+        f = _finding(case, "memory-latency")
+        assert f is not None, case
+        assert f.locations[0]["line"] == line, (case, f.locations[:2])
+    k = open_report(report_path("hop_chains", "bad")).kernels[0]
+    cfg = build_cfg(parse_listing(zip(k.instructions.index, k.instructions["sass"])))
+    from drgpu_py.analysis.detectors import _load_chain_depth
+    loads = [sum(cfg.insts[j].is_global_load() for j in cfg.loop_instructions(lp)) for lp in cfg.loops]
+    depths = [_load_chain_depth(cfg, cfg.loop_instructions(lp)) for lp in cfg.loops]
+    assert max(depths) > 1 and all(d == n for d, n in zip(depths, loads) if n)

@@ -121,8 +121,14 @@ def uncoalesced(ctx: KernelContext) -> Detection | None:
     df, k = ctx.df, ctx.kernel
     if not df.empty and ctx.total_of("l2_sectors_global") > 0:
         sectors = ctx.total_of("l2_sectors_global")
-        excess = ctx.total_of("l2_sectors_global_excessive")
         per_pc = df["l2_sectors_global_excessive"]
+        # A load whose address is computed from loaded data (pointer chasing, a search's
+        # probes) scatters by its data: re-indexing the threads cannot coalesce it, so its
+        # excess sectors are not this finding's (memory-latency covers such chains).
+        dependent = _data_addressed(ctx, [int(pc) for pc, v in per_pc.items() if v > 0])
+        if dependent:
+            per_pc = per_pc.drop(index=[pc for pc in dependent if pc in per_pc.index])
+        excess = float(per_pc.sum())
     else:
         sectors = k.m("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 0) + k.m("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", 0)
         excess = k.m("derived__memory_l2_theoretical_sectors_global_excessive", 0)
@@ -162,6 +168,45 @@ def uncoalesced(ctx: KernelContext) -> Detection | None:
                      evidence={"excessive_sector_share": round(waste, 3), "sectors_per_request": _r(spr)},
                      locations=ctx.locations(weights), fmt={"excess_pct": 100 * waste, "sectors_per_request": spr if not math.isnan(spr) else 0.0},
                      relieves_override=relieves)
+
+
+_LOADS = ("LDG", "LD", "LDS", "LDL", "ATOM", "ATOMG", "ATOMS", "LDGSTS", "TLD", "TEX")
+
+
+def _data_addressed(ctx: KernelContext, pcs) -> list[int]:
+    """Global loads among ``pcs`` whose address registers take their value, through any
+    chain of arithmetic, selects or compares, from a memory load (not from thread and block
+    indices and kernel parameters)."""
+    from ..sass.slicing import _reaching_defs
+    cfg = ctx.cfg
+    if cfg is None:
+        return []
+
+    def from_memory(idx: int, regs: set) -> bool:
+        # Walk the definitions back (a worklist: chains in long straight-line code are deep).
+        todo, seen = [(idx, r) for r in regs], set()
+        while todo:
+            at, reg = todo.pop()
+            for j, _ in _reaching_defs(cfg, at, reg, 10_000):
+                if j in seen:
+                    continue
+                seen.add(j)
+                d = cfg.insts[j]
+                if d.opcode in _LOADS:
+                    return True
+                todo.extend((j, u) for u in d.uses)
+        return False
+
+    out = []
+    for pc in pcs:
+        idx = cfg.index_of_pc.get(pc)
+        ins = cfg.insts[idx] if idx is not None else None
+        if ins is None or not ins.is_global_load() or ins.is_atomic():
+            continue
+        regs = {r for o in ins.operands if "[" in o for r in _regs_in(o)} & ins.uses
+        if regs and from_memory(idx, regs):
+            out.append(pc)
+    return out
 
 
 def bank_conflict(ctx: KernelContext) -> Detection | None:
@@ -1065,18 +1110,41 @@ def partial_warps(ctx: KernelContext) -> Detection | None:
                      relieves_override=["sm", "l1tex"])
 
 
+def _load_chain_depth(cfg, body: list[int]) -> int:
+    """The longest chain of global loads in one pass over ``body`` where each load's address
+    is computed from the previous one's value (pointer chasing, a binary search's probes):
+    those loads are in flight one at a time however many the body holds."""
+    depth: dict[str, int] = {}
+    deepest = 1
+    for j in body:
+        ins = cfg.insts[j]
+        d = max((depth.get(r, 0) for r in ins.uses), default=0)
+        if ins.is_global_load() and not ins.is_atomic():
+            d += 1
+            deepest = max(deepest, d)
+        for r in ins.defs:
+            depth[r] = d
+    return deepest
+
+
 def memory_latency(ctx: KernelContext) -> Detection | None:
-    """Warps wait on global loads while the memory system idles: too few loads in flight.
-    The loads that carry the waits sit in a loop issuing one or two loads per iteration (a
-    rolled loop, or a dependent index-then-value pair). With k independent loads in flight
+    """Warps wait on global loads while the memory system has headroom: too few loads in
+    flight. The loads that carry the waits sit in a loop issuing one or two independent loads
+    per iteration (a rolled loop, a dependent index-then-value pair, or a longer body whose
+    loads each take their address from the previous one). With k independent loads in flight
     instead of one, (1 - 1/k) of the wait is hidden (k = 4: unroll by 4); the memory units'
-    headroom bounds it."""
+    headroom bounds it. With DRAM or L2 at bound_pct or more, only chains qualify."""
     cfg, df = ctx.cfg, ctx.df
     if cfg is None or df.empty or not ctx.sampling or ctx.share("long_scoreboard") < ctx.th["latency_load_share"]:
         return None
     mem = max([ctx.units.get(u, math.nan) for u in ("dram", "lts") if not math.isnan(ctx.units.get(u, math.nan))] or [math.nan])
-    if math.isnan(mem) or mem >= ctx.th["bound_pct"]:
+    # At or above bound_pct the memory system is busy enough to be the limit, except for a
+    # chain of dependent loads: each warp has one in flight whatever the bandwidth in use
+    # (hop_chains: random sector loads keep L2 at 63%, four chains in lockstep gain 1.37x),
+    # up to saturation; the unit bound then caps the gain.
+    if math.isnan(mem) or mem >= ctx.th["saturation_pct"]:
         return None
+    chains_only = mem >= ctx.th["bound_pct"]
     loads = ctx.pcs_where(lambda i: i.is_global_load() and not i.is_atomic())
     waits = _merge(ctx.blamed_by_pc(loads, ("long_scoreboard",)), ctx.samples_at(loads, ("long_scoreboard",)))
     executed = ctx.executed()
@@ -1086,7 +1154,10 @@ def memory_latency(ctx: KernelContext) -> Detection | None:
         count = lambda pick: sum(float(executed.get(cfg.insts[j].pc) or 0.0) for j in body if pick(cfg.insts[j]))  # noqa: E731
         iters = count(lambda i: i.is_branch() and i.target is not None and cfg.index_of_pc.get(i.target) is not None
                       and cfg.block_of[cfg.index_of_pc[i.target]] == loop.header)
-        return count(lambda i: i.is_global_load()) / iters if iters > 0 else math.inf
+        depth = _load_chain_depth(cfg, body)
+        if chains_only and depth <= 1:
+            return math.inf
+        return count(lambda i: i.is_global_load()) / iters / depth if iters > 0 else math.inf
 
     per_loop: dict[int, float] = {}
     hot: dict[int, float] = {}
