@@ -156,10 +156,17 @@ def read_ncu_rep(path: Path, progress=None, *, keep_id: Callable[[int], bool] | 
     return Profile(path=str(path), format="ncu-rep", kernels=kernels)
 
 
+#: What ncu_report's SWIG layer raises for a value it cannot give: a wrong type or argument
+#: (TypeError), a number out of range (OverflowError), bad text (ValueError, of which
+#: UnicodeDecodeError), a C++ exception (RuntimeError) or a NULL result (SystemError). A bug of
+#: ours (NameError, AttributeError, KeyError, ...) is none of these: it surfaces, not as NaN.
+_NATIVE_ERRORS = (TypeError, OverflowError, ValueError, RuntimeError, SystemError)
+
+
 def _scalar(m) -> float:
     try:
         v = m.as_double()
-    except Exception:
+    except _NATIVE_ERRORS:
         return math.nan
     return float(v) if v is not None else math.nan
 
@@ -185,7 +192,7 @@ def _read_action(nr, a, kid: int, plan: _Plan | None = None, functions: Function
         if m is not None:
             try:
                 strings[name] = m.as_string()
-            except Exception:
+            except _NATIVE_ERRORS:
                 pass
     name = a.name(nr.IAction.NameBase_DEMANGLED) or a.name()
     mangled = a.name(nr.IAction.NameBase_MANGLED) or ""
@@ -215,7 +222,7 @@ def _uint(m) -> int | None:
         return None
     try:
         return int(m.as_uint64(0) if m.num_instances() else m.as_uint64())
-    except Exception:
+    except _NATIVE_ERRORS:
         return None
 
 
@@ -241,13 +248,13 @@ def _per_pc(m) -> dict[int, float]:
     # keeps the loop in C.
     try:
         return dict(zip(map(partial(as_id, ids), range(n)), map(partial(as_value, m), range(n))))
-    except Exception:  # one unreadable instance: keep the others, as the loop below does
+    except _NATIVE_ERRORS:  # one unreadable instance: keep the others, as the loop below does
         pass
     out = {}
     for i in range(n):
         try:
             out[int(as_id(ids, i))] = float(as_value(m, i))
-        except Exception:
+        except _NATIVE_ERRORS:
             continue
     return out
 
@@ -258,7 +265,7 @@ def _source_text(a) -> dict[str, list[str]]:
         files = a.source_files()
         for f in files:
             out[str(f)] = str(files[f]).splitlines()
-    except Exception:
+    except _NATIVE_ERRORS:
         pass
     return out
 
@@ -266,7 +273,7 @@ def _source_text(a) -> dict[str, list[str]]:
 def _line(a, pc: int) -> tuple[str, int] | None:
     try:
         si = a.source_info(pc)
-    except Exception:
+    except _NATIVE_ERRORS:
         si = None
     if si is not None:
         f, ln = si.file_name(), si.line()
@@ -364,7 +371,7 @@ def _instructions(a, plan: _Plan | None = None, functions: FunctionCache | None 
     if m is not None:
         try:
             base = int(m.as_uint64(0))
-        except Exception:
+        except _NATIVE_ERRORS:
             base = None
     if base is None and known:
         base = min(known)
