@@ -17,7 +17,7 @@ out, app = Path(sys.argv[1]), sys.argv[2:]
 out.mkdir(parents=True, exist_ok=True)
 ms = prof.load_metric_set("gh100")
 default, sections = [], []
-for name, g in ms.groups.items():
+for g in ms.groups.values():
     if not g.optional:
         default += list(g.metrics)
         sections += [s for s in g.sections if s not in sections]

@@ -122,11 +122,11 @@ def run_guarded(fn: Callable[[], int | None]) -> None:
         typer.echo(f"drgpu: {e.kind}: {one_line(e.message)}", err=True)
         if e.hint:
             typer.echo(f"  hint: {one_line(e.hint)}", err=True)
-        raise typer.Exit(e.exit_code)
+        raise typer.Exit(e.exit_code) from None
     except KeyboardInterrupt as e:
         signum = getattr(e, "signum", signal.SIGINT)
         typer.echo("drgpu: interrupted" + (f" ({signal.Signals(signum).name})" if signum != signal.SIGINT else ""), err=True)
-        raise typer.Exit(128 + signum)
+        raise typer.Exit(128 + signum) from None
     except typer.Exit:
         raise
     except Exception as e:  # never show users a traceback unless asked
@@ -134,7 +134,7 @@ def run_guarded(fn: Callable[[], int | None]) -> None:
             raise
         typer.echo(f"drgpu: internal error: {type(e).__name__}: {e}", err=True)
         typer.echo("  hint: rerun with DRGPU_DEBUG=1 for a traceback and report it", err=True)
-        raise typer.Exit(EXIT_INTERNAL)
+        raise typer.Exit(EXIT_INTERNAL) from None
     raise typer.Exit(code)
 
 

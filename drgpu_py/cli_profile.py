@@ -15,7 +15,7 @@ import signal
 import tempfile
 import time
 from pathlib import Path
-from typing import List, Optional
+from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
@@ -27,6 +27,8 @@ from .errors import (DataFileError, DrgpuError, InterruptedError_, MetricUnavail
 # ``drgpu analyze`` never need the profiler or rich's tables).
 prof = lazy_module("drgpu_py.profile")
 _console = lazy_module("rich.console")
+if TYPE_CHECKING:
+    from rich.console import Console
 _table = lazy_module("rich.table")
 _markup = lazy_module("rich.markup")
 
@@ -208,7 +210,7 @@ def _list_kernels(ncu: str, req: prof.ProfileRequest, console: Console, quiet: b
 # drgpu profile
 # ---------------------------------------------------------------------------------------
 @app.command(context_settings={"help_option_names": ["-h", "--help"]})
-def profile(
+def profile(  # noqa: C901 - the command's body moves into the library with the cli package
     app_argv: Optional[List[str]] = typer.Argument(None, metavar="-- APP [ARGS...]", help="The application and its arguments, after --."),
     output_dir: Optional[Path] = typer.Option(None, "--output-dir", "-d", help="Folder for the report, ncu's log and the analysis (default: ./drgpu-APP)."),
     name: Optional[str] = typer.Option(None, "--name", help="File name stem (default: the application's name)."),
@@ -243,7 +245,7 @@ def profile(
 
     Example: drgpu profile -k 'gemm' -c 3 -- ./app --size 4096
     """
-    def body():
+    def body():  # noqa: C901 - moves into the library with the cli package
         console = _console.Console()
         status = _console.Console(stderr=True)
         if not app_argv:

@@ -28,7 +28,7 @@ import re
 from pathlib import Path
 
 from . import __version__
-from .errors import DataFileError, InputError, ReportFormatError, UsageError
+from .errors import DataFileError, ReportFormatError, UsageError
 from .model import KernelProfile, Profile
 from .readers import select_kernels
 
@@ -443,7 +443,7 @@ def _speed(v) -> str:
     return "n/a" if v is None else f"{v:.2f}x"
 
 
-def render_diff_text(d: dict) -> str:
+def render_diff_text(d: dict) -> str:  # noqa: C901 - one optional block per diff section, in output order
     out = [f"drgpu diff  base: {d['base']['report']}", f"            new:  {d['new']['report']}"]
     s = d["summary"]
     if s["matched"]:

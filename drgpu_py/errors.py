@@ -18,15 +18,11 @@ class DrgpuError(Exception):
         self.message = message
         self.hint = hint
 
-    def __reduce__(self):
-        # Errors cross a process boundary (readers.isolate): keep the hint with the message.
-        return (type(self), (self.message, self.hint))
-
     def __str__(self) -> str:
         return self.message + (f" ({self.hint})" if self.hint else "")
 
     def __reduce__(self):
-        # Raised in a worker process (analyze -j): the hint must survive the trip back.
+        # Errors cross a process boundary (readers.isolate, analyze -j): keep the hint with the message.
         return type(self), (self.message, self.hint)
 
 

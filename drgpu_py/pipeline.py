@@ -57,7 +57,7 @@ def analyze_reports(reports, *, kernel=None, source_csv=None, line_report=None, 
         if merge is None:
             merge = _share_a_kernel(profiles)
         if merge:
-            from .merge import merge_profiles  # noqa: WPS433 (optional feature module)
+            from .merge import merge_profiles  # optional feature module, imported when used
             profile = merge_profiles(profiles)
         else:
             profile = side_by_side(profiles)

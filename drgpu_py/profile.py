@@ -700,7 +700,7 @@ def _stop_steps(signum: int, grace_s: float) -> tuple:
     return ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0))
 
 
-def run_ncu(argv: list[str], log_path: Path, on_event: Callable[[Event], None] | None = None,
+def run_ncu(argv: list[str], log_path: Path, on_event: Callable[[Event], None] | None = None,  # noqa: C901 - one event loop over the child's output, signals and timeout
             env: dict | None = None, cwd: str | Path | None = None, sigint_grace_s: float = 5.0,
             timeout_s: float | None = None) -> RunResult:
     """Run ncu (argument list, no shell), tee its console to ``log_path``, report events."""
@@ -921,7 +921,7 @@ def _is_na(metric) -> bool:
         if metric.metric_type() == metric.MetricType_STRING:
             return not metric.as_string()
         v = metric.as_double()
-    except Exception:
+    except Exception:  # noqa: BLE001 - any failure to convert means a value that is there
         return False  # present with a value ncu_report cannot turn into a number: not n/a
     return v is None or v != v
 

@@ -106,7 +106,7 @@ def main() -> int:
     else:
         for name in ["base"]:
             ms = prof.load_metric_set(name)
-            for g, spec in ms.groups.items():
+            for spec in ms.groups.values():
                 for m in spec.provides:
                     ok = provided(m, names)
                     failures += 0 if ok else 1

@@ -100,7 +100,8 @@ def prepare(case: dict, tmp: Path) -> tuple[list[str], Path | None]:
     elif setup == "readonly-dir":
         (tmp / "ro").mkdir()
         (tmp / "ro").chmod(0o555)
-    fill = lambda a: a.format(data=data, tmp=tmp, derived=derived)
+    def fill(a):
+        return a.format(data=data, tmp=tmp, derived=derived)
     args = [fill(a) for a in case.get("args", [])]
     if not {"-o", "--output", "-f", "--format"} & set(args):
         args += ["-f", "json"]

@@ -123,9 +123,11 @@ def export(tmp_path_factory) -> Path:
 def test_the_export_exercises_the_join(export):
     ks = open_report(export).kernels
     assert [k.id for k in ks] == list(range(6))
-    sass = lambda k: k.instructions["sass"].tolist()
+    def sass(k):
+        return k.instructions["sass"].tolist()
     blocks = {s: _read_csv(Path(f"{_case(s)}.source.csv")) for s, _ in BLOCKS}
-    first_sass = lambda s: " ".join(blocks[s][2][1].split())
+    def first_sass(s):
+        return " ".join(blocks[s][2][1].split())
     # Launch 0 (smooth_slots: the source page spells its template value with a cast) takes
     # its own block, block 1; launch 1 (aos) the first aos block, block 0; launch 2 (aos) the
     # next aos block, block 2 (the soa kernel's under the aos name). No launch takes another
@@ -225,7 +227,8 @@ def test_numbers_match_to_number():
     odd = ["", " ", "n/a", "-", "none", "nan", "-nan", "1,234.5", " 12 ", "1_000", "inf", "\u00a012\u00a0",
            "0x10", "12%", "(1, 2)", "+5", "--1", "1,2,3", ".5", "5.", ",", "1,", " 1, 2 ", ".", "\t3\n", " none"]
     plain = ["1", "2.5", "1,024", "-3e4", " 7 "]
-    same = lambda a, b: a == b or (a != a and b != b)
+    def same(a, b):
+        return a == b or (a != a and b != b)
     for column in [sorted(cells), odd, plain, [c for c in cells if c[:1].isdigit()], [None, 3, 2.5, True, b"1"]]:
         got = numbers(column)
         assert len(got) == len(column)

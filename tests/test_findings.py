@@ -32,7 +32,7 @@ def test_root_line_among_top_locations(case):
     want = manifest()[case]["finding"]
     line = root_line(case)
     f = next(f for f in analysis_of(case, "bad").kernels[0].findings if f.id == want)
-    assert line in [l["line"] for l in f.locations[:3]], (line, f.locations[:3])
+    assert line in [loc["line"] for loc in f.locations[:3]], (line, f.locations[:3])
     top = f.locations[0]
     assert top["file"].endswith(f"{case}.cu") and top["sass"] and 0 < top["share"] <= 1
 

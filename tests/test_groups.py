@@ -3,7 +3,6 @@ reports: the committed 1,000-launch report (5 kernels x 200 launches) and a real
 model step (18 launches of 15 kernels)."""
 from __future__ import annotations
 
-import io
 import lzma
 import math
 import shutil

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -301,7 +300,7 @@ def test_profile_with_a_misbehaving_ncu(tmp_path, case, outcome, expected):
     stem = Path(app[0]).name if not app[0] == sys.executable else Path(sys.executable).name
     if outcome == "error":
         assert p.returncode == expected[0], (p.returncode, p.stderr[-3000:])
-        assert f"drgpu: profiler: " in p.stderr and expected[1] in p.stderr, p.stderr[-3000:]
+        assert "drgpu: profiler: " in p.stderr and expected[1] in p.stderr, p.stderr[-3000:]
         assert (outdir / f"{stem}.ncu.log").is_file() and (outdir / f"{stem}.profile.json").is_file()
         if case == "ncu-writes-a-truncated-report":
             assert (outdir / f"{stem}.ncu-rep").is_file()   # kept, and named in the message
@@ -345,7 +344,7 @@ def hostile_analysis():
         k.source_text = {files[f]: [f"{HOSTILE} line {j}" for j, _ in enumerate(lines)] for f, lines in k.source_text.items()}
         ins = k.instructions
         if "file" in ins:
-            ins["file"] = ins["file"].map(lambda f: files.get(f, f))
+            ins["file"] = ins["file"].map(lambda f, files=files: files.get(f, f))
         if "sass" in ins:
             ins["sass"] = [f"{s} {HOSTILE}" if j % 3 == 0 else s for j, s in enumerate(ins["sass"])]
         assert files, "the sample must carry source files for this test"

@@ -129,7 +129,7 @@ def test_sample_html(case, variant):
         assert label in text
     assert f"{ka.bound} bound" in text
     # Findings ranked, each with its id, advice and estimated speedup.
-    for i, f in enumerate(ka.findings, 1):
+    for f in ka.findings:
         assert f.id in text and f.advice in text and f"est. {f.speedup_text()}" in text
     positions = [doc.index(f'<span class="f-title">{_esc(f.title)}</span>') for f in ka.findings]
     assert positions == sorted(positions)

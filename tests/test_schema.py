@@ -18,7 +18,7 @@ from drgpu_py.cli import app
 from drgpu_py.compare import diff, list_rows, render_diff, render_list_json
 from drgpu_py.render import render
 
-from conftest import CASES, ROOT, SAMPLES, analysis_of, library_report, report_path
+from conftest import CASES, ROOT, analysis_of, library_report, report_path
 
 runner = CliRunner()
 VARIANTS = [(c, v, e) for c in CASES for v in ("bad", "fixed") for e in ("ncu-rep", "raw.csv")

@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import json
-import math
 
 import pytest
 
-from drgpu_py.analysis import AnalysisOptions, analyze
+from drgpu_py.analysis import analyze
 from drgpu_py.analysis.tree import Node, subtree_total
 from drgpu_py.readers import open_report
 

@@ -16,7 +16,7 @@ from ..model import SOURCE_EXPORT_MISSING, KernelProfile, Profile
 from .build import build_tree, classify_bound, stall_cycle_pct
 from .context import AnalysisCache, KernelContext
 from .findings import Finding, evaluate
-from .model import KernelModel, kernel_model
+from .model import kernel_model
 from .model import to_dict as model_dict
 from .sol import SpeedOfLight, grade_at_least, kernel_traits, speed_of_light
 from .tree import Node

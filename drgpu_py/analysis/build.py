@@ -87,7 +87,7 @@ def _value(parent: Node, label: str, value, unit: str = "", **attrs) -> Node:
     return parent.add(Node(label, round(float(value), 4) if isinstance(value, (int, float)) else value, unit, "metric", attrs=attrs))
 
 
-def build_tree(ctx: KernelContext, findings: list[Finding]) -> Node:
+def build_tree(ctx: KernelContext, findings: list[Finding]) -> Node:  # noqa: C901 - one branch per tree level, read top to bottom
     pct, ipc, ideal, how = stall_cycle_pct(ctx)
     top, top_val = ctx.top_unit()
     bound = classify_bound(ctx)

@@ -120,7 +120,7 @@ def simulate(insts: list[Instruction], body: list[int], lat: dict, global_latenc
     t = -issue_gap
     marks = []
     last_held: list[tuple[int, int | None]] = []   # (index, producer that held it) in the last iteration
-    for it in range(iters):
+    for _ in range(iters):
         marks.append(t)
         last_held = []
         for pos, j in enumerate(body):
@@ -529,13 +529,15 @@ def _unrolled(m: KernelModel, lm: LoopModel, k: int) -> LoopModel:
     order: list[int] = []
     # Round-robin over the copies, as the compiler's scheduler interleaves independent chains;
     # the loop control stays once, at the end.
-    for pos, j in enumerate(lm.body):
+    def ren(regs, c):
+        return {f"{r}~{c}" if not r.startswith(("UR", "UP")) else r for r in regs}
+
+    for j in lm.body:
         for c in range(k):
             if j in ctl and c < k - 1:
                 continue
             ins = insts[j]
-            ren = lambda regs: {f"{r}~{c}" if not r.startswith(("UR", "UP")) else r for r in regs}  # noqa: E731
-            copies.append(replace(ins, defs=ren(ins.defs), uses=ren(ins.uses)))
+            copies.append(replace(ins, defs=ren(ins.defs, c), uses=ren(ins.uses, c)))
             order.append(len(copies) - 1)
     # The back-edge branch must be last for the redirect cost.
     br = [i for i in order if copies[i].is_branch()]

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 from .. import data
-from ..errors import DrgpuError, InputError, NoKernelsError, ReportFormatError, UsageError
+from ..errors import DrgpuError, NoKernelsError, ReportFormatError, UsageError
 from ..model import Profile
 from .common import id_filter as _id_filter
 from .common import kernel_regex, regex_time_limit
@@ -94,7 +94,7 @@ def _read_rep_checked(p: Path, progress=None, keep_id=None) -> Profile:
             profile = in_child(read_ncu_rep, p, progress=progress, keep_id=keep_id, what=str(p))
         except DrgpuError:
             raise
-        except Exception as e:  # noqa: BLE001 - native module on a damaged file
+        except Exception as e:  # native module on a damaged file
             if framing is None:
                 raise  # an intact file: a bug of ours, report it as one
             raise ReportFormatError(f"{p} is truncated or corrupt: {framing} ({type(e).__name__})",

@@ -101,7 +101,7 @@ def read_ncu_csv(path: Path, source_csv: str | Path | None = None,
         return _read(path, source_csv, line_report, kernel)
 
 
-def _read(path: Path, source_csv, line_report, kernel) -> Profile:
+def _read(path: Path, source_csv, line_report, kernel) -> Profile:  # noqa: C901 - one pass over the export's optional pages and columns
     notes: list[str] = []
     rows = _rows(_read_text(path, notes), path)
     while rows and not any(c.strip() for c in rows[0]):  # blank lines before the header
@@ -259,7 +259,9 @@ def _kernels_from_rows(header: list[str], idx: dict[str, int], rows: list[list[s
                 for alt in alts:
                     if alt in metrics:
                         metrics[first] = metrics[alt]
-        get = lambda c: row[idx[c]] if c in idx else ""
+
+        def get(c, row=row):
+            return row[idx[c]] if c in idx else ""
         cc = get("CC").strip()
         sm = metrics.get("device__attribute_multiprocessor_count", metrics.get("launch__sm_count"))
         kernels.append(KernelProfile(

@@ -101,10 +101,8 @@ class _Listing:
         """The SASS an uncached walk would give for a launch whose highest per-PC id is
         ``end`` (the walk stops at the first PC past ``end`` with no SASS), or None when
         this walk did not reach that far."""
-        for pos, (pc, text) in enumerate(self.walk):
-            if text is None and pc > end:
-                break
-        else:
+        pos = next((i for i, (pc, text) in enumerate(self.walk) if text is None and pc > end), None)
+        if pos is None:
             if not self.capped:
                 return None
             pos = len(self.walk)
@@ -282,7 +280,7 @@ def _line(a, pc: int) -> tuple[str, int] | None:
     return None
 
 
-def _per_pc_columns(a, plan: _Plan) -> dict[str, dict[int, float]]:
+def _per_pc_columns(a, plan: _Plan) -> dict[str, dict[int, float]]:  # noqa: C901 - one guarded read per metric layout ncu writes
     cols: dict[str, dict[int, float]] = {}
     by_name = a.metric_by_name
     for canon, names in plan.columns:

@@ -29,7 +29,7 @@ import graphviz
 from ..analysis.tree import Node, subtree_total
 from ..errors import OutputError, ToolNotFoundError
 from ..io import atomic_write
-from . import RenderOptions, format_value, register  # noqa: F401 (format_value: html imports it here)
+from . import RenderOptions, format_value, register  # format_value: html imports it from here
 
 #: Kinds whose value is a share of stall cycles, so a small one may be folded away (a line's
 #: % is relative to its parent, which is judged instead).

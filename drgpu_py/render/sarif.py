@@ -6,7 +6,6 @@ the kernel alone (a logical location) when the report has no line for it. Severi
 the SARIF level: high -> error, medium -> warning, low -> note."""
 from __future__ import annotations
 
-import json
 from pathlib import PurePosixPath, PureWindowsPath
 
 from .. import __version__

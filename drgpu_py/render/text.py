@@ -166,9 +166,9 @@ def render_console(analysis, options, console: Console) -> None:
             for col in ("#", "finding", "severity", "est. speedup", "where"):
                 tab.add_column(col, no_wrap=col in ("#", "severity", "est. speedup"), overflow="fold")
             for i, f in enumerate(ka.findings[: options.top_findings], 1):
-                where = "\n".join(f"{escape(str(l.get('file') or 'SASS').rsplit('/', 1)[-1])}:{l.get('line') or hex(l.get('pc_offset', 0))} "
-                                  f"({l['share'] * 100:.0f}%) {escape((l.get('code') or l.get('sass') or '')[:50])}"
-                                  for l in f.locations[:3]) or "-"
+                where = "\n".join(f"{escape(str(loc.get('file') or 'SASS').rsplit('/', 1)[-1])}:{loc.get('line') or hex(loc.get('pc_offset', 0))} "
+                                  f"({loc['share'] * 100:.0f}%) {escape((loc.get('code') or loc.get('sass') or '')[:50])}"
+                                  for loc in f.locations[:3]) or "-"
                 tab.add_row(str(i), f"[bold]{f.id}[/bold]\n{escape(f.title)}\n[dim]{escape(f.advice)}[/dim]",
                             f"[{SEV_STYLE[f.severity]}]{f.severity}[/]", f.speedup_text(), where)
             console.print(tab)

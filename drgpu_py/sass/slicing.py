@@ -404,7 +404,7 @@ def _drop_dominated_war(kept: dict[int, tuple[Reach, str]]) -> dict[int, tuple[R
     return {j: v for j, v in kept.items() if v[1] != "war" or v[0].cycles < raw_first} or kept
 
 
-def blame_stalls(cfg: CFG, df: pd.DataFrame, control: dict[int, dict] | None = None,
+def blame_stalls(cfg: CFG, df: pd.DataFrame, control: dict[int, dict] | None = None,  # noqa: C901 - the blame walk's pruning rules are read together
                  max_distance: int = 400, latency: dict | None = None,
                  matrix: tuple[dict[str, int], np.ndarray] | None = None) -> Blame:
     """``df``: the per-instruction table (indexed by PC, with ``stall_<reason>`` columns).

@@ -156,7 +156,7 @@ def build(names):
         try:
             fn, flops, nbytes = builder()
             fn()
-        except Exception as e:  # e.g. fp8 on a GPU without it
+        except Exception as e:  # noqa: BLE001 - e.g. fp8 on a GPU without it
             print(f"skip {name}: {type(e).__name__}: {e}", file=sys.stderr)
             continue
         out[name] = (fn, flops, nbytes, kind)
