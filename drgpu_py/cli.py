@@ -59,7 +59,6 @@ def _root(version: bool = typer.Option(False, "--version", "-V", callback=_versi
                                        help="Print drgpu's version and exit.")) -> None:
     """drgpu: top-down GPU performance advice from Nsight Compute reports."""
 EXIT_INTERNAL = 70
-SEVERITIES = ("high", "medium", "low")
 
 
 def text_width() -> int:
@@ -72,9 +71,9 @@ def check_fail_on(fail_on: str | None, severities: list[str]) -> None:
     """``--fail-on LEVEL``: exit 9 (docs/errors.md) when a finding is at LEVEL or worse."""
     if fail_on is None:
         return
+    from .analysis.findings import severity_rank
     from .errors import CheckFailedError
-    worst = SEVERITIES[: SEVERITIES.index(fail_on) + 1]
-    hits = [s for s in severities if s in worst]
+    hits = [s for s in severities if severity_rank(s) <= severity_rank(fail_on)]
     if hits:
         raise CheckFailedError(f"{len(hits)} finding(s) at severity {fail_on} or above (--fail-on {fail_on})")
 

@@ -28,6 +28,7 @@ import re
 from pathlib import Path
 
 from . import __version__
+from .analysis.findings import severity_rank
 from .errors import DataFileError, ReportFormatError, UsageError
 from .model import KernelProfile, Profile
 from .readers import select_kernels
@@ -38,7 +39,6 @@ NOISE = 0.02
 SORT_KEYS = ("duration", "stall", "name")
 MEMORY_LEVELS = ("L1 hits", "L2 hits", "DRAM")
 OCCUPANCY = (("theoretical", "Theoretical occupancy"), ("achieved", "Achieved occupancy"))
-SEV_RANK = {"high": 0, "medium": 1, "low": 2}
 
 
 # ---- loading ---------------------------------------------------------------------------
@@ -328,9 +328,9 @@ def _findings(b: list[dict], n: list[dict]) -> dict:
             continue
         fb, fn = _finding_brief(nb[fid]), _finding_brief(nn[fid])
         change = "unchanged"
-        if SEV_RANK[fn["severity"]] < SEV_RANK[fb["severity"]]:
+        if severity_rank(fn["severity"]) < severity_rank(fb["severity"]):
             change = "worse"
-        elif SEV_RANK[fn["severity"]] > SEV_RANK[fb["severity"]]:
+        elif severity_rank(fn["severity"]) > severity_rank(fb["severity"]):
             change = "better"
         persisting.append({"id": fid, "title": fn["title"], "base": fb, "new": fn, "severity_change": change,
                            "speedup_delta": round(fn["estimated_speedup"] - fb["estimated_speedup"], 3)})

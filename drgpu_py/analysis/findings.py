@@ -29,6 +29,14 @@ from . import detectors
 from .detectors import REGISTRY
 from .sol import grade_at_least
 
+#: Severities, worst first: the order findings are ranked in, --fail-on reads and diff compares by.
+SEVERITIES = ("high", "medium", "low")
+
+
+def severity_rank(severity: str) -> int:
+    """0 for the worst severity; a larger number is milder."""
+    return SEVERITIES.index(severity)
+
 
 @dataclass
 class Finding:
@@ -160,8 +168,7 @@ def evaluate(ctx: KernelContext) -> list[Finding]:
     if left_out:
         ctx.notes.append("library kernel without source lines: findings that need changes inside it are not shown ("
                          + ", ".join(left_out) + "); the advice given is for the caller")
-    rank = {"high": 0, "medium": 1, "low": 2}
-    out.sort(key=lambda f: (rank[f.severity], -f.estimated_speedup))
+    out.sort(key=lambda f: (severity_rank(f.severity), -f.estimated_speedup))
     return out
 
 

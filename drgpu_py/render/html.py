@@ -38,7 +38,6 @@ from .text import short_name
 GROUP_COLORS = {"memory": "#1c7ed6", "synchronization": "#ae3ec9", "instruction": "#0ca678",
                 "shared": "#f59f00", "constant": "#e64980", "warpgroup": "#7048e8"}
 OTHER_COLOR = "#868e96"
-SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2}
 HOT_LINE_MIN_SHARE = 0.01     # a source line is "hot" from 1% of the kernel's stall samples
 HOT_LINES_MAX = 12
 CONTEXT_LINES = 2             # source lines shown around each hot line
