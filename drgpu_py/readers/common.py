@@ -25,11 +25,11 @@ from .. import data
 from ..io import require_input_file
 from ..errors import InputError, ReportFormatError, UsageError
 from ..model import INSTRUCTION_COLUMNS
+from ..sass.isa import SASS_LABEL
 
 NCU_MAGIC = b"NVR\x00"
 #: gzip, xz, zip, zstd, bzip2: a report someone compressed before handing it over.
 _COMPRESSED = (b"\x1f\x8b", b"\xfd7zXZ\x00", b"PK\x03\x04", b"\x28\xb5\x2f\xfd", b"BZh")
-_LABEL = re.compile(r"`\(\.L_x_\d+\)\s*")
 
 
 def sniff(p: Path) -> str:
@@ -97,7 +97,7 @@ _SPACES = re.compile(r"\s+")
 
 def clean_sass(text: str) -> str:
     """Normalise a SASS line: drop label annotations (`(.L_x_3)) and collapse spaces."""
-    return _SPACES.sub(" ", _LABEL.sub("", text or "")).strip()
+    return _SPACES.sub(" ", SASS_LABEL.sub("", text or "")).strip()
 
 
 def numbers(cells) -> list[float]:

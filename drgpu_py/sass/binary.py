@@ -39,6 +39,7 @@ import pandas as pd
 from ..errors import InputError, ReportFormatError, ToolNotFoundError
 from ..model import KernelProfile, Profile
 from .control import control_table, supports_control
+from .isa import SASS_LABEL
 
 _EM_CUDA = 190
 _TOOL_TIMEOUT_S = 600
@@ -208,14 +209,13 @@ def _location(group: list[tuple[str, int, list]]) -> tuple[str | None, int | Non
     return (file, line, calls)
 
 
-_LABEL = re.compile(r"`\(\.L_x_\d+\)\s*")
 _BRANCHY = {"BRA", "BRX", "JMP", "JMX", "CALL", "BSSY", "BREAK", "SSY", "PBK", "PCNT", "CAL", "WARPSYNC", "BPT", "RET"}
 
 
 def normalize_sass(text: str) -> str:
     """Comparable form of one instruction as ncu or nvdisasm prints it: no reuse flags,
     labels, branch targets (absolute in ncu, labels in nvdisasm) or spacing."""
-    s = _LABEL.sub("", text or "").replace(".reuse", "").strip().rstrip(";").strip()
+    s = SASS_LABEL.sub("", text or "").replace(".reuse", "").strip().rstrip(";").strip()
     g = re.match(r"^(@!?U?P[T\d]\s+)?(\S+)(.*)$", s)
     if not g:
         return re.sub(r"\s+", "", s)

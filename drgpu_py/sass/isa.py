@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 _REG = re.compile(r"(?<![\w.])(U?R)(\d+|Z)(\.64|\.128)?(?![\w])")
 _PRED = re.compile(r"(?<![\w.])(!?)(U?P)(\d|T)(?![\w])")
 _GUARD = re.compile(r"^@(!?)(U?P)(\d|T)\s+")
+#: A branch target's label annotation in a SASS line (`(.L_x_3)): not part of the instruction.
+SASS_LABEL = re.compile(r"`\(\.?L_x_\d+\)\s*")
 _HEX = re.compile(r"0x[0-9a-fA-F]+")
 
 # Opcodes whose first operand is not a destination.
@@ -162,7 +164,7 @@ def _src_width(opcode: str, mods: tuple[str, ...]) -> int:
 def parse_instruction(pc: int, text: str) -> Instruction:
     inst = Instruction(pc=pc, text=text)
     s = text.strip().rstrip(";").strip()
-    s = re.sub(r"`\(\.?L_x_\d+\)\s*", "", s)
+    s = SASS_LABEL.sub("", s)
     g = _GUARD.match(s)
     if g:
         neg, kind, num = g.groups()
