@@ -16,7 +16,7 @@ import math
 
 from .analysis.tree import location_text
 from .merge import merge_kernels
-from .model import KernelProfile, Profile
+from .model import KernelProfile, Profile, rounded
 
 
 def group_key(k: KernelProfile) -> tuple:
@@ -75,15 +75,15 @@ def summary(analysis) -> list[dict]:
             saved = time_saved(t, f.estimated_speedup)
             finds.append({"id": f.id, "severity": f.severity, "estimated_speedup": round(f.estimated_speedup, 3),
                           "estimate_capped": f.estimate_capped,
-                          "time_saved_ns": None if math.isnan(saved) else round(saved, 1),
+                          "time_saved_ns": rounded(saved, 1),
                           "where": location_text(f.locations[0]) if f.locations else None})
         rows.append({"kernel_id": k.id, "name": k.name, "launches": launches(k), "launch_ids": launch_ids(k),
-                     "total_ns": None if math.isnan(t) else round(t, 1),
-                     "mean_ns": None if math.isnan(k.duration_ns) else round(k.duration_ns, 1),
-                     "time_share": None if math.isnan(t) or tot <= 0 else round(t / tot, 5),
+                     "total_ns": rounded(t, 1),
+                     "mean_ns": rounded(k.duration_ns, 1),
+                     "time_share": rounded(t / tot, 5) if tot > 0 else None,
                      "bound": ka.bound, "grade": sol.grade if sol else None,
                      "limiter": sol.limiter if sol else None,
-                     "limiter_pct": None if sol is None or math.isnan(sol.limiter_pct) else round(sol.limiter_pct, 1),
+                     "limiter_pct": rounded(sol.limiter_pct, 1) if sol is not None else None,
                      "findings": sorted(finds, key=lambda f: -(f["time_saved_ns"] or 0.0))})
     rows.sort(key=lambda r: -(r["total_ns"] or 0.0))
     return rows

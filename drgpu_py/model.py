@@ -35,6 +35,14 @@ INSTRUCTION_COLUMNS = [
 ]
 
 
+def rounded(x, ndigits: int) -> float | None:
+    """A number as the JSON gives it: rounded to ``ndigits``; None when it is missing (None or
+    NaN, which readers and metrics use for "not measured")."""
+    if x is None or math.isnan(x):
+        return None
+    return round(float(x), ndigits)
+
+
 @dataclass
 class KernelProfile:
     """One kernel launch."""

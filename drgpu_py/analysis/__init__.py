@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import __version__, data, groups
-from ..model import SOURCE_EXPORT_MISSING, KernelProfile, Profile
+from ..model import SOURCE_EXPORT_MISSING, KernelProfile, Profile, rounded
 from .build import build_tree, classify_bound, stall_cycle_pct
 from .context import AnalysisCache, KernelContext
 from .findings import Finding, evaluate
@@ -120,7 +120,7 @@ class Analysis:
 
 
 def _f(x):
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(float(x), 4)
+    return rounded(x, 4)
 
 
 def analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisCache | None = None) -> KernelAnalysis:

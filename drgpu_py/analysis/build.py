@@ -14,6 +14,7 @@ import math
 from collections import Counter
 
 from .. import data
+from ..model import rounded
 from .context import UNITS, KernelContext
 from .detectors import occupancy_limiter
 from .findings import Finding
@@ -91,11 +92,11 @@ def build_tree(ctx: KernelContext, findings: list[Finding]) -> Node:  # noqa: C9
     pct, ipc, ideal, how = stall_cycle_pct(ctx)
     top, top_val = ctx.top_unit()
     bound = classify_bound(ctx)
-    root = Node("Stall cycles", None if math.isnan(pct) else round(pct, 2), "%", "root",
-                attrs={"achieved_ipc": None if math.isnan(ipc) else round(ipc, 3), "ideal_ipc": ideal, "ipc_source": how,
+    root = Node("Stall cycles", rounded(pct, 2), "%", "root",
+                attrs={"achieved_ipc": rounded(ipc, 3), "ideal_ipc": ideal, "ipc_source": how,
                        # ids as in the kernel's JSON (top_unit, speed_of_light.limiter); labels beside
                        "top_unit": top, "top_unit_label": UNITS[top][1] if top else None,
-                       "top_unit_pct": None if math.isnan(top_val) else round(top_val, 1), "bound": bound,
+                       "top_unit_pct": rounded(top_val, 1), "bound": bound,
                        "stall_source": ctx.reason_source})
     shape = data.tree_shape()
     labels = {r: s["label"] for r, s in data.stall_reasons().items()}
@@ -132,7 +133,7 @@ def build_tree(ctx: KernelContext, findings: list[Finding]) -> Node:  # noqa: C9
         root.children.insert(0, _speed_of_light(ctx))
         sol = ctx.sol
         root.attrs.update(sol_limiter=sol.limiter, sol_limiter_label=sol.labels.get(sol.limiter) if sol.limiter else None,
-                          sol_pct=None if math.isnan(sol.limiter_pct) else round(sol.limiter_pct, 1), sol_grade=sol.grade)
+                          sol_pct=rounded(sol.limiter_pct, 1), sol_grade=sol.grade)
     if ctx.model is not None and ctx.model.available:
         root.add(_model_node(ctx))
     for st in shape.get("root_subtrees", []):
@@ -163,8 +164,8 @@ def _model_node(ctx: KernelContext) -> Node:
     node = Node("Performance model (static SASS)", None, "", "group",
                 attrs={"group": "model", "bottleneck": m.bottleneck, "counters_verdict": m.verdict,
                        "predicted_cycles": round(m.predicted_cycles, 1),
-                       "measured_cycles": None if math.isnan(m.measured_cycles) else round(m.measured_cycles, 1),
-                       "error_pct": None if math.isnan(err) else round(100.0 * err, 1)})
+                       "measured_cycles": rounded(m.measured_cycles, 1),
+                       "error_pct": rounded(100.0 * err, 1)})
     for t, v in sorted(m.terms.items(), key=lambda kv: -kv[1]):
         node.add(Node(f"{t} bound", round(v, 1), "cycles", "metric", attrs={"term": t}))
     for lm in m.loops[:3]:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..model import rounded
 from .context import KernelContext
 from .sol import grid_and_sms as _grid
 
@@ -1222,7 +1223,7 @@ def _warps_launched(k) -> float:
 
 
 def _r(x, nd=3):
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else round(float(x), nd)
+    return rounded(x, nd)
 
 
 # ---- several ranks -------------------------------------------------------------------

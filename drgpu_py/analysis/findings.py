@@ -19,11 +19,11 @@ ceiling is marked ``estimate_capped`` and shown as a lower bound.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from .. import data
 from .bounds import apply_bounds, physical_bounds, relieved_units
+from ..model import rounded
 from .context import KernelContext
 from . import detectors
 from .detectors import REGISTRY
@@ -173,4 +173,4 @@ def evaluate(ctx: KernelContext) -> list[Finding]:
 
 
 def _num(v: float):
-    return None if v is None or (isinstance(v, float) and math.isnan(v)) else round(float(v), 4)
+    return rounded(v, 4)
