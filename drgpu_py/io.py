@@ -11,18 +11,19 @@ from pathlib import Path
 from .errors import InputError, OutputError
 
 
-def require_input_file(path: str | Path, what: str = "a report") -> Path:
+def require_input_file(path: str | Path, what: str = "a report", hint: str | None = None) -> Path:
     """An input must be a regular file (or a link to one): a FIFO, device or socket would
-    block or never end, so it is refused at once; a missing path or a folder says so."""
+    block or never end, so it is refused at once; a missing path or a folder says so (with
+    ``hint``: what the option expects)."""
     p = Path(path)
     try:
         st = p.stat()
     except FileNotFoundError:
-        raise InputError(f"{p}: no such file") from None
+        raise InputError(f"{p}: no such file", hint=hint) from None
     except OSError as e:   # a link loop, a name too long, a folder we may not search
-        raise InputError(f"{p}: cannot read ({e.strerror})") from e
+        raise InputError(f"{p}: cannot read ({e.strerror})", hint=hint) from e
     if stat.S_ISDIR(st.st_mode):
-        raise InputError(f"{p} is a directory, not {what}")
+        raise InputError(f"{p} is a directory, not {what}", hint=hint)
     if not stat.S_ISREG(st.st_mode):
         kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "a device"
         raise InputError(f"{p} is {kind}, not {what}", hint="give a file: drgpu reads its inputs whole")

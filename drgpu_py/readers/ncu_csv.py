@@ -155,9 +155,9 @@ def _read(path: Path, source_csv, line_report, kernel) -> Profile:  # noqa: C901
         cand = _sibling(path, ".ncu-rep")
         if cand is not None and cand.exists():
             line_report = cand
-    if line_report is not None and not Path(line_report).is_file():
-        raise InputError(f"{line_report}: no such file" if not Path(line_report).exists()
-                         else f"{line_report} is not a file", hint="--line-report takes the .ncu-rep the CSV was exported from")
+    if line_report is not None:
+        require_input_file(line_report, "an Nsight Compute report",
+                           hint="--line-report takes the .ncu-rep the CSV was exported from")
     any_rows = any(has_rows[pos] for pos in range(len(launches)))
     if line_report is not None and any_rows:
         everyone = [(name, has_rows[pos], read.get(pos)) for pos, name in enumerate(names)]

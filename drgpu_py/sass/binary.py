@@ -361,11 +361,8 @@ def load_functions(cubin: str | Path | None = None, binary: str | Path | None = 
                    sms: set[int] | None = None) -> tuple[list[SassFunction], list[str]]:
     """Disassemble the given cubin (or the cubins in ``binary``: those for the ``sms``
     architectures when it has any, else all); returns the functions and the cubins read."""
-    src = Path(cubin or binary)
-    if not src.exists():
-        raise InputError(f"{src}: no such file")
-    if src.is_dir():
-        raise InputError(f"{src} is a directory, not a cubin or executable")
+    from ..io import require_input_file
+    src = require_input_file(cubin or binary, "a cubin or executable")
     funcs: list[SassFunction] = []
     names: list[str] = []
     if is_cubin(src):
