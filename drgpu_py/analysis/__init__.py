@@ -18,7 +18,7 @@ from .context import AnalysisCache, KernelContext
 from .findings import Finding, evaluate
 from .model import kernel_model
 from .model import to_dict as model_dict
-from .sol import SpeedOfLight, grade_at_least, kernel_traits, speed_of_light
+from .sol import SpeedOfLight, grade_at_least, kernel_traits, near_speed_of_light, speed_of_light
 from .tree import Node
 
 __all__ = ["AnalysisOptions", "Analysis", "KernelAnalysis", "analyze", "analyze_kernel", "Node", "Finding", "SpeedOfLight"]
@@ -48,8 +48,8 @@ class KernelAnalysis:
 
     def to_dict(self) -> dict:
         k = self.kernel
-        near_sol = self.top_unit is not None and not math.isnan(self.top_unit_pct) and not any(f.severity == "high" for f in self.findings) \
-            and self.top_unit_pct >= self.context.th["sol_pct"] if self.context else False
+        near_sol = (self.context is not None and self.top_unit is not None
+                    and near_speed_of_light(self.top_unit_pct, self.findings, self.context.th))
         return {
             "id": k.id, "name": k.name, "mangled": k.mangled, "device": k.device,
             "compute_capability": k.compute_capability, "chip": k.chip, "sm_count": k.sm_count,
@@ -167,7 +167,7 @@ def _analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisC
     silent = _silence_note(ctx, findings, pct, options.thresholds)
     if silent:
         notes.append(silent)
-    if sol.limiter is not None and sol.limiter_pct >= options.thresholds["sol_pct"] and not any(f.severity == "high" for f in findings):
+    if sol.limiter is not None and near_speed_of_light(sol.limiter_pct, findings, options.thresholds):
         notes.append(f"near speed of light: {sol.labels.get(sol.limiter, sol.limiter)} at {sol.limiter_pct:.0f}% of peak; "
                      "little to gain without reducing that unit's work")
     return KernelAnalysis(kernel=k, tree=tree, findings=findings, bound=classify_bound(ctx), stall_cycle_pct=pct,

@@ -148,6 +148,13 @@ def grade_at_least(grade: str | None, floor: str) -> bool:
     return grade is not None and GRADES.index(grade) >= GRADES.index(floor)
 
 
+def near_speed_of_light(pct: float | None, findings, th: dict[str, float]) -> bool:
+    """A unit at ``pct`` % of its peak is near its speed of light: at or above ``sol_pct``
+    with no high finding among ``findings`` (little to gain without reducing its work)."""
+    return (pct is not None and not math.isnan(pct) and pct >= th["sol_pct"]
+            and not any(f.severity == "high" for f in findings))
+
+
 def grid_and_sms(ctx: KernelContext) -> tuple[float, float]:
     """(blocks in the grid, SMs), each 0 when unknown or not a positive finite number."""
     k = ctx.kernel
