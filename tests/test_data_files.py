@@ -33,7 +33,7 @@ def test_arch_files_are_overlays():
     assert gh["known"] and gh["issue_slots_per_sm"] == base["issue_slots_per_sm"]
     assert gh["latency"]["l2"] != base["latency"]["l2"] or gh["latency"] == base["latency"]
     tu = data.load_arch("tu102")
-    assert tu["max_warps_per_sm"] == 32 and tu["shared_banks"] == base["shared_banks"]
+    assert tu["max_warps_per_sm"] == 32 and tu["registers_per_sm"] == base["registers_per_sm"]
     assert not data.load_arch("zz999")["known"]
     assert data.chip_for("9.0") == "gh100" and data.chip_for("99.9") is None
 

@@ -187,16 +187,6 @@ class KernelContext:
     def pcs_where(self, pred) -> list[int]:
         return [i.pc for i in self.insts if pred(i)]
 
-    def blamed_to(self, pcs, reasons=None) -> float:
-        """Stall samples the blamer charges to the given producer PCs."""
-        if self.blame is None or not len(pcs):
-            return 0.0
-        e = self.blame.edges
-        e = e[e["producer_pc"].isin(list(pcs))]
-        if reasons is not None:
-            e = e[e["reason"].isin(list(reasons))]
-        return float(e["samples"].sum())
-
     def blamed_by_pc(self, pcs, reasons=None) -> dict[int, float]:
         if self.blame is None:
             return {}

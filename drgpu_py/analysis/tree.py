@@ -44,11 +44,6 @@ class Node:
         return {"name": self.name, "value": self.value, "unit": self.unit, "kind": self.kind,
                 "attrs": self.attrs, "children": [c.to_dict() for c in self.children]}
 
-    @staticmethod
-    def from_dict(d: dict) -> "Node":
-        return Node(name=d["name"], value=d.get("value"), unit=d.get("unit", ""), kind=d.get("kind", "metric"),
-                    attrs=dict(d.get("attrs", {})), children=[Node.from_dict(c) for c in d.get("children", [])])
-
 
 def subtree_total(node: Node) -> float:
     """The share a subtree stands for: its own value when it is a share, else the largest

@@ -20,10 +20,8 @@ from ..io import atomic_write
 @dataclass
 class RenderOptions:
     fold_share: float = 0.02          # fold tree nodes whose subtree total is below this share
-    max_lines: int = 3                # source lines shown per stall node
     top_findings: int = 5             # findings shown by the text renderer
     width: int = field(default_factory=lambda: text_width())   # text width
-    color: bool = False
     top_kernels: int = 3              # trees shown for the busiest kernel groups (0: all)
 
 

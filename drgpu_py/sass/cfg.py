@@ -27,7 +27,6 @@ class Loop:
     header: int                # block id
     blocks: set[int]
     depth: int = 1
-    lines: list[tuple[str, int]] = field(default_factory=list)
 
 
 @dataclass
