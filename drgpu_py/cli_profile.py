@@ -154,9 +154,12 @@ def _preflight(ms: prof.MetricSet, chip: str | None, user_metrics: list[str], sk
 
 
 def _write_outputs(analysis, folder: Path, stem: str, force: bool) -> list[Path]:
+    from .render import missing_optional
     try:
-        from .render.bundle import write_all  # optional: all formats into one folder
-    except ImportError:
+        from .render.bundle import write_all  # all formats into one folder
+    except ImportError as e:
+        if not missing_optional(e):
+            raise
         write_all = None
     if write_all is not None:
         res = write_all(analysis, folder, stem, force)

@@ -93,14 +93,21 @@ def register(name: str, extensions: tuple[str, ...], binary: bool = False):
 # Format -> the module that registers it: rendering one format imports only its module (the
 # HTML renderer's jinja2 and pandas, the DOT renderer's graphviz, rich for text), not all.
 _MODULES = {"csv": "csv_", "json": "json_", "sarif": "sarif", "text": "text", "dot": "dot", "svg": "dot", "png": "dot", "html": "html"}
-_OPTIONAL = ("dot", "html")
+#: Third-party packages whose absence (a stripped install) leaves a format unknown. Any other
+#: ImportError, such as a bug in a renderer module, surfaces as itself, not as "unknown format".
+OPTIONAL_PACKAGES = ("graphviz", "jinja2", "markupsafe")
+
+
+def missing_optional(e: ImportError) -> bool:
+    """Whether ``e`` says an optional third-party package is not installed."""
+    return isinstance(e, ModuleNotFoundError) and (e.name or "").split(".")[0] in OPTIONAL_PACKAGES
 
 
 def _load(module: str) -> None:
     try:
         __import__(f"{__name__}.{module}")
-    except ImportError:
-        if module not in _OPTIONAL:
+    except ImportError as e:
+        if not missing_optional(e):
             raise
 
 
