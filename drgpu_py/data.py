@@ -54,10 +54,28 @@ def _check_schema(doc: dict, origin: str, schema: str) -> None:
         raise DataFileError(f"{origin}: schema should be '{schema}', found {doc.get('schema')!r}")
 
 
+def _load(name: str, schema: str) -> dict:
+    """A packaged data file's mapping, its ``schema:`` checked: every loader's first step."""
+    doc = _read(name)
+    _check_schema(doc, name, schema)
+    return doc
+
+
+def read_yaml_file(path: Path, schema: str, what: str) -> dict:
+    """A data file outside the package's specs (a metric set), parsed and checked as
+    they are; ``what`` names it in the message when it cannot be read."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise DataFileError(f"cannot read {what} {path}: {e.strerror}") from e
+    doc = _parse(text, Path(path).name)
+    _check_schema(doc, Path(path).name, schema)
+    return doc
+
+
 @functools.cache
 def metrics_table() -> dict:
-    doc = _read("metrics.yaml")
-    _check_schema(doc, "metrics.yaml", "drgpu.metrics/1")
+    doc = _load("metrics.yaml", "drgpu.metrics/1")
     metrics = _require(doc, "metrics.yaml", "metrics", dict)
     chips = set(known_chips())
     for name, spec in metrics.items():
@@ -116,8 +134,7 @@ def stall_reasons() -> dict[str, dict]:
 
 @functools.cache
 def tree_shape() -> dict:
-    doc = _read("tree.yaml")
-    _check_schema(doc, "tree.yaml", "drgpu.tree/1")
+    doc = _load("tree.yaml", "drgpu.tree/1")
     groups = _require(doc, "tree.yaml", "groups", list)
     known = set(stall_reasons())
     seen: set[str] = set()
@@ -138,8 +155,7 @@ def tree_shape() -> dict:
 
 @functools.cache
 def _threshold_doc() -> dict:
-    doc = _read("thresholds.yaml")
-    _check_schema(doc, "thresholds.yaml", "drgpu.thresholds/1")
+    doc = _load("thresholds.yaml", "drgpu.thresholds/1")
     th = _require(doc, "thresholds.yaml", "thresholds", dict)
     for k, spec in th.items():
         if not isinstance(spec, dict) or not isinstance(spec.get("default"), (int, float)) or not spec.get("doc"):
@@ -178,8 +194,7 @@ def thresholds(overrides: dict[str, float] | None = None, file: str | Path | Non
 
 @functools.cache
 def findings_catalogue() -> dict:
-    doc = _read("findings.yaml")
-    _check_schema(doc, "findings.yaml", "drgpu.findings/1")
+    doc = _load("findings.yaml", "drgpu.findings/1")
     models = _require(doc, "findings.yaml", "speedup_models", dict)
     known_th = set(threshold_docs())
     ids: set[str] = set()
@@ -243,8 +258,7 @@ def known_chips() -> list[str]:
 @functools.cache
 def load_arch(chip: str | None) -> dict:
     """Constants for ``chip`` (e.g. 'gh100'); the base alone for unknown or missing chips."""
-    base = _read("arch/base.yaml")
-    _check_schema(base, "arch/base.yaml", "drgpu.arch/1")
+    base = _load("arch/base.yaml", "drgpu.arch/1")
     for key in ("issue_slots_per_sm", "max_warps_per_sm", "latency"):
         _require(base, "arch/base.yaml", key, (int, dict))
     if not chip or chip not in known_chips():
@@ -252,8 +266,7 @@ def load_arch(chip: str | None) -> dict:
         out["name"] = chip or "unknown"
         out["known"] = False
         return out
-    over = _read(f"arch/{chip}.yaml")
-    _check_schema(over, f"arch/{chip}.yaml", "drgpu.arch/1")
+    over = _load(f"arch/{chip}.yaml", "drgpu.arch/1")
     if over.get("inherits", "base") != "base":
         raise DataFileError(f"arch/{chip}.yaml: only 'inherits: base' is supported")
     unknown = set(over) - set(base) - {"inherits", "compute_capability"}

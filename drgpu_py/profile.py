@@ -37,7 +37,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
-import yaml
 
 from . import data
 from .errors import (ApplicationFailedError, CounterPermissionError, DataFileError, InputError,
@@ -160,19 +159,6 @@ def _parse_group(name: str, spec, origin: str) -> Group:
     return g
 
 
-def _read_set_doc(path: Path) -> dict:
-    try:
-        # libyaml's loader when present (as data files): same safe constructors, faster.
-        doc = yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except OSError as e:
-        raise DataFileError(f"cannot read metric set {path}: {e.strerror}") from e
-    except yaml.YAMLError as e:
-        raise DataFileError(f"{path.name}: not valid YAML: {e}") from e
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-        raise DataFileError(f"{path.name}: schema should be '{SCHEMA}'")
-    return doc
-
-
 def _from_doc(doc: dict, origin: str, base: MetricSet | None) -> MetricSet:
     name = doc.get("name") or Path(origin).stem
     if doc.get("inherits"):
@@ -229,12 +215,12 @@ def load_metric_set(name_or_path: str | Path | None = None) -> MetricSet:
         if not path.is_file():
             raise UsageError(f"unknown metric set {key!r}",
                              hint="one of: " + ", ".join(available_sets()) + ", or a YAML file")
-    doc = _read_set_doc(path)
+    doc = data.read_yaml_file(path, SCHEMA, "metric set")
     base = None
     if doc.get("inherits"):
         if doc["inherits"] != "base":
             raise DataFileError(f"{path.name}: only 'inherits: base' is supported")
-        base = _from_doc(_read_set_doc(folder / "base.yaml"), "base.yaml", None)
+        base = _from_doc(data.read_yaml_file(folder / "base.yaml", SCHEMA, "metric set"), "base.yaml", None)
     ms = _from_doc(doc, path.name if path.parent == folder else str(path), base)
     ms.shipped = path.resolve().parent == folder.resolve()
     return ms
