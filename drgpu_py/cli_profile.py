@@ -387,7 +387,7 @@ def _analyze_one(rep: Path, sel: prof.Selection, result: prof.RunResult, notes: 
     passes = {k.passes for k in result.kernels if k.passes is not None}
     rows = []
     from .groups import launches
-    from .render.text import short_name
+    from .model import short_name
     for ka in analysis.kernels:
         k = ka.kernel
         top = ka.findings[0] if ka.findings else None

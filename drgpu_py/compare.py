@@ -30,7 +30,7 @@ from pathlib import Path
 from . import __version__
 from .analysis.findings import severity_rank
 from .errors import DataFileError, ReportFormatError, UsageError
-from .model import KernelProfile, Profile
+from .model import KernelProfile, Profile, base_name
 from .readers import select_kernels
 
 #: Relative duration change below which a kernel counts as unchanged: run-to-run noise of
@@ -189,25 +189,6 @@ def render_list_json(rows: list[dict]) -> str:
 
 
 # ---- kernel matching ---------------------------------------------------------------------
-def base_name(name: str) -> str:
-    """The function's qualified name without return type, template arguments or parameters:
-    'void ns::relax<(bool)0>(const float *, float *)' -> 'ns::relax'."""
-    s = (name or "").replace("(anonymous namespace)", "{anon}")
-    out, depth_a, depth_p = [], 0, 0
-    for ch in s:
-        if ch == "<":
-            depth_a += 1
-        elif ch == ">" and depth_a:
-            depth_a -= 1
-        elif ch == "(":
-            depth_p += 1
-        elif ch == ")" and depth_p:
-            depth_p -= 1
-        elif depth_a == 0 and depth_p == 0:
-            out.append(ch)
-    top = "".join(out).strip().split()
-    return top[-1] if top else (name or "")
-
 
 def _parse_pair(p: str) -> tuple[re.Pattern, re.Pattern]:
     if "=" not in p:

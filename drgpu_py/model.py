@@ -11,6 +11,9 @@ PC samples are reconciled with the kernel's own totals (``smsp__pcsamp_sample_co
 the per-reason ``smsp__pcsamp_warps_issue_stalled_*``): samples at PCs the table has no row
 for (code outside the function's SASS listing, such as what the driver runs for a
 system-scope fence) are kept at kernel level, see :meth:`KernelProfile.sample_accounting`.
+
+Kernel names follow one set of rules here: ``base_name`` to match kernels across reports and
+CSV pages, ``signature`` in messages, ``short_name`` on screen.
 """
 from __future__ import annotations
 
@@ -33,6 +36,67 @@ INSTRUCTION_COLUMNS = [
     "l2_sectors_global_excessive", "l1_tag_requests_global", "shared_nway",
     "divergent_branches",
 ]
+
+
+# ---- kernel names: one set of rules for every output and for matching --------------------
+def base_name(name: str) -> str:
+    """The function's qualified name without return type, template arguments or parameters:
+    'void ns::relax<(bool)0>(const float *, float *)' -> 'ns::relax'."""
+    s = (name or "").replace("(anonymous namespace)", "{anon}")
+    out, depth_a, depth_p = [], 0, 0
+    for ch in s:
+        if ch == "<":
+            depth_a += 1
+        elif ch == ">" and depth_a:
+            depth_a -= 1
+        elif ch == "(":
+            depth_p += 1
+        elif ch == ")" and depth_p:
+            depth_p -= 1
+        elif depth_a == 0 and depth_p == 0:
+            out.append(ch)
+    top = "".join(out).strip().split()
+    return top[-1] if top else (name or "")
+
+
+def signature(name: str) -> str:
+    """A kernel's name without its parameter list (template arguments kept), for messages:
+    'void f<(bool)0>(float *)' -> 'void f<(bool)0>'."""
+    depth = 0
+    for i, ch in enumerate(name or ""):
+        depth += ch == "<"
+        depth -= ch == ">"
+        if ch == "(" and depth == 0:
+            return name[:i]
+    return name or ""
+
+
+def short_name(name: str, width: int = 40) -> str:
+    """A kernel's function name without return type, parameters, anonymous namespaces or
+    long template arguments: 'void at::native::<unnamed>::cunn_SoftMaxForward<4, float>(...)'
+    -> 'at::native::cunn_SoftMaxForward<…>'."""
+    s = name[5:] if name.startswith("void ") else name
+    out, i = [], 0
+    while i < len(s):
+        ch = s[i]
+        if ch == "(":
+            break
+        if ch == "<":
+            depth, j = 1, i + 1
+            while j < len(s) and depth:
+                depth += {"<": 1, ">": -1}.get(s[j], 0)
+                j += 1
+            inner = s[i + 1:j - 1]
+            if inner == "unnamed":
+                i = j + 2 if s.startswith("::", j) else j
+                continue
+            out.append("<" + inner + ">" if len(inner) <= 12 else "<…>")
+            i = j
+            continue
+        out.append(ch)
+        i += 1
+    s = "".join(out).strip()
+    return s if len(s) <= width else s[: width // 2 - 1] + "…" + s[-(width // 2):]
 
 
 def rounded(x, ndigits: int) -> float | None:

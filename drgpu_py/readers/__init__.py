@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .. import data
 from ..errors import DrgpuError, NoKernelsError, ReportFormatError, UsageError
-from ..model import Profile
+from ..model import Profile, signature
 from .common import id_filter as _id_filter
 from .common import kernel_regex, regex_time_limit
 from .common import native_log_summary, native_stderr_captured, rep_framing_problem, sniff
@@ -75,7 +75,7 @@ def select_kernels(profile: Profile, selector: str | None) -> Profile:
         with regex_time_limit(selector):
             picked = [k for k in ks if rx.search(k.name) or (k.mangled and rx.search(k.mangled))]
     if not picked:
-        names = ", ".join(sorted({k.name.split("(")[0] for k in ks})[:10]) or "none"
+        names = ", ".join(sorted({signature(k.name) for k in ks})[:10]) or "none"
         raise NoKernelsError(f"--kernel {selector!r} matched no kernel", hint=f"kernels in the report: {names}")
     return Profile(path=profile.path, format=profile.format, kernels=picked, notes=profile.notes)
 

@@ -44,7 +44,7 @@ import pandas as pd
 from .. import data
 from ..io import require_input_file
 from ..errors import InputError, NoKernelsError, ReportFormatError
-from ..model import SOURCE_EXPORT_MISSING, KernelProfile, Profile
+from ..model import SOURCE_EXPORT_MISSING, KernelProfile, Profile, base_name, short_name
 from .isolate import in_child
 from .common import kernel_regex, regex_time_limit
 from .common import (clean_sass, id_filter, instruction_frame, native_stderr_captured, numbers, parse_dim,
@@ -302,10 +302,6 @@ def match_name(name: str) -> str:
     return re.sub(r"\s+", "", _CAST.sub("", name))
 
 
-def _base_name(name: str) -> str:
-    return re.split(r"[<(]", match_name(name).removeprefix("void"), maxsplit=1)[0]
-
-
 def _assign_blocks(names: list[str], blocks) -> list[int | None]:
     """The source-page block of each launch: the first unused block of its kernel name
     (compared as ``match_name`` spells it), else the first unused block of the same function
@@ -315,12 +311,12 @@ def _assign_blocks(names: list[str], blocks) -> list[int | None]:
     by_base: dict[str, deque[int]] = {}
     for j, b in enumerate(blocks):
         queues.setdefault(match_name(b[0]), deque()).append(j)
-        by_base.setdefault(_base_name(b[0]), deque()).append(j)
+        by_base.setdefault(base_name(b[0]), deque()).append(j)
     used = [False] * len(blocks)
     out: list[int | None] = []
     for name in names:
         j = None
-        for q in (queues.get(match_name(name)), by_base.get(_base_name(name))):
+        for q in (queues.get(match_name(name)), by_base.get(base_name(name))):
             # The used blocks of a queue are all at its front: blocks are taken in order.
             while q and used[q[0]]:
                 q.popleft()
@@ -341,7 +337,7 @@ def _attach_source(names: list[str], read: dict[int, KernelProfile], blocks, ori
     assigned = _assign_blocks(names, blocks)
     for pos, j in enumerate(assigned):  # the first launch (read or not) whose block lacks them
         if j is not None and not {"Address", "Source"} <= set(blocks[j][1]):
-            raise ReportFormatError(f"{origin or 'the source-page CSV'}: no Address/Source columns in the block of {_short(names[pos])}",
+            raise ReportFormatError(f"{origin or 'the source-page CSV'}: no Address/Source columns in the block of {short_name(names[pos], 60)!r}",
                                     hint="export with --print-source sass")
     spec = data.metrics_table()["instruction_columns"]
     reason_cols = {rid: s["csv"] for rid, s in data.stall_reasons().items()}
@@ -432,11 +428,6 @@ def _instruction_table(header: list[str], body: list[list[str]], spec: dict, rea
                         break
     base = min(pcs) if pcs else None
     return instruction_frame(pcs, cols, sass, {}, base), base
-
-
-def _short(name: str, n: int = 60) -> str:
-    """A kernel name cut for messages: names can be 10,000 characters of templates."""
-    return repr(name if len(name) <= n else name[: n - 3] + "...")
 
 
 def _finite_or_zero(x: float) -> float:

@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.tree import Tree
 
 from ..analysis.tree import Node, subtree_total
+from ..model import short_name
 from . import format_value, register
 
 SEV_STYLE = {"high": "bold red", "medium": "yellow", "low": "dim"}
@@ -67,33 +68,6 @@ def _add(tree: Tree, node: Node, fold: float, depth: int, compact: bool = False)
 def _fmt(v, spec: str) -> str:
     return "n/a" if v is None else format(v, spec)
 
-
-def short_name(name: str, width: int = 40) -> str:
-    """A kernel's function name without return type, parameters, anonymous namespaces or
-    long template arguments: 'void at::native::<unnamed>::cunn_SoftMaxForward<4, float>(...)'
-    -> 'at::native::cunn_SoftMaxForward<…>'."""
-    s = name[5:] if name.startswith("void ") else name
-    out, i = [], 0
-    while i < len(s):
-        ch = s[i]
-        if ch == "(":
-            break
-        if ch == "<":
-            depth, j = 1, i + 1
-            while j < len(s) and depth:
-                depth += {"<": 1, ">": -1}.get(s[j], 0)
-                j += 1
-            inner = s[i + 1:j - 1]
-            if inner == "unnamed":
-                i = j + 2 if s.startswith("::", j) else j
-                continue
-            out.append("<" + inner + ">" if len(inner) <= 12 else "<…>")
-            i = j
-            continue
-        out.append(ch)
-        i += 1
-    s = "".join(out).strip()
-    return s if len(s) <= width else s[: width // 2 - 1] + "…" + s[-(width // 2):]
 
 
 def _us(ns) -> str:

@@ -37,7 +37,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import InputError, ReportFormatError, ToolNotFoundError
-from ..model import KernelProfile, Profile
+from ..model import KernelProfile, Profile, signature
 from .control import control_table, supports_control
 from .isa import SASS_LABEL
 
@@ -277,16 +277,6 @@ def _agreement(k: KernelProfile, fn: SassFunction) -> tuple[int, int]:
     return same, total
 
 
-def _short(name: str) -> str:
-    """A signature without its parameter list, for notes."""
-    depth = 0
-    for i, ch in enumerate(name or ""):
-        depth += ch == "<"
-        depth -= ch == ">"
-        if ch == "(" and depth == 0:
-            return name[:i]
-    return name or ""
-
 
 def _cc_sm(cc: str) -> int | None:
     m = re.fullmatch(r"\s*(\d+)\.(\d+)\s*", cc or "")
@@ -394,7 +384,7 @@ def control_from_binary(profile: Profile, cubin: str | Path | None = None,
     used, problems = [], []
     filled = inlined = 0
     for k in profile.kernels:
-        label = _short(k.name) or k.mangled
+        label = signature(k.name) or k.mangled
         fn, how, (same, total) = match_function(k, funcs)
         if fn is None:
             k.notes.append(f"{src}: no function named like this kernel; slicing used the report's SASS")
