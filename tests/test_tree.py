@@ -92,3 +92,29 @@ def test_json_contract():
 def test_subtree_total_keeps_large_grandchildren():
     t = Node("r", 100, "%", "root", [Node("a", 1, "%", "group", [Node("b", 40, "%", "reason")])])
     assert subtree_total(t.children[0]) == 40
+
+
+def test_text_and_dot_fold_by_one_rule_and_keep_the_top_findings_path():
+    # A 1% group on the top finding's path (highlighted) and a 1% group off it, folded at 2%.
+    import io
+
+    import graphviz
+    from rich.console import Console
+    from rich.tree import Tree
+
+    from drgpu_py.render import dot, text
+    on_path = Node("Small cause on the path", 1, "%", "group", attrs={"highlight": True},
+                   children=[Node("Fix it", 1.5, "x", "suggestion", attrs={"severity": "high"})])
+    off_path = Node("Small cause elsewhere", 1, "%", "group")
+    root = Node("Stall cycles", 100, "%", "root", [on_path, off_path, Node("Big cause", 98, "%", "group")])
+    console = Console(width=200, record=True, file=io.StringIO())
+    tree = Tree("root")
+    text._add(tree, root, 0.02, 0)
+    console.print(tree)
+    shown = console.export_text()
+    g = graphviz.Digraph()
+    dot._add_tree(g, root, "k0", 0.02)
+    for out in (shown, g.source):
+        assert "Small cause on the path" in out and "Fix it" in out and "Big cause" in out
+        assert "Small cause elsewhere" not in out
+    assert "(1 below 2% folded)" in shown and "1 folded (each below 2%)" in g.source

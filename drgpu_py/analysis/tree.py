@@ -45,6 +45,25 @@ class Node:
                 "attrs": self.attrs, "children": [c.to_dict() for c in self.children]}
 
 
+#: Kinds whose value is a share of stall cycles, so a small one may be folded away (a line's
+#: % is relative to its parent, which is judged instead).
+FOLDABLE = ("group", "reason")
+
+
+def split_folded(node: Node, fold_share: float) -> tuple[list[Node], list[Node]]:
+    """(children to show, children folded away): every renderer folds by this rule. A share
+    node is folded when its whole subtree stays below the fold share; suggestions and the
+    highlighted path (the top finding's) never are."""
+    shown, folded = [], []
+    for c in node.children:
+        small = c.kind in FOLDABLE and c.unit == "%" and subtree_total(c) < fold_share * 100.0
+        if small and not c.attrs.get("highlight"):
+            folded.append(c)
+        else:
+            shown.append(c)
+    return shown, folded
+
+
 def subtree_total(node: Node) -> float:
     """The share a subtree stands for: its own value when it is a share, else the largest
     share below it. Folding judges a subtree by this, so a large grandchild is not lost."""

@@ -26,14 +26,11 @@ from pathlib import Path
 
 import graphviz
 
-from ..analysis.tree import Node, subtree_total
+from ..analysis.tree import Node, split_folded
 from ..errors import OutputError, ToolNotFoundError
 from ..io import atomic_write
 from . import RenderOptions, format_value, register  # format_value: html imports it from here
 
-#: Kinds whose value is a share of stall cycles, so a small one may be folded away (a line's
-#: % is relative to its parent, which is judged instead).
-FOLDABLE = ("group", "reason")
 FONT = "Helvetica,Arial,sans-serif"
 HIGHLIGHT = "#e8590c"
 DOT_HINT = "install Graphviz (e.g. apt-get install graphviz, brew install graphviz) so that 'dot' is on PATH"
@@ -55,19 +52,6 @@ _CTRL = re.compile(r"[\x00-\x1f\x7f]+")
 
 
 # ---- helpers shared with the HTML renderer -------------------------------------------------
-def split_folded(node: Node, fold_share: float) -> tuple[list[Node], list[Node]]:
-    """(children to show, children folded away). A share node is folded when its whole
-    subtree stays below the fold share; suggestions and the highlighted path never are."""
-    shown, folded = [], []
-    for c in node.children:
-        small = c.kind in FOLDABLE and c.unit == "%" and subtree_total(c) < fold_share * 100.0
-        if small and not c.attrs.get("highlight"):
-            folded.append(c)
-        else:
-            shown.append(c)
-    return shown, folded
-
-
 def is_chain(node: Node) -> bool:
     """A level of the memory latency chain (L1 hits -> L2 hits -> DRAM), or its head."""
     return "latency_cycles" in node.attrs or any("latency_cycles" in c.attrs for c in node.children)

@@ -30,9 +30,9 @@ from markupsafe import Markup
 
 from .. import __version__, data, groups
 from ..analysis.context import UNITS
-from ..analysis.tree import Node, location_text
+from ..analysis.tree import Node, location_text, split_folded
 from . import RenderOptions, register
-from .dot import dot_available, format_value, is_chain, missing_text, split_folded, svg_for
+from .dot import dot_available, format_value, is_chain, missing_text, svg_for
 from .text import short_name
 
 GROUP_COLORS = {"memory": "#1c7ed6", "synchronization": "#ae3ec9", "instruction": "#0ca678",

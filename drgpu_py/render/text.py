@@ -12,7 +12,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.tree import Tree
 
-from ..analysis.tree import Node, subtree_total
+from ..analysis.tree import Node, split_folded
 from ..model import short_name
 from . import format_value, register
 
@@ -50,19 +50,16 @@ def _label(n: Node) -> str:
 
 
 def _add(tree: Tree, node: Node, fold: float, depth: int, compact: bool = False) -> None:
-    hidden = 0
-    for c in node.children:
-        if c.unit == "%" and c.kind in ("group", "reason") and subtree_total(c) < fold * 100:
-            hidden += 1
-            continue
+    shown, folded = split_folded(node, fold)
+    for c in shown:
         if compact and (c.kind in ("metric", "missing") or (c.kind == "group" and c.value is None
                                                             and c.attrs.get("group") != "speed_of_light")):
             continue   # the summary view keeps causes, lines and suggestions; -k ID shows all
         sub = tree.add(_label(c))
         if depth < 5 and not (compact and c.attrs.get("group") == "speed_of_light"):
             _add(sub, c, fold, depth + 1, compact)
-    if hidden:
-        tree.add(f"[dim]({hidden} below {fold * 100:.0f}% folded)[/dim]")
+    if folded:
+        tree.add(f"[dim]({len(folded)} below {fold * 100:.0f}% folded)[/dim]")
 
 
 def _fmt(v, spec: str) -> str:
