@@ -29,6 +29,8 @@ from pathlib import Path
 
 from . import __version__
 from .analysis.findings import severity_rank
+from .analysis.tree import (KEY_MEMORY_DRAM, KEY_MEMORY_L1, KEY_MEMORY_L2, KEY_MEMORY_SPLIT, KEY_OCCUPANCY_ACHIEVED,
+                            KEY_OCCUPANCY_THEORETICAL)
 from .errors import DataFileError, ReportFormatError, UsageError
 from .model import KernelProfile, Profile, base_name
 from .readers import select_kernels
@@ -37,8 +39,12 @@ from .readers import select_kernels
 #: profiled durations is a few percent.
 NOISE = 0.02
 SORT_KEYS = ("duration", "stall", "name")
-MEMORY_LEVELS = ("L1 hits", "L2 hits", "DRAM")
-OCCUPANCY = (("theoretical", "Theoretical occupancy"), ("achieved", "Achieved occupancy"))
+#: The tree nodes the diff compares, found by their stable key; the label is what JSON written
+#: before nodes had keys called them (only such JSON is searched by label).
+MEMORY_SPLIT = (KEY_MEMORY_SPLIT, "Memory latency split")
+MEMORY_LEVELS = ((KEY_MEMORY_L1, "L1 hits"), (KEY_MEMORY_L2, "L2 hits"), (KEY_MEMORY_DRAM, "DRAM"))
+OCCUPANCY = (("theoretical", KEY_OCCUPANCY_THEORETICAL, "Theoretical occupancy"),
+             ("achieved", KEY_OCCUPANCY_ACHIEVED, "Achieved occupancy"))
 
 
 # ---- loading ---------------------------------------------------------------------------
@@ -235,8 +241,13 @@ def _walk(node: dict):
         yield from _walk(c)
 
 
-def _find(tree: dict, name: str) -> dict | None:
-    return next((n for n in _walk(tree) if n.get("name") == name), None)
+def _node(tree: dict, key: str, legacy_label: str) -> dict | None:
+    """The node with ``key``; in a tree written before nodes had keys, the one labelled
+    ``legacy_label``."""
+    hit = next((n for n in _walk(tree) if n.get("key") == key), None)
+    if hit is None and not any("key" in n for n in _walk(tree)):
+        hit = next((n for n in _walk(tree) if n.get("name") == legacy_label), None)
+    return hit
 
 
 def _delta(b, n, nd: int = 4) -> dict:
@@ -255,15 +266,16 @@ def _tree_parts(k: dict) -> dict:
         elif n.get("kind") == "group" and "group" in attrs and n.get("value") is not None:
             groups[attrs["group"]] = (n["name"], n.get("value"))
     memory = {}
-    split = _find(tree, "Memory latency split")
+    split = _node(tree, *MEMORY_SPLIT)
     if split is not None and split.get("kind") != "missing":
-        for n in _walk(split):
-            if n.get("name") in MEMORY_LEVELS:
-                memory[n["name"]] = (n.get("value"), (n.get("attrs") or {}).get("hit_rate_pct"))
+        for key, legacy in MEMORY_LEVELS:
+            n = _node(split, key, legacy)
+            if n is not None:
+                memory[key] = (n.get("name"), n.get("value"), (n.get("attrs") or {}).get("hit_rate_pct"))
     occ = {}
-    for key, label in OCCUPANCY:
-        n = _find(tree, label)
-        occ[key] = n.get("value") if n is not None and n.get("kind") != "missing" else None
+    for name, key, legacy in OCCUPANCY:
+        n = _node(tree, key, legacy)
+        occ[name] = n.get("value") if n is not None and n.get("kind") != "missing" else None
     return {"has_stalls": has_stalls, "reasons": reasons, "groups": groups, "memory": memory, "occupancy": occ}
 
 
@@ -341,12 +353,12 @@ def kernel_diff(kb: dict, kn: dict, how: str) -> dict:
     # What the base's analysis promised for what the change resolved, beside what it measured.
     estimated = max((f["estimated_speedup"] for f in found["resolved"]), default=None)
     memory = []
-    for lvl in MEMORY_LEVELS:
-        vb, hb = tb["memory"].get(lvl, (None, None))
-        vn, hn = tn["memory"].get(lvl, (None, None))
+    for key, _ in MEMORY_LEVELS:
+        lb, vb, hb = tb["memory"].get(key, (None, None, None))
+        ln, vn, hn = tn["memory"].get(key, (None, None, None))
         if vb is None and vn is None:
             continue
-        memory.append({"level": lvl, **_delta(vb, vn, 2), "hit_rate_pct": {"base": hb, "new": hn}})
+        memory.append({"level": ln or lb, **_delta(vb, vn, 2), "hit_rate_pct": {"base": hb, "new": hn}})
     return {
         "base": _ident(kb), "new": _ident(kn), "match": how,
         "duration_ns": _delta(db, dn, 1),
@@ -363,7 +375,7 @@ def kernel_diff(kb: dict, kn: dict, how: str) -> dict:
         "groups": _shares(tb["groups"], tn["groups"], "group", tb["has_stalls"], tn["has_stalls"], sb, sn),
         "reasons": _shares(tb["reasons"], tn["reasons"], "reason", tb["has_stalls"], tn["has_stalls"], sb, sn),
         "memory": memory,
-        "occupancy": {key: _delta(tb["occupancy"][key], tn["occupancy"][key], 2) for key, _ in OCCUPANCY},
+        "occupancy": {name: _delta(tb["occupancy"][name], tn["occupancy"][name], 2) for name, _, _ in OCCUPANCY},
         "findings": found,
     }
 

@@ -285,3 +285,57 @@ def test_diff_shows_absolute_cycles_per_reason_and_estimated_vs_measured():
     text = render_diff(diff(b, f), "text")
     assert "elapsed cycles" in text and "cycles per SM" in text
     assert f"estimated       {k['estimated_speedup']:.2f}x for the resolved findings, measured {k['speedup']:.2f}x" in text
+
+
+
+def _walk_dicts(node: dict):
+    yield node
+    for c in node["children"]:
+        yield from _walk_dicts(c)
+
+
+def _analysis_json(a, relabel=False, keyless=False) -> dict:
+    """``a``'s JSON dict, its keyed nodes' labels renamed, or without keys (older JSON)."""
+    d = a.to_dict()
+    for k in d["kernels"]:
+        for n in _walk_dicts(k["tree"]):
+            if relabel and "key" in n:
+                n["name"] = "Renamed " + n["name"]
+            if keyless:
+                n.pop("key", None)
+    return d
+
+
+def _no_labels(chart: dict) -> dict:
+    split = chart.get("split")
+    if split is not None:
+        split = {**split, "segments": [{**s, "label": None} for s in split["segments"]]}
+    return {**chart, "split": split}
+
+
+def test_diff_and_html_charts_find_tree_nodes_by_key_not_by_label():
+    import copy
+    import dataclasses
+
+    from drgpu_py.render import html
+    bad, fixed = _pair("reload_rate")
+    ref = diff(_analysis_json(bad), _analysis_json(fixed))["kernels"][0]
+    assert len(ref["memory"]) == 3 and ref["occupancy"]["achieved"]["base"] is not None
+    renamed = diff(_analysis_json(bad, relabel=True), _analysis_json(fixed, relabel=True))["kernels"][0]
+    assert [m["level"] for m in renamed["memory"]] == ["Renamed " + m["level"] for m in ref["memory"]]
+    assert [{**m, "level": None} for m in renamed["memory"]] == [{**m, "level": None} for m in ref["memory"]]
+    assert renamed["occupancy"] == ref["occupancy"]
+    # JSON written before nodes had keys is still compared by its labels.
+    old = diff(_analysis_json(bad, keyless=True), _analysis_json(fixed, keyless=True))["kernels"][0]
+    assert old["memory"] == ref["memory"] and old["occupancy"] == ref["occupancy"]
+    # The HTML charts: the memory split and the occupancy limiter survive the renaming.
+    ka = bad.kernels[0]
+    tree = copy.deepcopy(ka.tree)
+    for n in tree.walk():
+        if n.key is not None:
+            n.name = "Renamed " + n.name
+    renamed_ka = dataclasses.replace(ka, tree=tree)
+    for chart in (html._memory_chart, html._occupancy_chart):
+        before, after = chart(ka), chart(renamed_ka)
+        assert not before.get("missing") and not before.get("split_missing")
+        assert _no_labels(after) == _no_labels(before)

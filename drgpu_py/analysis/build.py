@@ -19,7 +19,8 @@ from .context import UNITS, KernelContext
 from .detectors import occupancy_limiter
 from .findings import Finding
 from .model import hot_loop_lines
-from .tree import Node, location_text
+from .tree import (KEY_MEMORY_DRAM, KEY_MEMORY_L1, KEY_MEMORY_L2, KEY_MEMORY_SPLIT, KEY_OCCUPANCY_ACHIEVED,
+                   KEY_OCCUPANCY_LIMITER, KEY_OCCUPANCY_THEORETICAL, Node, location_text)
 
 
 def stall_cycle_pct(ctx: KernelContext) -> tuple[float, float, float, str]:
@@ -72,14 +73,15 @@ def classify_bound(ctx: KernelContext) -> str:
     return "latency"
 
 
-def _metric(parent: Node, ctx: KernelContext, label: str, metric: str, unit: str = "", scale: float = 1.0) -> Node:
+def _metric(parent: Node, ctx: KernelContext, label: str, metric: str, unit: str = "", scale: float = 1.0,
+            key: str | None = None) -> Node:
     v = ctx.kernel.m(metric)
     if math.isnan(v):
         attrs = {"metric": metric, "section": data.metric_section(metric) or "?"}
         if data.metric_unavailable(metric, ctx.kernel.chip):
             attrs["unavailable_on"] = ctx.kernel.chip
-        return parent.add(Node(label, None, unit, "missing", attrs=attrs))
-    return parent.add(Node(label, round(v * scale, 4), unit, "metric", attrs={"metric": metric}))
+        return parent.add(Node(label, None, unit, "missing", attrs=attrs, key=key))
+    return parent.add(Node(label, round(v * scale, 4), unit, "metric", attrs={"metric": metric}, key=key))
 
 
 def _value(parent: Node, label: str, value, unit: str = "", **attrs) -> Node:
@@ -220,7 +222,7 @@ def _memory_latency(parent: Node, ctx: KernelContext) -> None:
     k = ctx.kernel
     h1 = k.m("l1tex__t_sector_hit_rate.pct")
     h2 = k.m("lts__t_sector_hit_rate.pct")
-    node = parent.add(Node("Memory latency split", None, "", "metric"))
+    node = parent.add(Node("Memory latency split", None, "", "metric", key=KEY_MEMORY_SPLIT))
     if math.isnan(h1) or math.isnan(h2):
         node.kind = "missing"
         node.attrs = {"section": "MemoryWorkloadAnalysis", "metric": "l1tex__t_sector_hit_rate.pct, lts__t_sector_hit_rate.pct"}
@@ -231,9 +233,11 @@ def _memory_latency(parent: Node, ctx: KernelContext) -> None:
     c1, c2, c3 = f1 * lat["l1"], f2 * lat["l2"], f3 * lat["dram"]
     tot = c1 + c2 + c3 or 1.0
     mem_share = ctx.share("long_scoreboard", "lg_throttle", "tex_throttle") * 100.0
-    l1 = node.add(Node("L1 hits", round(mem_share * c1 / tot, 2), "%", "metric", attrs={"hit_rate_pct": round(h1, 1), "latency_cycles": lat["l1"]}))
-    l2 = l1.add(Node("L2 hits", round(mem_share * c2 / tot, 2), "%", "metric", attrs={"hit_rate_pct": round(h2, 1), "latency_cycles": lat["l2"]}))
-    l2.add(Node("DRAM", round(mem_share * c3 / tot, 2), "%", "metric", attrs={"latency_cycles": lat["dram"]}))
+    l1 = node.add(Node("L1 hits", round(mem_share * c1 / tot, 2), "%", "metric", attrs={"hit_rate_pct": round(h1, 1), "latency_cycles": lat["l1"]},
+                       key=KEY_MEMORY_L1))
+    l2 = l1.add(Node("L2 hits", round(mem_share * c2 / tot, 2), "%", "metric", attrs={"hit_rate_pct": round(h2, 1), "latency_cycles": lat["l2"]},
+                     key=KEY_MEMORY_L2))
+    l2.add(Node("DRAM", round(mem_share * c3 / tot, 2), "%", "metric", attrs={"latency_cycles": lat["dram"]}, key=KEY_MEMORY_DRAM))
     node.value = round(mem_share, 2)
     node.unit = "%"
 
@@ -297,15 +301,16 @@ def _shared_memory(parent: Node, ctx: KernelContext) -> None:
 
 
 def _occupancy(parent: Node, ctx: KernelContext) -> None:
-    _metric(parent, ctx, "Theoretical occupancy", "sm__maximum_warps_per_active_cycle_pct", "%")
-    _metric(parent, ctx, "Achieved occupancy", "sm__warps_active.avg.pct_of_peak_sustained_active", "%")
+    _metric(parent, ctx, "Theoretical occupancy", "sm__maximum_warps_per_active_cycle_pct", "%", key=KEY_OCCUPANCY_THEORETICAL)
+    _metric(parent, ctx, "Achieved occupancy", "sm__warps_active.avg.pct_of_peak_sustained_active", "%", key=KEY_OCCUPANCY_ACHIEVED)
     limiter, lim = occupancy_limiter(ctx)
     if limiter:
-        ln = parent.add(Node("Limiter: " + limiter, lim[limiter], "blocks/SM", "metric", attrs={"limits": lim}))
+        ln = parent.add(Node("Limiter: " + limiter, lim[limiter], "blocks/SM", "metric", attrs={"limits": lim}, key=KEY_OCCUPANCY_LIMITER))
         for n, v in sorted(lim.items(), key=lambda kv: kv[1]):
             ln.add(Node(n, v, "blocks/SM", "metric"))
     else:
-        parent.add(Node("Limiter", None, "", "missing", attrs={"section": "Occupancy", "metric": "launch__occupancy_limit_*"}))
+        parent.add(Node("Limiter", None, "", "missing", attrs={"section": "Occupancy", "metric": "launch__occupancy_limit_*"},
+                        key=KEY_OCCUPANCY_LIMITER))
     _metric(parent, ctx, "Registers per thread", "launch__registers_per_thread")
     _metric(parent, ctx, "Waves per SM", "launch__waves_per_multiprocessor")
 

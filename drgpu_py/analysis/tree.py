@@ -4,6 +4,9 @@ Node kinds: ``root``, ``group`` (a cause), ``reason`` (a warp stall reason), ``m
 (a measured value), ``line`` (a source line carrying a stall), ``suggestion`` (advice),
 ``missing`` (a metric the report lacks; ``attrs['section']`` says which ncu section collects
 it). ``value`` is a number (or None for missing), ``unit`` its unit. Renderers only read this.
+
+``name`` is a display label and may change; a node that another output looks up (the diff,
+the HTML charts) carries a stable ``key`` (the ``KEY_*`` constants) and is found by it.
 """
 from __future__ import annotations
 
@@ -18,6 +21,16 @@ def location_text(loc: dict) -> str:
     return f"SASS +0x{int(loc.get('pc_offset') or 0):x}"
 
 
+#: Stable keys of the nodes other outputs look up; JSON carries them as the node's "key".
+KEY_MEMORY_SPLIT = "memory_latency_split"
+KEY_MEMORY_L1 = "memory_l1_hits"
+KEY_MEMORY_L2 = "memory_l2_hits"
+KEY_MEMORY_DRAM = "memory_dram"
+KEY_OCCUPANCY_THEORETICAL = "occupancy_theoretical"
+KEY_OCCUPANCY_ACHIEVED = "occupancy_achieved"
+KEY_OCCUPANCY_LIMITER = "occupancy_limiter"
+
+
 @dataclass
 class Node:
     name: str
@@ -26,6 +39,7 @@ class Node:
     kind: str = "metric"
     children: list["Node"] = field(default_factory=list)
     attrs: dict[str, Any] = field(default_factory=dict)
+    key: str | None = None       # stable identity for lookups (KEY_*); None for most nodes
 
     def add(self, child: "Node") -> "Node":
         self.children.append(child)
@@ -39,10 +53,17 @@ class Node:
     def find(self, name: str) -> "Node | None":
         return next((n for n in self.walk() if n.name == name), None)
 
+    def by_key(self, key: str) -> "Node | None":
+        return next((n for n in self.walk() if n.key == key), None)
+
     def to_dict(self) -> dict:
-        # Every node carries "attrs", empty or not: one shape for readers (docs/json-schema.md).
-        return {"name": self.name, "value": self.value, "unit": self.unit, "kind": self.kind,
-                "attrs": self.attrs, "children": [c.to_dict() for c in self.children]}
+        # Every node carries "attrs", empty or not: one shape for readers (docs/json-schema.md);
+        # "key" only where a node has one.
+        out: dict[str, Any] = {"name": self.name, "value": self.value, "unit": self.unit, "kind": self.kind}
+        if self.key is not None:
+            out["key"] = self.key
+        out.update(attrs=self.attrs, children=[c.to_dict() for c in self.children])
+        return out
 
 
 #: Kinds whose value is a share of stall cycles, so a small one may be folded away (a line's

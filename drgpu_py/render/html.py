@@ -30,7 +30,7 @@ from markupsafe import Markup
 
 from .. import __version__, data, groups
 from ..analysis.context import UNITS
-from ..analysis.tree import Node, location_text, split_folded
+from ..analysis.tree import KEY_MEMORY_SPLIT, KEY_OCCUPANCY_LIMITER, Node, location_text, split_folded
 from . import RenderOptions, register
 from .dot import dot_available, format_value, is_chain, missing_text, svg_for
 from .text import short_name
@@ -184,7 +184,7 @@ def _memory_chart(ka) -> dict:
         u["w"] = 0.0 if u["value"] is None else max(1.0, bar_w * min(u["value"], 100.0) / 100.0)
     out = {"units": units, "label_w": label_w, "bar_w": bar_w, "row_h": row_h,
            "width": label_w + bar_w + 60, "height": 12 + row_h * len(units), "split": None, "split_missing": ""}
-    node = ka.tree.find("Memory latency split")
+    node = ka.tree.by_key(KEY_MEMORY_SPLIT)
     if node is not None and node.kind == "missing":
         out["split_missing"] = missing_text(node)
     elif node is not None:
@@ -216,7 +216,7 @@ def _occupancy_chart(ka) -> dict:
     out = {"theoretical": _num(theo, ".0f", "%"), "achieved": _num(ach, ".0f", "%"),
            "theo_w": 0.0 if _nan(theo) else 3.0 * min(theo, 100.0), "ach_w": 0.0 if _nan(ach) else 3.0 * min(ach, 100.0),
            "limiter": "", "bars": [], "missing": "", "width": 480, "height": 0}
-    node = next((n for n in ka.tree.walk() if n.name.startswith("Limiter")), None)
+    node = ka.tree.by_key(KEY_OCCUPANCY_LIMITER)
     if node is None or node.kind == "missing" or not isinstance(node.attrs.get("limits"), dict):
         out["missing"] = missing_text(node) if node is not None and node.kind == "missing" else "not collected (section Occupancy)"
         return out
@@ -230,7 +230,7 @@ def _occupancy_chart(ka) -> dict:
     for i, (name, v) in enumerate(sorted(limits.items(), key=lambda kv: kv[1])):
         out["bars"].append({"label": name, "y": 6 + i * row_h, "w": max(1.0, bar_w * v / top), "text": f"{v:g} blocks/SM",
                             "limit": v == low})
-    out["limiter"] = node.name.split(":", 1)[-1].strip()
+    out["limiter"] = min(limits, key=limits.get)   # as analysis picks it: the fewest blocks/SM
     out.update(label_w=label_w, bar_w=bar_w, row_h=row_h, height=12 + row_h * len(out["bars"]), width=label_w + bar_w + 110)
     return out
 
