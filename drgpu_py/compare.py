@@ -28,9 +28,6 @@ import re
 from pathlib import Path
 
 from . import __version__
-from .analysis.findings import severity_rank
-from .analysis.tree import (KEY_MEMORY_DRAM, KEY_MEMORY_L1, KEY_MEMORY_L2, KEY_MEMORY_SPLIT, KEY_OCCUPANCY_ACHIEVED,
-                            KEY_OCCUPANCY_THEORETICAL)
 from .errors import DataFileError, ReportFormatError, UsageError
 from .model import KernelProfile, Profile, base_name
 from .readers import select_kernels
@@ -39,12 +36,19 @@ from .readers import select_kernels
 #: profiled durations is a few percent.
 NOISE = 0.02
 SORT_KEYS = ("duration", "stall", "name")
-#: The tree nodes the diff compares, found by their stable key; the label is what JSON written
-#: before nodes had keys called them (only such JSON is searched by label).
-MEMORY_SPLIT = (KEY_MEMORY_SPLIT, "Memory latency split")
-MEMORY_LEVELS = ((KEY_MEMORY_L1, "L1 hits"), (KEY_MEMORY_L2, "L2 hits"), (KEY_MEMORY_DRAM, "DRAM"))
-OCCUPANCY = (("theoretical", KEY_OCCUPANCY_THEORETICAL, "Theoretical occupancy"),
-             ("achieved", KEY_OCCUPANCY_ACHIEVED, "Achieved occupancy"))
+
+
+@functools.cache
+def _compared_nodes() -> tuple:
+    """The tree nodes the diff compares, found by their stable key (analysis.tree.KEY_*): the
+    memory split, its levels and the occupancy figures; each label is what JSON written before
+    nodes had keys called the node (only such JSON is searched by label). Imported when a diff
+    is made: listing or diffing JSON files needs no analysis package."""
+    from .analysis import tree as t
+    return ((t.KEY_MEMORY_SPLIT, "Memory latency split"),
+            ((t.KEY_MEMORY_L1, "L1 hits"), (t.KEY_MEMORY_L2, "L2 hits"), (t.KEY_MEMORY_DRAM, "DRAM")),
+            (("theoretical", t.KEY_OCCUPANCY_THEORETICAL, "Theoretical occupancy"),
+             ("achieved", t.KEY_OCCUPANCY_ACHIEVED, "Achieved occupancy")))
 
 
 # ---- loading ---------------------------------------------------------------------------
@@ -266,14 +270,15 @@ def _tree_parts(k: dict) -> dict:
         elif n.get("kind") == "group" and "group" in attrs and n.get("value") is not None:
             groups[attrs["group"]] = (n["name"], n.get("value"))
     memory = {}
-    split = _node(tree, *MEMORY_SPLIT)
+    memory_split, memory_levels, occupancy = _compared_nodes()
+    split = _node(tree, *memory_split)
     if split is not None and split.get("kind") != "missing":
-        for key, legacy in MEMORY_LEVELS:
+        for key, legacy in memory_levels:
             n = _node(split, key, legacy)
             if n is not None:
                 memory[key] = (n.get("name"), n.get("value"), (n.get("attrs") or {}).get("hit_rate_pct"))
     occ = {}
-    for name, key, legacy in OCCUPANCY:
+    for name, key, legacy in occupancy:
         n = _node(tree, key, legacy)
         occ[name] = n.get("value") if n is not None and n.get("kind") != "missing" else None
     return {"has_stalls": has_stalls, "reasons": reasons, "groups": groups, "memory": memory, "occupancy": occ}
@@ -313,6 +318,7 @@ def _finding_brief(f: dict) -> dict:
 
 
 def _findings(b: list[dict], n: list[dict]) -> dict:
+    from .analysis.findings import severity_rank   # here: listing JSON files needs no analysis
     nb = {f["id"]: f for f in b}
     nn = {f["id"]: f for f in n}
     persisting = []
@@ -353,7 +359,8 @@ def kernel_diff(kb: dict, kn: dict, how: str) -> dict:
     # What the base's analysis promised for what the change resolved, beside what it measured.
     estimated = max((f["estimated_speedup"] for f in found["resolved"]), default=None)
     memory = []
-    for key, _ in MEMORY_LEVELS:
+    _, memory_levels, occupancy = _compared_nodes()
+    for key, _ in memory_levels:
         lb, vb, hb = tb["memory"].get(key, (None, None, None))
         ln, vn, hn = tn["memory"].get(key, (None, None, None))
         if vb is None and vn is None:
@@ -375,7 +382,7 @@ def kernel_diff(kb: dict, kn: dict, how: str) -> dict:
         "groups": _shares(tb["groups"], tn["groups"], "group", tb["has_stalls"], tn["has_stalls"], sb, sn),
         "reasons": _shares(tb["reasons"], tn["reasons"], "reason", tb["has_stalls"], tn["has_stalls"], sb, sn),
         "memory": memory,
-        "occupancy": {name: _delta(tb["occupancy"][name], tn["occupancy"][name], 2) for name, _, _ in OCCUPANCY},
+        "occupancy": {name: _delta(tb["occupancy"][name], tn["occupancy"][name], 2) for name, _, _ in occupancy},
         "findings": found,
     }
 
