@@ -554,3 +554,38 @@ def test_sol_roofline_missing_without_flops():
     assert bars is not None, "the unit bars still drawn"
     sol = a.kernels[0].context.sol
     assert sol.labels[sol.limiter] in _strip(bars)
+
+
+def test_graphviz_pictures_only_for_the_kernels_with_most_time(tmp_path):
+    """A report of many kernels keeps its page small: the Graphviz picture (about 50 KB a
+    kernel) is drawn for the GRAPH_KERNELS_MAX groups with the most GPU time; the others keep
+    the outline tree and say how to draw theirs."""
+    import csv as _csv
+    import shutil as _shutil
+    from drgpu_py.analysis import analyze
+    from drgpu_py.readers import open_report
+    from drgpu_py.render import RenderOptions, render
+    from drgpu_py.render.html import GRAPH_KERNELS_MAX
+    if not _shutil.which("dot"):
+        pytest.skip("Graphviz dot is not installed")
+    from pathlib import Path as _Path
+    bad = _Path(__file__).parent / "data" / "bad"
+    rows = list(_csv.reader(open(bad / "mini.raw.csv", newline="", encoding="utf-8")))
+    head, units, row = rows[0], rows[1], rows[2]
+    idc, namec, durc = head.index("ID"), head.index("Kernel Name"), head.index("gpu__time_duration.sum")
+    n = GRAPH_KERNELS_MAX + 3
+    out = [head, units]
+    for i in range(n):
+        r = list(row)
+        r[idc], r[namec], r[durc] = str(i), f"kernel_{i:02d}(float *)", str(1000 * (i + 1))
+        out.append(r)
+    csv_path = tmp_path / "many.raw.csv"
+    with open(csv_path, "w", newline="", encoding="utf-8") as fh:
+        _csv.writer(fh).writerows(out)
+    doc = render(analyze(open_report(csv_path)), "html", RenderOptions())
+    assert doc.count('class="graph-box"') == GRAPH_KERNELS_MAX
+    assert doc.count('class="muted graph-omitted"') == n - GRAPH_KERNELS_MAX
+    # the three shortest kernels (ids 0, 1, 2) are the ones left out
+    for i in range(3):
+        assert f"-k {i} -o tree.svg" in doc
+    assert f"-k {n - 1} -o tree.svg" not in doc

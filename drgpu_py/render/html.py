@@ -43,6 +43,8 @@ HOT_LINES_MAX = 12
 CONTEXT_LINES = 2             # source lines shown around each hot line
 SASS_HOTSPOTS_MAX = 12
 SASS_ROWS_MAX = 40            # SASS instructions listed under one hot source line
+GRAPH_KERNELS_MAX = 10        # kernel groups (by GPU time) drawn as a Graphviz picture: about 50 KB each;
+                              # the others keep the outline tree (a report of 140 kernels was 17 MB)
 SHARE_CHART_MAX = 15          # kernel groups drawn in the summary's time-share chart
 FIX_FIRST_MAX = 10            # findings in the summary's "fix first" list
 SHORT_NAME_W = 30             # characters of a kernel's short name in the summary table
@@ -769,10 +771,15 @@ def _summary_view(analysis, kernels: list[dict]) -> dict | None:
 def render_html(analysis, options) -> str:
     options = options or RenderOptions()
     with_svg = dot_available()
-    kernels = [_kernel_view(i, ka, analysis, options, with_svg) for i, ka in enumerate(analysis.kernels)]
+    times = [(ka.kernel.duration_ns if not _nan(ka.kernel.duration_ns) else 0.0) * groups.launches(ka.kernel)
+             for ka in analysis.kernels]
+    drawn = set(sorted(range(len(times)), key=lambda i: -times[i])[:GRAPH_KERNELS_MAX])
+    kernels = [_kernel_view(i, ka, analysis, options, with_svg and i in drawn) for i, ka in enumerate(analysis.kernels)]
+    for i, kv in enumerate(kernels):
+        kv["graph_omitted"] = with_svg and i not in drawn
     report = str(analysis.profile.path or "")
     return _env().get_template("report.html.j2").render(
         title=os.path.basename(report) or "drgpu report", report=report, fmt=analysis.profile.format,
         version=__version__, notes=list(analysis.profile.notes), kernels=kernels,
         summary=_summary_view(analysis, kernels), launches=sum(kv["launches"] for kv in kernels),
-        fold=f"{options.fold_share * 100:g}%", with_svg=with_svg)
+        fold=f"{options.fold_share * 100:g}%", with_svg=with_svg, graph_max=GRAPH_KERNELS_MAX)
