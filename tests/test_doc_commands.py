@@ -1,7 +1,7 @@
 """Every command shown in README.md and docs/*.md runs as written.
 
 The fenced blocks are read and each line that is a command (``drgpu ...``, ``python ...``,
-``pip ...``, ``pytest``, ``mpirun ...``; a leading ``$ `` prompt and a trailing comment are
+``pip ...``, ``pytest``, ``mpirun ...``, ``ruff ...``; a leading ``$ `` prompt and a trailing comment are
 dropped) is run with ``bash -c`` in a fresh folder holding what the documentation's names
 stand for: ``REPORT.ncu-rep``, ``before.ncu-rep`` and the like are sample reports, ``./app``
 and ``train.py`` small programs, ``ncu`` the stand-in (tests/standin/ncu) and ``drgpu`` this
@@ -23,7 +23,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SAMPLES = ROOT / "sample_reports"
-_COMMAND = re.compile(r"^(drgpu(?=\s|$)(?!:)|python |pip |pytest|mpirun )")
+_COMMAND = re.compile(r"^(drgpu(?=\s|$)(?!:)|python |pip |pytest|mpirun |ruff |pre-commit )")
 
 # Commands that do not run here, and why (keys: the command without prompt and comment).
 NOT_RUN = {
@@ -37,6 +37,7 @@ NOT_RUN = {
     "mpirun -np 64 sh -c 'drgpu analyze reports/app.rank${OMPI_COMM_WORLD_RANK}.ncu-rep -j 1 -q -o json/rank${OMPI_COMM_WORLD_RANK}.json'":
         "needs an MPI launcher; the same command with SLURM_ARRAY_TASK_ID runs",
     'drgpu profile [OPTIONS] -- APP [ARGS...]': "a synopsis, not a command",
+    'ruff check .': "the linter over the whole tree: .ci/run runs it before the tests",
     'python benchmarks/bench_analyze.py --repeat 3': "a benchmark: minutes of CPU on the 1,000-launch report",
     'python benchmarks/bench_analyze.py --repeat 3 --no-rep': "a benchmark: minutes of CPU on the 1,000-launch report",
     'python benchmarks/standin.py /tmp/bench --launches 1000': "writes a 1,000-launch stand-in report (a benchmark input)",
