@@ -230,6 +230,8 @@ def analyze(
 ) -> None:
     """Analyze an existing Nsight Compute report (or CSV export), several reports of one program (merged as ranks), or a folder of them: summary, stall trees and ranked findings."""
     def body():
+        # nvdisasm lists the report's code while the analysis modules load (drgpu_py.cubin_sass).
+        sass = start_report_sass(reports)
         from .pipeline import SEPARATE_NOTE, analyze_reports, write_result
         if top < 0:
             raise UsageError(f"--top must be 0 or more, got {top}")
@@ -244,12 +246,27 @@ def analyze(
                                  cubin=cubin, binary=binary, thresholds=th,
                                  progress=progress_printer("analyzing kernels", quiet),
                                  read_progress=progress_printer("reading kernels", quiet), per_launch=per_launch,
-                                 jobs=jobs or default_jobs(), merge=True if merge else None)
+                                 jobs=jobs or default_jobs(), merge=True if merge else None, sass=sass)
         if result.profile.format == "separate":
             typer.echo(f"drgpu: warning: {SEPARATE_NOTE}", err=True)
         write_result(result, fmt=fmt, output=output, force=force, fold=fold, top=top)
         check_fail_on(fail_on, [f.severity for ka in result.kernels for f in ka.findings])
     run_guarded(body)
+
+
+def start_report_sass(reports) -> object | None:
+    """For one ``.ncu-rep`` (checked by its magic bytes), nvdisasm started on the cubins it
+    carries (``cubin_sass.SassSource``); None for anything else."""
+    if len(reports) != 1:
+        return None
+    try:
+        with open(reports[0], "rb") as fh:
+            if fh.read(4) != b"NVR\x00":
+                return None
+    except OSError:
+        return None
+    from .cubin_sass import SassSource, cubins_in_report, max_cubins
+    return SassSource.start(cubins_in_report(reports[0], limit=max_cubins()))
 
 
 def check_fold(fold: float) -> None:

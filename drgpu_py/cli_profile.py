@@ -306,8 +306,13 @@ def profile(  # noqa: C901 - the command's body moves into the library with the 
             for n in notes:
                 status.print(f"[yellow]note:[/yellow] {escape(n)}")
         started = time.time()
+        # The analysis' imports and template compile while ncu profiles (drgpu_py.warmup).
+        from .warmup import Warmup
+        warm = Warmup(binary=app_cmd[0]).start()
         with ProgressView(status, quiet) as view:
             result = prof.run_ncu(argv, log_path, on_event=view, timeout_s=timeout)
+        if not result.interrupted:
+            warm.join()  # before any report is read: reading forks, which wants one thread
         reports = prof.found_reports(result, req, started)
         kept = ", ".join(str(p) for p in reports) or "no report (nothing was profiled yet)"
         if result.interrupted and not result.timed_out:
@@ -330,7 +335,7 @@ def profile(  # noqa: C901 - the command's body moves into the library with the 
         missing_by_report: dict[str, dict] = {}
         for rep in reports:
             try:
-                rows_r, files, missing = _analyze_one(rep, sel, result, notes, th)
+                rows_r, files, missing = _analyze_one(rep, sel, result, notes, th, warm.sass)
             except DrgpuError as e:
                 failures.append(f"{rep.name}: {e}")
                 continue
@@ -364,7 +369,7 @@ def profile(  # noqa: C901 - the command's body moves into the library with the 
     run_guarded(body)
 
 
-def _analyze_one(rep: Path, sel: prof.Selection, result: prof.RunResult, notes: list[str], th):
+def _analyze_one(rep: Path, sel: prof.Selection, result: prof.RunResult, notes: list[str], th, sass=None):
     """Analyze one report: check the requested metrics, write the outputs beside it (their
     names were checked free before profiling, or --force was given)."""
     from .pipeline import analyze_reports
@@ -375,7 +380,7 @@ def _analyze_one(rep: Path, sel: prof.Selection, result: prof.RunResult, notes: 
     said = set(result.ncu_unavailable_metrics) & set(sel.metrics)
     if said:
         missing.setdefault("(ncu's warning)", []).extend(sorted(said))
-    analysis = analyze_reports([rep], thresholds=th)
+    analysis = analyze_reports([rep], thresholds=th, sass=sass)
     # A note every kernel already carries (the reader derives the optional groups' notes
     # from the report itself) is not repeated for the whole report.
     on_all = set.intersection(*(set(ka.kernel.notes) for ka in analysis.kernels)) if analysis.kernels else set()

@@ -35,12 +35,13 @@ def expand_reports(reports) -> list[Path]:
 
 def analyze_reports(reports, *, kernel=None, source_csv=None, line_report=None, cubin=None, binary=None,
                     thresholds=None, progress=None, read_progress=None, per_launch=False, jobs: int = 1,
-                    merge=None) -> Analysis:
+                    merge=None, sass=None) -> Analysis:
     """``progress(done, total)``: after each kernel analyzed; ``read_progress``: after each
     launch read from a single .ncu-rep. Launches of one kernel are analyzed as one group
     (drgpu_py.groups) unless ``per_launch``. A folder stands for the reports in it
     (``expand_reports``). ``jobs``: worker processes reading several reports and analyzing
-    kernel groups (same result).
+    kernel groups (same result). ``sass``: SASS listings being made from the code's cubins
+    (``cubin_sass.SassSource``) for reading a single ``.ncu-rep`` (``readers.open_report``).
 
     Several reports are merged (ranks of one program, drgpu_py.merge) when ``merge`` is True,
     or when it is None and they share a kernel name; reports with no kernel name in common
@@ -63,7 +64,7 @@ def analyze_reports(reports, *, kernel=None, source_csv=None, line_report=None, 
             profile = side_by_side(profiles)
     else:
         profile = open_report(reports[0], source_csv=source_csv, line_report=line_report, kernel=kernel,
-                              progress=read_progress)
+                              progress=read_progress, sass=sass, jobs=jobs)
     profile = select_kernels(profile, kernel)
     if not per_launch:
         from .groups import group_profile

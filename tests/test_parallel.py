@@ -44,6 +44,27 @@ def test_workers_give_the_one_process_result(mixed, per_launch):
         assert a[fmt] == b[fmt], fmt
 
 
+def test_a_report_read_in_parts_gives_the_one_process_result(mixed, monkeypatch):
+    import drgpu_py.readers as readers
+    monkeypatch.setattr(readers, "MIN_BLOCKS_PER_PART", 4)
+    assert (readers.read_parts(16, 3, False), readers.read_parts(16, 3, True), readers.read_parts(16, 1, False),
+            readers.read_parts(7, 8, False)) == (3, 1, 1, 1)
+    sizes = []
+    real = readers.in_children
+
+    def spy(calls, what):
+        sizes.append(len(calls))
+        return real(calls, what)
+    monkeypatch.setattr(readers, "in_children", spy)
+    one = analyze_reports([mixed], per_launch=True, jobs=1)
+    three = analyze_reports([mixed], per_launch=True, jobs=3)
+    assert sizes == [1, 3]
+    assert [k.id for k in three.profile.kernels] == list(range(16))
+    a, b = _outputs(one), _outputs(three)
+    for fmt in a:
+        assert a[fmt] == b[fmt], fmt
+
+
 def test_reports_read_in_workers_merge_as_in_one_process(tmp_path):
     ranks = sorted((SAMPLES / "ranks").glob("*.ncu-rep"))
     one = analyze_reports(ranks, jobs=1)

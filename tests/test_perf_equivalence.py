@@ -19,6 +19,7 @@ import pytest
 from conftest import needs_ncu_report
 
 from drgpu_py.analysis import AnalysisCache, analyze
+from drgpu_py.cubin_sass import SassSource, cubins_in_report, find_tool, sm_of
 from drgpu_py.errors import NoKernelsError
 from drgpu_py.readers import open_report, select_kernels
 from drgpu_py.readers.ncu_rep import FunctionCache, read_line_table, read_ncu_rep
@@ -99,6 +100,39 @@ def test_sample_reports_unchanged_by_caching(report):
     cached = read_ncu_rep(report)
     _same_profile(cached, read_ncu_rep(report, cache=False))
     assert _json(analyze(cached)) == _json(analyze(read_ncu_rep(report, cache=False), cache=False))
+
+
+# Listings with operand reuse, branches, convergence barriers, subroutine calls and returns, spills.
+LISTED = MIX + ["bucket_u64/bucket_u64_bad", "blur_grid2d/blur_grid2d_bad", "precise_math/precise_math_bad",
+                "spill_tile/spill_tile_bad", "rare_regs/rare_regs_fixed"]
+needs_nvdisasm = pytest.mark.skipif(find_tool("nvdisasm") is None, reason="nvdisasm is not installed")
+
+
+def _listed_everywhere(profile, listings) -> None:
+    assert listings is not None
+    assert all(listings.function(k.mangled, sm_of(k.compute_capability)) is not None for k in profile.kernels)
+
+
+@needs_nvdisasm
+@pytest.mark.parametrize("stem", LISTED)
+def test_sass_from_the_reports_cubin_is_ncu_reports(stem):
+    report = SAMPLES / f"{stem}.ncu-rep"
+    plain = read_ncu_rep(report)
+    listings = SassSource.start(cubins_in_report(report)).result()
+    _listed_everywhere(plain, listings)
+    from_cubin = read_ncu_rep(report, sass=listings)
+    _same_profile(from_cubin, plain)
+    assert _json(analyze(from_cubin)) == _json(analyze(plain))
+
+
+@needs_nvdisasm
+def test_sass_from_several_cubins_of_a_multi_launch_report(many, monkeypatch):
+    monkeypatch.setattr("drgpu_py.cubin_sass.max_cubins", lambda: 8)
+    listings = SassSource.start(cubins_in_report(many)).result()
+    assert len(cubins_in_report(many)) == 6
+    plain = read_ncu_rep(many, cache=False)
+    _listed_everywhere(plain, listings)
+    _same_profile(read_ncu_rep(many, sass=listings), plain)
 
 
 def test_line_table_cached_and_uncached_agree(many):

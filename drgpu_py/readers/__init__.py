@@ -20,26 +20,32 @@ from ..errors import DrgpuError, NoKernelsError, ReportFormatError, UsageError
 from ..model import Profile, signature
 from .common import id_filter as _id_filter
 from .common import kernel_regex, regex_time_limit
-from .common import native_log_summary, native_stderr_captured, rep_framing_problem, sniff
-from .isolate import in_child
+from .common import native_log_summary, native_stderr_captured, rep_blocks, sniff
+from .isolate import in_children
 
 __all__ = ["open_report", "select_kernels", "sniff"]
 
 
 def open_report(path: str | Path, *, source_csv: str | Path | None = None,
-                line_report: str | Path | None = None, progress=None, kernel: str | None = None) -> Profile:
+                line_report: str | Path | None = None, progress=None, kernel: str | None = None,
+                sass=None, jobs: int = 1) -> Profile:
     """Read a report. ``source_csv``: the per-instruction CSV for a raw CSV (else looked
     for beside it). ``line_report``: an ``.ncu-rep`` whose line table annotates a CSV.
     ``kernel``: the ``--kernel`` selector; both readers may skip launches it cannot pick
     (ids and id ranges; the CSV reader also name patterns, its names being plain cells), so
     the result may hold fewer launches than the report. ``select_kernels`` still applies it
-    and reports no match: a selector that matches nothing reads every launch."""
+    and reports no match: a selector that matches nothing reads every launch. ``sass``: a
+    ``cubin_sass.SassSource`` started on the profiled code's cubins; an ``.ncu-rep``'s
+    launches whose function it lists take their SASS from it (same text, read faster).
+    ``jobs``: processes that may read parts of a large ``.ncu-rep`` at once (``read_parts``);
+    the profile is the same."""
     p = Path(path)
     kind = sniff(p)
     if kind == "ncu-rep":
         if source_csv is not None:
             raise UsageError("--source-csv applies to CSV input, not to an .ncu-rep")
-        return _note_missing_sections(_read_rep_checked(p, progress, keep_id=_id_filter(kernel)))
+        return _note_missing_sections(_read_rep_checked(p, progress, keep_id=_id_filter(kernel), sass=sass,
+                                                        jobs=jobs))
     if kind == "csv-raw":
         from .ncu_csv import read_ncu_csv
         return _note_missing_sections(read_ncu_csv(p, source_csv=source_csv, line_report=line_report, kernel=kernel))
@@ -84,14 +90,37 @@ _DAMAGED_HINT = ("copy or profile it again; if ncu itself opens it, the installe
                  "older than the ncu that wrote it (pip install -U ncu-report)")
 
 
-def _read_rep_checked(p: Path, progress=None, keep_id=None) -> Profile:
+#: Data blocks a reading process should have at least: each one loads the report and starts
+#: ncu_report's disassembler (0.5-1 s of CPU) before its first launch (20-35 ms each on the
+#: GPU host). ncu 2025.3 writes about ten blocks per launch, so this is about 16 launches.
+MIN_BLOCKS_PER_PART = 160
+
+
+def read_parts(blocks: int, jobs: int, selected: bool) -> int:
+    """Processes to read an ``.ncu-rep`` of ``blocks`` data blocks with: one for a launch
+    selection (``--kernel``) or a report too small to pay for more."""
+    if selected or jobs <= 1:
+        return 1
+    return max(1, min(jobs, blocks // MIN_BLOCKS_PER_PART))
+
+
+def _read_rep_checked(p: Path, progress=None, keep_id=None, sass=None, jobs: int = 1) -> Profile:
     """Read an .ncu-rep, turning ncu_report's silent failures into ReportFormatError."""
     from .ncu_rep import read_ncu_rep
-    framing = rep_framing_problem(p)
+    blocks, framing = rep_blocks(p)
+    listings = sass.result() if sass is not None else None
+    n = read_parts(0 if framing else blocks, jobs, keep_id is not None)
     with native_stderr_captured() as log:
         try:
-            # In a child process: ncu_report can crash natively on a damaged report.
-            profile = in_child(read_ncu_rep, p, progress=progress, keep_id=keep_id, what=str(p))
+            # In child processes: ncu_report can crash natively on a damaged report. Several
+            # read consecutive parts of a large report at once; their launches in order are
+            # the whole report's.
+            kw = {"progress": progress if n == 1 else None, "keep_id": keep_id, "sass": listings}
+            parts = in_children([(read_ncu_rep, (p,), {**kw, "part": (i, n) if n > 1 else None}) for i in range(n)],
+                                what=str(p))
+            profile = parts[0]
+            for more in parts[1:]:
+                profile.kernels.extend(more.kernels)
         except DrgpuError:
             raise
         except Exception as e:  # native module on a damaged file

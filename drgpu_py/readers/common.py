@@ -213,42 +213,49 @@ def rep_framing_problem(path: Path) -> str | None:
     block header (protobuf; field 5 = payload size) + payload, ending exactly at EOF. It is
     not a documented format, so callers use the answer to explain a load that already looks
     broken, or as a note, never to refuse a report ncu_report reads."""
+    return rep_blocks(path)[1]
+
+
+def rep_blocks(path: Path) -> tuple[int, str | None]:
+    """(data blocks, problem) of ``rep_framing_problem``'s walk over the framing: the block
+    count (ncu 2025.3 writes about ten per launch) sizes a read, never checks one."""
+    blocks = 0
     try:
         size = path.stat().st_size
         with open(path, "rb") as fh:
             if fh.read(4) != NCU_MAGIC:
-                return "no Nsight Compute magic"
-            pos, blocks = 4, 0
+                return blocks, "no Nsight Compute magic"
+            pos = 4
             n = fh.read(4)
             if len(n) < 4:
-                return f"the file ends inside its header ({size} bytes)"
+                return blocks, f"the file ends inside its header ({size} bytes)"
             (hlen,) = struct.unpack("<I", n)
             pos += 4 + hlen
             if pos > size:
-                return f"the file ends inside its header ({size} bytes)"
+                return blocks, f"the file ends inside its header ({size} bytes)"
             fh.seek(pos)
             while pos < size:
                 n = fh.read(4)
                 if len(n) < 4:
-                    return f"the file ends inside block {blocks + 1} ({size} bytes)"
+                    return blocks, f"the file ends inside block {blocks + 1} ({size} bytes)"
                 if n == NCU_MAGIC:   # `cat a.ncu-rep b.ncu-rep > c.ncu-rep`: ncu_report reads neither
-                    return (f"a second report starts at byte {pos}: two reports concatenated "
-                            f"(give them as separate files; drgpu merge combines reports)")
+                    return blocks, (f"a second report starts at byte {pos}: two reports concatenated "
+                                    f"(give them as separate files; drgpu merge combines reports)")
                 (hlen,) = struct.unpack("<I", n)
                 if pos + 4 + hlen > size:
-                    return f"block {blocks + 1} needs {pos + 4 + hlen - size} bytes more than the file has ({size} bytes)"
+                    return blocks, f"block {blocks + 1} needs {pos + 4 + hlen - size} bytes more than the file has ({size} bytes)"
                 try:
                     payload = _payload_size(fh.read(hlen))
                 except ValueError as e:
-                    return f"block {blocks + 1} has an unreadable header ({e})"
+                    return blocks, f"block {blocks + 1} has an unreadable header ({e})"
                 pos += 4 + hlen + payload
                 if pos > size:
-                    return f"block {blocks + 1} needs {pos - size} bytes more than the file has ({size} bytes)"
+                    return blocks, f"block {blocks + 1} needs {pos - size} bytes more than the file has ({size} bytes)"
                 fh.seek(pos)
                 blocks += 1
-            return None if blocks else "the file holds no data block"
+            return blocks, (None if blocks else "the file holds no data block")
     except OSError as e:
-        return f"cannot read it ({e.strerror})"
+        return blocks, f"cannot read it ({e.strerror})"
 
 
 @contextlib.contextmanager

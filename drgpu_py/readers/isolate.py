@@ -8,6 +8,8 @@ raises what it raised (drgpu's typed errors keep their message and hint; an exce
 cannot cross the process boundary arrives as ``RuntimeError`` naming it). When the child
 dies of a signal or exits without an answer, it raises :class:`ReportFormatError` naming
 ``what`` and the signal (exit 4). Ctrl-C in the parent kills the child and is re-raised.
+``in_children(calls, what=PATH)`` runs several such calls in children at once (a report read
+in parts by ``-j`` workers) and returns their results in order.
 
 How: ``os.fork`` (the child shares the loaded modules and the progress callback, so there is
 no start-up cost), the result pickled back through a pipe (protocol 5). ``ncu_report`` is
@@ -38,9 +40,45 @@ def _signal_name(n: int) -> str:
         return f"signal {n}"
 
 
+def _in_process() -> bool:
+    return not hasattr(os, "fork") or bool(os.environ.get("DRGPU_READ_IN_PROCESS")) or "ncu_report" in sys.modules
+
+
 def in_child(fn: Callable[..., Any], *args, what: str, **kwargs) -> Any:
-    if not hasattr(os, "fork") or os.environ.get("DRGPU_READ_IN_PROCESS") or "ncu_report" in sys.modules:
+    if _in_process():
         return fn(*args, **kwargs)
+    return _collect(*_start(fn, args, kwargs), what)
+
+
+def in_children(calls: list[tuple[Callable[..., Any], tuple, dict]], what: str) -> list:
+    """``in_child`` of each ``(fn, args, kwargs)``, all children running at once; results in
+    order. The first failure (in call order) is raised, after every other child is stopped."""
+    if _in_process():
+        return [fn(*args, **kwargs) for fn, args, kwargs in calls]
+    started = []
+    try:
+        for fn, args, kwargs in calls:
+            started.append(_start(fn, args, kwargs))
+        out = []
+        while started:
+            pid, r = started.pop(0)
+            out.append(_collect(pid, r, what))
+        return out
+    finally:
+        for pid, r in started:  # after a failure: the others' answers are not wanted
+            _kill(pid)
+            os.close(r)
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except OSError:
+        pass
+
+
+def _start(fn: Callable[..., Any], args: tuple, kwargs: dict) -> tuple[int, int]:
     for stream in (sys.stdout, sys.stderr):
         try:  # what the parent buffered must not be written twice
             stream.flush()
@@ -70,17 +108,17 @@ def in_child(fn: Callable[..., Any], *args, what: str, **kwargs) -> Any:
         finally:
             os._exit(code)
     os.close(w)
+    return pid, r
+
+
+def _collect(pid: int, r: int, what: str) -> Any:
     try:
         with os.fdopen(r, "rb") as fh:
             payload = fh.read()
         _, status = os.waitpid(pid, 0)
     except BaseException:
         # Ctrl-C (or a signal turned into an exception) while the child reads: stop it too.
-        try:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        except OSError:
-            pass
+        _kill(pid)
         raise
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)

@@ -122,10 +122,14 @@ class FunctionCache:
 
 
 def read_ncu_rep(path: Path, progress=None, *, keep_id: Callable[[int], bool] | None = None,
-                 cache: bool | FunctionCache = True) -> Profile:
+                 cache: bool | FunctionCache = True, sass=None, part: tuple[int, int] | None = None) -> Profile:
     """Read every launch (or those whose id ``keep_id`` accepts; all of them when it accepts
     none, so that kernel selection can say what the report holds). ``progress(done, total)``
-    is called after each launch read. ``cache``: True, False, or a FunctionCache to use."""
+    is called after each launch read. ``cache``: True, False, or a FunctionCache to use.
+    ``sass``: listings from the report's cubins (``cubin_sass.Listings``); a launch whose
+    function they hold takes its SASS from them instead of ncu_report's disassembler.
+    ``part=(i, n)``: only the i-th of n consecutive blocks of the launches that would be read
+    (readers split a large report between processes; the parts in order make the whole)."""
     with open(path, "rb") as fh:
         if fh.read(4) != NCU_MAGIC:
             raise ReportFormatError(f"{path} is not an Nsight Compute report (bad magic)")
@@ -143,12 +147,15 @@ def read_ncu_rep(path: Path, progress=None, *, keep_id: Callable[[int], bool] | 
     ids = list(range(len(where)))
     if keep_id is not None:
         ids = [kid for kid in ids if keep_id(kid)] or ids
+    if part is not None:
+        i, n = part
+        ids = ids[len(ids) * i // n:len(ids) * (i + 1) // n]
     plan = _Plan.build()
     functions = cache if isinstance(cache, FunctionCache) else FunctionCache() if cache else None
     kernels = []
     for n, kid in enumerate(ids):
         rng, i = where[kid]
-        kernels.append(_read_action(nr, rng.action_by_idx(i), kid, plan, functions))
+        kernels.append(_read_action(nr, rng.action_by_idx(i), kid, plan, functions, sass))
         if progress:
             progress(n + 1, len(ids))
     return Profile(path=str(path), format="ncu-rep", kernels=kernels)
@@ -169,7 +176,8 @@ def _scalar(m) -> float:
     return float(v) if v is not None else math.nan
 
 
-def _read_action(nr, a, kid: int, plan: _Plan | None = None, functions: FunctionCache | None = None) -> KernelProfile:
+def _read_action(nr, a, kid: int, plan: _Plan | None = None, functions: FunctionCache | None = None,
+                 sass=None) -> KernelProfile:
     plan = plan or _Plan.build()
     metrics: dict[str, float] = {}
     by_name = a.metric_by_name
@@ -204,7 +212,11 @@ def _read_action(nr, a, kid: int, plan: _Plan | None = None, functions: Function
     if functions is not None:
         key = (mangled, name, _uint(by_name("launch__context_id")),
                metrics.get("launch__registers_per_thread"), metrics.get("launch__shared_mem_per_block_static"))
-    df, base, source_text = _instructions(a, plan, functions, key)
+    listing = None
+    if sass is not None:
+        from ..cubin_sass import sm_of
+        listing = sass.function(mangled, sm_of(cc))
+    df, base, source_text = _instructions(a, plan, functions, key, listing)
     if SAMPLES_MOVED in df.attrs:
         metrics[SAMPLES_MOVED] = df.attrs.pop(SAMPLES_MOVED)
     return KernelProfile(
@@ -333,16 +345,18 @@ def _walk(a, base: int, end: int) -> tuple[list[tuple[int, str | None]], bool]:
     return walk, True
 
 
-def _listing(a, base: int, end: int, known: set[int], functions: FunctionCache | None, key) -> tuple[dict, dict, dict]:
+def _listing(a, base: int, end: int, known: set[int], functions: FunctionCache | None, key,
+             listing=None) -> tuple[dict, dict, dict]:
     """(sass by PC, lines by PC, source text) for a launch, from the cache when it holds
-    this function's listing and that listing answers for this launch."""
+    this function's listing and that listing answers for this launch; the SASS from
+    ``listing`` (a cubin's, ``cubin_sass.FunctionSass``) when given, else ncu_report's."""
     cached = functions.listings.get(key + (base,)) if functions is not None and key is not None else None
     if cached is not None and known <= cached.pcs:
         sass = cached.take(end)
         if sass is not None:
             functions.hits += 1
             return sass, cached.lines, dict(cached.source_text)  # callers may add files
-    walk, capped = _walk(a, base, end)
+    walk, capped = listing.walk(base, end, _MAX_FUNCTION_BYTES) if listing is not None else _walk(a, base, end)
     sass = {pc: t for pc, t in walk if t is not None}
     lines: dict[int, tuple[str, int]] = {}
     for pc in sass:
@@ -358,7 +372,7 @@ def _listing(a, base: int, end: int, known: set[int], functions: FunctionCache |
     return sass, lines, source_text
 
 
-def _instructions(a, plan: _Plan | None = None, functions: FunctionCache | None = None, key=None):
+def _instructions(a, plan: _Plan | None = None, functions: FunctionCache | None = None, key=None, listing=None):
     plan = plan or _Plan.build()
     cols = _per_pc_columns(a, plan)
     known = set()
@@ -377,7 +391,7 @@ def _instructions(a, plan: _Plan | None = None, functions: FunctionCache | None 
     lines: dict[int, tuple[str | None, int | None]] = {}
     source_text: dict[str, list[str]] = {}
     if base is not None:
-        sass, lines, source_text = _listing(a, base, max(known) if known else base, known, functions, key)
+        sass, lines, source_text = _listing(a, base, max(known) if known else base, known, functions, key, listing)
     else:
         source_text = _source_text(a)
     moved = _fold_gaps(cols, sass) if sass else 0.0

@@ -1,0 +1,63 @@
+"""Start-up work done while something else runs: ``drgpu profile`` spends seconds waiting on
+ncu, and the analysis it runs afterwards would otherwise first import pandas and the
+analysis modules and compile the HTML template (about 1.5 s on the GPU host, measured in
+benchmarks/RESULTS.md).
+
+Contract: ``Warmup(binary).start()`` extracts the binary's cubins and starts nvdisasm on them
+(``cubin_sass``: the report is then read without ncu_report's disassembler), imports the
+reading, analysis and rendering modules and compiles the HTML template, in a daemon thread; ``Warmup.join()`` waits for it and returns the error
+it met, if any (a failed warm-up changes nothing: the same imports run again, in the main
+thread, where their error is reported as usual). Nothing is computed that depends on the
+report, and nothing is written but temporary cubin files, removed once listed. ``ncu_report`` is never imported here: report
+reading forks a child (``readers.isolate``), and a process that holds ``ncu_report``'s own
+thread must not fork.
+
+The thread only holds Python's lock while it runs Python code; the main thread meanwhile
+sleeps in ``read`` on ncu's output pipe, so neither waits for the other.
+"""
+from __future__ import annotations
+
+import importlib
+import threading
+
+#: Modules the analysis after profiling imports, heaviest (pandas) first.
+MODULES = ("pandas", "drgpu_py.pipeline", "drgpu_py.groups", "drgpu_py.render.bundle", "drgpu_py.render.json_",
+           "drgpu_py.render.text", "drgpu_py.render.dot", "drgpu_py.render.html")
+
+
+class Warmup:
+    def __init__(self, binary: str | None = None) -> None:
+        self._thread: threading.Thread | None = None
+        self._binary = binary
+        self.error: BaseException | None = None
+        #: nvdisasm at work on the binary's cubins (``cubin_sass.SassSource``), once started
+        self.sass = None
+
+    def start(self) -> "Warmup":
+        # Modules that cli.lazy_module defers are loaded here, in the calling thread:
+        # importlib's LazyLoader must not run its first load from two threads at once.
+        from . import data
+        data.share_dir  # noqa: B018 - the attribute access is what loads the module
+        self._thread = threading.Thread(target=self._run, name="drgpu-warmup", daemon=True)
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        try:
+            if self._binary:
+                from .cubin_sass import SassSource, cubins_in_binary
+                self.sass = SassSource.start(cubins_in_binary(self._binary))
+            for name in MODULES:
+                importlib.import_module(name)
+            from .render.html import _env
+            env = _env()
+            for name in ("report.html.j2", "_macros.html.j2", "report.css", "report.js"):
+                env.get_template(name)  # compiled once; the environment keeps them
+        except BaseException as e:  # noqa: BLE001 - reported by join(), redone by the caller
+            self.error = e
+
+    def join(self) -> BaseException | None:
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+        return self.error
