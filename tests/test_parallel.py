@@ -49,6 +49,8 @@ def test_a_report_read_in_parts_gives_the_one_process_result(mixed, monkeypatch)
     monkeypatch.setattr(readers, "MIN_BLOCKS_PER_PART", 4)
     assert (readers.read_parts(16, 3, False), readers.read_parts(16, 3, True), readers.read_parts(16, 1, False),
             readers.read_parts(7, 8, False)) == (3, 1, 1, 1)
+    # No more readers than the free memory holds, at READER_MEMORY_PER_BYTE times the report each.
+    assert readers.read_parts(1600, 16, False, report_bytes=1 << 60) == 1
     sizes = []
     real = readers.in_children
 

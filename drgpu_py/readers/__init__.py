@@ -12,6 +12,7 @@ report lacks whole sections gets a note naming them (the analysis is then partia
 """
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -94,14 +95,24 @@ _DAMAGED_HINT = ("copy or profile it again; if ncu itself opens it, the installe
 #: ncu_report's disassembler (0.5-1 s of CPU) before its first launch (20-35 ms each on the
 #: GPU host). ncu 2025.3 writes about ten blocks per launch, so this is about 16 launches.
 MIN_BLOCKS_PER_PART = 160
+#: Memory one reading process may need, in multiples of the report's size: ncu_report's
+#: peak reading all of a report measured 7-17x the file (benchmarks/RESULTS.md).
+READER_MEMORY_PER_BYTE = 16
 
 
-def read_parts(blocks: int, jobs: int, selected: bool) -> int:
+def read_parts(blocks: int, jobs: int, selected: bool, report_bytes: int = 0) -> int:
     """Processes to read an ``.ncu-rep`` of ``blocks`` data blocks with: one for a launch
-    selection (``--kernel``) or a report too small to pay for more."""
+    selection (``--kernel``) or a report too small to pay for more; no more than the memory
+    available now holds (each reader loads the whole report)."""
     if selected or jobs <= 1:
         return 1
-    return max(1, min(jobs, blocks // MIN_BLOCKS_PER_PART))
+    n = min(jobs, blocks // MIN_BLOCKS_PER_PART)
+    try:
+        free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        n = min(n, free // max(1, READER_MEMORY_PER_BYTE * report_bytes))
+    except (ValueError, OSError, AttributeError):  # no sysconf: the cores decide
+        pass
+    return max(1, n)
 
 
 def _read_rep_checked(p: Path, progress=None, keep_id=None, sass=None, jobs: int = 1) -> Profile:
@@ -109,7 +120,7 @@ def _read_rep_checked(p: Path, progress=None, keep_id=None, sass=None, jobs: int
     from .ncu_rep import read_ncu_rep
     blocks, framing = rep_blocks(p)
     listings = sass.result() if sass is not None else None
-    n = read_parts(0 if framing else blocks, jobs, keep_id is not None)
+    n = read_parts(0 if framing else blocks, jobs, keep_id is not None, p.stat().st_size)
     with native_stderr_captured() as log:
         try:
             # In child processes: ncu_report can crash natively on a damaged report. Several
