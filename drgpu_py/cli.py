@@ -257,7 +257,8 @@ def analyze(
 def start_report_sass(reports) -> object | None:
     """For one ``.ncu-rep`` (checked by its magic bytes), nvdisasm started on the cubins it
     carries (``cubin_sass.SassSource``); None for anything else."""
-    if len(reports) != 1:
+    # A regular file only: opening a FIFO would block (the reader refuses those itself).
+    if len(reports) != 1 or not Path(reports[0]).is_file():
         return None
     try:
         with open(reports[0], "rb") as fh:

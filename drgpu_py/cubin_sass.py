@@ -5,7 +5,8 @@ costs 0.6-1.9 s of CPU per process, more than reading a one-kernel report's metr
 Contract:
 - ``cubins_in_report(path)``: the CUDA ELF images (cubins) a ``.ncu-rep`` carries, as bytes,
   each once (found by their ELF header; a report that stores them otherwise yields none).
-- ``cubins_in_binary(path)``: the cubins an executable or library holds (``cuobjdump``).
+- ``cubins_in_binary(path, limit)``: the cubins an executable or library holds (``cuobjdump``;
+  none when it holds more than ``limit``).
 - ``SassSource.start(cubins)`` starts ``nvdisasm -c`` on each cubin at once (subprocesses,
   so they run while the caller imports or profiles), unless there are more than
   ``max_cubins()`` of them; ``result()`` waits and returns the
@@ -18,8 +19,9 @@ Contract:
   past ``end`` without SASS): each instruction's text as ncu_report prints it after
   ``clean_sass``: branch targets inside the function are absolute addresses (ncu prints
   ``BRA `(.L_x_3) 0x7f...``; nvdisasm prints the label alone), operands carry no
-  ``.reuse`` flag and spills no ``(*"SpillRefill"*)`` note. tests/test_cubin_sass.py
-  checks the texts against ncu_report's on every sample report.
+  ``.reuse`` flag and spills no ``(*"SpillRefill"*)`` note. tests/test_perf_equivalence.py
+  compares the texts with ncu_report's on sample reports with each of these forms; the
+  comparison over every sample report is recorded in benchmarks/RESULTS.md.
 """
 from __future__ import annotations
 
@@ -297,12 +299,22 @@ def find_tool(name: str) -> str | None:
     return None
 
 
-def cubins_in_binary(binary: str | Path) -> list[bytes]:
+def cubins_in_binary(binary: str | Path, limit: int | None = None) -> list[bytes]:
     """The cubins ``cuobjdump -xelf all`` extracts from an executable or library; none when
-    it holds none, is no such file, or cuobjdump is missing."""
+    it holds none (or, with ``limit``, more than ``limit``: they are listed first, not
+    extracted), is no such file, or cuobjdump is missing."""
     tool = find_tool("cuobjdump")
     if tool is None or not Path(binary).is_file():
         return []
+    if limit is not None:
+        try:
+            listed = subprocess.run([tool, "-lelf", str(Path(binary).resolve())], capture_output=True, text=True,
+                                    errors="replace", stdin=subprocess.DEVNULL, timeout=_TOOL_TIMEOUT_S).stdout
+        except (OSError, subprocess.SubprocessError):
+            return []
+        # cuobjdump -lelf prints "ELF file    N: NAME.sm_XY.cubin" per cubin.
+        if sum(line.startswith("ELF file") for line in listed.splitlines()) > limit:
+            return []
     with tempfile.TemporaryDirectory(prefix="drgpu-cubins-") as tmp:
         try:
             subprocess.run([tool, "-xelf", "all", str(Path(binary).resolve())], cwd=tmp, stdout=subprocess.DEVNULL,

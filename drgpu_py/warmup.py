@@ -45,8 +45,8 @@ class Warmup:
     def _run(self) -> None:
         try:
             if self._binary:
-                from .cubin_sass import SassSource, cubins_in_binary
-                self.sass = SassSource.start(cubins_in_binary(self._binary))
+                from .cubin_sass import SassSource, cubins_in_binary, max_cubins
+                self.sass = SassSource.start(cubins_in_binary(self._binary, limit=max_cubins()))
             for name in MODULES:
                 importlib.import_module(name)
             from .render.html import _env
