@@ -91,7 +91,9 @@ GPA's CFG and latency tables. It needs the report's SASS with executed counts
   single-warp rate) x warps the scheduler runs / warps resident (W, measured
   `smsp__warps_active.avg.per_cycle_active`); *issue* = warp instructions it issues;
   *pipe:p* = instructions of pipe p / the pipe's rate (`pipe_rate`, warp instructions per
-  cycle per scheduler); *pipe:tensor* = tensor FLOPs / the dense per-SM peak; *memory* = DRAM
+  cycle per scheduler; conversions to and from FP64 count on the pipe `f2f64_pipe` names:
+  the XU pipe on gh100, where ncu counts them there; constant loads (LDC) are on the address
+  divergence unit, which has no rate here, not on the load/store pipe); *pipe:tensor* = tensor FLOPs / the dense per-SM peak; *memory* = DRAM
   bytes at the peak bandwidth, or the L1/L2 units' measured work at their peak (the model does
   not derive cache traffic from the SASS); *launch* = the chip's shortest launch.
 * **Predicted cycles** = the largest term; the **bottleneck** is its name, the latency term
@@ -99,10 +101,38 @@ GPA's CFG and latency tables. It needs the report's SASS with executed counts
   waits on memory. `bottleneck_class` folds `issue` and the math pipes into `compute` and the
   LSU pipe into `memory`, to compare with the counters' verdict.
 * **What-if** (`what_if(model, change)`): `unroll` by k with k independent accumulators
-  (registers renamed per copy, copies interleaved, loop control once per k iterations),
-  `hoist` (the hot loop's loop-invariant instructions leave it), `warps` (more resident warps
-  per scheduler, up to what the launch gives a scheduler). Each re-evaluates the same terms;
-  the speedup is the ratio of the predictions.
+  (registers renamed per copy, copies interleaved), `hoist`, `warps` (more resident warps per
+  scheduler, up to what the launch gives a scheduler). Each re-evaluates the same terms; the
+  what-if's `speedup` is the ratio of the predictions. Unrolling and hoisting act on each hot
+  loop instruction by its role (`unroll_roles`), what a compiler does to it:
+  * *control* (the back edge's branch, its compare and counter), *induction* steps
+    (r = r + a loop-invariant value, with the carry into a 64-bit high half) and *index*
+    arithmetic (adds, shifts, moves affine in induction variables whose results only feed
+    addresses, range checks, loop control or other such arithmetic) run once per k
+    iterations: a copy's offset becomes the address's immediate or the compare's bound;
+  * *guards* (compares of such indices with a loop-invariant bound that only predicate
+    instructions: range checks) run per copy when unrolled, and leave the loop when hoisted
+    (loop versioning decides them once before it), as do *loop-invariant* instructions;
+  * everything else is *work* and runs once per copy (an index that goes through a mask or a
+    product of two indices is work: each copy computes its own).
+
+  `unroll` with `hoist=True` applies both (instruction-overhead's change).
+
+### Findings' estimates from the model
+
+`low-ilp` estimates the better of `unroll` (k = `model_unroll_k`, 4) and `warps`;
+`instruction-overhead` estimates `unroll` with `hoist=True`. Both are then bounded like every
+finding (docs/json-schema.md, `bounds`). The estimate is the what-if applied to the kernel as
+measured (`measured_speedup`): where the counters' verdict is the model's bottleneck class,
+the measured cycles the model does not explain are that limit running below its ideal rate and
+shrink with it (the ratio of the predictions); where the counters name another cause, the model
+leaves that cause out and its time stays (the cycles the change saves come off the measured
+cycles). `poly_double` is the case: its Horner chain waits on immediate-constant-cache misses
+(half of its stall cycles), which the model does not see, so unrolling saves the DFMA latency
+and not those misses. Without a model (no SASS) the findings keep their stall-based estimates.
+The finding's evidence names the change (`model_change`) and the predicted cycles before and
+after (`model_predicted_cycles`, `model_predicted_cycles_after`, `model_bottleneck_after`).
+The generated table "Loop findings against the measured fixes" below checks them.
 
 ## Reading the gap
 
@@ -110,9 +140,9 @@ Predicted cycles are a lower bound in spirit: the terms overlap perfectly and th
 A prediction well below the measured cycles names what the model leaves out: serialization it
 does not see (atomics on one address, constant-cache divergence, system-scope fences, barriers
 where one warp works and the others wait: `global_atomics`, `const_lookup`, `sysfence_loop`,
-`serial_norm` below), load imbalance and tails, or a pipe slower than its listed rate
-(`double_literal`'s FP64 conversions). A prediction near the measured cycles says the kernel
-runs as its instructions, dependencies and occupancy allow: change those to go faster.
+`serial_norm` below), load imbalance and tails, or a pipe slower than its listed rate.
+A prediction near the measured cycles says the kernel runs as its instructions, dependencies
+and occupancy allow: change those to go faster.
 
 """
 
@@ -130,7 +160,10 @@ def main() -> int:
     agree = compared = 0
     simple_err: list[float] = []
     all_err: list[float] = []
+    loop_rows = {}
     for case, variant, ka in rows():
+        if variant == "bad":
+            loop_rows[case] = ka
         m = ka.context.model
         name = (ka.kernel.name or "")[:38].replace("|", "\\|")
         if m is None or not m.available:
@@ -155,7 +188,50 @@ def main() -> int:
               f"median {100 * sorted(simple_err)[len(simple_err) // 2]:.0f}%.")
     if all_err:
         print(f"All kernels: median |error| {100 * sorted(all_err)[len(all_err) // 2]:.0f}%.")
+    loop_findings(loop_rows)
     return 0
+
+
+#: the findings whose estimates come from the model's what-ifs
+LOOP_FINDINGS = ("low-ilp", "instruction-overhead")
+
+
+def loop_findings(bad: dict) -> None:
+    """The loop findings' estimates (from the model) against the measured speedup of each
+    sample's fix, and the near misses that must stay quiet."""
+    doc = yaml.safe_load((ROOT / "sample_reports/manifest.yaml").read_text())
+    times = {}
+    for line in (ROOT / "sample_reports/timings.txt").read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 4 and not line.startswith("#"):
+            times[(parts[0], parts[1])] = float(parts[2])
+    print("\n## Loop findings against the measured fixes (generated)\n")
+    print("The samples that plant `low-ilp` or `instruction-overhead`: the finding's estimate (the model's what-if")
+    print("on the kernel as measured, bounded), the speedup measured when the fix was applied")
+    print("(`sample_reports/timings.txt`), their ratio and the change the model evaluated; then the near misses.\n")
+    print("| case | finding | estimated | measured | ratio | model's change |")
+    print("|---|---|---|---|---|---|")
+    within = n = 0
+    for case, spec in doc["cases"].items():
+        if spec["finding"] not in LOOP_FINDINGS or case not in bad:
+            continue
+        f = next((f for f in bad[case].findings if f.id == spec["finding"]), None)
+        meas = times[(case, "bad")] / times[(case, "fixed")]
+        n += 1
+        if f is None:
+            print(f"| {case} | `{spec['finding']}` | not raised | {meas:.2f}x | - | - |")
+            continue
+        ratio = f.estimated_speedup / meas
+        within += 1 / 1.5 <= ratio <= 1.5
+        print(f"| {case} | `{spec['finding']}` | {f.estimated_speedup:.2f}x | {meas:.2f}x | {ratio:.2f}x | "
+              f"{f.evidence.get('model_change', 'no model: stall-based estimate')} |")
+    for case, spec in (doc.get("near_misses") or {}).items():
+        if spec["finding"] not in LOOP_FINDINGS:
+            continue
+        kas = analyze(open_report(ROOT / f"sample_reports/{case}/{case}_bad.ncu-rep")).kernels
+        f = next((f for ka in kas for f in ka.findings if f.id == spec["finding"]), None)
+        print(f"| {case} (near miss) | `{spec['finding']}` | {f'{f.estimated_speedup:.2f}x' if f else 'quiet'} | - | - | - |")
+    print(f"\nWithin 1.5x of the measured speedup: {within} of {n}.")
 
 
 if __name__ == "__main__":

@@ -5,9 +5,16 @@ and every kernel with SASS has a model in the JSON."""
 from __future__ import annotations
 
 import pytest
+from conftest import analysis_of, manifest, near_misses
 
-from conftest import analysis_of
-from drgpu_py.analysis.model import family_of, simulate
+from drgpu_py.analysis.model import (
+    family_of,
+    measured_speedup,
+    pipe_of,
+    simulate,
+    unroll_roles,
+    what_if,
+)
 from drgpu_py.sass import parse_instruction
 
 LAT = {"fp32": 4, "alu": 4, "branch": 7, "shared": 23, "l1": 33, "l2": 260, "dram": 600}
@@ -101,3 +108,91 @@ def test_model_in_json_for_every_kernel():
 def test_family_names():
     assert family_of("pipe:fma") == "compute" and family_of("issue") == "compute"
     assert family_of("pipe:lsu") == "memory" and family_of("ilp") == "ilp"
+
+
+def test_unroll_roles_fold_index_math_and_version_range_checks():
+    # A 64-bit moving sum with a bounds check per element (sample window_sum64's loop).
+    body = _body(["IADD3 R0, P1, R2, UR4, RZ", "ISETP.GE.U32.AND P0, PT, R0, UR8, PT",
+                  "IADD3.X R0, R3, UR5, RZ, P1, !PT", "ISETP.GE.AND.EX P0, PT, R0, UR9, PT, P0",
+                  "@!P0 LDG.E.CONSTANT R0, desc[UR6][R4.64]", "UIADD3 UR4, UP0, UR4, 0x1, URZ",
+                  "UIADD3.X UR5, URZ, UR5, URZ, UP0, !UPT", "ISETP.LE.U32.AND P1, PT, R8, UR4, PT",
+                  "IADD3 R4, P2, R4, 0x4, RZ", "IMAD.U32 R9, RZ, RZ, UR5", "IMAD.X R5, RZ, RZ, R5, P2",
+                  "ISETP.GE.AND.EX P1, PT, R9, R6, PT, P1", "@!P0 FADD R7, R7, R0", "@!P1 BRA 0x0"])
+    roles = unroll_roles(body, list(range(len(body))), [])
+    by = lambda role: {body[j].text for j, r in roles.items() if r == role}  # noqa: E731
+    assert by("work") == {"@!P0 LDG.E.CONSTANT R0, desc[UR6][R4.64]", "@!P0 FADD R7, R7, R0"}
+    assert by("guard") == {"ISETP.GE.U32.AND P0, PT, R0, UR8, PT", "ISETP.GE.AND.EX P0, PT, R0, UR9, PT, P0"}
+    assert "IADD3 R4, P2, R4, 0x4, RZ" in by("induction") and "IMAD.X R5, RZ, RZ, R5, P2" in by("induction")
+    assert "IADD3 R0, P1, R2, UR4, RZ" in by("index") and "@!P1 BRA 0x0" in by("control")
+
+
+def test_unroll_roles_keep_recurrences_and_masked_indices():
+    # An LCG recurrence (x = a*x + c) is work, not an induction step; an index that goes
+    # through a mask is computed per copy (rolled_loop's circular buffer).
+    body = _body(["IMAD R3, R3, R8, R9", "IMAD.SHL.U32 R2, R0, 0x4, RZ", "VIADD R0, R0, 0x1",
+                  "LOP3.LUT R2, R2, 0xffc, RZ, 0xc0, !PT", "LDS R2, [R2+UR4]", "FFMA R5, R8, R2, R5",
+                  "VIADD R4, R4, 0x1", "ISETP.NE.AND P0, PT, R4, 0x400, PT", "@P0 BRA 0x0"])
+    roles = unroll_roles(body, list(range(len(body))), [])
+    assert [roles[j] for j in range(len(body))] == ["work", "work", "induction", "work", "work", "work",
+                                                   "control", "control", "control"]
+
+
+def test_constant_loads_and_fp64_conversions_issue_where_the_chip_counts_them():
+    ldc = parse_instruction(0, "LDC R8, c[0x3][R9]")
+    assert pipe_of(ldc) != "lsu"                  # the ADU serves constant loads
+    f2f = parse_instruction(0, "F2F.F64.F32 R6, R17")
+    assert pipe_of(f2f) == "fp64" and pipe_of(f2f, "xu") == "xu"
+    assert pipe_of(parse_instruction(0, "DFMA R8, R8, UR6, R2"), "xu") == "fp64"
+    # double_literal: 64 F2F.F64 per 32 DFMA; on gh100 the XU pipe is the bottleneck and the
+    # prediction is within 30 % of the measured cycles (it was 66 % short on the FP64 pipe).
+    _, m = _model("double_literal", "bad")
+    assert m.bottleneck == "pipe:xu" and abs(m.gap()) <= 0.30, (m.terms, m.measured_cycles)
+
+
+def _timed(case: str) -> float:
+    from conftest import SAMPLES
+    t = {}
+    for line in (SAMPLES / "timings.txt").read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[0] == case:
+            t[parts[1]] = float(parts[2])
+    return t["bad"] / t["fixed"]
+
+
+@pytest.mark.parametrize("case,finding", [
+    ("fma_chain", "low-ilp"), ("lcg_stream", "low-ilp"), ("poly_double", "low-ilp"),
+    ("conv7_rolled", "instruction-overhead"), ("rolled_loop", "instruction-overhead"),
+    ("window_sum64", "instruction-overhead")])
+def test_loop_findings_estimate_from_the_model_within_1_5x(case, finding):
+    ka, m = _model(case, "bad")
+    f = next(f for f in ka.findings if f.id == finding)
+    assert "model_change" in f.evidence and f.evidence["model_predicted_cycles"] == pytest.approx(m.predicted_cycles, abs=0.1)
+    k = ka.context.th["model_unroll_k"]
+    changes = [what_if(m, "unroll", k=k, hoist=finding == "instruction-overhead")]
+    if finding == "low-ilp":
+        changes.append(what_if(m, "warps"))
+    assert f.model_speedup == pytest.approx(max(measured_speedup(m, c) for c in changes if c), rel=1e-6)
+    ratio = f.estimated_speedup / _timed(case)
+    assert 1 / 1.5 <= ratio <= 1.5, (case, f.estimated_speedup, _timed(case))
+
+
+def test_unexplained_time_stays_where_the_counters_name_another_cause():
+    # poly_double waits on constant-cache misses (imc_miss), which the model does not see:
+    # the cycles unrolling saves come off the measured time, not a share of it.
+    _, m = _model("poly_double", "bad")
+    assert m.verdict != m.family and m.measured_cycles > m.predicted_cycles
+    w = what_if(m, "unroll", k=4)
+    assert measured_speedup(m, w) < w["speedup"]
+    saved = m.predicted_cycles - w["predicted_cycles"]
+    assert measured_speedup(m, w) == pytest.approx(m.measured_cycles / (m.measured_cycles - saved))
+
+
+@pytest.mark.parametrize("case", sorted(manifest()) + sorted(near_misses()))
+def test_every_kernel_with_sass_has_a_model(case):
+    for ka in analysis_of(case, "bad").kernels:
+        ctx = ka.context
+        has_sass = ctx.cfg is not None and sum(v for v in ctx.executed().values() if v == v) > 0
+        d = ka.to_dict()["model"]
+        assert d["available"] is has_sass, (case, ka.kernel.name, d.get("reason"))
+        if has_sass:
+            assert d["predicted_cycles"] > 0 and d["bottleneck"]

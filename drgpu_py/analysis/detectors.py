@@ -652,15 +652,21 @@ def instruction_overhead(ctx: KernelContext) -> Detection | None:
     per_iter = useful / branches
     if overhead < ctx.th["overhead_share"] or per_iter > ctx.th["overhead_useful_per_iteration"]:
         return None
-    # Unrolling removes the compare-and-branch of each iteration and, in our measurements,
-    # about half of the integer index arithmetic (folded into constant offsets).
-    removed = (control + 0.5 * integer) / total
-    speed = eliminate(removed * issue / 100.0)
+    # The performance model's what-if: unrolled by k with k accumulators, loop control,
+    # induction steps and index arithmetic once per k iterations, loop-invariant work and
+    # range checks hoisted. Without a model: the compare-and-branch of each iteration and
+    # about half of the integer index arithmetic (folded into constant offsets) go.
+    change = _model_change(ctx, ("unroll",), hoist=True)
+    if change is not None:
+        speed, model_ev = change
+    else:
+        removed = (control + 0.5 * integer) / total
+        speed, model_ev = eliminate(removed * issue / 100.0), {}
     weights = {pc: v for pc, v in ex.items() if cls.get(pc) in ("int", "control")}
     return Detection(stall_share=overhead, speedup=speed,
                      evidence={"issue_utilisation_pct": round(issue, 1), "hot_loop_instruction_share": round(body / total, 3),
                                "useful_instruction_share": round(useful / body, 3),
-                               "useful_instructions_per_iteration": round(per_iter, 2)},
+                               "useful_instructions_per_iteration": round(per_iter, 2), **model_ev},
                      locations=ctx.locations(weights),
                      fmt={"useful_pct": 100 * useful / body, "per_iter": per_iter, "issue_pct": issue},
                      relieves_override=["sm"])
@@ -754,6 +760,29 @@ def integer_division(ctx: KernelContext) -> Detection | None:
                      fmt={"share_pct": 100 * r, "inst_pct": 100 * share_inst}, relieves_override=["sm"])
 
 
+def _model_change(ctx: KernelContext, changes, hoist: bool) -> tuple[float, dict] | None:
+    """The best of the performance model's what-ifs ``changes`` (analysis/model.py) for the
+    kernel as measured (model.measured_speedup), with its evidence; None without a model or
+    when no change applies (the caller's own estimate stands)."""
+    from .model import measured_speedup, what_if
+    m = getattr(ctx, "model", None)
+    if m is None or not m.available:
+        return None
+    k = int(ctx.th["model_unroll_k"])
+    best = None
+    for change in changes:
+        got = what_if(m, change, k=k, hoist=hoist) if change == "unroll" else what_if(m, change)
+        if got is not None:
+            s = measured_speedup(m, got)
+            if best is None or s > best[0]:
+                best = (s, got)
+    if best is None:
+        return None
+    s, got = best
+    return s, {"model_change": got["description"], "model_predicted_cycles": round(m.predicted_cycles, 1),
+               "model_predicted_cycles_after": got["predicted_cycles"], "model_bottleneck_after": got["bottleneck_after"]}
+
+
 def low_ilp(ctx: KernelContext) -> Detection | None:
     s = ctx.share("wait")
     if ctx.frac("wait") < ctx.th["low_ilp_share"]:
@@ -761,14 +790,20 @@ def low_ilp(ctx: KernelContext) -> Detection | None:
     elig = ctx.kernel.m("smsp__warps_eligible.avg.per_cycle_active")
     if not math.isnan(elig) and elig >= ctx.th["low_ilp_eligible"]:
         return None
-    r = ctx.frac("wait")
-    speed = eliminate(r)
-    sel = ctx.frac("selected")
-    if sel > 0:
-        speed = min(speed, 1.0 / sel)
+    # The performance model's what-ifs: the hot loop unrolled by k with k independent
+    # accumulators, or more resident warps; the better one. Without a model: the wait stalls
+    # removed, at most up to one instruction per cycle.
+    change = _model_change(ctx, ("unroll", "warps"), hoist=False)
+    if change is not None:
+        speed, model_ev = change
+    else:
+        speed, model_ev = eliminate(ctx.frac("wait")), {}
+        sel = ctx.frac("selected")
+        if sel > 0:
+            speed = min(speed, 1.0 / sel)
     w = ctx.blamed_by_pc([i.pc for i in ctx.insts], ("wait",)) or {}
     return Detection(stall_share=s, speedup=speed,
-                     evidence={"wait_stall_share": round(s, 3), "eligible_warps_per_scheduler": _r(elig)},
+                     evidence={"wait_stall_share": round(s, 3), "eligible_warps_per_scheduler": _r(elig), **model_ev},
                      locations=ctx.locations(w) or ctx.line_samples("wait"),
                      fmt={"share_pct": 100 * s, "eligible": 0.0 if math.isnan(elig) else elig})
 
