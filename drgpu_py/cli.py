@@ -43,6 +43,9 @@ class _PlainHelpGroup(typer.core.TyperGroup):
         return cmd
 
 
+# Path options and arguments pass readable=False: typer's own check prints a usage block (exit 2)
+# for an unreadable path, where drgpu's readers say "permission denied" with exit 3.
+
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None, cls=_PlainHelpGroup,
                   context_settings={"help_option_names": ["-h", "--help"]},
                   help="drgpu: top-down GPU performance advice from Nsight Compute reports.")
@@ -128,6 +131,13 @@ def run_guarded(fn: Callable[[], int | None]) -> None:
         raise typer.Exit(128 + signum) from None
     except typer.Exit:
         raise
+    except OSError as e:
+        # An operating-system error no boundary named: still the user's environment, not
+        # a bug (docs/errors.md): a full or read-only disk is the output's, the rest the input's.
+        from .io import os_error
+        err = os_error(e)
+        typer.echo(f"drgpu: {err.kind}: {one_line(err.message)}", err=True)
+        raise typer.Exit(err.exit_code) from None
     except Exception as e:  # never show users a traceback unless asked
         if os.environ.get("DRGPU_DEBUG"):
             raise
@@ -208,17 +218,17 @@ def progress_printer(label: str, quiet: bool):
 
 @app.command()
 def analyze(
-    reports: List[Path] = typer.Argument(..., help="An .ncu-rep, a raw-page CSV export (ncu -i R --csv --page raw --print-units base), several (merged as ranks), or a folder of them."),
+    reports: List[Path] = typer.Argument(..., readable=False, help="An .ncu-rep, a raw-page CSV export (ncu -i R --csv --page raw --print-units base), several (merged as ranks), or a folder of them."),
     kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Kernel launch id, id range a:b, or name regex."),
     fmt: Optional[str] = typer.Option(None, "--format", "-f", help="text, json, csv, sarif, dot, svg, png or html (default: from -o, else text)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Output file (format inferred from its extension)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", readable=False, help="Output file (format inferred from its extension)."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
-    source_csv: Optional[Path] = typer.Option(None, "--source-csv", help="Source-page CSV export (default: X.source.csv beside X.raw.csv)."),
-    line_report: Optional[Path] = typer.Option(None, "--line-report", help="An .ncu-rep whose line table gives a CSV's source lines (default: X.ncu-rep beside X.raw.csv)."),
-    cubin: Optional[Path] = typer.Option(None, "--cubin", help="Cubin of the profiled code: control codes and line table for SASS slicing."),
-    binary: Optional[Path] = typer.Option(None, "--binary", help="Executable or library holding the profiled kernels (cubins are extracted)."),
+    source_csv: Optional[Path] = typer.Option(None, "--source-csv", readable=False, help="Source-page CSV export (default: X.source.csv beside X.raw.csv)."),
+    line_report: Optional[Path] = typer.Option(None, "--line-report", readable=False, help="An .ncu-rep whose line table gives a CSV's source lines (default: X.ncu-rep beside X.raw.csv)."),
+    cubin: Optional[Path] = typer.Option(None, "--cubin", readable=False, help="Cubin of the profiled code: control codes and line table for SASS slicing."),
+    binary: Optional[Path] = typer.Option(None, "--binary", readable=False, help="Executable or library holding the profiled kernels (cubins are extracted)."),
     threshold: Optional[List[str]] = typer.Option(None, "--threshold", "-t", help="Override a threshold: KEY=VALUE (see drgpu thresholds)."),
-    thresholds_file: Optional[Path] = typer.Option(None, "--thresholds", help="YAML file of threshold overrides."),
+    thresholds_file: Optional[Path] = typer.Option(None, "--thresholds", readable=False, help="YAML file of threshold overrides."),
     fold: float = typer.Option(0.02, "--fold", help="Fold tree nodes whose subtree is below this share of stall cycles (0..1)."),
     per_launch: bool = typer.Option(False, "--per-launch", help="Analyze every launch on its own (default: launches of one kernel as one group)."),
     top: int = typer.Option(3, "--top", help="Terminal: trees of the N kernels with the most GPU time after the summary (0: all)."),

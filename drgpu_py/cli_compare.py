@@ -37,20 +37,21 @@ def _emit(text: str, output: Optional[Path], force: bool) -> None:
         from .io import atomic_write
         atomic_write(output, text, force=force)
     else:
-        sys.stdout.write(text)
+        from .io import write_stdout
+        write_stdout(text)
 
 
 @app.command("list")
 def list_cmd(
-    reports: List[Path] = typer.Argument(..., help="Reports (.ncu-rep, raw CSV) or drgpu analysis JSON files."),
+    reports: List[Path] = typer.Argument(..., readable=False, help="Reports (.ncu-rep, raw CSV) or drgpu analysis JSON files."),
     kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Kernel launch id, id range a:b, or name regex."),
     sort: Optional[str] = typer.Option(None, "--sort", "-s", help="duration (longest first), stall (highest first) or name."),
     top: Optional[int] = typer.Option(None, "--top", "-n", help="Show only the first N rows (after sorting)."),
     fmt: Optional[str] = typer.Option(None, "--format", "-f", help="text, json or csv (default: from -o's .json/.csv, else text)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file instead of standard output."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", readable=False, help="Write to this file instead of standard output."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
     threshold: Optional[List[str]] = typer.Option(None, "--threshold", "-t", help="Override a threshold: KEY=VALUE."),
-    thresholds_file: Optional[Path] = typer.Option(None, "--thresholds", help="YAML file of threshold overrides."),
+    thresholds_file: Optional[Path] = typer.Option(None, "--thresholds", readable=False, help="YAML file of threshold overrides."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
 ) -> None:
     """One row per kernel launch of one or more reports: duration, launch shape, stall cycles, bound, top finding."""
@@ -80,7 +81,7 @@ def list_cmd(
             _emit(render_list_json(rows), output, force)
         elif f == "csv":
             _emit(render_list_csv(rows), output, force)
-        elif output is None and sys.stdout.isatty():
+        elif output is None and sys.stdout is not None and sys.stdout.isatty():
             from rich.console import Console
             render_list_console(rows, Console(width=text_width()))
         else:
@@ -90,15 +91,15 @@ def list_cmd(
 
 @app.command()
 def diff(
-    base: Path = typer.Argument(..., help="Baseline: a report or a drgpu analysis JSON."),
-    new: Path = typer.Argument(..., help="New report (or analysis JSON) to compare with the baseline."),
+    base: Path = typer.Argument(..., readable=False, help="Baseline: a report or a drgpu analysis JSON."),
+    new: Path = typer.Argument(..., readable=False, help="New report (or analysis JSON) to compare with the baseline."),
     kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Compare only launches matching this id, a:b range or name regex (both sides)."),
     pair: Optional[List[str]] = typer.Option(None, "--pair", help="Match kernels with different names: BASE_REGEX=NEW_REGEX (repeatable)."),
     fmt: Optional[str] = typer.Option(None, "--format", "-f", help="text, json or html (default: from -o, else text)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Output file (format inferred from .txt/.json/.html)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", readable=False, help="Output file (format inferred from .txt/.json/.html)."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
     threshold: Optional[List[str]] = typer.Option(None, "--threshold", "-t", help="Override a threshold: KEY=VALUE."),
-    thresholds_file: Optional[Path] = typer.Option(None, "--thresholds", help="YAML file of threshold overrides."),
+    thresholds_file: Optional[Path] = typer.Option(None, "--thresholds", readable=False, help="YAML file of threshold overrides."),
     fail_on_regression: bool = typer.Option(False, "--fail-on-regression",
                                             help="Exit 9 after writing the output when a matched kernel got slower, a high or medium finding is new, or a finding's severity rose (for CI)."),
 ) -> None:
@@ -122,13 +123,13 @@ def diff(
 
 @app.command()
 def merge(
-    reports: List[Path] = typer.Argument(..., help="Reports of the same program from several GPUs or ranks (two or more), or folders of them."),
+    reports: List[Path] = typer.Argument(..., readable=False, help="Reports of the same program from several GPUs or ranks (two or more), or folders of them."),
     kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Kernel launch id, id range a:b, or name regex (after merging)."),
     fmt: Optional[str] = typer.Option(None, "--format", "-f", help="json, text, html, ... (default: from -o, else json)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Output file, e.g. merged.json."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", readable=False, help="Output file, e.g. merged.json."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
     threshold: Optional[List[str]] = typer.Option(None, "--threshold", "-t", help="Override a threshold: KEY=VALUE."),
-    thresholds_file: Optional[Path] = typer.Option(None, "--thresholds", help="YAML file of threshold overrides."),
+    thresholds_file: Optional[Path] = typer.Option(None, "--thresholds", readable=False, help="YAML file of threshold overrides."),
     fold: float = typer.Option(0.02, "--fold", help="Fold tree nodes whose subtree is below this share of stall cycles (0..1)."),
     jobs: int = typer.Option(0, "--jobs", "-j", help="Worker processes reading the reports and analyzing kernel groups (0: one per core; 1: none)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),

@@ -215,7 +215,7 @@ def _list_kernels(ncu: str, req: prof.ProfileRequest, console: Console, quiet: b
 @app.command(context_settings={"help_option_names": ["-h", "--help"]})
 def profile(  # noqa: C901 - the command's body moves into the library with the cli package
     app_argv: Optional[List[str]] = typer.Argument(None, metavar="-- APP [ARGS...]", help="The application and its arguments, after --."),
-    output_dir: Optional[Path] = typer.Option(None, "--output-dir", "-d", help="Folder for the report, ncu's log and the analysis (default: ./drgpu-APP)."),
+    output_dir: Optional[Path] = typer.Option(None, "--output-dir", "-d", readable=False, help="Folder for the report, ncu's log and the analysis (default: ./drgpu-APP)."),
     name: Optional[str] = typer.Option(None, "--name", help="File name stem (default: the application's name)."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing report and outputs."),
     kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Profile only kernels whose name matches this regex (ncu -k regex:...)."),

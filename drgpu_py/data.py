@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import math
 import re
 from importlib import resources
 from pathlib import Path
@@ -34,8 +35,8 @@ def _parse(text: str, origin: str) -> dict:
     try:
         # libyaml's loader when present: same safe constructors, ten times faster to start up.
         doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except yaml.YAMLError as e:
-        raise DataFileError(f"{origin}: not valid YAML: {e}") from e
+    except (yaml.YAMLError, RecursionError) as e:   # RecursionError: nesting thousands deep
+        raise DataFileError(f"{origin}: not valid YAML: {str(e)[:300]}") from e
     if not isinstance(doc, dict):
         raise DataFileError(f"{origin}: expected a mapping at the top level")
     return doc
@@ -65,10 +66,10 @@ def read_yaml_file(path: Path, schema: str, what: str) -> dict:
     """A data file outside the package's specs (a metric set), parsed and checked as
     they are; ``what`` names it in the message when it cannot be read."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        raw = Path(path).read_bytes()
     except OSError as e:
         raise DataFileError(f"cannot read {what} {path}: {e.strerror}") from e
-    doc = _parse(text, Path(path).name)
+    doc = _parse(decode_text(raw, Path(path).name), Path(path).name)
     _check_schema(doc, Path(path).name, schema)
     return doc
 
@@ -173,23 +174,48 @@ def thresholds(overrides: dict[str, float] | None = None, file: str | Path | Non
     extra: dict[str, Any] = {}
     if file is not None:
         try:
-            from .io import require_input_file
-            text = require_input_file(file, "a thresholds file").read_text(encoding="utf-8")
+            from .io import read_input_bytes, require_input_file
+            raw = read_input_bytes(require_input_file(file, "a thresholds file"), "a thresholds file")
         except OSError as e:
             raise DataFileError(f"cannot read thresholds file {file}: {e.strerror}") from e
-        doc = _parse(text, str(file))
-        extra.update(doc.get("thresholds", doc))
-    extra.update(overrides or {})
-    for k, v in extra.items():
+        doc = _parse(decode_text(raw, str(file)), str(file))
+        table = doc.get("thresholds", doc)
+        if not isinstance(table, dict):
+            raise DataFileError(f"{file}: 'thresholds' should map threshold names to numbers, "
+                                f"found {type(table).__name__}", hint="e.g. thresholds: {sol_pct: 80}")
+        extra.update({str(k): (k, v) for k, v in table.items()})
+    extra.update({k: (k, v) for k, v in (overrides or {}).items()})
+    for k, (_, v) in extra.items():
         if k not in values:
             # A mistyped key is the user's usage, not a broken data file (exit 2, docs/errors.md).
             from .errors import UsageError
-            raise UsageError(f"unknown threshold '{k}'", hint="drgpu thresholds lists them")
+            raise UsageError(f"unknown threshold '{k[:80]}'", hint="drgpu thresholds lists them")
         try:
+            if isinstance(v, bool):
+                raise TypeError("a boolean")
             values[k] = float(v)
-        except (TypeError, ValueError) as e:
-            raise DataFileError(f"threshold '{k}' must be a number, got {v!r}") from e
+        except (TypeError, ValueError, OverflowError) as e:
+            raise DataFileError(f"threshold '{k}' must be a number, got {str(v)[:80]!r}") from e
+        if not math.isfinite(values[k]) or values[k] < 0:
+            raise DataFileError(f"threshold '{k}' must be a finite number >= 0, got {str(v)[:80]!r}")
     return values
+
+
+def decode_text(raw: bytes, origin: str) -> str:
+    """The text of a user-given YAML file: UTF-8, or UTF-16/32 when a byte-order mark says
+    so; anything else (binary data, UTF-16 without a mark) is a DataFileError (exit 8)."""
+    import codecs
+    boms = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
+            (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+    enc = next((e for bom, e in boms if raw.startswith(bom)), "utf-8")
+    try:
+        text = raw.decode(enc)
+    except UnicodeDecodeError as e:
+        raise DataFileError(f"{origin}: not a text file ({enc} cannot decode byte {e.start}: {e.reason})",
+                            hint="save it as UTF-8 YAML") from None
+    if "\x00" in text:
+        raise DataFileError(f"{origin}: not a text file (holds NUL bytes)", hint="save it as UTF-8 YAML")
+    return text
 
 
 @functools.cache

@@ -3,8 +3,10 @@ overwrite without ``force``, and clear errors for unwritable paths. drgpu never 
 deletes its inputs (reports)."""
 from __future__ import annotations
 
+import errno
 import os
 import stat
+import sys
 import tempfile
 from pathlib import Path
 
@@ -21,13 +23,97 @@ def require_input_file(path: str | Path, what: str = "a report", hint: str | Non
     except FileNotFoundError:
         raise InputError(f"{p}: no such file", hint=hint) from None
     except OSError as e:   # a link loop, a name too long, a folder we may not search
-        raise InputError(f"{p}: cannot read ({e.strerror})", hint=hint) from e
+        raise path_error(p, e, hint) from e
     if stat.S_ISDIR(st.st_mode):
         raise InputError(f"{p} is a directory, not {what}", hint=hint)
     if not stat.S_ISREG(st.st_mode):
         kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "a device"
         raise InputError(f"{p} is {kind}, not {what}", hint="give a file: drgpu reads its inputs whole")
     return p
+
+
+def open_input(path: str | Path, what: str = "a report"):
+    """An input file opened for binary reading, never blocking: the path is opened with
+    O_NONBLOCK and the opened descriptor is checked (fstat), so a path that became a FIFO,
+    device or socket after ``require_input_file`` looked at it is refused (exit 3) instead
+    of hanging on it."""
+    p = Path(path)
+    try:
+        fd = os.open(p, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise InputError(f"{p}: no such file") from None
+    except OSError as e:
+        raise path_error(p, e) from e
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise InputError(f"{p} is a directory, not {what}")
+        if not stat.S_ISREG(st.st_mode):
+            kind = "a FIFO" if stat.S_ISFIFO(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "a device"
+            raise InputError(f"{p} is {kind}, not {what}", hint="give a file: drgpu reads its inputs whole")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_input_bytes(path: str | Path, what: str = "a report") -> bytes:
+    """All bytes of an input file, opened as ``open_input`` opens it."""
+    with open_input(path, what) as fh:
+        try:
+            return fh.read()
+        except OSError as e:
+            raise path_error(path, e) from e
+
+
+def path_error(path: str | Path, e: OSError, hint: str | None = None) -> InputError:
+    """The InputError (exit 3) for an OS error met on an input path, named for what it is:
+    a link loop is not a missing file, a name over NAME_MAX/PATH_MAX not a permission."""
+    why = {errno.ELOOP: f"is a symbolic link loop ({e.strerror})",
+           errno.ENAMETOOLONG: f"name too long ({e.strerror}: over the system's NAME_MAX or PATH_MAX)",
+           errno.EACCES: "permission denied", errno.EPERM: "permission denied",
+           errno.ENOENT: "no such file", errno.ENOTDIR: "a part of the path is not a folder"}.get(
+        e.errno, f"cannot read ({e.strerror or e})")
+    text = str(path)
+    if len(text) > 200:  # a name of 4,000 characters says nothing more than its ends
+        text = f"{text[:100]}...{text[-60:]}"
+    return InputError(f"{text}: {why}", hint=hint or "check the path and its permissions")
+
+
+_OUTPUT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EPIPE, errno.EROFS, errno.EFBIG}
+
+
+def os_error(e: OSError) -> InputError | OutputError:
+    """A documented error for any OS error: exit 6 for a full, read-only or closed
+    destination, exit 3 (named by ``path_error``) for the rest."""
+    if e.errno in _OUTPUT_ERRNOS:
+        where = f"{e.filename}" if e.filename else "the output"
+        return OutputError(f"cannot write {where}: {e.strerror or e}")
+    if e.filename:
+        return path_error(e.filename, e)
+    return InputError(f"operating-system error: {e.strerror or e}")
+
+
+def write_stdout(text: str) -> None:
+    """Write ``text`` to standard output now (flushed): a closed stdout, a full disk
+    (``> /dev/full``) or a closed pipe is an OutputError (exit 6), not a traceback. After a
+    failure the unwritten rest is dropped, so the exit does not fail on it again."""
+    out = sys.stdout
+    if out is None:
+        raise OutputError("standard output is closed", hint="give an output file with -o")
+    try:
+        out.write(text)
+        out.flush()
+    except (OSError, ValueError) as e:  # ValueError: the stream was closed
+        try:
+            sys.stdout = open(os.devnull, "w", encoding="utf-8")
+        except OSError:
+            pass
+        why = getattr(e, "strerror", None) or str(e)
+        raise OutputError(f"cannot write to standard output: {why}",
+                          hint="give an output file with -o, or free space where stdout goes") from e
 
 
 def check_writable(path: str | Path, force: bool) -> Path:

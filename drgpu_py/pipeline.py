@@ -2,6 +2,7 @@
 reports, select kernels, attach cubin information, analyze, and write the chosen format."""
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -19,13 +20,16 @@ def expand_reports(reports) -> list[Path]:
     for r in reports:
         p = Path(r)
         try:
-            folder = p.is_dir()
-        except OSError:   # a name too long, a folder we may not search: the reader says so
-            folder = False
-        if not folder:
+            is_dir = p.is_dir()
+            if is_dir and not os.access(p, os.R_OK | os.X_OK):
+                raise PermissionError(13, "permission denied", str(p))
+            found = (sorted(p.glob("*.ncu-rep")) or sorted(p.glob("*.raw.csv"))) if is_dir else []
+        except OSError as e:  # a name too long, a folder we may not search or list
+            from .io import path_error
+            raise path_error(p, e) from e
+        if not is_dir:
             out.append(p)
             continue
-        found = sorted(p.glob("*.ncu-rep")) or sorted(p.glob("*.raw.csv"))
         if not found:
             raise InputError(f"{p} is a directory without reports (*.ncu-rep or *.raw.csv)",
                              hint="give report files, or a folder holding them")
@@ -114,7 +118,7 @@ def write_result(result: Analysis, *, fmt=None, output=None, force=False, fold=0
             raise ToolNotFoundError(f"{e.message}; wrote the graph source to {dot_path} instead",
                                     hint=f"install Graphviz, then: dot -T{fmt} {dot_path} -o {output}") from e
         return
-    if fmt == "text" and sys.stdout.isatty():
+    if fmt == "text" and sys.stdout is not None and sys.stdout.isatty():
         from rich.console import Console
         from .render.text import render_console
         render_console(result, opts, Console())
@@ -122,4 +126,5 @@ def write_result(result: Analysis, *, fmt=None, output=None, force=False, fold=0
     out = render(result, fmt, opts)
     if isinstance(out, bytes):
         raise UsageError(f"format {fmt} is binary", hint="give an output file with -o")
-    sys.stdout.write(out)
+    from .io import write_stdout
+    write_stdout(out)

@@ -159,6 +159,32 @@ def _parse_group(name: str, spec, origin: str) -> Group:
     return g
 
 
+def _check_set_doc(doc: dict, name: str) -> dict:
+    """A metric-set file's keys have the types the loader reads them as (DataFileError,
+    exit 8, naming the key, rather than an AttributeError on a list where a mapping belongs)."""
+    for key, typ, what in _SET_KEYS:
+        if doc.get(key) is not None and not isinstance(doc[key], typ):
+            raise DataFileError(f"{name}: '{key}' should be {what}, found {type(doc[key]).__name__}")
+    for key in ("drop",):
+        if not all(isinstance(m, str) for m in doc.get(key) or []):
+            raise DataFileError(f"{name}: '{key}' should be a list of metric names")
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in (doc.get("rename") or {}).items()):
+        raise DataFileError(f"{name}: 'rename' should map metric names to metric names")
+    for g, spec in (doc.get("groups") or {}).items():
+        if not isinstance(g, str):
+            raise DataFileError(f"{name}: group names should be text, found {g!r}")
+        if isinstance(spec, dict) and not isinstance(spec.get("optional", False), bool):
+            raise DataFileError(f"{name}: group {g}: 'optional' should be true or false")
+    return doc
+
+
+#: Top-level keys of a metric-set file, the type each must have, and how to say it.
+_SET_KEYS = (("name", str, "text"), ("description", str, "text"), ("inherits", str, "text ('base')"),
+             ("chip", str, "text"), ("family", str, "text"), ("compute_capability", (list, str), "a list of versions"),
+             ("groups", dict, "a mapping of group names to groups"), ("add", dict, "a mapping of group names to metrics"),
+             ("drop", list, "a list of metric names"), ("rename", dict, "a mapping of old to new metric names"))
+
+
 def _from_doc(doc: dict, origin: str, base: MetricSet | None) -> MetricSet:
     name = doc.get("name") or Path(origin).stem
     if doc.get("inherits"):
@@ -175,7 +201,7 @@ def _from_doc(doc: dict, origin: str, base: MetricSet | None) -> MetricSet:
     for g, metrics in (doc.get("add") or {}).items():
         if g not in groups:
             raise DataFileError(f"{origin}: 'add' names unknown group {g}")
-        if not isinstance(metrics, dict):
+        if not isinstance(metrics, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in metrics.items()):
             raise DataFileError(f"{origin}: add.{g} should map metrics to what they are for")
         groups[g].metrics.update(metrics)
     for m in doc.get("drop") or []:
@@ -215,7 +241,7 @@ def load_metric_set(name_or_path: str | Path | None = None) -> MetricSet:
         if not path.is_file():
             raise UsageError(f"unknown metric set {key!r}",
                              hint="one of: " + ", ".join(available_sets()) + ", or a YAML file")
-    doc = data.read_yaml_file(path, SCHEMA, "metric set")
+    doc = _check_set_doc(data.read_yaml_file(path, SCHEMA, "metric set"), path.name)
     base = None
     if doc.get("inherits"):
         if doc["inherits"] != "base":
@@ -407,6 +433,12 @@ class ProfileRequest:
                 raise UsageError(f"--kernel {self.kernel!r} is not a valid regular expression: {e}") from e
         if self.rank_var is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.rank_var):
             raise UsageError(f"--rank-var {self.rank_var!r} is not an environment variable name")
+        if "%" in str(self.output_dir):
+            # ncu expands %p, %q{VAR}, %h, %i in its -o value: a folder named with them
+            # would scatter the report away from the log and analysis drgpu writes there.
+            raise UsageError(f"--output-dir {str(self.output_dir)!r} holds '%', which ncu expands in report names "
+                             "(%p, %q{VAR}, %h, %i): the report would land elsewhere",
+                             hint="choose a folder name without '%'")
         if not re.fullmatch(r"[A-Za-z0-9._-]+", self.stem):
             raise UsageError(f"--name {self.stem!r}: use letters, digits, '.', '_' and '-' only")
 

@@ -10,6 +10,7 @@ analysis leaves byte-for-byte unchanged.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import random
@@ -580,3 +581,412 @@ def test_kernel_patterns_that_hang_or_overflow_are_usage_errors(report, pattern,
     assert r.exit_code == 2, r.output
     assert needle in r.output and "internal" not in r.output
     assert time.monotonic() - t0 < 120   # 2 s budget per pass; the rest is reading, on a loaded machine
+
+
+# ---- hostile inputs that were internal errors (exit 70) -------------------------------------------
+
+MINI = BAD / "mini.raw.csv"
+
+
+def _run(*argv: str, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "drgpu_py", *argv], stdout=stdout, stderr=subprocess.PIPE,
+                          text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+
+
+@pytest.mark.parametrize("name, needle", [
+    ("a" * 300 + ".raw.csv", "name too long"),
+    ("a/" * 3000 + "x.raw.csv", "name too long"),
+    ("loop", "symbolic link loop"),
+])
+def test_unreachable_paths_are_input_errors(tmp_path, name, needle):
+    """A name over NAME_MAX or PATH_MAX and a link loop are input errors that say which (were
+    exit 70, and a loop read 'no such file')."""
+    if name == "loop":
+        (tmp_path / "loop").symlink_to(tmp_path / "loop2")
+        (tmp_path / "loop2").symlink_to(tmp_path / "loop")
+    r = runner.invoke(app, ["analyze", str(tmp_path / name), "-q"])
+    assert r.exit_code == 3, r.output
+    assert needle in r.output and "internal" not in r.output
+
+
+def test_folder_without_permission_is_an_input_error(tmp_path, monkeypatch):
+    """A folder drgpu may not list (simulated: root may list anything) is exit 3."""
+    import drgpu_py.pipeline as pipeline
+    (tmp_path / "d").mkdir()
+    monkeypatch.setattr(pipeline.os, "access", lambda p, mode: False)
+    r = runner.invoke(app, ["analyze", str(tmp_path / "d"), "-q"])
+    assert r.exit_code == 3 and "permission denied" in r.output, r.output
+
+
+@pytest.mark.parametrize("how", ["full", "closed"])
+@pytest.mark.parametrize("cmd", ["analyze", "list"])
+def test_stdout_that_cannot_be_written_is_an_output_error(how, cmd):
+    """stdout on a full disk (/dev/full) or closed: exit 6 with one line, no traceback and no
+    'Exception ignored' at exit (were exit 70)."""
+    if how == "full" and not Path("/dev/full").exists():
+        pytest.skip("no /dev/full")
+    argv = [sys.executable, "-m", "drgpu_py", cmd, str(MINI), "-f", "json"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    if how == "full":
+        with open("/dev/full", "w") as full:
+            r = subprocess.run(argv, stdout=full, stderr=subprocess.PIPE, text=True, env=env, timeout=300)
+    else:
+        r = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, timeout=300,
+                           preexec_fn=lambda: os.close(1))
+    assert r.returncode == 6, (r.returncode, r.stderr)
+    assert ("cannot write to standard output" if how == "full" else "standard output is closed") in r.stderr
+    assert "Traceback" not in r.stderr and "Exception ignored" not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("content, needle", [
+    (b"thresholds: [1]\n", "'thresholds' should map threshold names to numbers"),
+    (b"- 1\n- 2\n", "expected a mapping"),
+    (bytes(range(256)) * 4, "not a text file"),
+    ("thresholds:\n  sol_pct: 70\n".encode("utf-16-le"), "not a text file"),
+    (b"thresholds:\n  sol_pct: .inf\n", "must be a finite number >= 0"),
+    (b"thresholds:\n  sol_pct: [1]\n", "must be a number"),
+    (b"thresholds:\n  sol_pct: true\n", "must be a number"),
+])
+def test_malformed_thresholds_files_are_data_errors(tmp_path, content, needle):
+    """Thresholds files that are lists, binary, UTF-16 without a byte-order mark or hold
+    non-numbers: exit 8 naming the problem (were exit 70 or silently accepted)."""
+    t = tmp_path / "t.yaml"
+    t.write_bytes(content)
+    r = runner.invoke(app, ["analyze", str(MINI), "--thresholds", str(t), "-q"])
+    assert r.exit_code == 8, r.output
+    assert needle in r.output and "internal" not in r.output
+
+
+def test_utf16_thresholds_file_with_a_bom_is_read(tmp_path):
+    t = tmp_path / "t.yaml"
+    t.write_bytes("thresholds:\n  sol_pct: 70\n".encode("utf-16"))
+    from drgpu_py import data
+    assert data.thresholds(file=t)["sol_pct"] == 70.0
+
+
+@pytest.mark.parametrize("doc, needle", [
+    ({"groups": [1]}, "'groups' should be a mapping"),
+    ({"groups": 5}, "'groups' should be a mapping"),
+    ({"inherits": "base", "add": [1]}, "'add' should be a mapping"),
+    ({"inherits": "base", "add": {"context": {1: 2}}}, "add.context should map metrics"),
+    ({"drop": 5}, "'drop' should be a list"),
+    ({"drop": [[1]]}, "'drop' should be a list of metric names"),
+    ({"rename": [1]}, "'rename' should be a mapping"),
+    ({"rename": {"a.sum": [1]}}, "'rename' should map metric names"),
+    ({"name": [1]}, "'name' should be text"),
+    ({"groups": {"g": {"why": "w", "optional": "no", "metrics": {"a.sum": "x"}}}}, "'optional' should be true or false"),
+])
+def test_malformed_metric_sets_are_data_errors(tmp_path, doc, needle):
+    """Metric-set YAML with keys of the wrong type: exit 8 naming the key (were exit 70 or
+    silently accepted)."""
+    from drgpu_py import profile as prof
+    from drgpu_py.errors import DataFileError
+    base = {"schema": "drgpu.metric_set/1", "name": "x", "groups": {"g": {"why": "w", "metrics": {"a.sum": "x"}}}}
+    f = tmp_path / "set.yaml"
+    f.write_text(yaml.safe_dump({**base, **doc}), encoding="utf-8")
+    with pytest.raises(DataFileError) as e:
+        prof.load_metric_set(str(f))
+    assert needle in e.value.message
+
+
+def test_metric_set_that_is_binary_is_a_data_error(tmp_path):
+    from drgpu_py import profile as prof
+    from drgpu_py.errors import DataFileError
+    f = tmp_path / "set.yaml"
+    f.write_bytes(bytes(range(256)))
+    with pytest.raises(DataFileError, match="not a text file"):
+        prof.load_metric_set(str(f))
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory) -> dict:
+    r = runner.invoke(app, ["analyze", str(MINI), "-f", "json", "-q"])
+    assert r.exit_code == 0, r.output
+    return json.loads(r.stdout)
+
+
+def _edit(doc: dict, fn) -> str:
+    import copy
+    d = copy.deepcopy(doc)
+    out = fn(d)
+    return out if isinstance(out, str) else json.dumps(d)
+
+
+_BASELINES = {
+    "findings-not-a-list": (lambda d: d["kernels"][0].update(findings="x"), "kernels/0/findings"),
+    "name-missing": (lambda d: d["kernels"][0].pop("name") and None, "'name' is a required property"),
+    "kernel-not-an-object": (lambda d: d.update(kernels=[1]), "kernels/0"),
+    "duration-text": (lambda d: d["kernels"][0].update(duration_ns="slow"), "kernels/0/duration_ns"),
+    "stall-groups-list": (lambda d: d["kernels"][0].update(stall_groups=[1]), "kernels/0"),
+    "finding-without-id": (lambda d: d["kernels"][0].update(findings=[{}]), "kernels/0/findings/0"),
+    "notes-number": (lambda d: d.update(notes=5), "notes"),
+    "deep-nesting": (lambda d: '{"tool": "drgpu", "kernels": ' + "[" * 100000 + "]" * 100000 + "}", "nested too deeply"),
+    "400-digit-integer": (lambda d: json.dumps(d).replace('"kernels": [', '"x": ' + "9" * 400 + ', "kernels": [', 1),
+                          "an integer of 400 digits"),
+    "nan-where-text-belongs": (lambda d: json.dumps(d).replace('"version": "', '"version": NaN, "v_": "', 1)
+                               .replace(', "v_": "' + d["version"] + '"', "", 1), "version"),
+    "not-utf8": (lambda d: json.dumps(d).replace('"kernels": [', '"x": "\udcff", "kernels": [', 1)
+                 .encode("utf-8", "surrogateescape").decode("latin-1"), "not a readable JSON file"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_BASELINES))
+@pytest.mark.parametrize("cmd", ["list", "diff"])
+def test_malformed_json_baselines_are_format_errors(baseline, tmp_path, case, cmd):
+    """Saved analyses are checked against the shipped JSON Schema (and JSON's own limits)
+    before use: wrong types, missing keys, deep nesting, huge numbers are exit 4 naming where
+    (were exit 70)."""
+    fn, needle = _BASELINES[case]
+    f = tmp_path / "base.json"
+    text = _edit(baseline, fn)
+    f.write_bytes(text.encode("latin-1") if case == "not-utf8" else text.encode("utf-8"))
+    argv = [cmd, str(f)] + ([str(f)] if cmd == "diff" else [])
+    r = runner.invoke(app, argv)
+    assert r.exit_code == 4, r.output
+    assert needle in r.output and "internal" not in r.output, r.output
+
+
+def test_non_finite_numbers_in_a_baseline_read_as_missing(baseline, tmp_path):
+    """NaN, Infinity and 1e400 where a number may be missing: read as null (exit 0)."""
+    text = re.sub(r'"duration_ns": [0-9.e+-]+', '"duration_ns": 1e400', json.dumps(baseline))
+    text = re.sub(r'"stall_cycle_pct": [0-9.e+-]+', '"stall_cycle_pct": NaN', text)
+    f = tmp_path / "base.json"
+    f.write_text(text, encoding="utf-8")
+    r = runner.invoke(app, ["list", str(f), "-f", "json"])
+    assert r.exit_code == 0, r.output
+    assert '"duration_ns": null' in r.stdout.replace('":null', '": null')
+
+
+def test_pc_at_or_over_2_63_in_a_source_csv_is_skipped(tmp_path):
+    """An address that no int64 holds is no address: its row is skipped (was exit 70)."""
+    text = (BAD / "mini.source.csv").read_text(encoding="utf-8")
+    first = re.search(r'"(0x[0-9a-f]+)"', text).group(1)
+    src = tmp_path / "big.source.csv"
+    src.write_text(text.replace(f'"{first}"', '"0xffffffffffffff00"', 1), encoding="utf-8")
+    r = runner.invoke(app, ["analyze", str(MINI), "--source-csv", str(src), "-f", "json", "-q"])
+    assert r.exit_code == 0, r.output
+    k = json.loads(r.stdout)["kernels"][0]
+    assert k["name"]
+
+
+@pytest.mark.parametrize("what", ["all-inf", "sm-count-inf"])
+def test_infinite_metrics_are_analyzed(tmp_path, what):
+    """Every metric inf, or the SM count inf: an analysis (no ZeroDivisionError, no exit 70)."""
+    import csv
+    rows = list(csv.reader(io.StringIO((BAD / "mini.raw.csv").read_text(encoding="utf-8"))))
+    h = rows[0]
+    first_metric = h.index("CC") + 1
+    for r in rows[2:]:
+        for j in range(first_metric, len(h)):
+            if what == "all-inf" or h[j] == "device__attribute_multiprocessor_count":
+                r[j] = "inf"
+    f = tmp_path / "inf.raw.csv"
+    with open(f, "w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh, quoting=csv.QUOTE_ALL).writerows(rows)
+    r = runner.invoke(app, ["analyze", str(f), "-f", "json", "-q"])
+    assert r.exit_code == 0, r.output
+
+
+# ---- CSV exports that gave wrong successes -----------------------------------------------------------
+
+def _mini_rows() -> list[list[str]]:
+    import csv
+    return list(csv.reader(io.StringIO((BAD / "mini.raw.csv").read_text(encoding="utf-8"))))
+
+
+def _write_csv(path: Path, rows) -> Path:
+    import csv
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh, quoting=csv.QUOTE_ALL).writerows(rows)
+    return path
+
+
+def _localised(cell: str, how: str) -> str:
+    if not any(ch.isdigit() for ch in cell) or cell.startswith("("):
+        return cell
+    if how == "decimal-comma":        # 1.234,5 (German, French with '.' groups)
+        return cell.replace(",", "\0").replace(".", ",").replace("\0", ".")
+    if how == "apostrophe":           # 1'234.56 (Swiss)
+        return cell.replace(",", "'")
+    return cell.replace(",", "\u202f")  # 1 234.5 (narrow no-break space)
+
+
+@pytest.mark.parametrize("how", ["decimal-comma", "apostrophe", "space"])
+def test_locale_formatted_numbers_are_refused(tmp_path, how):
+    """Numbers re-saved in a locale's format would read 10x off (1.234,5 as 1.2345) or go
+    missing: the file is refused naming the cell (exit 4)."""
+    h, u, *body = _mini_rows()
+    first = h.index("CC") + 1
+    body = [[c if j < first else _localised(c, how) for j, c in enumerate(r)] for r in body]
+    f = _write_csv(tmp_path / "loc.raw.csv", [h, u, *body])
+    r = runner.invoke(app, ["analyze", str(f), "-f", "json", "-q"])
+    assert r.exit_code == 4, r.output
+    assert "is written in a locale's format" in r.output, r.output
+
+
+def test_a_lone_decimal_comma_is_refused(tmp_path):
+    h, u, row = _mini_rows()[:3]
+    j = h.index("gpu__time_duration.sum") if "gpu__time_duration.sum" in h else h.index("gpc__cycles_elapsed.max")
+    row = list(row)
+    row[j] = "3,5"
+    f = _write_csv(tmp_path / "one.raw.csv", [h, u, row])
+    r = runner.invoke(app, ["analyze", str(f), "-f", "json", "-q"])
+    assert r.exit_code == 4 and "'3,5'" in r.output, r.output
+
+
+@pytest.mark.parametrize("extra", ["header-and-units", "units", "header"])
+def test_repeated_header_or_units_rows_are_no_kernels(tmp_path, extra):
+    """A header or units row repeated inside the file (two exports concatenated) is skipped
+    with a note, never read as an extra kernel."""
+    h, u, row = _mini_rows()[:3]
+    more = {"header-and-units": [h, u, row], "units": [u], "header": [h]}[extra]
+    f = _write_csv(tmp_path / "rep.raw.csv", [h, u, row, *more])
+    r = runner.invoke(app, ["analyze", str(f), "-f", "json", "-q", "--per-launch"])
+    assert r.exit_code == 0, r.output
+    d = json.loads(r.stdout)
+    assert len(d["kernels"]) == (2 if extra == "header-and-units" else 1)
+    assert all(k["name"] == row[h.index("Kernel Name")] for k in d["kernels"])
+    assert any("repeated header or units row" in n for n in d["notes"]), d["notes"]
+
+
+def test_source_csv_cut_inside_a_row_is_refused(tmp_path):
+    """A source page cut short mid-row (head -c, an interrupted copy): exit 4, never an
+    analysis of the half that is left."""
+    text = (BAD / "mini.source.csv").read_text(encoding="utf-8")
+    src = tmp_path / "cut.source.csv"
+    src.write_text(text[: len(text) // 2 + 7], encoding="utf-8")
+    r = runner.invoke(app, ["analyze", str(MINI), "--source-csv", str(src), "-f", "json", "-q"])
+    assert r.exit_code == 4 and "is truncated" in r.output, r.output
+
+
+def test_source_csv_cut_at_a_line_end_is_noted(tmp_path):
+    """Cut at a line end (head -n): the kernel notes say the block counts a fraction of the
+    launch's instructions and that the file may be truncated."""
+    lines = (BAD / "mini.source.csv").read_text(encoding="utf-8").splitlines(True)
+    src = tmp_path / "cut.source.csv"
+    src.write_text("".join(lines[: len(lines) // 2]), encoding="utf-8")
+    r = runner.invoke(app, ["analyze", str(MINI), "--source-csv", str(src), "-f", "json", "-q"])
+    assert r.exit_code == 0, r.output
+    notes = _all_notes(json.loads(r.stdout))
+    assert any("may be truncated" in n for n in notes), notes
+    assert any("instructions executed, the raw page" in n for n in notes), notes
+
+
+def test_source_csv_of_another_run_is_refused(tmp_path):
+    """Same kernel name, other counts (another run or report): a block that counts more
+    instructions than the raw page's launch cannot be its own: exit 4."""
+    import csv
+    rows = list(csv.reader(io.StringIO((BAD / "mini.source.csv").read_text(encoding="utf-8"))))
+    hdr = rows[1]
+    j = hdr.index("Instructions Executed")
+    for r in rows[2:]:
+        if len(r) > j and r[j].isdigit():
+            r[j] = str(int(r[j]) * 10)
+    src = _write_csv(tmp_path / "other.source.csv", rows)
+    r = runner.invoke(app, ["analyze", str(MINI), "--source-csv", str(src), "-f", "json", "-q"])
+    assert r.exit_code == 4 and "not of the same report" in r.output, r.output
+
+
+def test_source_csv_of_other_kernels_is_refused(tmp_path):
+    """A source page whose blocks are all of other kernels: exit 4 naming what it holds
+    (was silently an analysis without per-instruction data)."""
+    text = (BAD / "mini.source.csv").read_text(encoding="utf-8")
+    src = tmp_path / "other.source.csv"
+    src.write_text(text.replace('"saxpy_stride(', '"other_kernel(', 1), encoding="utf-8")
+    r = runner.invoke(app, ["analyze", str(MINI), "--source-csv", str(src), "-f", "json", "-q"])
+    assert r.exit_code == 4 and "holds none of the raw page's kernels" in r.output, r.output
+
+
+@pytest.mark.parametrize("reader", ["sniff", "csv", "thresholds", "baseline"])
+def test_a_path_that_becomes_a_fifo_after_the_check_never_blocks(tmp_path, monkeypatch, reader):
+    """The check (stat) and the open are two steps: a path swapped for a FIFO between them
+    is refused on the opened descriptor (O_NONBLOCK, fstat), exit 3, instead of blocking."""
+    import signal
+    import drgpu_py.data as data_mod
+    import drgpu_py.io as io_mod
+    import drgpu_py.readers.common as common
+    import drgpu_py.readers.ncu_csv as ncu_csv
+    from drgpu_py.errors import InputError
+    fifo = tmp_path / "x.raw.csv"
+    os.mkfifo(fifo)
+
+    def passes(p, what=""):
+        return Path(p)   # the check saw a regular file
+    for mod in (common, ncu_csv, io_mod):
+        monkeypatch.setattr(mod, "require_input_file", passes)
+    from drgpu_py import compare
+    run = {"sniff": lambda: common.sniff(fifo), "csv": lambda: ncu_csv._read_text(fifo),
+           "thresholds": lambda: data_mod.thresholds(file=fifo), "baseline": lambda: compare.load_analysis_json(fifo)}[reader]
+    signal.signal(signal.SIGALRM, lambda *a: (_ for _ in ()).throw(TimeoutError("blocked on the FIFO")))
+    signal.alarm(20)
+    try:
+        with pytest.raises(InputError, match="is a FIFO"):
+            run()
+    finally:
+        signal.alarm(0)
+
+
+@pytest.mark.parametrize("folder", ["out%p", "o%q{HOME}", "run%h", "x%i"])
+def test_output_dir_with_ncu_placeholders_is_refused(tmp_path, folder):
+    """ncu expands %p, %q{VAR}, %h, %i in -o: a -d folder named with them would scatter the
+    report away from its log and analysis. Refused before ncu runs (exit 2)."""
+    r = runner.invoke(app, ["profile", "-d", str(tmp_path / folder), "--dry-run", "--", "/bin/true"])
+    assert r.exit_code == 2, r.output
+    assert "holds '%', which ncu expands" in r.output
+    assert not (tmp_path / folder).exists()
+
+
+def _variant(how: str, tmp: Path) -> Path:
+    """mini.raw.csv re-written as an editor, a spreadsheet or a hostile hand would."""
+    import codecs
+    h, u, row = _mini_rows()[:3]
+    ki = h.index("Kernel Name")
+    row = list(row)
+    enc, bom = "utf-8", b""
+    if how == "columns-reversed":
+        h, u, row = h[::-1], u[::-1], row[::-1]
+    elif how == "newlines-in-name":
+        row[ki] = "kern<\nwith\r\nnewlines>"
+    elif how == "name-of-300-kib":
+        row[ki] = "k" * 300_000
+    elif how == "nul-in-name":
+        row[ki] = "ke\x00rnel"
+    elif how == "latin-1":
+        row[ki] = "k\u00e9rnel_\u00b5"
+        enc = "latin-1"
+    elif how in ("utf-16-bom", "utf-16-be-bom"):
+        enc, bom = ("utf-16-le", codecs.BOM_UTF16_LE) if how == "utf-16-bom" else ("utf-16-be", codecs.BOM_UTF16_BE)
+    elif how == "utf-8-bom":
+        bom = codecs.BOM_UTF8
+    s = io.StringIO()
+    import csv
+    csv.writer(s, quoting=csv.QUOTE_ALL).writerows([h, u, row])
+    f = tmp / f"{how}.raw.csv"
+    f.write_bytes(bom + s.getvalue().encode(enc))
+    return f
+
+
+@pytest.mark.parametrize("how, name", [
+    ("columns-reversed", "saxpy_stride"), ("newlines-in-name", "kern<\nwith\r\nnewlines>"),
+    ("name-of-300-kib", "k" * 1000), ("nul-in-name", "ke\x00rnel"), ("latin-1", "k\ufffdrnel_\ufffd"),
+    ("utf-16-bom", "saxpy_stride"), ("utf-16-be-bom", "saxpy_stride"), ("utf-8-bom", "saxpy_stride"),
+])
+def test_raw_csv_variants_read_as_the_original(tmp_path, how, name):
+    """Columns in another order, a kernel name with quoted newlines, NULs or 300 KiB, latin-1
+    bytes, UTF-16 with a byte-order mark: the launch reads with the original's numbers
+    (columns reordered or a UTF-16 re-save were 'neither a report nor a CSV'; a name past
+    128 KiB was 'malformed CSV')."""
+    ref = runner.invoke(app, ["analyze", str(MINI), "-f", "json", "-q", "--source-csv", str(BAD / "mini.source.csv")])
+    r = runner.invoke(app, ["analyze", str(_variant(how, tmp_path)), "-f", "json", "-q"])
+    assert r.exit_code == 0, r.output
+    k, k0 = json.loads(r.stdout)["kernels"][0], json.loads(ref.stdout)["kernels"][0]
+    assert name in k["name"]
+    assert k["duration_ns"] == k0["duration_ns"] and k["stall_cycle_pct"] == k0["stall_cycle_pct"]
+
+
+def test_raw_csv_without_id_column_names_it(tmp_path):
+    h, u, row = _mini_rows()[:3]
+    keep = [j for j, c in enumerate(h) if c != "ID"]
+    f = _write_csv(tmp_path / "noid.raw.csv", [[x[j] for j in keep] for x in (h, u, row)])
+    r = runner.invoke(app, ["analyze", str(f), "-q"])
+    assert r.exit_code == 4 and "no 'ID'/'Kernel Name' columns" in r.output, r.output

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from .. import data
-from ..io import require_input_file
+from ..io import open_input, require_input_file
 from ..errors import InputError, ReportFormatError, UsageError
 from ..model import INSTRUCTION_COLUMNS
 from ..sass.isa import SASS_LABEL
@@ -37,13 +37,18 @@ def sniff(p: Path) -> str:
     Raises InputError when the path cannot be read, ReportFormatError when it is empty."""
     require_input_file(p)
     try:
-        with open(p, "rb") as fh:
+        with open_input(p) as fh:   # O_NONBLOCK + fstat: a path swapped for a FIFO never blocks
             head = fh.read(4096)
             while head and not head.strip():  # leading blank lines: look past them
                 more = fh.read(1 << 16)
                 if not more:
                     break
                 head = more.lstrip() or b" "
+            while b"\n" not in head and not head.startswith(NCU_MAGIC) and len(head) < 1 << 20:  # a raw page's header of 2,000+ columns
+                more = fh.read(1 << 16)
+                if not more:
+                    break
+                head += more
     except PermissionError as e:
         raise InputError(f"{p}: permission denied") from e
     except OSError as e:
@@ -55,7 +60,7 @@ def sniff(p: Path) -> str:
         return "ncu-rep"
     if any(head.startswith(m) for m in _COMPRESSED):
         return "compressed"
-    text = head.decode("utf-8", errors="replace").lstrip("\ufeff").lstrip()
+    text = decode_csv_bytes(head).lstrip()
     first = text.split("\n", 1)[0]
     if first.startswith('"Kernel Name",') or first.startswith("Kernel Name,"):
         return "csv-source"
@@ -63,7 +68,24 @@ def sniff(p: Path) -> str:
         return "csv-details"
     if first.startswith('"ID"') or first.startswith("ID,"):
         return "csv-raw"
+    # A raw page whose columns were reordered (or lost their ID): the reader says which
+    # identity columns are missing.
+    cells = {c.strip().strip('"') for c in first.split(",")}
+    if "Kernel Name" in cells and ("ID" in cells or len(cells) > 5):
+        return "csv-raw"
     return "unknown"
+
+
+def decode_csv_bytes(raw: bytes) -> str:
+    """The text of CSV bytes: UTF-16 or UTF-32 when a byte-order mark says so (a re-save by
+    an editor), else UTF-8 with undecodable bytes shown as U+FFFD; without the mark."""
+    import codecs
+    for bom, enc in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+                     (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
+        if raw.startswith(bom):
+            # The head of a file may end inside a character: decode what is whole.
+            return codecs.getincrementaldecoder(enc)(errors="replace").decode(raw).lstrip("\ufeff")
+    return raw.decode("utf-8", errors="replace").lstrip("\ufeff")
 
 
 _NUMBER_START = frozenset("0123456789+-. ")
@@ -100,6 +122,26 @@ def clean_sass(text: str) -> str:
     return _SPACES.sub(" ", SASS_LABEL.sub("", text or "")).strip()
 
 
+class LocaleNumberError(ValueError):
+    """A cell holds a number written in a locale's format (``1.234,5``, ``0,5``,
+    ``1'234.56``, ``1 234``): ncu writes ``1,234.5``. Read with ncu's rule it would be
+    10 to 1,000 times off, so the reader refuses the file (it names the cell);
+    ``check_locale`` raises it."""
+
+    def __init__(self, cell: str):
+        super().__init__(cell)
+        self.cell = cell
+
+
+#: A comma that is no thousands separator of ncu's (not followed by exactly three digits,
+#: or after a decimal point in the same cell): a decimal comma. Cells are joined by
+#: newlines, so a match never spans two cells.
+_BAD_COMMA = re.compile(r",(?!\d{3}(?!\d))|\.\d*,")
+#: Digit groups joined by an apostrophe or a (no-break, thin) space: Swiss and French
+#: thousands separators, which float() refuses and ncu never writes.
+_LOCALE_GROUPS = re.compile(r"^\s*[-+]?\d{1,3}(?:['\u2019\u00a0\u202f\u2009 ]\d{3})+(?:[.,]\d*)?\s*$")
+
+
 def numbers(cells) -> list[float]:
     """``to_number`` of each text cell, the same values, for a whole column at once.
 
@@ -114,6 +156,32 @@ def numbers(cells) -> list[float]:
         return list(map(float, cells))
     except (ValueError, TypeError):
         return [to_number(c) for c in cells]
+
+
+def check_locale(cells) -> None:
+    """Raise LocaleNumberError for the first cell that is a number in a locale's format (a
+    decimal comma, or digit groups joined by an apostrophe or a space): read by ncu's rule
+    (``numbers``) it would be 10x off or missing. Text cells (a name with commas) pass. One
+    regular-expression scan over the joined column; cells are checked one by one only when
+    it finds something."""
+    try:
+        joined = "\n".join(cells)
+    except TypeError:
+        return
+    if "," in joined and _BAD_COMMA.search(joined):
+        for c in cells:
+            if "," in c and _NUMBERLIKE.fullmatch(c) and _BAD_COMMA.search(c):
+                raise LocaleNumberError(c.strip())
+    if _GROUP_SEP.search(joined):
+        for c in cells:
+            if _LOCALE_GROUPS.match(c):
+                raise LocaleNumberError(c.strip())
+
+
+#: A cell made of digits, separators and a sign: a number, whatever its locale.
+_NUMBERLIKE = re.compile(r"\s*[-+]?[\d.,]*\d[\d.,]*\s*")
+#: A digit, an apostrophe or a (no-break, thin) space, a digit: a locale's digit grouping.
+_GROUP_SEP = re.compile(r"\d['\u2019\u00a0\u202f\u2009 ]\d")
 
 
 def id_filter(selector: str | None):

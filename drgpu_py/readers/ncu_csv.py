@@ -21,6 +21,15 @@ the notes that depend on whether any launch has per-instruction rows look at all
 Both pages are still parsed whole by the csv module (a block's extent is only known by
 parsing), so errors in the text are reported whatever is selected.
 
+Refused or noted rather than read wrong (docs/errors.md): numbers in a locale's format
+(``1.234,5``, ``1'234.56``: refused, they would read 10x off); copies of the header or units
+row inside the raw page (skipped with a note, never a kernel); a source page cut inside its
+last row (refused), or whose last block does not end in the function's BRA/NOP padding
+(noted); a block counting more instructions executed or PC samples than its raw-page launch
+(refused: another run's export), or fewer instructions (noted); a source page with no block
+of any raw-page kernel (refused). UTF-16/32 with a byte-order mark is decoded; columns are
+found by name in any order.
+
 Speed: cells convert column by column (``common.numbers``: one ``float`` pass per column,
 ``to_number`` only for a column holding text), a block's counter columns in one pass, and
 the cyclic garbage collector is paused while a report is read.
@@ -42,13 +51,13 @@ from pathlib import Path
 import pandas as pd
 
 from .. import data
-from ..io import require_input_file
-from ..errors import InputError, NoKernelsError, ReportFormatError
+from ..io import read_input_bytes, require_input_file
+from ..errors import NoKernelsError, ReportFormatError
 from ..model import SOURCE_EXPORT_MISSING, KernelProfile, Profile, base_name, short_name
 from .isolate import in_child
 from .common import kernel_regex, regex_time_limit
-from .common import (clean_sass, id_filter, instruction_frame, native_stderr_captured, numbers, parse_dim,
-                     rep_framing_problem, sniff, to_number)
+from .common import (LocaleNumberError, check_locale, clean_sass, decode_csv_bytes, id_filter, instruction_frame,
+                     native_stderr_captured, numbers, parse_dim, rep_framing_problem, sniff, to_number)
 
 _ID_COLS = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
             "Block Size", "Grid Size", "Device", "CC"}
@@ -56,11 +65,10 @@ _ID_COLS = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Con
 
 def _read_text(p: Path, notes: list[str] | None = None) -> str:
     require_input_file(p, "a CSV export")
-    try:
-        raw = p.read_bytes()
-    except OSError as e:
-        raise InputError(f"{p}: cannot read ({e.strerror})") from e
+    raw = read_input_bytes(p, "a CSV export")   # O_NONBLOCK + fstat: a path swapped for a FIFO never blocks
     # Kernel names and sources are arbitrary bytes; undecodable ones must not stop the analysis.
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16/32 with a byte-order mark (an editor's re-save)
+        return decode_csv_bytes(raw)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -70,7 +78,14 @@ def _read_text(p: Path, notes: list[str] | None = None) -> str:
     return text.lstrip("\ufeff")
 
 
+#: The longest cell the csv module may read: its default (128 KiB) is shorter than some
+#: template-heavy kernel names; a cell past this is a malformed file.
+_FIELD_LIMIT = 1 << 26
+
+
 def _rows(text: str, origin: Path) -> list[list[str]]:
+    if csv.field_size_limit() < _FIELD_LIMIT:
+        csv.field_size_limit(_FIELD_LIMIT)
     try:
         return list(csv.reader(io.StringIO(text)))
     except csv.Error as e:
@@ -123,9 +138,15 @@ def _read(path: Path, source_csv, line_report, kernel) -> Profile:  # noqa: C901
             raise ReportFormatError(f"{path}: a row has {len(row)} cells, the header {len(header)}",
                                     hint="the CSV may be truncated or edited")
     idx = {h: i for i, h in enumerate(header)}
+    launches = _without_repeated_header(launches, header, rows[1] if has_units else None, idx, path, notes)
+    if not launches:
+        raise NoKernelsError(f"{path} holds no kernel launch (only header and units rows)")
     names = [row[idx["Kernel Name"]] for row in launches]
     picked = _pickable(kernel, header, idx, launches, names)
-    kernels = _kernels_from_rows(header, idx, [launches[i] for i in picked])
+    try:
+        kernels = _kernels_from_rows(header, idx, [launches[i] for i in picked])
+    except LocaleNumberError as e:
+        raise _locale_error(path, e) from None
     read = dict(zip(picked, kernels))  # launch position -> its KernelProfile
     if source_csv is None:
         cand = _sibling(path, ".source.csv")
@@ -140,7 +161,10 @@ def _read(path: Path, source_csv, line_report, kernel) -> Profile:  # noqa: C901
         if kind != "csv-source":
             raise ReportFormatError(f"{sp}: not a source-page CSV export",
                                     hint="export with: ncu -i R --csv --page source --print-source sass")
-        has_rows = _attach_source(names, read, _parse_source(sp), sp)
+        try:
+            has_rows = _attach_source(names, read, _parse_source(sp), sp)
+        except LocaleNumberError as e:
+            raise _locale_error(sp, e) from None
         notes.append(f"per-instruction data from {sp.name}")
     else:
         notes.append("no source-page CSV: per-line attribution unavailable")
@@ -167,6 +191,35 @@ def _read(path: Path, source_csv, line_report, kernel) -> Profile:  # noqa: C901
         for k in kernels:
             k.notes.append("SASS-only source export: no file/line information (give --line-report or --cubin)")
     return Profile(path=str(path), format="csv", kernels=kernels, notes=notes)
+
+
+def _locale_error(path: Path, e: LocaleNumberError) -> ReportFormatError:
+    return ReportFormatError(f"{path}: the number {e.cell[:40]!r} is written in a locale's format (a decimal comma, "
+                             "or digits grouped by an apostrophe or a space); ncu writes 1,234.5",
+                             hint="export again with ncu (not re-saved by a spreadsheet), or run ncu with LC_ALL=C")
+
+
+def _without_repeated_header(launches: list[list[str]], header: list[str], units: list[str] | None,
+                             idx: dict[str, int], path: Path, notes: list[str]) -> list[list[str]]:
+    """The launch rows without copies of the header or of the units row inside the body
+    (two exports concatenated, a spreadsheet's repeated title rows): they are no launches."""
+    out, skipped = [], 0
+    id_col = idx["ID"]
+    for row in launches:
+        if row == header or (units is not None and row == units) or (row[id_col] == "" and _looks_like_units(row, idx)):
+            skipped += 1
+            continue
+        out.append(row)
+    if skipped:
+        notes.append(f"{path.name}: {skipped} repeated header or units row(s) inside the file skipped (not launches)")
+    return out
+
+
+def _looks_like_units(row: list[str], idx: dict[str, int]) -> bool:
+    """A units row: no kernel name, and its cells are unit names or empty (no digits)."""
+    if row[idx["Kernel Name"]].strip():
+        return False
+    return not any(ch.isdigit() for c in row for ch in c if c not in ("", "%"))
 
 
 def _source_export_command(path: Path) -> str:
@@ -234,6 +287,8 @@ def _kernels_from_rows(header: list[str], idx: dict[str, int], rows: list[list[s
     metric_cols = [j for j, h in enumerate(header) if h not in _ID_COLS]
     metric_names = [header[j] for j in metric_cols]
     columns = list(zip(*rows))
+    for j in metric_cols:
+        check_locale(columns[j])
     values = [numbers(columns[j]) for j in metric_cols]
     # The columns with a non-number somewhere: where a row's text values ("strings") are.
     text_cols = [(k, j) for k, (j, col) in enumerate(zip(metric_cols, values)) if any(map(math.isnan, col))]
@@ -274,8 +329,17 @@ def _kernels_from_rows(header: list[str], idx: dict[str, int], rows: list[list[s
 
 
 def _parse_source(p: Path) -> list[tuple[str, list[str], list[list[str]]]]:
-    """Split a source-page export into (kernel name, header, rows) blocks."""
-    rows = _rows(_read_text(p), p)
+    """Split a source-page export into (kernel name, header, rows) blocks. A file cut
+    short inside its last row (no final newline, fewer cells than its header: ``head -c``,
+    an interrupted copy) is refused: its last kernel would lose instructions and samples."""
+    text = _read_text(p)
+    rows = _rows(text, p)
+    if rows and not text.endswith(("\n", "\r")):
+        last = rows[-1]
+        header = next((rows[i + 1] for i in range(len(rows) - 2, -1, -1) if rows[i] and rows[i][0] == "Kernel Name"), None)
+        if header is not None and last is not header and 0 < len(last) < len(header):
+            raise ReportFormatError(f"{p} is truncated: its last row has {len(last)} of {len(header)} cells and no line end",
+                                    hint="export the source page again: ncu -i R --csv --page source --print-source sass")
     # A block starts at a "Kernel Name" row; the row after it is its header, whatever it
     # holds (even another "Kernel Name" row); its rows run to the next "Kernel Name" row.
     marks = [i for i, r in enumerate(rows) if r and r[0] == "Kernel Name"]
@@ -342,11 +406,20 @@ def _attach_source(names: list[str], read: dict[int, KernelProfile], blocks, ori
     spec = data.metrics_table()["instruction_columns"]
     reason_cols = {rid: s["csv"] for rid, s in data.stall_reasons().items()}
     clean = _Memo(clean_sass)  # launches of one function repeat its SASS text
+    if blocks and read and all(j is None for j in assigned):
+        have = ", ".join(sorted({repr(short_name(b[0], 40)) for b in blocks})[:3])
+        raise ReportFormatError(f"{origin or 'the source-page CSV'} holds none of the raw page's kernels (it has {have})",
+                                hint="give the source page exported from the same report as the raw page")
     for pos, k in read.items():
         j = assigned[pos]
-        if j is not None:
-            _, header, body = blocks[j]
-            k.instructions, k.function_base = _instruction_table(header, body, spec, reason_cols, clean)
+        if j is None:
+            if blocks:
+                k.notes.append(f"{Path(origin).name if origin else 'the source-page CSV'} has no block for this kernel: "
+                               "no per-instruction data")
+            continue
+        _, header, body = blocks[j]
+        k.instructions, k.function_base = _instruction_table(header, body, spec, reason_cols, clean)
+        _check_block(k, origin, last_in_file=j == len(blocks) - 1)
 
     def has_rows(pos: int) -> bool:
         if pos in read:
@@ -358,6 +431,44 @@ def _attach_source(names: list[str], read: dict[int, KernelProfile], blocks, ori
         a = {h: n for n, h in enumerate(header)}["Address"]
         return any(len(r) > a and _hex(r[a]) is not None for r in body)
     return _Memo(has_rows)
+
+
+#: Slack when comparing a source-page block's totals with the raw page's: the two pages
+#: of one report agree to the count (ncu sums the same counters); a few percent allows
+#: for rounding in exports with units.
+_TOTALS_SLACK = 0.02
+
+
+def _check_block(k: KernelProfile, origin: Path | None, last_in_file: bool) -> None:
+    """Refuse a block that cannot be this launch's: it counts more instructions executed or
+    more PC samples than the raw page's launch (another kernel, another run or report).
+    Fewer is possible for a true block (code outside the function, such as the driver's
+    for a system fence, is counted on the raw page only), so it is a note; and the last
+    block of the file not ending in the function's closing BRA/NOP padding is noted as a
+    possibly truncated export."""
+    df = k.instructions
+    where = origin.name if origin else "the source-page CSV"
+    for col, metric, what in (("inst_executed", "smsp__inst_executed.sum", "instructions executed"),
+                              ("samples", "smsp__pcsamp_sample_count", "PC samples")):
+        raw = k.m(metric)
+        if col not in df or not math.isfinite(raw) or raw < 0:
+            continue
+        block = float(df[col].sum())
+        if block > raw * (1 + _TOTALS_SLACK) + 1:
+            raise ReportFormatError(
+                f"{where}: the block of {short_name(k.name, 60)!r} counts {block:,.0f} {what}, the raw page's launch {k.id} "
+                f"{raw:,.0f}: the two exports are not of the same report",
+                hint="export both pages from one report: ncu -i R --csv --page raw --print-units base, and "
+                     "ncu -i R --csv --page source --print-source sass")
+        if col == "inst_executed" and raw > 0 and block < raw * (1 - _TOTALS_SLACK):
+            k.notes.append(f"{where}: the block of this kernel counts {block:,.0f} instructions executed, the raw page "
+                           f"{raw:,.0f} ({block / raw:.0%}): code outside the function ran, or the source page is "
+                           "from another run or cut short; per-line shares cover only the block")
+    if last_in_file and len(df):
+        last = str(df["sass"].iloc[-1]).split()
+        if last and last[0] not in ("NOP", "BRA", "EXIT"):
+            k.notes.append(f"{where} may be truncated: the block of this kernel, the file's last, ends at "
+                           f"'{' '.join(last)[:40]}', not the BRA/NOP padding every function ends with")
 
 
 class _Memo(dict):
@@ -372,11 +483,18 @@ class _Memo(dict):
         return v
 
 
+#: A PC is a GPU virtual address (49 to 57 bits today); the per-instruction table keys
+#: them as int64, so an address at or over 2^63 (or below 0) is no address: its row is
+#: skipped as rows with unreadable addresses are.
+_PC_LIMIT = 1 << 63
+
+
 def _hex(text: str) -> int | None:
     try:
-        return int(text, 16)
+        pc = int(text, 16)
     except ValueError:
         return None
+    return pc if 0 <= pc < _PC_LIMIT else None
 
 
 def _instruction_table(header: list[str], body: list[list[str]], spec: dict, reason_cols: dict,
@@ -406,7 +524,9 @@ def _instruction_table(header: list[str], body: list[list[str]], spec: dict, rea
         if found:
             pick = operator.itemgetter(*[j for _, j in found])
             cells = [pick(r) for r in rows] if len(found) > 1 else [(pick(r),) for r in rows]
-            vals = numbers(list(chain.from_iterable(cells)))
+            flat = list(chain.from_iterable(cells))
+            check_locale(flat)
+            vals = numbers(flat)
             # A cell that is not a finite number (n/a, inf) counts as not counted, as ncu's
             # own blank cells do.
             vals = [x if math.isfinite(x) else 0.0 for x in vals]

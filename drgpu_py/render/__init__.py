@@ -32,7 +32,7 @@ def text_width() -> int:
     cols = os.environ.get("COLUMNS", "")
     if cols.isdigit() and int(cols) >= 20:
         return int(cols)
-    if sys.stdout.isatty():
+    if sys.stdout is not None and sys.stdout.isatty():
         return max(20, shutil.get_terminal_size((120, 24)).columns)
     return 120
 
