@@ -124,3 +124,65 @@ def test_capped_estimate_reads_as_a_lower_bound(tmp_path, monkeypatch):
     out = tmp_path / "r.html"
     assert runner.invoke(app, ["analyze", rep, "-f", "html", "-j", "1", "-o", str(out)]).exit_code == 0
     assert "est. ≥20.00x (capped)" in out.read_text()
+
+
+# ---- 3. barrier-imbalance names the unbalanced work ------------------------------------------
+@pytest.mark.parametrize("case,line", [("serial_norm", 19), ("tri_scan", 23), ("skew_segments", 22)])
+def test_barrier_finding_names_the_work_only_some_warps_run(case, line):
+    """The loop whose trip count or guard depends on the thread index (thread 0's loop,
+    thread t's triangular loop, warp w's segment) is named beside the barrier, in the
+    locations, the evidence and the advice."""
+    f = _finding(case, "bad", "barrier-imbalance")
+    work = [loc for loc in f.locations if loc.get("role")]
+    assert line in [loc["line"] for loc in work], f.locations
+    assert f"{case}.cu:{line}" in f.evidence["unbalanced_work"]
+    assert f"{case}.cu:{line}" in f.advice
+    assert all(c >= 4 * 600 for c in f.evidence["barrier_interval_cycles"])
+
+
+def test_barrier_waits_after_one_memory_round_trip_are_not_imbalance():
+    """skew_segments' fixed variant syncs after each segment's single load per thread and
+    tri_scan's after a 0..15-step loop: the waits there are the slowest warp's access."""
+    from drgpu_py.analysis.detectors import _barrier_regions
+    for case in ("skew_segments", "tri_scan"):
+        k = analysis_of(case, "fixed").kernels[0]
+        regions = _barrier_regions(k.context)
+        assert any(r["work"] for r in regions)             # thread-dependent code exists...
+        assert all(r["interval_cycles"] < 4 * 600 for r in regions if r["work"])   # ...in short intervals
+        assert "barrier-imbalance" not in [f.id for f in k.findings]
+
+
+# ---- 3. slow-math only where precise math runs --------------------------------------------------
+@pytest.mark.parametrize("case,variant", [("nm_fast_sfu", "bad"), ("redblack_mix", "bad"), ("precise_math", "fixed")])
+def test_fast_intrinsics_are_not_slow_math(case, variant):
+    """__sinf/__cosf (MUFU.SIN of x/2pi), __expf (MUFU.EX2 of x*log2 e) and __logf (MUFU.LG2
+    times ln 2) are what slow-math advises: a line made of them gets no slow-math, however
+    much other work it holds."""
+    from drgpu_py.analysis.detectors import _fast_intrinsic, _math_mufus
+    k = analysis_of(case, variant).kernels[0]
+    ctx = k.context
+    mufus = [i for i in ctx.insts if i.is_mufu() and i.modifiers[0] in ("SIN", "COS", "EX2", "LG2")]
+    assert mufus and all(_fast_intrinsic(ctx.cfg, ctx.cfg.index_of_pc[i.pc]) for i in mufus)
+    assert not _math_mufus(ctx) and "slow-math" not in [f.id for f in k.findings]
+
+
+def test_precise_math_keeps_slow_math():
+    for case in ("precise_math", "moment_pow", "gravity_powf"):
+        assert "slow-math" in [f.id for f in analysis_of(case, "bad").kernels[0].findings], case
+
+
+# ---- 4. inlined header code without a binary ---------------------------------------------------
+@pytest.mark.parametrize("case,fid", [("split_lists", "atomic-contention"), ("queue_fence", "memory-barrier")])
+def test_header_location_says_the_binary_restores_the_call_site(case, fid):
+    """Without a binary the report gives atomicAdd's (and the libcu++ fence's) samples the CUDA
+    header's line only: the finding says so and names --cubin/--binary; with the cubin the
+    location is the calling line of the sample, inlined_from the header, and no such note."""
+    f = _finding(case, "bad", fid)
+    assert f.locations[0]["file"].endswith((".hpp", ".h"))
+    assert any("--cubin or --binary" in n and "call site" in n for n in f.notes), f.notes
+    cubin = report_path(case, "bad").parent / f"{case}.sm_90.cubin"
+    out = runner.invoke(app, ["analyze", str(report_path(case, "bad")), "--cubin", str(cubin), "-f", "json"])
+    assert out.exit_code == 0, out.output
+    g = next(x for x in json.loads(out.stdout)["kernels"][0]["findings"] if x["id"] == fid)
+    assert g["locations"][0]["file"].endswith(f"{case}.cu") and g["locations"][0].get("inlined_from")
+    assert not any("--cubin or --binary" in n for n in g["notes"])

@@ -23,6 +23,7 @@ import numpy as np
 from ..model import rounded
 from .context import KernelContext
 from .sol import grid_and_sms as _grid
+from .tree import location_text as loc_text
 
 # At most this share of a kernel's time is removable by one change: the rest (launch, the
 # first and last memory round trips, bookkeeping) stays. Tighter limits come from the
@@ -548,16 +549,175 @@ def _blamed_locations(ctx: KernelContext, reason: str) -> list[dict]:
     return ctx.locations(w) if w else ctx.line_samples(reason)
 
 
+# Special registers that differ between the warps (or lanes) of one block; the block and
+# grid indices (SR_CTAID, SR_NCTAID) are the same for every warp of a block.
+_THREAD_INDEX = ("SR_TID", "SR_LANEID", "SR_WARPID", "SR_LTMASK", "SR_LEMASK", "SR_GTMASK", "SR_GEMASK")
+
+
+def _thread_tainted_branches(cfg) -> list[int]:
+    """Indices of conditional branches whose predicate depends on the thread or warp index:
+    a forward data-flow over the CFG from the S2R reads of those registers, through every
+    instruction that uses a dependent register (loads included: a value read at a
+    thread-dependent address, such as a segment bound indexed by the warp, differs too)."""
+    insts, blocks = cfg.insts, cfg.blocks
+    entry: list[set[str] | None] = [None] * len(blocks)
+    entry[0] = set()
+    work = [0]
+    branches: set[int] = set()
+    while work:
+        b = work.pop()
+        live = set(entry[b] or ())
+        for j in range(blocks[b].start, blocks[b].end):
+            ins = insts[j]
+            src = ins.opcode in ("S2R", "CS2R") and any(o.startswith(_THREAD_INDEX) for o in ins.operands[1:])
+            dep = src or bool(ins.uses & live)
+            if ins.opcode in ("BRA", "BREAK") and ins.guard not in (None, "PT") and dep:
+                branches.add(j)
+            if dep:
+                live |= ins.defs
+            elif ins.guard in (None, "PT"):
+                live -= ins.defs   # a thread-independent value replaces it on every path
+        for s in blocks[b].succs:
+            old = entry[s]
+            new = live if old is None else old | live
+            if old is None or new != old:
+                entry[s] = set(new)
+                work.append(s)
+    return sorted(branches)
+
+
+def _postdominators(cfg) -> list[set[int]]:
+    """Post-dominator sets of the CFG's blocks (blocks without successors are exits)."""
+    blocks = cfg.blocks
+    n = len(blocks)
+    exits = [b.id for b in blocks if not b.succs]
+    pdom = [set(range(n)) for _ in blocks]
+    for e in exits:
+        pdom[e] = {e}
+    changed = True
+    while changed:
+        changed = False
+        for b in reversed(blocks):
+            if not b.succs:
+                continue
+            new = set.intersection(*(pdom[s] for s in b.succs)) | {b.id}
+            if new != pdom[b.id]:
+                pdom[b.id] = new
+                changed = True
+    return pdom
+
+
+def _thread_dependent_blocks(cfg) -> dict[int, int]:
+    """Block id -> index of the thread-dependent branch that decides whether (or how many
+    times) a warp runs it: the blocks between such a branch and the point every path from it
+    reaches (its post-dominator). A loop whose exit depends on the thread index runs a
+    different number of times in different warps; an if on it runs in some warps only."""
+    pdom = _postdominators(cfg)
+    out: dict[int, int] = {}
+    for j in _thread_tainted_branches(cfg):
+        b = cfg.block_of[j]
+        stop = pdom[b] - {b}
+        seen, stack = set(), list(cfg.blocks[b].succs)
+        while stack:
+            x = stack.pop()
+            if x in seen or x in stop:
+                continue
+            seen.add(x)
+            stack.extend(cfg.blocks[x].succs)
+        for x in seen:
+            out.setdefault(x, j)
+    return out
+
+
+def _warp_cycles_per_sample(ctx: KernelContext) -> float:
+    """Warp-cycles one PC sample stands for: resident warps x active cycles x SMs over the
+    kernel's samples (NaN when a counter is missing)."""
+    k = ctx.kernel
+    _, sms = _grid(ctx)
+    warps = k.m("sm__warps_active.avg.per_cycle_active")
+    cycles = k.m("sm__cycles_active.avg")
+    total = ctx.samples_total
+    if not sms or total <= 0 or any(math.isnan(v) or v <= 0 for v in (warps, cycles)):
+        return math.nan
+    return warps * cycles * sms / total
+
+
+def _barrier_regions(ctx: KernelContext) -> list[dict]:
+    """Per barrier (program order): the waits at it (barrier samples from it to the next
+    barrier: a waiting warp is sampled at an instruction shortly after the BAR), the
+    thread-dependent work since the previous barrier, and how long a warp's interval
+    between the two lasts on average (cycles: the region's samples, waits included, in
+    warp-cycles per crossing of the barrier)."""
+    cfg = ctx.cfg
+    if cfg is None or not ctx.sampling or ctx.df.empty:
+        return []
+    # BAR.ARV only arrives; every other BAR form waits for the block.
+    bars = [j for j, i in enumerate(cfg.insts) if i.opcode == "BAR" and "ARV" not in i.modifiers]
+    if not bars:
+        return []
+    dependent = _thread_dependent_blocks(cfg)
+    pcs = [i.pc for i in cfg.insts]
+    every = ctx.samples_at(pcs)
+    waits = ctx.samples_at(pcs, ("barrier",))
+    busy = {pc: every.get(pc, 0.0) - waits.get(pc, 0.0) for pc in pcs}
+    executed = ctx.executed()
+    per_sample = _warp_cycles_per_sample(ctx)
+    out = []
+    for n, b in enumerate(bars):
+        before = range(bars[n - 1] if n else 0, b)
+        after = range(b, bars[n + 1] if n + 1 < len(bars) else len(pcs))
+        wait = sum(waits.get(pcs[j], 0.0) for j in after)
+        region = wait + sum(busy[pcs[j]] for j in before)
+        work = {pcs[j]: busy[pcs[j]] for j in before if cfg.block_of[j] in dependent and busy[pcs[j]] > 0}
+        crossings = float(executed.get(pcs[b]) or 0.0)
+        interval = region * per_sample / crossings if crossings > 0 else math.nan
+        out.append({"barrier": b, "wait": wait, "region": region, "work": work, "interval_cycles": interval,
+                    "waits_at": [pcs[j] for j in after]})
+    return out
+
+
 def barrier(ctx: KernelContext) -> Detection | None:
+    """Warps wait at a barrier for work before it that only some warps run, or run longer:
+    code under a branch whose guard or trip count depends on the thread or warp index (from
+    the SASS). Only the waits at such barriers count, and only where the interval between
+    barriers outlasts a few memory round trips: waits in shorter intervals are the latency of
+    the slowest warp's access (a transpose, a block that syncs after one load per segment),
+    which no rebalancing removes."""
     s = ctx.share("barrier")
     if s < ctx.th["barrier_share"]:
         return None
+    regions = _barrier_regions(ctx)
+    specialized = ctx.traits is not None and ctx.traits.warp_specialized
+    min_cycles = ctx.th["barrier_interval_latencies"] * float((ctx.arch.get("latency") or {}).get("dram", 600))
+    unbalanced = [r for r in regions if r["work"] and not (r["interval_cycles"] < min_cycles)]
+    if regions and not specialized:
+        s = sum(r["wait"] for r in unbalanced) / max(ctx.stall_total, 1e-9)
+        if s < ctx.th["barrier_share"]:
+            return None
     k = ctx.kernel
     warps = max(1, math.ceil((k.block[0] or 1) * (k.block[1] or 1) * (k.block[2] or 1) / 32))
-    r = ctx.frac("barrier") * (1.0 - 1.0 / warps if warps > 1 else 0.5)
-    return Detection(stall_share=s, speedup=eliminate(r),
-                     evidence={"barrier_stall_share": round(s, 3), "warps_per_block": warps},
-                     locations=_blamed_locations(ctx, "barrier"), fmt={"share_pct": 100 * s})
+    frac = s * ctx.stall_total / ctx.total if ctx.total > 0 else 0.0
+    r = frac * (1.0 - 1.0 / warps if warps > 1 else 0.5)
+    evidence = {"barrier_stall_share": round(s, 3), "warps_per_block": warps}
+    locations = _blamed_locations(ctx, "barrier")
+    work_text = ""
+    if unbalanced:
+        # The barriers named are those the unbalanced work precedes.
+        pcs = [pc for reg in unbalanced for pc in reg["waits_at"]]
+        blamed = ctx.blamed_by_pc(pcs, ("barrier",)) or ctx.samples_at(pcs, ("barrier",))
+        locations = ctx.locations(blamed) or locations
+        work: dict[int, float] = {}
+        for reg in unbalanced:
+            work.update(reg["work"])
+        lines = [dict(loc, role="work before the barrier that depends on the thread index") for loc in ctx.locations(work, 3)]
+        evidence["unbalanced_work"] = [loc_text(loc) for loc in lines]
+        evidence["barrier_interval_cycles"] = [_r(reg["interval_cycles"], 0) for reg in unbalanced]
+        locations = locations[:1] + lines + locations[1:]
+        if lines:
+            work_text = (" The work before it whose trip count or guard depends on the thread index is at "
+                         + ", ".join(evidence["unbalanced_work"]) + ".")
+    return Detection(stall_share=min(1.0, s), speedup=eliminate(r), evidence=evidence,
+                     locations=locations, fmt={"share_pct": 100 * min(1.0, s), "unbalanced_work": work_text})
 
 
 def membar(ctx: KernelContext) -> Detection | None:
@@ -829,12 +989,82 @@ def _math_mufus(ctx: KernelContext) -> set[int]:
         if i.modifiers[0] not in _TRANSCENDENTAL and ctx.line_of(i.pc) not in call_lines and i.pc not in in_subroutine:
             continue
         idx = cfg.index_of_pc.get(i.pc) if cfg is not None else None
+        if idx is not None and _fast_intrinsic(cfg, idx):
+            continue
         if i.modifiers[0] == "RCP" and idx is not None and any(
                 cfg.insts[j].opcode == "I2F" and "RP" in cfg.insts[j].modifiers
                 for r in i.uses for j, _ in _reaching_defs(cfg, idx, r, 10_000)):
             continue
         out.add(i.pc)
     return out
+
+
+# The SFU takes sine and cosine arguments in revolutions and exponentials in base 2: the
+# intrinsics __sinf/__cosf and __expf/__exp10f scale their argument by one multiply (by 1/2pi,
+# log2(e) or log2(10)) straight into the MUFU, where the precise functions reduce the
+# argument first (a polynomial or an FFMA chain defines the MUFU's operand).
+_FAST_SCALE = {"SIN": (0.159154936,), "COS": (0.159154936,), "EX2": (1.44269502, 3.32192802)}
+
+
+def _fast_intrinsic(cfg, idx: int) -> bool:
+    """Is the MUFU at ``idx`` a fast intrinsic (__sinf, __cosf, __expf, __exp10f, __logf)? Its operand
+    is defined by a multiply by the SFU's scale constant, through at most the denormal guard
+    of __expf (a predicated multiply by 0.5 of the same register)."""
+    from ..sass.slicing import _reaching_defs
+    ins = cfg.insts[idx]
+    if ins.modifiers[:1] == ("LG2",):
+        return _scaled_after(cfg, idx)
+    scales = _FAST_SCALE.get(ins.modifiers[0] if ins.modifiers else "")
+    if not scales or len(ins.operands) < 2:
+        return False
+    reg = ins.operands[1].lstrip("-|").rstrip("|")
+    seen: set[int] = set()
+    todo = [j for j, _ in _reaching_defs(cfg, idx, reg, 10_000)]
+    if not todo:
+        return False
+    while todo:
+        j = todo.pop()
+        if j in seen:
+            continue
+        seen.add(j)
+        d = cfg.insts[j]
+        if d.opcode != "FMUL" or len(d.operands) < 3:
+            return False
+        const = _float_operand(d.operands[2])
+        if const is not None and any(abs(abs(const) - c) <= 1e-6 * c for c in scales):
+            continue
+        if d.guard is not None and const == 0.5 and d.operands[1] == reg:
+            todo.extend(k for k, _ in _reaching_defs(cfg, j, reg, 10_000))
+            continue
+        return False
+    return True
+
+
+def _scaled_after(cfg, idx: int) -> bool:
+    """__logf/__log10f/__log2f: the MUFU.LG2's result goes straight into a multiply by ln(2)
+    or log10(2) (through at most the denormal guard's predicated add of -24), or is the
+    result itself; the precise logf evaluates a polynomial instead of using the SFU."""
+    ins = cfg.insts[idx]
+    if not ins.operands:
+        return False
+    reg = ins.operands[0]
+    block = cfg.blocks[cfg.block_of[idx]]
+    for j in range(idx + 1, block.end):
+        d = cfg.insts[j]
+        if reg not in d.uses:
+            continue
+        if d.guard is not None and d.opcode == "FADD" and d.operands[:2] == [reg, reg]:
+            continue
+        const = _float_operand(d.operands[2]) if d.opcode == "FMUL" and len(d.operands) >= 3 else None
+        return const is not None and any(abs(abs(const) - c) <= 1e-6 * c for c in (0.693147181, 0.301029996))
+    return False
+
+
+def _float_operand(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
 
 
 def _at_call_sites(weights: dict[int, float], sites: dict[int, int]) -> dict[int, float]:

@@ -152,6 +152,9 @@ def evaluate(ctx: KernelContext) -> list[Finding]:
             notes.append(f"estimate capped at {ceiling:.0f}x: the model removes at most "
                          f"{100 * detectors.MAX_REMOVABLE:.0f}% of the time, and the evidence would give more; read it as at least "
                          f"{ceiling:.0f}x, not as a measured value")
+        header = _inlined_header_note(d.locations)
+        if header:
+            notes.append(header)
         evidence = {m: _num(ctx.kernel.m(m)) for m in spec["evidence"] if ctx.kernel.has(m)}
         evidence.update(d.evidence)
         text = spec["caller_advice"] if library else (spec.get("advice_when") or {}).get(d.variant) or spec["advice"]
@@ -170,6 +173,25 @@ def evaluate(ctx: KernelContext) -> list[Finding]:
                          + ", ".join(left_out) + "); the advice given is for the caller")
     out.sort(key=lambda f: (severity_rank(f.severity), -f.estimated_speedup))
     return out
+
+
+_HEADER_SUFFIXES = (".h", ".hpp", ".cuh", ".hxx", ".inl", ".inc")
+
+
+def _inlined_header_note(locations: list[dict]) -> str | None:
+    """A top location inside a header (atomicAdd from device_atomic_functions.hpp, a libcu++
+    fence) is code inlined into the kernel. An .ncu-rep gives each instruction one file and
+    line (ncu_report's source_info has no inline chain), so without the cubin's inline
+    information (--cubin/--binary, then ``inlined_from``) the calling line is unknown: say so."""
+    for loc in locations[:3]:
+        f = str(loc.get("file") or "")
+        if not f or loc.get("inlined_from"):
+            continue
+        if f.lower().endswith(_HEADER_SUFFIXES) or "/include/" in f.replace("\\", "/"):
+            name = f.replace("\\", "/").rsplit("/", 1)[-1]
+            return (f"{name}:{loc.get('line')} is header code inlined into the kernel; the report names no "
+                    "call site for inlined code: give --cubin or --binary to see the line that calls it")
+    return None
 
 
 def _num(v: float):
