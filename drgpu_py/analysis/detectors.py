@@ -247,12 +247,17 @@ def bank_conflict(ctx: KernelContext) -> Detection | None:
         nway = df.loc[shared_pcs, "shared_nway"]
         # Weight each shared instruction's cost by how conflicted it is.
         w = {pc: v * max(float(nway.get(pc, 1.0)) - 1.0, 0.0) for pc, v in w.items()} or w
+    locations = ctx.locations(w)
+    if not locations and not df.empty and shared_pcs and df.loc[shared_pcs, "shared_nway"].notna().any():
+        # The per-instruction conflict ways show no conflicted shared access: the counters'
+        # conflict wavefronts are at no instruction of the code, and no line can be changed.
+        return None
     share = r_share if r_share > 0 else ctx.frac("mio_throttle", "short_scoreboard")
     nways = 1.0 / max(1e-9, 1.0 - excess)
     evidence.update({"conflict_wavefront_share": round(excess, 3), "wavefronts_per_conflict_free_access": round(nways, 2)})
     speed = max(eliminate(share * excess), _traffic(ctx, ("l1tex", "lsu"), excess))
     return Detection(stall_share=ctx.share("mio_throttle", "short_scoreboard"), speedup=speed,
-                     evidence=evidence, locations=ctx.locations(w),
+                     evidence=evidence, locations=locations,
                      fmt={"wavefronts_per_request": nways, "excess_pct": 100 * excess})
 
 
