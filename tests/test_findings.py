@@ -174,3 +174,31 @@ def test_register_limited_occupancy_says_what_the_cap_costs():
     k = analysis_of("rare_regs", "bad").kernels[0]
     f = next(f for f in k.findings if f.id == "occupancy-limited")
     assert f"(now {int(k.kernel.m('launch__registers_per_thread'))})" in f.advice and "spills" in f.advice
+
+
+def _division_seed(ctx) -> int:
+    return next(j for j, i in enumerate(ctx.cfg.insts) if i.opcode == "I2F" and "RP" in i.modifiers
+                and (ctx.executed().get(i.pc) or 0) > 0 and (ctx.cfg.innermost_loop(j) is not None or i.pc in ctx.call_sites()))
+
+
+def test_integer_division_counts_the_whole_division_and_what_the_fix_keeps():
+    """integer-division's sequence is the division the fix removes: a called 64-bit division
+    (bucket_u64) with the whole subroutine and its calls, not the first 20 instructions
+    after I2F.RP; an inline one (box_decomp_s32) with every quotient step on its line, the
+    division whose reciprocal the compiler hoisted included. A divisor loaded in the loop
+    (trial_div_u32) needs a reciprocal per divisor: the estimate keeps more of the sequence."""
+    from drgpu_py.analysis.detectors import _division_sequence
+    ctx = analysis_of("bucket_u64", "bad").kernels[0].context
+    seq, invariant = _division_sequence(ctx, _division_seed(ctx))
+    sites = ctx.call_sites()
+    assert sites and set(sites) <= seq and invariant
+    assert {i.pc for i in ctx.insts if i.opcode == "CALL"} <= seq
+    ctx = analysis_of("box_decomp_s32", "bad").kernels[0].context
+    seq, invariant = _division_sequence(ctx, _division_seed(ctx))
+    assert invariant and sum(ctx.by_pc[pc].opcode == "IMAD" and "HI" in ctx.by_pc[pc].modifiers for pc in seq) >= 2
+    assert not any(ctx.by_pc[pc].opcode in ("FMUL", "FFMA", "BRA") for pc in seq)
+    ctx = analysis_of("trial_div_u32", "bad").kernels[0].context
+    assert not _division_sequence(ctx, _division_seed(ctx))[1]
+    f = {k: next(f for f in analysis_of(k, "bad").kernels[0].findings if f.id == "integer-division")
+         for k in ("trial_div_u32", "bucket_u64")}
+    assert f["trial_div_u32"].evidence["divisor_varies_in_loop"] and not f["bucket_u64"].evidence["divisor_varies_in_loop"]

@@ -872,18 +872,82 @@ def _division_window(cfg, seed: int, line_of) -> list[int]:
     return out
 
 
+def _sequence_cost(ctx: KernelContext, pcs, blamed_reasons) -> tuple[float, dict[int, float]]:
+    """Like _cost_share for a sequence of dependent instructions: the samples at them (every
+    reason but 'selected') plus the waits the blamer charges to them at instructions outside
+    the sequence; a wait inside it is already counted where it was observed."""
+    inside = set(pcs)
+    w = dict(ctx.samples_at(pcs, None))
+    if ctx.blame is not None:
+        wanted = set(blamed_reasons)
+        for consumer, producer, reason, samples, *_ in ctx.blame.rows:
+            if producer in inside and consumer not in inside and reason in wanted and samples == samples:
+                w[producer] = w.get(producer, 0.0) + float(samples)
+    tot = ctx.samples_total
+    return (sum(w.values()) / tot if tot > 0 else 0.0), w
+
+
+_DIVISION_CLASSES = ("int", "conversion", "sfu")
+
+
+def _division_sequence(ctx: KernelContext, seed: int) -> tuple[set[int], bool]:
+    """PCs of the integer-division code that the I2F.RP at index ``seed`` belongs to, and
+    whether its divisor is the same in every iteration of the loop that redoes it. In a
+    called subroutine (a 64-bit division): every instruction of the subroutine, the calls to
+    it and the argument moves on the calling line, since the fix removes the call. Inline in
+    a loop: the integer, conversion and MUFU instructions of the seed's source line in the
+    seed's innermost loop, the quotient's corrections and sign fixes included (a line
+    dividing twice keeps both divisions in the loop even when the compiler hoisted one
+    reciprocal); the line's loads, stores, branches and floating-point math are other work.
+    Without a loop or lines: the fixed window."""
+    cfg, line_of = ctx.cfg, ctx.line_of
+    ins = cfg.insts[seed]
+    divisor = [r for r in ins.uses if not r.startswith("P")]
+    sites = ctx.call_sites()
+    if ins.pc in sites:
+        body = {p for p, site in sites.items() if site == sites[ins.pc]}
+        calls = [j for j, i in enumerate(cfg.insts) if i.opcode == "CALL" and i.target in body]
+        out = body | {cfg.insts[j].pc for j in calls}
+        invariant = True
+        for j in calls:
+            loop = cfg.innermost_loop(j)
+            if loop is None:
+                continue
+            out |= _line_in_loop(ctx, j, loop)
+            # The divisor as the call passes it: the subroutine reads it unchanged.
+            invariant &= all(_invariant(cfg, j, r, loop, {}, 0) for r in divisor)
+        return out, invariant
+    loop, line = cfg.innermost_loop(seed), line_of(ins.pc)
+    invariant = loop is None or all(_invariant(cfg, seed, r, loop, {}, 0) for r in divisor)
+    if loop is None or line is None:
+        return {cfg.insts[k].pc for k in _division_window(cfg, seed, line_of)}, invariant
+    return _line_in_loop(ctx, seed, loop), invariant
+
+
+def _line_in_loop(ctx: KernelContext, idx: int, loop) -> set[int]:
+    """Integer, conversion and MUFU instructions of ``idx``'s source line in ``loop`` (its
+    innermost loop): the code the compiler emits for the division on that line."""
+    cfg, line_of = ctx.cfg, ctx.line_of
+    line = line_of(cfg.insts[idx].pc)
+    if line is None:
+        return {cfg.insts[idx].pc}
+    return {cfg.insts[j].pc for j in cfg.loop_instructions(loop)
+            if cfg.innermost_loop(j) is loop and line_of(cfg.insts[j].pc) == line
+            and ctx.classes[j] in _DIVISION_CLASSES}
+
+
 # An unsigned 32-bit division by a value known only at run time compiles to about 20
-# instructions (I2F.RP, MUFU.RCP, F2I, the Newton step, IMAD.HI and two corrections); with a
-# reciprocal computed once, or a power-of-two divisor, about 3 remain per division.
+# instructions (I2F.RP, MUFU.RCP, F2I, the Newton step, IMAD.HI and two corrections); what
+# the fix keeps is a share of the sequence (thresholds division_kept, division_kept_varying).
 _DIV_SEQUENCE = 20
-_DIV_KEPT = 3.0 / 20.0
 
 
 def integer_division(ctx: KernelContext) -> Detection | None:
     """GPA's strength reduction for integer division and modulo by a run-time divisor inside
     a loop: the reciprocal setup (I2F.RP, MUFU.RCP, F2I) is redone every iteration, or a
     64-bit division calls the slow subroutine. Cost: the samples on the sequence and those
-    its consumers wait for; the fix keeps about 3 of its ~20 instructions."""
+    its consumers wait for, or its share of the instructions of an issue-bound kernel; the
+    fix keeps part of it (less when the divisor is loop-invariant)."""
     cfg, df = ctx.cfg, ctx.df
     if cfg is None or df.empty or not cfg.loops:
         return None
@@ -891,6 +955,7 @@ def integer_division(ctx: KernelContext) -> Detection | None:
     executed = ctx.executed()
     seq: set[int] = set()
     seeds = []
+    varying = False
     warps = _warps_launched(ctx.kernel)
     for j, ins in enumerate(cfg.insts):
         if ins.opcode != "I2F" or "RP" not in ins.modifiers:
@@ -900,27 +965,33 @@ def integer_division(ctx: KernelContext) -> Detection | None:
         if not ex > 0 or (cfg.innermost_loop(j) is None and not (warps and ex / warps > 1.5)):
             continue
         seeds.append(ins.pc)
-        seq.update(cfg.insts[k].pc for k in _division_window(cfg, j, line_of))
+        got, invariant = _division_sequence(ctx, j)
+        seq.update(got)
+        varying |= not invariant
     if not seeds:
         return None
     pcs = sorted(seq)
     total = ctx.executed_total()
     share_inst = sum(float(executed.get(pc) or 0.0) for pc in pcs) / total if total > 0 else 0.0
-    r, w = _cost_share(ctx, pcs, None, ("short_scoreboard", "wait", "math_pipe_throttle"))
+    r, w = _sequence_cost(ctx, pcs, ("short_scoreboard", "wait", "math_pipe_throttle"))
     if not ctx.sampling or ctx.samples_total <= 0:
         r = share_inst
     if max(r, share_inst) < ctx.th["division_share"]:
         return None
-    # Time follows the cheaper of the two views: the stall samples on the sequence, or its
-    # share of the issued instructions when the kernel is issue-bound.
+    # The removed instructions' issue slots and the waits on their results both go: time
+    # follows the stall samples on the sequence, or, when the kernel is issue-bound, its share
+    # of the issued instructions. A loop-invariant divisor's reciprocal leaves the loop and
+    # only the multiply-high and its correction stay; a divisor that changes every iteration
+    # needs a precomputed reciprocal per divisor, loaded and applied in the loop.
     issue = ctx.sol.units.get("issue", math.nan) if ctx.sol is not None else math.nan
-    gone = 1.0 - _DIV_KEPT
-    speed = eliminate(max(r * gone, share_inst * gone * (issue / 100.0 if issue == issue else 0.0)))
+    gone = 1.0 - ctx.th["division_kept_varying" if varying else "division_kept"]
+    issue_bound = issue == issue and issue >= ctx.th["overhead_issue_pct"]
+    speed = eliminate(max(r, share_inst if issue_bound else 0.0) * gone)
     seed_lines = {line_of(pc) for pc in seeds} - {None}
     weights = _at_call_sites({pc: v for pc, v in w.items() if line_of(pc) in seed_lines} or w, ctx.call_sites())
     return Detection(stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)), speedup=speed,
                      evidence={"divisions_in_loops": len(seeds), "division_instruction_share": round(share_inst, 3),
-                               "sample_share": round(r, 3)},
+                               "sample_share": round(r, 3), "divisor_varies_in_loop": varying},
                      locations=ctx.locations(weights),
                      fmt={"share_pct": 100 * r, "inst_pct": 100 * share_inst}, relieves_override=["sm"])
 
