@@ -202,3 +202,26 @@ def test_integer_division_counts_the_whole_division_and_what_the_fix_keeps():
     f = {k: next(f for f in analysis_of(k, "bad").kernels[0].findings if f.id == "integer-division")
          for k in ("trial_div_u32", "bucket_u64")}
     assert f["trial_div_u32"].evidence["divisor_varies_in_loop"] and not f["bucket_u64"].evidence["divisor_varies_in_loop"]
+
+
+def _finding(case: str, fid: str):
+    return next(f for f in analysis_of(case, "bad").kernels[0].findings if f.id == fid)
+
+
+def test_slow_math_counts_removed_instructions_keeps_the_mufus_and_names_integer_powers():
+    """slow-math: a called pow is a long dependent sequence whose samples undercount what its
+    removal saves, so the slow lines' executed-instruction share counts too (moment_pow); the
+    fast intrinsics use the same special-function unit, so the XU pipe stays loaded and bounds
+    the gain (redblack_mix's intrinsic loops already keep it at 97%); pow with a literal
+    small integer exponent is named and written as multiplications (issue 15, strength
+    reduction), other precise calls keep the intrinsics advice."""
+    mp = _finding("moment_pow", "slow-math")
+    by_samples = 1.0 / (1.0 - mp.stall_share * (1.0 - 3.0 / mp.evidence["instructions_per_mufu"]))
+    assert mp.evidence["slow_line_instruction_share"] > mp.stall_share and mp.model_speedup > 1.5 * by_samples
+    assert mp.evidence["literal_integer_exponent"] == 2 and "x * x" in mp.advice
+    rb = _finding("redblack_mix", "slow-math")
+    xu = next(b for b in rb.bounds if b["kind"] == "unit")
+    assert rb.bounded_by == "unit" and xu["why"].startswith("XU pipe")
+    pm = _finding("precise_math", "slow-math")
+    assert "literal_integer_exponent" not in pm.evidence and "__expf" in pm.advice
+    assert analysis_of("redblack_mix", "bad").kernels[0].findings[0].id == "warp-divergence"

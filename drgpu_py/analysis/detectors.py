@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import re
+import struct
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -1163,6 +1164,32 @@ def _subroutines_at_call_sites(ctx: KernelContext, df):
     return df.assign(line=lines)
 
 
+# Bit patterns of the small integers 2..16 as a float32 and as the high word of a float64:
+# how a literal exponent reaches a called pow in a register (IMAD.MOV.U32 R5, RZ, RZ, 0x40000000).
+_SMALL_INTEGER_BITS = {**{struct.unpack("<I", struct.pack("<f", float(n)))[0]: n for n in range(2, 17)},
+                       **{struct.unpack("<Q", struct.pack("<d", float(n)))[0] >> 32: n for n in range(2, 17)}}
+
+
+def _literal_integer_exponent(ctx: KernelContext, lines) -> int | None:
+    """The small integer a slow line passes to a called math subroutine as a literal (pow(d,
+    2.0) sets the exponent's register to 2.0's bits before the CALL), or None. GPA's strength
+    reduction: an integer power is a few multiplications."""
+    sites = ctx.call_sites()
+    calls = {ctx.line_of(i.pc) for i in ctx.insts if i.opcode == "CALL"} - {None}
+    for i in ctx.insts:
+        if i.pc in sites or ctx.line_of(i.pc) not in calls or ctx.line_of(i.pc) not in lines:
+            continue
+        if not (i.opcode in ("MOV", "UMOV") or (i.opcode == "IMAD" and "MOV" in i.modifiers)) or not i.operands:
+            continue
+        try:
+            bits = int(i.operands[-1].strip(), 16) if i.operands[-1].strip().startswith("0x") else None
+        except ValueError:
+            bits = None
+        if bits in _SMALL_INTEGER_BITS:
+            return _SMALL_INTEGER_BITS[bits]
+    return None
+
+
 def slow_math(ctx: KernelContext) -> Detection | None:
     df = ctx.df
     if df.empty or not ctx.sampling:
@@ -1199,13 +1226,30 @@ def slow_math(ctx: KernelContext) -> Detection | None:
     if frac < ctx.th["slow_math_share"]:
         return None
     ratio = max(r[1] for r in rows)
-    r = frac * max(0.0, 1.0 - 3.0 / ratio)
+    # The slow lines' executed instructions: each one the fix removes frees its issue slot and
+    # the dependent waits on it, which the samples of a long dependent sequence (a called pow)
+    # undercount against the few instructions left around it. The fix keeps about 3
+    # instructions per MUFU.
+    ex_total = float(ex.sum())
+    inst = sum(float(ex_by[row[0]]) for row in rows) / ex_total if ex_total > 0 else 0.0
+    r = max(frac, inst) * max(0.0, 1.0 - 3.0 / ratio)
     # Weights line by line, each line's PCs in table order (as a loop over the groups gave).
     at = np.flatnonzero(np.isin(gid, [row[0] for row in rows]))
     at = at[np.argsort(gid[at], kind="stable")]
     w = _at_call_sites(dict(zip(pcs[at].tolist(), samples_of[at].tolist())), ctx.call_sites())
-    return Detection(stall_share=frac, speedup=eliminate(r), evidence={"instructions_per_mufu": round(ratio, 1)},
-                     locations=ctx.locations(w), fmt={"ratio": ratio})
+    # Fast intrinsics run on the same special-function unit: the MUFUs stay, so the XU pipe
+    # keeps at least today's load and bounds the gain (partial relief 0).
+    lines = set()
+    if "line" in d:
+        keys = d[["file", "line"]].to_numpy()
+        lines = {(f, ln) for f, ln in keys[np.isin(gid, [row[0] for row in rows])].tolist()}
+    exponent = _literal_integer_exponent(ctx, lines)
+    evidence = {"instructions_per_mufu": round(ratio, 1), "slow_line_instruction_share": round(inst, 3)}
+    if exponent is not None:
+        evidence["literal_integer_exponent"] = exponent
+    return Detection(stall_share=frac, speedup=eliminate(r), evidence=evidence,
+                     locations=ctx.locations(w), fmt={"ratio": ratio, "exponent": exponent or 0},
+                     partial_relief={"xu": 0.0}, variant="integer_power" if exponent is not None else None)
 
 
 def launch_lanes(k) -> float:
