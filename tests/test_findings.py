@@ -212,16 +212,15 @@ def test_slow_math_counts_removed_instructions_keeps_the_mufus_and_names_integer
     """slow-math: a called pow is a long dependent sequence whose samples undercount what its
     removal saves, so the slow lines' executed-instruction share counts too (moment_pow); the
     fast intrinsics use the same special-function unit, so the XU pipe stays loaded and bounds
-    the gain (redblack_mix's intrinsic loops already keep it at 97%); pow with a literal
+    the gain (precise_math); pow with a literal
     small integer exponent is named and written as multiplications (issue 15, strength
     reduction), other precise calls keep the intrinsics advice."""
     mp = _finding("moment_pow", "slow-math")
     by_samples = 1.0 / (1.0 - mp.stall_share * (1.0 - 3.0 / mp.evidence["instructions_per_mufu"]))
     assert mp.evidence["slow_line_instruction_share"] > mp.stall_share and mp.model_speedup > 1.5 * by_samples
     assert mp.evidence["literal_integer_exponent"] == 2 and "x * x" in mp.advice
-    rb = _finding("redblack_mix", "slow-math")
-    xu = next(b for b in rb.bounds if b["kind"] == "unit")
-    assert rb.bounded_by == "unit" and xu["why"].startswith("XU pipe")
     pm = _finding("precise_math", "slow-math")
+    xu = next(b for b in pm.bounds if b["kind"] == "unit")
+    assert pm.bounded_by == "unit" and xu["why"].startswith("XU pipe")
     assert "literal_integer_exponent" not in pm.evidence and "__expf" in pm.advice
     assert analysis_of("redblack_mix", "bad").kernels[0].findings[0].id == "warp-divergence"
