@@ -1,15 +1,21 @@
 """Load and validate drgpu's data files (metric aliases, tree shape, thresholds, findings,
 per-architecture constants).
 
-Contract: every loader returns plain dicts/lists after checking them against a small schema
-(required keys and types); a violation raises :class:`DataFileError` naming the file and the
-key. Architecture files are overlays: ``load_arch("gh100")`` is ``base.yaml`` deep-merged with
+Contract: every data file has a JSON Schema (``drgpu_py/specs/schema/data/NAME.schema.json``,
+draft 2020-12: keys, types, the ``schema`` tag); ``validate(doc, origin, name)`` checks one and
+raises :class:`DataFileError` (exit 8) naming the file and the place in it. Files given by the
+user (metric sets by path) are validated when read; the packaged files are validated by the test
+suite instead of at every start (they are read-only at run time, and importing jsonschema costs
+a fifth of a second), so their loaders check only the ``schema`` tag and what a schema cannot
+express (names that refer to another file: thresholds, stall reasons, speedup models, chips).
+Loaders return plain dicts/lists. Architecture files are overlays: ``load_arch("gh100")`` is ``base.yaml`` deep-merged with
 ``gh100.yaml``. Results are cached per process, since the files are read-only at run time.
 """
 from __future__ import annotations
 
 import copy
 import functools
+import json
 import math
 import re
 from importlib import resources
@@ -42,12 +48,39 @@ def _parse(text: str, origin: str) -> dict:
     return doc
 
 
-def _require(doc: dict, origin: str, key: str, typ: type | tuple[type, ...]) -> Any:
-    if key not in doc:
-        raise DataFileError(f"{origin}: missing key '{key}'")
-    if not isinstance(doc[key], typ):
-        raise DataFileError(f"{origin}: '{key}' should be {getattr(typ, '__name__', typ)}")
-    return doc[key]
+#: The data-file schemas under specs/schema/data/ (each file kind's JSON Schema).
+SCHEMAS = ("metrics", "tree", "thresholds", "findings", "arch", "metric_set")
+
+
+@functools.cache
+def _validator(name: str):
+    import jsonschema   # here, not at the top: only user-given files pay for the import
+    text = resources.files(_DATA).joinpath("schema", "data", f"{name}.schema.json").read_text(encoding="utf-8")
+    schema = json.loads(text)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+
+
+def validate(doc: dict, origin: str, name: str) -> dict:
+    """``doc`` if it matches schema ``name``; else DataFileError naming ``origin``, the path in
+    the document and what is wrong (jsonschema's most relevant error). A schema node may carry
+    ``x-message`` (text, or a mapping from the failing keyword to text), the wording users see
+    (fields: path, parent, key, found), in place of jsonschema's own."""
+    import jsonschema
+    err = jsonschema.exceptions.best_match(_validator(name).iter_errors(doc))
+    if err is None:
+        return doc
+    at = [str(p) for p in err.absolute_path]
+    template = err.schema.get("x-message") if isinstance(err.schema, dict) else None
+    if isinstance(template, dict):   # per failing keyword ("type", "required", ...)
+        template = template.get(err.validator)
+    if template:
+        found = "empty text" if err.instance == "" else {
+            dict: "a mapping", list: "a list", str: "text", bool: "a boolean", int: "a number", float: "a number",
+            type(None): "nothing"}.get(type(err.instance), type(err.instance).__name__)
+        msg = template.format(path=".".join(at), parent=".".join(at[:-1]), key=at[-1] if at else "", found=found)
+        raise DataFileError(f"{origin}: {msg}")
+    raise DataFileError(f"{origin}: {'/'.join(at) or 'top level'}: {err.message[:300]}")
 
 
 def _check_schema(doc: dict, origin: str, schema: str) -> None:
@@ -62,41 +95,33 @@ def _load(name: str, schema: str) -> dict:
     return doc
 
 
-def read_yaml_file(path: Path, schema: str, what: str) -> dict:
-    """A data file outside the package's specs (a metric set), parsed and checked as
-    they are; ``what`` names it in the message when it cannot be read."""
+def read_yaml_file(path: Path, schema: str, what: str, validate_as: str | None = None) -> dict:
+    """A data file outside the package's specs (a metric set), parsed and its ``schema:``
+    checked, then validated against JSON Schema ``validate_as`` when given (a file from the
+    user); ``what`` names it in the message when it cannot be read."""
     try:
         raw = Path(path).read_bytes()
     except OSError as e:
         raise DataFileError(f"cannot read {what} {path}: {e.strerror}") from e
     doc = _parse(decode_text(raw, Path(path).name), Path(path).name)
     _check_schema(doc, Path(path).name, schema)
-    return doc
+    return validate(doc, Path(path).name, validate_as) if validate_as else doc
 
 
 @functools.cache
 def metrics_table() -> dict:
     doc = _load("metrics.yaml", "drgpu.metrics/1")
-    metrics = _require(doc, "metrics.yaml", "metrics", dict)
     chips = set(known_chips())
-    for name, spec in metrics.items():
-        if not isinstance(spec, dict) or "section" not in spec:
-            raise DataFileError(f"metrics.yaml: metric {name} needs a 'section'")
-        if not isinstance(spec.get("optional", False), bool):
-            raise DataFileError(f"metrics.yaml: metric {name}: 'optional' must be true or false")
+    for name, spec in doc["metrics"].items():
         _check_chips(spec, f"metrics.yaml: metric {name}", chips)
-    reasons = _require(doc, "metrics.yaml", "stall_reasons", dict)
-    for rid, spec in reasons.items():
-        for key in ("label", "counter", "sampling", "csv"):
-            _require(spec, f"metrics.yaml stall_reasons.{rid}", key, (str, list))
+    for rid, spec in doc["stall_reasons"].items():
         _check_chips(spec, f"metrics.yaml stall_reasons.{rid}", chips)
-    _require(doc, "metrics.yaml", "instruction_columns", dict)
     return doc
 
 
 def _check_chips(spec: dict, where: str, chips: set[str]) -> None:
     got = spec.get("unavailable_on", [])
-    if not isinstance(got, list) or not set(got) <= chips:
+    if not set(got) <= chips:
         raise DataFileError(f"{where}: unavailable_on must list chips of specs/arch ({', '.join(sorted(chips))}), got {got!r}")
 
 
@@ -136,12 +161,9 @@ def stall_reasons() -> dict[str, dict]:
 @functools.cache
 def tree_shape() -> dict:
     doc = _load("tree.yaml", "drgpu.tree/1")
-    groups = _require(doc, "tree.yaml", "groups", list)
     known = set(stall_reasons())
     seen: set[str] = set()
-    for g in groups:
-        for key in ("id", "label", "reasons"):
-            _require(g, "tree.yaml group", key, (str, list))
+    for g in doc["groups"]:
         for r in g["reasons"]:
             if r not in known:
                 raise DataFileError(f"tree.yaml: group {g['id']} names unknown stall reason {r}")
@@ -156,12 +178,7 @@ def tree_shape() -> dict:
 
 @functools.cache
 def _threshold_doc() -> dict:
-    doc = _load("thresholds.yaml", "drgpu.thresholds/1")
-    th = _require(doc, "thresholds.yaml", "thresholds", dict)
-    for k, spec in th.items():
-        if not isinstance(spec, dict) or not isinstance(spec.get("default"), (int, float)) or not spec.get("doc"):
-            raise DataFileError(f"thresholds.yaml: {k} needs a numeric 'default' and a 'doc'")
-    return doc
+    return _load("thresholds.yaml", "drgpu.thresholds/1")
 
 
 def threshold_docs() -> dict[str, dict]:
@@ -221,15 +238,11 @@ def decode_text(raw: bytes, origin: str) -> str:
 @functools.cache
 def findings_catalogue() -> dict:
     doc = _load("findings.yaml", "drgpu.findings/1")
-    models = _require(doc, "findings.yaml", "speedup_models", dict)
+    models = doc["speedup_models"]
     known_th = set(threshold_docs())
     ids: set[str] = set()
-    for f in _require(doc, "findings.yaml", "findings", list):
-        origin = f"findings.yaml finding {f.get('id', '?')}"
-        for key, typ in (("id", str), ("title", str), ("group", str), ("detector", str),
-                         ("thresholds", list), ("speedup_model", str), ("relieves", list),
-                         ("evidence", list), ("advice", str)):
-            _require(f, origin, key, typ)
+    for f in doc["findings"]:
+        origin = f"findings.yaml finding {f['id']}"
         if f["id"] in ids:
             raise DataFileError(f"{origin}: duplicate id")
         ids.add(f["id"])
@@ -238,20 +251,6 @@ def findings_catalogue() -> dict:
         for t in f["thresholds"]:
             if t not in known_th:
                 raise DataFileError(f"{origin}: unknown threshold {t}")
-        if "caller_advice" in f and not (isinstance(f["caller_advice"], str) and f["caller_advice"].strip()):
-            raise DataFileError(f"{origin}: caller_advice must be text")
-        when = f.get("advice_when", {})
-        if not isinstance(when, dict) or not all(isinstance(k, str) and isinstance(v, str) and v.strip()
-                                                 for k, v in when.items()):
-            raise DataFileError(f"{origin}: advice_when must map a variant name to advice text")
-    pats = doc.get("library_kernels", [])
-    if not isinstance(pats, list) or not all(isinstance(p, str) for p in pats):
-        raise DataFileError("findings.yaml: library_kernels must be a list of regular expressions")
-    for p in pats:
-        try:
-            re.compile(p)
-        except re.error as e:
-            raise DataFileError(f"findings.yaml: library_kernels: bad regular expression {p!r}: {e}") from e
     return doc
 
 
@@ -286,15 +285,14 @@ def load_arch(chip: str | None) -> dict:
     """Constants for ``chip`` (e.g. 'gh100'); the base alone for unknown or missing chips."""
     base = _load("arch/base.yaml", "drgpu.arch/1")
     for key in ("issue_slots_per_sm", "max_warps_per_sm", "latency"):
-        _require(base, "arch/base.yaml", key, (int, dict))
+        if key not in base:   # required of the base only: the schema is the overlays' too
+            raise DataFileError(f"arch/base.yaml: top level: '{key}' is a required property")
     if not chip or chip not in known_chips():
         out = copy.deepcopy(base)
         out["name"] = chip or "unknown"
         out["known"] = False
         return out
     over = _load(f"arch/{chip}.yaml", "drgpu.arch/1")
-    if over.get("inherits", "base") != "base":
-        raise DataFileError(f"arch/{chip}.yaml: only 'inherits: base' is supported")
     unknown = set(over) - set(base) - {"inherits", "compute_capability"}
     if unknown:
         raise DataFileError(f"arch/{chip}.yaml: keys not in base.yaml: {sorted(unknown)}")

@@ -675,6 +675,9 @@ def test_utf16_thresholds_file_with_a_bom_is_read(tmp_path):
     ({"rename": {"a.sum": [1]}}, "'rename' should map metric names"),
     ({"name": [1]}, "'name' should be text"),
     ({"groups": {"g": {"why": "w", "optional": "no", "metrics": {"a.sum": "x"}}}}, "'optional' should be true or false"),
+    ({"groups": {"g": {"why": "w"}}}, "group g collects nothing"),
+    ({"groups": {"g": {"why": "w", "metrics": {"a.sum": "x"}, "provides": {"b.sum": "y"}}}}, "groups.g: 'provides' needs the sections"),
+    ({"groups": {"g": {"why": " ", "metrics": {"a.sum": "x"}}}}, "groups.g needs a 'why'"),
 ])
 def test_malformed_metric_sets_are_data_errors(tmp_path, doc, needle):
     """Metric-set YAML with keys of the wrong type: exit 8 naming the key (were exit 70 or

@@ -66,3 +66,51 @@ def test_schema_violations_are_reported(monkeypatch):
             data.findings_catalogue()
     finally:
         data.findings_catalogue.cache_clear()
+
+
+def _spec_docs():
+    """(origin, schema name, document) of every shipped data file."""
+    specs = data.resources.files("drgpu_py.specs")
+    out = [(f"{n}.yaml", n, data._parse((specs / f"{n}.yaml").read_text(), n))
+           for n in ("metrics", "tree", "thresholds", "findings")]
+    out += [(f"arch/{p.name}", "arch", data._parse(p.read_text(), p.name)) for p in (specs / "arch").iterdir()
+            if p.name.endswith(".yaml")]
+    out += [(p.name, "metric_set", data._parse(p.read_text(), p.name)) for p in sorted(data.share_dir("metric_sets").glob("*.yaml"))]
+    return out
+
+
+def test_every_data_file_matches_its_json_schema():
+    docs = _spec_docs()
+    assert {n for _, n, _ in docs} == {"metrics", "tree", "thresholds", "findings", "arch", "metric_set"}
+    for origin, name, doc in docs:
+        data.validate(doc, origin, name)
+
+
+@pytest.mark.parametrize("name,edit,where", [
+    ("thresholds", lambda d: d["thresholds"]["barrier_share"].update(default="high"), "thresholds/barrier_share/default"),
+    ("findings", lambda d: d["findings"][0].pop("advice"), "findings/0"),
+    ("metrics", lambda d: d["stall_reasons"]["barrier"].update(sampling="one"), "stall_reasons/barrier/sampling"),
+    ("tree", lambda d: d.update(schema="drgpu.tree/2"), "schema"),
+    ("findings", lambda d: d.update(library_kernels=["(unclosed"]), "library_kernels/0"),
+])
+def test_a_malformed_data_file_is_a_data_file_error_naming_the_place(name, edit, where):
+    """The schemas catch what the hand-written checks did: a malformed file is DataFileError
+    (exit 8), naming the file and the path inside it."""
+    specs = data.resources.files("drgpu_py.specs")
+    doc = data._parse((specs / f"{name}.yaml").read_text(), name)
+    data.validate(doc, f"{name}.yaml", name)
+    edit(doc)
+    with pytest.raises(DataFileError, match=f"^{name}.yaml: {where}: ") as e:
+        data.validate(doc, f"{name}.yaml", name)
+    assert e.value.exit_code == 8
+
+
+def test_packaged_specs_load_without_jsonschema():
+    """Start-up stays cheap: loading the packaged specs and shipped metric sets does not
+    import jsonschema (the suite validates them above); a user's metric set does."""
+    import subprocess
+    import sys
+    code = ("import sys; from drgpu_py import data, profile; data.findings_catalogue(); data.tree_shape(); "
+            "data.load_arch('gh100'); profile.load_metric_set('gh100'); print('jsonschema' in sys.modules)")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.strip() == "False", r.stdout + r.stderr
