@@ -134,7 +134,10 @@ def simulate(insts: list[Instruction], body: list[int], lat: dict, global_latenc
         for pos, j in enumerate(body):
             ins = insts[j]
             at, held = t + issue_gap, None
-            keys = list(ins.uses)
+            # Sorted: of producers ready at the same cycle the first key holds the
+            # instruction, and a set's order of strings changes with the hash seed of each
+            # process (the critical chain, hence the JSON, would change from run to run).
+            keys = sorted(ins.uses)
             cw = control.get(ins.pc) if control else None
             if cw:
                 keys += [f"B{b}" for b in waits_on(cw)]
