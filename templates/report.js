@@ -1,12 +1,117 @@
-/* drgpu HTML report behaviour, inlined: expand/collapse all, open the target of a link
+/* drgpu HTML report behaviour, inlined: build the lazily embedded trees, expand/collapse all, open the target of a link
    (a hot source line) so following "source" from a finding shows its SASS, and sort the
    summary table by a clicked column header (numbers by their data-value; empty last). */
 (function () {
   "use strict";
+  /* Trees of the lighter kernel groups come as JSON (keys: TREE_KEYS in html.py) and are built
+     here, on first opening, into the same DOM the template draws; text only via textContent. */
+  function el(tag, cls, text, parent) {
+    var e = document.createElement(tag);
+    if (cls) { e.className = cls; }
+    if (text) { e.textContent = text; }
+    if (parent) { parent.appendChild(e); }
+    return e;
+  }
+  function label(n, s) {
+    /* the template leaves one space around the name (its line breaks); so does this */
+    if (n.k === "suggestion") { el("span", "arrow", "\u279c", s); }
+    s.appendChild(document.createTextNode(" "));
+    el("span", "n-name", n.n, s);
+    s.appendChild(document.createTextNode(" "));
+    if (n.v) { el("span", "n-val", n.v, s); }
+    if (n.b !== undefined && n.b !== null) {
+      el("span", "", "", el("span", "n-bar" + (n.k === "line" ? " n-bar-line" : ""), "", s)).style.width = n.b.toFixed(1) + "%";
+    }
+    if (n.id) {
+      el("span", "sev sev-" + (n.sev || ""), n.sev, s);
+      s.appendChild(document.createTextNode(" "));
+      el("span", "mono muted small", n.id, s);
+    }
+    if (n.k === "line") {
+      if (n.hr) {
+        var a = el("a", "jump", "source \u2193", s);
+        a.href = n.hr;
+        a.title = "show in source";
+      }
+      if (n.cd) { el("code", "", n.cd, s); } else if (n.s) { el("span", "mono sass-inline", n.s, s); }
+    }
+    if (n.d) { el("span", "n-detail", n.d, s); }
+  }
+  function node(n) {
+    var cls = "node kind-" + n.k + (n.c ? " chain" : "") + (n.h ? " hl" : "");
+    if (!n.ch && !n.f) {
+      var leaf = el("div", cls + " leaf");
+      label(n, leaf);
+      return leaf;
+    }
+    var d = el("details", cls);
+    d.open = !!n.o;
+    label(n, el("summary", "", "", d));
+    var ul = el("ul", "", "", d);
+    (n.ch || []).forEach(function (c) { el("li", "", "", ul).appendChild(node(c)); });
+    if (n.f) {
+      var fd = el("details", "node folded", "", el("li", "", "", ul));
+      el("span", "n-name muted", n.fn, el("summary", "", "", fd));
+      var ful = el("ul", "", "", fd);
+      n.f.forEach(function (c) { el("li", "", "", ful).appendChild(node(c)); });
+    }
+    return d;
+  }
+  function build(root) {
+    var src = root && root.getAttribute("data-tree-json");
+    if (!src) { return; }
+    root.removeAttribute("data-tree-json");
+    root.appendChild(node(JSON.parse(document.getElementById(src).textContent)));
+  }
+  function pct(v) { return Math.round(v) + "%"; }
+  function buildSource(box) {
+    var src = box && box.getAttribute("data-src-json");
+    if (!src) { return; }
+    box.removeAttribute("data-src-json");
+    var v = JSON.parse(document.getElementById(src).textContent);
+    if (v.g.length) {
+      var segs = el("div", "segs", "", box), bar = el("span", "seg-bar", "", segs), legend = el("span", "seg-legend", "", segs);
+      v.g.forEach(function (g) {
+        var s = el("span", "", "", bar);
+        s.style.width = g[0].toFixed(1) + "%";
+        s.style.background = g[1];
+        s.title = g[2] + ": " + pct(g[0]);
+        var item = el("span", "", "", legend);
+        el("i", "", "", item).style.background = g[1];
+        item.appendChild(document.createTextNode(g[2] + " " + pct(g[0])));
+      });
+    }
+    var table = el("table", "sass sass-line", "", box), head = el("tr", "", "", el("thead", "", "", table));
+    [["offset", ""], ["SASS", ""], ["executed", "num"], ["stall samples", "num"], ["top reasons", ""]].forEach(function (h) {
+      el("th", h[1], h[0], head);
+    });
+    var body = el("tbody", "", "", table);
+    v.r.forEach(function (r) {
+      var tr = el("tr", r[6] ? "hot" : "", "", body);
+      el("td", "", r[0], tr);
+      var code = el("td", "", r[1], tr);
+      r[2].forEach(function (fid) { code.appendChild(document.createTextNode(" ")); el("span", "tag", fid, code); });
+      el("td", "", r[3], tr);
+      el("td", "", r[4], tr);
+      el("td", "", r[5], tr);
+    });
+    if (v.m) { el("p", "muted small", v.m + " more instructions on this line with fewer stall samples are not listed.", box); }
+  }
+  document.querySelectorAll("details.src-hot").forEach(function (d) {
+    d.addEventListener("toggle", function () {
+      if (d.open) { buildSource(d.querySelector(".src-detail[data-src-json]")); }
+    });
+  });
+  document.querySelectorAll("details.tree-lazy").forEach(function (d) {
+    d.addEventListener("toggle", function () {
+      if (d.open) { build(d.querySelector(".tree[data-tree-json]")); }
+    });
+  });
   document.querySelectorAll("button[data-tree]").forEach(function (btn) {
     btn.addEventListener("click", function () {
       var root = document.getElementById(btn.getAttribute("data-tree"));
       if (!root) { return; }
+      build(root);
       var open = btn.getAttribute("data-action") === "expand";
       root.querySelectorAll("details").forEach(function (d) { d.open = open; });
       if (!open) {

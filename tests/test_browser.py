@@ -324,3 +324,41 @@ def test_summary_table_sorts_in_chromium(browser, tmp_path):
 if __name__ == "__main__":
     sys.path.insert(0, str(ROOT))
     save_report_screenshot(Path(sys.argv[1]), Path(sys.argv[2]))
+
+
+def test_lazy_tree_and_source_match_the_inline_page(browser, tmp_path, monkeypatch):
+    """A kernel group below the GRAPH_KERNELS_MAX heaviest carries its tree and hot lines' SASS
+    as JSON: opened in Chromium, report.js builds the same text as the page that draws them
+    inline (the whole tree after "Expand all"; the hot line a finding links to, with its SASS)."""
+    from drgpu_py.render import html as htmlmod
+    inline = render_sample(SAMPLE, tmp_path / "inline.html")
+    monkeypatch.setattr(htmlmod, "GRAPH_KERNELS_MAX", 0)
+    lazy = render_sample(SAMPLE, tmp_path / "lazy.html")
+    assert 'class="tree-lazy"' in lazy.read_text() and 'class="tree-lazy"' not in inline.read_text()
+    def texts(root: str, sel: str) -> str:   # one text per element: whitespace between elements differs
+        return f"[...{root}.querySelectorAll({json.dumps(sel)})].map(e => e.textContent.replace(/\\s+/g, ' ').trim())"
+    tree_text = texts("document.getElementById('k0-tree')", "summary, .leaf")
+    c = browser
+    seen = {}
+    for name, page in (("inline", inline), ("lazy", lazy)):
+        c.load(page.as_uri())
+        assert c.problems() == []
+        if name == "lazy":
+            assert c.eval("document.querySelectorAll('#k0-tree details').length") == 0
+            box = _node_box(c, "details.tree-lazy > summary")
+            c.click(box["x"], box["y"])
+            assert c.eval("document.querySelector('details.tree-lazy').open") is True
+        box = _node_box(c, "button[data-action=expand]")
+        c.click(box["x"], box["y"])
+        assert c.eval("[...document.querySelectorAll('#k0-tree details')].every(d => d.open)") is True
+        href = c.eval("document.querySelector('.finding a.where').getAttribute('href')")
+        box = _node_box(c, ".finding a.where")
+        c.click(box["x"], box["y"])
+        time.sleep(0.2)
+        line = f"document.getElementById({json.dumps(href[1:])})"
+        assert c.eval(f"{line}.open") is True
+        seen[name] = (c.eval(tree_text), c.eval(texts(line, "summary, th, td, .seg-legend > span, .seg-bar > span, p")),
+                      c.eval(f"{line}.querySelectorAll('table.sass tbody tr').length"))
+        assert c.problems() == []
+    assert seen["lazy"] == seen["inline"]
+    assert any("LDG" in t for t in seen["lazy"][1]) and seen["lazy"][2] > 0 and len(seen["lazy"][0]) > 20

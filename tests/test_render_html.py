@@ -589,3 +589,52 @@ def test_graphviz_pictures_only_for_the_kernels_with_most_time(tmp_path):
     for i in range(3):
         assert f"-k {i} -o tree.svg" in doc
     assert f"-k {n - 1} -o tree.svg" not in doc
+
+
+def test_lighter_groups_carry_tree_and_sass_as_json(monkeypatch):
+    """Kernel groups below the GRAPH_KERNELS_MAX heaviest carry their tree and hot lines' SASS
+    as JSON (report.js builds them when opened): every group keeps its tree, each hot line is
+    in the page once, nothing in the JSON can close its script element, and it makes the
+    per-group bytes of the real PyTorch step much smaller than inline HTML."""
+    import json as _json
+    from conftest import library_analysis
+    from drgpu_py.render import html as htmlmod
+    monkeypatch.setattr(htmlmod, "dot_available", lambda: False)   # compare the HTML, not the pictures
+    a = library_analysis("step")
+    monkeypatch.setattr(htmlmod, "GRAPH_KERNELS_MAX", 100)
+    inline = render(a, "html", RenderOptions())
+    monkeypatch.setattr(htmlmod, "GRAPH_KERNELS_MAX", 0)
+    lazy = render(a, "html", RenderOptions())
+    n = len(a.kernels)
+    assert n > 10 and lazy.count('class="tree-lazy"') == n and inline.count('class="tree-lazy"') == 0
+    assert 'details class="node' not in lazy
+    for i, ka in enumerate(a.kernels):
+        m = re.search(rf'<script type="application/json" id="k{i}-tree-data">(.*?)</script>', lazy, re.S)
+        assert m, i
+        assert _json.loads(m[1])["n"] == ka.tree.name
+    ids = re.findall(r'<details class="src-hot" id="([^"]+)"', lazy)
+    assert ids and len(ids) == len(set(ids))
+    per_group_lazy, per_group_inline = len(lazy.encode()) / n, len(inline.encode()) / n
+    assert per_group_lazy < 0.8 * per_group_inline, (per_group_lazy, per_group_inline)
+
+    # hostile text in a lazily carried tree and SASS row stays data
+    h = literal_analysis()
+    k = h.kernels[0].kernel
+    import pandas as pd
+    k.source_text = {"/src/k.cu": ["int main() {\n", "  <b>&amp;\n", "}\n"]}
+    k.instructions = pd.DataFrame(
+        {"offset": [0, 16, 32], "sass": ["LDG </script><img src=x onerror=alert(1)>", "FFMA R1, R2, R3, R4", "EXIT"],
+         "file": ["/src/k.cu"] * 3, "line": [2, 2, 3], "inst_executed": [10.0, 10.0, 10.0], "samples": [5.0, 90.0, 5.0],
+         "stall_long_scoreboard": [0.0, 80.0, 0.0], "stall_wait": [5.0, 10.0, 5.0], "stall_selected": [0.0, 0.0, 0.0]},
+        index=pd.Index([1000, 1016, 1032], name="pc"))
+    doc = render(h, "html", RenderOptions())
+    page = parse(doc)
+    assert not any(tag == "img" for tag, _ in page.tags)
+    bodies = re.findall(r'<script type="application/json" id="([^"]+)">(.*?)</script>', doc, re.S)
+    assert any(i.endswith("tree-data") for i, _ in bodies) and any(not i.endswith("tree-data") for i, _ in bodies)
+    for _, body in bodies:
+        assert "<" not in body and ">" not in body and "&" not in body
+    rows = [r for i, b in bodies if not i.endswith("tree-data") for r in _json.loads(b)["r"]]
+    assert "LDG </script><img src=x onerror=alert(1)>" in [r[1] for r in rows]
+    tree = _json.loads(next(b for i, b in bodies if i.endswith("tree-data")))
+    assert tree["n"] == h.kernels[0].tree.name

@@ -4,7 +4,8 @@ Contract: ``render_html(analysis, options) -> str``. The page is built from the 
 templates in the shipped ``templates`` folder (``data.share_dir("templates")``) with
 autoescaping on, so kernel names (``void k<float, 4>(...)``), source text and SASS are always
 escaped; the only markup inserted unescaped is the SVG that Graphviz lays out (Graphviz
-escapes the label text itself). Per kernel the page shows a summary (device, duration,
+escapes the label text itself) and the JSON of lazily drawn parts (``_script_json``: ``<``,
+``>``, ``&`` escaped; the page's script inserts its strings as text). Per kernel the page shows a summary (device, duration,
 grid/block, registers, occupancy, bound), findings ranked with advice, evidence, locations
 and estimated speedup, the speed-of-light grade, inline-SVG charts (per-unit % of peak with the
 grade thresholds, the roofline, stall breakdown, memory hierarchy, occupancy limiter), the analysis tree as nested ``<details>`` (plus the Graphviz picture when ``dot`` is
@@ -14,11 +15,14 @@ groups (launches, total and mean time, share of GPU time, speed-of-light grade, 
 and the time it would save; sorted by total time, re-sorted in the page by its inline script), a
 time-share bar chart of the largest groups and a "fix first" list of the findings that would save
 the most time (``Analysis.summary()`` and its priorities); every row and bar links to its
-kernel's section. A single kernel gets no summary. This module computes plain view data
+kernel's section. A single kernel gets no summary. Only the ``GRAPH_KERNELS_MAX`` groups with
+the most GPU time get their tree and hot lines' SASS as HTML; the others carry them as JSON
+built into the same elements when opened, which keeps a many-group page a third smaller. This module computes plain view data
 (numbers, strings, chart geometry); the templates only lay it out.
 """
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -45,6 +49,9 @@ SASS_HOTSPOTS_MAX = 12
 SASS_ROWS_MAX = 40            # SASS instructions listed under one hot source line
 GRAPH_KERNELS_MAX = 10        # kernel groups (by GPU time) drawn as a Graphviz picture: about 50 KB each;
                               # the others keep the outline tree (a report of 140 kernels was 17 MB)
+TREE_KEYS = {"name": "n", "value": "v", "kind": "k", "chain": "c", "bar": "b", "highlight": "h", "open": "o",
+             "detail": "d", "code": "cd", "sass": "s", "href": "hr", "severity": "sev", "sid": "id",
+             "children": "ch", "folded": "f", "fold_note": "fn"}   # the lazy tree's JSON keys (report.js reads them)
 SHARE_CHART_MAX = 15          # kernel groups drawn in the summary's time-share chart
 FIX_FIRST_MAX = 10            # findings in the summary's "fix first" list
 SHORT_NAME_W = 30             # characters of a kernel's short name in the summary table
@@ -143,6 +150,25 @@ def _tree_view(n: Node, fold: float, anchor: str, src_ids: set[str], depth: int 
         hit = f"hit rate {a['hit_rate_pct']:g}%, " if a.get("hit_rate_pct") is not None else ""
         view["detail"] = f"{hit}~{a['latency_cycles']} cycles"
     return view
+
+
+def _tree_compact(view: dict) -> dict:
+    """A tree view with short keys and its empty fields left out (report.js builds the DOM)."""
+    out = {}
+    for key, short in TREE_KEYS.items():
+        v = view[key]
+        if key in ("children", "folded"):
+            v = [_tree_compact(c) for c in v]
+        if v or (key == "bar" and v is not None):
+            out[short] = v
+    return out
+
+
+def _script_json(value) -> Markup:
+    """``value`` as JSON for a ``<script type="application/json">``: ``<``, ``>`` and ``&`` as
+    \\u escapes, so no text of the report can close the script element."""
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return Markup(text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e"))
 
 
 # ---- charts (inline SVG geometry) ------------------------------------------------------------
@@ -620,10 +646,25 @@ def _model_view(ka) -> dict | None:
             "error_pct": None if d.get("error") is None else 100.0 * d["error"]}
 
 
-def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool) -> dict:
+def _lazy_source(source: dict) -> None:
+    """Move each hot line's detail (stall segments, SASS rows) into compact JSON that report.js
+    draws when the line is opened; the line itself stays in the page."""
+    for fv in source["files"]:
+        for r in fv["rows"]:
+            if r.get("hot"):
+                r["detail_json"] = _script_json({
+                    "g": [[round(g["pct"], 1), g["color"], g["reason"]] for g in r["segments"]],
+                    "r": [[x["offset"], x["sass"], x["findings"], x["executed"], x["stalls"], x["top"], int(x["hot"])]
+                          for x in r["sass"]],
+                    "m": r["sass_more"]})
+
+
+def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool, inline_tree: bool = True) -> dict:
     k = ka.kernel
     anchor = f"k{i}"
     source = _source_view(ka, anchor)
+    if not inline_tree:
+        _lazy_source(source)
     src_ids = {r["id"] for fv in source["files"] for r in fv["rows"] if not r["gap"]}
     ach, theo = k.m("sm__warps_active.avg.pct_of_peak_sustained_active"), k.m("sm__maximum_warps_per_active_cycle_pct")
     sol = ka.context.sol if ka.context is not None else None
@@ -645,6 +686,7 @@ def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool) -
     if with_svg:
         svg = _clean_svg(svg_for(analysis, options, kernels=[ka]), anchor)
     top = ka.findings[0] if ka.findings else None
+    tree = _tree_view(ka.tree, options.fold_share, anchor, src_ids)
     return {
         "anchor": anchor, "id": k.id, "name": _newlines(k.name), "launches": groups.launches(k),
         "arch": " · ".join(x for x in (f"cc {k.compute_capability}" if k.compute_capability else "",
@@ -657,7 +699,7 @@ def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool) -
         "findings": _findings_view(ka, anchor, src_ids),
         "stalls": _stall_chart(ka.tree), "stall_source": ka.tree.attrs.get("stall_source", ""),
         "memory": _memory_chart(ka), "occupancy": _occupancy_chart(ka), "sol": _sol_view(ka), "model": _model_view(ka),
-        "tree": _tree_view(ka.tree, options.fold_share, anchor, src_ids), "svg": svg,
+        "tree": tree if inline_tree else None, "tree_json": None if inline_tree else _script_json(_tree_compact(tree)), "svg": svg,
         "source": source, "notes": list(ka.notes), "slicing": ka.slicing,
     }
 
@@ -774,7 +816,10 @@ def render_html(analysis, options) -> str:
     times = [(ka.kernel.duration_ns if not _nan(ka.kernel.duration_ns) else 0.0) * groups.launches(ka.kernel)
              for ka in analysis.kernels]
     drawn = set(sorted(range(len(times)), key=lambda i: -times[i])[:GRAPH_KERNELS_MAX])
-    kernels = [_kernel_view(i, ka, analysis, options, with_svg and i in drawn) for i, ka in enumerate(analysis.kernels)]
+    # The same heaviest groups get their outline tree and hot lines' SASS as HTML; the others
+    # carry them as JSON that report.js turns into the same DOM when opened (~1/3 the bytes).
+    kernels = [_kernel_view(i, ka, analysis, options, with_svg and i in drawn, i in drawn)
+               for i, ka in enumerate(analysis.kernels)]
     for i, kv in enumerate(kernels):
         kv["graph_omitted"] = with_svg and i not in drawn
     report = str(analysis.profile.path or "")
