@@ -427,14 +427,31 @@ def _record(path: Path, argv, ms, sel, result: prof.RunResult, reports, missing,
 
 def _summary(console: Console, rows, result: prof.RunResult, reports, written, failures, log_path: Path, quiet: bool) -> None:
     if rows:
-        t = _table.Table("report", "kernel", "id", "launches", "mean µs", "bound", "grade", "top finding", "est. speedup", "passes",
-                  title=f"drgpu profile: {sum(r['launches'] for r in rows)} kernel launch{'es' if sum(r['launches'] for r in rows) != 1 else ''} "
-                        f"({len(rows)} kernel{'s' if len(rows) != 1 else ''}) in {len(reports)} report{'s' if len(reports) != 1 else ''} ({result.wall_s:.1f} s under ncu)")
+        n = sum(r["launches"] for r in rows)
+        passes = {r["passes"] for r in rows}
+        title = (f"drgpu profile: {n} kernel launch{'es' if n != 1 else ''} ({len(rows)} kernel{'s' if len(rows) != 1 else ''}) "
+                 f"in {len(reports)} report{'s' if len(reports) != 1 else ''} ({result.wall_s:.1f} s under ncu"
+                 + (f", {next(iter(passes))} replay passes per launch)" if len(passes) == 1 and "?" not in passes else ")"))
+        # At 80 columns ten boxed columns left five characters per cell ("scal…", "glob…"):
+        # columns that say the same on every row move to the title, numbers and labels never
+        # wrap, and the kernel name and finding id fold instead of being cut.
+        cols = [("report", {"overflow": "fold", "min_width": 8})] if len({r["report"] for r in rows}) > 1 else []
+        cols += [("kernel", {"overflow": "fold", "min_width": 12, "ratio": 2}), ("id", {"no_wrap": True}),
+                 ("launches", {"no_wrap": True}), ("mean µs", {"no_wrap": True}), ("bound", {"no_wrap": True}),
+                 ("grade", {"no_wrap": True}), ("top finding", {"overflow": "fold", "min_width": 10, "ratio": 1}),
+                 ("speedup", {"no_wrap": True})]
+        if len(passes) > 1:
+            cols.append(("passes", {"no_wrap": True}))
+        t = _table.Table(title=title, box=None, padding=(0, 1), collapse_padding=True, pad_edge=False, header_style="bold underline")
+        for name, kw in cols:
+            t.add_column(name, **kw)
         for r in rows:
             sp = r["speedup"]
-            t.add_row(escape(r["report"]), escape(r["kernel"]), str(r["id"]), str(r["launches"]),
-                      f"{r['duration_us']:.1f}" if r["duration_us"] is not None else "n/a", r["bound"], r["grade"], r["top"],
-                      f"{sp:.2f}x" if isinstance(sp, (int, float)) else "-", r["passes"])
+            cells = {"report": escape(r["report"]), "kernel": escape(r["kernel"]), "id": str(r["id"]), "launches": str(r["launches"]),
+                     "mean µs": f"{r['duration_us']:.1f}" if r["duration_us"] is not None else "n/a", "bound": r["bound"],
+                     "grade": r["grade"], "top finding": r["top"], "speedup": f"{sp:.2f}x" if isinstance(sp, (int, float)) else "-",
+                     "passes": r["passes"]}
+            t.add_row(*(cells[name] for name, _ in cols))
         console.print(t)
     for f in failures:
         console.print(f"[red]not analyzed:[/red] {escape(f)}")

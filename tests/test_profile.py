@@ -308,6 +308,19 @@ def run_profile(tmp_path, *args, scenario="ok", env=None, app_argv=None, monkeyp
     return runner.invoke(app, argv)
 
 
+def test_closing_table_is_readable_at_80_columns(tmp_path, monkeypatch):
+    # Ten boxed columns at 80 columns once cut every cell to five characters ("scal…").
+    r = run_profile(tmp_path, env={"COLUMNS": "80"}, monkeypatch=monkeypatch)
+    assert r.exit_code == 0, r.output
+    table = r.output[r.output.index("drgpu profile:"):r.output.index("kept:") if "kept:" in r.output else None]
+    assert "…" not in table, table
+    assert all(len(line) <= 80 for line in table.splitlines()), table
+    words = " ".join(table.split())
+    for cell in ("scale_keys_aos", "excellent", "memory", "global-uncoalesced"):
+        assert cell in words, table
+    assert re.search(r"\d+\.\d\dx", table), table  # the estimated speedup column is kept
+
+
 def test_success_keeps_report_log_and_analysis(tmp_path, monkeypatch):
     r = run_profile(tmp_path, monkeypatch=monkeypatch)
     assert r.exit_code == 0, r.output
