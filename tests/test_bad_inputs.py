@@ -900,7 +900,7 @@ def test_source_csv_of_other_kernels_is_refused(tmp_path):
     assert r.exit_code == 4 and "holds none of the raw page's kernels" in r.output, r.output
 
 
-@pytest.mark.parametrize("reader", ["sniff", "csv", "thresholds", "baseline"])
+@pytest.mark.parametrize("reader", ["sniff", "csv", "thresholds", "baseline", "ncu-rep", "line-table"])
 def test_a_path_that_becomes_a_fifo_after_the_check_never_blocks(tmp_path, monkeypatch, reader):
     """The check (stat) and the open are two steps: a path swapped for a FIFO between them
     is refused on the opened descriptor (O_NONBLOCK, fstat), exit 3, instead of blocking."""
@@ -918,8 +918,10 @@ def test_a_path_that_becomes_a_fifo_after_the_check_never_blocks(tmp_path, monke
     for mod in (common, ncu_csv, io_mod):
         monkeypatch.setattr(mod, "require_input_file", passes)
     from drgpu_py import compare
+    from drgpu_py.readers import ncu_rep   # ncu_report itself is not loaded: the open fails first
     run = {"sniff": lambda: common.sniff(fifo), "csv": lambda: ncu_csv._read_text(fifo),
-           "thresholds": lambda: data_mod.thresholds(file=fifo), "baseline": lambda: compare.load_analysis_json(fifo)}[reader]
+           "thresholds": lambda: data_mod.thresholds(file=fifo), "baseline": lambda: compare.load_analysis_json(fifo),
+           "ncu-rep": lambda: ncu_rep.read_ncu_rep(fifo), "line-table": lambda: ncu_rep.read_line_table(fifo)}[reader]
     signal.signal(signal.SIGALRM, lambda *a: (_ for _ in ()).throw(TimeoutError("blocked on the FIFO")))
     signal.alarm(20)
     try:

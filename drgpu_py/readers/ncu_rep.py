@@ -22,8 +22,10 @@ milliseconds, far more than all its metrics, so a cache hit makes neither.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import functools
 import math
+import os
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -34,6 +36,7 @@ import pandas as pd
 from .. import data
 from ..errors import ReportFormatError, ToolNotFoundError
 from ..model import SAMPLES_MOVED, KernelProfile, Profile
+from ..io import open_input
 from .common import NCU_MAGIC, clean_sass, instruction_frame
 
 _STRING_METRICS = ("device__attribute_display_name", "launch__func_cache_config")
@@ -121,6 +124,28 @@ class FunctionCache:
         self.misses = 0
 
 
+@contextlib.contextmanager
+def _loaded(path: Path):
+    """ncu_report's context for the report at ``path``, for the ``with`` block. The file is
+    opened here without blocking and checked on the opened descriptor (a regular file with the
+    report magic); ncu_report then loads that very file through /proc/self/fd, held open while
+    the block reads (ncu_report reads launches lazily), so a path swapped for a FIFO or another
+    file after the checks can neither hang the read nor change what is read."""
+    with open_input(path) as fh:
+        if fh.read(4) != NCU_MAGIC:
+            raise ReportFormatError(f"{path} is not an Nsight Compute report (bad magic)")
+        fd_path = f"/proc/self/fd/{fh.fileno()}"
+        nr = _module()
+        try:
+            ctx = nr.load_report(fd_path if os.path.exists(fd_path) else str(path))
+        except Exception as e:  # the module raises plain exceptions for corrupt files
+            raise ReportFormatError(f"{path}: ncu_report could not load it ({e})",
+                                    hint="the report may be truncated or from an incompatible ncu") from e
+        if ctx is None:
+            raise ReportFormatError(f"{path}: ncu_report could not load it")
+        yield ctx
+
+
 def read_ncu_rep(path: Path, progress=None, *, keep_id: Callable[[int], bool] | None = None,
                  cache: bool | FunctionCache = True, sass=None, part: tuple[int, int] | None = None) -> Profile:
     """Read every launch (or those whose id ``keep_id`` accepts; all of them when it accepts
@@ -130,35 +155,26 @@ def read_ncu_rep(path: Path, progress=None, *, keep_id: Callable[[int], bool] | 
     function they hold takes its SASS from them instead of ncu_report's disassembler.
     ``part=(i, n)``: only the i-th of n consecutive blocks of the launches that would be read
     (readers split a large report between processes; the parts in order make the whole)."""
-    with open(path, "rb") as fh:
-        if fh.read(4) != NCU_MAGIC:
-            raise ReportFormatError(f"{path} is not an Nsight Compute report (bad magic)")
-    nr = _module()
-    try:
-        ctx = nr.load_report(str(path))
-    except Exception as e:  # the module raises plain exceptions for corrupt files
-        raise ReportFormatError(f"{path}: ncu_report could not load it ({e})",
-                                hint="the report may be truncated or from an incompatible ncu") from e
-    if ctx is None:
-        raise ReportFormatError(f"{path}: ncu_report could not load it")
-    # (range, index) per launch id: action objects are made one at a time, when read.
-    ranges = [ctx.range_by_idx(r) for r in range(ctx.num_ranges())]
-    where = [(rng, i) for rng in ranges for i in range(rng.num_actions())]
-    ids = list(range(len(where)))
-    if keep_id is not None:
-        ids = [kid for kid in ids if keep_id(kid)] or ids
-    if part is not None:
-        i, n = part
-        ids = ids[len(ids) * i // n:len(ids) * (i + 1) // n]
-    plan = _Plan.build()
-    functions = cache if isinstance(cache, FunctionCache) else FunctionCache() if cache else None
-    kernels = []
-    for n, kid in enumerate(ids):
-        rng, i = where[kid]
-        kernels.append(_read_action(nr, rng.action_by_idx(i), kid, plan, functions, sass))
-        if progress:
-            progress(n + 1, len(ids))
-    return Profile(path=str(path), format="ncu-rep", kernels=kernels)
+    with _loaded(path) as ctx:
+        nr = _module()
+        # (range, index) per launch id: action objects are made one at a time, when read.
+        ranges = [ctx.range_by_idx(r) for r in range(ctx.num_ranges())]
+        where = [(rng, i) for rng in ranges for i in range(rng.num_actions())]
+        ids = list(range(len(where)))
+        if keep_id is not None:
+            ids = [kid for kid in ids if keep_id(kid)] or ids
+        if part is not None:
+            i, n = part
+            ids = ids[len(ids) * i // n:len(ids) * (i + 1) // n]
+        plan = _Plan.build()
+        functions = cache if isinstance(cache, FunctionCache) else FunctionCache() if cache else None
+        kernels = []
+        for n, kid in enumerate(ids):
+            rng, i = where[kid]
+            kernels.append(_read_action(nr, rng.action_by_idx(i), kid, plan, functions, sass))
+            if progress:
+                progress(n + 1, len(ids))
+        return Profile(path=str(path), format="ncu-rep", kernels=kernels)
 
 
 #: What ncu_report's SWIG layer raises for a value it cannot give: a wrong type or argument
@@ -430,39 +446,33 @@ def read_line_table(path: Path, cache: bool | FunctionCache = True,
     ``wanted``: given every launch's name, the positions whose tables are needed; the others
     come back as (name, {}, {}) without their listing being read (most of the cost: a
     launch's name needs only ncu_report's parse of it). None: every table."""
-    with open(path, "rb") as fh:
-        if fh.read(4) != NCU_MAGIC:
-            raise ReportFormatError(f"{path} is not an Nsight Compute report")
-    nr = _module()
-    try:
-        ctx = nr.load_report(str(path))
-    except Exception as e:
-        raise ReportFormatError(f"{path}: could not load ({e})") from e
-    plan = _Plan.build()
-    functions = cache if isinstance(cache, FunctionCache) else FunctionCache() if cache else None
-    actions = []
-    for r in range(ctx.num_ranges()):
-        rng = ctx.range_by_idx(r)
-        for i in range(rng.num_actions()):
-            a = rng.action_by_idx(i)
-            actions.append((a.name(nr.IAction.NameBase_DEMANGLED) or a.name(), a))
-    keep = None if wanted is None else set(wanted([name for name, _ in actions]))
-    out = []
-    for n, (name, a) in enumerate(actions):
-        if keep is not None and n not in keep:
-            out.append((name, {}, {}))
-            continue
-        key = None
-        if functions is not None:
-            by_name = a.metric_by_name
-            key = (a.name(nr.IAction.NameBase_MANGLED) or "", name, _uint(by_name("launch__context_id")),
-                   _scalar_or_none(by_name("launch__registers_per_thread")),
-                   _scalar_or_none(by_name("launch__shared_mem_per_block_static")))
-        df, _, src = _instructions(a, plan, functions, key)
-        table = {int(o): (f, int(ln), s) for o, f, ln, s in zip(df["offset"], df["file"], df["line"], df["sass"])
-                 if f is not None and not pd.isna(ln)}
-        out.append((name, table, src))
-    return out
+    with _loaded(path) as ctx:
+        nr = _module()
+        plan = _Plan.build()
+        functions = cache if isinstance(cache, FunctionCache) else FunctionCache() if cache else None
+        actions = []
+        for r in range(ctx.num_ranges()):
+            rng = ctx.range_by_idx(r)
+            for i in range(rng.num_actions()):
+                a = rng.action_by_idx(i)
+                actions.append((a.name(nr.IAction.NameBase_DEMANGLED) or a.name(), a))
+        keep = None if wanted is None else set(wanted([name for name, _ in actions]))
+        out = []
+        for n, (name, a) in enumerate(actions):
+            if keep is not None and n not in keep:
+                out.append((name, {}, {}))
+                continue
+            key = None
+            if functions is not None:
+                by_name = a.metric_by_name
+                key = (a.name(nr.IAction.NameBase_MANGLED) or "", name, _uint(by_name("launch__context_id")),
+                       _scalar_or_none(by_name("launch__registers_per_thread")),
+                       _scalar_or_none(by_name("launch__shared_mem_per_block_static")))
+            df, _, src = _instructions(a, plan, functions, key)
+            table = {int(o): (f, int(ln), s) for o, f, ln, s in zip(df["offset"], df["file"], df["line"], df["sass"])
+                     if f is not None and not pd.isna(ln)}
+            out.append((name, table, src))
+        return out
 
 
 def _scalar_or_none(m) -> float | None:
