@@ -526,20 +526,22 @@ def render_diff_text(d: dict) -> str:  # noqa: C901 - one optional block per dif
         out.append("  occupancy       theoretical {} -> {}, achieved {} -> {}".format(
             _pct(occ["theoretical"]["base"]), _pct(occ["theoretical"]["new"]),
             _pct(occ["achieved"]["base"]), _pct(occ["achieved"]["new"])))
-        out.append(f"  {'share of stall cycles':<50}{'base':>8}{'new':>8}{'delta':>11}{'stall cycles delta':>20}")
+        shares = []
         for g in k["groups"]:
             if max(abs(g["base"] or 0.0), abs(g["new"] or 0.0)) < 0.5:
                 continue
-            out.append(f"  {g['label']:<50}{_pct(g['base']):>8}{_pct(g['new']):>8}{_pp(g['delta']):>11}"
-                       f"{_dcyc((g.get('stall_cycles') or {}).get('delta')):>20}")
+            shares.append([g["label"], _pct(g["base"]), _pct(g["new"]), _pp(g["delta"]),
+                           _dcyc((g.get("stall_cycles") or {}).get("delta"))])
             for r in k["reasons"]:
                 if r["reason"] in _group_members().get(g["group"], ()) and max(abs(r["base"] or 0.0), abs(r["new"] or 0.0)) >= 0.5:
-                    out.append(f"    {r['label']:<48}{_pct(r['base']):>8}{_pct(r['new']):>8}{_pp(r['delta']):>11}"
-                               f"{_dcyc((r.get('stall_cycles') or {}).get('delta')):>20}")
+                    shares.append(["  " + r["label"], _pct(r["base"]), _pct(r["new"]), _pp(r["delta"]),
+                                   _dcyc((r.get("stall_cycles") or {}).get("delta"))])
+        out += _text_table(["share of stall cycles", "base", "new", "delta", "stall cycles delta"], shares, indent=2)
         if k["memory"]:
             out.append("  memory latency split (share of stall cycles)")
-            for m in k["memory"]:
-                out.append(f"    {m['level']:<54}{_pct(m['base']):>8}{_pct(m['new']):>8}{_pp(m['delta']):>11}")
+            out += _text_table(["level", "base", "new", "delta"],
+                               [[m["level"], _pct(m["base"]), _pct(m["new"]), _pp(m["delta"])] for m in k["memory"]],
+                               indent=4)
         f = k["findings"]
         if not (f["resolved"] or f["persisting"] or f["new"]):
             out.append("  findings        none on either side")
@@ -561,6 +563,24 @@ def render_diff_text(d: dict) -> str:  # noqa: C901 - one optional block per dif
                 out.append(f"unmatched ({side} only): id {k['id']} {k['name']} ({_us(k['duration_ns'])}): "
                            f"no matching kernel in the {other} report")
     return "\n".join(out) + "\n"
+
+
+def _text_table(headers: list[str], rows: list[list[str]], indent: int) -> list[str]:
+    """Lines of a plain-text table (rich, no borders): the first column left-aligned, the
+    others right-aligned, every column as wide as its widest cell, so a long label moves the
+    numbers instead of running into them."""
+    import io
+
+    from rich.console import Console
+    from rich.table import Table
+    t = Table(box=None, show_edge=False, pad_edge=False, padding=(0, 0, 0, 3), header_style="")
+    for i, h in enumerate(headers):
+        t.add_column(h, no_wrap=True, justify="left" if i == 0 else "right")
+    for r in rows:
+        t.add_row(*r)
+    buf = io.StringIO()
+    Console(file=buf, width=10_000, color_system=None, highlight=False, markup=False).print(t)
+    return [" " * indent + line.rstrip() for line in buf.getvalue().splitlines()]
 
 
 @functools.cache

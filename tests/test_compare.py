@@ -288,6 +288,21 @@ def test_diff_shows_absolute_cycles_per_reason_and_estimated_vs_measured():
 
 
 
+
+def test_diff_text_columns_stay_aligned_with_long_labels():
+    # Labels were padded to 50 characters: a longer one ran into the numbers and shifted them.
+    bad, fixed = _pair("smem_occupancy")
+    d = diff(bad.to_dict(), fixed.to_dict())
+    g = next(g for g in d["kernels"][0]["groups"] if max(abs(g["base"] or 0), abs(g["new"] or 0)) >= 0.5)
+    g["label"] = "A group label much longer than the fifty characters the old layout padded to"
+    lines = render_diff(d, "text").splitlines()
+    head = next(line for line in lines if "share of stall cycles" in line)
+    row = next(line for line in lines if g["label"] in line)
+    # the base value ends under the end of the "base" header, one or more spaces after the label
+    end = head.index("base") + len("base")
+    assert row[end - 1] != " " and row[end] == " ", (head, row)
+    assert row[:end].rstrip().endswith("%") and g["label"] + " " in row, (head, row)
+
 def _walk_dicts(node: dict):
     yield node
     for c in node["children"]:
