@@ -433,10 +433,14 @@ def _attach_source(names: list[str], read: dict[int, KernelProfile], blocks, ori
     return _Memo(has_rows)
 
 
-#: Slack when comparing a source-page block's totals with the raw page's: the two pages
-#: of one report agree to the count (ncu sums the same counters); a few percent allows
-#: for rounding in exports with units.
+#: Slack when comparing a source-page block's totals with the raw page's: instructions
+#: executed agree to the count (ncu sums the same counter; a few percent allows for rounding
+#: in exports with units). PC samples do not: the per-PC samples and
+#: smsp__pcsamp_sample_count of one real export differ by 2.3 % (benchmarks/data
+#: many_kernels, poly_chain<64>: 1,019 vs 996), so a block is refused on samples only when it
+#: holds a quarter more than its launch (another report's block differs by far more).
 _TOTALS_SLACK = 0.02
+_SAMPLES_SLACK = 0.25
 
 
 def _check_block(k: KernelProfile, origin: Path | None, last_in_file: bool) -> None:
@@ -454,7 +458,7 @@ def _check_block(k: KernelProfile, origin: Path | None, last_in_file: bool) -> N
         if col not in df or not math.isfinite(raw) or raw < 0:
             continue
         block = float(df[col].sum())
-        if block > raw * (1 + _TOTALS_SLACK) + 1:
+        if block > raw * (1 + (_SAMPLES_SLACK if col == "samples" else _TOTALS_SLACK)) + 1:
             raise ReportFormatError(
                 f"{where}: the block of {short_name(k.name, 60)!r} counts {block:,.0f} {what}, the raw page's launch {k.id} "
                 f"{raw:,.0f}: the two exports are not of the same report",
