@@ -101,7 +101,8 @@ _Z1kv:
 
 
 def test_tool_not_found_has_hint(monkeypatch):
-    monkeypatch.setattr(binary.importlib.util, "find_spec", lambda name: None)
+    import importlib.util
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     monkeypatch.setenv("PATH", "")
     monkeypatch.delenv("CUDA_HOME", raising=False)
     monkeypatch.delenv("CUDA_PATH", raising=False)

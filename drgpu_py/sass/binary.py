@@ -23,11 +23,8 @@ with a per-kernel note. The tools come from NVIDIA's PyPI wheels (``nvidia-cuda-
 """
 from __future__ import annotations
 
-import glob
-import importlib.util
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -36,17 +33,16 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..cubin_sass import _EM_CUDA, _SECTION, _TARGET, sm_of
+from ..cubin_sass import find_tool as locate_tool
 from ..errors import InputError, ReportFormatError, ToolNotFoundError
 from ..model import KernelProfile, Profile, signature
 from .control import control_table, supports_control
 from .isa import SASS_LABEL
 
-_EM_CUDA = 190
 _TOOL_TIMEOUT_S = 600
 _MATCH_MIN = 0.95      # share of offsets whose SASS must agree for a cubin function to be used
 
-_SECTION = re.compile(r"^\s*\.section\s+\.text\.([^,\s]+)")
-_TARGET = re.compile(r"^\s*\.target\s+sm_(\d+)")
 _INST = re.compile(r"^\s*/\*([0-9a-fA-F]+)\*/\s+(.*?)\s*;?\s*/\*\s*(0x[0-9a-fA-F]+)\s*\*/\s*$")
 _HIGH = re.compile(r"^\s*/\*\s*(0x[0-9a-fA-F]+)\s*\*/\s*$")
 _LINE = re.compile(r'^\s*//##\s*File\s+"([^"]*)",\s*line\s+(\d+)(.*)$')
@@ -82,23 +78,11 @@ class SassFunction:
 # ---- tools ---------------------------------------------------------------------------------
 
 def find_tool(name: str) -> str:
-    """Path of ``nvdisasm``/``cuobjdump``: inside NVIDIA's installed PyPI wheels (the
-    ``nvidia`` namespace package: ``nvidia/cu13/bin``, ``nvidia/cuda_nvdisasm/bin`` ...),
-    else on PATH, else under ``$CUDA_HOME/bin``."""
-    exe = name + (".exe" if os.name == "nt" else "")
-    spec = importlib.util.find_spec("nvidia")
-    roots = list(spec.submodule_search_locations or []) if spec else []
-    for root in roots:
-        for cand in sorted(glob.glob(os.path.join(root, "*", "bin", exe)), reverse=True):
-            if os.access(cand, os.X_OK):
-                return cand
-    found = shutil.which(name)
+    """Path of ``nvdisasm``/``cuobjdump`` (``cubin_sass.find_tool``: NVIDIA's installed PyPI
+    wheels, else PATH, else ``$CUDA_HOME/bin``); ToolNotFoundError when there is none."""
+    found = locate_tool(name)
     if found:
         return found
-    for env in ("CUDA_HOME", "CUDA_PATH"):
-        home = os.environ.get(env)
-        if home and os.access(os.path.join(home, "bin", exe), os.X_OK):
-            return os.path.join(home, "bin", exe)
     wheel = {"nvdisasm": "nvidia-cuda-nvdisasm", "cuobjdump": "nvidia-cuda-cuobjdump"}.get(name, name)
     raise ToolNotFoundError(f"{name} not found", hint=f"pip install {wheel}, or put the CUDA toolkit's bin on PATH")
 
@@ -278,16 +262,11 @@ def _agreement(k: KernelProfile, fn: SassFunction) -> tuple[int, int]:
 
 
 
-def _cc_sm(cc: str) -> int | None:
-    m = re.fullmatch(r"\s*(\d+)\.(\d+)\s*", cc or "")
-    return int(m.group(1)) * 10 + int(m.group(2)) if m else None
-
-
 def match_function(k: KernelProfile, funcs: list[SassFunction]) -> tuple[SassFunction | None, str, tuple[int, int]]:
     """Best cubin function for a kernel: ``(function or None, how, (same, compared))``.
     ``how`` is 'mangled name' or 'demangled name'; the SASS comparison decides among
     candidates of the same name (bad/fixed template instantiations, several cubins)."""
-    sm = _cc_sm(k.compute_capability)
+    sm = sm_of(k.compute_capability)
     same_arch = [f for f in funcs if sm is None or f.sm is None or f.sm == sm] or funcs
     if k.mangled:
         cands, how = [f for f in same_arch if f.name == k.mangled], "mangled name"
@@ -377,7 +356,7 @@ def control_from_binary(profile: Profile, cubin: str | Path | None = None,
     offset) and one note; rewrites matched kernels' file/line (module docstring)."""
     if not cubin and not binary:
         raise InputError("no cubin or binary given")
-    sms = {sm for sm in (_cc_sm(k.compute_capability) for k in profile.kernels) if sm is not None}
+    sms = {sm for sm in (sm_of(k.compute_capability) for k in profile.kernels) if sm is not None}
     funcs, names = load_functions(cubin, binary, sms=sms)
     src = Path(cubin or binary).name
     control: dict[str, dict[int, dict]] = {}
