@@ -141,3 +141,28 @@ def _validate_every_json_output():
     compare.render_diff = lambda d, fmt: checked(orig_diff(d, fmt), "diff") if fmt == "json" else orig_diff(d, fmt)
     yield
     spec.render, compare.render_list_json, compare.render_diff = orig_json, orig_list, orig_diff
+
+
+def timed_speedup(case: str) -> float:
+    """The bad/fixed ratio of a sample pair's median kernel times (sample_reports/timings.txt)."""
+    t = {}
+    for line in (SAMPLES / "timings.txt").read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[0] == case:
+            t[parts[1]] = float(parts[2])
+    return t["bad"] / t["fixed"]
+
+
+def rep_blocks(buf: bytes) -> list[tuple[int, int]]:
+    """(start, end) of each block of an intact .ncu-rep (see readers.common.rep_framing_problem)."""
+    import struct
+
+    from drgpu_py.readers.common import _payload_size
+    (hlen,) = struct.unpack("<I", buf[4:8])
+    pos, out = 8 + hlen, []
+    while pos < len(buf):
+        (n,) = struct.unpack("<I", buf[pos:pos + 4])
+        end = pos + 4 + n + _payload_size(buf[pos + 4:pos + 4 + n])
+        out.append((pos, end))
+        pos = end
+    return out

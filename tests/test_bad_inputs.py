@@ -16,7 +16,6 @@ import os
 import random
 import re
 import shutil
-import struct
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -24,6 +23,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from conftest import rep_blocks
 import yaml
 from typer.testing import CliRunner
 
@@ -41,18 +41,6 @@ runner = CliRunner()
 
 # ---- building the inputs ---------------------------------------------------------------------
 
-def _blocks(buf: bytes) -> list[tuple[int, int]]:
-    """(start, end) of each block of an intact .ncu-rep (see readers.common.rep_framing_problem)."""
-    from drgpu_py.readers.common import _payload_size
-    (hlen,) = struct.unpack("<I", buf[4:8])
-    pos, out = 8 + hlen, []
-    while pos < len(buf):
-        (n,) = struct.unpack("<I", buf[pos:pos + 4])
-        end = pos + 4 + n + _payload_size(buf[pos + 4:pos + 4 + n])
-        out.append((pos, end))
-        pos = end
-    return out
-
 
 def derive(spec: dict, dest: Path) -> Path:
     src = (ROOT / spec["from"]).read_bytes()
@@ -67,7 +55,7 @@ def derive(spec: dict, dest: Path) -> Path:
             b[i] ^= 0xFF
         out = bytes(b)
     elif kind == "second-launch-truncated":
-        launch = max(_blocks(src), key=lambda se: se[1] - se[0])  # the launch is the big block
+        launch = max(rep_blocks(src), key=lambda se: se[1] - se[0])  # the launch is the big block
         piece = src[launch[0]:launch[1]]
         out = src + piece[: len(piece) // 2]
     else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import CASES, analysis_of, cases_for, manifest, near_misses, root_line
+from conftest import timed_speedup, CASES, analysis_of, cases_for, manifest, near_misses, root_line
 
 SEVERITIES = {"high", "medium", "low"}
 
@@ -150,14 +150,7 @@ def test_uniform_constant_index_is_not_divergence():
     assert ids[0] == "constant-cache-divergence"  # data-dependent per-lane index still fires
 
 
-def _measured(case: str) -> float:
-    from conftest import SAMPLES
-    t = {}
-    for line in (SAMPLES / "timings.txt").read_text().splitlines():
-        parts = line.split()
-        if len(parts) == 4 and parts[0] == case:
-            t[parts[1]] = float(parts[2])
-    return t["bad"] / t["fixed"]
+
 
 
 @pytest.mark.parametrize("case", ["tail_particles", "tail_sbox", "hist_walk", "rare_regs", "smem_occupancy"])
@@ -166,8 +159,8 @@ def test_wave_and_occupancy_estimates_hold_against_the_measured_fix(case):
     speedup measured when the grid or the resident warps were changed."""
     want = manifest()[case]["finding"]
     f = next(f for f in analysis_of(case, "bad").kernels[0].findings if f.id == want)
-    ratio = f.estimated_speedup / _measured(case)
-    assert 1 / 1.5 <= ratio <= 1.5, (case, f.estimated_speedup, _measured(case))
+    ratio = f.estimated_speedup / timed_speedup(case)
+    assert 1 / 1.5 <= ratio <= 1.5, (case, f.estimated_speedup, timed_speedup(case))
 
 
 def test_register_limited_occupancy_says_what_the_cap_costs():

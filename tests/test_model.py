@@ -5,7 +5,7 @@ and every kernel with SASS has a model in the JSON."""
 from __future__ import annotations
 
 import pytest
-from conftest import analysis_of, manifest, near_misses
+from conftest import timed_speedup, analysis_of, manifest, near_misses
 
 from drgpu_py.analysis.model import (
     family_of,
@@ -149,14 +149,7 @@ def test_constant_loads_and_fp64_conversions_issue_where_the_chip_counts_them():
     assert m.bottleneck == "pipe:xu" and abs(m.gap()) <= 0.30, (m.terms, m.measured_cycles)
 
 
-def _timed(case: str) -> float:
-    from conftest import SAMPLES
-    t = {}
-    for line in (SAMPLES / "timings.txt").read_text().splitlines():
-        parts = line.split()
-        if len(parts) == 4 and parts[0] == case:
-            t[parts[1]] = float(parts[2])
-    return t["bad"] / t["fixed"]
+
 
 
 @pytest.mark.parametrize("case,finding", [
@@ -172,8 +165,8 @@ def test_loop_findings_estimate_from_the_model_within_1_5x(case, finding):
     if finding == "low-ilp":
         changes.append(what_if(m, "warps"))
     assert f.model_speedup == pytest.approx(max(measured_speedup(m, c) for c in changes if c), rel=1e-6)
-    ratio = f.estimated_speedup / _timed(case)
-    assert 1 / 1.5 <= ratio <= 1.5, (case, f.estimated_speedup, _timed(case))
+    ratio = f.estimated_speedup / timed_speedup(case)
+    assert 1 / 1.5 <= ratio <= 1.5, (case, f.estimated_speedup, timed_speedup(case))
 
 
 def test_unexplained_time_stays_where_the_counters_name_another_cause():

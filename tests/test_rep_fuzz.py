@@ -28,13 +28,13 @@ import json
 import os
 import random
 import select
-import struct
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from conftest import rep_blocks
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "sample_reports" / "launch" / "serial_steps_floor.ncu-rep"    # 179 KB, 2 launches, 12 blocks
@@ -44,24 +44,12 @@ BOUNDED_RANDOM = 30                   # of each kind, in the bounded sweep
 PER_CASE_S = 60.0                     # a read of this 179 KB report takes 0.1 s once ncu_report is loaded
 
 
-def _blocks(buf: bytes) -> list[tuple[int, int]]:
-    from drgpu_py.readers.common import _payload_size
-    (hlen,) = struct.unpack("<I", buf[4:8])
-    pos, out = 8 + hlen, []
-    while pos < len(buf):
-        (n,) = struct.unpack("<I", buf[pos:pos + 4])
-        end = pos + 4 + n + _payload_size(buf[pos + 4:pos + 4 + n])
-        out.append((pos, end))
-        pos = end
-    return out
-
-
 def mutations(full: bool) -> list[tuple[str, bytes]]:
     """(name, content) of every mutation, deterministic (seeded)."""
     src = SOURCE.read_bytes()
     out: list[tuple[str, bytes]] = []
     cuts = {1, 3, 4, 7, 8, len(src) - 1, len(src) - 100}
-    for s, e in _blocks(src):
+    for s, e in rep_blocks(src):
         cuts.update((s, s + 1, s + 3, s + 4, s + 5, (s + e) // 2, e - 1))   # before, in the size, in the header, mid, last byte
     for k in sorted(c for c in cuts if 0 < c < len(src)):
         out.append((f"truncate-{k}", src[:k]))
