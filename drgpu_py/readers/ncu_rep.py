@@ -45,7 +45,7 @@ _MAX_FUNCTION_BYTES = 4 << 20
 
 def _module():
     try:
-        import ncu_report  # type: ignore
+        import ncu_report
     except ImportError as e:  # pragma: no cover - dependency is declared
         raise ToolNotFoundError("the ncu_report module is not installed",
                                 hint="pip install ncu-report") from e
@@ -257,7 +257,7 @@ def _instance_getters() -> tuple[Callable, Callable]:
     """(correlation id, value) getters for metric instances: the SWIG functions themselves
     where the module exposes them, one Python frame less per value read."""
     try:
-        from ncu_report import _ncu_report as raw  # type: ignore
+        from ncu_report import _ncu_report as raw
         return raw.IMetric_as_uint64, raw.IMetric_as_double
     except (ImportError, AttributeError):  # pragma: no cover - other module layouts
         nr = _module()
