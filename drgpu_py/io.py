@@ -71,11 +71,13 @@ def read_input_bytes(path: str | Path, what: str = "a report") -> bytes:
 def path_error(path: str | Path, e: OSError, hint: str | None = None) -> InputError:
     """The InputError (exit 3) for an OS error met on an input path, named for what it is:
     a link loop is not a missing file, a name over NAME_MAX/PATH_MAX not a permission."""
-    why = {errno.ELOOP: f"is a symbolic link loop ({e.strerror})",
-           errno.ENAMETOOLONG: f"name too long ({e.strerror}: over the system's NAME_MAX or PATH_MAX)",
-           errno.EACCES: "permission denied", errno.EPERM: "permission denied",
-           errno.ENOENT: "no such file", errno.ENOTDIR: "a part of the path is not a folder"}.get(
-        e.errno, f"cannot read ({e.strerror or e})")
+    # e.errno is None for an OSError raised without one: the default text then.
+    reasons: dict[int | None, str] = {
+        errno.ELOOP: f"is a symbolic link loop ({e.strerror})",
+        errno.ENAMETOOLONG: f"name too long ({e.strerror}: over the system's NAME_MAX or PATH_MAX)",
+        errno.EACCES: "permission denied", errno.EPERM: "permission denied",
+        errno.ENOENT: "no such file", errno.ENOTDIR: "a part of the path is not a folder"}
+    why = reasons.get(e.errno, f"cannot read ({e.strerror or e})")
     text = str(path)
     if len(text) > 200:  # a name of 4,000 characters says nothing more than its ends
         text = f"{text[:100]}...{text[-60:]}"

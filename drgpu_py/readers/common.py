@@ -201,8 +201,8 @@ def id_filter(selector: str | None):
 def parse_dim(s: str) -> tuple[int, int, int]:
     """'(256, 1, 1)' -> (256, 1, 1); missing parts are 1, an unreadable cell (0, 0, 0)."""
     nums = [int(x) for x in re.findall(r"\d+", re.sub(r"\.\d*", "", s or ""))]
-    nums = (nums + [1, 1, 1])[:3] if nums else [0, 0, 0]
-    return tuple(nums)  # type: ignore[return-value]
+    x, y, z = (nums + [1, 1, 1])[:3] if nums else [0, 0, 0]
+    return x, y, z
 
 
 def instruction_frame(pcs: list[int], columns: dict[str, dict[int, float]], sass: dict[int, str],
@@ -217,7 +217,8 @@ def instruction_frame(pcs: list[int], columns: dict[str, dict[int, float]], sass
     # more than the rest of reading a launch.
     n = len(pcs)
     cols: dict = {
-        "offset": np.fromiter((pc - base for pc in pcs), np.int64, n) if pcs else [],
+        # base is None only when there are no PCs
+        "offset": np.fromiter((pc - base for pc in pcs), np.int64, n) if pcs and base is not None else [],
         "sass": [sass.get(pc, "") for pc in pcs],
         # object dtype: pandas would otherwise turn the None of a PC without a line into NaN
         # (a float that is truthy and not a path).

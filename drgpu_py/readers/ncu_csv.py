@@ -379,17 +379,17 @@ def _assign_blocks(names: list[str], blocks) -> list[int | None]:
     used = [False] * len(blocks)
     out: list[int | None] = []
     for name in names:
-        j = None
+        pick: int | None = None
         for q in (queues.get(match_name(name)), by_base.get(base_name(name))):
             # The used blocks of a queue are all at its front: blocks are taken in order.
             while q and used[q[0]]:
                 q.popleft()
             if q:
-                j = q.popleft()
+                pick = q.popleft()
                 break
-        if j is not None:
-            used[j] = True
-        out.append(j)
+        if pick is not None:
+            used[pick] = True
+        out.append(pick)
     return out
 
 
@@ -594,23 +594,23 @@ def _attach_lines(launches: list[tuple[str, bool, KernelProfile | None]], rep: P
         for k in kernels:
             k.notes.append(f"line table of {rep.name} unreadable ({why}); no line numbers")
         return False
-    for (_, has_rows, k), match in zip(launches, matches):
-        if k is None or not has_rows:
+    for (_, has_rows, kern), match in zip(launches, matches):
+        if kern is None or not has_rows:
             continue
         if match is None:
-            k.notes.append(f"{rep.name} has no kernel named like this one: no line numbers")
+            kern.notes.append(f"{rep.name} has no kernel named like this one: no line numbers")
             continue
         _, by_offset, source_text = tables[match]
-        df = k.instructions
+        df = kern.instructions
         ok = [by_offset.get(int(o)) for o in df["offset"]]
         sass_mismatch = sum(1 for o, s in zip(df["offset"], df["sass"]) if o in by_offset and by_offset[o][2] and by_offset[o][2] != s)
         if sass_mismatch > len(df) // 10:
-            k.notes.append(f"{rep.name}: SASS differs from the CSV's at {sass_mismatch} offsets; line numbers not used")
+            kern.notes.append(f"{rep.name}: SASS differs from the CSV's at {sass_mismatch} offsets; line numbers not used")
             continue
         df["file"] = pd.Series([t[0] if t else None for t in ok], index=df.index, dtype=object)
         df["line"] = [t[1] if t else None for t in ok]
         df["line"] = df["line"].astype("Int64")
-        k.source_text = source_text
+        kern.source_text = source_text
     return True
 
 

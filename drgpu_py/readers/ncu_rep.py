@@ -222,8 +222,8 @@ def _read_action(nr, a, kid: int, plan: _Plan | None = None, functions: Function
     if "device__attribute_compute_capability_major" in metrics:
         cc = f"{int(metrics['device__attribute_compute_capability_major'])}.{int(metrics.get('device__attribute_compute_capability_minor', 0))}"
     sm_count = metrics.get("device__attribute_multiprocessor_count", metrics.get("launch__sm_count"))
-    grid = tuple(int(metrics.get(f"launch__grid_dim_{d}", 0) or 0) for d in "xyz")
-    block = tuple(int(metrics.get(f"launch__block_dim_{d}", 0) or 0) for d in "xyz")
+    gx, gy, gz = (int(metrics.get(f"launch__grid_dim_{d}", 0) or 0) for d in "xyz")
+    bx, by, bz = (int(metrics.get(f"launch__block_dim_{d}", 0) or 0) for d in "xyz")
     key = None
     if functions is not None:
         key = (mangled, name, _uint(by_name("launch__context_id")),
@@ -239,7 +239,7 @@ def _read_action(nr, a, kid: int, plan: _Plan | None = None, functions: Function
         id=kid, name=name, mangled=mangled, device=strings.get("device__attribute_display_name", ""),
         compute_capability=cc, chip=data.chip_for(cc),
         sm_count=int(sm_count) if sm_count and not math.isnan(sm_count) else None,
-        grid=grid, block=block, metrics=metrics, strings=strings, instructions=df,
+        grid=(gx, gy, gz), block=(bx, by, bz), metrics=metrics, strings=strings, instructions=df,
         function_base=base, source_text=source_text)
 
 
@@ -366,12 +366,13 @@ def _listing(a, base: int, end: int, known: set[int], functions: FunctionCache |
     """(sass by PC, lines by PC, source text) for a launch, from the cache when it holds
     this function's listing and that listing answers for this launch; the SASS from
     ``listing`` (a cubin's, ``cubin_sass.FunctionSass``) when given, else ncu_report's."""
-    cached = functions.listings.get(key + (base,)) if functions is not None and key is not None else None
-    if cached is not None and known <= cached.pcs:
-        sass = cached.take(end)
-        if sass is not None:
-            functions.hits += 1
-            return sass, cached.lines, dict(cached.source_text)  # callers may add files
+    if functions is not None and key is not None:
+        cached = functions.listings.get(key + (base,))
+        if cached is not None and known <= cached.pcs:
+            sass = cached.take(end)
+            if sass is not None:
+                functions.hits += 1
+                return sass, cached.lines, dict(cached.source_text)  # callers may add files
     walk, capped = listing.walk(base, end, _MAX_FUNCTION_BYTES) if listing is not None else _walk(a, base, end)
     sass = {pc: t for pc, t in walk if t is not None}
     lines: dict[int, tuple[str, int]] = {}
@@ -391,7 +392,7 @@ def _listing(a, base: int, end: int, known: set[int], functions: FunctionCache |
 def _instructions(a, plan: _Plan | None = None, functions: FunctionCache | None = None, key=None, listing=None):
     plan = plan or _Plan.build()
     cols = _per_pc_columns(a, plan)
-    known = set()
+    known: set[int] = set()
     for vals in cols.values():
         known.update(vals)
     base = None
@@ -457,7 +458,7 @@ def read_line_table(path: Path, cache: bool | FunctionCache = True,
                 a = rng.action_by_idx(i)
                 actions.append((a.name(nr.IAction.NameBase_DEMANGLED) or a.name(), a))
         keep = None if wanted is None else set(wanted([name for name, _ in actions]))
-        out = []
+        out: list[tuple[str, dict[int, tuple[str, int, str]], dict[str, list[str]]]] = []
         for n, (name, a) in enumerate(actions):
             if keep is not None and n not in keep:
                 out.append((name, {}, {}))

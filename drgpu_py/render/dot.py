@@ -154,7 +154,7 @@ def _add_tree(g: graphviz.Digraph, root: Node, prefix: str, fold_share: float, r
         shown, folded = split_folded(n, fold_share)
         for c in (reversed(shown) if reverse else shown):
             cid = new_id()
-            eattrs = {}
+            eattrs: dict[str, str] = {}
             if n.attrs.get("highlight") and c.attrs.get("highlight"):
                 eattrs.update(color=HIGHLIGHT, penwidth="3")
             elif is_chain(n) and is_chain(c):

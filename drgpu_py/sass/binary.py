@@ -139,7 +139,7 @@ def parse_disassembly(text: str, cubin: str = "") -> dict[str, SassFunction]:
     sm = None
     cur: SassFunction | None = None
     loc: tuple[str | None, int | None, list] = (None, None, [])
-    pending: tuple[int, str, int] | None = None
+    pending: tuple[SassFunction, int, str, int] | None = None   # an instruction's first line, in its function
     group: list[tuple[str, int, list]] = []   # consecutive //## lines: innermost first
     in_group = False
     for raw in text.splitlines():
@@ -149,9 +149,9 @@ def parse_disassembly(text: str, cubin: str = "") -> dict[str, SassFunction]:
         if pending is not None:
             m = _HIGH.match(raw)
             if m:
-                off, txt, low = pending
-                cur.insts.append(SassInstruction(offset=off, text=txt, low=low, high=int(m.group(1), 16),
-                                                 file=loc[0], line=loc[1], inlined_at=list(loc[2])))
+                fn, off, txt, low = pending
+                fn.insts.append(SassInstruction(offset=off, text=txt, low=low, high=int(m.group(1), 16),
+                                                file=loc[0], line=loc[1], inlined_at=list(loc[2])))
                 pending = None
                 continue
             pending = None
@@ -174,7 +174,7 @@ def parse_disassembly(text: str, cubin: str = "") -> dict[str, SassFunction]:
             continue
         m = _INST.match(raw)
         if m:
-            pending = (int(m.group(1), 16), m.group(2).strip(), int(m.group(3), 16))
+            pending = (cur, int(m.group(1), 16), m.group(2).strip(), int(m.group(3), 16))
     return funcs
 
 
@@ -311,7 +311,7 @@ def apply_line_table(k: KernelProfile, fn: SassFunction) -> dict[str, int]:
     # object dtype keeps None as None (pandas 3 would otherwise turn it into NaN).
     df["file"] = pd.Series([f if isinstance(f, str) else None for f in files], index=df.index, dtype=object)
     df["line"] = pd.array([None if ln is None or pd.isna(ln) else int(ln) for ln in lines], dtype="Int64")
-    df["inlined_from"] = inlined_from
+    df["inlined_from"] = pd.Series(inlined_from, index=df.index, dtype=object)
     if filled:  # the reader's complaint about missing lines no longer holds
         k.notes[:] = [n for n in k.notes if "no file/line information" not in n]
     for f in {f for f in files if isinstance(f, str)} - set(k.source_text):
@@ -331,7 +331,10 @@ def load_functions(cubin: str | Path | None = None, binary: str | Path | None = 
     """Disassemble the given cubin (or the cubins in ``binary``: those for the ``sms``
     architectures when it has any, else all); returns the functions and the cubins read."""
     from ..io import require_input_file
-    src = require_input_file(cubin or binary, "a cubin or executable")
+    given = cubin or binary
+    if not given:
+        raise InputError("no cubin or binary given")
+    src = require_input_file(given, "a cubin or executable")
     funcs: list[SassFunction] = []
     names: list[str] = []
     if is_cubin(src):
@@ -354,11 +357,12 @@ def control_from_binary(profile: Profile, cubin: str | Path | None = None,
                         binary: str | Path | None = None) -> tuple[dict[str, dict[int, dict]], str]:
     """Control codes per matched kernel (by mangled and demangled name, keyed by function
     offset) and one note; rewrites matched kernels' file/line (module docstring)."""
-    if not cubin and not binary:
+    given = cubin or binary
+    if not given:
         raise InputError("no cubin or binary given")
     sms = {sm for sm in (sm_of(k.compute_capability) for k in profile.kernels) if sm is not None}
     funcs, names = load_functions(cubin, binary, sms=sms)
-    src = Path(cubin or binary).name
+    src = Path(given).name
     control: dict[str, dict[int, dict]] = {}
     used, problems = [], []
     filled = inlined = 0

@@ -108,7 +108,7 @@ class Instruction:
 
 
 def _regs(operand: str, wide: int) -> list[str]:
-    out = []
+    out: list[str] = []
     for kind, num, suffix in _REG.findall(operand):
         if num == "Z":
             continue

@@ -157,7 +157,8 @@ def _search(cfg: CFG, idx: int, is_def: Callable[[int], bool], *, max_distance: 
     found: dict[int, Reach] = {}
     start = cfg.block_of[idx]
     # (cycles, distance, tie, block, last index to look at, guards met so far, first visit?)
-    heap = [(0, 0, 0, start, idx - 1, frozenset(), True)]
+    heap: list[tuple[int, int, int, int, int, frozenset[str | None], bool]] = [
+        (0, 0, 0, start, idx - 1, frozenset(), True)]
     done: set[tuple[int, frozenset]] = set()
     tie = 1
     while heap:
@@ -195,6 +196,16 @@ def _search(cfg: CFG, idx: int, is_def: Callable[[int], bool], *, max_distance: 
                 heapq.heappush(heap, (c, d, tie, p, blocks[p].end - 1, guards, False))
                 tie += 1
     return found
+
+
+# Predicates for _search, one closure per register (a lambda written in the caller's loop
+# would need the register bound as a default argument, which mypy cannot type).
+def _writes(insts: list[Instruction], reg: str) -> Callable[[int], bool]:
+    return lambda j: reg in insts[j].defs
+
+
+def _reads(insts: list[Instruction], reg: str) -> Callable[[int], bool]:
+    return lambda j: reg in insts[j].uses
 
 
 def _memo(cfg: CFG) -> dict:
@@ -283,17 +294,26 @@ class _Consumer:
         self.cfg, self.idx, self.control = cfg, idx, control
         self.ins = cfg.insts[idx]
         self.max_distance, self.cycles_of = max_distance, cycles_of
-        self._raw = self._war = self._bar = None
+        self._raw: dict[int, Reach] | None = None
+        self._war: dict[int, Reach] | None = None
+        self._bar: dict[int, Reach] | None = None
         self._candidates: dict[tuple, dict[int, tuple[Reach, str]]] = {}
 
     def cw(self, j: int) -> dict:
         return (self.control or {}).get(self.cfg.insts[j].pc, {})
 
+    def _sets(self, b: int) -> Callable[[int], bool]:
+        return lambda j: b in sets_barriers(self.cw(j))
+
+    def _waits_for(self, b: int) -> Callable[[int], bool]:
+        return lambda j: b in waits_on(self.cw(j))
+
     def raw(self) -> dict[int, Reach]:
         if self._raw is None:
-            insts, out = self.cfg.insts, {}
+            insts = self.cfg.insts
+            out: dict[int, Reach] = {}
             for reg in self.ins.uses:
-                for j, r in _search(self.cfg, self.idx, lambda j, reg=reg: reg in insts[j].defs,
+                for j, r in _search(self.cfg, self.idx, _writes(insts, reg),
                                     max_distance=self.max_distance, cycles_of=self.cycles_of).items():
                     if j not in out or r.cycles < out[j].cycles:
                         out[j] = r
@@ -302,10 +322,10 @@ class _Consumer:
 
     def war(self) -> dict[int, Reach]:
         if self._war is None:
-            insts, out = self.cfg.insts, {}
+            insts = self.cfg.insts
+            out: dict[int, Reach] = {}
             for reg in (r for r in self.ins.defs if "P" not in r):
-                found = _search(self.cfg, self.idx, lambda j, reg=reg: reg in insts[j].uses,
-                                stop=lambda j, reg=reg: reg in insts[j].defs, kill=False,
+                found = _search(self.cfg, self.idx, _reads(insts, reg), stop=_writes(insts, reg), kill=False,
                                 max_distance=self.max_distance, cycles_of=self.cycles_of)
                 for j, r in found.items():
                     if j not in out or r.cycles < out[j].cycles:
@@ -326,8 +346,7 @@ class _Consumer:
         if self._bar is None:
             out: dict[int, Reach] = {}
             for b in self.waits():
-                found = _search(self.cfg, self.idx, lambda j, b=b: b in sets_barriers(self.cw(j)),
-                                stop=lambda j, b=b: b in waits_on(self.cw(j)), kill=False,
+                found = _search(self.cfg, self.idx, self._sets(b), stop=self._waits_for(b), kill=False,
                                 max_distance=self.max_distance, cycles_of=self.cycles_of)
                 for j, r in found.items():
                     if j not in out or r.cycles < out[j].cycles:
@@ -415,11 +434,11 @@ def blame_stalls(cfg: CFG, df: pd.DataFrame, control: dict[int, dict] | None = N
     copied out, as (column -> position, array), to save copying them again."""
     lat = dict(_DEFAULT_LATENCY)
     lat.update({k: float(v) for k, v in (latency or {}).items() if isinstance(v, (int, float))})
+    cycles_of: Callable[[int], int] | None = None
     if control:
-        def cycles_of(j: int) -> int:
+        def _cycles(j: int) -> int:
             return max(1, int(control.get(cfg.insts[j].pc, {}).get("stall", 1) or 1))
-    else:
-        cycles_of = None
+        cycles_of = _cycles
     rows = []
     stalled = single = 0
     dep_samples = single_samples = 0.0
@@ -434,9 +453,9 @@ def blame_stalls(cfg: CFG, df: pd.DataFrame, control: dict[int, dict] | None = N
     values = arr[:, [where[c] for c in reason_cols]]
     # Rows with nothing above zero append no edge (NaN counts as a sample, as before).
     busy = np.flatnonzero((~(values <= 0)).any(axis=1)) if reason_cols else ()
-    for r in busy:
-        pc = pcs[r]
-        row = values[r]
+    for ri in busy:
+        pc = pcs[ri]
+        row = values[ri]
         idx = cfg.index_of_pc.get(int(pc))
         if idx is None:
             continue
