@@ -9,7 +9,7 @@ from pathlib import Path
 
 from .analysis import Analysis, AnalysisOptions, analyze
 from .errors import InputError, ToolNotFoundError, UsageError
-from .model import Profile
+from .model import KernelProfile, Profile
 from .readers import open_report, select_kernels
 
 
@@ -94,7 +94,8 @@ SEPARATE_NOTE = ("reports of different programs (no kernel name in common): anal
 def side_by_side(profiles) -> Profile:
     """The kernels of several reports in one profile, unmerged, numbered in report order
     (ids repeat across reports); each kernel notes its report and original id."""
-    kernels, notes = [], [SEPARATE_NOTE]
+    kernels: list[KernelProfile] = []
+    notes = [SEPARATE_NOTE]
     for p in profiles:
         for k in p.kernels:
             kernels.append(replace(k, id=len(kernels), notes=[*k.notes, f"from {p.path} (id {k.id} there)"]))

@@ -217,7 +217,7 @@ def _silence_note(ctx: KernelContext, findings: list[Finding], stall_pct: float,
     stalls = {r: v for r, v in ctx.reasons.items() if r != "selected" and v > 0}
     if not stalls:
         return None
-    top = max(stalls, key=stalls.get)
+    top = max(stalls, key=stalls.__getitem__)
     label = data.stall_reasons()[top]["label"]
     where = ""
     locs = ctx.line_samples(top, 1)

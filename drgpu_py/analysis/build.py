@@ -11,14 +11,15 @@ lacks becomes a ``missing`` node naming the ncu section to add. Findings hang as
 from __future__ import annotations
 
 import math
-from collections import Counter
+from typing import Any
 
 from .. import data
 from ..model import rounded
 from .context import UNITS, KernelContext
 from .detectors import occupancy_limiter
 from .findings import Finding
-from .model import hot_loop_lines
+from .model import KernelModel, hot_loop_lines
+from .sol import SpeedOfLight
 from .tree import (KEY_MEMORY_DRAM, KEY_MEMORY_L1, KEY_MEMORY_L2, KEY_MEMORY_SPLIT, KEY_OCCUPANCY_ACHIEVED,
                    KEY_OCCUPANCY_LIMITER, KEY_OCCUPANCY_THEORETICAL, Node, location_text)
 
@@ -77,7 +78,7 @@ def _metric(parent: Node, ctx: KernelContext, label: str, metric: str, unit: str
             key: str | None = None) -> Node:
     v = ctx.kernel.m(metric)
     if math.isnan(v):
-        attrs = {"metric": metric, "section": data.metric_section(metric) or "?"}
+        attrs: dict[str, Any] = {"metric": metric, "section": data.metric_section(metric) or "?"}
         if data.metric_unavailable(metric, ctx.kernel.chip):
             attrs["unavailable_on"] = ctx.kernel.chip
         return parent.add(Node(label, None, unit, "missing", attrs=attrs, key=key))
@@ -132,12 +133,12 @@ def build_tree(ctx: KernelContext, findings: list[Finding]) -> Node:  # noqa: C9
             root.add(gnode)
     root.children.sort(key=lambda n: -(n.value or 0.0))
     if ctx.sol is not None:
-        root.children.insert(0, _speed_of_light(ctx))
+        root.children.insert(0, _speed_of_light(ctx.sol))
         sol = ctx.sol
         root.attrs.update(sol_limiter=sol.limiter, sol_limiter_label=sol.labels.get(sol.limiter) if sol.limiter else None,
                           sol_pct=rounded(sol.limiter_pct, 1), sol_grade=sol.grade)
     if ctx.model is not None and ctx.model.available:
-        root.add(_model_node(ctx))
+        root.add(_model_node(ctx, ctx.model))
     for st in shape.get("root_subtrees", []):
         node = Node(st.capitalize(), None, "", "group", attrs={"group": st})
         SUBTREES[st](node, ctx)
@@ -158,10 +159,9 @@ def build_tree(ctx: KernelContext, findings: list[Finding]) -> Node:  # noqa: C9
 
 
 # ---- sub-trees --------------------------------------------------------------------------
-def _model_node(ctx: KernelContext) -> Node:
+def _model_node(ctx: KernelContext, m: KernelModel) -> Node:
     """The static performance model (analysis/model.py): predicted against measured cycles,
     each term of the prediction, and the hot loops' critical paths with their lines."""
-    m = ctx.model
     err = m.gap()
     node = Node("Performance model (static SASS)", None, "", "group",
                 attrs={"group": "model", "bottleneck": m.bottleneck, "counters_verdict": m.verdict,
@@ -187,10 +187,9 @@ def _off(ctx: KernelContext, pc: int) -> int:
     return int(row[2]) if row is not None and row[2] == row[2] else 0
 
 
-def _speed_of_light(ctx: KernelContext) -> Node:
+def _speed_of_light(sol: SpeedOfLight) -> Node:
     """The speed-of-light layer: each unit's % of peak (busiest first, the limiter marked)
     and the roofline position. A group node without a value: it is not a stall share."""
-    sol = ctx.sol
     name = "Speed of light"
     if sol.limiter is not None:
         name += f": {sol.labels.get(sol.limiter, sol.limiter)} at {sol.limiter_pct:.0f}% of peak ({sol.grade})"
@@ -272,12 +271,12 @@ def _instruction_mix(parent: Node, ctx: KernelContext) -> None:
         node.kind = "missing"
         node.attrs = {"section": "SourceCounters", "metric": "inst_executed (per instruction)"}
         return
-    mix: Counter = Counter()
+    mix: dict[str, float] = {}
     executed = ctx.executed()
     for ins, cls in zip(ctx.insts, ctx.classes):
-        mix[cls] += float(executed[ins.pc]) if ins.pc in executed else 0.0
+        mix[cls] = mix.get(cls, 0.0) + (float(executed[ins.pc]) if ins.pc in executed else 0.0)
     tot = sum(mix.values()) or 1.0
-    for cls, v in mix.most_common():
+    for cls, v in sorted(mix.items(), key=lambda kv: kv[1], reverse=True):  # largest first, ties in order
         if v > 0:
             node.add(Node(cls, round(100.0 * v / tot, 2), "%", "metric"))
 

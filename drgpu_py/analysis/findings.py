@@ -111,7 +111,7 @@ def evaluate(ctx: KernelContext) -> list[Finding]:
     th, sol = ctx.th, ctx.sol
     stall_pct = stall_cycle_pct(ctx)[0]
     library = is_library_kernel(ctx)
-    graded = sol is not None and grade_at_least(sol.grade, "good")
+    graded = sol if sol is not None and grade_at_least(sol.grade, "good") else None
     out: list[Finding] = []
     left_out: list[str] = []
     for spec in data.findings_catalogue()["findings"]:
@@ -138,12 +138,14 @@ def evaluate(ctx: KernelContext) -> list[Finding]:
         if binding is not None:
             notes.append(f"estimate bounded: {binding.why}")
         sev = "high" if speed >= th["high_speedup"] else "medium" if speed >= th["medium_speedup"] else "low"
-        if graded and sol.limiter not in relieved_units(relieves) and sev != "low":
-            cap = "low" if sol.grade == "excellent" else "medium"
+        # (a grade and its limiter come together: both are the busiest unit's)
+        if (graded is not None and graded.limiter is not None
+                and graded.limiter not in relieved_units(relieves) and sev != "low"):
+            cap = "low" if graded.grade == "excellent" else "medium"
             if sev == "high" or cap == "low":
                 sev = cap
-                notes.append(f"the kernel is graded {sol.grade} ({sol.labels.get(sol.limiter, sol.limiter)} at "
-                             f"{sol.limiter_pct:.0f}% of peak) and this change does not reduce that unit's work")
+                notes.append(f"the kernel is graded {graded.grade} ({graded.labels.get(graded.limiter, graded.limiter)} at "
+                             f"{graded.limiter_pct:.0f}% of peak) and this change does not reduce that unit's work")
         # The model's own ceiling (it never removes more than MAX_REMOVABLE of the time) is
         # not a measurement: say that the estimate is a lower bound.
         ceiling = 1.0 / (1.0 - detectors.MAX_REMOVABLE)

@@ -91,7 +91,7 @@ class SpeedOfLight:
     @property
     def dominant(self) -> str | None:
         vals = {p: v for p, v in self.flops.items() if v > 0}
-        return max(vals, key=vals.get) if vals else None
+        return max(vals, key=vals.__getitem__) if vals else None
 
     def roofline(self) -> dict:
         p = self.dominant
@@ -319,7 +319,7 @@ def speed_of_light(ctx: KernelContext) -> SpeedOfLight:  # noqa: C901 - one guar
     peak_bw = k.m("dram__bytes.sum.peak_sustained") * k.m("dram__cycles_elapsed.avg.per_second")
     if math.isnan(peak_bw) and arch.get("dram_bytes_per_s"):
         peak_bw = float(arch["dram_bytes_per_s"])
-    limiter, lim_pct = (max(units, key=units.get), max(units.values())) if units else (None, math.nan)
+    limiter, lim_pct = (max(units, key=units.__getitem__), max(units.values())) if units else (None, math.nan)
     labels = {u: spec[0] for u, spec in UNIT_METRICS.items()} | {"sm": "SM (busiest sub-unit)"}
     return SpeedOfLight(units=units, unit_sources=sources, limiter=limiter, limiter_pct=lim_pct,
                         grade=grade_of(lim_pct, th), flops=flops, flops_source=src, duration_s=dur,

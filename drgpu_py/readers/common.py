@@ -15,6 +15,7 @@ import re
 import struct
 import sys
 import tempfile
+from collections.abc import Iterator
 from itertools import repeat
 from pathlib import Path
 
@@ -328,7 +329,7 @@ def rep_blocks(path: Path) -> tuple[int, str | None]:
 
 
 @contextlib.contextmanager
-def native_stderr_captured():
+def native_stderr_captured() -> Iterator[list[str]]:
     """Send what native code writes to file descriptor 2 into a buffer instead of the
     terminal; yields a list that holds the captured text (one string) on exit. Python's own
     ``sys.stderr`` is flushed first so nothing of ours is swallowed."""
