@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from itertools import repeat
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -24,6 +25,10 @@ from .. import data
 from ..model import KernelProfile
 from ..sass import CFG, Blame, blame_stalls, build_cfg, parse_listing
 from ..sass.isa import Instruction, opcode_class
+
+if TYPE_CHECKING:  # both import this module
+    from .model import KernelModel
+    from .sol import SpeedOfLight, Traits
 
 UNITS = {
     "sm": ("sm__throughput.avg.pct_of_peak_sustained_elapsed", "SM (compute)"),
@@ -80,10 +85,10 @@ class KernelContext:
     by_pc: dict[int, Instruction] = field(default_factory=dict)
     classes: list[str] = field(default_factory=list)  # opcode_class of each of insts
     notes: list[str] = field(default_factory=list)
-    sol: "object | None" = None          # sol.SpeedOfLight, set by analyze_kernel before detectors run
-    traits: "object | None" = None       # sol.Traits
+    sol: SpeedOfLight | None = None      # set by analyze_kernel before detectors run
+    traits: Traits | None = None
     control: dict[int, dict] | None = None   # PC -> decoded control code (--cubin/--binary), else None
-    model: "object | None" = None        # model.KernelModel, set by analyze_kernel before detectors run
+    model: KernelModel | None = None     # set by analyze_kernel before detectors run
     # Lookup maps built on first use: (frame, pc -> (file, line, offset, sass, inlined_from))
     # and (blame edges, producer pc -> consumer pcs in order of first appearance).
     _rows: tuple | None = field(default=None, repr=False, compare=False)
@@ -160,7 +165,7 @@ class KernelContext:
         vals = {u: v for u, v in self.units.items() if not math.isnan(v)}
         if not vals:
             return None, math.nan
-        u = max(vals, key=vals.get)
+        u = max(vals, key=vals.__getitem__)
         return u, vals[u]
 
     def executed_total(self) -> float:
