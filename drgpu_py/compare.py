@@ -121,7 +121,8 @@ def load_analysis_json(p: Path) -> dict:
     except RecursionError:
         raise ReportFormatError(f"{p}: not a drgpu analysis (nested too deeply)", hint=not_json) from None
     except Exception as e:  # jsonschema.ValidationError: imported only on use
-        if type(e).__name__ != "ValidationError":
+        from jsonschema import ValidationError  # already imported by the validation that raised it
+        if not isinstance(e, ValidationError):
             raise
         where = "/".join(str(x) for x in e.absolute_path) or "(top level)"
         raise ReportFormatError(f"{p}: not a valid drgpu analysis at {where[:120]}: {e.message[:200]}",
@@ -350,7 +351,7 @@ def _shares(b: dict, n: dict, key: str, b_ok: bool, n_ok: bool, b_total=None, n_
     share of each side's stall cycles, in cycles."""
     out = []
     for rid in dict.fromkeys(list(b) + list(n)):
-        label = (b.get(rid) or n.get(rid))[0]
+        label = (b[rid] if rid in b else n[rid])[0]
         bv = b[rid][1] if rid in b else (0.0 if b_ok else None)
         nv = n[rid][1] if rid in n else (0.0 if n_ok else None)
         out.append({key: rid, "label": label, **_delta(bv, nv, 2),
@@ -394,6 +395,7 @@ def _ident(k: dict) -> dict:
 def kernel_diff(kb: dict, kn: dict, how: str) -> dict:
     db, dn = kb.get("duration_ns"), kn.get("duration_ns")
     speedup = db / dn if db and dn else None
+    change_pct = round((dn - db) / db * 100.0, 2) if db and dn else None
     if speedup is None:
         verdict = "unknown"
     elif speedup >= 1 + NOISE:
@@ -419,7 +421,7 @@ def kernel_diff(kb: dict, kn: dict, how: str) -> dict:
         "base": _ident(kb), "new": _ident(kn), "match": how,
         "duration_ns": _delta(db, dn, 1),
         "speedup": None if speedup is None else round(speedup, 4),
-        "duration_change_pct": None if speedup is None else round((dn - db) / db * 100.0, 2),
+        "duration_change_pct": change_pct,
         "verdict": verdict,
         "estimated_speedup": estimated,
         "elapsed_cycles": _delta(kb.get("elapsed_cycles"), kn.get("elapsed_cycles"), 1),

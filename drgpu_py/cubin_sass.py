@@ -34,6 +34,7 @@ import shutil
 import struct
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -224,7 +225,7 @@ class SassSource:
         self._done = False
 
     @classmethod
-    def start(cls, cubins: list[bytes | str | Path]) -> "SassSource":
+    def start(cls, cubins: Sequence[bytes | str | Path]) -> "SassSource":
         if not cubins:
             return cls([], None)
         tool = find_tool("nvdisasm")

@@ -76,6 +76,7 @@ def _attach(ka, k):
 
 def _analyze_chunk(indices: list[int]):
     from .analysis import AnalysisCache, analyze_kernel
+    assert _WORK is not None, "analyze_kernels sets the work before it starts the workers"
     profile, options, cache = _WORK
     shared = AnalysisCache() if cache else None
     return [(i, _detach(analyze_kernel(profile.kernels[i], options, cache=shared))) for i in indices]
