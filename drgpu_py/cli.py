@@ -12,12 +12,15 @@ import re
 import signal
 import sys
 from pathlib import Path
-from typing import Callable, List, Optional
+from typing import TYPE_CHECKING, Callable, List, Optional, TextIO
 
 import typer
 
 from . import __version__
 from .errors import DrgpuError, OutputError, Terminated, UsageError
+
+if TYPE_CHECKING:  # imported when a report is opened, not at start-up
+    from .cubin_sass import SassSource
 
 class _PlainHelpGroup(typer.core.TyperGroup):
     """Help text with plain metavars: 'REPORTS...', '--top N', '--kernel TEXT', never typer's
@@ -94,6 +97,8 @@ def lazy_module(name: str):
         return sys.modules[name]
     import importlib.util
     spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None:
+        raise ModuleNotFoundError(f"No module named {name!r}", name=name)
     loader = importlib.util.LazyLoader(spec.loader)
     spec.loader = loader
     module = importlib.util.module_from_spec(spec)
@@ -193,7 +198,7 @@ def progress_printer(label: str, quiet: bool):
     try:
         # A copy of the terminal's descriptor: while a report is read, descriptor 2 is sent
         # to a buffer to keep ncu_report's native log off the screen (readers.common).
-        out = os.fdopen(os.dup(sys.stderr.fileno()), "w")
+        out: TextIO = os.fdopen(os.dup(sys.stderr.fileno()), "w")
     except (OSError, ValueError):
         out = sys.stderr
     state: dict = {}
@@ -264,7 +269,7 @@ def analyze(
     run_guarded(body)
 
 
-def start_report_sass(reports) -> object | None:
+def start_report_sass(reports) -> SassSource | None:
     """For one ``.ncu-rep`` (checked by its magic bytes), nvdisasm started on the cubins it
     carries (``cubin_sass.SassSource``); None for anything else."""
     # A regular file only: opening a FIFO would block (the reader refuses those itself).
@@ -332,9 +337,11 @@ def main() -> None:
     # Kernel names and paths are arbitrary text: a terminal or pipe that cannot encode a
     # character gets '?' rather than an exception in the middle of the output.
     for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)  # a text file's; a replaced stream may lack it
         try:
-            stream.reconfigure(errors="replace")
-        except (AttributeError, ValueError):
+            if reconfigure is not None:
+                reconfigure(errors="replace")
+        except ValueError:
             pass
     app()
 

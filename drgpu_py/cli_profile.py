@@ -25,10 +25,14 @@ from .errors import (DataFileError, DrgpuError, InterruptedError_, MetricUnavail
 
 # Loaded when a command first uses them, not when ``drgpu`` starts (``drgpu --help`` and
 # ``drgpu analyze`` never need the profiler or rich's tables).
-prof = lazy_module("drgpu_py.profile")
-_console = lazy_module("rich.console")
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the type checker reads the module itself
     from rich.console import Console
+    from rich.progress import Progress, TaskID
+
+    from . import profile as prof
+else:
+    prof = lazy_module("drgpu_py.profile")
+_console = lazy_module("rich.console")
 _table = lazy_module("rich.table")
 _markup = lazy_module("rich.markup")
 
@@ -51,8 +55,8 @@ class ProgressView:
         self.console = console
         self.quiet = quiet
         self.live = console.is_terminal and not quiet
-        self.progress = None
-        self.task = None
+        self.progress: Progress | None = None
+        self.task: TaskID | None = None
         self.passes: int | None = None
         self.done = 0
         self.echoed = 0     # ncu's errors, warnings and application lines shown so far
@@ -96,6 +100,8 @@ class ProgressView:
                 self.console.print(f"ncu {ev.kind}: {ev.text}", markup=False, highlight=False)
             return
         p, t = self.progress, self.task
+        if p is None or t is None:  # live only between __enter__ and __exit__
+            return
         if ev.kind == "kernel":
             idx = f" ({ev.index[0]}/{ev.index[1]})" if ev.index else ""
             p.update(t, description=f"profiling {escape(ev.kernel or '?')} launch {ev.launch}{idx}", completed=0,
@@ -160,15 +166,13 @@ def _write_outputs(analysis, folder: Path, stem: str, force: bool) -> list[Path]
     except ImportError as e:
         if not missing_optional(e):
             raise
-        write_all = None
-    if write_all is not None:
-        res = write_all(analysis, folder, stem, force)
-        if res:
-            return [Path(p) for p in (res.values() if isinstance(res, dict) else res)]
-        return sorted(p for p in folder.glob(stem + ".*") if not p.name.endswith((".ncu-rep", ".ncu.log")))
-    from .render import render_to
-    return [render_to(analysis, "json", folder / f"{stem}.json", force=force),
-            render_to(analysis, "text", folder / f"{stem}.txt", force=force)]
+        from .render import render_to
+        return [render_to(analysis, "json", folder / f"{stem}.json", force=force),
+                render_to(analysis, "text", folder / f"{stem}.txt", force=force)]
+    res = write_all(analysis, folder, stem, force)
+    if res:
+        return [Path(p) for p in (res.values() if isinstance(res, dict) else res)]
+    return sorted(p for p in folder.glob(stem + ".*") if not p.name.endswith((".ncu-rep", ".ncu.log")))
 
 
 def _check_outputs_free(req: prof.ProfileRequest, log_path: Path) -> None:
@@ -198,7 +202,7 @@ def _list_kernels(ncu: str, req: prof.ProfileRequest, console: Console, quiet: b
         with ProgressView(_console.Console(stderr=True), quiet) as view:
             res = prof.run_ncu(argv, log, on_event=view)
     if res.permission_denied:
-        raise prof.classify(res, lreq, [])
+        raise prof.permission_error(res)
     counts: dict[str, int] = {}
     for k in res.kernels:
         counts[k.name] = counts.get(k.name, 0) + 1

@@ -35,7 +35,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Mapping
 
 
 from . import data
@@ -341,6 +341,7 @@ def resolve_app(app: list[str], env: dict | None = None) -> list[str]:
         raise UsageError("no application given", hint="drgpu profile [OPTIONS] -- APP [ARGS...]")
     env = dict(os.environ if env is None else env)
     prog = app[0]
+    path: str | None
     if os.sep in prog:
         path = os.path.abspath(prog)
         if not os.path.isfile(path):
@@ -384,8 +385,8 @@ class ProfileRequest:
                                   (self.kernel_name_base, KERNEL_NAME_BASES, "--kernel-name-base")):
             if val is not None and val not in allowed:
                 raise UsageError(f"{opt} {val!r} is not one of {', '.join(allowed)}")
-        for val, opt in ((self.launch_skip, "--launch-skip"), (self.launch_count, "--launch-count")):
-            if val is not None and val < (0 if opt == "--launch-skip" else 1):
+        for count, opt in ((self.launch_skip, "--launch-skip"), (self.launch_count, "--launch-count")):
+            if count is not None and count < (0 if opt == "--launch-skip" else 1):
                 raise UsageError(f"{opt} must be {'>= 0' if opt == '--launch-skip' else '>= 1'}")
         if self.kernel is not None:
             try:
@@ -409,7 +410,7 @@ class ProfileRequest:
         name = self.stem + (f".rank%q{{{self.rank_var}}}" if self.rank_var else "")
         return self.output_dir / name
 
-    def report_glob(self, env: dict | None = None) -> str:
+    def report_glob(self, env: Mapping[str, str] | None = None) -> str:
         """A glob matching every report this request can produce. ncu inherits drgpu's
         environment, so %q{VAR} is expanded here as ncu will (several ranks sharing a
         folder must each find only their own report); other placeholders become '*'."""
@@ -425,7 +426,7 @@ def default_stem(app: list[str]) -> str:
     return name
 
 
-def pick_rank_var(option: str | None, env: dict | None = None) -> str | None:
+def pick_rank_var(option: str | None, env: Mapping[str, str] | None = None) -> str | None:
     """``--rank-var``: 'auto' picks the MPI rank variable set in drgpu's own environment
     (each rank runs its own drgpu under mpirun/srun), 'none' disables, else the name given."""
     env = os.environ if env is None else env
@@ -794,15 +795,20 @@ def found_reports(result: RunResult, req: ProfileRequest, started: float) -> lis
     return sorted(out)
 
 
+def permission_error(result: RunResult) -> CounterPermissionError:
+    """The error of a run that ncu could not profile for want of permission (``permission_denied``)."""
+    return CounterPermissionError(
+        "no permission to read the GPU performance counters (ncu: ERR_NVGPUCTRPERM)",
+        hint=("run as an administrator (sudo), or let all users profile: set the NVIDIA driver option "
+              f"NVreg_RestrictProfilingToAdminUsers=0 and reload the driver; see {PERM_URL}. ncu's output: {result.log_path}"))
+
+
 def classify(result: RunResult, req: ProfileRequest, reports: list[Path]) -> Exception | None:
     """The error a finished run stands for (None: success). The caller analyzes ``reports``
     first whenever there are any, then raises this."""
     log = result.log_path
     if result.permission_denied:
-        return CounterPermissionError(
-            "no permission to read the GPU performance counters (ncu: ERR_NVGPUCTRPERM)",
-            hint=("run as an administrator (sudo), or let all users profile: set the NVIDIA driver option "
-                  f"NVreg_RestrictProfilingToAdminUsers=0 and reload the driver; see {PERM_URL}. ncu's output: {log}"))
+        return permission_error(result)
     missing_app = next((e for e in result.errors if "does not exist or is not an executable" in e), None)
     if missing_app:
         return InputError(f"ncu could not start the application: {missing_app}")
@@ -862,7 +868,7 @@ def unavailable_metrics(report: Path, expected: Iterable[str]) -> dict[str, list
 
 def _unavailable_metrics(report: Path, expected: list[str]) -> dict[str, list[str]]:
     try:
-        import ncu_report  # type: ignore
+        import ncu_report
     except ImportError as e:
         raise ToolNotFoundError("the ncu_report module is not installed", hint="pip install ncu-report") from e
     try:

@@ -19,6 +19,10 @@ from __future__ import annotations
 
 import importlib
 import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported by _run, in the warm-up thread
+    from .cubin_sass import SassSource
 
 #: Modules the analysis after profiling imports, heaviest (pandas) first.
 MODULES = ("pandas", "drgpu_py.pipeline", "drgpu_py.groups", "drgpu_py.render.bundle", "drgpu_py.render.json_",
@@ -30,8 +34,8 @@ class Warmup:
         self._thread: threading.Thread | None = None
         self._binary = binary
         self.error: BaseException | None = None
-        #: nvdisasm at work on the binary's cubins (``cubin_sass.SassSource``), once started
-        self.sass = None
+        #: nvdisasm at work on the binary's cubins, once started
+        self.sass: SassSource | None = None
 
     def start(self) -> "Warmup":
         # Modules that cli.lazy_module defers are loaded here, in the calling thread:
