@@ -95,6 +95,8 @@ def test_the_moved_constant_lookups_cost_the_shared_memory_banks():
     assert expected_max_load(1, 32) == 1.0 and abs(expected_max_load(5, 1) - 5.0) < 1e-9
     assert abs(expected_max_load(32, 32) - 3.533) < 1e-3
     assert abs(_table_lookup_wavefronts(8, 32) - 2 * expected_max_load(16, 16)) < 1e-9
+    # a masked index into a table smaller than the banks: every entry in its own bank
+    assert _table_lookup_wavefronts(4, 32, values=8) == 1.0 and _table_lookup_wavefronts(8, 32, values=8) == 2.0
     fixed = open_report(report_path("sbox_rounds", "fixed")).kernels[0]
     per = fixed.m("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum") / fixed.m("smsp__sass_inst_executed_op_shared_ld.sum")
     assert 2.5 < per < _table_lookup_wavefronts(4, 32)

@@ -1404,14 +1404,20 @@ def expected_max_load(balls: int, bins: int) -> float:
     return total
 
 
-def _table_lookup_wavefronts(access_bytes: int, banks: int) -> float:
+def _table_lookup_wavefronts(access_bytes: int, banks: int, values: int = 32) -> float:
     """Shared-memory wavefronts one warp's lookup needs once a divergent constant table lives
     in shared memory (the fix the finding advises): a wavefront serves one word per bank, so
     32 lanes reading data-selected entries take as many as their fullest bank holds. Wider
-    accesses go in phases of banks*4/bytes lanes, each spread over that many bank groups."""
+    accesses go in phases of banks*4/bytes lanes, each spread over that many bank groups.
+    An index that takes fewer ``values`` than there are bank groups (a masked index into a
+    small contiguous table; _lane_values counts up to 32) puts each entry in its own bank:
+    one wavefront a phase."""
     phases = max(1, access_bytes // 4)
     lanes = max(1, 32 // phases)
-    return phases * expected_max_load(lanes, min(lanes, max(1, banks // phases)))
+    bins = min(lanes, max(1, banks // phases))
+    if values < bins:
+        return float(phases)
+    return phases * expected_max_load(lanes, bins)
 
 
 def _constant_lookup_bound(ctx: KernelContext, pcs) -> tuple[float, float]:
@@ -1426,8 +1432,12 @@ def _constant_lookup_bound(ctx: KernelContext, pcs) -> tuple[float, float]:
     lookups = wavefronts = 0.0
     for pc in pcs:
         n = float(executed.get(pc) or 0.0)
+        ins = ctx.by_pc[pc]
+        m = re.search(r"c\[[^\]]*\]\[([^\]]*)\]", ins.text)
+        idx = ctx.cfg.index_of_pc.get(pc) if ctx.cfg is not None else None
+        values = math.prod(_lane_values(ctx.cfg, idx, r) for r in _regs_in(m.group(1))) if m and idx is not None else 32
         lookups += n
-        wavefronts += n * _table_lookup_wavefronts(_access_bytes(ctx.by_pc[pc]), banks)
+        wavefronts += n * _table_lookup_wavefronts(_access_bytes(ins), banks, values)
     if lookups <= 0 or not sms or math.isnan(sms) or math.isnan(elapsed) or elapsed <= 0:
         return math.inf, 0.0
     return max(1.0, elapsed / (wavefronts / sms)), wavefronts / lookups
