@@ -14,6 +14,7 @@ from measured quantities only:
 """
 from __future__ import annotations
 
+import functools
 import math
 import re
 import struct
@@ -23,6 +24,7 @@ import numpy as np
 
 from ..model import rounded
 from .context import KernelContext
+from .model import _access_bytes
 from .sol import grid_and_sms as _grid
 from .tree import location_text as loc_text
 
@@ -311,6 +313,9 @@ def loop_invariant_load(ctx: KernelContext) -> Detection | None:
     r, w = _cost_share(ctx, invariant, (), ("long_scoreboard", "short_scoreboard"))
     if r < ctx.th["invariant_load_share"]:
         return None
+    # Hoisted, the reloads leave the loop: besides the waits for their data, every sample at
+    # them (their issue, their fixed-latency waits, the LSU queue) goes with them.
+    r_own = _cost_share(ctx, invariant, None, ("long_scoreboard", "short_scoreboard"))[0]
     # Once the reloads leave the loop, accesses to one fixed address per thread inside it
     # (x = *p ... *p = x every iteration) no longer meet a possibly aliasing load: the
     # compiler keeps the value in a register and stores it once after the loop (LICM's scalar
@@ -328,8 +333,9 @@ def loop_invariant_load(ctx: KernelContext) -> Detection | None:
         share = mine / ctx.total_of("l2_sectors_global")
         partial = {"lts": share, "l1tex": share}
     partial = {**(partial or {}), **_lsu_relief(ctx, gone)}
-    return Detection(stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)), speedup=eliminate(r + r_prom),
+    return Detection(stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)), speedup=eliminate(max(r, r_own) + r_prom),
                      evidence={"invariant_loads_in_loops": len(invariant), "blamed_sample_share": round(r, 3),
+                               "removed_sample_share": round(max(r, r_own), 3),
                                "promoted_accesses": len(promoted), "promoted_sample_share": round(r_prom, 3)},
                      locations=ctx.locations(w), fmt={"share_pct": 100 * r}, partial_relief=partial)
 
@@ -438,6 +444,50 @@ def _invariant(cfg, idx: int, reg: str, loop, memo: dict, depth: int) -> bool:
     return True
 
 
+_PASS_VALUES = ("IADD3", "IADD", "IMAD", "LEA", "SHF", "SHL", "SHR", "MOV")   # one value in, one value out per lane
+
+
+def _lane_values(cfg, idx: int, reg: str, depth: int = 0) -> int:
+    """At most how many different values ``reg`` holds across a warp's lanes as instruction
+    ``idx`` reads it: 1 if it cannot vary; 2^b where the varying part passes through an AND
+    with a b-bit immediate mask (LOP3.LUT ... 0xc0, a & b) and then only through adds, shifts
+    and moves with warp-uniform operands; else 32."""
+    from ..sass.slicing import _reaching_defs
+    if not thread_varying(cfg, idx, reg):
+        return 1
+    defs = _reaching_defs(cfg, idx, reg, 10_000)
+    if depth > 8 or len(defs) != 1:
+        return 32
+    j = defs[0][0]
+    d = cfg.insts[j]
+    if d.opcode == "LOP3" and len(d.operands) >= 5 and d.operands[-2].strip() == "0xc0":
+        masks = [o for o in d.operands[1:4] if re.fullmatch(r"0x[0-9a-fA-F]+|\d+", o.strip())]
+        if masks:
+            return min(32, 2 ** bin(int(masks[0], 0)).count("1"))
+    if d.opcode in _PASS_VALUES:
+        n = 1
+        for u in d.uses:
+            if not u.startswith("P"):
+                n *= _lane_values(cfg, j, u, depth + 1)
+        return min(32, n)
+    return 32
+
+
+def _atomic_addresses(ctx: KernelContext, pc: int) -> int:
+    """Different addresses one warp's atomic at ``pc`` can target (its address registers'
+    lane values, at most 32): a warp aggregation keeps one atomic per address."""
+    ins = ctx.by_pc.get(pc)
+    idx = ctx.cfg.index_of_pc.get(pc) if ctx.cfg is not None else None
+    if ins is None or idx is None:
+        return 32
+    addr = _address(ins)
+    regs = _regs_in(addr) if addr else set()
+    n = 1
+    for r in regs:
+        n *= _lane_values(ctx.cfg, idx, r)
+    return min(32, n)
+
+
 def atomics(ctx: KernelContext) -> Detection | None:
     pcs = ctx.pcs_where(lambda i: i.is_global_atomic())
     if not pcs:
@@ -477,7 +527,9 @@ def atomics(ctx: KernelContext) -> Detection | None:
         if p not in ctx.by_pc or not ctx.by_pc[p].defs or n <= 0:
             continue
         lanes = float(ctx.df.at[p, "thread_inst_executed"]) / n if "thread_inst_executed" in ctx.df else math.nan
-        returning += n / warps_per_block if lanes == lanes and lanes <= 1.0 else n
+        # Aggregated within the warp, one atomic per warp instruction stays for each address
+        # its lanes target (split_lists: a data bit picks one of two counters, two stay).
+        returning += n / warps_per_block if lanes == lanes and lanes <= 1.0 else n * _atomic_addresses(ctx, p)
     kept = min(1.0, returning / red) if returning > 0 and red > 0 else 0.0
     r_total *= 1.0 - kept
     types = _atomic_types(ctx, pcs)
@@ -853,8 +905,14 @@ def fp64_conversion(ctx: KernelContext) -> Detection | None:
         return None
     r, w = _cost_share(ctx, pcs, None, ("short_scoreboard", "wait"))
     r = min(r, 1.0)
-    return Detection(stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)), speedup=eliminate(r * 0.9),
-                     evidence={"fp64_and_conversion_instruction_share": round(share, 4)},
+    # The float version issues an instruction of its own in place of each double one: the
+    # samples where the warp was ready but the scheduler issued another warp (not_selected,
+    # the issue slots' contention) stay; the pipe, latency and conversion waits go.
+    kept = ("selected", "not_selected")
+    r_gone, _ = _cost_share(ctx, pcs, tuple(x for x in ctx.reasons if x not in kept), ("short_scoreboard", "wait"))
+    r_gone = min(r_gone, 1.0)
+    return Detection(stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)), speedup=eliminate(r_gone * 0.9),
+                     evidence={"fp64_and_conversion_instruction_share": round(share, 4), "removed_sample_share": round(r_gone, 3)},
                      locations=ctx.locations(w), fmt={"fp64_pct": 100 * share})
 
 
@@ -1329,6 +1387,62 @@ def _divergent_constant_load(cfg, ins) -> bool:
     return any(thread_varying(cfg, idx, r) for r in _regs_in(m.group(1)))
 
 
+@functools.lru_cache(maxsize=64)
+def expected_max_load(balls: int, bins: int) -> float:
+    """Expected count in the fullest of ``bins`` when ``balls`` fall into them independently
+    and uniformly: sum over m of P(max > m), with P(max <= m) = balls! / bins^balls times the
+    coefficient of x^balls in (sum_{j<=m} x^j / j!)^bins."""
+    if balls <= 0 or bins <= 0:
+        return 0.0
+    total = 0.0
+    for m in range(balls):
+        term = [1.0 / math.factorial(j) if j <= m else 0.0 for j in range(balls + 1)]
+        poly = [1.0] + [0.0] * balls
+        for _ in range(bins):
+            poly = [sum(poly[i] * term[n - i] for i in range(n + 1)) for n in range(balls + 1)]
+        total += 1.0 - poly[balls] * math.factorial(balls) / bins ** balls
+    return total
+
+
+def _table_lookup_wavefronts(access_bytes: int, banks: int, values: int = 32) -> float:
+    """Shared-memory wavefronts one warp's lookup needs once a divergent constant table lives
+    in shared memory (the fix the finding advises): a wavefront serves one word per bank, so
+    32 lanes reading data-selected entries take as many as their fullest bank holds. Wider
+    accesses go in phases of banks*4/bytes lanes, each spread over that many bank groups.
+    An index that takes fewer ``values`` than there are bank groups (a masked index into a
+    small contiguous table; _lane_values counts up to 32) puts each entry in its own bank:
+    one wavefront a phase."""
+    phases = max(1, access_bytes // 4)
+    lanes = max(1, 32 // phases)
+    bins = min(lanes, max(1, banks // phases))
+    if values < bins:
+        return float(phases)
+    return phases * expected_max_load(lanes, bins)
+
+
+def _constant_lookup_bound(ctx: KernelContext, pcs) -> tuple[float, float]:
+    """The fix moves the lookups, it does not remove them: the replacement still serves every
+    warp lookup through L1's data stage (one wavefront per cycle per SM). With the lookups
+    spread over the SMs, the kernel cannot get shorter than that work: elapsed cycles over the
+    lookups' wavefronts per SM. Returns (bound, wavefronts per lookup); (inf, 0) if unknown."""
+    executed = ctx.executed()
+    sms = ctx.kernel.sm_count or ctx.kernel.m("device__attribute_multiprocessor_count", math.nan)
+    elapsed = ctx.kernel.m("sm__cycles_elapsed.avg", math.nan)
+    banks = int(ctx.arch.get("shared_banks", 32))
+    lookups = wavefronts = 0.0
+    for pc in pcs:
+        n = float(executed.get(pc) or 0.0)
+        ins = ctx.by_pc[pc]
+        m = re.search(r"c\[[^\]]*\]\[([^\]]*)\]", ins.text)
+        idx = ctx.cfg.index_of_pc.get(pc) if ctx.cfg is not None else None
+        values = math.prod(_lane_values(ctx.cfg, idx, r) for r in _regs_in(m.group(1))) if m and idx is not None else 32
+        lookups += n
+        wavefronts += n * _table_lookup_wavefronts(_access_bytes(ins), banks, values)
+    if lookups <= 0 or not sms or math.isnan(sms) or math.isnan(elapsed) or elapsed <= 0:
+        return math.inf, 0.0
+    return max(1.0, elapsed / (wavefronts / sms)), wavefronts / lookups
+
+
 def constant_divergence(ctx: KernelContext) -> Detection | None:
     # Register-indexed constant loads serialize only when the index differs across lanes.
     pcs = ctx.pcs_where(lambda i: i.is_const_indexed() and _divergent_constant_load(ctx.cfg, i))
@@ -1338,9 +1452,14 @@ def constant_divergence(ctx: KernelContext) -> Detection | None:
     r += _queue_charge(ctx, pcs, "mio_throttle") + ctx.frac("imc_miss") * 0.5
     if r < ctx.th["constant_share"]:
         return None
-    return Detection(stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)), speedup=eliminate(r),
-                     evidence={"indexed_constant_loads": len(pcs), "sample_share": round(r, 3)},
-                     locations=ctx.locations(w), fmt={"share_pct": 100 * r})
+    # The rest of the kernel and the moved lookups overlap: the estimate is the smaller of
+    # removing the lookups' stalls and the time the lookups' shared-memory wavefronts take.
+    bound, per_lookup = _constant_lookup_bound(ctx, pcs)
+    evidence = {"indexed_constant_loads": len(pcs), "sample_share": round(r, 3)}
+    if per_lookup > 0:
+        evidence |= {"replacement_wavefronts_per_lookup": round(per_lookup, 2), "lookup_bound": round(bound, 2)}
+    return Detection(stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)), speedup=min(eliminate(r), bound),
+                     evidence=evidence, locations=ctx.locations(w), fmt={"share_pct": 100 * r})
 
 
 def icache(ctx: KernelContext) -> Detection | None:
