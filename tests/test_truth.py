@@ -193,6 +193,19 @@ def test_divergence_shortens_only_the_active_sm_time(case):
     assert 1 / 1.5 <= f.estimated_speedup / timed_speedup(case) <= 1.5
 
 
+@pytest.mark.parametrize("case", ["seg_sort", "power_tile", "smem_stride"])
+def test_bank_conflict_estimate_keeps_the_instructions_issued_meanwhile(case):
+    """Removing the conflict wavefronts' time does not remove the instructions issued during
+    it (the issue slots' share, evenly spread): below the traffic model's 1/(1 - w)."""
+    from conftest import timed_speedup
+    f = _finding(case, "bad", "shared-bank-conflict")
+    i = f.evidence["issue_active_share"]
+    assert 0.0 < i < 0.1
+    nways = f.evidence["wavefronts_per_conflict_free_access"]
+    assert f.estimated_speedup == pytest.approx(1.0 / (1.0 / nways + (1.0 - 1.0 / nways) * i), rel=0.02)
+    assert 1 / 1.5 <= f.estimated_speedup / timed_speedup(case) <= 1.5
+
+
 # ---- 3. slow-math only where precise math runs --------------------------------------------------
 @pytest.mark.parametrize("case,variant", [("nm_fast_sfu", "bad"), ("redblack_mix", "bad"), ("precise_math", "fixed")])
 def test_fast_intrinsics_are_not_slow_math(case, variant):

@@ -217,7 +217,8 @@ def bank_conflict(ctx: KernelContext) -> Detection | None:
     wavefronts / all shared wavefronts, loads and stores apart); derived from the
     per-instruction conflict ways only when they are absent (and the evidence says so). Wide
     accesses (LDS.128) need several wavefronts without any conflict, so wavefronts per
-    instruction alone are no evidence."""
+    instruction alone are no evidence. Estimate: the conflict wavefronts' time goes (traffic
+    or stall model), but the instructions issued during it stay and take their issue time."""
     k, df = ctx.kernel, ctx.df
     shared_pcs = ctx.pcs_where(lambda i: i.is_shared())
     ops = ("ld", "st")
@@ -257,6 +258,13 @@ def bank_conflict(ctx: KernelContext) -> Detection | None:
     nways = 1.0 / max(1e-9, 1.0 - excess)
     evidence.update({"conflict_wavefront_share": round(excess, 3), "wavefronts_per_conflict_free_access": round(nways, 2)})
     speed = max(eliminate(share * excess), _traffic(ctx, ("l1tex", "lsu"), excess))
+    # The time the conflict wavefronts take also saw instructions issued (the issue slots'
+    # measured % of peak, spread evenly over the kernel's time): removing that time does not
+    # remove those instructions, which then take their issue time at the full rate.
+    issue = (ctx.sol.units.get("issue", math.nan) if ctx.sol is not None else math.nan) / 100.0
+    if speed > 1.0 and not math.isnan(issue) and 0.0 < issue < 1.0:
+        speed = 1.0 / (1.0 / speed + (1.0 - 1.0 / speed) * issue)
+        evidence["issue_active_share"] = _r(issue)
     return Detection(stall_share=ctx.share("mio_throttle", "short_scoreboard"), speedup=speed,
                      evidence=evidence, locations=locations,
                      fmt={"wavefronts_per_request": nways, "excess_pct": 100 * excess})
