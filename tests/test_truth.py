@@ -152,6 +152,60 @@ def test_barrier_waits_after_one_memory_round_trip_are_not_imbalance():
         assert "barrier-imbalance" not in [f.id for f in k.findings]
 
 
+def test_a_triangular_loop_is_work_the_fix_removes_not_only_waits():
+    """tri_scan: thread t sums tile[0..t] (its exit compares a counter derived from the thread
+    index by arithmetic alone, and the lanes of a warp leave it up to 32 steps apart). The
+    estimate removes the waits and the loop's repeated steps beyond the first warp's share,
+    unloading the shared-memory pipe the loop keeps busy; it holds against the measured scan."""
+    from conftest import timed_speedup
+    from drgpu_py.analysis.detectors import _triangular_loops
+    f = _finding("tri_scan", "bad", "barrier-imbalance")
+    assert f.severity == "high" and f.evidence["triangular_lane_spread"] > 1.0
+    assert 0.3 < f.evidence["triangular_loop_share"] < 0.6
+    assert f.bounded_by != "stall_cycles"
+    assert 1 / 1.5 <= f.estimated_speedup / timed_speedup("tri_scan") <= 1.5
+    # Loops that stride by the block size, or run a fixed count under a thread guard, or
+    # stop at a bound read from memory, are not triangular.
+    for case, variant in (("serial_norm", "bad"), ("serial_norm", "fixed"), ("skew_segments", "bad"),
+                          ("skew_segments", "fixed"), ("tri_scan", "fixed")):
+        assert _triangular_loops(analysis_of(case, variant).kernels[0].context) == {}, (case, variant)
+
+
+def test_spreading_full_warp_work_is_credited_as_latency_hiding():
+    """skew_segments: the one warp that sums the long segment runs all 32 lanes, so spreading
+    its loop over the block issues the same loads from more warps (at most latency_hiding_max);
+    serial_norm's thread-0 loop runs one lane, and the fix fills the other 31 as well."""
+    from drgpu_py import data
+    cap = data.thresholds()["latency_hiding_max"]
+    skew = _finding("skew_segments", "bad", "barrier-imbalance")
+    assert skew.evidence["unbalanced_work_lanes"] == 32 and skew.estimated_speedup == pytest.approx(cap)
+    norm = _finding("serial_norm", "bad", "barrier-imbalance")
+    assert norm.evidence["unbalanced_work_lanes"] == 1 and norm.estimated_speedup > cap
+
+
+@pytest.mark.parametrize("case", ["iter_counts", "lane_branch", "redblack_mix"])
+def test_divergence_shortens_only_the_active_sm_time(case):
+    """The SMs' idle cycles (elapsed minus active: launch ramp, last blocks) stay when the
+    lanes reconverge: the estimate applies to the active share only."""
+    from conftest import timed_speedup
+    f = _finding(case, "bad", "warp-divergence")
+    assert 0.9 < f.evidence["sm_active_share"] < 1.0
+    assert 1 / 1.5 <= f.estimated_speedup / timed_speedup(case) <= 1.5
+
+
+@pytest.mark.parametrize("case", ["seg_sort", "power_tile", "smem_stride"])
+def test_bank_conflict_estimate_keeps_the_instructions_issued_meanwhile(case):
+    """Removing the conflict wavefronts' time does not remove the instructions issued during
+    it (the issue slots' share, evenly spread): below the traffic model's 1/(1 - w)."""
+    from conftest import timed_speedup
+    f = _finding(case, "bad", "shared-bank-conflict")
+    i = f.evidence["issue_active_share"]
+    assert 0.0 < i < 0.1
+    nways = f.evidence["wavefronts_per_conflict_free_access"]
+    assert f.estimated_speedup == pytest.approx(1.0 / (1.0 / nways + (1.0 - 1.0 / nways) * i), rel=0.02)
+    assert 1 / 1.5 <= f.estimated_speedup / timed_speedup(case) <= 1.5
+
+
 # ---- 3. slow-math only where precise math runs --------------------------------------------------
 @pytest.mark.parametrize("case,variant", [("nm_fast_sfu", "bad"), ("redblack_mix", "bad"), ("precise_math", "fixed")])
 def test_fast_intrinsics_are_not_slow_math(case, variant):

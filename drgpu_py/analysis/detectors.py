@@ -219,7 +219,8 @@ def bank_conflict(ctx: KernelContext) -> Detection | None:
     wavefronts / all shared wavefronts, loads and stores apart); derived from the
     per-instruction conflict ways only when they are absent (and the evidence says so). Wide
     accesses (LDS.128) need several wavefronts without any conflict, so wavefronts per
-    instruction alone are no evidence."""
+    instruction alone are no evidence. Estimate: the conflict wavefronts' time goes (traffic
+    or stall model), but the instructions issued during it stay and take their issue time."""
     k, df = ctx.kernel, ctx.df
     shared_pcs = ctx.pcs_where(lambda i: i.is_shared())
     ops = ("ld", "st")
@@ -259,6 +260,13 @@ def bank_conflict(ctx: KernelContext) -> Detection | None:
     nways = 1.0 / max(1e-9, 1.0 - excess)
     evidence.update({"conflict_wavefront_share": round(excess, 3), "wavefronts_per_conflict_free_access": round(nways, 2)})
     speed = max(eliminate(share * excess), _traffic(ctx, ("l1tex", "lsu"), excess))
+    # The time the conflict wavefronts take also saw instructions issued (the issue slots'
+    # measured % of peak, spread evenly over the kernel's time): removing that time does not
+    # remove those instructions, which then take their issue time at the full rate.
+    issue = (ctx.sol.units.get("issue", math.nan) if ctx.sol is not None else math.nan) / 100.0
+    if speed > 1.0 and not math.isnan(issue) and 0.0 < issue < 1.0:
+        speed = 1.0 / (1.0 / speed + (1.0 - 1.0 / speed) * issue)
+        evidence["issue_active_share"] = _r(issue)
     return Detection(stall_share=ctx.share("mio_throttle", "short_scoreboard"), speedup=speed,
                      evidence=evidence, locations=locations,
                      fmt={"wavefronts_per_request": nways, "excess_pct": 100 * excess})
@@ -687,6 +695,75 @@ def _thread_dependent_blocks(cfg) -> dict[int, int]:
     return out
 
 
+def _index_bound_branches(cfg) -> set[int]:
+    """Conditional branches whose predicate the thread index decides through arithmetic
+    alone: the taint of ``_thread_tainted_branches`` without loads (a value read from memory,
+    even at a thread-dependent address, is data, not the index)."""
+    insts, blocks = cfg.insts, cfg.blocks
+    entry: list[set[str] | None] = [None] * len(blocks)
+    entry[0] = set()
+    work = [0]
+    out: set[int] = set()
+    while work:
+        b = work.pop()
+        live = set(entry[b] or ())
+        for j in range(blocks[b].start, blocks[b].end):
+            ins = insts[j]
+            src = ins.opcode in ("S2R", "CS2R") and any(o.startswith(_THREAD_INDEX) for o in ins.operands[1:])
+            dep = src or (bool(ins.uses & live) and not ins.is_memory() and ins.opcode != "SHFL")
+            if ins.opcode in ("BRA", "BREAK") and ins.guard not in (None, "PT") and dep:
+                out.add(j)
+            if dep:
+                live |= ins.defs
+            elif ins.guard in (None, "PT"):
+                live -= ins.defs
+        for s in blocks[b].succs:
+            old = entry[s]
+            new = live if old is None else old | live
+            if old is None or new != old:
+                entry[s] = set(new)
+                work.append(s)
+    return out
+
+
+def _triangular_loops(ctx: KernelContext) -> dict[int, float]:
+    """Loops whose trip count grows with the thread index (thread t runs about t steps: a
+    running sum or prefix that each thread recomputes from the start): block id -> the
+    lanes' spread of trip counts within a warp, in loop iterations. Two signs, both needed:
+    the loop's exit branch is decided by the thread index through arithmetic alone (SASS),
+    and the lanes of a warp leave the loop more than one iteration apart (the counters: the
+    lane-iterations a body block misses against the lanes that enter the loop). A loop that
+    strides by the block size (``for (i = tid; i < n; i += blockDim.x)``) also exits on an
+    index-derived value, but its lanes differ by at most one iteration."""
+    cfg, df = ctx.cfg, ctx.df
+    if cfg is None or df.empty or "thread_inst_executed" not in df:
+        return {}
+    exits = _index_bound_branches(cfg)
+    executed = ctx.executed()
+    threads = dict(zip(df.index.tolist(), df["thread_inst_executed"].tolist()))
+    out: dict[int, float] = {}
+    for loop in cfg.loops:
+        idx = cfg.loop_instructions(loop)
+        if not any(j in exits and any(s not in loop.blocks or s == loop.header for s in cfg.blocks[cfg.block_of[j]].succs)
+                   for j in idx):
+            continue
+        # Lanes entering the loop: the thread instructions of its first instruction from
+        # outside (a predecessor block's last instruction).
+        preds = [b.id for b in cfg.blocks if loop.header in b.succs and b.id not in loop.blocks]
+        lanes_in = sum(float(threads.get(cfg.insts[cfg.blocks[b].end - 1].pc) or 0.0) for b in preds)
+        if lanes_in <= 0:
+            continue
+        for b in loop.blocks:
+            pc = cfg.insts[cfg.blocks[b].start].pc
+            n, t = float(executed.get(pc) or 0.0), float(threads.get(pc) or 0.0)
+            if n <= 0 or math.isnan(t):
+                continue
+            spread = (32.0 * n - t) / lanes_in
+            if spread > 1.0:
+                out[b] = max(out.get(b, 0.0), spread)
+    return out
+
+
 def _warp_cycles_per_sample(ctx: KernelContext) -> float:
     """Warp-cycles one PC sample stands for: resident warps x active cycles x SMs over the
     kernel's samples (NaN when a counter is missing)."""
@@ -740,7 +817,14 @@ def barrier(ctx: KernelContext) -> Detection | None:
     the SASS). Only the waits at such barriers count, and only where the interval between
     barriers outlasts a few memory round trips: waits in shorter intervals are the latency of
     the slowest warp's access (a transpose, a block that syncs after one load per segment),
-    which no rebalancing removes."""
+    which no rebalancing removes.
+
+    Estimate: the waits go (each warp keeps its share of the work, 1 - 1/warps of the waits
+    removed), with two readings of the unbalanced work. A triangular loop (trip count growing
+    with the thread index) also loses its repeated steps beyond the first warp's share, and
+    with them their load on the issue slots and shared memory. Work that already runs on
+    full warps, spread over idle warps, issues the same instructions from more warps: latency
+    hiding, at most latency_hiding_max."""
     s = ctx.share("barrier")
     if s < ctx.th["barrier_share"]:
         return None
@@ -757,6 +841,44 @@ def barrier(ctx: KernelContext) -> Detection | None:
     frac = s * ctx.stall_total / ctx.total if ctx.total > 0 else 0.0
     r = frac * (1.0 - 1.0 / warps if warps > 1 else 0.5)
     evidence = {"barrier_stall_share": round(s, 3), "warps_per_block": warps}
+    relieves, partial, cap = None, None, math.inf
+    work_pcs = {pc for reg in unbalanced for pc in reg["work"]}
+    tri = _triangular_loops(ctx) if unbalanced and warps > 1 else {}
+    tri_pcs = {i.pc for j, i in enumerate(ctx.insts) if ctx.cfg.block_of[j] in tri and i.pc in work_pcs}
+    if tri_pcs and ctx.total > 0:
+        # A triangular loop repeats in every thread the steps the threads before it took;
+        # sharing the partial results (a scan) leaves each warp about the first warp's
+        # share: with trip counts growing linearly over the block's W warps, 2 / (W + 1) of
+        # the mean. The waits go, and so do the loop's other instructions, which unloads
+        # the issue slots and the units they use (partial relief, measured per instruction).
+        keep = 2.0 / (warps + 1)
+        loop = sum(reg["work"].get(pc, 0.0) for reg in unbalanced for pc in tri_pcs)
+        r = (frac * ctx.total + loop * (1.0 - keep)) / ctx.total
+        executed = ctx.executed()
+        ins_all = ctx.executed_total()
+        mem_all = sum(float(executed.get(i.pc) or 0.0) for i in ctx.insts if i.is_memory())
+        ins_loop = sum(float(executed.get(pc) or 0.0) for pc in tri_pcs)
+        mem_loop = sum(float(executed.get(pc) or 0.0) for pc in tri_pcs if ctx.by_pc[pc].is_memory())
+        w_ins = (1.0 - keep) * ins_loop / ins_all if ins_all > 0 else 0.0
+        w_mem = (1.0 - keep) * mem_loop / mem_all if mem_all > 0 else 0.0
+        relieves = ["sm", "shared"]
+        partial = {u: w_ins for u in ("sm", "issue", "fma", "alu", "fp64", "xu")}
+        partial.update({"lsu": w_mem, "l1tex": w_mem})
+        evidence["triangular_loop_share"] = _r(loop / ctx.total)
+        evidence["triangular_lane_spread"] = _r(max(tri.values()), 2)
+    elif unbalanced and work_pcs:
+        # Work that runs on (nearly) full warps, spread over the block's other warps, issues
+        # the same instructions from more warps at once: a latency-hiding change, credited
+        # at most latency_hiding_max. Work in one or a few lanes (a thread-0 loop) also
+        # fills the idle lanes, which is more than hiding latency.
+        threads = ctx.df["thread_inst_executed"] if "thread_inst_executed" in ctx.df else None
+        executed = ctx.executed()
+        n = sum(float(executed.get(pc) or 0.0) for pc in work_pcs)
+        if threads is not None and n > 0:
+            lanes = sum(float(threads.get(pc, 0.0) or 0.0) for pc in work_pcs) / n
+            evidence["unbalanced_work_lanes"] = _r(lanes, 1)
+            if lanes >= ctx.th["barrier_full_warp_lanes"]:
+                cap = ctx.th["latency_hiding_max"]
     locations = _blamed_locations(ctx, "barrier")
     work_text = ""
     if unbalanced:
@@ -774,8 +896,9 @@ def barrier(ctx: KernelContext) -> Detection | None:
         if lines:
             work_text = (" The work before it whose trip count or guard depends on the thread index is at "
                          + ", ".join(evidence["unbalanced_work"]) + ".")
-    return Detection(stall_share=min(1.0, s), speedup=eliminate(r), evidence=evidence,
-                     locations=locations, fmt={"share_pct": 100 * min(1.0, s), "unbalanced_work": work_text})
+    return Detection(stall_share=min(1.0, s), speedup=min(eliminate(r), max(1.0, cap)), evidence=evidence,
+                     locations=locations, fmt={"share_pct": 100 * min(1.0, s), "unbalanced_work": work_text},
+                     relieves_override=relieves, partial_relief=partial)
 
 
 def membar(ctx: KernelContext) -> Detection | None:
@@ -1344,9 +1467,23 @@ def divergence(ctx: KernelContext) -> Detection | None:
     w = {int(pc): float(v) for pc, v in df["divergent_branches"].items() if v > 0} if "divergent_branches" in df else {}
     if not w:
         w = {int(pc): float(v) for pc, v in wasted.items() if v > 0}
-    return Detection(stall_share=r, speedup=eliminate(r), evidence={"avg_active_threads": round(thr, 1),
-                     "divergent_branch_targets": _r(k.m("smsp__sass_branch_targets_threads_divergent.sum"))},
+    evidence = {"avg_active_threads": round(thr, 1),
+                "divergent_branch_targets": _r(k.m("smsp__sass_branch_targets_threads_divergent.sum"))}
+    return Detection(stall_share=r, speedup=_active_only(ctx, eliminate(r), evidence), evidence=evidence,
                      locations=ctx.locations(w), fmt={"threads": thr})
+
+
+def _active_only(ctx: KernelContext, s: float, evidence: dict) -> float:
+    """A change inside the warps (fewer masked lanes) shortens the time the SMs are active;
+    the elapsed cycles in which an SM has no warp (the launch ramp, the last blocks'
+    tail: sm__cycles_active below sm__cycles_elapsed) stay: 1 / (a / s + 1 - a) for the
+    active share a."""
+    act, ela = ctx.kernel.m("sm__cycles_active.avg"), ctx.kernel.m("sm__cycles_elapsed.avg")
+    if s <= 1.0 or any(math.isnan(v) or v <= 0 for v in (act, ela)) or act >= ela:
+        return s
+    a = act / ela
+    evidence["sm_active_share"] = _r(a)
+    return 1.0 / (a / s + 1.0 - a)
 
 
 _LANE_SOURCES = ("SR_TID", "SR_LANEID", "SR_LANEMASK")
