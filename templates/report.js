@@ -132,6 +132,8 @@
   var ready = (function () {
     var blob = document.getElementById("packed-bodies");
     if (!blob) { return Promise.resolve(); }
+    /* Jumps, not smooth scrolls: a group unpacked during a smooth scroll moves its target away. */
+    document.documentElement.style.scrollBehavior = "auto";
     if (typeof DecompressionStream === "undefined") {
       document.querySelectorAll("div.packed > p").forEach(function (p) {
         p.textContent = "This browser cannot unpack this part of the page (it lacks DecompressionStream); drgpu analyze -k ID writes one kernel's page.";
@@ -221,7 +223,11 @@
       var art = document.getElementById(group[1]);
       unpack(art && art.querySelector("div.packed"));
       el = document.getElementById(id);
-      if (el) { el.scrollIntoView(); }
+      /* at once, not smoothly: groups unpacked on the way would move the target during the
+         scroll; a jump passes none, and scroll anchoring holds it while its neighbours unpack */
+      if (el) {
+        try { el.scrollIntoView({behavior: "instant"}); } catch (e) { el.scrollIntoView(); }
+      }
     }
     if (el && el.tagName === "DETAILS") {
       el.open = true;

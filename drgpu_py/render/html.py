@@ -5,7 +5,8 @@ templates in the shipped ``templates`` folder (``data.share_dir("templates")``) 
 autoescaping on, so kernel names (``void k<float, 4>(...)``), source text and SASS are always
 escaped; the only markup inserted unescaped is the SVG that Graphviz lays out (Graphviz
 escapes the label text itself) and the JSON of lazily drawn parts (``_script_json``: ``<``,
-``>``, ``&`` escaped; the page's script inserts its strings as text). Per kernel the page shows a summary (device, duration,
+``>``, ``&`` escaped; the page's script inserts its strings as text). A packed group's markup
+is the template's own escaped output, carried in base64 (no ``<``, ``>``, ``&``). Per kernel the page shows a summary (device, duration,
 grid/block, registers, occupancy, bound), findings ranked with advice, evidence, locations
 and estimated speedup, the speed-of-light grade, inline-SVG charts (per-unit % of peak with the
 grade thresholds, the roofline, stall breakdown, memory hierarchy, occupancy limiter), the analysis tree as nested ``<details>`` (plus the Graphviz picture when ``dot`` is
@@ -17,8 +18,13 @@ time-share bar chart of the largest groups and a "fix first" list of the finding
 the most time (``Analysis.summary()`` and its priorities); every row and bar links to its
 kernel's section. A single kernel gets no summary. Only the ``GRAPH_KERNELS_MAX`` groups with
 the most GPU time get their tree and hot lines' SASS as HTML; the others carry them as JSON
-built into the same elements when opened, which keeps a many-group page a third smaller. This module computes plain view data
-(numbers, strings, chart geometry); the templates only lay it out.
+built into the same elements when opened, which keeps a many-group page a third smaller. Past
+``GRAPH_KERNELS_MAX`` groups, each group's charts, model, tree and source lines (the blocks of
+``kernel_body.html.j2``, drawn by the same autoescaped template) travel as one gzip stream,
+base64 in a ``<script type="application/octet-stream">`` that report.js unpacks into the page:
+a 139-group page is 1.5 MB instead of 7.3 (``_pack``); ``unpack_page`` gives the page as the
+script leaves it. This module computes plain view data (numbers, strings, chart geometry); the
+templates only lay it out.
 """
 from __future__ import annotations
 
@@ -225,11 +231,13 @@ def _memory_chart(ka) -> dict:
             if cur is None:
                 break
             levels.append(cur)
-        total = sum(float(lv.value or 0.0) for lv in levels)
+        # A level's share can come out below zero (a residual of counters); it gets no width
+        # (an SVG width below zero is an error) and its number stays in the table.
+        total = sum(max(0.0, float(lv.value or 0.0)) for lv in levels)
         if levels and total > 0:
             x, segs, width = 0.0, [], 420.0
             for i, lv in enumerate(levels):
-                w = width * float(lv.value or 0.0) / total
+                w = width * max(0.0, float(lv.value or 0.0)) / total
                 hit = lv.attrs.get("hit_rate_pct")
                 segs.append({"label": lv.name, "x": x, "w": w, "color": colors[min(i, 2)],
                              "pct": 100.0 * float(lv.value or 0.0) / total, "share": format_value(lv),
