@@ -140,10 +140,16 @@
       });
       return Promise.resolve();
     }
-    var bin = atob(blob.textContent.trim()), bytes = new Uint8Array(bin.length);
-    for (var i = 0; i < bin.length; i++) { bytes[i] = bin.charCodeAt(i); }
-    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    var stream;
+    try {   /* a failure here must not stop the rest of this script (the table sort below) */
+      var bin = atob(blob.textContent.trim()), bytes = new Uint8Array(bin.length);
+      for (var i = 0; i < bin.length; i++) { bytes[i] = bin.charCodeAt(i); }
+      stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    } catch (err) {
+      return Promise.reject(err);
+    }
     return new Response(stream).text().then(function (text) {
+      blob.parentNode.removeChild(blob);   /* its text is no longer needed (html.unpack_page drops it too) */
       var cols = JSON.parse(text);
       bodies = cols.length ? cols[0].map(function (_, n) {
         return cols.map(function (c) { return c[n]; }).join("");
@@ -155,6 +161,7 @@
     var n = parseInt(box.getAttribute("data-packed"), 10);
     box.insertAdjacentHTML("afterend", bodies[n]);
     box.parentNode.removeChild(box);
+    bodies[n] = "";   /* in the page now: free the string */
   }
   ready.then(function () {
     if (!bodies) { return; }

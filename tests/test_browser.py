@@ -3,7 +3,9 @@ protocol (a small client on ``websocket-client``). It loads a rendered sample re
 there are no console errors or exceptions and that nothing but the file itself is fetched,
 expands and collapses a tree node with real mouse clicks, follows a finding's source link,
 and saves a screenshot; on a report of several kernel groups it sorts the summary table by
-clicking its column headers and follows a bar of the time-share chart.
+clicking its column headers and follows a bar of the time-share chart; a page of packed kernel
+groups unpacks them as ``html.unpack_page`` does, lands links on their targets, and keeps
+hostile text as text.
 
 Skips only where Chromium (or the ``websocket-client`` package) is absent. Run as a script to
 refresh the documentation screenshot:

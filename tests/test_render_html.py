@@ -9,7 +9,8 @@ the 1,000-launch report: the page stays under 2 MB); a single kernel has none.
 ``write_all`` writes every format into a folder. The speed-of-light panel: the grade badge,
 one bar per unit with the limiter marked, and a log-log roofline (or one line saying what it
 lacks), checked on a real cuBLAS bf16 GEMM (sample_reports/library) and on a kernel without
-FLOPs."""
+FLOPs. A page of more than GRAPH_KERNELS_MAX groups carries their sections packed and stays
+within a budget computed from its groups; tests read such pages through ``unpack_page``."""
 from __future__ import annotations
 
 import html
