@@ -1,4 +1,4 @@
-/* drgpu HTML report behaviour, inlined: build the lazily embedded trees, expand/collapse all, open the target of a link
+/* drgpu HTML report behaviour, inlined: unpack the packed kernel groups, build the lazily embedded trees, expand/collapse all, open the target of a link
    (a hot source line) so following "source" from a finding shows its SASS, and sort the
    summary table by a clicked column header (numbers by their data-value; empty last). */
 (function () {
@@ -97,36 +97,89 @@
     });
     if (v.m) { el("p", "muted small", v.m + " more instructions on this line with fewer stall samples are not listed.", box); }
   }
-  document.querySelectorAll("details.src-hot").forEach(function (d) {
-    d.addEventListener("toggle", function () {
-      if (d.open) { buildSource(d.querySelector(".src-detail[data-src-json]")); }
-    });
-  });
-  document.querySelectorAll("details.tree-lazy").forEach(function (d) {
-    d.addEventListener("toggle", function () {
-      if (d.open) { build(d.querySelector(".tree[data-tree-json]")); }
-    });
-  });
-  document.querySelectorAll("button[data-tree]").forEach(function (btn) {
-    btn.addEventListener("click", function () {
-      var root = document.getElementById(btn.getAttribute("data-tree"));
-      if (!root) { return; }
-      build(root);
-      var open = btn.getAttribute("data-action") === "expand";
-      root.querySelectorAll("details").forEach(function (d) { d.open = open; });
-      if (!open) {
-        var top = root.querySelector("details");
-        if (top) { top.open = true; }
-      }
-    });
-  });
-  document.querySelectorAll("button[data-fit]").forEach(function (btn) {
-    btn.addEventListener("click", function () {
+  /* Handlers are delegated from the document (toggle does not bubble: caught while capturing),
+     so the parts unpacked later work without wiring of their own. */
+  document.addEventListener("toggle", function (e) {
+    var d = e.target;
+    if (!d.open || d.tagName !== "DETAILS") { return; }
+    if (d.classList.contains("src-hot")) { buildSource(d.querySelector(".src-detail[data-src-json]")); }
+    if (d.classList.contains("tree-lazy")) { build(d.querySelector(".tree[data-tree-json]")); }
+  }, true);
+  document.addEventListener("click", function (e) {
+    var btn = e.target.closest ? e.target.closest("button[data-tree], button[data-fit]") : null;
+    if (!btn) { return; }
+    if (btn.hasAttribute("data-fit")) {
       var box = document.getElementById(btn.getAttribute("data-fit"));
-      if (!box) { return; }
-      var fit = box.classList.toggle("fit");
-      btn.textContent = fit ? "Actual size" : "Fit to width";
+      if (box) { btn.textContent = box.classList.toggle("fit") ? "Actual size" : "Fit to width"; }
+      return;
+    }
+    var root = document.getElementById(btn.getAttribute("data-tree"));
+    if (!root) { return; }
+    build(root);
+    var open = btn.getAttribute("data-action") === "expand";
+    root.querySelectorAll("details").forEach(function (d) { d.open = open; });
+    if (!open) {
+      var top = root.querySelector("details");
+      if (top) { top.open = true; }
+    }
+  });
+  /* A page of many kernel groups carries each group's charts, model, tree and source lines as
+     one gzip stream (html.py _pack: per block, an array over the groups). The markup is what
+     the autoescaped template drew for the inline page; it takes the placeholder's place. The
+     heaviest groups (data-eager) are unpacked at once, the others as they come near the window
+     or a link points into them. */
+  var bodies = null;
+  var ready = (function () {
+    var blob = document.getElementById("packed-bodies");
+    if (!blob) { return Promise.resolve(); }
+    /* Jumps, not smooth scrolls: a group unpacked during a smooth scroll moves its target away. */
+    document.documentElement.style.scrollBehavior = "auto";
+    if (typeof DecompressionStream === "undefined") {
+      document.querySelectorAll("div.packed > p").forEach(function (p) {
+        p.textContent = "This browser cannot unpack this part of the page (it lacks DecompressionStream); drgpu analyze -k ID writes one kernel's page.";
+      });
+      return Promise.resolve();
+    }
+    var stream;
+    try {   /* a failure here must not stop the rest of this script (the table sort below) */
+      var bin = atob(blob.textContent.trim()), bytes = new Uint8Array(bin.length);
+      for (var i = 0; i < bin.length; i++) { bytes[i] = bin.charCodeAt(i); }
+      stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return new Response(stream).text().then(function (text) {
+      blob.parentNode.removeChild(blob);   /* its text is no longer needed (html.unpack_page drops it too) */
+      var cols = JSON.parse(text);
+      bodies = cols.length ? cols[0].map(function (_, n) {
+        return cols.map(function (c) { return c[n]; }).join("");
+      }) : [];
     });
+  })();
+  function unpack(box) {
+    if (!box || !bodies || !box.parentNode) { return; }
+    var n = parseInt(box.getAttribute("data-packed"), 10);
+    box.insertAdjacentHTML("afterend", bodies[n]);
+    box.parentNode.removeChild(box);
+    bodies[n] = "";   /* in the page now: free the string */
+  }
+  ready.then(function () {
+    if (!bodies) { return; }
+    document.querySelectorAll("div.packed[data-eager]").forEach(unpack);
+    var rest = document.querySelectorAll("div.packed");
+    if (typeof IntersectionObserver === "undefined") {
+      rest.forEach(unpack);
+    } else {
+      var seen = new IntersectionObserver(function (entries) {
+        entries.forEach(function (e) {
+          if (e.isIntersecting) { seen.unobserve(e.target); unpack(e.target); }
+        });
+      }, {rootMargin: "1500px 0px"});
+      rest.forEach(function (box) { seen.observe(box); });
+    }
+    openTarget();
+  }).catch(function (err) {
+    document.querySelectorAll("div.packed > p").forEach(function (p) { p.textContent = "Could not unpack this part of the page: " + err; });
   });
   document.querySelectorAll("table.sortable").forEach(function (table) {
     var heads = Array.prototype.slice.call(table.querySelectorAll("thead th"));
@@ -172,6 +225,17 @@
     var id = decodeURIComponent(window.location.hash.slice(1));
     if (!id) { return; }
     var el = document.getElementById(id);
+    var group = /^(k[0-9]+)-/.exec(id);
+    if (!el && group && bodies) {   /* a link into a group still packed: unpack it, then go there */
+      var art = document.getElementById(group[1]);
+      unpack(art && art.querySelector("div.packed"));
+      el = document.getElementById(id);
+      /* at once, not smoothly: groups unpacked on the way would move the target during the
+         scroll; a jump passes none, and scroll anchoring holds it while its neighbours unpack */
+      if (el) {
+        try { el.scrollIntoView({behavior: "instant"}); } catch (e) { el.scrollIntoView(); }
+      }
+    }
     if (el && el.tagName === "DETAILS") {
       el.open = true;
     }

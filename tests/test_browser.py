@@ -3,7 +3,9 @@ protocol (a small client on ``websocket-client``). It loads a rendered sample re
 there are no console errors or exceptions and that nothing but the file itself is fetched,
 expands and collapses a tree node with real mouse clicks, follows a finding's source link,
 and saves a screenshot; on a report of several kernel groups it sorts the summary table by
-clicking its column headers and follows a bar of the time-share chart.
+clicking its column headers and follows a bar of the time-share chart; a page of packed kernel
+groups unpacks them as ``html.unpack_page`` does, lands links on their targets, and keeps
+hostile text as text.
 
 Skips only where Chromium (or the ``websocket-client`` package) is absent. Run as a script to
 refresh the documentation screenshot:
@@ -241,6 +243,17 @@ def test_report_in_chromium(browser, tmp_path):
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
 
 
+def _wait(c: Chrome, expr: str, timeout: float = 10.0):
+    """Poll ``expr`` in the page until it is truthy (the page's script works asynchronously)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        v = c.eval(expr)
+        if v or time.monotonic() > deadline:
+            assert v, f"still false after {timeout}s: {expr}"
+            return v
+        time.sleep(0.05)
+
+
 def _summary_column(c: Chrome, col: int) -> list:
     """The data-values of one column of the summary table, in the page's current row order
     (numbers as floats, '' as None)."""
@@ -332,9 +345,9 @@ def test_lazy_tree_and_source_match_the_inline_page(browser, tmp_path, monkeypat
     inline (the whole tree after "Expand all"; the hot line a finding links to, with its SASS)."""
     from drgpu_py.render import html as htmlmod
     inline = render_sample(SAMPLE, tmp_path / "inline.html")
-    monkeypatch.setattr(htmlmod, "GRAPH_KERNELS_MAX", 0)
+    monkeypatch.setattr(htmlmod, "GRAPH_KERNELS_MAX", 0)   # also packs the kernel's body (more groups than that)
     lazy = render_sample(SAMPLE, tmp_path / "lazy.html")
-    assert 'class="tree-lazy"' in lazy.read_text() and 'class="tree-lazy"' not in inline.read_text()
+    assert 'class="tree-lazy"' in htmlmod.unpack_page(lazy.read_text()) and 'class="tree-lazy"' not in inline.read_text()
     def texts(root: str, sel: str) -> str:   # one text per element: whitespace between elements differs
         return f"[...{root}.querySelectorAll({json.dumps(sel)})].map(e => e.textContent.replace(/\\s+/g, ' ').trim())"
     tree_text = texts("document.getElementById('k0-tree')", "summary, .leaf")
@@ -344,6 +357,7 @@ def test_lazy_tree_and_source_match_the_inline_page(browser, tmp_path, monkeypat
         c.load(page.as_uri())
         assert c.problems() == []
         if name == "lazy":
+            _wait(c, "!!document.querySelector('details.tree-lazy')")   # its body unpacked
             assert c.eval("document.querySelectorAll('#k0-tree details').length") == 0
             box = _node_box(c, "details.tree-lazy > summary")
             c.click(box["x"], box["y"])
@@ -362,3 +376,114 @@ def test_lazy_tree_and_source_match_the_inline_page(browser, tmp_path, monkeypat
         assert c.problems() == []
     assert seen["lazy"] == seen["inline"]
     assert any("LDG" in t for t in seen["lazy"][1]) and seen["lazy"][2] > 0 and len(seen["lazy"][0]) > 20
+
+
+def _article_texts(c: Chrome) -> dict:
+    """Each kernel section's text, one entry per element (whitespace between elements differs)."""
+    return c.eval("""Object.fromEntries([...document.querySelectorAll('article.kernel')].map(a => [a.id,
+        [...a.querySelectorAll('h3, p, summary, td, th, text, dt, dd, li, .leaf')].map(e => e.textContent.replace(/\\s+/g, ' ').trim())]))""")
+
+
+def test_packed_groups_unpack_in_chromium(browser, tmp_path):
+    """The real PyTorch step (15 kernel groups, more than GRAPH_KERNELS_MAX): its groups' bodies
+    travel packed. In Chromium the heaviest groups are unpacked at load; scrolled through, every
+    section reads as the page html.unpack_page writes (what the static tests read). Nothing
+    fetched, no errors."""
+    from conftest import library_report
+    from drgpu_py.render.html import GRAPH_KERNELS_MAX, unpack_page
+    page = render_sample(library_report("step"), tmp_path / "step.html")
+    doc = page.read_text(encoding="utf-8")
+    n = doc.count('<article class="kernel"')
+    assert n > GRAPH_KERNELS_MAX and doc.count('<div class="packed"') == n
+    c = browser
+    c.load(page.as_uri())
+    _wait(c, "document.querySelectorAll('div.packed[data-eager]').length === 0")
+    assert c.eval("document.querySelectorAll('div.packed').length") <= n - GRAPH_KERNELS_MAX
+    # A summary link to a section far down: it lands there though groups unpack around it.
+    import re
+    last = re.findall(r'<article class="kernel" id="(k\d+)">', doc)[-1]
+    c.eval(f"document.querySelector('#summary-table a[href=\"#{last}\"]').click()")
+    time.sleep(0.5)
+    _wait(c, f"Math.abs(document.getElementById('{last}').getBoundingClientRect().top) < window.innerHeight / 2")
+    assert c.eval("window.scrollY") > 1000
+    # Scrolled through from the top, every group is unpacked.
+    c.eval("window.scrollTo(0, 0)")
+    for _ in range(400):
+        if c.eval("document.querySelectorAll('div.packed').length") == 0:
+            break
+        c.eval("window.scrollBy(0, 1500)")
+        time.sleep(0.05)
+    assert c.eval("document.querySelectorAll('div.packed').length") == 0
+    got = _article_texts(c)
+    assert c.problems() == []
+    assert all(u.startswith("file:") for u in c.requested_urls())
+    # The same, read from the page unpacked in Python with the same line opened.
+    full = tmp_path / "step-unpacked.html"
+    full.write_text(unpack_page(doc), encoding="utf-8")
+    c.load(full.as_uri())
+    want = _article_texts(c)
+    assert c.problems() == [] and len(want) == n
+    assert got == want
+
+
+def test_link_into_a_packed_group_in_chromium(browser, tmp_path, monkeypatch):
+    """A page opened at a finding's source line of a group that is not unpacked at load (far
+    down the page): the script unpacks that group, opens the line with its SASS and scrolls there."""
+    import re
+    from conftest import analysis_of
+    from drgpu_py.analysis import Analysis
+    from drgpu_py.model import Profile
+    from drgpu_py.render import RenderOptions, render
+    from drgpu_py.render import html as htmlmod
+    monkeypatch.setattr(htmlmod, "GRAPH_KERNELS_MAX", 1)
+    kernels = [analysis_of(c, v).kernels[0] for c in ("aos_gather", "serial_norm") for v in ("bad", "fixed")]
+    page = tmp_path / "four.html"
+    doc = render(Analysis(profile=Profile(path="four.ncu-rep", format="ncu-rep"), kernels=kernels), "html", RenderOptions())
+    page.write_text(doc, encoding="utf-8")
+    lazy = re.findall(r'<article class="kernel" id="(k\d+)">(?:(?!</article>).)*?<div class="packed" data-packed="\d+">', doc, re.S)
+    assert len(lazy) == 3
+    targets = re.findall(rf'<a class="mono where" href="#({lazy[-1]}-src-[^"]+)"', doc)
+    assert targets, "the last packed group's finding links to its source line"
+    sel = f"document.getElementById({json.dumps(targets[0])})"
+    c = browser
+    c.load(page.as_uri() + "#" + targets[0])
+    _wait(c, f"!!{sel} && {sel}.open")
+    assert c.eval(f"{sel}.closest('article').id") == lazy[-1]
+    _wait(c, f"{sel}.querySelectorAll('table.sass tbody tr').length > 0")   # its SASS built
+    # scrolled into the window (smoothly: the page's CSS asks for it)
+    _wait(c, f"{sel}.getBoundingClientRect().top >= -1 && {sel}.getBoundingClientRect().top < window.innerHeight - 20")
+    assert c.eval("window.scrollY") > 1000
+    assert c.problems() == []
+
+
+def test_packed_hostile_text_stays_text_in_chromium(browser, tmp_path, monkeypatch):
+    """Markup in a kernel name, source line and SASS of a packed group: unpacked and every part
+    opened, nothing injected runs or exists, and the text shows as text."""
+    from drgpu_py.analysis import analyze
+    from drgpu_py.readers import open_report
+    from drgpu_py.render import RenderOptions, render
+    from drgpu_py.render import html as htmlmod
+    bad = '</script><script>window.__pwned=1</script><img src=x onerror="window.__pwned=2"><svg onload="window.__pwned=3"/>'
+    prof = open_report(SAMPLE)
+    for k in prof.kernels:
+        k.name = k.mangled = "k" + bad
+        k.source_text = {f: [f"{bad} line {j}" for j, _ in enumerate(lines)] for f, lines in k.source_text.items()}
+        k.instructions["sass"] = [f"{s} {bad}" for s in k.instructions["sass"]]
+    monkeypatch.setattr(htmlmod, "GRAPH_KERNELS_MAX", 0)
+    page = tmp_path / "hostile.html"
+    page.write_text(render(analyze(prof), "html", RenderOptions()), encoding="utf-8")
+    assert 'id="packed-bodies"' in page.read_text()
+    c = browser
+    c.load(page.as_uri())
+    _wait(c, "document.querySelectorAll('div.packed').length === 0")
+    for _ in range(3):   # open every part, so lazily built trees and SASS are in the DOM too
+        c.eval("document.querySelectorAll('details').forEach(d => d.open = true); true")
+        time.sleep(0.3)
+    assert c.eval("window.__pwned === undefined"), "an injected script or handler ran"
+    assert c.eval("document.querySelectorAll('img[onerror], svg[onload], img[src=\"x\"]').length") == 0
+    # the text is in the lazily built parts' JSON, as data: no script that runs carries it
+    carriers = c.eval("Array.from(document.scripts).filter(s => s.textContent.includes('__pwned')).map(s => s.type)")
+    assert set(carriers) <= {"application/json"}, carriers
+    text = c.eval("document.body.innerText")
+    assert "window.__pwned=1" in text and "<img src=x" in text
+    assert c.eval("document.querySelectorAll('table.sass-line tbody tr').length") > 0

@@ -9,7 +9,8 @@ the 1,000-launch report: the page stays under 2 MB); a single kernel has none.
 ``write_all`` writes every format into a folder. The speed-of-light panel: the grade badge,
 one bar per unit with the limiter marked, and a log-log roofline (or one line saying what it
 lacks), checked on a real cuBLAS bf16 GEMM (sample_reports/library) and on a kernel without
-FLOPs."""
+FLOPs. A page of more than GRAPH_KERNELS_MAX groups carries their sections packed and stays
+within a budget computed from its groups; tests read such pages through ``unpack_page``."""
 from __future__ import annotations
 
 import html
@@ -28,6 +29,7 @@ from drgpu_py.model import Profile
 from drgpu_py.render import RenderOptions, render
 from drgpu_py.render import dot as dotmod
 from drgpu_py.render.bundle import write_all
+from drgpu_py.render.html import unpack_page
 from drgpu_py.render.text import short_name
 from test_render_dot import HOSTILE, literal_analysis
 
@@ -582,7 +584,7 @@ def test_graphviz_pictures_only_for_the_kernels_with_most_time(tmp_path):
     csv_path = tmp_path / "many.raw.csv"
     with open(csv_path, "w", newline="", encoding="utf-8") as fh:
         _csv.writer(fh).writerows(out)
-    doc = render(analyze(open_report(csv_path)), "html", RenderOptions())
+    doc = unpack_page(render(analyze(open_report(csv_path)), "html", RenderOptions()))
     assert doc.count('class="graph-box"') == GRAPH_KERNELS_MAX
     assert doc.count('class="muted graph-omitted"') == n - GRAPH_KERNELS_MAX
     # the three shortest kernels (ids 0, 1, 2) are the ones left out
@@ -604,7 +606,8 @@ def test_lighter_groups_carry_tree_and_sass_as_json(monkeypatch):
     monkeypatch.setattr(htmlmod, "GRAPH_KERNELS_MAX", 100)
     inline = render(a, "html", RenderOptions())
     monkeypatch.setattr(htmlmod, "GRAPH_KERNELS_MAX", 0)
-    lazy = render(a, "html", RenderOptions())
+    packed = render(a, "html", RenderOptions())
+    lazy = unpack_page(packed)
     n = len(a.kernels)
     assert n > 10 and lazy.count('class="tree-lazy"') == n and inline.count('class="tree-lazy"') == 0
     assert 'details class="node' not in lazy
@@ -614,7 +617,7 @@ def test_lighter_groups_carry_tree_and_sass_as_json(monkeypatch):
         assert _json.loads(m[1])["n"] == ka.tree.name
     ids = re.findall(r'<details class="src-hot" id="([^"]+)"', lazy)
     assert ids and len(ids) == len(set(ids))
-    per_group_lazy, per_group_inline = len(lazy.encode()) / n, len(inline.encode()) / n
+    per_group_lazy, per_group_inline = len(packed.encode()) / n, len(inline.encode()) / n
     assert per_group_lazy < 0.8 * per_group_inline, (per_group_lazy, per_group_inline)
 
     # hostile text in a lazily carried tree and SASS row stays data
@@ -627,7 +630,9 @@ def test_lighter_groups_carry_tree_and_sass_as_json(monkeypatch):
          "file": ["/src/k.cu"] * 3, "line": [2, 2, 3], "inst_executed": [10.0, 10.0, 10.0], "samples": [5.0, 90.0, 5.0],
          "stall_long_scoreboard": [0.0, 80.0, 0.0], "stall_wait": [5.0, 10.0, 5.0], "stall_selected": [0.0, 0.0, 0.0]},
         index=pd.Index([1000, 1016, 1032], name="pc"))
-    doc = render(h, "html", RenderOptions())
+    packed = render(h, "html", RenderOptions())
+    assert not any(tag == "img" for tag, _ in parse(packed).tags)
+    doc = unpack_page(packed)
     page = parse(doc)
     assert not any(tag == "img" for tag, _ in page.tags)
     bodies = re.findall(r'<script type="application/json" id="([^"]+)">(.*?)</script>', doc, re.S)
@@ -638,3 +643,63 @@ def test_lighter_groups_carry_tree_and_sass_as_json(monkeypatch):
     assert "LDG </script><img src=x onerror=alert(1)>" in [r[1] for r in rows]
     tree = _json.loads(next(b for i, b in bodies if i.endswith("tree-data")))
     assert tree["n"] == h.kernels[0].tree.name
+
+
+# ---- many kernel groups: bodies packed -----------------------------------------------------------------
+# The page's budget, under 2 MB for a report of 140 kernel groups: per group, plus per Graphviz
+# picture (the GRAPH_KERNELS_MAX heaviest groups get one), plus the page's CSS, script and header.
+PAGE_BYTES_PER_GROUP = 12_000
+PAGE_BYTES_PER_PICTURE = 16_000
+PAGE_BYTES_FIXED = 64_000
+
+
+@pytest.fixture(scope="module")
+def samples_page():
+    """One kernel group per sample report, one launch each (the shape of
+    benchmarks/compose_report.py's report; a third of the samples, to keep the test short: the
+    budget is per group), rendered into one page."""
+    kernels = [analysis_of(c, v).kernels[0] for c, v in SAMPLES[::3]]
+    a = Analysis(profile=Profile(path="samples.ncu-rep", format="ncu-rep"), kernels=kernels)
+    return a, render(a, "html", RenderOptions())
+
+
+def test_many_groups_page_stays_within_its_budget(samples_page):
+    """Past GRAPH_KERNELS_MAX groups the page stays within its budget (PAGE_BYTES_*):
+    each group's charts, model, tree and source lines travel in one packed stream (base64,
+    nothing that can close its script element), its head and findings stay in the page; the
+    page unpacked holds every group's full section, as a page without packing would."""
+    from drgpu_py.render.html import GRAPH_KERNELS_MAX, packed_bodies
+    a, doc = samples_page
+    n = len(a.kernels)
+    assert n > GRAPH_KERNELS_MAX
+    size = len(doc.encode("utf-8"))
+    assert PAGE_BYTES_FIXED + PAGE_BYTES_PER_GROUP * 140 + PAGE_BYTES_PER_PICTURE * GRAPH_KERNELS_MAX < 2_000_000
+    budget = PAGE_BYTES_FIXED + PAGE_BYTES_PER_GROUP * n + PAGE_BYTES_PER_PICTURE * min(n, GRAPH_KERNELS_MAX)
+    assert size < budget, f"{size:,} bytes for {n} groups (budget {budget:,})"
+    page = parse(doc)
+    assert_self_contained(page)
+    blob = re.findall(r'<script type="application/octet-stream" id="packed-bodies">(.*?)</script>', doc, re.S)
+    assert len(blob) == 1 and re.fullmatch(r"[A-Za-z0-9+/=]+", blob[0])
+    assert [tag for tag, _ in page.tags].count("script") == 2, "the report's script and the packed stream"
+    assert len(packed_bodies(doc)) == n and doc.count('<div class="packed"') == n
+    # The GRAPH_KERNELS_MAX groups with the most GPU time are unpacked as soon as the page loads.
+    eager = re.findall(r'<article class="kernel" id="(k\d+)">(?:(?!</article>).)*?<div class="packed"[^>]*\bdata-eager', doc, re.S)
+    times = [ka.kernel.duration_ns for ka in a.kernels]
+    assert sorted(eager) == sorted(f"k{i}" for i in sorted(range(n), key=lambda i: -times[i])[:GRAPH_KERNELS_MAX])
+    # Head and findings stay in the page: every link of the summary has its target there.
+    ids = page.ids()
+    assert all(r["href"] in ids for r in _summary_rows(doc))
+    assert all(h[1:] in ids for h in re.findall(r'<a class="mono fix-id" href="([^"]+)"', doc))
+    full = unpack_page(doc)
+    whole = parse(full)
+    assert_self_contained(whole)
+    assert '<div class="packed"' not in full and 'id="packed-bodies"' not in full
+    for section in ('<div class="charts">', "<h3>Analysis tree", "<h3>Hot source lines"):
+        assert full.count(section) == n, section
+    assert len(whole.ids()) == len([x for _, x in whole.tags if x.get("id")]), "ids are unique"
+    for ka in a.kernels[:5]:
+        for f in ka.findings:
+            for loc in f.locations:
+                if loc.get("sass"):
+                    assert _esc(loc["sass"]) in full
+    assert size < 0.5 * len(full.encode("utf-8")), "packing is what keeps the page small"
