@@ -10,9 +10,10 @@ __global__ void __launch_bounds__(1024) field_map(const double2* __restrict__ po
   int t = threadIdx.y * blockDim.x + threadIdx.x, n = blockDim.x * blockDim.y;
   double px = x * (1.0 / W), acc[PIX] = {};
   for (int s0 = 0; s0 < SOURCES; s0 += n) {
-    sp[t] = pos[s0 + t]; sq[t] = q[s0 + t];
+    int m = min(n, SOURCES - s0);  // both block shapes stage and sum the same SOURCES sources
+    if (t < m) { sp[t] = pos[s0 + t]; sq[t] = q[s0 + t]; }
     __syncthreads();
-    for (int s = 0; s < n; ++s) {
+    for (int s = 0; s < m; ++s) {
       double dx2 = (px - sp[s].x) * (px - sp[s].x) + 1e-4;
 #pragma unroll
       for (int k = 0; k < PIX; ++k) {
