@@ -23,9 +23,14 @@ The model, per loop (instructions whose innermost loop it is) and for the code o
   latency = per-warp time x warps it runs / warps resident (W overlap perfectly);
   issue = warp instructions it issues; pipe:<p> = instructions of pipe p / its rate;
   memory = DRAM bytes / peak bandwidth, or the L1/L2 units' measured work at their peak.
-  Predicted cycles = the largest term; the bottleneck is its name, the latency term split
-  into ``ilp`` (the critical chain is fixed-latency arithmetic) and ``latency`` (it waits on
-  memory or variable-latency units).
+  Predicted cycles = the largest of memory, tensor, launch and the latency term combined with
+  the largest issue-side term (their p-norm, specs/arch ``latency_issue_norm``: where both are
+  near, a warp held at a busy pipe also delays its chain); the bottleneck is the largest term's
+  name, the latency term split into ``ilp`` (the critical chain is fixed-latency arithmetic)
+  and ``latency`` (it waits on memory or variable-latency units);
+* a loop that walks constant memory by a stepping register, a pass larger than the immediate
+  constant cache (specs/arch ``constant_cache``), misses each line on each pass: the miss holds
+  the warp ``latency.constant_miss`` cycles (``constant_stream_misses``).
 
 Not modelled: instruction cache misses, bank conflicts and uncoalesced replays (only through
 the memory units' measured work), barriers, divergence, tail imbalance within a wave. The
