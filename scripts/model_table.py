@@ -109,7 +109,11 @@ GPA's CFG and latency tables. It needs the report's SASS with executed counts
   time exceeds both (oscillator_params fixed: FP64 chains at four warps per scheduler keep the
   FP64 pipe 72 % busy, at neither limit); far apart, the larger term is within a few percent of
   the combination. p = 2 is fitted on these H100 samples (the plain maximum leaves
-  oscillator_params fixed at -32 % and moment_pow fixed at -45 %). The **bottleneck** is the
+  oscillator_params fixed at -32 % and moment_pow fixed at -45 %); it also raises kernels whose
+  two terms are near without that interference: fma_chain fixed -13 % -> +13 %, lcg_stream
+  fixed -9 % -> +19 %, lcg_state bad +42 % -> +57 %, and the low-ilp estimates of fma_chain
+  (3.51x -> 2.82x, measured 3.04x) and lcg_stream (2.28x -> 1.94x, measured 2.42x). The
+  **bottleneck** is the
   largest term's name, the latency term
   named `ilp` when the hot loop's critical path waits on arithmetic and `latency` when it
   waits on memory. `bottleneck_class` folds `issue` and the math pipes into `compute` and the
