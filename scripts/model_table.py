@@ -81,7 +81,12 @@ GPA's CFG and latency tables. It needs the report's SASS with executed counts
   it reads: producer's issue cycle + its latency (`specs/arch/*.yaml` `latency`: ALU/FMA 4,
   FP64 8, MUFU and conversions about 20, shared 23, L1 33, L2 200-260, DRAM 500-600 cycles; a
   global load's latency is the mix given by the measured L1/L2 hit rates). Simulating twelve
-  iterations exposes the loop-carried dependencies across the back edge.
+  iterations exposes the loop-carried dependencies across the back edge. A loop that walks
+  constant memory (a constant operand `c[bank][r + imm]` whose register r steps by s bytes per
+  iteration) and reads more per pass (|s| x its iterations per entry) than the immediate
+  constant cache holds (`constant_cache`: 2 KiB of 64-byte lines) misses the first reference
+  to each line every iteration; the miss holds the warp `latency.constant_miss` cycles (100)
+  before anything else issues, and a loop held so for half its cycles or more waits on memory.
   `critical_path_cycles` is the steady-state cycles per iteration with unlimited issue (the
   dependency recurrence), `single_warp_cycles` adds the issue limit and the taken branch's
   redirect (`latency.branch`); `critical_path` lists the instructions that held the last
@@ -96,7 +101,20 @@ GPA's CFG and latency tables. It needs the report's SASS with executed counts
   divergence unit, which has no rate here, not on the load/store pipe); *pipe:tensor* = tensor FLOPs / the dense per-SM peak; *memory* = DRAM
   bytes at the peak bandwidth, or the L1/L2 units' measured work at their peak (the model does
   not derive cache traffic from the SASS); *launch* = the chip's shortest launch.
-* **Predicted cycles** = the largest term; the **bottleneck** is its name, the latency term
+* **Predicted cycles** = the largest of *memory*, *pipe:tensor*, *launch* and the latency
+  term combined with the largest issue-side term (*issue* or a *pipe:p*): their p-norm,
+  (latency^p + issue-side^p)^(1/p) with p = `latency_issue_norm` (2). Each of the two alone
+  assumes the other hides completely: the W warps' waits behind the others' issue, the pipe
+  never idle. Where both are near, a warp held at a busy pipe also delays its own chain and the
+  time exceeds both (oscillator_params fixed: FP64 chains at four warps per scheduler keep the
+  FP64 pipe 72 % busy, at neither limit); far apart, the larger term is within a few percent of
+  the combination. p = 2 is fitted on these H100 samples (the plain maximum leaves
+  oscillator_params fixed at -32 % and moment_pow fixed at -45 %); it also raises kernels whose
+  two terms are near without that interference: fma_chain fixed -13 % -> +13 %, lcg_stream
+  fixed -9 % -> +19 %, lcg_state bad +42 % -> +57 %, and the low-ilp estimates of fma_chain
+  (3.51x -> 2.82x, measured 3.04x) and lcg_stream (2.28x -> 1.94x, measured 2.42x). The
+  **bottleneck** is the
+  largest term's name, the latency term
   named `ilp` when the hot loop's critical path waits on arithmetic and `latency` when it
   waits on memory. `bottleneck_class` folds `issue` and the math pipes into `compute` and the
   LSU pipe into `memory`, to compare with the counters' verdict.
@@ -127,17 +145,19 @@ measured (`measured_speedup`): where the counters' verdict is the model's bottle
 the measured cycles the model does not explain are that limit running below its ideal rate and
 shrink with it (the ratio of the predictions); where the counters name another cause, the model
 leaves that cause out and its time stays (the cycles the change saves come off the measured
-cycles). `poly_double` is the case: its Horner chain waits on immediate-constant-cache misses
-(half of its stall cycles), which the model does not see, so unrolling saves the DFMA latency
-and not those misses. Without a model (no SASS) the findings keep their stall-based estimates.
+cycles). `poly_double`'s Horner chain waits on immediate-constant-cache misses (the top
+stall, imc_miss): the model counts one miss per 64-byte line per iteration, and unrolling
+with four accumulators hides the DFMA latency but keeps the misses (1.36x against the measured
+1.07x: the fix's four chains still miss four lines per unrolled iteration). Without a model (no SASS) the findings keep their stall-based estimates.
 The finding's evidence names the change (`model_change`) and the predicted cycles before and
 after (`model_predicted_cycles`, `model_predicted_cycles_after`, `model_bottleneck_after`).
 The generated table "Loop findings against the measured fixes" below checks them.
 
 ## Reading the gap
 
-Predicted cycles are a lower bound in spirit: the terms overlap perfectly and the largest wins.
-A prediction well below the measured cycles names what the model leaves out: serialization it
+Predicted cycles are a lower bound in spirit: the terms overlap except for the latency and
+issue-side terms' combination. A prediction well below the measured cycles names what the
+model leaves out: serialization it
 does not see (atomics on one address, constant-cache divergence, system-scope fences, barriers
 where one warp works and the others wait: `global_atomics`, `const_lookup`, `sysfence_loop`,
 `serial_norm` below), load imbalance and tails, or a pipe slower than its listed rate.

@@ -23,9 +23,14 @@ The model, per loop (instructions whose innermost loop it is) and for the code o
   latency = per-warp time x warps it runs / warps resident (W overlap perfectly);
   issue = warp instructions it issues; pipe:<p> = instructions of pipe p / its rate;
   memory = DRAM bytes / peak bandwidth, or the L1/L2 units' measured work at their peak.
-  Predicted cycles = the largest term; the bottleneck is its name, the latency term split
-  into ``ilp`` (the critical chain is fixed-latency arithmetic) and ``latency`` (it waits on
-  memory or variable-latency units).
+  Predicted cycles = the largest of memory, tensor, launch and the latency term combined with
+  the largest issue-side term (their p-norm, specs/arch ``latency_issue_norm``: where both are
+  near, a warp held at a busy pipe also delays its chain); the bottleneck is the largest term's
+  name, the latency term split into ``ilp`` (the critical chain is fixed-latency arithmetic)
+  and ``latency`` (it waits on memory or variable-latency units);
+* a loop that walks constant memory by a stepping register, a pass larger than the immediate
+  constant cache (specs/arch ``constant_cache``), misses each line on each pass: the miss holds
+  the warp ``latency.constant_miss`` cycles (``constant_stream_misses``).
 
 Not modelled: instruction cache misses, bank conflicts and uncoalesced replays (only through
 the memory units' measured work), barriers, divergence, tail imbalance within a wave. The
@@ -115,11 +120,13 @@ class Sim:
 
 def simulate(insts: list[Instruction], body: list[int], lat: dict, global_latency: float,
              issue_gap: float = 1.0, control: dict[int, dict] | None = None, loop: bool = True,
-             branch: float | None = None) -> Sim:
+             branch: float | None = None, blocking: dict[int, float] | None = None) -> Sim:
     """In-order issue of ``body`` (instruction indices) for a few iterations; per-iteration
     cycles in the steady state (the second half of the iterations) and the critical chain
     of the last iteration: from its last instruction back through the producers that held
-    each instruction (an instruction held by issue order only continues at its predecessor)."""
+    each instruction (an instruction held by issue order only continues at its predecessor).
+    ``blocking``: cycles an instruction holds the warp after it issues (an immediate-constant
+    cache miss: nothing issues until the line arrives), by instruction index."""
     if not body:
         return Sim(0.0, [], False)
     iters = _SIM_ITERATIONS if loop else 1
@@ -146,6 +153,8 @@ def simulate(insts: list[Instruction], body: list[int], lat: dict, global_latenc
                 if got is not None and got[0] > at:
                     at, held = got
             t = max(at, t + issue_gap)
+            if blocking and j in blocking:
+                t += blocking[j]
             done = t + latency_of(ins, lat, global_latency)
             for r in ins.defs:
                 ready[r] = (done, j)
@@ -160,7 +169,18 @@ def simulate(insts: list[Instruction], body: list[int], lat: dict, global_latenc
     marks.append(t)
     half = iters // 2
     cycles = (marks[-1] - marks[half]) / (iters - half) if loop else marks[-1] + issue_gap
-    # Critical chain of the last iteration.
+    chain, chain_memory = _critical_chain(insts, last_held, blocking)
+    # A warp held on constant misses for most of each iteration waits on memory, whichever
+    # producer the last instruction's chain ends at.
+    held = sum(blocking.get(j, 0.0) for j in body) if blocking and loop else 0.0
+    chain_memory = chain_memory or 2.0 * held >= cycles > 0
+    return Sim(max(0.0, cycles), list(dict.fromkeys(chain)), chain_memory)
+
+
+def _critical_chain(insts: list[Instruction], last_held: list[tuple[int, int | None]],
+                    blocking: dict[int, float] | None) -> tuple[list[int], bool]:
+    """The critical chain of the last simulated iteration (see simulate) and whether it waits
+    on a memory-latency producer (or one that held the warp on a constant miss)."""
     held_of = dict(last_held)
     order = [j for j, _ in last_held]
     chain, chain_memory = [], False
@@ -172,7 +192,8 @@ def simulate(insts: list[Instruction], body: list[int], lat: dict, global_latenc
         p = held_of.get(j)
         if p is not None:
             chain.append(p)
-            chain_memory = chain_memory or _memory_latency(insts[p]) or insts[p].is_shared()
+            chain_memory = chain_memory or _memory_latency(insts[p]) or insts[p].is_shared() \
+                or bool(blocking and p in blocking)
             if p not in order:
                 break
             nxt = order.index(p)
@@ -182,7 +203,7 @@ def simulate(insts: list[Instruction], body: list[int], lat: dict, global_latenc
         else:
             pos -= 1
     chain.reverse()
-    return Sim(max(0.0, cycles), list(dict.fromkeys(chain)), chain_memory)
+    return chain, chain_memory
 
 
 # ---- the model ----------------------------------------------------------------------------
@@ -203,6 +224,7 @@ class LoopModel:
     chain_memory: bool
     control_pcs: list[int] = field(default_factory=list)   # compare-and-branch of each iteration
     invariant: list[int] = field(default_factory=list)     # indices of loop-invariant instructions
+    constant_misses: dict[int, float] = field(default_factory=dict)  # index -> miss cycles per iteration
 
 
 @dataclass
@@ -228,6 +250,7 @@ class KernelModel:
     memory_source: str = ""
     max_warps_per_scheduler: float = 16.0
     f2f64_pipe: str = "fp64"            # the pipe FP64 conversions issue to (specs/arch f2f64_pipe)
+    overlap_norm: float = math.inf      # how the latency and issue-side terms combine (specs/arch)
     tensor_cycles: float = 0.0          # tensor FLOPs at the dense peak, busiest SM
     launch_cycles: float = 0.0          # the chip's shortest launch (specs/arch launch_floor_ns)
     verdict: str | None = None          # the counters' verdict (speed of light / top stall)
@@ -348,6 +371,66 @@ def _invariant(insts: list[Instruction], body: list[int]) -> list[int]:
     return sorted(inv)
 
 
+_CONST_REF = re.compile(r"c\[(0x[0-9a-fA-F]+)\]\[(U?R\d+)\s*(?:\+\s*(-?0x[0-9a-fA-F]+|-?\d+))?\]")
+
+
+def _steps(insts: list[Instruction], body: list[int]) -> dict[str, int]:
+    """Registers the loop steps by a constant each iteration (r = r + imm, its only write in
+    the body): register -> bytes per iteration."""
+    writes: dict[str, int] = {}
+    for j in body:
+        for r in insts[j].defs:
+            writes[r] = writes.get(r, 0) + 1
+    out: dict[str, int] = {}
+    for j in body:
+        ins = insts[j]
+        regs = [r for r in ins.defs if not r.startswith(("P", "UP"))]
+        if ins.opcode not in ("IADD3", "VIADD", "IADD", "UIADD3") or ins.guard or len(regs) != 1 or regs[0] not in ins.uses or writes[regs[0]] != 1:
+            continue
+        imms = [o for o in ins.operands[1:] if re.fullmatch(r"-?0x[0-9a-fA-F]+|-?\d+", o)]
+        others = [o for o in ins.operands[1:] if o not in imms and o != regs[0] and o not in ("RZ", "URZ")]
+        if imms and not others:
+            out[regs[0]] = sum(int(v, 0) for v in imms)
+    return out
+
+
+def constant_stream_misses(insts: list[Instruction], body: list[int], trips: float, cache: dict,
+                           miss: float) -> dict[int, float]:
+    """Immediate-constant-cache misses of a loop that walks constant memory: constant operands
+    c[bank][r + imm] whose register r steps by s bytes per iteration. When the bytes one pass
+    of the loop reads (|s| x ``trips``, its iterations per entry) exceed the cache
+    (``cache['bytes']``), every line comes back from the next level on each pass: the first
+    reference to each line in an iteration misses, ``miss`` cycles, once per line of the
+    |s| bytes the iteration advances (a stride below a line misses every line/|s|
+    iterations). Instruction index -> miss cycles per iteration; empty when the pass fits."""
+    line = float(cache.get("line_bytes") or 0)
+    size = float(cache.get("bytes") or 0)
+    if not (line > 0 and size > 0 and miss > 0 and trips > 0):
+        return {}
+    steps = _steps(insts, body)
+    out: dict[int, float] = {}
+    seen: set[tuple] = set()
+    for j in body:
+        for bank, reg, off in _CONST_REF.findall(insts[j].text):
+            s = abs(steps.get(reg, 0))
+            if not s or s * trips <= size:
+                continue
+            key = (bank, reg, (int(off, 0) if off else 0) // int(line))
+            if key in seen:
+                continue
+            seen.add(key)
+            out[j] = out.get(j, 0.0) + miss * min(1.0, s / line)
+    return out
+
+
+def _entries(ctx: KernelContext, lp, executed: dict) -> float:
+    """Times a loop is entered: executions of the last instruction of each block outside the
+    loop that leads to its header (0 when unknown)."""
+    cfg, insts = ctx.cfg, ctx.insts
+    return sum(_count(executed, insts[cfg.blocks[b].end - 1].pc) for b in cfg.blocks[lp.header].preds
+               if b not in lp.blocks and cfg.blocks[b].end > cfg.blocks[b].start)
+
+
 def kernel_model(ctx: KernelContext) -> KernelModel:
     k, cfg = ctx.kernel, ctx.cfg
     if cfg is None or not ctx.insts:
@@ -359,10 +442,12 @@ def kernel_model(ctx: KernelContext) -> KernelModel:
     arch = ctx.arch
     lat = dict(arch.get("latency") or {})
     rates = {p: float(v) for p, v in (arch.get("pipe_rate") or {}).items() if v}
+    cache = dict(arch.get("constant_cache") or {})
     g_lat = _global_latency(ctx, lat)
     insts, cls = ctx.insts, ctx.classes
     m = KernelModel(available=True, global_latency=g_lat, pipe_rate=rates, inst_total=total, _ctx=ctx,
-                    f2f64_pipe=str(arch.get("f2f64_pipe", "fp64")))
+                    f2f64_pipe=str(arch.get("f2f64_pipe", "fp64")),
+                    overlap_norm=float(arch.get("latency_issue_norm") or math.inf))
     # Instruction mix and efficiency, whole kernel.
     by_cls: dict[str, float] = {}
     pipes: dict[str, float] = {}
@@ -402,15 +487,19 @@ def kernel_model(ctx: KernelContext) -> KernelModel:
         lmix: dict[str, float] = {}
         for j in idxs:
             lmix[cls[j]] = lmix.get(cls[j], 0.0) + _count(executed, insts[j].pc)
-        dep = simulate(insts, body, lat, g_lat, issue_gap=0.0, control=ctx.control, branch=0.0)
-        one = simulate(insts, body, lat, g_lat, issue_gap=1.0, control=ctx.control)
+        entries = _entries(ctx, lp, executed)
+        misses = constant_stream_misses(insts, body, iters / entries if entries > 0 else iters, cache,
+                                        float(lat.get("constant_miss", 0)))
+        dep = simulate(insts, body, lat, g_lat, issue_gap=0.0, control=ctx.control, branch=0.0, blocking=misses)
+        one = simulate(insts, body, lat, g_lat, issue_gap=1.0, control=ctx.control, blocking=misses)
         m.loops.append(LoopModel(
             header_pc=insts[head].pc, depth=lp.depth, body=body, iterations=iters, executed=ex,
             mix={c: round(v / ex, 4) for c, v in sorted(lmix.items(), key=lambda kv: -kv[1])} if ex > 0 else {},
             useful_share=round(sum(v for c, v in lmix.items() if c in USEFUL_CLASSES) / ex, 4) if ex > 0 else 0.0,
             issue_per_iteration=ex / iters, critical_path_cycles=dep.cycles, single_warp_cycles=one.cycles,
             chain=one.chain or dep.chain, chain_memory=one.chain_memory,
-            control_pcs=[insts[j].pc for j in _loop_control(insts, body)], invariant=_invariant(insts, body)))
+            control_pcs=[insts[j].pc for j in _loop_control(insts, body)], invariant=_invariant(insts, body),
+            constant_misses=misses))
     m.loops.sort(key=lambda lm: -lm.executed)
     # Straight-line code: once per warp.
     entry = _count(executed, insts[0].pc)
@@ -522,7 +611,7 @@ def _evaluate(m: KernelModel, loops: list[LoopModel] | None = None, warps: float
     if m.launch_cycles > 0:
         terms["launch"] = m.launch_cycles
     name = max(terms, key=terms.get)
-    pred = terms[name]
+    pred = max(terms[name], combined(terms, m.overlap_norm))
     if name == "latency":
         hot = loops[0] if loops else None
         name = "latency" if hot is None or hot.chain_memory else "ilp"
@@ -530,6 +619,21 @@ def _evaluate(m: KernelModel, loops: list[LoopModel] | None = None, warps: float
         m.terms = {t: round(v, 1) for t, v in terms.items()}
         m.predicted_cycles, m.bottleneck = pred, name
     return pred, name, terms
+
+
+def combined(terms: dict[str, float], norm: float) -> float:
+    """The latency term and the largest issue-side term (issue, the warp-instruction pipes)
+    together: their ``norm``-norm. Each alone assumes the other hides completely (the W warps'
+    waits behind the others' issue; the pipe never idle); where both are near, a warp held at
+    a busy pipe also delays its own dependency chain, and the time exceeds both. An infinite
+    norm is the plain maximum."""
+    lat = terms.get("latency", 0.0)
+    side = max((v for t, v in terms.items() if t == "issue" or t.startswith("pipe:") and t != "pipe:tensor"),
+               default=0.0)
+    if not (lat > 0 and side > 0) or math.isinf(norm):
+        return max(lat, side)
+    hi = max(lat, side)
+    return hi * ((lat / hi) ** norm + (side / hi) ** norm) ** (1.0 / norm)
 
 
 # Opcodes that add (an induction variable's step, a carry into its high half), that are affine
@@ -682,6 +786,7 @@ def _transformed(m: KernelModel, lm: LoopModel, k: int, hoist: bool) -> tuple[Lo
     roles = unroll_roles(insts, lm.body, lm.invariant)
     executed = ctx.executed()
     copies: list[Instruction] = []
+    blocking: dict[int, float] = {}
     # Copies interleaved, as the compiler's scheduler interleaves independent chains; what
     # runs once per k iterations is in the last copy only.
     def ren(regs, c):
@@ -694,13 +799,16 @@ def _transformed(m: KernelModel, lm: LoopModel, k: int, hoist: bool) -> tuple[Lo
         n = k if kept >= 1.0 else 1
         for c in range(k - n, k):
             ins = insts[j]
+            if j in lm.constant_misses:
+                # each copy reads its own iteration's constants: the misses stay per iteration
+                blocking[len(copies)] = lm.constant_misses[j]
             copies.append(replace(ins, defs=ren(ins.defs, c), uses=ren(ins.uses, c)))
     # The back-edge branch must be last for the redirect cost.
     order = [i for i in range(len(copies)) if not copies[i].is_branch()] + \
             [i for i in range(len(copies)) if copies[i].is_branch()]
     lat = dict(ctx.arch.get("latency") or {})
-    one = simulate(copies, order, lat, m.global_latency, issue_gap=1.0, control=None)
-    dep = simulate(copies, order, lat, m.global_latency, issue_gap=0.0, control=None, branch=0.0)
+    one = simulate(copies, order, lat, m.global_latency, issue_gap=1.0, control=None, blocking=blocking)
+    dep = simulate(copies, order, lat, m.global_latency, issue_gap=0.0, control=None, branch=0.0, blocking=blocking)
     removed = {insts[j].pc: 1.0 - _kept(roles[j], k, hoist) for j in lm.body if _kept(roles[j], k, hoist) < 1.0}
     gone = sum(_count(executed, pc) * f for pc, f in removed.items())
     per_iter = max(1.0, lm.issue_per_iteration - gone / lm.iterations) if lm.iterations > 0 else lm.issue_per_iteration
