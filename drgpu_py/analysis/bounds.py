@@ -72,14 +72,15 @@ def physical_bounds(ctx: KernelContext, sol: SpeedOfLight, relieves, model: str,
             units = {u: (v * act / ela if UNIT_METRICS.get(u, ("", "", False))[2] else v) for u, v in units.items()}
     others = {u: v for u, v in units.items() if u not in relieved and v > 0 and not math.isnan(v)}
     # A relieved unit whose removed share of traffic is measured keeps the rest of its load.
-    left = {u: units[u] * (1.0 - w) for u, w in (partial or {}).items()
+    removed = partial or {}
+    left = {u: units[u] * (1.0 - w) for u, w in removed.items()
             if u in units and not math.isnan(units[u]) and units[u] * (1.0 - w) > 0}
     cands = {**others, **left}
     if cands:
-        u = max(cands, key=cands.get)
+        u = max(cands, key=cands.__getitem__)
         v = cands[u]
         why = (f"{sol.labels.get(u, u)} runs at {v:.0f}% of its peak and this change does not unload it" if u not in left else
-               f"{sol.labels.get(u, u)} would still run at {v:.0f}% of its peak: the change removes {100 * partial[u]:.0f}% of its traffic")
+               f"{sol.labels.get(u, u)} would still run at {v:.0f}% of its peak: the change removes {100 * removed[u]:.0f}% of its traffic")
         out.append(Bound("unit", 100.0 / min(v, 100.0), why))
     dur = ctx.kernel.duration_ns
     floor = sol.launch_floor_ns

@@ -19,6 +19,7 @@ import math
 import re
 import struct
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,6 +28,9 @@ from .context import KernelContext
 from .model import _access_bytes
 from .sol import grid_and_sms as _grid
 from .tree import location_text as loc_text
+
+if TYPE_CHECKING:
+    from ..sass.cfg import CFG
 
 # At most this share of a kernel's time is removable by one change: the rest (launch, the
 # first and last memory round trips, bookkeeping) stays. Tighter limits come from the
@@ -46,6 +50,12 @@ class Detection:
     relieves_override: list[str] | None = None
     partial_relief: dict[str, float] | None = None   # unit -> share of its traffic the fix removes (when measured)
     variant: str | None = None         # findings.yaml advice_when key the evidence supports
+
+
+def _positive(per_pc) -> dict[int, float]:
+    """PC -> value of a per-instruction column's entries above zero."""
+    pos = per_pc[per_pc > 0]
+    return {int(pc): float(v) for pc, v in zip(pos.index, pos)}
 
 
 def eliminate(r: float) -> float:
@@ -130,7 +140,7 @@ def uncoalesced(ctx: KernelContext) -> Detection | None:
         # A load whose address is computed from loaded data (pointer chasing, a search's
         # probes) scatters by its data: re-indexing the threads cannot coalesce it, so its
         # excess sectors are not this finding's (memory-latency covers such chains).
-        dependent = _data_addressed(ctx, [int(pc) for pc, v in per_pc.items() if v > 0])
+        dependent = _data_addressed(ctx, [int(pc) for pc in per_pc.index[per_pc > 0]])
         if dependent:
             per_pc = per_pc.drop(index=[pc for pc in dependent if pc in per_pc.index])
         excess = float(per_pc.sum())
@@ -160,7 +170,7 @@ def uncoalesced(ctx: KernelContext) -> Detection | None:
     speed = max(speed, _traffic(ctx, relieves, waste))
     weights = {}
     if per_pc is not None:
-        bad = [int(pc) for pc, v in per_pc.items() if v > 0]
+        bad = [int(pc) for pc in per_pc.index[per_pc > 0]]
         blamed = ctx.blamed_by_pc(bad, MEMORY_REASONS)
         tot_ex = float(per_pc[bad].sum()) or 1.0
         for pc in bad:
@@ -205,8 +215,10 @@ def _data_addressed(ctx: KernelContext, pcs) -> list[int]:
     out = []
     for pc in pcs:
         idx = cfg.index_of_pc.get(pc)
-        ins = cfg.insts[idx] if idx is not None else None
-        if ins is None or not ins.is_global_load() or ins.is_atomic():
+        if idx is None:
+            continue
+        ins = cfg.insts[idx]
+        if not ins.is_global_load() or ins.is_atomic():
             continue
         regs = {r for o in ins.operands if "[" in o for r in _regs_in(o)} & ins.uses
         if regs and from_memory(idx, regs):
@@ -237,10 +249,10 @@ def bank_conflict(ctx: KernelContext) -> Detection | None:
     elif not df.empty and shared_pcs:
         ex = df.loc[shared_pcs, "inst_executed"]
         nway = df.loc[shared_pcs, "shared_nway"].clip(lower=1)
-        ins, w = float(ex.sum()), float((ex * nway).sum())
-        if w <= 0 or ins <= 0:
+        ins, ways = float(ex.sum()), float((ex * nway).sum())
+        if ways <= 0 or ins <= 0:
             return None
-        excess = max(0.0, (w - ins) / w)
+        excess = max(0.0, (ways - ins) / ways)
         evidence = {"source": "derived from per-instruction conflict ways (the report has no conflict counters)"}
     else:
         return None
@@ -530,11 +542,12 @@ def atomics(ctx: KernelContext) -> Detection | None:
     ran = ctx.executed()
     warps_per_block = max(1.0, math.ceil(max(1, k.block[0] * k.block[1] * k.block[2]) / 32))
     returning = 0.0
+    threads = ctx.df["thread_inst_executed"] if "thread_inst_executed" in ctx.df else None
     for p in pcs:
         n = float(ran.get(p) or 0.0)
         if p not in ctx.by_pc or not ctx.by_pc[p].defs or n <= 0:
             continue
-        lanes = float(ctx.df.at[p, "thread_inst_executed"]) / n if "thread_inst_executed" in ctx.df else math.nan
+        lanes = float(threads[p]) / n if threads is not None else math.nan
         # Aggregated within the warp, one atomic per warp instruction stays for each address
         # its lanes target (split_lists: a data bit picks one of two counters, two stay).
         returning += n / warps_per_block if lanes == lanes and lanes <= 1.0 else n * _atomic_addresses(ctx, p)
@@ -840,11 +853,12 @@ def barrier(ctx: KernelContext) -> Detection | None:
     warps = max(1, math.ceil((k.block[0] or 1) * (k.block[1] or 1) * (k.block[2] or 1) / 32))
     frac = s * ctx.stall_total / ctx.total if ctx.total > 0 else 0.0
     r = frac * (1.0 - 1.0 / warps if warps > 1 else 0.5)
-    evidence = {"barrier_stall_share": round(s, 3), "warps_per_block": warps}
+    evidence: dict[str, Any] = {"barrier_stall_share": round(s, 3), "warps_per_block": warps}
     relieves, partial, cap = None, None, math.inf
     work_pcs = {pc for reg in unbalanced for pc in reg["work"]}
     tri = _triangular_loops(ctx) if unbalanced and warps > 1 else {}
-    tri_pcs = {i.pc for j, i in enumerate(ctx.insts) if ctx.cfg.block_of[j] in tri and i.pc in work_pcs}
+    cfg = ctx.cfg
+    tri_pcs = {i.pc for j, i in enumerate(ctx.insts) if cfg is not None and cfg.block_of[j] in tri and i.pc in work_pcs}
     if tri_pcs and ctx.total > 0:
         # A triangular loop repeats in every thread the steps the threads before it took;
         # sharing the partial results (a scan) leaves each warp about the first warp's
@@ -971,7 +985,7 @@ def instruction_overhead(ctx: KernelContext) -> Detection | None:
     if total <= 0:
         return None
     cls = dict(zip((i.pc for i in ctx.insts), ctx.classes))
-    best = None
+    best: tuple[list[int], float, dict[int, float]] | None = None
     for loop in cfg.loops:
         idxs = cfg.loop_instructions(loop)
         inner = [j for j in idxs if cfg.innermost_loop(j) is loop]
@@ -979,6 +993,8 @@ def instruction_overhead(ctx: KernelContext) -> Detection | None:
         body = sum(ex.values())
         if best is None or body > best[1]:
             best = (inner, body, ex)
+    if best is None:  # cfg.loops is not empty
+        return None
     inner, body, ex = best
     if body < 0.5 * total:
         return None
@@ -1072,7 +1088,7 @@ def _sequence_cost(ctx: KernelContext, pcs, blamed_reasons) -> tuple[float, dict
 _DIVISION_CLASSES = ("int", "conversion", "sfu")
 
 
-def _division_sequence(ctx: KernelContext, seed: int) -> tuple[set[int], bool]:
+def _division_sequence(ctx: KernelContext, cfg: CFG, seed: int) -> tuple[set[int], bool]:
     """PCs of the integer-division code that the I2F.RP at index ``seed`` belongs to, and
     whether its divisor is the same in every iteration of the loop that redoes it. In a
     called subroutine (a 64-bit division): every instruction of the subroutine, the calls to
@@ -1081,8 +1097,8 @@ def _division_sequence(ctx: KernelContext, seed: int) -> tuple[set[int], bool]:
     seed's innermost loop, the quotient's corrections and sign fixes included (a line
     dividing twice keeps both divisions in the loop even when the compiler hoisted one
     reciprocal); the line's loads, stores, branches and floating-point math are other work.
-    Without a loop or lines: the fixed window."""
-    cfg, line_of = ctx.cfg, ctx.line_of
+    Without a loop or lines: the fixed window. ``cfg``: the context's."""
+    line_of = ctx.line_of
     ins = cfg.insts[seed]
     divisor = [r for r in ins.uses if not r.startswith("P")]
     sites = ctx.call_sites()
@@ -1095,7 +1111,7 @@ def _division_sequence(ctx: KernelContext, seed: int) -> tuple[set[int], bool]:
             loop = cfg.innermost_loop(j)
             if loop is None:
                 continue
-            out |= _line_in_loop(ctx, j, loop)
+            out |= _line_in_loop(ctx, cfg, j, loop)
             # The divisor as the call passes it: the subroutine reads it unchanged.
             invariant &= all(_invariant(cfg, j, r, loop, {}, 0) for r in divisor)
         return out, invariant
@@ -1103,13 +1119,13 @@ def _division_sequence(ctx: KernelContext, seed: int) -> tuple[set[int], bool]:
     invariant = loop is None or all(_invariant(cfg, seed, r, loop, {}, 0) for r in divisor)
     if loop is None or line is None:
         return {cfg.insts[k].pc for k in _division_window(cfg, seed, line_of)}, invariant
-    return _line_in_loop(ctx, seed, loop), invariant
+    return _line_in_loop(ctx, cfg, seed, loop), invariant
 
 
-def _line_in_loop(ctx: KernelContext, idx: int, loop) -> set[int]:
+def _line_in_loop(ctx: KernelContext, cfg: CFG, idx: int, loop) -> set[int]:
     """Integer, conversion and MUFU instructions of ``idx``'s source line in ``loop`` (its
     innermost loop): the code the compiler emits for the division on that line."""
-    cfg, line_of = ctx.cfg, ctx.line_of
+    line_of = ctx.line_of
     line = line_of(cfg.insts[idx].pc)
     if line is None:
         return {cfg.insts[idx].pc}
@@ -1147,7 +1163,7 @@ def integer_division(ctx: KernelContext) -> Detection | None:
         if not ex > 0 or (cfg.innermost_loop(j) is None and not (warps and ex / warps > 1.5)):
             continue
         seeds.append(ins.pc)
-        got, invariant = _division_sequence(ctx, j)
+        got, invariant = _division_sequence(ctx, cfg, j)
         seq.update(got)
         varying |= not invariant
     if not seeds:
@@ -1247,12 +1263,13 @@ def _math_mufus(ctx: KernelContext) -> set[int]:
         if i.modifiers[0] not in _TRANSCENDENTAL and ctx.line_of(i.pc) not in call_lines and i.pc not in in_subroutine:
             continue
         idx = cfg.index_of_pc.get(i.pc) if cfg is not None else None
-        if idx is not None and _fast_intrinsic(cfg, idx):
-            continue
-        if i.modifiers[0] == "RCP" and idx is not None and any(
-                cfg.insts[j].opcode == "I2F" and "RP" in cfg.insts[j].modifiers
-                for r in i.uses for j, _ in _reaching_defs(cfg, idx, r, 10_000)):
-            continue
+        if cfg is not None and idx is not None:
+            if _fast_intrinsic(cfg, idx):
+                continue
+            if i.modifiers[0] == "RCP" and any(
+                    cfg.insts[j].opcode == "I2F" and "RP" in cfg.insts[j].modifiers
+                    for r in i.uses for j, _ in _reaching_defs(cfg, idx, r, 10_000)):
+                continue
         out.add(i.pc)
     return out
 
@@ -1341,7 +1358,7 @@ def _subroutines_at_call_sites(ctx: KernelContext, df):
     lines = df["line"].copy()
     hit = lines.index.isin(list(sites))
     at = {pc: ctx.line_of(site) for pc, site in sites.items()}
-    lines[hit] = [at[pc][1] if at[pc] else None for pc in lines.index[hit]]
+    lines[hit] = [line[1] if (line := at[pc]) else None for pc in lines.index[hit]]
     return df.assign(line=lines)
 
 
@@ -1464,9 +1481,9 @@ def divergence(ctx: KernelContext) -> Detection | None:
         return None
     # Locate the branch that splits the warp: divergent branches if counted, else the
     # instructions that run with a partial warp, weighted by the time they waste.
-    w = {int(pc): float(v) for pc, v in df["divergent_branches"].items() if v > 0} if "divergent_branches" in df else {}
+    w = _positive(df["divergent_branches"]) if "divergent_branches" in df else {}
     if not w:
-        w = {int(pc): float(v) for pc, v in wasted.items() if v > 0}
+        w = _positive(wasted)
     evidence = {"avg_active_threads": round(thr, 1),
                 "divergent_branch_targets": _r(k.m("smsp__sass_branch_targets_threads_divergent.sum"))}
     return Detection(stall_share=r, speedup=_active_only(ctx, eliminate(r), evidence), evidence=evidence,
@@ -1614,7 +1631,7 @@ def pipe_contention(ctx: KernelContext) -> Detection | None:
     k = ctx.kernel
     pipes = {p: k.m(f"sm__inst_executed_pipe_{p}.avg.pct_of_peak_sustained_active") for p in ("fma", "alu", "fp64", "xu")}
     pipes = {p: v for p, v in pipes.items() if not math.isnan(v)}
-    pipe = max(pipes, key=pipes.get) if pipes else "math"
+    pipe = max(pipes, key=pipes.__getitem__) if pipes else "math"
     return Detection(stall_share=s, speedup=eliminate(ctx.frac("math_pipe_throttle") * 0.5),
                      evidence={f"pipe_{p}_pct": round(v, 1) for p, v in pipes.items()},
                      locations=ctx.line_samples("math_pipe_throttle"), fmt={"share_pct": 100 * s, "pipe": pipe.upper()})
@@ -1636,7 +1653,7 @@ def occupancy_limiter(ctx: KernelContext) -> tuple[str | None, dict[str, float]]
     lim = {n: v for n, v in lim.items() if not math.isnan(v)}
     if not lim:
         return None, {}
-    return min(lim, key=lim.get), lim
+    return min(lim, key=lim.__getitem__), lim
 
 
 def _limiter_advice(ctx: KernelContext, limiter: str, w_new: float) -> str:

@@ -172,8 +172,8 @@ def simulate(insts: list[Instruction], body: list[int], lat: dict, global_latenc
     chain, chain_memory = _critical_chain(insts, last_held, blocking)
     # A warp held on constant misses for most of each iteration waits on memory, whichever
     # producer the last instruction's chain ends at.
-    held = sum(blocking.get(j, 0.0) for j in body) if blocking and loop else 0.0
-    chain_memory = chain_memory or 2.0 * held >= cycles > 0
+    waited = sum(blocking.get(j, 0.0) for j in body) if blocking and loop else 0.0
+    chain_memory = chain_memory or 2.0 * waited >= cycles > 0
     return Sim(max(0.0, cycles), list(dict.fromkeys(chain)), chain_memory)
 
 
@@ -297,7 +297,7 @@ def counters_verdict(ctx: KernelContext) -> str | None:
     stalls = {r: v for r, v in ctx.reasons.items() if r != "selected" and v > 0}
     if not stalls:
         return None
-    top = max(stalls, key=stalls.get)
+    top = max(stalls, key=stalls.__getitem__)
     if top == "wait":
         return "ilp"
     if top in ("long_scoreboard", "short_scoreboard", "lg_throttle", "tex_throttle", "drain", "imc_miss"):
@@ -345,7 +345,7 @@ def _invariant(insts: list[Instruction], body: list[int]) -> list[int]:
     """Instructions whose operands are all defined outside the loop (or by other invariant
     instructions): hoistable. Stores, branches, synchronization, atomics and loads from
     memory the loop writes are not."""
-    defined = {}
+    defined: dict[str, list[int]] = {}
     for j in body:
         for r in insts[j].defs:
             defined.setdefault(r, []).append(j)
@@ -427,8 +427,10 @@ def _entries(ctx: KernelContext, lp, executed: dict) -> float:
     """Times a loop is entered: executions of the last instruction of each block outside the
     loop that leads to its header (0 when unknown)."""
     cfg, insts = ctx.cfg, ctx.insts
-    return sum(_count(executed, insts[cfg.blocks[b].end - 1].pc) for b in cfg.blocks[lp.header].preds
-               if b not in lp.blocks and cfg.blocks[b].end > cfg.blocks[b].start)
+    if cfg is None:
+        return 0.0
+    return sum((_count(executed, insts[cfg.blocks[b].end - 1].pc) for b in cfg.blocks[lp.header].preds
+                if b not in lp.blocks and cfg.blocks[b].end > cfg.blocks[b].start), 0.0)
 
 
 def kernel_model(ctx: KernelContext) -> KernelModel:
@@ -610,7 +612,7 @@ def _evaluate(m: KernelModel, loops: list[LoopModel] | None = None, warps: float
         terms["pipe:tensor"] = m.tensor_cycles
     if m.launch_cycles > 0:
         terms["launch"] = m.launch_cycles
-    name = max(terms, key=terms.get)
+    name = max(terms, key=terms.__getitem__)
     pred = max(terms[name], combined(terms, m.overlap_norm))
     if name == "latency":
         hot = loops[0] if loops else None
@@ -775,13 +777,13 @@ def _kept(role: str, k: int, hoist: bool) -> float:
     return 1.0
 
 
-def _transformed(m: KernelModel, lm: LoopModel, k: int, hoist: bool) -> tuple[LoopModel, dict[int, float]]:
+def _transformed(m: KernelModel, ctx: KernelContext, lm: LoopModel, k: int,
+                 hoist: bool) -> tuple[LoopModel, dict[int, float]]:
     """The loop unrolled by k with k independent chains (registers renamed per copy, copies
     interleaved as the compiler's scheduler does), loop control, induction steps and index
     arithmetic once per k iterations; with ``hoist``, loop-invariant instructions and range
     checks leave the loop. Cycles and instructions per original iteration, and the share of
-    each instruction's executions the change removes (by PC)."""
-    ctx = m._ctx
+    each instruction's executions the change removes (by PC). ``ctx``: the model's context."""
     insts = ctx.insts
     roles = unroll_roles(insts, lm.body, lm.invariant)
     executed = ctx.executed()
@@ -826,12 +828,14 @@ def what_if(m: KernelModel, change: str, **p) -> dict | None:
     hot = m.hot
     loops, warps, inst_total, pipes = list(m.loops), None, m.inst_total, dict(m.pipe_counts)
     ctx = m._ctx
+    if ctx is None:  # an available model keeps its context
+        return None
     hoist = change == "hoist" or bool(p.get("hoist"))
     if change in ("unroll", "hoist"):
         if hot is None:
             return None
         k = int(p.get("k", 4)) if change == "unroll" else 1
-        new, removed_pcs = _transformed(m, hot, k, hoist)
+        new, removed_pcs = _transformed(m, ctx, hot, k, hoist)
         if change == "hoist":
             if not removed_pcs:
                 return None

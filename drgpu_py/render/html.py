@@ -35,6 +35,7 @@ import math
 import os
 import re
 from functools import cache
+from typing import Any
 
 import jinja2
 import pandas as pd
@@ -181,13 +182,13 @@ def _script_json(value) -> Markup:
 
 # ---- charts (inline SVG geometry) ------------------------------------------------------------
 def _stall_chart(tree: Node) -> dict | None:
-    rows = []
+    rows: list[dict[str, Any]] = []
     for g in tree.children:
         if g.kind != "group":
             continue
-        for r in g.children:
-            if r.kind == "reason" and isinstance(r.value, (int, float)) and r.value > 0:
-                rows.append({"label": r.name, "value": float(r.value), "group": g.name,
+        for n in g.children:
+            if n.kind == "reason" and isinstance(n.value, (int, float)) and n.value > 0:
+                rows.append({"label": n.name, "value": float(n.value), "group": g.name,
                              "color": GROUP_COLORS.get(g.attrs.get("group", ""), OTHER_COLOR)})
     if not rows:
         return None
@@ -199,7 +200,7 @@ def _stall_chart(tree: Node) -> dict | None:
         r["w"] = max(1.0, bar_w * r["value"] / 100.0)
         r["text"] = f"{r['value']:.1f}%"
         r["short"] = r["label"] if len(r["label"]) <= 40 else r["label"][:39] + "…"
-    legend = []
+    legend: list[dict[str, str]] = []
     for r in rows:
         if r["group"] not in [x["name"] for x in legend]:
             legend.append({"name": r["group"], "color": r["color"]})
@@ -251,7 +252,7 @@ def _memory_chart(ka) -> dict:
 def _occupancy_chart(ka) -> dict:
     k = ka.kernel
     theo, ach = k.m("sm__maximum_warps_per_active_cycle_pct"), k.m("sm__warps_active.avg.pct_of_peak_sustained_active")
-    out = {"theoretical": _num(theo, ".0f", "%"), "achieved": _num(ach, ".0f", "%"),
+    out: dict[str, Any] = {"theoretical": _num(theo, ".0f", "%"), "achieved": _num(ach, ".0f", "%"),
            "theo_w": 0.0 if _nan(theo) else 3.0 * min(theo, 100.0), "ach_w": 0.0 if _nan(ach) else 3.0 * min(ach, 100.0),
            "limiter": "", "bars": [], "missing": "", "width": 480, "height": 0}
     node = ka.tree.by_key(KEY_OCCUPANCY_LIMITER)
@@ -268,7 +269,7 @@ def _occupancy_chart(ka) -> dict:
     for i, (name, v) in enumerate(sorted(limits.items(), key=lambda kv: kv[1])):
         out["bars"].append({"label": name, "y": 6 + i * row_h, "w": max(1.0, bar_w * v / top), "text": f"{v:g} blocks/SM",
                             "limit": v == low})
-    out["limiter"] = min(limits, key=limits.get)   # as analysis picks it: the fewest blocks/SM
+    out["limiter"] = min(limits, key=limits.__getitem__)   # as analysis picks it: the fewest blocks/SM
     out.update(label_w=label_w, bar_w=bar_w, row_h=row_h, height=12 + row_h * len(out["bars"]), width=label_w + bar_w + 110)
     return out
 
@@ -367,10 +368,10 @@ def _sol_bars(d: dict, th: dict) -> dict:
     body = top + row_h * len(rows)
     lines = []
     for grade, key in GRADE_THRESHOLDS:
-        v = th.get(key)
-        if _nan(v):
+        level = th.get(key)
+        if level is None or _nan(level):
             continue
-        lines.append({"grade": grade, "pct": f"{float(v):g}%", "x": label_w + bar_w * min(float(v), 100.0) / 100.0})
+        lines.append({"grade": grade, "pct": f"{float(level):g}%", "x": label_w + bar_w * min(float(level), 100.0) / 100.0})
     return {"rows": rows, "lines": lines, "label_w": label_w, "bar_w": bar_w, "row_h": row_h, "body": body,
             "width": label_w + bar_w + 110, "height": body + (20 if lines else 6),
             "grade": d["grade"], "missing": "" if rows else "unit throughputs not collected (section SpeedOfLight)"}
@@ -408,7 +409,7 @@ def _roofline(r: dict, flops_source: str, has_sass: bool = True) -> dict:
     title = f"Roofline ({r['precision']})" if r.get("precision") else "Roofline"
     out = {"title": title, "missing": "", "chart": None}
     missing = _roofline_missing(r, flops_source, has_sass)
-    vals = [r.get(k) for k in ("arithmetic_intensity", "flop_per_s", "peak_flop_per_s", "peak_dram_bytes_per_s")]
+    vals: list[Any] = [r.get(k) for k in ("arithmetic_intensity", "flop_per_s", "peak_flop_per_s", "peak_dram_bytes_per_s")]
     if not missing and not all(isinstance(v, (int, float)) and v > 0 and math.isfinite(v) for v in vals):
         missing.append("the kernel's FLOP/s or arithmetic intensity is zero")
     if missing:
@@ -499,7 +500,7 @@ def _breakdown(values, stall_cols: list[str], labels: dict, groups: dict, limit:
     tot = sum(vals)
     if tot <= 0:
         return []
-    out = []
+    out: list[dict[str, Any]] = []
     for v, col in sorted(zip(vals, stall_cols), key=lambda t: -t[0]):
         if v <= 0 or len(out) >= limit:
             break
@@ -517,9 +518,9 @@ def _sass_rows(df: pd.DataFrame, stall_cols: list[str], labels: dict, groups: di
     stalls = df[stall_cols].to_numpy(dtype=float)
     tot = stalls.sum(axis=1)
     offsets = [int(o) for o in df["offset"]]
-    keep = set(sorted(range(len(df)), key=lambda i: -tot[i])[:SASS_ROWS_MAX])
-    keep |= {i for i, o in enumerate(offsets) if o in marks}
-    keep = sorted(keep, key=lambda i: offsets[i])
+    chosen = set(sorted(range(len(df)), key=lambda i: -tot[i])[:SASS_ROWS_MAX])
+    chosen |= {i for i, o in enumerate(offsets) if o in marks}
+    keep = sorted(chosen, key=lambda i: offsets[i])
     executed = df["inst_executed"].to_numpy(dtype=float) if "inst_executed" in df else None
     rows = []
     for i in keep:
@@ -535,7 +536,7 @@ def _source_view(ka, anchor: str) -> dict:  # noqa: C901 - one optional block pe
     k = ka.kernel
     df = k.instructions
     labels, groups = _reason_meta()
-    out = {"files": [], "hotspots": [], "note": ""}
+    out: dict[str, Any] = {"files": [], "hotspots": [], "note": ""}
     if df.empty or "sass" not in df:
         out["note"] = "This report has no per-instruction data (collect the SourceCounters section)."
         return out
@@ -880,7 +881,7 @@ def render_html(analysis, options) -> str:
     # of the summary has its target. report.js unpacks the heaviest groups at once, the others
     # as they come near the window or a link points into them.
     pack = len(kernels) > GRAPH_KERNELS_MAX
-    bodies = []
+    bodies: list[list[str]] = []
     for i, kv in enumerate(kernels):
         kv["graph_omitted"] = with_svg and i not in drawn
         kv["packed"], kv["eager"] = None, False
