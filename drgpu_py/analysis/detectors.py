@@ -1088,7 +1088,7 @@ def _sequence_cost(ctx: KernelContext, pcs, blamed_reasons) -> tuple[float, dict
 _DIVISION_CLASSES = ("int", "conversion", "sfu")
 
 
-def _division_sequence(ctx: KernelContext, cfg: CFG, seed: int) -> tuple[set[int], bool]:
+def _division_sequence(ctx: KernelContext, seed: int) -> tuple[set[int], bool]:
     """PCs of the integer-division code that the I2F.RP at index ``seed`` belongs to, and
     whether its divisor is the same in every iteration of the loop that redoes it. In a
     called subroutine (a 64-bit division): every instruction of the subroutine, the calls to
@@ -1097,8 +1097,9 @@ def _division_sequence(ctx: KernelContext, cfg: CFG, seed: int) -> tuple[set[int
     seed's innermost loop, the quotient's corrections and sign fixes included (a line
     dividing twice keeps both divisions in the loop even when the compiler hoisted one
     reciprocal); the line's loads, stores, branches and floating-point math are other work.
-    Without a loop or lines: the fixed window. ``cfg``: the context's."""
-    line_of = ctx.line_of
+    Without a loop or lines: the fixed window."""
+    cfg, line_of = ctx.cfg, ctx.line_of
+    assert cfg is not None, "a seed is an instruction of the kernel's SASS"
     ins = cfg.insts[seed]
     divisor = [r for r in ins.uses if not r.startswith("P")]
     sites = ctx.call_sites()
@@ -1163,7 +1164,7 @@ def integer_division(ctx: KernelContext) -> Detection | None:
         if not ex > 0 or (cfg.innermost_loop(j) is None and not (warps and ex / warps > 1.5)):
             continue
         seeds.append(ins.pc)
-        got, invariant = _division_sequence(ctx, cfg, j)
+        got, invariant = _division_sequence(ctx, j)
         seq.update(got)
         varying |= not invariant
     if not seeds:
