@@ -375,7 +375,7 @@ def _doc_exit_table() -> list[dict]:
 
 
 def test_errors_doc_matches_error_classes():
-    from drgpu_py.cli import EXIT_INTERNAL
+    from drgpu_py.cli.options import EXIT_INTERNAL
     rows = _doc_exit_table()
     documented = {int(r["code"]): r for r in rows}
     assert len(documented) == len(rows), "a code is listed twice"

@@ -146,7 +146,7 @@ def test_set_selection_per_detected_chip(tmp_path):
     assert prof.detect_gpu(_fake_smi(tmp_path, "", code=9)) is None
     assert prof.detect_gpu({"PATH": str(tmp_path / "empty")}) is None
     assert prof.load_metric_set("8.6").name == "ga102" and prof.load_metric_set("12.0").name == "gb202"
-    from drgpu_py.cli_profile import _choose_set
+    from drgpu_py.cli.profile import _choose_set
     ms, notes = _choose_set(None, prof.GpuInfo("Future GPU", "13.0", None))
     assert ms.name == "base" and "no metric set" in notes[0]
     ms, notes = _choose_set(None, None)

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
-from .cli import app, data, lazy_module, parse_threshold_args, run_guarded
-from .errors import (DataFileError, DrgpuError, InterruptedError_, MetricUnavailableError, OutputError,
+from .options import data, lazy_module, parse_threshold_args, run_guarded
+from ..errors import (DataFileError, DrgpuError, InterruptedError_, MetricUnavailableError, OutputError,
                      ToolNotFoundError)
 
 # Loaded when a command first uses them, not when ``drgpu`` starts (``drgpu --help`` and
@@ -154,9 +154,9 @@ def _preflight(ms: prof.MetricSet, chip: str | None, user_metrics: list[str], sk
 
 
 def _write_outputs(analysis, folder: Path, stem: str, force: bool) -> list[Path]:
-    from .render import missing_optional
+    from ..render import missing_optional
     try:
-        from .render.bundle import write_all  # all formats into one folder
+        from ..render.bundle import write_all  # all formats into one folder
     except ImportError as e:
         if not missing_optional(e):
             raise
@@ -166,7 +166,7 @@ def _write_outputs(analysis, folder: Path, stem: str, force: bool) -> list[Path]
         if res:
             return [Path(p) for p in (res.values() if isinstance(res, dict) else res)]
         return sorted(p for p in folder.glob(stem + ".*") if not p.name.endswith((".ncu-rep", ".ncu.log")))
-    from .render import render_to
+    from ..render import render_to
     return [render_to(analysis, "json", folder / f"{stem}.json", force=force),
             render_to(analysis, "text", folder / f"{stem}.txt", force=force)]
 
@@ -177,7 +177,7 @@ def _check_outputs_free(req: prof.ProfileRequest, log_path: Path) -> None:
     if req.force:
         return
     import glob
-    from .render.bundle import FORMATS
+    from ..render.bundle import FORMATS
     base = req.report_glob()[:-len(".ncu-rep")]
     exts = [".ncu-rep", ".ncu.log", ".profile.json"] + [ext for _, ext in FORMATS]
     taken = sorted({Path(p) for ext in exts for p in glob.glob(base + ext)} | ({log_path} if log_path.exists() else set()))
@@ -212,7 +212,6 @@ def _list_kernels(ncu: str, req: prof.ProfileRequest, console: Console, quiet: b
 # ---------------------------------------------------------------------------------------
 # drgpu profile
 # ---------------------------------------------------------------------------------------
-@app.command(context_settings={"help_option_names": ["-h", "--help"]})
 def profile(  # noqa: C901 - the command's body moves into the library with the cli package
     app_argv: Optional[List[str]] = typer.Argument(None, metavar="-- APP [ARGS...]", help="The application and its arguments, after --."),
     output_dir: Optional[Path] = typer.Option(None, "--output-dir", "-d", readable=False, help="Folder for the report, ncu's log and the analysis (default: ./drgpu-APP)."),
@@ -307,7 +306,7 @@ def profile(  # noqa: C901 - the command's body moves into the library with the 
                 status.print(f"[yellow]note:[/yellow] {escape(n)}")
         started = time.time()
         # The analysis' imports and template compile while ncu profiles (drgpu_py.warmup).
-        from .warmup import Warmup
+        from ..warmup import Warmup
         warm = Warmup(binary=app_cmd[0]).start()
         with ProgressView(status, quiet) as view:
             result = prof.run_ncu(argv, log_path, on_event=view, timeout_s=timeout)
@@ -372,7 +371,7 @@ def profile(  # noqa: C901 - the command's body moves into the library with the 
 def _analyze_one(rep: Path, sel: prof.Selection, result: prof.RunResult, notes: list[str], th, sass=None):
     """Analyze one report: check the requested metrics, write the outputs beside it (their
     names were checked free before profiling, or --force was given)."""
-    from .pipeline import analyze_reports
+    from ..pipeline import analyze_reports
     try:
         missing = prof.unavailable_metrics(rep, sel.expected)
     except ToolNotFoundError:
@@ -391,8 +390,8 @@ def _analyze_one(rep: Path, sel: prof.Selection, result: prof.RunResult, notes: 
     files = _write_outputs(analysis, rep.parent, stem, True)
     passes = {k.passes for k in result.kernels if k.passes is not None}
     rows = []
-    from .groups import launches
-    from .model import short_name
+    from ..groups import launches
+    from ..model import short_name
     for ka in analysis.kernels:
         k = ka.kernel
         top = ka.findings[0] if ka.findings else None
@@ -408,8 +407,8 @@ def _analyze_one(rep: Path, sel: prof.Selection, result: prof.RunResult, notes: 
 def _record(path: Path, argv, ms, sel, result: prof.RunResult, reports, missing, notes, exit_code: int) -> None:
     """A machine-readable record of the run beside the report (what was asked, what ncu did)."""
     import json
-    from . import __version__
-    from .io import atomic_write
+    from .. import __version__
+    from ..io import atomic_write
     doc = {"tool": "drgpu profile", "version": __version__, "ncu_argv": argv, "metric_set": ms.name,
            "groups": sel.groups, "sections": sel.sections, "metrics": sel.metrics,
            "ncu_wall_s": round(result.wall_s, 3), "ncu_exit_code": result.returncode,
@@ -463,7 +462,6 @@ def _summary(console: Console, rows, result: prof.RunResult, reports, written, f
 # ---------------------------------------------------------------------------------------
 # drgpu metrics
 # ---------------------------------------------------------------------------------------
-@app.command("metrics")
 def metrics_cmd(
     metric_set: Optional[str] = typer.Argument(None, help="A set (base, a chip name, a compute capability or a YAML file); default: the detected GPU's."),
     with_groups: Optional[List[str]] = typer.Option(None, "--with", help="Include an optional group in the ncu command shown."),
