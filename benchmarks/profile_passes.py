@@ -51,7 +51,7 @@ def timed(argv: list[str], log: Path, timeout: int = 300) -> tuple[float, int]:
 
 
 def matrix(out: Path, app: list[str]) -> None:
-    from drgpu_py.profile import load_metric_set
+    from drgpu_py.specs.metric_sets import load_metric_set
     ms = load_metric_set("gh100")
     configs: dict[str, list[str]] = {}
     for g, spec in ms.groups.items():
@@ -80,7 +80,7 @@ def candidates(out: Path, app: list[str], limit: int = 12) -> None:
     """Which of the costly unit throughputs fit in the pass budget on top of the default set:
     try every subset (richest first), keep the richest within ``limit`` passes."""
     from itertools import combinations
-    from drgpu_py.profile import load_metric_set
+    from drgpu_py.specs.metric_sets import load_metric_set
     ms = load_metric_set("gh100")
     extra = list(ms.groups["unit_throughput"].metrics)
     base = ms.selection()

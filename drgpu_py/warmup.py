@@ -36,7 +36,7 @@ class Warmup:
     def start(self) -> "Warmup":
         # Modules that cli.lazy_module defers are loaded here, in the calling thread:
         # importlib's LazyLoader must not run its first load from two threads at once.
-        from . import data
+        from .specs import loader as data
         data.share_dir  # noqa: B018 - the attribute access is what loads the module
         self._thread = threading.Thread(target=self._run, name="drgpu-warmup", daemon=True)
         self._thread.start()

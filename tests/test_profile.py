@@ -20,6 +20,7 @@ from conftest import HAVE_NCU_REPORT
 from typer.testing import CliRunner
 
 from drgpu_py import profile as prof
+from drgpu_py.specs import metric_sets as msets
 from drgpu_py.cli import app
 from drgpu_py.errors import (ApplicationFailedError, CounterPermissionError, DataFileError, InputError,
                              NoKernelProfiledError, ToolNotFoundError, UsageError)
@@ -33,9 +34,9 @@ CHIPS = ["tu102", "ga100", "ga102", "ad102", "gh100", "gb100", "gb202"]
 
 # --------------------------------------------------------------------------- metric sets
 def test_every_shipped_set_loads_and_selects_the_needed_sections():
-    assert set(prof.available_sets()) == set(CHIPS) | {"base"}
-    for name in prof.available_sets():
-        ms = prof.load_metric_set(name)
+    assert set(msets.available_sets()) == set(CHIPS) | {"base"}
+    for name in msets.available_sets():
+        ms = msets.load_metric_set(name)
         sel = ms.selection()
         assert sel.sections == ["SourceCounters", "LaunchStats", "Occupancy"], name
         # the metrics the analysis reads most are in every default selection
@@ -48,7 +49,7 @@ def test_every_shipped_set_loads_and_selects_the_needed_sections():
 
 
 def test_optional_groups_only_on_request_and_their_absence_is_noted():
-    ms = prof.load_metric_set("gh100")
+    ms = msets.load_metric_set("gh100")
     default = ms.selection()
     assert "sm__throughput.avg.pct_of_peak_sustained_elapsed" not in default.metrics
     assert any("--with unit_throughput" in n for n in default.notes)
@@ -65,11 +66,11 @@ def test_optional_groups_only_on_request_and_their_absence_is_noted():
 
 
 def test_overlays_follow_chip_naming():
-    gb202 = prof.load_metric_set("gb202").selection(["context"]).metrics
+    gb202 = msets.load_metric_set("gb202").selection(["context"]).metrics
     assert "dram__bytes_op_read.sum" in gb202 and "dram__bytes_read.sum" not in gb202
-    gh100 = prof.load_metric_set("gh100").selection(["context"]).metrics
+    gh100 = msets.load_metric_set("gh100").selection(["context"]).metrics
     assert "dram__bytes_read.sum" in gh100
-    assert "sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active" not in prof.load_metric_set("ga102").selection(["context"]).metrics
+    assert "sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active" not in msets.load_metric_set("ga102").selection(["context"]).metrics
 
 
 def test_user_set_file_inherits_adds_drops_and_renames(tmp_path):
@@ -78,7 +79,7 @@ def test_user_set_file_inherits_adds_drops_and_renames(tmp_path):
                  "add: {pipes: {sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_active: tensor pipe}}\n"
                  "drop: [sm__inst_executed_pipe_uniform.avg.pct_of_peak_sustained_active]\n"
                  "rename: {smsp__inst_executed.sum: smsp__inst_executed.avg}\n")
-    ms = prof.load_metric_set(f)
+    ms = msets.load_metric_set(f)
     assert not ms.shipped
     m = ms.selection().metrics
     assert "sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_active" in m
@@ -87,36 +88,36 @@ def test_user_set_file_inherits_adds_drops_and_renames(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("schema: drgpu.metric_set/1\ninherits: base\ndrop: [not_collected.sum]\n")
     with pytest.raises(DataFileError, match="drop"):
-        prof.load_metric_set(bad)
+        msets.load_metric_set(bad)
     bad.write_text("schema: drgpu.metric_set/1\ngroups: {g: {why: x, metrics: {a.sum: ''}}}\n")
     with pytest.raises(DataFileError, match="what drgpu uses it for"):
-        prof.load_metric_set(bad)
+        msets.load_metric_set(bad)
     bad.write_text("schema: other/1\n")
     with pytest.raises(DataFileError, match="schema"):
-        prof.load_metric_set(bad)
+        msets.load_metric_set(bad)
     with pytest.raises(UsageError, match="unknown metric set"):
-        prof.load_metric_set("gz999")
+        msets.load_metric_set("gz999")
 
 
 @pytest.mark.parametrize("chip", CHIPS)
 def test_each_chip_set_exists_in_its_ncu_catalogue(chip):
-    cat = prof.load_catalogue(chip)
+    cat = msets.load_catalogue(chip)
     assert len(cat) > 1000
-    assert prof.check_metric_set(prof.load_metric_set(chip), cat) == []
-    assert prof.check_metric_set(prof.load_metric_set("base"), cat) == []   # base is portable
+    assert msets.check_metric_set(msets.load_metric_set(chip), cat) == []
+    assert msets.check_metric_set(msets.load_metric_set("base"), cat) == []   # base is portable
 
 
 def test_metric_name_rules_by_type():
-    cat = prof.load_catalogue("gh100")
-    assert prof.metric_problem("sm__throughput.avg.pct_of_peak_sustained_elapsed", cat) is None
-    assert prof.metric_problem("l1tex__t_sector_hit_rate.pct", cat) is None
-    assert prof.metric_problem("smsp__inst_executed.sum.per_cycle_active", cat) is None
-    assert "not valid for a ratio" in prof.metric_problem("l1tex__t_sector_hit_rate.sum", cat)
-    assert "not valid for a throughput" in prof.metric_problem("sm__throughput.avg.per_second", cat)
-    assert "not valid for a counter" in prof.metric_problem("smsp__inst_executed.pct", cat)
-    assert "needs a suffix" in prof.metric_problem("smsp__inst_executed", cat)
-    assert prof.metric_problem("sm__no_such_metric.sum", cat) == "no such metric on this chip"
-    assert prof.metric_problem("dram__bytes_read.sum", prof.load_catalogue("gb202")) == "no such metric on this chip"
+    cat = msets.load_catalogue("gh100")
+    assert msets.metric_problem("sm__throughput.avg.pct_of_peak_sustained_elapsed", cat) is None
+    assert msets.metric_problem("l1tex__t_sector_hit_rate.pct", cat) is None
+    assert msets.metric_problem("smsp__inst_executed.sum.per_cycle_active", cat) is None
+    assert "not valid for a ratio" in msets.metric_problem("l1tex__t_sector_hit_rate.sum", cat)
+    assert "not valid for a throughput" in msets.metric_problem("sm__throughput.avg.per_second", cat)
+    assert "not valid for a counter" in msets.metric_problem("smsp__inst_executed.pct", cat)
+    assert "needs a suffix" in msets.metric_problem("smsp__inst_executed", cat)
+    assert msets.metric_problem("sm__no_such_metric.sum", cat) == "no such metric on this chip"
+    assert msets.metric_problem("dram__bytes_read.sum", msets.load_catalogue("gb202")) == "no such metric on this chip"
 
 
 def test_committed_check_output_is_current():
@@ -145,7 +146,7 @@ def test_set_selection_per_detected_chip(tmp_path):
     assert prof.detect_gpu(_fake_smi(tmp_path, "0, Some GPU, 8.6\\n")).chip == "ga102"
     assert prof.detect_gpu(_fake_smi(tmp_path, "", code=9)) is None
     assert prof.detect_gpu({"PATH": str(tmp_path / "empty")}) is None
-    assert prof.load_metric_set("8.6").name == "ga102" and prof.load_metric_set("12.0").name == "gb202"
+    assert msets.load_metric_set("8.6").name == "ga102" and msets.load_metric_set("12.0").name == "gb202"
     from drgpu_py.cli.profile import _choose_set
     ms, notes = _choose_set(None, prof.GpuInfo("Future GPU", "13.0", None))
     assert ms.name == "base" and "no metric set" in notes[0]
@@ -163,7 +164,7 @@ def _req(tmp_path, **kw) -> prof.ProfileRequest:
 
 
 def test_ncu_argv_carries_every_option_and_the_app_unchanged(tmp_path):
-    sel = prof.load_metric_set("gh100").selection()
+    sel = msets.load_metric_set("gh100").selection()
     req = _req(tmp_path, kernel="gemm|conv", kernel_name_base="demangled", launch_skip=2, launch_count=3,
                replay_mode="application", clock_control="none", target_processes="application-only",
                extra_ncu_args=["--cache-control", "none"], force=True)
@@ -185,7 +186,7 @@ def test_ncu_argv_carries_every_option_and_the_app_unchanged(tmp_path):
                                     ({"rank_var": "1X"}, "--rank-var"), ({"target_processes": "some"}, "--target-processes")])
 def test_bad_options_are_usage_errors(tmp_path, kw, msg):
     with pytest.raises(UsageError, match=msg):
-        prof.build_ncu_argv("ncu", _req(tmp_path, **kw), prof.load_metric_set("base").selection())
+        prof.build_ncu_argv("ncu", _req(tmp_path, **kw), msets.load_metric_set("base").selection())
 
 
 def test_output_naming_and_rank_placeholders(tmp_path):
@@ -558,13 +559,13 @@ def test_a_metric_set_name_is_never_a_file_in_the_working_directory(tmp_path, mo
     monkeypatch.chdir(tmp_path)
     (tmp_path / "gh100").write_text("schema: drgpu.metric_set/1\nname: evil\ngroups: {x: {why: w, metrics: {evil__metric.sum: e}}}\n")
     (tmp_path / "base").mkdir()
-    ms = prof.load_metric_set("gh100")
+    ms = msets.load_metric_set("gh100")
     assert ms.name == "gh100" and ms.shipped and "evil__metric.sum" not in ms.selection().metrics
-    assert prof.load_metric_set("base").shipped
+    assert msets.load_metric_set("base").shipped
     own = tmp_path / "mine.yaml"
     own.write_text((ROOT / "metric_sets" / "gh100.yaml").read_text().replace("name: gh100", "name: mine"))
-    assert prof.load_metric_set(str(own)).name == "mine"
-    assert prof.load_metric_set("./gh100").name == "evil"
+    assert msets.load_metric_set(str(own)).name == "mine"
+    assert msets.load_metric_set("./gh100").name == "evil"
 
 
 def test_report_that_crashes_the_reader_keeps_the_record(tmp_path):

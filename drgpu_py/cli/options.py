@@ -59,7 +59,7 @@ def lazy_module(name: str):
     return module
 
 
-data = lazy_module("drgpu_py.data")  # YAML data files: only commands that read them
+data = lazy_module("drgpu_py.specs.loader")  # YAML data files: only commands that read them
 
 
 # A path or name in a message may hold a newline, ESC or a right-to-left override: shown as

@@ -26,6 +26,7 @@ from ..errors import (DataFileError, DrgpuError, InterruptedError_, MetricUnavai
 # Loaded when a command first uses them, not when ``drgpu`` starts (``drgpu --help`` and
 # ``drgpu analyze`` never need the profiler or rich's tables).
 prof = lazy_module("drgpu_py.profile")
+msets = lazy_module("drgpu_py.specs.metric_sets")
 _console = lazy_module("rich.console")
 if TYPE_CHECKING:
     from rich.console import Console
@@ -122,20 +123,20 @@ class ProgressView:
 # ---------------------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------------------
-def _choose_set(metric_set: str | None, gpu: prof.GpuInfo | None) -> tuple[prof.MetricSet, list[str]]:
+def _choose_set(metric_set: str | None, gpu: prof.GpuInfo | None) -> tuple[msets.MetricSet, list[str]]:
     notes: list[str] = []
     if metric_set:
-        return prof.load_metric_set(metric_set), notes
+        return msets.load_metric_set(metric_set), notes
     if gpu is None:
         notes.append("GPU not detected (nvidia-smi unavailable): using the portable base metric set; give --metric-set CHIP to choose")
-        return prof.load_metric_set("base"), notes
-    if gpu.chip is None or gpu.chip not in prof.available_sets():
+        return msets.load_metric_set("base"), notes
+    if gpu.chip is None or gpu.chip not in msets.available_sets():
         notes.append(f"no metric set for {gpu.name} (compute capability {gpu.compute_capability}): using the portable base set")
-        return prof.load_metric_set("base"), notes
-    return prof.load_metric_set(gpu.chip), notes
+        return msets.load_metric_set("base"), notes
+    return msets.load_metric_set(gpu.chip), notes
 
 
-def _preflight(ms: prof.MetricSet, chip: str | None, user_metrics: list[str], skip: bool) -> None:
+def _preflight(ms: msets.MetricSet, chip: str | None, user_metrics: list[str], skip: bool) -> None:
     """Catch misspelt user metrics before a long profiling run: ncu itself accepts any name."""
     names = list(user_metrics)
     if not ms.shipped:
@@ -143,10 +144,10 @@ def _preflight(ms: prof.MetricSet, chip: str | None, user_metrics: list[str], sk
     if skip or not names or not chip:
         return
     try:
-        cat = prof.load_catalogue(chip)
+        cat = msets.load_catalogue(chip)
     except DataFileError:
         return
-    bad = [(m, p) for m in dict.fromkeys(names) if (p := prof.metric_problem(m, cat))]
+    bad = [(m, p) for m in dict.fromkeys(names) if (p := msets.metric_problem(m, cat))]
     if bad:
         raise MetricUnavailableError(
             "not collectable on " + chip + ": " + "; ".join(f"{m} ({p})" for m, p in bad),
@@ -192,7 +193,7 @@ def _list_kernels(ncu: str, req: prof.ProfileRequest, console: Console, quiet: b
         lreq = prof.ProfileRequest(app=req.app, output_dir=Path(tmp), stem="list", launch_count=req.launch_count,
                                    target_processes=req.target_processes, replay_mode=None, import_source=False,
                                    extra_ncu_args=req.extra_ncu_args, force=True)
-        argv = prof.build_ncu_argv(ncu, lreq, prof.Selection([], ["gpu__time_duration.sum"], [], []))
+        argv = prof.build_ncu_argv(ncu, lreq, msets.Selection([], ["gpu__time_duration.sum"], [], []))
         req.output_dir.mkdir(parents=True, exist_ok=True)
         log = req.output_dir / f"{req.stem}.list-kernels.log"
         with ProgressView(_console.Console(stderr=True), quiet) as view:
@@ -368,7 +369,7 @@ def profile(  # noqa: C901 - the command's body moves into the library with the 
     run_guarded(body)
 
 
-def _analyze_one(rep: Path, sel: prof.Selection, result: prof.RunResult, notes: list[str], th, sass=None):
+def _analyze_one(rep: Path, sel: msets.Selection, result: prof.RunResult, notes: list[str], th, sass=None):
     """Analyze one report: check the requested metrics, write the outputs beside it (their
     names were checked free before profiling, or --force was given)."""
     from ..pipeline import analyze_reports
@@ -470,8 +471,8 @@ def metrics_cmd(
     def body():
         console = _console.Console()
         t = _table.Table("set", "chip family", "compute capability", "sections", "metrics", "optional groups", title="drgpu metric sets")
-        for n in prof.available_sets():
-            s = prof.load_metric_set(n)
+        for n in msets.available_sets():
+            s = msets.load_metric_set(n)
             sel = s.selection()
             t.add_row(n, s.family or ("portable" if n == "base" else ""), ", ".join(s.compute_capability) or "any",
                       str(len(sel.sections)), str(len(sel.metrics)), ", ".join(s.group_names(optional=True)))
@@ -479,9 +480,9 @@ def metrics_cmd(
         chosen = metric_set
         if not chosen:
             gpu = prof.detect_gpu()
-            chosen = gpu.chip if gpu and gpu.chip in prof.available_sets() else "base"
+            chosen = gpu.chip if gpu and gpu.chip in msets.available_sets() else "base"
             console.print(f"detected GPU: {escape(gpu.name)} (cc {gpu.compute_capability})" if gpu else "no GPU detected")
-        ms = prof.load_metric_set(chosen)
+        ms = msets.load_metric_set(chosen)
         d = _table.Table("group", "how", "name", "what drgpu uses it for", title=f"set {ms.name}: {ms.description}", show_lines=False)
         for g, spec in ms.groups.items():
             label = g + (" (optional)" if spec.optional else "")

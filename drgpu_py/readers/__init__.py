@@ -16,7 +16,7 @@ import os
 import re
 from pathlib import Path
 
-from .. import data
+from ..specs import loader as data
 from ..errors import DrgpuError, NoKernelsError, ReportFormatError, UsageError
 from ..model import Profile, signature
 from .common import id_filter as _id_filter
@@ -200,7 +200,7 @@ def _needed_metrics(chip: str | None) -> tuple[list[tuple[str, str]], list[tuple
     """([(canonical metric, its section)] of metrics.yaml that drgpu's default set for
     ``chip`` collects under one of their names, [(metrics, absent_note)] of the set's optional
     groups that have a note); the base set for a chip without one of its own."""
-    from ..profile import load_metric_set
+    from ..specs.metric_sets import load_metric_set
 
     try:
         ms = load_metric_set(chip or "base")

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import data
+from ..specs import loader as data
 from ..io import open_input, require_input_file
 from ..errors import InputError, ReportFormatError, UsageError
 from ..model import INSTRUCTION_COLUMNS

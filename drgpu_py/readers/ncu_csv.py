@@ -50,7 +50,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import data
+from ..specs import loader as data
 from ..io import read_input_bytes, require_input_file
 from ..errors import NoKernelsError, ReportFormatError
 from ..model import SOURCE_EXPORT_MISSING, KernelProfile, Profile, base_name, short_name
