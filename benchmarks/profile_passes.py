@@ -29,12 +29,12 @@ DRGPU = [sys.executable, "-c", "import sys; from drgpu_py.cli import main; sys.a
 
 
 def ncu() -> str:
-    from drgpu_py.profile import find_ncu
+    from drgpu_py.ncu.run import find_ncu
     return find_ncu(None)
 
 
 def passes_of(log: str) -> list[int]:
-    from drgpu_py.profile import OutputParser
+    from drgpu_py.ncu.console import OutputParser
     p = OutputParser()
     evs = p.feed(log) + p.close()
     return [e.passes for e in evs if e.kind == "kernel_done" and e.passes is not None]

@@ -19,7 +19,10 @@ import pytest
 from conftest import HAVE_NCU_REPORT
 from typer.testing import CliRunner
 
-from drgpu_py import profile as prof
+from drgpu_py.ncu import console as ncu_console
+from drgpu_py.ncu import outcome as ncu_outcome
+from drgpu_py.ncu import run as ncu_run
+from drgpu_py.ncu import session as ncu_session
 from drgpu_py.specs import metric_sets as msets
 from drgpu_py.cli import app
 from drgpu_py.errors import (ApplicationFailedError, CounterPermissionError, DataFileError, InputError,
@@ -140,15 +143,15 @@ def _fake_smi(tmp_path, lines: str, code: int = 0) -> dict:
 
 def test_set_selection_per_detected_chip(tmp_path):
     env = _fake_smi(tmp_path, "0, NVIDIA H100 80GB HBM3, 9.0\\n1, NVIDIA GeForce RTX 4090, 8.9\\n")
-    gpu = prof.detect_gpu(env)
+    gpu = ncu_session.detect_gpu(env)
     assert (gpu.chip, gpu.compute_capability, gpu.name) == ("gh100", "9.0", "NVIDIA H100 80GB HBM3")
-    assert prof.detect_gpu({**env, "CUDA_VISIBLE_DEVICES": "1"}).chip == "ad102"
-    assert prof.detect_gpu(_fake_smi(tmp_path, "0, Some GPU, 8.6\\n")).chip == "ga102"
-    assert prof.detect_gpu(_fake_smi(tmp_path, "", code=9)) is None
-    assert prof.detect_gpu({"PATH": str(tmp_path / "empty")}) is None
+    assert ncu_session.detect_gpu({**env, "CUDA_VISIBLE_DEVICES": "1"}).chip == "ad102"
+    assert ncu_session.detect_gpu(_fake_smi(tmp_path, "0, Some GPU, 8.6\\n")).chip == "ga102"
+    assert ncu_session.detect_gpu(_fake_smi(tmp_path, "", code=9)) is None
+    assert ncu_session.detect_gpu({"PATH": str(tmp_path / "empty")}) is None
     assert msets.load_metric_set("8.6").name == "ga102" and msets.load_metric_set("12.0").name == "gb202"
-    from drgpu_py.cli.profile import _choose_set
-    ms, notes = _choose_set(None, prof.GpuInfo("Future GPU", "13.0", None))
+    from drgpu_py.ncu.session import choose_set as _choose_set
+    ms, notes = _choose_set(None, ncu_session.GpuInfo("Future GPU", "13.0", None))
     assert ms.name == "base" and "no metric set" in notes[0]
     ms, notes = _choose_set(None, None)
     assert ms.name == "base" and "not detected" in notes[0]
@@ -157,10 +160,10 @@ def test_set_selection_per_detected_chip(tmp_path):
 
 
 # --------------------------------------------------------------------------- command line
-def _req(tmp_path, **kw) -> prof.ProfileRequest:
+def _req(tmp_path, **kw) -> ncu_session.ProfileRequest:
     base = dict(app=["/bin/app", "--size", "4 096", "a;b"], output_dir=tmp_path / "out", stem="app")
     base.update(kw)
-    return prof.ProfileRequest(**base)
+    return ncu_session.ProfileRequest(**base)
 
 
 def test_ncu_argv_carries_every_option_and_the_app_unchanged(tmp_path):
@@ -168,7 +171,7 @@ def test_ncu_argv_carries_every_option_and_the_app_unchanged(tmp_path):
     req = _req(tmp_path, kernel="gemm|conv", kernel_name_base="demangled", launch_skip=2, launch_count=3,
                replay_mode="application", clock_control="none", target_processes="application-only",
                extra_ncu_args=["--cache-control", "none"], force=True)
-    argv = prof.build_ncu_argv("/opt/ncu", req, sel)
+    argv = ncu_session.build_ncu_argv("/opt/ncu", req, sel)
     assert argv[0] == "/opt/ncu"
     assert argv[-4:] == ["/bin/app", "--size", "4 096", "a;b"]
     joined = " ".join(argv)
@@ -176,7 +179,7 @@ def test_ncu_argv_carries_every_option_and_the_app_unchanged(tmp_path):
                  "-s 2", "-c 3", "--replay-mode application", "--clock-control none",
                  "--target-processes application-only", "--cache-control none", f"-o {tmp_path / 'out' / 'app'} -f"):
         assert frag in joined, frag
-    plain = prof.build_ncu_argv("ncu", _req(tmp_path, import_source=False), sel)
+    plain = ncu_session.build_ncu_argv("ncu", _req(tmp_path, import_source=False), sel)
     assert "-k" not in plain and "-f" not in plain and "--import-source" not in plain and "-c" not in plain
 
 
@@ -186,51 +189,51 @@ def test_ncu_argv_carries_every_option_and_the_app_unchanged(tmp_path):
                                     ({"rank_var": "1X"}, "--rank-var"), ({"target_processes": "some"}, "--target-processes")])
 def test_bad_options_are_usage_errors(tmp_path, kw, msg):
     with pytest.raises(UsageError, match=msg):
-        prof.build_ncu_argv("ncu", _req(tmp_path, **kw), msets.load_metric_set("base").selection())
+        ncu_session.build_ncu_argv("ncu", _req(tmp_path, **kw), msets.load_metric_set("base").selection())
 
 
 def test_output_naming_and_rank_placeholders(tmp_path):
-    assert prof.default_stem(["/x/y/my app!"]) == "my_app"
+    assert ncu_session.default_stem(["/x/y/my app!"]) == "my_app"
     req = _req(tmp_path, rank_var="OMPI_COMM_WORLD_RANK")
     assert req.output_base == tmp_path / "out" / "app.rank%q{OMPI_COMM_WORLD_RANK}"
     assert req.report_glob({"OMPI_COMM_WORLD_RANK": "3"}) == str(tmp_path / "out" / "app.rank3.ncu-rep")
     assert req.report_glob({}) == str(tmp_path / "out" / "app.rank*.ncu-rep")
-    assert prof.pick_rank_var("auto", {"SLURM_PROCID": "2"}) == "SLURM_PROCID"
-    assert prof.pick_rank_var("auto", {"OMPI_COMM_WORLD_RANK": "0", "SLURM_PROCID": "2"}) == "OMPI_COMM_WORLD_RANK"
-    assert prof.pick_rank_var("auto", {}) is None
-    assert prof.pick_rank_var("none", {"PMI_RANK": "1"}) is None
-    assert prof.pick_rank_var("MY_RANK", {}) == "MY_RANK"
+    assert ncu_session.pick_rank_var("auto", {"SLURM_PROCID": "2"}) == "SLURM_PROCID"
+    assert ncu_session.pick_rank_var("auto", {"OMPI_COMM_WORLD_RANK": "0", "SLURM_PROCID": "2"}) == "OMPI_COMM_WORLD_RANK"
+    assert ncu_session.pick_rank_var("auto", {}) is None
+    assert ncu_session.pick_rank_var("none", {"PMI_RANK": "1"}) is None
+    assert ncu_session.pick_rank_var("MY_RANK", {}) == "MY_RANK"
 
 
 def test_ncu_found_from_option_env_or_path(tmp_path):
-    assert prof.find_ncu(str(STANDIN), {"PATH": ""}) == str(STANDIN)
-    assert prof.find_ncu(None, {"PATH": "", "NCU": str(STANDIN)}) == str(STANDIN)
-    assert prof.find_ncu(None, {"PATH": str(STANDIN.parent)}) == str(STANDIN)
+    assert ncu_run.find_ncu(str(STANDIN), {"PATH": ""}) == str(STANDIN)
+    assert ncu_run.find_ncu(None, {"PATH": "", "NCU": str(STANDIN)}) == str(STANDIN)
+    assert ncu_run.find_ncu(None, {"PATH": str(STANDIN.parent)}) == str(STANDIN)
     with pytest.raises(ToolNotFoundError, match="not installed") as e:
-        prof.find_ncu(None, {"PATH": str(tmp_path), "CUDA_HOME": str(tmp_path)})
+        ncu_run.find_ncu(None, {"PATH": str(tmp_path), "CUDA_HOME": str(tmp_path)})
     assert "nsight-compute" in e.value.hint
     with pytest.raises(ToolNotFoundError, match="not found"):
-        prof.find_ncu(str(tmp_path / "ncu"), {"PATH": ""})
+        ncu_run.find_ncu(str(tmp_path / "ncu"), {"PATH": ""})
 
 
 def test_app_resolution(tmp_path):
-    assert prof.resolve_app(["sh", "-c", "x"], {"PATH": "/bin:/usr/bin"})[0].endswith("/sh")
+    assert ncu_session.resolve_app(["sh", "-c", "x"], {"PATH": "/bin:/usr/bin"})[0].endswith("/sh")
     with pytest.raises(InputError, match="not found on PATH"):
-        prof.resolve_app(["no_such_program_xyz"], {"PATH": str(tmp_path)})
+        ncu_session.resolve_app(["no_such_program_xyz"], {"PATH": str(tmp_path)})
     with pytest.raises(InputError, match="does not exist"):
-        prof.resolve_app([str(tmp_path / "missing")])
+        ncu_session.resolve_app([str(tmp_path / "missing")])
     f = tmp_path / "notexec"
     f.write_text("x")
     with pytest.raises(InputError, match="not executable"):
-        prof.resolve_app([str(f)])
+        ncu_session.resolve_app([str(f)])
     with pytest.raises(UsageError):
-        prof.resolve_app([])
+        ncu_session.resolve_app([])
 
 
 # --------------------------------------------------------------------------- console output
-def _events(text: str, step: int = 1) -> list[prof.Event]:
-    p = prof.OutputParser()
-    evs: list[prof.Event] = []
+def _events(text: str, step: int = 1) -> list[ncu_console.Event]:
+    p = ncu_console.OutputParser()
+    evs: list[ncu_console.Event] = []
     for i in range(0, len(text), step):
         evs += p.feed(text[i:i + step])
     return evs + p.close()
@@ -275,7 +278,7 @@ def test_recorded_failures_are_parsed():
 
 def test_ncu_warning_names_unavailable_metrics():
     text = (ROOT / "sample_reports" / "aos_gather" / "aos_gather_bad.ncu.log").read_text()
-    res = prof.RunResult(argv=[], returncode=0, log_path=Path("x"), wall_s=0,
+    res = ncu_run.RunResult(argv=[], returncode=0, log_path=Path("x"), wall_s=0,
                          warnings=[e.text for e in _events(text) if e.kind == "warning"])
     assert res.ncu_unavailable_metrics[:2] == ["ctc__rx_bytes_data_user.sum", "ctc__rx_bytes_data_user.sum.pct_of_peak_sustained_elapsed"]
     assert len(res.ncu_unavailable_metrics) == 6
@@ -284,11 +287,11 @@ def test_ncu_warning_names_unavailable_metrics():
 def test_unavailable_metrics_in_a_real_report():
     if not HAVE_NCU_REPORT:
         pytest.skip("ncu_report is not installed")
-    missing = prof.unavailable_metrics(SAMPLE, ["launch__grid_size", "sm__no_such_metric.sum", "inst_executed",
+    missing = ncu_outcome.unavailable_metrics(SAMPLE, ["launch__grid_size", "sm__no_such_metric.sum", "inst_executed",
                                                 "smsp__pcsamp_warps_issue_stalled_*", "nope__*"])
     assert list(missing.values()) == [["sm__no_such_metric.sum", "nope__*"]]
     assert "scale_keys_aos" in next(iter(missing))
-    assert prof.unavailable_metrics(SAMPLE, ["launch__grid_size"]) == {}
+    assert ncu_outcome.unavailable_metrics(SAMPLE, ["launch__grid_size"]) == {}
 
 
 # --------------------------------------------------------------------------- the command, with the stand-in ncu
@@ -300,7 +303,7 @@ def run_profile(tmp_path, *args, scenario="ok", env=None, app_argv=None, monkeyp
     e.update(env or {})
     for k, v in e.items():
         monkeypatch.setenv(k, v)
-    for k in prof.RANK_VARS:
+    for k in ncu_session.RANK_VARS:
         if k not in e:
             monkeypatch.delenv(k, raising=False)
     monkeypatch.chdir(tmp_path)
@@ -479,7 +482,7 @@ def _slow_profile_running(tmp_path, launcher: list[str], cwd):
     """Start `drgpu profile` of `sleep 30` under the slow stand-in ncu in its own session and
     wait until ncu has begun replaying (its log names the passes): (process, out dir, log)."""
     env = {**os.environ, "STANDIN_NCU_SCENARIO": "slow", "STANDIN_NCU_KERNELS": "k1,k2,k3,k4", "PYTHONUNBUFFERED": "1"}
-    for k in prof.RANK_VARS:
+    for k in ncu_session.RANK_VARS:
         env.pop(k, None)
     out = tmp_path / "out"
     p = subprocess.Popen([sys.executable, *launcher, "profile", "--ncu", str(STANDIN),
@@ -576,7 +579,7 @@ def test_report_that_crashes_the_reader_keeps_the_record(tmp_path):
     bad = tmp_path / "bad.ncu-rep"
     bad.write_bytes(bytes(buf))
     env = {**os.environ, "STANDIN_NCU_REPORT": str(bad), "PYTHONPATH": str(ROOT)}
-    for k in prof.RANK_VARS:
+    for k in ncu_session.RANK_VARS:
         env.pop(k, None)
     out = tmp_path / "out"
     # Its own process: this one may have loaded ncu_report, and then reads unguarded.
@@ -630,7 +633,7 @@ def test_timeout_stops_a_hanging_ncu(tmp_path, monkeypatch):
 def test_parser_is_linear_on_output_without_newlines():
     """An application printing 20 MB without a newline (63 s before: the unfinished line was
     searched again for every chunk): parsed in seconds, and ncu's lines after it still count."""
-    p = prof.OutputParser()
+    p = ncu_console.OutputParser()
     chunk = "x" * 65536
     t0 = time.monotonic()
     events = []
@@ -642,6 +645,6 @@ def test_parser_is_linear_on_output_without_newlines():
     assert [e.kind for e in events] == ["output", "kernel", "kernel_done", "report"]
     assert events[2].passes == 9 and events[3].text == "/o/r.ncu-rep"
     # a Profiling line growing over many chunks still reports progress
-    p = prof.OutputParser()
+    p = ncu_console.OutputParser()
     evs = p.feed('==PROF== Profiling "k" - 0: 0%') + p.feed("....50%") + p.feed("....100% - 3 passes\n")
     assert [e.kind for e in evs] == ["kernel", "progress", "progress", "kernel_done"] and evs[-1].passes == 3
