@@ -51,7 +51,8 @@ def analyze(
         fail_on_value(fail_on)
         refuse_output_over_inputs(output, [*reports, source_csv, line_report, cubin, binary, thresholds_file])
         th = data.thresholds(parse_threshold_args(threshold), thresholds_file)
-        result = analyze_reports(reports, kernel=kernel, source_csv=source_csv, line_report=line_report,
+        from ..readers import KernelSelector
+        result = analyze_reports(reports, kernel=KernelSelector.parse(kernel), source_csv=source_csv, line_report=line_report,
                                  cubin=cubin, binary=binary, thresholds=th,
                                  progress=progress_printer("analyzing kernels", quiet),
                                  read_progress=progress_printer("reading kernels", quiet), per_launch=per_launch,

@@ -65,10 +65,12 @@ def list_cmd(
         th = _thresholds(threshold, thresholds_file)
         sort_rows([], sort, top)  # validate the options before the (slow) analysis
         progress = progress_printer("reading reports", quiet)
+        from ..readers import KernelSelector
+        selector = KernelSelector.parse(kernel)
         analyses = []
         for i, r in enumerate(reports):
             try:
-                analyses.append(load(r, kernel=kernel, thresholds=th))
+                analyses.append(load(r, kernel=selector, thresholds=th))
             except NoKernelsError:
                 if not kernel:
                     raise
@@ -111,7 +113,9 @@ def diff(
             raise UsageError(f"unknown format {f!r} for diff", hint="one of: text, json, html")
         _not_an_input(output, [base, new])
         th = _thresholds(threshold, thresholds_file)
-        d = diff_fn(load(base, kernel=kernel, thresholds=th), load(new, kernel=kernel, thresholds=th), pairs=pair)
+        from ..readers import KernelSelector
+        selector = KernelSelector.parse(kernel)
+        d = diff_fn(load(base, kernel=selector, thresholds=th), load(new, kernel=selector, thresholds=th), pairs=pair)
         _emit(render_diff(d, f), output, force)
         if fail_on_regression:
             found = regressions(d)
@@ -145,7 +149,8 @@ def merge(
         check_fold(fold)
         _not_an_input(output, list(paths))
         th = data.thresholds(parse_threshold_args(threshold), thresholds_file)
-        result = analyze_reports(paths, kernel=kernel, thresholds=th, progress=progress_printer("analyzing kernels", quiet),
+        from ..readers import KernelSelector
+        result = analyze_reports(paths, kernel=KernelSelector.parse(kernel), thresholds=th, progress=progress_printer("analyzing kernels", quiet),
                                  jobs=jobs or default_jobs(), merge=True)
         write_result(result, fmt=fmt or (None if output else "json"), output=output, force=force, fold=fold)
     run_guarded(body)
