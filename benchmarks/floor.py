@@ -22,7 +22,7 @@ from pathlib import Path
 
 from functools import partial
 
-from drgpu_py import data  # metric names only (no pandas)
+from drgpu_py.specs import loader as data  # metric names only (no pandas)
 
 
 def _dedupe(names):

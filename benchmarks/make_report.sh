@@ -7,7 +7,7 @@
 #   ITERS     iterations of the five-kernel loop (default 200: 1,000 launches)
 #   BUDGET_S  seconds ncu may run (default 540); ncu is then stopped with SIGINT, and the
 #             launches profiled so far are kept if ncu wrote them.
-# Sections: drgpu's own set for the GPU (`drgpu_py.profile`, 9 replay passes on an H100) when
+# Sections: drgpu's own set for the GPU (`drgpu_py.specs.metric_sets`, 9 replay passes on an H100) when
 # drgpu imports here, else SourceCounters WarpStateStats LaunchStats Occupancy SpeedOfLight
 # (20 passes); NCU_SECTION_ARGS overrides both.
 #
@@ -35,7 +35,7 @@ say "ncu: $("$NCU" --version | tail -1)"
 say "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader)"
 if [ -n "${NCU_SECTION_ARGS:-}" ]; then
   read -r -a sections <<<"$NCU_SECTION_ARGS"
-elif args=$(cd "$here/.." && python3 -c 'from drgpu_py.profile import load_metric_set; print(" ".join(load_metric_set("gh100").selection().ncu_args()))' 2>/dev/null) && [ -n "$args" ]; then
+elif args=$(cd "$here/.." && python3 -c 'from drgpu_py.specs.metric_sets import load_metric_set; print(" ".join(load_metric_set("gh100").selection().ncu_args()))' 2>/dev/null) && [ -n "$args" ]; then
   read -r -a sections <<<"$args"
 else
   sections=(--section SourceCounters --section WarpStateStats --section LaunchStats

@@ -29,12 +29,12 @@ DRGPU = [sys.executable, "-c", "import sys; from drgpu_py.cli import main; sys.a
 
 
 def ncu() -> str:
-    from drgpu_py.profile import find_ncu
+    from drgpu_py.ncu.run import find_ncu
     return find_ncu(None)
 
 
 def passes_of(log: str) -> list[int]:
-    from drgpu_py.profile import OutputParser
+    from drgpu_py.ncu.console import OutputParser
     p = OutputParser()
     evs = p.feed(log) + p.close()
     return [e.passes for e in evs if e.kind == "kernel_done" and e.passes is not None]
@@ -51,7 +51,7 @@ def timed(argv: list[str], log: Path, timeout: int = 300) -> tuple[float, int]:
 
 
 def matrix(out: Path, app: list[str]) -> None:
-    from drgpu_py.profile import load_metric_set
+    from drgpu_py.specs.metric_sets import load_metric_set
     ms = load_metric_set("gh100")
     configs: dict[str, list[str]] = {}
     for g, spec in ms.groups.items():
@@ -80,7 +80,7 @@ def candidates(out: Path, app: list[str], limit: int = 12) -> None:
     """Which of the costly unit throughputs fit in the pass budget on top of the default set:
     try every subset (richest first), keep the richest within ``limit`` passes."""
     from itertools import combinations
-    from drgpu_py.profile import load_metric_set
+    from drgpu_py.specs.metric_sets import load_metric_set
     ms = load_metric_set("gh100")
     extra = list(ms.groups["unit_throughput"].metrics)
     base = ms.selection()

@@ -11,11 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from drgpu_py import profile as prof
+from drgpu_py.specs import metric_sets as msets
 
 out, app = Path(sys.argv[1]), sys.argv[2:]
 out.mkdir(parents=True, exist_ok=True)
-ms = prof.load_metric_set("gh100")
+ms = msets.load_metric_set("gh100")
 default, sections = [], []
 for g in ms.groups.values():
     if not g.optional:

@@ -21,7 +21,7 @@ def analyze(reports, *, kernel=None, per_launch=False, thresholds=None, source_c
     """
     from pathlib import Path
 
-    from . import data
+    from .specs import loader as data
     from .pipeline import analyze_reports
     paths = [reports] if isinstance(reports, (str, Path)) else list(reports)
     th = data.thresholds(thresholds) if thresholds else None

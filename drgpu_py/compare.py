@@ -587,14 +587,14 @@ def _text_table(headers: list[str], rows: list[list[str]], indent: int) -> list[
 
 @functools.cache
 def _group_members() -> dict[str, tuple[str, ...]]:
-    from . import data
+    from .specs import loader as data
     return {g["id"]: tuple(g["reasons"]) for g in data.tree_shape()["groups"]}
 
 
 def render_diff_html(d: dict) -> str:
     import jinja2
 
-    from .data import share_dir
+    from .specs.loader import share_dir
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(share_dir("templates"))),
                              autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters.update(us=_us, pct=_pct, pp=_pp, speed=_speed)

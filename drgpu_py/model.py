@@ -153,7 +153,7 @@ class KernelProfile:
         table's sum), ``moved_to_preceding`` (part of it, see SAMPLES_MOVED), ``unattributed``
         (reported but at no row) and ``by_reason`` (stall reason -> unattributed samples).
         Without a table there is nothing to reconcile: everything is 0 but ``reported``."""
-        from . import data
+        from .specs import loader as data
         df = self.instructions
         reported = self.m("smsp__pcsamp_sample_count")
         at = float(df["samples"].sum()) if not df.empty and "samples" in df else 0.0

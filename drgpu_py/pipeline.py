@@ -10,7 +10,7 @@ from pathlib import Path
 from .analysis import Analysis, AnalysisOptions, analyze
 from .errors import InputError, ToolNotFoundError, UsageError
 from .model import KernelProfile, Profile
-from .readers import open_report, select_kernels
+from .readers import KernelSelector, open_report, select_kernels
 
 
 def expand_reports(reports) -> list[Path]:
@@ -49,7 +49,9 @@ def analyze_reports(reports, *, kernel=None, source_csv=None, line_report=None, 
 
     Several reports are merged (ranks of one program, drgpu_py.merge) when ``merge`` is True,
     or when it is None and they share a kernel name; reports with no kernel name in common
-    are different programs: analyzed side by side (``format: "separate"``, a note says so)."""
+    are different programs: analyzed side by side (``format: "separate"``, a note says so).
+    ``kernel``: a :class:`~drgpu_py.readers.KernelSelector` or its text."""
+    kernel = KernelSelector.of(kernel)  # ``--kernel`` text (the API's) is parsed once, here
     reports = expand_reports(reports)
     if len(reports) > 1:
         if source_csv or line_report:

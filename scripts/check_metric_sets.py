@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from drgpu_py import profile as prof  # noqa: E402
+from drgpu_py.specs import metric_sets as msets  # noqa: E402
 
 SAMPLE_REPORT = ROOT / "sample_reports" / "aos_gather" / "aos_gather_bad.ncu-rep"   # gh100, --set full
 
@@ -63,14 +63,14 @@ def main() -> int:
     args = ap.parse_args()
     out: list[str] = []
     failures = 0
-    chips = sorted(p.name[len("metrics_"):-len(".txt.xz")] for p in (prof.metric_sets_dir() / "catalogues").glob("metrics_*.txt.xz"))
+    chips = sorted(p.name[len("metrics_"):-len(".txt.xz")] for p in (msets.metric_sets_dir() / "catalogues").glob("metrics_*.txt.xz"))
     out.append("drgpu metric sets checked against ncu 2025.3.1 metric catalogues")
-    out.append(f"sets: {', '.join(prof.available_sets())}; catalogues: {', '.join(chips)}")
+    out.append(f"sets: {', '.join(msets.available_sets())}; catalogues: {', '.join(chips)}")
     sections = ncu_sections()
-    base = prof.load_metric_set("base")
+    base = msets.load_metric_set("base")
     used: list[str] = []
-    for name in prof.available_sets():
-        ms = prof.load_metric_set(name)
+    for name in msets.available_sets():
+        ms = msets.load_metric_set(name)
         for g, spec in ms.groups.items():
             for s in spec.sections:
                 used += [] if s in used else [s]
@@ -81,11 +81,11 @@ def main() -> int:
                if all(s in sections for s in used) else "")
     out.append("")
     for chip in chips:
-        cat = prof.load_catalogue(chip)
-        for ms in ([prof.load_metric_set(chip)] if chip in prof.available_sets() else []) + [base]:
+        cat = msets.load_catalogue(chip)
+        for ms in ([msets.load_metric_set(chip)] if chip in msets.available_sets() else []) + [base]:
             total = sum(len(g.metrics) for g in ms.groups.values())
             default = sum(len(g.metrics) for g in ms.groups.values() if not g.optional)
-            probs = prof.check_metric_set(ms, cat)
+            probs = msets.check_metric_set(ms, cat)
             kinds: dict[str, int] = {}
             for g in ms.groups.values():
                 for m in g.metrics:
@@ -105,7 +105,7 @@ def main() -> int:
         out.append("skip provided-by-section names: ncu_report is not installed")
     else:
         for name in ["base"]:
-            ms = prof.load_metric_set(name)
+            ms = msets.load_metric_set(name)
             for spec in ms.groups.values():
                 for m in spec.provides:
                     ok = provided(m, names)

@@ -375,7 +375,7 @@ def _doc_exit_table() -> list[dict]:
 
 
 def test_errors_doc_matches_error_classes():
-    from drgpu_py.cli import EXIT_INTERNAL
+    from drgpu_py.cli.options import EXIT_INTERNAL
     rows = _doc_exit_table()
     documented = {int(r["code"]): r for r in rows}
     assert len(documented) == len(rows), "a code is listed twice"
@@ -648,7 +648,7 @@ def test_malformed_thresholds_files_are_data_errors(tmp_path, content, needle):
 def test_utf16_thresholds_file_with_a_bom_is_read(tmp_path):
     t = tmp_path / "t.yaml"
     t.write_bytes("thresholds:\n  sol_pct: 70\n".encode("utf-16"))
-    from drgpu_py import data
+    from drgpu_py.specs import loader as data
     assert data.thresholds(file=t)["sol_pct"] == 70.0
 
 
@@ -670,23 +670,23 @@ def test_utf16_thresholds_file_with_a_bom_is_read(tmp_path):
 def test_malformed_metric_sets_are_data_errors(tmp_path, doc, needle):
     """Metric-set YAML with keys of the wrong type: exit 8 naming the key (were exit 70 or
     silently accepted)."""
-    from drgpu_py import profile as prof
+    from drgpu_py.specs import metric_sets as msets
     from drgpu_py.errors import DataFileError
     base = {"schema": "drgpu.metric_set/1", "name": "x", "groups": {"g": {"why": "w", "metrics": {"a.sum": "x"}}}}
     f = tmp_path / "set.yaml"
     f.write_text(yaml.safe_dump({**base, **doc}), encoding="utf-8")
     with pytest.raises(DataFileError) as e:
-        prof.load_metric_set(str(f))
+        msets.load_metric_set(str(f))
     assert needle in e.value.message
 
 
 def test_metric_set_that_is_binary_is_a_data_error(tmp_path):
-    from drgpu_py import profile as prof
+    from drgpu_py.specs import metric_sets as msets
     from drgpu_py.errors import DataFileError
     f = tmp_path / "set.yaml"
     f.write_bytes(bytes(range(256)))
     with pytest.raises(DataFileError, match="not a text file"):
-        prof.load_metric_set(str(f))
+        msets.load_metric_set(str(f))
 
 
 @pytest.fixture(scope="module")
@@ -893,7 +893,7 @@ def test_a_path_that_becomes_a_fifo_after_the_check_never_blocks(tmp_path, monke
     """The check (stat) and the open are two steps: a path swapped for a FIFO between them
     is refused on the opened descriptor (O_NONBLOCK, fstat), exit 3, instead of blocking."""
     import signal
-    import drgpu_py.data as data_mod
+    import drgpu_py.specs.loader as data_mod
     import drgpu_py.io as io_mod
     import drgpu_py.readers.common as common
     import drgpu_py.readers.ncu_csv as ncu_csv

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from drgpu_py import data
+from drgpu_py.specs import loader as data
 from drgpu_py.analysis.detectors import REGISTRY
 from drgpu_py.errors import DataFileError, UsageError
 
@@ -110,7 +110,7 @@ def test_packaged_specs_load_without_jsonschema():
     import jsonschema (the suite validates them above); a user's metric set does."""
     import subprocess
     import sys
-    code = ("import sys; from drgpu_py import data, profile; data.findings_catalogue(); data.tree_shape(); "
-            "data.load_arch('gh100'); profile.load_metric_set('gh100'); print('jsonschema' in sys.modules)")
+    code = ("import sys; from drgpu_py.specs import loader as data, metric_sets; data.findings_catalogue(); data.tree_shape(); "
+            "data.load_arch('gh100'); metric_sets.load_metric_set('gh100'); print('jsonschema' in sys.modules)")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "False", r.stdout + r.stderr

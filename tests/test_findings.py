@@ -70,7 +70,7 @@ def test_findings_are_ranked_by_speedup_within_severity():
 
 def test_speed_of_light_caps_unrelated_findings():
     """At a unit's ceiling, a finding that does not reduce that unit's load is not high."""
-    from drgpu_py import data
+    from drgpu_py.specs import loader as data
     from drgpu_py.analysis import AnalysisOptions, analyze
     from drgpu_py.readers import open_report
     from conftest import report_path
@@ -86,7 +86,7 @@ def test_speed_of_light_caps_unrelated_findings():
 
 
 def test_thresholds_change_what_fires():
-    from drgpu_py import data
+    from drgpu_py.specs import loader as data
     from drgpu_py.analysis import AnalysisOptions, analyze
     from drgpu_py.readers import open_report
     from conftest import report_path

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from drgpu_py import data
+from drgpu_py.specs import loader as data
 from drgpu_py.analysis.tree import Node
 from drgpu_py.render.dot import missing_text
 

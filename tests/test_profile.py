@@ -19,7 +19,11 @@ import pytest
 from conftest import HAVE_NCU_REPORT
 from typer.testing import CliRunner
 
-from drgpu_py import profile as prof
+from drgpu_py.ncu import console as ncu_console
+from drgpu_py.ncu import outcome as ncu_outcome
+from drgpu_py.ncu import run as ncu_run
+from drgpu_py.ncu import session as ncu_session
+from drgpu_py.specs import metric_sets as msets
 from drgpu_py.cli import app
 from drgpu_py.errors import (ApplicationFailedError, CounterPermissionError, DataFileError, InputError,
                              NoKernelProfiledError, ToolNotFoundError, UsageError)
@@ -33,9 +37,9 @@ CHIPS = ["tu102", "ga100", "ga102", "ad102", "gh100", "gb100", "gb202"]
 
 # --------------------------------------------------------------------------- metric sets
 def test_every_shipped_set_loads_and_selects_the_needed_sections():
-    assert set(prof.available_sets()) == set(CHIPS) | {"base"}
-    for name in prof.available_sets():
-        ms = prof.load_metric_set(name)
+    assert set(msets.available_sets()) == set(CHIPS) | {"base"}
+    for name in msets.available_sets():
+        ms = msets.load_metric_set(name)
         sel = ms.selection()
         assert sel.sections == ["SourceCounters", "LaunchStats", "Occupancy"], name
         # the metrics the analysis reads most are in every default selection
@@ -48,7 +52,7 @@ def test_every_shipped_set_loads_and_selects_the_needed_sections():
 
 
 def test_optional_groups_only_on_request_and_their_absence_is_noted():
-    ms = prof.load_metric_set("gh100")
+    ms = msets.load_metric_set("gh100")
     default = ms.selection()
     assert "sm__throughput.avg.pct_of_peak_sustained_elapsed" not in default.metrics
     assert any("--with unit_throughput" in n for n in default.notes)
@@ -65,11 +69,11 @@ def test_optional_groups_only_on_request_and_their_absence_is_noted():
 
 
 def test_overlays_follow_chip_naming():
-    gb202 = prof.load_metric_set("gb202").selection(["context"]).metrics
+    gb202 = msets.load_metric_set("gb202").selection(["context"]).metrics
     assert "dram__bytes_op_read.sum" in gb202 and "dram__bytes_read.sum" not in gb202
-    gh100 = prof.load_metric_set("gh100").selection(["context"]).metrics
+    gh100 = msets.load_metric_set("gh100").selection(["context"]).metrics
     assert "dram__bytes_read.sum" in gh100
-    assert "sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active" not in prof.load_metric_set("ga102").selection(["context"]).metrics
+    assert "sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active" not in msets.load_metric_set("ga102").selection(["context"]).metrics
 
 
 def test_user_set_file_inherits_adds_drops_and_renames(tmp_path):
@@ -78,7 +82,7 @@ def test_user_set_file_inherits_adds_drops_and_renames(tmp_path):
                  "add: {pipes: {sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_active: tensor pipe}}\n"
                  "drop: [sm__inst_executed_pipe_uniform.avg.pct_of_peak_sustained_active]\n"
                  "rename: {smsp__inst_executed.sum: smsp__inst_executed.avg}\n")
-    ms = prof.load_metric_set(f)
+    ms = msets.load_metric_set(f)
     assert not ms.shipped
     m = ms.selection().metrics
     assert "sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_active" in m
@@ -87,36 +91,36 @@ def test_user_set_file_inherits_adds_drops_and_renames(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("schema: drgpu.metric_set/1\ninherits: base\ndrop: [not_collected.sum]\n")
     with pytest.raises(DataFileError, match="drop"):
-        prof.load_metric_set(bad)
+        msets.load_metric_set(bad)
     bad.write_text("schema: drgpu.metric_set/1\ngroups: {g: {why: x, metrics: {a.sum: ''}}}\n")
     with pytest.raises(DataFileError, match="what drgpu uses it for"):
-        prof.load_metric_set(bad)
+        msets.load_metric_set(bad)
     bad.write_text("schema: other/1\n")
     with pytest.raises(DataFileError, match="schema"):
-        prof.load_metric_set(bad)
+        msets.load_metric_set(bad)
     with pytest.raises(UsageError, match="unknown metric set"):
-        prof.load_metric_set("gz999")
+        msets.load_metric_set("gz999")
 
 
 @pytest.mark.parametrize("chip", CHIPS)
 def test_each_chip_set_exists_in_its_ncu_catalogue(chip):
-    cat = prof.load_catalogue(chip)
+    cat = msets.load_catalogue(chip)
     assert len(cat) > 1000
-    assert prof.check_metric_set(prof.load_metric_set(chip), cat) == []
-    assert prof.check_metric_set(prof.load_metric_set("base"), cat) == []   # base is portable
+    assert msets.check_metric_set(msets.load_metric_set(chip), cat) == []
+    assert msets.check_metric_set(msets.load_metric_set("base"), cat) == []   # base is portable
 
 
 def test_metric_name_rules_by_type():
-    cat = prof.load_catalogue("gh100")
-    assert prof.metric_problem("sm__throughput.avg.pct_of_peak_sustained_elapsed", cat) is None
-    assert prof.metric_problem("l1tex__t_sector_hit_rate.pct", cat) is None
-    assert prof.metric_problem("smsp__inst_executed.sum.per_cycle_active", cat) is None
-    assert "not valid for a ratio" in prof.metric_problem("l1tex__t_sector_hit_rate.sum", cat)
-    assert "not valid for a throughput" in prof.metric_problem("sm__throughput.avg.per_second", cat)
-    assert "not valid for a counter" in prof.metric_problem("smsp__inst_executed.pct", cat)
-    assert "needs a suffix" in prof.metric_problem("smsp__inst_executed", cat)
-    assert prof.metric_problem("sm__no_such_metric.sum", cat) == "no such metric on this chip"
-    assert prof.metric_problem("dram__bytes_read.sum", prof.load_catalogue("gb202")) == "no such metric on this chip"
+    cat = msets.load_catalogue("gh100")
+    assert msets.metric_problem("sm__throughput.avg.pct_of_peak_sustained_elapsed", cat) is None
+    assert msets.metric_problem("l1tex__t_sector_hit_rate.pct", cat) is None
+    assert msets.metric_problem("smsp__inst_executed.sum.per_cycle_active", cat) is None
+    assert "not valid for a ratio" in msets.metric_problem("l1tex__t_sector_hit_rate.sum", cat)
+    assert "not valid for a throughput" in msets.metric_problem("sm__throughput.avg.per_second", cat)
+    assert "not valid for a counter" in msets.metric_problem("smsp__inst_executed.pct", cat)
+    assert "needs a suffix" in msets.metric_problem("smsp__inst_executed", cat)
+    assert msets.metric_problem("sm__no_such_metric.sum", cat) == "no such metric on this chip"
+    assert msets.metric_problem("dram__bytes_read.sum", msets.load_catalogue("gb202")) == "no such metric on this chip"
 
 
 def test_committed_check_output_is_current():
@@ -139,15 +143,15 @@ def _fake_smi(tmp_path, lines: str, code: int = 0) -> dict:
 
 def test_set_selection_per_detected_chip(tmp_path):
     env = _fake_smi(tmp_path, "0, NVIDIA H100 80GB HBM3, 9.0\\n1, NVIDIA GeForce RTX 4090, 8.9\\n")
-    gpu = prof.detect_gpu(env)
+    gpu = ncu_session.detect_gpu(env)
     assert (gpu.chip, gpu.compute_capability, gpu.name) == ("gh100", "9.0", "NVIDIA H100 80GB HBM3")
-    assert prof.detect_gpu({**env, "CUDA_VISIBLE_DEVICES": "1"}).chip == "ad102"
-    assert prof.detect_gpu(_fake_smi(tmp_path, "0, Some GPU, 8.6\\n")).chip == "ga102"
-    assert prof.detect_gpu(_fake_smi(tmp_path, "", code=9)) is None
-    assert prof.detect_gpu({"PATH": str(tmp_path / "empty")}) is None
-    assert prof.load_metric_set("8.6").name == "ga102" and prof.load_metric_set("12.0").name == "gb202"
-    from drgpu_py.cli_profile import _choose_set
-    ms, notes = _choose_set(None, prof.GpuInfo("Future GPU", "13.0", None))
+    assert ncu_session.detect_gpu({**env, "CUDA_VISIBLE_DEVICES": "1"}).chip == "ad102"
+    assert ncu_session.detect_gpu(_fake_smi(tmp_path, "0, Some GPU, 8.6\\n")).chip == "ga102"
+    assert ncu_session.detect_gpu(_fake_smi(tmp_path, "", code=9)) is None
+    assert ncu_session.detect_gpu({"PATH": str(tmp_path / "empty")}) is None
+    assert msets.load_metric_set("8.6").name == "ga102" and msets.load_metric_set("12.0").name == "gb202"
+    from drgpu_py.ncu.session import choose_set as _choose_set
+    ms, notes = _choose_set(None, ncu_session.GpuInfo("Future GPU", "13.0", None))
     assert ms.name == "base" and "no metric set" in notes[0]
     ms, notes = _choose_set(None, None)
     assert ms.name == "base" and "not detected" in notes[0]
@@ -156,18 +160,18 @@ def test_set_selection_per_detected_chip(tmp_path):
 
 
 # --------------------------------------------------------------------------- command line
-def _req(tmp_path, **kw) -> prof.ProfileRequest:
+def _req(tmp_path, **kw) -> ncu_session.ProfileRequest:
     base = dict(app=["/bin/app", "--size", "4 096", "a;b"], output_dir=tmp_path / "out", stem="app")
     base.update(kw)
-    return prof.ProfileRequest(**base)
+    return ncu_session.ProfileRequest(**base)
 
 
 def test_ncu_argv_carries_every_option_and_the_app_unchanged(tmp_path):
-    sel = prof.load_metric_set("gh100").selection()
+    sel = msets.load_metric_set("gh100").selection()
     req = _req(tmp_path, kernel="gemm|conv", kernel_name_base="demangled", launch_skip=2, launch_count=3,
                replay_mode="application", clock_control="none", target_processes="application-only",
                extra_ncu_args=["--cache-control", "none"], force=True)
-    argv = prof.build_ncu_argv("/opt/ncu", req, sel)
+    argv = ncu_session.build_ncu_argv("/opt/ncu", req, sel)
     assert argv[0] == "/opt/ncu"
     assert argv[-4:] == ["/bin/app", "--size", "4 096", "a;b"]
     joined = " ".join(argv)
@@ -175,7 +179,7 @@ def test_ncu_argv_carries_every_option_and_the_app_unchanged(tmp_path):
                  "-s 2", "-c 3", "--replay-mode application", "--clock-control none",
                  "--target-processes application-only", "--cache-control none", f"-o {tmp_path / 'out' / 'app'} -f"):
         assert frag in joined, frag
-    plain = prof.build_ncu_argv("ncu", _req(tmp_path, import_source=False), sel)
+    plain = ncu_session.build_ncu_argv("ncu", _req(tmp_path, import_source=False), sel)
     assert "-k" not in plain and "-f" not in plain and "--import-source" not in plain and "-c" not in plain
 
 
@@ -185,51 +189,51 @@ def test_ncu_argv_carries_every_option_and_the_app_unchanged(tmp_path):
                                     ({"rank_var": "1X"}, "--rank-var"), ({"target_processes": "some"}, "--target-processes")])
 def test_bad_options_are_usage_errors(tmp_path, kw, msg):
     with pytest.raises(UsageError, match=msg):
-        prof.build_ncu_argv("ncu", _req(tmp_path, **kw), prof.load_metric_set("base").selection())
+        ncu_session.build_ncu_argv("ncu", _req(tmp_path, **kw), msets.load_metric_set("base").selection())
 
 
 def test_output_naming_and_rank_placeholders(tmp_path):
-    assert prof.default_stem(["/x/y/my app!"]) == "my_app"
+    assert ncu_session.default_stem(["/x/y/my app!"]) == "my_app"
     req = _req(tmp_path, rank_var="OMPI_COMM_WORLD_RANK")
     assert req.output_base == tmp_path / "out" / "app.rank%q{OMPI_COMM_WORLD_RANK}"
     assert req.report_glob({"OMPI_COMM_WORLD_RANK": "3"}) == str(tmp_path / "out" / "app.rank3.ncu-rep")
     assert req.report_glob({}) == str(tmp_path / "out" / "app.rank*.ncu-rep")
-    assert prof.pick_rank_var("auto", {"SLURM_PROCID": "2"}) == "SLURM_PROCID"
-    assert prof.pick_rank_var("auto", {"OMPI_COMM_WORLD_RANK": "0", "SLURM_PROCID": "2"}) == "OMPI_COMM_WORLD_RANK"
-    assert prof.pick_rank_var("auto", {}) is None
-    assert prof.pick_rank_var("none", {"PMI_RANK": "1"}) is None
-    assert prof.pick_rank_var("MY_RANK", {}) == "MY_RANK"
+    assert ncu_session.pick_rank_var("auto", {"SLURM_PROCID": "2"}) == "SLURM_PROCID"
+    assert ncu_session.pick_rank_var("auto", {"OMPI_COMM_WORLD_RANK": "0", "SLURM_PROCID": "2"}) == "OMPI_COMM_WORLD_RANK"
+    assert ncu_session.pick_rank_var("auto", {}) is None
+    assert ncu_session.pick_rank_var("none", {"PMI_RANK": "1"}) is None
+    assert ncu_session.pick_rank_var("MY_RANK", {}) == "MY_RANK"
 
 
 def test_ncu_found_from_option_env_or_path(tmp_path):
-    assert prof.find_ncu(str(STANDIN), {"PATH": ""}) == str(STANDIN)
-    assert prof.find_ncu(None, {"PATH": "", "NCU": str(STANDIN)}) == str(STANDIN)
-    assert prof.find_ncu(None, {"PATH": str(STANDIN.parent)}) == str(STANDIN)
+    assert ncu_run.find_ncu(str(STANDIN), {"PATH": ""}) == str(STANDIN)
+    assert ncu_run.find_ncu(None, {"PATH": "", "NCU": str(STANDIN)}) == str(STANDIN)
+    assert ncu_run.find_ncu(None, {"PATH": str(STANDIN.parent)}) == str(STANDIN)
     with pytest.raises(ToolNotFoundError, match="not installed") as e:
-        prof.find_ncu(None, {"PATH": str(tmp_path), "CUDA_HOME": str(tmp_path)})
+        ncu_run.find_ncu(None, {"PATH": str(tmp_path), "CUDA_HOME": str(tmp_path)})
     assert "nsight-compute" in e.value.hint
     with pytest.raises(ToolNotFoundError, match="not found"):
-        prof.find_ncu(str(tmp_path / "ncu"), {"PATH": ""})
+        ncu_run.find_ncu(str(tmp_path / "ncu"), {"PATH": ""})
 
 
 def test_app_resolution(tmp_path):
-    assert prof.resolve_app(["sh", "-c", "x"], {"PATH": "/bin:/usr/bin"})[0].endswith("/sh")
+    assert ncu_session.resolve_app(["sh", "-c", "x"], {"PATH": "/bin:/usr/bin"})[0].endswith("/sh")
     with pytest.raises(InputError, match="not found on PATH"):
-        prof.resolve_app(["no_such_program_xyz"], {"PATH": str(tmp_path)})
+        ncu_session.resolve_app(["no_such_program_xyz"], {"PATH": str(tmp_path)})
     with pytest.raises(InputError, match="does not exist"):
-        prof.resolve_app([str(tmp_path / "missing")])
+        ncu_session.resolve_app([str(tmp_path / "missing")])
     f = tmp_path / "notexec"
     f.write_text("x")
     with pytest.raises(InputError, match="not executable"):
-        prof.resolve_app([str(f)])
+        ncu_session.resolve_app([str(f)])
     with pytest.raises(UsageError):
-        prof.resolve_app([])
+        ncu_session.resolve_app([])
 
 
 # --------------------------------------------------------------------------- console output
-def _events(text: str, step: int = 1) -> list[prof.Event]:
-    p = prof.OutputParser()
-    evs: list[prof.Event] = []
+def _events(text: str, step: int = 1) -> list[ncu_console.Event]:
+    p = ncu_console.OutputParser()
+    evs: list[ncu_console.Event] = []
     for i in range(0, len(text), step):
         evs += p.feed(text[i:i + step])
     return evs + p.close()
@@ -274,7 +278,7 @@ def test_recorded_failures_are_parsed():
 
 def test_ncu_warning_names_unavailable_metrics():
     text = (ROOT / "sample_reports" / "aos_gather" / "aos_gather_bad.ncu.log").read_text()
-    res = prof.RunResult(argv=[], returncode=0, log_path=Path("x"), wall_s=0,
+    res = ncu_run.RunResult(argv=[], returncode=0, log_path=Path("x"), wall_s=0,
                          warnings=[e.text for e in _events(text) if e.kind == "warning"])
     assert res.ncu_unavailable_metrics[:2] == ["ctc__rx_bytes_data_user.sum", "ctc__rx_bytes_data_user.sum.pct_of_peak_sustained_elapsed"]
     assert len(res.ncu_unavailable_metrics) == 6
@@ -283,11 +287,11 @@ def test_ncu_warning_names_unavailable_metrics():
 def test_unavailable_metrics_in_a_real_report():
     if not HAVE_NCU_REPORT:
         pytest.skip("ncu_report is not installed")
-    missing = prof.unavailable_metrics(SAMPLE, ["launch__grid_size", "sm__no_such_metric.sum", "inst_executed",
+    missing = ncu_outcome.unavailable_metrics(SAMPLE, ["launch__grid_size", "sm__no_such_metric.sum", "inst_executed",
                                                 "smsp__pcsamp_warps_issue_stalled_*", "nope__*"])
     assert list(missing.values()) == [["sm__no_such_metric.sum", "nope__*"]]
     assert "scale_keys_aos" in next(iter(missing))
-    assert prof.unavailable_metrics(SAMPLE, ["launch__grid_size"]) == {}
+    assert ncu_outcome.unavailable_metrics(SAMPLE, ["launch__grid_size"]) == {}
 
 
 # --------------------------------------------------------------------------- the command, with the stand-in ncu
@@ -299,7 +303,7 @@ def run_profile(tmp_path, *args, scenario="ok", env=None, app_argv=None, monkeyp
     e.update(env or {})
     for k, v in e.items():
         monkeypatch.setenv(k, v)
-    for k in prof.RANK_VARS:
+    for k in ncu_session.RANK_VARS:
         if k not in e:
             monkeypatch.delenv(k, raising=False)
     monkeypatch.chdir(tmp_path)
@@ -478,7 +482,7 @@ def _slow_profile_running(tmp_path, launcher: list[str], cwd):
     """Start `drgpu profile` of `sleep 30` under the slow stand-in ncu in its own session and
     wait until ncu has begun replaying (its log names the passes): (process, out dir, log)."""
     env = {**os.environ, "STANDIN_NCU_SCENARIO": "slow", "STANDIN_NCU_KERNELS": "k1,k2,k3,k4", "PYTHONUNBUFFERED": "1"}
-    for k in prof.RANK_VARS:
+    for k in ncu_session.RANK_VARS:
         env.pop(k, None)
     out = tmp_path / "out"
     p = subprocess.Popen([sys.executable, *launcher, "profile", "--ncu", str(STANDIN),
@@ -558,13 +562,13 @@ def test_a_metric_set_name_is_never_a_file_in_the_working_directory(tmp_path, mo
     monkeypatch.chdir(tmp_path)
     (tmp_path / "gh100").write_text("schema: drgpu.metric_set/1\nname: evil\ngroups: {x: {why: w, metrics: {evil__metric.sum: e}}}\n")
     (tmp_path / "base").mkdir()
-    ms = prof.load_metric_set("gh100")
+    ms = msets.load_metric_set("gh100")
     assert ms.name == "gh100" and ms.shipped and "evil__metric.sum" not in ms.selection().metrics
-    assert prof.load_metric_set("base").shipped
+    assert msets.load_metric_set("base").shipped
     own = tmp_path / "mine.yaml"
     own.write_text((ROOT / "metric_sets" / "gh100.yaml").read_text().replace("name: gh100", "name: mine"))
-    assert prof.load_metric_set(str(own)).name == "mine"
-    assert prof.load_metric_set("./gh100").name == "evil"
+    assert msets.load_metric_set(str(own)).name == "mine"
+    assert msets.load_metric_set("./gh100").name == "evil"
 
 
 def test_report_that_crashes_the_reader_keeps_the_record(tmp_path):
@@ -575,7 +579,7 @@ def test_report_that_crashes_the_reader_keeps_the_record(tmp_path):
     bad = tmp_path / "bad.ncu-rep"
     bad.write_bytes(bytes(buf))
     env = {**os.environ, "STANDIN_NCU_REPORT": str(bad), "PYTHONPATH": str(ROOT)}
-    for k in prof.RANK_VARS:
+    for k in ncu_session.RANK_VARS:
         env.pop(k, None)
     out = tmp_path / "out"
     # Its own process: this one may have loaded ncu_report, and then reads unguarded.
@@ -629,7 +633,7 @@ def test_timeout_stops_a_hanging_ncu(tmp_path, monkeypatch):
 def test_parser_is_linear_on_output_without_newlines():
     """An application printing 20 MB without a newline (63 s before: the unfinished line was
     searched again for every chunk): parsed in seconds, and ncu's lines after it still count."""
-    p = prof.OutputParser()
+    p = ncu_console.OutputParser()
     chunk = "x" * 65536
     t0 = time.monotonic()
     events = []
@@ -641,6 +645,6 @@ def test_parser_is_linear_on_output_without_newlines():
     assert [e.kind for e in events] == ["output", "kernel", "kernel_done", "report"]
     assert events[2].passes == 9 and events[3].text == "/o/r.ncu-rep"
     # a Profiling line growing over many chunks still reports progress
-    p = prof.OutputParser()
+    p = ncu_console.OutputParser()
     evs = p.feed('==PROF== Profiling "k" - 0: 0%') + p.feed("....50%") + p.feed("....100% - 3 passes\n")
     assert [e.kind for e in evs] == ["kernel", "progress", "progress", "kernel_done"] and evs[-1].passes == 3

@@ -29,7 +29,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from drgpu_py import data
+from drgpu_py.specs import loader as data
 from drgpu_py.analysis import analyze
 from drgpu_py.errors import DrgpuError
 from drgpu_py.model import KernelProfile, Profile

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from test_sass_binary import functions, needs_nvdisasm
-from drgpu_py import data
+from drgpu_py.specs import loader as data
 from drgpu_py.sass.cfg import build_cfg
 from drgpu_py.sass.control import control_table, decode_control, format_control, sets_barriers, waits_on
 from drgpu_py.sass.isa import parse_instruction

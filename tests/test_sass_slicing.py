@@ -9,7 +9,7 @@ import pytest
 
 from conftest import root_line
 from test_sass_binary import bad_profile_with_cubin, needs_nvdisasm
-from drgpu_py import data
+from drgpu_py.specs import loader as data
 from drgpu_py.sass import blame_stalls, build_cfg, parse_instruction, parse_listing
 from drgpu_py.sass.slicing import _reaching_defs
 

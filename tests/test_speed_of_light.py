@@ -129,7 +129,7 @@ def test_near_peak_library_kernels_read_as_healthy(lib):
     """Every kernel graded good or excellent: no high finding unless the fix unloads the
     limiting unit (none of the library kernels has such a finding)."""
     from drgpu_py.analysis.bounds import relieved_units
-    from drgpu_py import data
+    from drgpu_py.specs import loader as data
     relieves = {f["id"]: f["relieves"] for f in data.findings_catalogue()["findings"]}
     graded = 0
     for name, _, ka, _ in lib:
@@ -169,7 +169,7 @@ def test_model_step_and_full_set_reports(stem):
     """Reports not made for a single planted case: every kernel graded good or better has no
     high finding that leaves its limiter alone; warp-specialized tensor-core kernels get no
     barrier-imbalance and attention no slow-math; every library finding is for the caller."""
-    from drgpu_py import data
+    from drgpu_py.specs import loader as data
     from drgpu_py.analysis.bounds import relieved_units
     relieves = {f["id"]: f["relieves"] for f in data.findings_catalogue()["findings"]}
     kernels = library_analysis(stem).kernels
@@ -217,7 +217,7 @@ def test_every_estimate_respects_the_physical_bounds():
 
 
 def test_launch_floor_is_the_measured_shortest_launch():
-    from drgpu_py import data
+    from drgpu_py.specs import loader as data
     shortest = min(a["gpu__time_duration.sum"] for a in _action_metrics(SAMPLES / "launch" / "serial_steps_floor.ncu-rep"))
     assert data.load_arch("gh100")["launch_floor_ns"] == pytest.approx(shortest, rel=0.05)
 
@@ -266,7 +266,7 @@ def test_never_silent_where_there_is_headroom(lib):
         elif ka.stall_cycle_pct >= 30:
             assert len(note) == 1, ka.kernel.name
             top = max((r for r in ka.context.reasons if r != "selected"), key=ka.context.reasons.get)
-            from drgpu_py import data
+            from drgpu_py.specs import loader as data
             assert data.stall_reasons()[top]["label"] in note[0]
             noted += 1
     assert noted >= 3

@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import __version__, data, groups
+from .. import __version__, groups
+
+from ..specs import loader as data
 from ..model import SOURCE_EXPORT_MISSING, KernelProfile, Profile, rounded
 from .build import build_tree, classify_bound, stall_cycle_pct
 from .context import AnalysisCache, KernelContext

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .. import data
+from ..specs import loader as data
 from ..model import rounded
 from .context import UNITS, KernelContext
 from .detectors import occupancy_limiter

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from .. import data
+from ..specs import loader as data
 from ..model import KernelProfile
 from ..sass import CFG, Blame, blame_stalls, build_cfg, parse_listing
 from ..sass.isa import Instruction, opcode_class

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .. import data
+from ..specs import loader as data
 from .bounds import apply_bounds, physical_bounds, relieved_units
 from ..model import rounded
 from .context import KernelContext

@@ -13,26 +13,25 @@ report lacks whole sections gets a note naming them (the analysis is then partia
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
-from .. import data
+from ..specs import loader as data
 from ..errors import DrgpuError, NoKernelsError, ReportFormatError, UsageError
 from ..model import Profile, signature
-from .common import id_filter as _id_filter
-from .common import kernel_regex, regex_time_limit
+from .common import KernelSelector
 from .common import native_log_summary, native_stderr_captured, rep_blocks, sniff
 from .isolate import in_children
 
-__all__ = ["open_report", "select_kernels", "sniff"]
+__all__ = ["KernelSelector", "open_report", "select_kernels", "sniff"]
 
 
 def open_report(path: str | Path, *, source_csv: str | Path | None = None,
-                line_report: str | Path | None = None, progress=None, kernel: str | None = None,
+                line_report: str | Path | None = None, progress=None,
+                kernel: KernelSelector | str | None = None,
                 sass=None, jobs: int = 1) -> Profile:
     """Read a report. ``source_csv``: the per-instruction CSV for a raw CSV (else looked
     for beside it). ``line_report``: an ``.ncu-rep`` whose line table annotates a CSV.
-    ``kernel``: the ``--kernel`` selector; both readers may skip launches it cannot pick
+    ``kernel``: the ``--kernel`` selector (text is parsed here); both readers may skip launches it cannot pick
     (ids and id ranges; the CSV reader also name patterns, its names being plain cells), so
     the result may hold fewer launches than the report. ``select_kernels`` still applies it
     and reports no match: a selector that matches nothing reads every launch. ``sass``: a
@@ -41,11 +40,13 @@ def open_report(path: str | Path, *, source_csv: str | Path | None = None,
     ``jobs``: processes that may read parts of a large ``.ncu-rep`` at once (``read_parts``);
     the profile is the same."""
     p = Path(path)
+    kernel = KernelSelector.of(kernel)
     kind = sniff(p)
     if kind == "ncu-rep":
         if source_csv is not None:
             raise UsageError("--source-csv applies to CSV input, not to an .ncu-rep")
-        return _note_missing_sections(_read_rep_checked(p, progress, keep_id=_id_filter(kernel), sass=sass,
+        return _note_missing_sections(_read_rep_checked(p, progress, keep_id=kernel.id_filter() if kernel else None,
+                                                        sass=sass,
                                                         jobs=jobs))
     if kind == "csv-raw":
         from .ncu_csv import read_ncu_csv
@@ -64,26 +65,20 @@ def open_report(path: str | Path, *, source_csv: str | Path | None = None,
     raise ReportFormatError(f"{p} is neither an Nsight Compute report (.ncu-rep) nor an ncu CSV export")
 
 
-def select_kernels(profile: Profile, selector: str | None) -> Profile:
-    """Keep the launches matching ``selector``: an integer (launch id), ``a:b`` (id range),
-    or a regular expression searched in the demangled and mangled names."""
-    if not selector:
+def select_kernels(profile: Profile, selector: KernelSelector | str | None) -> Profile:
+    """Keep the launches matching ``selector`` (:class:`KernelSelector`; text is parsed): a
+    launch id, ``a:b`` (id range), or a regular expression searched in the demangled and
+    mangled names."""
+    selector = KernelSelector.of(selector)
+    if selector is None:
         if not profile.kernels:
             raise NoKernelsError(f"{profile.path} holds no kernel launch")
         return profile
     ks = profile.kernels
-    if re.fullmatch(r"\d+", selector):
-        picked = [k for k in ks if k.id == int(selector)]
-    elif re.fullmatch(r"\d*:\d*", selector):
-        lo, hi = selector.split(":")
-        picked = [k for k in ks if (not lo or k.id >= int(lo)) and (not hi or k.id < int(hi))]
-    else:
-        rx = kernel_regex(selector)
-        with regex_time_limit(selector):
-            picked = [k for k in ks if rx.search(k.name) or (k.mangled and rx.search(k.mangled))]
+    picked = selector.pick(ks)
     if not picked:
         names = ", ".join(sorted({signature(k.name) for k in ks})[:10]) or "none"
-        raise NoKernelsError(f"--kernel {selector!r} matched no kernel", hint=f"kernels in the report: {names}")
+        raise NoKernelsError(f"--kernel {selector.text!r} matched no kernel", hint=f"kernels in the report: {names}")
     return Profile(path=profile.path, format=profile.format, kernels=picked, notes=profile.notes)
 
 
@@ -200,7 +195,7 @@ def _needed_metrics(chip: str | None) -> tuple[list[tuple[str, str]], list[tuple
     """([(canonical metric, its section)] of metrics.yaml that drgpu's default set for
     ``chip`` collects under one of their names, [(metrics, absent_note)] of the set's optional
     groups that have a note); the base set for a chip without one of its own."""
-    from ..profile import load_metric_set
+    from ..specs.metric_sets import load_metric_set
 
     try:
         ms = load_metric_set(chip or "base")

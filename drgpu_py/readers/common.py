@@ -9,6 +9,7 @@ block framing and ``native_stderr_captured`` keeps that log out of the user's te
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import re
@@ -16,13 +17,14 @@ import struct
 import sys
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from .. import data
+from ..specs import loader as data
 from ..io import open_input, require_input_file
 from ..errors import InputError, ReportFormatError, UsageError
 from ..model import INSTRUCTION_COLUMNS
@@ -185,18 +187,60 @@ _NUMBERLIKE = re.compile(r"\s*[-+]?[\d.,]*\d[\d.,]*\s*")
 _GROUP_SEP = re.compile(r"\d['\u2019\u00a0\u202f\u2009 ]\d")
 
 
-def id_filter(selector: str | None):
-    """A predicate on launch ids for an id (``7``) or id-range (``a:b``) ``--kernel``
-    selector, else None (no selector, or a name pattern)."""
-    if not selector:
-        return None
-    if re.fullmatch(r"\d+", selector):
-        n = int(selector)
-        return lambda i: i == n
-    if re.fullmatch(r"\d*:\d*", selector):
-        lo, hi = selector.split(":")
-        return lambda i: (not lo or i >= int(lo)) and (not hi or i < int(hi))
-    return None
+@dataclass(frozen=True)
+class KernelSelector:
+    """A ``--kernel`` selector, parsed once where it enters drgpu (the CLI, or the API's
+    ``kernel=`` text) and used by every reader and by kernel selection: a launch id (``7``),
+    an id range (``a:b``, either end optional, ``b`` excluded) or a regular expression
+    searched in the demangled and mangled names. The pattern is compiled on first use, so an
+    invalid one is reported where the selection is made (a usage error, exit 2), as before."""
+    text: str
+    lo: int | None = None        # id or id range: the first id picked (None: from the start)
+    hi: int | None = None        # the first id not picked (None: to the end)
+    by_id: bool = False
+
+    @classmethod
+    def parse(cls, text: str | None) -> KernelSelector | None:
+        """None for no selector (None or empty text)."""
+        if not text:
+            return None
+        if re.fullmatch(r"\d+", text):
+            return cls(text, int(text), int(text) + 1, True)
+        if re.fullmatch(r"\d*:\d*", text):
+            lo, hi = text.split(":")
+            return cls(text, int(lo) if lo else None, int(hi) if hi else None, True)
+        return cls(text)
+
+    @classmethod
+    def of(cls, selector: KernelSelector | str | None) -> KernelSelector | None:
+        """``selector`` as a KernelSelector: text is parsed, a parsed one is kept."""
+        return selector if selector is None or isinstance(selector, KernelSelector) else cls.parse(selector)
+
+    def picks_id(self, kid: int) -> bool:
+        """For an id or id-range selector: is launch ``kid`` picked?"""
+        return (self.lo is None or kid >= self.lo) and (self.hi is None or kid < self.hi)
+
+    def id_filter(self):
+        """A predicate on launch ids for an id or id-range selector, else None (a name
+        pattern: readers that skip launches by id read them all)."""
+        return self.picks_id if self.by_id else None
+
+    @functools.cached_property
+    def regex(self) -> re.Pattern:
+        return kernel_regex(self.text)
+
+    def picks_name(self, name: str, mangled: str | None) -> bool:
+        """For a name pattern: does it occur in the name or the mangled name? Callers bound
+        the matching with ``regex_time_limit(self.text)``."""
+        return bool(self.regex.search(name) or (mangled and self.regex.search(mangled)))
+
+    def pick(self, kernels: list) -> list:
+        """The kernels (each with ``id``, ``name``, ``mangled``) this selector picks, in order."""
+        if self.by_id:
+            return [k for k in kernels if self.picks_id(k.id)]
+        rx = self.regex
+        with regex_time_limit(self.text):
+            return [k for k in kernels if rx.search(k.name) or (k.mangled and rx.search(k.mangled))]
 
 
 def parse_dim(s: str) -> tuple[int, int, int]:

@@ -50,13 +50,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from .. import data
+from ..specs import loader as data
 from ..io import read_input_bytes, require_input_file
 from ..errors import NoKernelsError, ReportFormatError
 from ..model import SOURCE_EXPORT_MISSING, KernelProfile, Profile, base_name, short_name
 from .isolate import in_child
-from .common import kernel_regex, regex_time_limit
-from .common import (LocaleNumberError, check_locale, clean_sass, decode_csv_bytes, id_filter, instruction_frame,
+from .common import KernelSelector, regex_time_limit
+from .common import (LocaleNumberError, check_locale, clean_sass, decode_csv_bytes, instruction_frame,
                      native_stderr_captured, numbers, parse_dim, rep_framing_problem, sniff, to_number)
 
 _ID_COLS = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
@@ -108,12 +108,12 @@ def _gc_paused():
 
 
 def read_ncu_csv(path: Path, source_csv: str | Path | None = None,
-                 line_report: str | Path | None = None, kernel: str | None = None) -> Profile:
-    """Read a raw-page export (and its source page). ``kernel``: the ``--kernel`` selector;
-    only the launches it picks become KernelProfiles (all of them when it picks none or is
-    not a valid pattern), with exactly what reading all of them would have given them."""
+                 line_report: str | Path | None = None, kernel: KernelSelector | str | None = None) -> Profile:
+    """Read a raw-page export (and its source page). ``kernel``: the ``--kernel`` selector
+    (text is parsed here); only the launches it picks become KernelProfiles (all of them when
+    it picks none), with exactly what reading all of them would have given them."""
     with _gc_paused():
-        return _read(path, source_csv, line_report, kernel)
+        return _read(path, source_csv, line_report, KernelSelector.of(kernel))
 
 
 def _read(path: Path, source_csv, line_report, kernel) -> Profile:  # noqa: C901 - one pass over the export's optional pages and columns
@@ -243,26 +243,24 @@ def _launch_id(cell: str) -> int:
         return 0
 
 
-def _pickable(selector: str | None, header: list[str], idx: dict[str, int], launches: list[list[str]],
+def _pickable(selector: KernelSelector | None, header: list[str], idx: dict[str, int], launches: list[list[str]],
               names: list[str]) -> list[int]:
     """Positions of the launches ``selector`` picks, as ``select_kernels`` picks them (by
     the id, or by the pattern in the name and in the mangled name when there is one); every
     launch when there is no selector or it picks none (so that kernel selection can list
-    the report's kernels), or when the pattern is not valid (kernel selection says so)."""
+    the report's kernels). An invalid pattern is a usage error here, as in kernel selection."""
     everything = list(range(len(launches)))
-    if not selector:
+    if selector is None:
         return everything
-    by_id = id_filter(selector)
-    if by_id is not None:
+    if selector.by_id:
         ids = [_launch_id(row[idx["ID"]]) for row in launches]
-        return [pos for pos, kid in enumerate(ids) if by_id(kid)] or everything
-    rx = kernel_regex(selector)
+        return [pos for pos, kid in enumerate(ids) if selector.picks_id(kid)] or everything
+    selector.regex  # noqa: B018 - compiled before the time limit starts (an invalid pattern: a usage error)
     fn_cols = [j for j, h in enumerate(header) if h == "Function Name"]
     picked = []
-    with regex_time_limit(selector):
+    with regex_time_limit(selector.text):
         for pos, (row, name) in enumerate(zip(launches, names)):
-            mangled = _mangled(row, fn_cols)
-            if rx.search(name) or (mangled and rx.search(mangled)):
+            if selector.picks_name(name, _mangled(row, fn_cols)):
                 picked.append(pos)
     return picked or everything
 

@@ -33,7 +33,7 @@ from typing import Callable, Iterable
 
 import pandas as pd
 
-from .. import data
+from ..specs import loader as data
 from ..errors import ReportFormatError, ToolNotFoundError
 from ..model import SAMPLES_MOVED, KernelProfile, Profile
 from ..io import open_input

@@ -40,7 +40,7 @@ def _csv(rows: list[list[str]], delimiter: str = ",", newline: str = "\n") -> st
 
 def _used_metrics() -> set[str]:
     sys.path.insert(0, str(ROOT))
-    from drgpu_py import data
+    from drgpu_py.specs import loader as data
     names: set[str] = set()
     for canon in data.metrics_table()["metrics"]:
         names.update(data.metric_aliases(canon))
@@ -109,7 +109,7 @@ def main() -> None:
     files["no_sampling.raw.csv"] = _csv([[r[i] for i in keep] for r in (header, units, row)])
     # --set basic emulation (LaunchStats, Occupancy, SpeedOfLight, WorkloadDistribution):
     # only the metrics that specs/metrics.yaml files under those sections.
-    from drgpu_py import data
+    from drgpu_py.specs import loader as data
     basic = {"LaunchStats", "Occupancy", "SpeedOfLight", "WorkloadDistribution"}
     keep = [i for i, h in enumerate(header) if h in ID_COLS or data.metric_section(h) in basic]
     files["basic_set.raw.csv"] = _csv([[r[i] for i in keep] for r in (header, units, row)])

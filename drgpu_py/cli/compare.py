@@ -1,7 +1,8 @@
-"""CLI commands that work across reports: ``list`` (one row per kernel launch), ``diff`` (a
+"""Commands that work across reports: ``list`` (one row per kernel launch), ``diff`` (a
 baseline against a new report) and ``merge`` (reports of one program from several GPUs or
-ranks). Imported by ``cli.py``; bodies run inside ``run_guarded`` so typed errors become
-one-line messages and exit codes. The work is done in ``compare.py`` and ``merge.py``."""
+ranks). Registered on the app by :mod:`drgpu_py.cli`; bodies run inside ``run_guarded`` so
+typed errors become one-line messages and exit codes. The work is done in
+:mod:`drgpu_py.compare` and :mod:`drgpu_py.merge`."""
 from __future__ import annotations
 
 import sys
@@ -10,8 +11,8 @@ from typing import List, Optional
 
 import typer
 
-from .cli import app, check_fold, data, parse_threshold_args, progress_printer, run_guarded, text_width
-from .errors import CheckFailedError, NoKernelsError, OutputError, UsageError
+from .options import check_fold, data, parse_threshold_args, progress_printer, run_guarded, text_width
+from ..errors import CheckFailedError, NoKernelsError, OutputError, UsageError
 
 
 def _thresholds(threshold, thresholds_file):
@@ -34,14 +35,13 @@ def _not_an_input(output: Optional[Path], inputs: List[Path]) -> None:
 
 def _emit(text: str, output: Optional[Path], force: bool) -> None:
     if output:
-        from .io import atomic_write
+        from ..io import atomic_write
         atomic_write(output, text, force=force)
     else:
-        from .io import write_stdout
+        from ..io import write_stdout
         write_stdout(text)
 
 
-@app.command("list")
 def list_cmd(
     reports: List[Path] = typer.Argument(..., readable=False, help="Reports (.ncu-rep, raw CSV) or drgpu analysis JSON files."),
     kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Kernel launch id, id range a:b, or name regex."),
@@ -56,7 +56,7 @@ def list_cmd(
 ) -> None:
     """One row per kernel launch of one or more reports: duration, launch shape, stall cycles, bound, top finding."""
     def body():
-        from .compare import (list_rows, load, render_list_console, render_list_csv, render_list_json,
+        from ..compare import (list_rows, load, render_list_console, render_list_csv, render_list_json,
                               render_list_text, sort_rows)
         f = fmt or {".json": "json", ".csv": "csv"}.get(output.suffix.lower() if output else "", "text")
         if f not in ("text", "json", "csv"):
@@ -65,10 +65,12 @@ def list_cmd(
         th = _thresholds(threshold, thresholds_file)
         sort_rows([], sort, top)  # validate the options before the (slow) analysis
         progress = progress_printer("reading reports", quiet)
+        from ..readers import KernelSelector
+        selector = KernelSelector.parse(kernel)
         analyses = []
         for i, r in enumerate(reports):
             try:
-                analyses.append(load(r, kernel=kernel, thresholds=th))
+                analyses.append(load(r, kernel=selector, thresholds=th))
             except NoKernelsError:
                 if not kernel:
                     raise
@@ -89,7 +91,6 @@ def list_cmd(
     run_guarded(body)
 
 
-@app.command()
 def diff(
     base: Path = typer.Argument(..., readable=False, help="Baseline: a report or a drgpu analysis JSON."),
     new: Path = typer.Argument(..., readable=False, help="New report (or analysis JSON) to compare with the baseline."),
@@ -105,14 +106,16 @@ def diff(
 ) -> None:
     """Compare a baseline with a new report: measured speedup, stall and memory shares, occupancy, resolved/persisting/new findings."""
     def body():
-        from .compare import diff as diff_fn
-        from .compare import diff_format_for, load, regressions, render_diff
+        from ..compare import diff as diff_fn
+        from ..compare import diff_format_for, load, regressions, render_diff
         f = fmt or (diff_format_for(output) if output else "text")
         if f not in ("text", "json", "html"):
             raise UsageError(f"unknown format {f!r} for diff", hint="one of: text, json, html")
         _not_an_input(output, [base, new])
         th = _thresholds(threshold, thresholds_file)
-        d = diff_fn(load(base, kernel=kernel, thresholds=th), load(new, kernel=kernel, thresholds=th), pairs=pair)
+        from ..readers import KernelSelector
+        selector = KernelSelector.parse(kernel)
+        d = diff_fn(load(base, kernel=selector, thresholds=th), load(new, kernel=selector, thresholds=th), pairs=pair)
         _emit(render_diff(d, f), output, force)
         if fail_on_regression:
             found = regressions(d)
@@ -121,7 +124,6 @@ def diff(
     run_guarded(body)
 
 
-@app.command()
 def merge(
     reports: List[Path] = typer.Argument(..., readable=False, help="Reports of the same program from several GPUs or ranks (two or more), or folders of them."),
     kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Kernel launch id, id range a:b, or name regex (after merging)."),
@@ -136,9 +138,9 @@ def merge(
 ) -> None:
     """Merge reports of one program from several GPUs/ranks (per-PC samples summed by function offset) and analyze the result."""
     def body():
-        from .pipeline import analyze_reports, write_result
-        from .parallel import default_jobs
-        from .pipeline import expand_reports
+        from ..pipeline import analyze_reports, write_result
+        from ..parallel import default_jobs
+        from ..pipeline import expand_reports
         if jobs < 0:
             raise UsageError(f"--jobs must be 0 (one per core) or more, got {jobs}")
         paths = expand_reports(reports)
@@ -147,7 +149,8 @@ def merge(
         check_fold(fold)
         _not_an_input(output, list(paths))
         th = data.thresholds(parse_threshold_args(threshold), thresholds_file)
-        result = analyze_reports(paths, kernel=kernel, thresholds=th, progress=progress_printer("analyzing kernels", quiet),
+        from ..readers import KernelSelector
+        result = analyze_reports(paths, kernel=KernelSelector.parse(kernel), thresholds=th, progress=progress_printer("analyzing kernels", quiet),
                                  jobs=jobs or default_jobs(), merge=True)
         write_result(result, fmt=fmt or (None if output else "json"), output=output, force=force, fold=fold)
     run_guarded(body)

@@ -38,9 +38,9 @@ class Warmup:
         self.sass: SassSource | None = None
 
     def start(self) -> "Warmup":
-        # Modules that cli.lazy_module defers are loaded here, in the calling thread:
+        # Modules that cli.options.lazy_module defers are loaded here, in the calling thread:
         # importlib's LazyLoader must not run its first load from two threads at once.
-        from . import data
+        from ..specs import loader as data
         data.share_dir  # noqa: B018 - the attribute access is what loads the module
         self._thread = threading.Thread(target=self._run, name="drgpu-warmup", daemon=True)
         self._thread.start()
@@ -49,11 +49,11 @@ class Warmup:
     def _run(self) -> None:
         try:
             if self._binary:
-                from .cubin_sass import SassSource, cubins_in_binary, max_cubins
+                from ..cubin_sass import SassSource, cubins_in_binary, max_cubins
                 self.sass = SassSource.start(cubins_in_binary(self._binary, limit=max_cubins()))
             for name in MODULES:
                 importlib.import_module(name)
-            from .render.html import _env
+            from ..render.html import _env
             env = _env()
             for name in ("report.html.j2", "_macros.html.j2", "report.css", "report.js"):
                 env.get_template(name)  # compiled once; the environment keeps them

@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from .errors import DataFileError
+from ..errors import DataFileError
 
 _DATA = "drgpu_py.specs"
 
@@ -191,7 +191,7 @@ def thresholds(overrides: dict[str, float] | None = None, file: str | Path | Non
     extra: dict[str, Any] = {}
     if file is not None:
         try:
-            from .io import read_input_bytes, require_input_file
+            from ..io import read_input_bytes, require_input_file
             raw = read_input_bytes(require_input_file(file, "a thresholds file"), "a thresholds file")
         except OSError as e:
             raise DataFileError(f"cannot read thresholds file {file}: {e.strerror}") from e
@@ -205,7 +205,7 @@ def thresholds(overrides: dict[str, float] | None = None, file: str | Path | Non
     for k, (_, v) in extra.items():
         if k not in values:
             # A mistyped key is the user's usage, not a broken data file (exit 2, docs/errors.md).
-            from .errors import UsageError
+            from ..errors import UsageError
             raise UsageError(f"unknown threshold '{k[:80]}'", hint="drgpu thresholds lists them")
         try:
             if isinstance(v, bool):
@@ -308,7 +308,7 @@ def chip_for(compute_capability: str | None) -> str | None:
 def share_dir(name: str) -> Path:
     """Folder of shipped non-Python data (``templates``, ``metric_sets``): inside the installed
     package (wheel) or at the source tree's top level (editable install, checkout)."""
-    pkg = Path(__file__).resolve().parent
+    pkg = Path(__file__).resolve().parent.parent   # drgpu_py/ (this module is in drgpu_py/specs/)
     for cand in (pkg / "_share" / name, pkg.parent / name):
         if cand.is_dir():
             return cand

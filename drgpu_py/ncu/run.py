@@ -1,0 +1,217 @@
+"""Find and run ncu.
+
+Contract:
+- ``find_ncu(explicit)``: ``--ncu``, else $NCU, else ncu on PATH, else the CUDA toolkit's;
+  ToolNotFoundError when there is none.
+- ``run_ncu(argv, log_path, on_event)`` runs ncu (an argument list, never a shell line), tees
+  its whole console output to ``log_path``, parses ``==PROF==`` progress into
+  :class:`~drgpu_py.ncu.console.Event` callbacks and returns a :class:`RunResult`. ncu runs in
+  a process group of its own (with the application it starts): Ctrl-C, SIGTERM or SIGHUP
+  reaching drgpu stop that whole group (``stop``), Ctrl-C gently (ncu writes what it
+  profiled), and the result says ``interrupted`` (``signum``: which); nothing written is
+  deleted. ``timeout_s`` stops a run that has not ended by then the same way and sets
+  ``timed_out``.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from ..errors import ToolNotFoundError
+from .console import APP_CODE, UNAVAILABLE, KEPT_MESSAGES, Event, OutputParser
+
+NCU_HELP_URL = "https://developer.nvidia.com/nsight-compute"
+
+
+def find_ncu(explicit: str | None = None, env: dict | None = None) -> str:
+    """Path of ncu: ``--ncu``, else $NCU, else ncu on PATH, else the CUDA toolkit's."""
+    env = dict(os.environ if env is None else env)
+    cand = explicit or env.get("NCU")
+    if cand:
+        found = shutil.which(cand, path=env.get("PATH")) if os.sep not in cand else (cand if os.access(cand, os.X_OK) and os.path.isfile(cand) else None)
+        if not found:
+            raise ToolNotFoundError(f"ncu not found at {cand!r}",
+                                    hint=f"give the path of Nsight Compute's ncu with --ncu or NCU=; it ships with the CUDA toolkit and at {NCU_HELP_URL}")
+        return found
+    found = shutil.which("ncu", path=env.get("PATH"))
+    if found:
+        return found
+    for root in (env.get("CUDA_HOME"), env.get("CUDA_PATH"), "/usr/local/cuda"):
+        if root and os.access(os.path.join(root, "bin", "ncu"), os.X_OK):
+            return os.path.join(root, "bin", "ncu")
+    raise ToolNotFoundError("Nsight Compute (ncu) is not installed or not on PATH",
+                            hint=f"install the CUDA toolkit or Nsight Compute ({NCU_HELP_URL}), then put ncu on PATH or give --ncu PATH")
+
+
+@dataclass
+class KernelRun:
+    name: str
+    launch: int
+    passes: int | None
+
+
+@dataclass
+class RunResult:
+    argv: list[str]
+    returncode: int | None
+    log_path: Path
+    wall_s: float
+    kernels: list[KernelRun] = field(default_factory=list)
+    reports: list[Path] = field(default_factory=list)      # as ncu announced them
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    app_exit_code: int | None = None
+    interrupted: bool = False
+    processes: int = 0
+    signum: int | None = None      # the signal that interrupted drgpu (SIGINT, SIGTERM, SIGHUP)
+    timed_out: bool = False
+    dropped_messages: int = 0      # ncu errors/warnings beyond KEPT_MESSAGES (the log has them all)
+
+    @property
+    def permission_denied(self) -> bool:
+        return any("ERR_NVGPUCTRPERM" in e for e in self.errors)
+
+    @property
+    def ncu_unavailable_metrics(self) -> list[str]:
+        out: list[str] = []
+        for w in self.warnings:
+            m = UNAVAILABLE.search(w)
+            if m:
+                out += [x.strip() for x in m.group(1).split(",") if x.strip()]
+        return out
+
+
+def stop(proc: subprocess.Popen, steps) -> None:
+    """Stop ncu and the application it runs (their own process group): each (signal, wait)
+    in turn until ncu has exited. SIGINT first makes ncu write what it profiled."""
+    for sig, wait in steps:
+        if proc.poll() is not None:
+            break
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        except OSError:
+            proc.send_signal(sig)
+        try:
+            proc.wait(timeout=wait)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    try:  # what ncu left of the group (an application that ignored ncu's signals)
+        os.killpg(proc.pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def _stop_steps(signum: int, grace_s: float) -> tuple:
+    """Ctrl-C (or a timeout): ask ncu to save what it profiled, then insist. SIGTERM/SIGHUP:
+    whoever sent it wants drgpu gone soon (a scheduler kills after a grace period), so
+    terminate at once and kill after a short wait."""
+    if signum == signal.SIGINT:
+        return ((signal.SIGINT, grace_s), (signal.SIGINT, 30.0), (signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0))
+    return ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0))
+
+
+def run_ncu(argv: list[str], log_path: Path, on_event: Callable[[Event], None] | None = None,  # noqa: C901 - one event loop over the child's output, signals and timeout
+            env: dict | None = None, cwd: str | Path | None = None, sigint_grace_s: float = 5.0,
+            timeout_s: float | None = None) -> RunResult:
+    """Run ncu (argument list, no shell), tee its console to ``log_path``, report events."""
+    parser = OutputParser()
+    result = RunResult(argv=list(argv), returncode=None, log_path=Path(log_path), wall_s=0.0)
+    t0 = time.monotonic()
+
+    def handle(events: list[Event]) -> None:
+        for ev in events:
+            if ev.kind == "kernel_done":
+                result.kernels.append(KernelRun(ev.kernel or "?", ev.launch or 0, ev.passes))
+            elif ev.kind == "report":
+                result.reports.append(Path(ev.text))
+            elif ev.kind == "error":
+                m = APP_CODE.search(ev.text)
+                if m:
+                    result.app_exit_code = int(m.group(1))
+                if len(result.errors) < KEPT_MESSAGES or m or "ERR_NVGPUCTRPERM" in ev.text:
+                    result.errors.append(ev.text)
+                else:
+                    result.dropped_messages += 1
+            elif ev.kind == "warning":
+                if len(result.warnings) < KEPT_MESSAGES or UNAVAILABLE.search(ev.text):
+                    result.warnings.append(ev.text)
+                else:
+                    result.dropped_messages += 1
+            elif ev.kind == "connected":
+                result.processes += 1
+            elif ev.kind == "shutdown":
+                result.interrupted = True   # a signal reached ncu (Ctrl-C, kill): same as ours
+            if on_event:
+                on_event(ev)
+
+    with open(log_path, "w", encoding="utf-8", errors="replace") as log:
+        log.write("# " + " ".join(_quote(a) for a in argv) + "\n")
+        log.flush()
+        try:
+            # A process group of its own: a signal to drgpu can then stop ncu and the
+            # application together, without drgpu signalling itself.
+            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    env=env, cwd=cwd, bufsize=0, process_group=0)
+        except FileNotFoundError as e:
+            raise ToolNotFoundError(f"cannot run {argv[0]}: not found", hint=f"install Nsight Compute ({NCU_HELP_URL}) or give --ncu PATH") from e
+        except PermissionError as e:
+            raise ToolNotFoundError(f"cannot run {argv[0]}: permission denied", hint="give the path of an executable ncu with --ncu") from e
+        assert proc.stdout is not None
+        watchdog = None
+        if timeout_s is not None:
+            def expire() -> None:
+                result.timed_out = True
+                stop(proc, ((signal.SIGINT, sigint_grace_s), (signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)))
+            watchdog = threading.Timer(timeout_s, expire)
+            watchdog.daemon = True
+            watchdog.start()
+        try:
+            while True:
+                chunk = proc.stdout.read1(65536) if hasattr(proc.stdout, "read1") else proc.stdout.read(4096)
+                if not chunk:
+                    break
+                text = chunk.decode("utf-8", errors="replace")
+                log.write(text)
+                log.flush()
+                handle(parser.feed(text))
+            handle(parser.close())
+            result.returncode = proc.wait()
+        except KeyboardInterrupt as e:
+            result.interrupted = True
+            result.signum = getattr(e, "signum", signal.SIGINT)
+            if watchdog is not None:
+                watchdog.cancel()
+            stop(proc, _stop_steps(result.signum, sigint_grace_s))
+            try:
+                rest = proc.stdout.read() or b""
+            except (OSError, ValueError):
+                rest = b""
+            text = rest.decode("utf-8", errors="replace")
+            log.write(text)
+            handle(parser.feed(text) + parser.close())
+            result.returncode = proc.poll()
+            log.write("\n# drgpu: interrupted by the user\n" if result.signum == signal.SIGINT
+                      else f"\n# drgpu: stopped by {signal.Signals(result.signum).name}\n")
+        finally:
+            if watchdog is not None:
+                watchdog.cancel()
+        if result.timed_out:
+            log.write(f"\n# drgpu: ncu did not finish within {timeout_s:g} s and was stopped\n")
+    result.wall_s = time.monotonic() - t0
+    return result
+
+
+def _quote(a: str) -> str:
+    # Display only (the log's first line); the command itself never goes through a shell.
+    return a if re.fullmatch(r"[A-Za-z0-9_./:=,%{}+-]+", a) else "'" + a.replace("'", "'\\''") + "'"

@@ -1,0 +1,256 @@
+"""drgpu's curated metric sets for ncu, and ncu's metric catalogues (data in the shipped
+``metric_sets/`` folder, beside the package's other specs in spirit: read-only at run time).
+
+Contract:
+- ``base.yaml`` plus one overlay per chip. ``load_metric_set(name_or_path)`` returns a
+  :class:`MetricSet`; ``MetricSet.selection()`` the ncu ``--section``/``--metrics`` arguments
+  for the chosen groups (a :class:`Selection`). An overlay ``inherits: base`` and replaces
+  whole groups, adds metrics to a group, drops or renames metrics: list edits, which a
+  mapping merge (the arch overlays' ``loader._deep_merge``) cannot express. Files are read
+  and checked by :mod:`drgpu_py.specs.loader` (``read_yaml_file``: the ``schema:`` tag, and
+  the ``metric_set`` JSON Schema for a user's file).
+- ``load_catalogue(chip)`` reads ncu's ``--query-metrics`` listing for a chip
+  (``metric_sets/catalogues``); ``metric_problem`` and ``check_metric_set`` name explicit
+  metrics that chip's ncu cannot collect.
+
+Nothing here runs ncu or reads a report (:mod:`drgpu_py.ncu` does).
+"""
+from __future__ import annotations
+
+import lzma
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable
+
+from ..errors import DataFileError, InputError, UsageError
+from . import loader as data
+
+SCHEMA = "drgpu.metric_set/1"
+
+
+# ---------------------------------------------------------------------------------------
+# Metric sets
+# ---------------------------------------------------------------------------------------
+@dataclass
+class Group:
+    name: str
+    why: str
+    optional: bool = False
+    absent_note: str = ""        # said in the analysis notes when an optional group is left out
+    sections: list[str] = field(default_factory=list)
+    metrics: dict[str, str] = field(default_factory=dict)     # explicit --metrics -> what for
+    provides: dict[str, str] = field(default_factory=dict)    # delivered by the sections -> what for
+
+
+@dataclass
+class Selection:
+    """What one ncu run collects."""
+    sections: list[str]
+    metrics: list[str]
+    groups: list[str]
+    expected: list[str]          # names drgpu looks for in the report afterwards
+    notes: list[str] = field(default_factory=list)   # what leaving optional groups out means
+
+    def ncu_args(self) -> list[str]:
+        args: list[str] = []
+        for s in self.sections:
+            args += ["--section", s]
+        if self.metrics:
+            args += ["--metrics", ",".join(self.metrics)]
+        return args
+
+
+@dataclass
+class MetricSet:
+    name: str
+    description: str
+    groups: dict[str, Group]
+    chip: str | None = None
+    family: str = ""
+    compute_capability: list[str] = field(default_factory=list)
+    origin: str = ""
+    shipped: bool = True          # one of drgpu's own files (not a user's YAML)
+
+    def group_names(self, optional: bool | None = None) -> list[str]:
+        return [g for g, spec in self.groups.items() if optional is None or spec.optional == optional]
+
+    def selection(self, with_groups: Iterable[str] = (), add_sections: Iterable[str] = (),
+                  add_metrics: Iterable[str] = ()) -> Selection:
+        with_groups = list(with_groups)
+        unknown = [g for g in with_groups if g not in self.groups]
+        if unknown:
+            raise UsageError(f"unknown metric group(s) {', '.join(unknown)} in set {self.name}",
+                             hint="optional groups: " + (", ".join(self.group_names(optional=True)) or "none"))
+        chosen = [g for g, spec in self.groups.items() if not spec.optional or g in with_groups]
+        sections: list[str] = []
+        metrics: list[str] = []
+        expected: list[str] = []
+        for g in chosen:
+            spec = self.groups[g]
+            sections += [s for s in spec.sections if s not in sections]
+            metrics += [m for m in spec.metrics if m not in metrics]
+            expected += [m for m in list(spec.metrics) + list(spec.provides) if m not in expected]
+        sections += [s for s in add_sections if s not in sections]
+        extra = [m for m in add_metrics if m not in metrics]
+        metrics += extra
+        expected += [m for m in extra if m not in expected]
+        notes = [spec.absent_note for g, spec in self.groups.items()
+                 if spec.optional and g not in chosen and spec.absent_note
+                 and not all(m in metrics for m in spec.metrics)]
+        return Selection(sections=sections, metrics=metrics, groups=chosen, expected=expected, notes=notes)
+
+
+def metric_sets_dir() -> Path:
+    return data.share_dir("metric_sets")
+
+
+def available_sets() -> list[str]:
+    """Names of the shipped sets: 'base' and one per chip."""
+    return sorted(p.stem for p in metric_sets_dir().glob("*.yaml"))
+
+
+def _parse_group(name: str, spec: dict) -> Group:
+    """A group of a document that passed the metric_set schema (a 'why'; sections and/or
+    metrics; 'provides' only with sections)."""
+    return Group(name=name, why=" ".join(spec["why"].split()), optional=bool(spec.get("optional", False)),
+                 absent_note=" ".join(str(spec.get("absent_note", "")).split()),
+                 sections=list(spec.get("sections", [])), metrics=dict(spec.get("metrics") or {}),
+                 provides=dict(spec.get("provides") or {}))
+
+
+def _from_doc(doc: dict, origin: str, base: MetricSet | None) -> MetricSet:
+    name = doc.get("name") or Path(origin).stem
+    if doc.get("inherits"):
+        if base is None:
+            raise DataFileError(f"{origin}: inherits {doc['inherits']!r}, which is not loaded")
+        groups = {g: Group(name=s.name, why=s.why, optional=s.optional, absent_note=s.absent_note, sections=list(s.sections),
+                           metrics=dict(s.metrics), provides=dict(s.provides)) for g, s in base.groups.items()}
+        description = doc.get("description") or base.description
+    else:
+        groups = {}
+        description = doc.get("description", "")
+    for g, spec in (doc.get("groups") or {}).items():
+        groups[g] = _parse_group(g, spec)
+    for g, metrics in (doc.get("add") or {}).items():
+        if g not in groups:
+            raise DataFileError(f"{origin}: 'add' names unknown group {g}")
+        groups[g].metrics.update(metrics or {})
+    for m in doc.get("drop") or []:
+        if not any(m in grp.metrics for grp in groups.values()):
+            raise DataFileError(f"{origin}: 'drop' names {m}, which no group collects")
+        for grp in groups.values():
+            grp.metrics.pop(m, None)
+    for old, new in (doc.get("rename") or {}).items():
+        hits = [grp for grp in groups.values() if old in grp.metrics]
+        if not hits:
+            raise DataFileError(f"{origin}: 'rename' names {old}, which no group collects")
+        for grp in hits:
+            grp.metrics = {(new if k == old else k): v for k, v in grp.metrics.items()}
+    if not groups:
+        raise DataFileError(f"{origin}: the set has no groups")
+    cc = doc.get("compute_capability") or []
+    return MetricSet(name=name, description=" ".join(str(description).split()), groups=groups,
+                     chip=doc.get("chip"), family=doc.get("family", ""),
+                     compute_capability=[str(c) for c in (cc if isinstance(cc, list) else [cc])], origin=origin)
+
+
+def load_metric_set(name_or_path: str | Path | None = None) -> MetricSet:
+    """A shipped set by name ('base', 'gh100', ...), by compute capability ('9.0'), or a YAML
+    file (which may ``inherits: base``). ``None`` gives the base set. A bare name is always
+    a shipped set, never a file of that name in the working directory: only a value with a
+    folder separator or a .yaml/.yml suffix is a path."""
+    key = str(name_or_path) if name_or_path else "base"
+    folder = metric_sets_dir()
+    p = Path(key)
+    if p.suffix in (".yaml", ".yml") or os.sep in key or "/" in key:
+        if not p.is_file():
+            raise InputError(f"metric set file {p} does not exist")
+        path = p
+    else:
+        chip = data.chip_for(key) or key.lower()
+        path = folder / f"{chip}.yaml"
+        if not path.is_file():
+            raise UsageError(f"unknown metric set {key!r}",
+                             hint="one of: " + ", ".join(available_sets()) + ", or a YAML file")
+    shipped = path.resolve().parent == folder.resolve()
+    # A user's file is checked against the metric_set JSON Schema here; the shipped sets by
+    # the test suite (every start would otherwise pay for importing jsonschema).
+    doc = data.read_yaml_file(path, SCHEMA, "metric set", validate_as=None if shipped else "metric_set")
+    base = None
+    if doc.get("inherits"):
+        if doc["inherits"] != "base":
+            raise DataFileError(f"{path.name}: only 'inherits: base' is supported")
+        base = _from_doc(data.read_yaml_file(folder / "base.yaml", SCHEMA, "metric set"), "base.yaml", None)
+    ms = _from_doc(doc, path.name if path.parent == folder else str(path), base)
+    ms.shipped = shipped
+    return ms
+
+
+# ---------------------------------------------------------------------------------------
+# Catalogues and metric-name checks
+# ---------------------------------------------------------------------------------------
+_ROLLUPS = ("sum", "avg", "min", "max")
+_PCT = ("pct_of_peak_sustained_active", "pct_of_peak_sustained_elapsed",
+        "pct_of_peak_sustained_region", "pct_of_peak_sustained_frame")
+_COUNTER_SUB = ("", "peak_sustained", "peak_sustained_active", "peak_sustained_active.per_second",
+                "peak_sustained_elapsed", "peak_sustained_elapsed.per_second",
+                "peak_sustained_region", "peak_sustained_region.per_second",
+                "peak_sustained_frame", "peak_sustained_frame.per_second",
+                "per_cycle_active", "per_cycle_elapsed", "per_cycle_in_region", "per_cycle_in_frame",
+                "per_second") + _PCT
+#: Valid suffixes per metric type (ncu Profiling Guide, "Metrics Structure"): counters take a
+#: rollup and an optional sub-metric, ratios .pct/.ratio/.max_rate, throughputs a rollup and a
+#: percentage of peak.
+SUFFIXES = {
+    "Counter": {f"{r}.{s}" if s else r for r in _ROLLUPS for s in _COUNTER_SUB},
+    "Ratio": {"pct", "ratio", "max_rate"},
+    "Throughput": {f"{r}.{s}" for r in _ROLLUPS for s in _PCT},
+}
+
+
+def load_catalogue(chip: str, folder: Path | None = None) -> dict[str, str]:
+    """ncu's ``--query-metrics --chips CHIP`` listing as {base name: type}."""
+    path = (folder or metric_sets_dir() / "catalogues") / f"metrics_{chip}.txt.xz"
+    try:
+        text = lzma.open(path, "rt", encoding="utf-8").read()
+    except FileNotFoundError as e:
+        raise DataFileError(f"no metric catalogue for chip {chip} ({path.name})") from e
+    except (OSError, lzma.LZMAError) as e:
+        raise DataFileError(f"cannot read {path.name}: {e}") from e
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line or line[0] in " -" or line.startswith(("Chip ", "Metric Name")):
+            continue  # continuation of a wrapped description, rules, headers
+        parts = line.split()
+        if len(parts) >= 2 and parts[1] in SUFFIXES:
+            out[parts[0]] = parts[1]
+    if not out:
+        raise DataFileError(f"{path.name} lists no metrics")
+    return out
+
+
+def metric_problem(name: str, catalogue: dict[str, str]) -> str | None:
+    """Why ``name`` cannot be collected on the catalogue's chip, or None when it can."""
+    base, _, suffix = name.partition(".")
+    kind = catalogue.get(base)
+    if kind is None:
+        return "no such metric on this chip"
+    if not suffix:
+        return f"a {kind.lower()} needs a suffix (e.g. {sorted(SUFFIXES[kind])[0]})"
+    if suffix not in SUFFIXES[kind]:
+        return f"suffix .{suffix} is not valid for a {kind.lower()}"
+    return None
+
+
+def check_metric_set(ms: MetricSet, catalogue: dict[str, str], include_optional: bool = True) -> list[tuple[str, str, str]]:
+    """(group, metric, problem) for each explicit metric the chip's ncu cannot collect."""
+    out = []
+    for g, spec in ms.groups.items():
+        if spec.optional and not include_optional:
+            continue
+        for m in spec.metrics:
+            p = metric_problem(m, catalogue)
+            if p:
+                out.append((g, m, p))
+    return out
