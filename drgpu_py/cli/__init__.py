@@ -95,8 +95,10 @@ def main() -> None:
     # Kernel names and paths are arbitrary text: a terminal or pipe that cannot encode a
     # character gets '?' rather than an exception in the middle of the output.
     for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)  # a text file's; a replaced stream may lack it
         try:
-            stream.reconfigure(errors="replace")
-        except (AttributeError, ValueError):
+            if reconfigure is not None:
+                reconfigure(errors="replace")
+        except ValueError:
             pass
     app()

@@ -12,7 +12,7 @@ import re
 import signal
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Callable, TextIO
 
 import typer
 
@@ -51,6 +51,8 @@ def lazy_module(name: str):
         return sys.modules[name]
     import importlib.util
     spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None:
+        raise ModuleNotFoundError(f"No module named {name!r}", name=name)
     loader = importlib.util.LazyLoader(spec.loader)
     spec.loader = loader
     module = importlib.util.module_from_spec(spec)
@@ -150,7 +152,7 @@ def progress_printer(label: str, quiet: bool):
     try:
         # A copy of the terminal's descriptor: while a report is read, descriptor 2 is sent
         # to a buffer to keep ncu_report's native log off the screen (readers.common).
-        out = os.fdopen(os.dup(sys.stderr.fileno()), "w")
+        out: TextIO = os.fdopen(os.dup(sys.stderr.fileno()), "w")
     except (OSError, ValueError):
         out = sys.stderr
     state: dict = {}

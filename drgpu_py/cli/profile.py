@@ -22,6 +22,7 @@ msets = lazy_module("drgpu_py.specs.metric_sets")
 _console = lazy_module("rich.console")
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.progress import Progress, TaskID
 
     from ..ncu.console import Event
     from ..ncu.run import RunResult
@@ -47,8 +48,8 @@ class ProgressView:
         self.console = console
         self.quiet = quiet
         self.live = console.is_terminal and not quiet
-        self.progress = None
-        self.task = None
+        self.progress: Progress | None = None
+        self.task: TaskID | None = None
         self.passes: int | None = None
         self.done = 0
         self.echoed = 0     # ncu's errors, warnings and application lines shown so far
@@ -92,6 +93,8 @@ class ProgressView:
                 self.console.print(f"ncu {ev.kind}: {ev.text}", markup=False, highlight=False)
             return
         p, t = self.progress, self.task
+        if p is None or t is None:  # live only between __enter__ and __exit__
+            return
         if ev.kind == "kernel":
             idx = f" ({ev.index[0]}/{ev.index[1]})" if ev.index else ""
             p.update(t, description=f"profiling {escape(ev.kernel or '?')} launch {ev.launch}{idx}", completed=0,

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
-from ..errors import (ApplicationFailedError, CounterPermissionError, InputError, MetricUnavailableError,
+from ..errors import (ApplicationFailedError, CounterPermissionError, DrgpuError, InputError, MetricUnavailableError,
                       NoKernelProfiledError, ProfilerError, ToolNotFoundError, UsageError)
 from .console import APP_CODE
 
@@ -50,15 +50,20 @@ def found_reports(result: RunResult, req: ProfileRequest, started: float) -> lis
     return sorted(out)
 
 
-def classify(result: RunResult, req: ProfileRequest, reports: list[Path]) -> Exception | None:
+def permission_error(result: RunResult) -> CounterPermissionError:
+    """The error of a run that ncu could not profile for want of permission (``permission_denied``)."""
+    return CounterPermissionError(
+        "no permission to read the GPU performance counters (ncu: ERR_NVGPUCTRPERM)",
+        hint=("run as an administrator (sudo), or let all users profile: set the NVIDIA driver option "
+              f"NVreg_RestrictProfilingToAdminUsers=0 and reload the driver; see {PERM_URL}. ncu's output: {result.log_path}"))
+
+
+def classify(result: RunResult, req: ProfileRequest, reports: list[Path]) -> DrgpuError | None:
     """The error a finished run stands for (None: success). The caller analyzes ``reports``
     first whenever there are any, then raises this."""
     log = result.log_path
     if result.permission_denied:
-        return CounterPermissionError(
-            "no permission to read the GPU performance counters (ncu: ERR_NVGPUCTRPERM)",
-            hint=("run as an administrator (sudo), or let all users profile: set the NVIDIA driver option "
-                  f"NVreg_RestrictProfilingToAdminUsers=0 and reload the driver; see {PERM_URL}. ncu's output: {log}"))
+        return permission_error(result)
     missing_app = next((e for e in result.errors if "does not exist or is not an executable" in e), None)
     if missing_app:
         return InputError(f"ncu could not start the application: {missing_app}")
@@ -118,7 +123,7 @@ def unavailable_metrics(report: Path, expected: Iterable[str]) -> dict[str, list
 
 def _unavailable_metrics(report: Path, expected: list[str]) -> dict[str, list[str]]:
     try:
-        import ncu_report  # type: ignore
+        import ncu_report
     except ImportError as e:
         raise ToolNotFoundError("the ncu_report module is not installed", hint="pip install ncu-report") from e
     try:

@@ -31,7 +31,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, Mapping
 
 from ..errors import (DataFileError, DrgpuError, InputError, InterruptedError_, MetricUnavailableError, OutputError,
                       ProfilerError, ToolNotFoundError, UsageError)
@@ -40,6 +40,9 @@ from ..specs import metric_sets as msets
 from . import outcome
 from .console import Event
 from .run import RunResult, find_ncu, run_ncu
+
+if TYPE_CHECKING:  # started by run_ncu, imported there
+    from .warmup import Warmup
 
 RANK_VARS = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID", "MV2_COMM_WORLD_RANK")
 NCU_HELP_URL = "https://developer.nvidia.com/nsight-compute"
@@ -89,6 +92,7 @@ def resolve_app(app: list[str], env: dict | None = None) -> list[str]:
         raise UsageError("no application given", hint="drgpu profile [OPTIONS] -- APP [ARGS...]")
     env = dict(os.environ if env is None else env)
     prog = app[0]
+    path: str | None
     if os.sep in prog:
         path = os.path.abspath(prog)
         if not os.path.isfile(path):
@@ -132,8 +136,8 @@ class ProfileRequest:
                                   (self.kernel_name_base, KERNEL_NAME_BASES, "--kernel-name-base")):
             if val is not None and val not in allowed:
                 raise UsageError(f"{opt} {val!r} is not one of {', '.join(allowed)}")
-        for val, opt in ((self.launch_skip, "--launch-skip"), (self.launch_count, "--launch-count")):
-            if val is not None and val < (0 if opt == "--launch-skip" else 1):
+        for count, opt in ((self.launch_skip, "--launch-skip"), (self.launch_count, "--launch-count")):
+            if count is not None and count < (0 if opt == "--launch-skip" else 1):
                 raise UsageError(f"{opt} must be {'>= 0' if opt == '--launch-skip' else '>= 1'}")
         if self.kernel is not None:
             try:
@@ -157,7 +161,7 @@ class ProfileRequest:
         name = self.stem + (f".rank%q{{{self.rank_var}}}" if self.rank_var else "")
         return self.output_dir / name
 
-    def report_glob(self, env: dict | None = None) -> str:
+    def report_glob(self, env: Mapping[str, str] | None = None) -> str:
         """A glob matching every report this request can produce. ncu inherits drgpu's
         environment, so %q{VAR} is expanded here as ncu will (several ranks sharing a
         folder must each find only their own report); other placeholders become '*'."""
@@ -173,7 +177,7 @@ def default_stem(app: list[str]) -> str:
     return name
 
 
-def pick_rank_var(option: str | None, env: dict | None = None) -> str | None:
+def pick_rank_var(option: str | None, env: Mapping[str, str] | None = None) -> str | None:
     """``--rank-var``: 'auto' picks the MPI rank variable set in drgpu's own environment
     (each rank runs its own drgpu under mpirun/srun), 'none' disables, else the name given."""
     env = os.environ if env is None else env
@@ -263,8 +267,8 @@ class SessionOutcome:
     reports: list[Path]
     result: RunResult
     log_path: Path
-    error: Exception | None = None          # classify()'s, raised first
-    strict_error: Exception | None = None   # --strict-metrics: a requested metric is missing
+    error: DrgpuError | None = None          # classify()'s, raised first
+    strict_error: DrgpuError | None = None   # --strict-metrics: a requested metric is missing
 
     def check(self) -> None:
         """Raise what the run stands for: ncu's or the application's failure, then a report
@@ -320,7 +324,7 @@ class Session:
         self.notes: list[str] = []
         self.argv: list[str] = []
         self.result: RunResult | None = None
-        self._warm = None
+        self._warm: Warmup | None = None
         self._started = 0.0
 
     def list_kernels(self, on_event: Callable[[Event], None] | None = None) -> tuple[dict[str, int], Path]:
@@ -336,7 +340,7 @@ class Session:
             log = req.output_dir / f"{req.stem}.list-kernels.log"
             res = run_ncu(argv, log, on_event=on_event)
         if res.permission_denied:
-            raise outcome.classify(res, lreq, [])
+            raise outcome.permission_error(res)
         counts: dict[str, int] = {}
         for k in res.kernels:
             counts[k.name] = counts.get(k.name, 0) + 1
@@ -373,7 +377,7 @@ class Session:
         """Analyze each report of the run (``on_warning``: a report's missing metrics) and
         record the run. Raises InterruptedError_ (stopped) or ProfilerError (timed out)."""
         result, req, log_path = self.result, self.req, self.log_path
-        assert result is not None and self._warm is not None, "run_ncu first"
+        assert result is not None and self._warm is not None and self.sel is not None, "run_ncu first"
         if not result.interrupted:
             self._warm.join()  # before any report is read: reading forks, which wants one thread
         reports = outcome.found_reports(result, req, self._started)
@@ -420,6 +424,7 @@ class Session:
         return done
 
     def _record(self, reports, missing, exit_code: int) -> None:
+        assert self.result is not None, "run_ncu first"
         record(self.record_path, self.argv, self.ms, self.sel, self.result, reports, missing, self.notes, exit_code)
 
 
@@ -477,15 +482,13 @@ def write_outputs(analysis, folder: Path, stem: str, force: bool) -> list[Path]:
     except ImportError as e:
         if not missing_optional(e):
             raise
-        write_all = None
-    if write_all is not None:
-        res = write_all(analysis, folder, stem, force)
-        if res:
-            return [Path(p) for p in (res.values() if isinstance(res, dict) else res)]
-        return sorted(p for p in folder.glob(stem + ".*") if not p.name.endswith((".ncu-rep", ".ncu.log")))
-    from ..render import render_to
-    return [render_to(analysis, "json", folder / f"{stem}.json", force=force),
-            render_to(analysis, "text", folder / f"{stem}.txt", force=force)]
+        from ..render import render_to
+        return [render_to(analysis, "json", folder / f"{stem}.json", force=force),
+                render_to(analysis, "text", folder / f"{stem}.txt", force=force)]
+    res = write_all(analysis, folder, stem, force)
+    if res:
+        return [Path(p) for p in (res.values() if isinstance(res, dict) else res)]
+    return sorted(p for p in folder.glob(stem + ".*") if not p.name.endswith((".ncu-rep", ".ncu.log")))
 
 
 def analyze_one(rep: Path, sel: msets.Selection, result: RunResult, notes: list[str], th, sass=None):

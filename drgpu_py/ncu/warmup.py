@@ -22,7 +22,7 @@ import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # imported by _run, in the warm-up thread
-    from .cubin_sass import SassSource
+    from ..cubin_sass import SassSource
 
 #: Modules the analysis after profiling imports, heaviest (pandas) first.
 MODULES = ("pandas", "drgpu_py.pipeline", "drgpu_py.groups", "drgpu_py.render.bundle", "drgpu_py.render.json_",
