@@ -1,7 +1,7 @@
 """CLI commands that work across reports: ``list`` (one row per kernel launch), ``diff`` (a
 baseline against a new report) and ``merge`` (reports of one program from several GPUs or
 ranks). Imported by ``cli.py``; bodies run inside ``run_guarded`` so typed errors become
-one-line messages and exit codes. The work is done in ``compare.py`` and ``merge.py``."""
+one-line messages and exit codes. The work is done in ``analysis/compare.py``, ``render/list_.py``, ``render/diff.py`` and ``merge.py``."""
 from __future__ import annotations
 
 import sys
@@ -56,8 +56,8 @@ def list_cmd(
 ) -> None:
     """One row per kernel launch of one or more reports: duration, launch shape, stall cycles, bound, top finding."""
     def body():
-        from .compare import (list_rows, load, render_list_console, render_list_csv, render_list_json,
-                              render_list_text, sort_rows)
+        from .analysis.compare import list_rows, load, sort_rows
+        from .render.list_ import render_list_console, render_list_csv, render_list_json, render_list_text
         f = fmt or {".json": "json", ".csv": "csv"}.get(output.suffix.lower() if output else "", "text")
         if f not in ("text", "json", "csv"):
             raise UsageError(f"unknown format {f!r} for list", hint="one of: text, json, csv")
@@ -105,8 +105,9 @@ def diff(
 ) -> None:
     """Compare a baseline with a new report: measured speedup, stall and memory shares, occupancy, resolved/persisting/new findings."""
     def body():
-        from .compare import diff as diff_fn
-        from .compare import diff_format_for, load, regressions, render_diff
+        from .analysis.compare import diff as diff_fn
+        from .analysis.compare import load, regressions
+        from .render.diff import diff_format_for, render_diff
         f = fmt or (diff_format_for(output) if output else "text")
         if f not in ("text", "json", "html"):
             raise UsageError(f"unknown format {f!r} for diff", hint="one of: text, json, html")

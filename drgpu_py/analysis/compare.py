@@ -4,7 +4,8 @@ between a baseline and a new report (the "profile, change, profile again" loop).
 Contract: both work on the analysis JSON contract (``Analysis.to_dict()``), so an input is
 either a report (``.ncu-rep`` or raw CSV, analyzed here) or a JSON file that ``drgpu analyze
 -f json`` or ``drgpu merge`` wrote earlier (a saved baseline). Everything is pure except
-:func:`load`, which reads files.
+:func:`load`, which reads files. The list and diff renderers are drgpu_py.render.list_ and
+drgpu_py.render.diff.
 
 * :func:`list_rows` -> one row per kernel launch; :func:`sort_rows` sorts and cuts.
 * :func:`diff` -> a dict (the ``drgpu diff --format json`` contract, ``kind: "diff"``):
@@ -17,7 +18,7 @@ either a report (``.ncu-rep`` or raw CSV, analyzed here) or a JSON file that ``d
   cycles, the memory latency split, occupancy, the speedup the base's resolved findings
   estimated beside the measured one, and which findings were resolved, persist (with their
   severity and estimated speedup before and after) or are new.
-* :func:`render_diff` -> text, JSON or HTML (``templates/diff.html.j2``).
+* :func:`regressions` -> what ``diff --fail-on-regression`` fails on.
 """
 from __future__ import annotations
 
@@ -27,10 +28,10 @@ import math
 import re
 from pathlib import Path
 
-from . import __version__
-from .errors import DataFileError, ReportFormatError, UsageError
-from .model import KernelProfile, Profile, base_name
-from .readers import select_kernels
+from .. import __version__
+from ..errors import ReportFormatError, UsageError
+from ..model import KernelProfile, Profile, base_name
+from ..readers import select_kernels
 
 #: Relative duration change below which a kernel counts as unchanged: run-to-run noise of
 #: profiled durations is a few percent.
@@ -44,7 +45,7 @@ def _compared_nodes() -> tuple:
     memory split, its levels and the occupancy figures; each label is what JSON written before
     nodes had keys called the node (only such JSON is searched by label). Imported when a diff
     is made: listing or diffing JSON files needs no analysis package."""
-    from .analysis import tree as t
+    from . import tree as t
     return ((t.KEY_MEMORY_SPLIT, "Memory latency split"),
             ((t.KEY_MEMORY_L1, "L1 hits"), (t.KEY_MEMORY_L2, "L2 hits"), (t.KEY_MEMORY_DRAM, "DRAM")),
             (("theoretical", t.KEY_OCCUPANCY_THEORETICAL, "Theoretical occupancy"),
@@ -64,12 +65,12 @@ def is_analysis_json(path: str | Path) -> bool:
 def load(path: str | Path, *, kernel: str | None = None, thresholds: dict | None = None) -> dict:
     """The analysis dict of a report, or of a drgpu analysis JSON file; ``kernel`` selects
     launches with :func:`drgpu_py.readers.select_kernels` semantics in both cases."""
-    from .io import require_input_file
+    from ..io import require_input_file
     p = require_input_file(path)
     if is_analysis_json(p):
         d = load_analysis_json(p)
         return select(d, kernel)
-    from .pipeline import analyze_reports
+    from ..pipeline import analyze_reports
     return analyze_reports([p], kernel=kernel, thresholds=thresholds).to_dict()
 
 
@@ -100,7 +101,7 @@ def load_analysis_json(p: Path) -> dict:
     ReportFormatError (exit 4) naming where it breaks, never an internal error. Numbers
     that are not finite (NaN, Infinity, 1e400) read as missing (null), as drgpu writes them."""
     not_json = "give an .ncu-rep, a raw CSV export, or the output of drgpu analyze -f json"
-    from .io import read_input_bytes
+    from ..io import read_input_bytes
     try:
         text = read_input_bytes(p, "an analysis JSON").decode("utf-8")
     except UnicodeDecodeError as e:
@@ -115,7 +116,7 @@ def load_analysis_json(p: Path) -> dict:
         raise ReportFormatError(f"{p} is JSON but not a drgpu analysis", hint=not_json)
     if d.get("kind") == "diff":
         raise ReportFormatError(f"{p} is a drgpu diff, not an analysis")
-    from . import schema
+    from .. import schema
     try:
         schema.validate(d, "analysis")
     except RecursionError:
@@ -174,77 +175,6 @@ def sort_rows(rows: list[dict], by: str | None = None, top: int | None = None) -
     elif by == "name":
         out.sort(key=lambda r: (r["name"], r["report"], r["id"]))
     return out[:top] if top else out
-
-
-def _dims(d) -> str:
-    return "x".join(str(x) for x in d) if d else "?"
-
-
-def _num(v, spec: str, none: str = "n/a") -> str:
-    return none if v is None else format(v, spec)
-
-
-def list_cells(r: dict) -> list[str]:
-    top = f"{r['top_finding']} ({r['top_severity']}, {r['top_speedup']:.2f}x)" if r["top_finding"] else "-"
-    return [r["report"], str(r["id"]), _num(r["duration_ns"] / 1000 if r["duration_ns"] is not None else None, ".2f"),
-            _dims(r["grid"]), _dims(r["block"]), _num(r["stall_cycle_pct"], ".1f"), r["bound"] or "?", top, r["name"]]
-
-
-LIST_HEADER = ["report", "id", "duration_us", "grid", "block", "stall_%", "bound", "top finding (est. speedup)", "kernel"]
-
-
-def _list_table(rows: list[dict], styled: bool):
-    """The list as a rich table: every column but the kernel name is as wide as its widest
-    cell (numbers are never cut); the kernel name folds onto more lines when space is short."""
-    from rich.table import Table
-    from rich.text import Text
-    cells = [list_cells(r) for r in rows]
-    t = Table(box=None, show_edge=False, pad_edge=False, header_style="bold" if styled else "", padding=(0, 2, 0, 0))
-    for i, head in enumerate(LIST_HEADER[:-1]):
-        t.add_column(head, no_wrap=True, min_width=max([len(head)] + [len(c[i]) for c in cells]))
-    t.add_column(LIST_HEADER[-1], overflow="fold")
-    for r, c in zip(rows, cells):
-        style = {"high": "bold red", "medium": "yellow"}.get(r["top_severity"] or "", "") if styled else ""
-        t.add_row(*(Text(x) for x in c[:7]), Text(c[7], style=style), Text(c[8]))
-    return t
-
-
-def render_list_text(rows: list[dict], width: int = 120) -> str:
-    """Aligned plain text (a rich table without borders), the kernel name last so long names
-    never break the columns."""
-    import io
-
-    from rich.console import Console
-    buf = io.StringIO()
-    # Never narrower than the cells need: piped or in a file, a row is one line whatever the
-    # width (scripts split lines), numbers and names whole.
-    cells = [list_cells(r) for r in rows]
-    need = sum(max([len(h)] + [len(c[i]) for c in cells]) + 2 for i, h in enumerate(LIST_HEADER))
-    Console(file=buf, width=max(width, need), color_system=None, highlight=False).print(_list_table(rows, False))
-    return "\n".join(line.rstrip() for line in buf.getvalue().splitlines()) + "\n"
-
-
-def render_list_console(rows: list[dict], console) -> None:
-    console.print(_list_table(rows, True))
-
-
-def render_list_csv(rows: list[dict]) -> str:
-    """One CSV row per launch: the JSON rows' fields, grid and block as AxBxC."""
-    import csv
-    import io
-    buf = io.StringIO()
-    fields = ["report", "id", "name", "duration_ns", "grid", "block", "stall_cycle_pct", "bound",
-              "top_finding", "top_severity", "top_speedup"]
-    w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
-    w.writeheader()
-    for r in _finite(rows):
-        w.writerow({**{k: r.get(k) for k in fields}, "grid": _dims(r.get("grid")), "block": _dims(r.get("block"))})
-    return buf.getvalue()
-
-
-def render_list_json(rows: list[dict]) -> str:
-    from .render.json_ import dumps
-    return dumps({"tool": "drgpu", "version": __version__, "kind": "list", "kernels": rows}) + "\n"
 
 
 # ---- kernel matching ---------------------------------------------------------------------
@@ -367,7 +297,7 @@ def _finding_brief(f: dict) -> dict:
 
 
 def _findings(b: list[dict], n: list[dict]) -> dict:
-    from .analysis.findings import severity_rank   # here: listing JSON files needs no analysis
+    from .findings import severity_rank
     nb = {f["id"]: f for f in b}
     nn = {f["id"]: f for f in n}
     persisting = []
@@ -467,154 +397,6 @@ def diff(base: dict, new: dict, pairs: list[str] | None = None) -> dict:
     }
 
 
-# ---- rendering ---------------------------------------------------------------------------
-def _us(ns) -> str:
-    return "n/a" if ns is None else f"{ns / 1000:.2f} us"
-
-
-def _pct(v) -> str:
-    return "n/a" if v is None else f"{v:.1f}%"
-
-
-def _pp(v) -> str:
-    return "" if v is None else f"{v:+.1f} pp"
-
-
-def _cyc(v) -> str:
-    return "n/a" if v is None else f"{v:,.0f}"
-
-
-def _dcyc(v) -> str:
-    return "n/a" if v is None else f"{v:+,.0f}"
-
-
-def _speed(v) -> str:
-    return "n/a" if v is None else f"{v:.2f}x"
-
-
-def render_diff_text(d: dict) -> str:  # noqa: C901 - one optional block per diff section, in output order
-    out = [f"drgpu diff  base: {d['base']['report']}", f"            new:  {d['new']['report']}"]
-    s = d["summary"]
-    if s["matched"]:
-        total = f"{_us(s['duration_ns']['base'])} -> {_us(s['duration_ns']['new'])}"
-        out.append(f"{s['matched']} matched kernel(s): {total}, measured speedup {_speed(s['speedup'])}; "
-                   f"findings resolved {s['resolved']}, new {s['new']}")
-    for note in d["notes"]:
-        out.append(f"note: {note}")
-    for k in d["kernels"]:
-        out.append("")
-        name = k["base"]["name"] if k["base"]["name"] == k["new"]["name"] else f"{k['base']['name']}  ->  {k['new']['name']}"
-        out.append(f"== {name}  (base id {k['base']['id']}, new id {k['new']['id']}; matched by {k['match']})")
-        dur = k["duration_ns"]
-        change = "" if k["duration_change_pct"] is None else f" ({k['duration_change_pct']:+.1f}%)"
-        out.append(f"  duration        {_us(dur['base'])} -> {_us(dur['new'])}{change}   "
-                   f"measured speedup {_speed(k['speedup'])}: {k['verdict']}")
-        if k.get("estimated_speedup") is not None:
-            out.append(f"  estimated       {_speed(k['estimated_speedup'])} for the resolved findings, "
-                       f"measured {_speed(k['speedup'])}")
-        cyc = k.get("elapsed_cycles") or {}
-        out.append(f"  elapsed cycles  {_cyc(cyc.get('base'))} -> {_cyc(cyc.get('new'))}  {_dcyc(cyc.get('delta'))}")
-        sc = k["stall_cycle_pct"]
-        st = k.get("stall_cycles") or {}
-        out.append(f"  stall cycles    {_pct(sc['base'])} -> {_pct(sc['new'])}  {_pp(sc['delta'])}   "
-                   f"({_cyc(st.get('base'))} -> {_cyc(st.get('new'))} cycles per SM, {_dcyc(st.get('delta'))})")
-        ipc = k["achieved_ipc"]
-        out.append(f"  achieved IPC    {_num(ipc['base'], '.3f')} -> {_num(ipc['new'], '.3f')}")
-        out.append(f"  bound           {k['bound']['base']} -> {k['bound']['new']}   "
-                   f"(busiest unit {k['top_unit']['base']} -> {k['top_unit']['new']})")
-        occ = k["occupancy"]
-        out.append("  occupancy       theoretical {} -> {}, achieved {} -> {}".format(
-            _pct(occ["theoretical"]["base"]), _pct(occ["theoretical"]["new"]),
-            _pct(occ["achieved"]["base"]), _pct(occ["achieved"]["new"])))
-        shares = []
-        for g in k["groups"]:
-            if max(abs(g["base"] or 0.0), abs(g["new"] or 0.0)) < 0.5:
-                continue
-            shares.append([g["label"], _pct(g["base"]), _pct(g["new"]), _pp(g["delta"]),
-                           _dcyc((g.get("stall_cycles") or {}).get("delta"))])
-            for r in k["reasons"]:
-                if r["reason"] in _group_members().get(g["group"], ()) and max(abs(r["base"] or 0.0), abs(r["new"] or 0.0)) >= 0.5:
-                    shares.append(["  " + r["label"], _pct(r["base"]), _pct(r["new"]), _pp(r["delta"]),
-                                   _dcyc((r.get("stall_cycles") or {}).get("delta"))])
-        out += _text_table(["share of stall cycles", "base", "new", "delta", "stall cycles delta"], shares, indent=2)
-        if k["memory"]:
-            out.append("  memory latency split (share of stall cycles)")
-            out += _text_table(["level", "base", "new", "delta"],
-                               [[m["level"], _pct(m["base"]), _pct(m["new"]), _pp(m["delta"])] for m in k["memory"]],
-                               indent=4)
-        f = k["findings"]
-        if not (f["resolved"] or f["persisting"] or f["new"]):
-            out.append("  findings        none on either side")
-        for x in f["resolved"]:
-            out.append(f"  RESOLVED   {x['id']}: {x['title']} (was {x['severity']}, est. {_speed(x['estimated_speedup'])}"
-                       + (f", {x['location']}" if x["location"] else "") + ")")
-        for x in f["persisting"]:
-            b, n = x["base"], x["new"]
-            out.append(f"  PERSISTS   {x['id']}: {x['title']} ({b['severity']} -> {n['severity']}, "
-                       f"est. {_speed(b['estimated_speedup'])} -> {_speed(n['estimated_speedup'])})")
-        for x in f["new"]:
-            out.append(f"  NEW        {x['id']}: {x['title']} ({x['severity']}, est. {_speed(x['estimated_speedup'])}"
-                       + (f", {x['location']}" if x["location"] else "") + ")")
-    um = d["unmatched"]
-    if um["base"] or um["new"]:
-        out.append("")
-        for side, other in (("base", "new"), ("new", "base")):
-            for k in um[side]:
-                out.append(f"unmatched ({side} only): id {k['id']} {k['name']} ({_us(k['duration_ns'])}): "
-                           f"no matching kernel in the {other} report")
-    return "\n".join(out) + "\n"
-
-
-def _text_table(headers: list[str], rows: list[list[str]], indent: int) -> list[str]:
-    """Lines of a plain-text table (rich, no borders): the first column left-aligned, the
-    others right-aligned, every column as wide as its widest cell, so a long label moves the
-    numbers instead of running into them."""
-    import io
-
-    from rich.console import Console
-    from rich.table import Table
-    t = Table(box=None, show_edge=False, pad_edge=False, padding=(0, 0, 0, 3), header_style="")
-    for i, h in enumerate(headers):
-        t.add_column(h, no_wrap=True, justify="left" if i == 0 else "right")
-    for r in rows:
-        t.add_row(*r)
-    buf = io.StringIO()
-    Console(file=buf, width=10_000, color_system=None, highlight=False, markup=False).print(t)
-    return [" " * indent + line.rstrip() for line in buf.getvalue().splitlines()]
-
-
-@functools.cache
-def _group_members() -> dict[str, tuple[str, ...]]:
-    from . import data
-    return {g["id"]: tuple(g["reasons"]) for g in data.tree_shape()["groups"]}
-
-
-def render_diff_html(d: dict) -> str:
-    import jinja2
-
-    from .data import share_dir
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(share_dir("templates"))),
-                             autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(us=_us, pct=_pct, pp=_pp, speed=_speed)
-    env.globals["group_reasons"] = lambda gid: _group_members().get(gid, ())
-    try:
-        tpl = env.get_template("diff.html.j2")
-    except jinja2.TemplateNotFound as e:
-        raise DataFileError("templates/diff.html.j2 is missing from the installation") from e
-    return tpl.render(d=d)
-
-
-def render_diff(d: dict, fmt: str) -> str:
-    if fmt == "json":
-        from .render.json_ import dumps
-        return dumps(d) + "\n"
-    if fmt == "text":
-        return render_diff_text(d)
-    if fmt == "html":
-        return render_diff_html(d)
-    raise UsageError(f"unknown diff format {fmt!r}", hint="one of: text, json, html")
-
-
 def regressions(d: dict) -> list[str]:
     """What ``diff --fail-on-regression`` fails on: a matched kernel slower beyond the noise,
     a new high or medium finding, or a persisting finding whose severity rose."""
@@ -622,7 +404,7 @@ def regressions(d: dict) -> list[str]:
     for k in d["kernels"]:
         name = k["new"]["name"]
         if k["verdict"] == "slower":
-            out.append(f"{name} is slower ({_speed(k['speedup'])})")
+            out.append(f"{name} is slower ({k['speedup']:.2f}x)")
         out.extend(f"new {x['severity']} finding {x['id']} in {name}" for x in k["findings"]["new"]
                    if x["severity"] in ("high", "medium"))
         out.extend(f"{x['id']} in {name} rose to {x['new']['severity']}" for x in k["findings"]["persisting"]
@@ -630,25 +412,5 @@ def regressions(d: dict) -> list[str]:
     return out
 
 
-def diff_format_for(path: str | Path) -> str:
-    name = str(path).lower()
-    for ext, fmt in ((".json", "json"), (".html", "html"), (".htm", "html"), (".txt", "text")):
-        if name.endswith(ext):
-            return fmt
-    raise UsageError(f"cannot tell the diff format from {Path(path).name!r}", hint="use .txt, .json or .html, or give --format")
-
-
-__all__ = ["load", "select", "list_rows", "sort_rows", "render_list_text", "render_list_console", "render_list_json",
-           "render_list_csv", "regressions",
-           "base_name", "match_kernels", "kernel_diff", "diff", "render_diff", "diff_format_for"]
-
-
-def _finite(o):
-    """JSON has no NaN or infinity: a value that is not a finite number is written as null."""
-    if isinstance(o, float):
-        return o if math.isfinite(o) else None
-    if isinstance(o, dict):
-        return {k: _finite(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)):
-        return [_finite(v) for v in o]
-    return o
+__all__ = ["load", "load_analysis_json", "select", "list_rows", "sort_rows", "regressions",
+           "match_kernels", "kernel_diff", "diff", "stall_cycles", "NOISE", "SORT_KEYS"]
