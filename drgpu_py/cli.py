@@ -247,7 +247,7 @@ def analyze(
             raise UsageError(f"--top must be 0 or more, got {top}")
         if jobs < 0:
             raise UsageError(f"--jobs must be 0 (one per core) or more, got {jobs}")
-        from .parallel import default_jobs
+        from .pipeline.parallel import default_jobs
         check_fold(fold)
         fail_on_value(fail_on)
         refuse_output_over_inputs(output, [*reports, source_csv, line_report, cubin, binary, thresholds_file])
@@ -276,7 +276,7 @@ def start_report_sass(reports) -> object | None:
                 return None
     except OSError:
         return None
-    from .cubin_sass import SassSource, cubins_in_report, max_cubins
+    from .sass.cubin import SassSource, cubins_in_report, max_cubins
     return SassSource.start(cubins_in_report(reports[0], limit=max_cubins()))
 
 

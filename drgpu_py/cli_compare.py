@@ -1,7 +1,7 @@
 """CLI commands that work across reports: ``list`` (one row per kernel launch), ``diff`` (a
 baseline against a new report) and ``merge`` (reports of one program from several GPUs or
 ranks). Imported by ``cli.py``; bodies run inside ``run_guarded`` so typed errors become
-one-line messages and exit codes. The work is done in ``analysis/compare.py``, ``render/list_.py``, ``render/diff.py`` and ``merge.py``."""
+one-line messages and exit codes. The work is done in ``compare.py`` and ``merge.py``."""
 from __future__ import annotations
 
 import sys
@@ -138,7 +138,7 @@ def merge(
     """Merge reports of one program from several GPUs/ranks (per-PC samples summed by function offset) and analyze the result."""
     def body():
         from .pipeline import analyze_reports, write_result
-        from .parallel import default_jobs
+        from .pipeline.parallel import default_jobs
         from .pipeline import expand_reports
         if jobs < 0:
             raise UsageError(f"--jobs must be 0 (one per core) or more, got {jobs}")

@@ -21,7 +21,7 @@ import importlib
 import threading
 
 #: Modules the analysis after profiling imports, heaviest (pandas) first.
-MODULES = ("pandas", "drgpu_py.pipeline", "drgpu_py.groups", "drgpu_py.render.bundle", "drgpu_py.render.json_",
+MODULES = ("pandas", "drgpu_py.pipeline", "drgpu_py.pipeline.groups", "drgpu_py.render.bundle", "drgpu_py.render.json_",
            "drgpu_py.render.text", "drgpu_py.render.dot", "drgpu_py.render.html")
 
 
@@ -45,7 +45,7 @@ class Warmup:
     def _run(self) -> None:
         try:
             if self._binary:
-                from .cubin_sass import SassSource, cubins_in_binary, max_cubins
+                from .sass.cubin import SassSource, cubins_in_binary, max_cubins
                 self.sass = SassSource.start(cubins_in_binary(self._binary, limit=max_cubins()))
             for name in MODULES:
                 importlib.import_module(name)

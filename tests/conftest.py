@@ -126,7 +126,8 @@ def _validate_every_json_output():
     (Outputs of drgpu run as a separate process are checked by the tests that read them.)"""
     import json as _json
 
-    from drgpu_py import render, schema
+    from drgpu_py import render
+    from drgpu_py.specs import output_schema as schema
     from drgpu_py.render import diff as diff_mod
     from drgpu_py.render import list_ as list_mod
     render._load_all()

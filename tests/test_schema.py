@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 from typer.testing import CliRunner
 
-from drgpu_py import schema
+from drgpu_py.specs import output_schema as schema
 from drgpu_py.cli import app
 from drgpu_py.analysis.compare import diff, list_rows
 from drgpu_py.render.diff import render_diff

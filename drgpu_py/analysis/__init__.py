@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import __version__, data, groups
+from .. import __version__, data
 from ..model import SOURCE_EXPORT_MISSING, KernelProfile, Profile, rounded
+from ..pipeline import groups
 from .build import build_tree, classify_bound, stall_cycle_pct
 from .context import AnalysisCache, KernelContext
 from .findings import Finding, evaluate
@@ -90,7 +91,7 @@ class Analysis:
 
     def summary(self) -> list[dict]:
         """Kernel groups by GPU time, each with its findings and the time they would save
-        (drgpu_py.groups.summary); computed once (renderers ask several times)."""
+        (drgpu_py.pipeline.groups.summary); computed once (renderers ask several times)."""
         if self._summary is None:
             self._summary = groups.summary(self)
         return self._summary
@@ -101,12 +102,12 @@ class Analysis:
 
     def findings_frame(self):
         """One row per finding and location (pandas DataFrame)."""
-        from ..frames import findings_frame
+        from .frames import findings_frame
         return findings_frame(self)
 
     def kernels_frame(self):
         """One row per kernel (group) analyzed (pandas DataFrame)."""
-        from ..frames import kernels_frame
+        from .frames import kernels_frame
         return kernels_frame(self)
 
     def to_dict(self, kernels: bool = True) -> dict:
@@ -234,10 +235,10 @@ def analyze(profile: Profile, options: AnalysisOptions | None = None, progress=N
             cache: bool | AnalysisCache = True, jobs: int = 1) -> Analysis:
     """``cache``: share per-function static analysis between launches (an AnalysisCache, or
     True for a new one); False analyzes every launch from scratch (same result). ``jobs``:
-    worker processes for the kernel groups (drgpu_py.parallel; same result as 1)."""
+    worker processes for the kernel groups (drgpu_py.pipeline.parallel; same result as 1)."""
     options = options or AnalysisOptions()
     if jobs > 1 and len(profile.kernels) > 1 and not isinstance(cache, AnalysisCache):
-        from ..parallel import analyze_kernels
+        from ..pipeline.parallel import analyze_kernels
         return Analysis(profile=profile, kernels=analyze_kernels(profile, options, jobs, bool(cache), progress))
     shared = cache if isinstance(cache, AnalysisCache) else AnalysisCache() if cache else None
     out = []

@@ -116,9 +116,9 @@ def load_analysis_json(p: Path) -> dict:
         raise ReportFormatError(f"{p} is JSON but not a drgpu analysis", hint=not_json)
     if d.get("kind") == "diff":
         raise ReportFormatError(f"{p} is a drgpu diff, not an analysis")
-    from .. import schema
+    from ..specs import output_schema
     try:
-        schema.validate(d, "analysis")
+        output_schema.validate(d, "analysis")
     except RecursionError:
         raise ReportFormatError(f"{p}: not a drgpu analysis (nested too deeply)", hint=not_json) from None
     except Exception as e:  # jsonschema.ValidationError: imported only on use

@@ -32,7 +32,8 @@ import jinja2
 import pandas as pd
 from markupsafe import Markup
 
-from .. import __version__, data, groups
+from .. import __version__, data
+from ..pipeline import groups
 from ..analysis.context import UNITS
 from ..analysis.tree import KEY_MEMORY_SPLIT, KEY_OCCUPANCY_LIMITER, Node, location_text, split_folded
 from . import RenderOptions, register

@@ -33,8 +33,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..cubin_sass import _EM_CUDA, _SECTION, _TARGET, sm_of
-from ..cubin_sass import find_tool as locate_tool
+from .cubin import _EM_CUDA, _SECTION, _TARGET, sm_of
+from .cubin import find_tool as locate_tool
 from ..errors import InputError, ReportFormatError, ToolNotFoundError
 from ..model import KernelProfile, Profile, signature
 from .control import control_table, supports_control
@@ -78,7 +78,7 @@ class SassFunction:
 # ---- tools ---------------------------------------------------------------------------------
 
 def find_tool(name: str) -> str:
-    """Path of ``nvdisasm``/``cuobjdump`` (``cubin_sass.find_tool``: NVIDIA's installed PyPI
+    """Path of ``nvdisasm``/``cuobjdump`` (``sass.cubin.find_tool``: NVIDIA's installed PyPI
     wheels, else PATH, else ``$CUDA_HOME/bin``); ToolNotFoundError when there is none."""
     found = locate_tool(name)
     if found:

@@ -75,7 +75,7 @@ def _attach(ka, k):
 
 
 def _analyze_chunk(indices: list[int]):
-    from .analysis import AnalysisCache, analyze_kernel
+    from ..analysis import AnalysisCache, analyze_kernel
     profile, options, cache = _WORK
     shared = AnalysisCache() if cache else None
     return [(i, _detach(analyze_kernel(profile.kernels[i], options, cache=shared))) for i in indices]
@@ -104,7 +104,7 @@ def analyze_kernels(profile, options, jobs: int, cache: bool = True, progress=No
 
 
 def _read_one(path):
-    from .readers import open_report
+    from ..readers import open_report
     return open_report(path)
 
 
