@@ -18,7 +18,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import fields
 
 # What a forked worker reads: set in the parent just before the pool starts, never sent.
 _WORK: tuple | None = None
@@ -61,9 +60,7 @@ def _detach(ka):
     ctx = ka.context
     if ctx is not None:
         ctx.kernel = None
-        for f in fields(ctx):
-            if f.name.startswith("_"):
-                setattr(ctx, f.name, None)
+        ctx.drop_caches()
     return ka
 
 
