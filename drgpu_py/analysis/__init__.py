@@ -1,13 +1,14 @@
 """Analysis passes: profile -> per-kernel tree and ranked findings.
 
-``analyze(profile, options)`` is a pure function of the profile and options (thresholds,
-SASS control codes from a cubin when given). It returns an :class:`Analysis` whose
+``analyze(profile, options)`` is a pure function of the profile (with each kernel's SASS
+control codes from a cubin when given: ``KernelProfile.control``) and options (thresholds). It returns an :class:`Analysis` whose
 ``to_dict()`` is the JSON contract documented in docs/json-schema.md.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,15 +23,15 @@ from .model import to_dict as model_dict
 from .sol import SpeedOfLight, grade_at_least, kernel_traits, near_speed_of_light, speed_of_light
 from .tree import Node
 
+if TYPE_CHECKING:
+    from .saved import SavedAnalysis
+
 __all__ = ["AnalysisOptions", "Analysis", "KernelAnalysis", "analyze", "analyze_kernel", "Node", "Finding", "SpeedOfLight"]
 
 
 @dataclass
 class AnalysisOptions:
     thresholds: dict[str, float] = field(default_factory=data.thresholds)
-    #: per kernel mangled/demangled name -> {pc offset -> decoded control info}; from --cubin
-    control: dict[str, dict[int, dict]] | None = None
-    slicing_source: str = "report"
 
 
 @dataclass
@@ -110,6 +111,15 @@ class Analysis:
         from .frames import kernels_frame
         return kernels_frame(self)
 
+    @staticmethod
+    def load(path) -> "SavedAnalysis":
+        """A JSON file ``to_dict()`` was written to (``drgpu analyze -f json``, ``merge``), read
+        back: a :class:`~drgpu_py.analysis.saved.SavedAnalysis`, whose ``to_dict()`` is the
+        file's document again. The profile and contexts are not in the JSON, so it is not an
+        Analysis; list and diff read it."""
+        from .saved import SavedAnalysis
+        return SavedAnalysis.load(path)
+
     def to_dict(self, kernels: bool = True) -> dict:
         """The JSON document; ``kernels=False`` leaves its kernel list empty (for writers
         that make each kernel's dict when they write it)."""
@@ -133,13 +143,10 @@ def analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisCa
 
 
 def _analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisCache | None) -> KernelAnalysis:
-    control = None
-    if options.control:
-        control = options.control.get(k.mangled) or options.control.get(k.name)
-        if control and k.function_base is not None:
-            control = {k.function_base + off: v for off, v in control.items()}
+    # Control codes come only from a cubin (sass.binary.with_control): slicing then uses them.
+    control = k.control or None
     ctx = KernelContext.build(k, options.thresholds, control=control,
-                              slicing_source=options.slicing_source if control else "report", cache=cache)
+                              slicing_source="cubin" if control else "report", cache=cache)
     ctx.traits = kernel_traits(ctx)
     ctx.sol = speed_of_light(ctx)
     ctx.model = kernel_model(ctx)

@@ -1,10 +1,13 @@
 """Compare analyses: a one-row-per-launch listing of several reports, and the difference
 between a baseline and a new report (the "profile, change, profile again" loop).
 
-Contract: both work on the analysis JSON contract (``Analysis.to_dict()``), so an input is
-either a report (``.ncu-rep`` or raw CSV, analyzed here) or a JSON file that ``drgpu analyze
--f json`` or ``drgpu merge`` wrote earlier (a saved baseline). Everything is pure except
-:func:`load`, which reads files. The list and diff renderers are drgpu_py.render.list_ and
+Contract: both work on the analysis JSON contract (``Analysis.to_dict()``), read into typed
+objects (:class:`~drgpu_py.analysis.saved.SavedAnalysis`: kernels, their trees as Nodes,
+their findings as Findings), so an input is either a report (``.ncu-rep`` or raw CSV,
+analyzed here) or a JSON file that ``drgpu analyze -f json`` or ``drgpu merge`` wrote
+earlier (a saved baseline). :func:`list_rows` and :func:`diff` take SavedAnalysis objects or
+the dicts they come from. Everything is pure except :func:`load`, which reads files. Tree
+nodes are found by their stable key (analysis.tree.KEY_*), never by their label. The list and diff renderers are drgpu_py.render.list_ and
 drgpu_py.render.diff.
 
 * :func:`list_rows` -> one row per kernel launch; :func:`sort_rows` sorts and cuts.
@@ -22,7 +25,6 @@ drgpu_py.render.diff.
 """
 from __future__ import annotations
 
-import functools
 import json
 import math
 import re
@@ -32,6 +34,9 @@ from .. import __version__
 from ..errors import ReportFormatError, UsageError
 from ..model import KernelProfile, Profile, base_name
 from ..readers import select_kernels
+from . import tree as t
+from .findings import Finding, severity_rank
+from .saved import SavedAnalysis, SavedKernel
 
 #: Relative duration change below which a kernel counts as unchanged: run-to-run noise of
 #: profiled durations is a few percent.
@@ -39,17 +44,14 @@ NOISE = 0.02
 SORT_KEYS = ("duration", "stall", "name")
 
 
-@functools.cache
-def _compared_nodes() -> tuple:
-    """The tree nodes the diff compares, found by their stable key (analysis.tree.KEY_*): the
-    memory split, its levels and the occupancy figures; each label is what JSON written before
-    nodes had keys called the node (only such JSON is searched by label). Imported when a diff
-    is made: listing or diffing JSON files needs no analysis package."""
-    from . import tree as t
-    return ((t.KEY_MEMORY_SPLIT, "Memory latency split"),
-            ((t.KEY_MEMORY_L1, "L1 hits"), (t.KEY_MEMORY_L2, "L2 hits"), (t.KEY_MEMORY_DRAM, "DRAM")),
-            (("theoretical", t.KEY_OCCUPANCY_THEORETICAL, "Theoretical occupancy"),
-             ("achieved", t.KEY_OCCUPANCY_ACHIEVED, "Achieved occupancy")))
+#: The tree nodes the diff compares, by stable key: the memory levels under the memory
+#: latency split, and the occupancy figures (by their name in the diff).
+MEMORY_LEVELS = (t.KEY_MEMORY_L1, t.KEY_MEMORY_L2, t.KEY_MEMORY_DRAM)
+OCCUPANCY = (("theoretical", t.KEY_OCCUPANCY_THEORETICAL), ("achieved", t.KEY_OCCUPANCY_ACHIEVED))
+
+
+def _saved(a: SavedAnalysis | dict) -> SavedAnalysis:
+    return a if isinstance(a, SavedAnalysis) else SavedAnalysis.from_dict(a)
 
 
 # ---- loading ---------------------------------------------------------------------------
@@ -64,7 +66,8 @@ def is_analysis_json(path: str | Path) -> bool:
 
 def load(path: str | Path, *, kernel: str | None = None, thresholds: dict | None = None) -> dict:
     """The analysis dict of a report, or of a drgpu analysis JSON file; ``kernel`` selects
-    launches with :func:`drgpu_py.readers.select_kernels` semantics in both cases."""
+    launches with :func:`drgpu_py.readers.select_kernels` semantics in both cases.
+    ``SavedAnalysis.from_dict`` (or ``load_saved``) makes it typed."""
     from ..io import require_input_file
     p = require_input_file(path)
     if is_analysis_json(p):
@@ -141,23 +144,28 @@ def select(analysis: dict, selector: str | None) -> dict:
     return {**analysis, "kernels": keep}
 
 
+def load_saved(path: str | Path, *, kernel: str | None = None, thresholds: dict | None = None) -> SavedAnalysis:
+    """:func:`load`, typed."""
+    return SavedAnalysis.from_dict(load(path, kernel=kernel, thresholds=thresholds))
+
+
 # ---- list ------------------------------------------------------------------------------
-def _label(analysis: dict) -> str:
-    rep = str(analysis.get("report", "?"))
+def _label(analysis: SavedAnalysis) -> str:
+    rep = str(analysis.report if analysis.report is not None else "?")
     return " + ".join(Path(r).name for r in rep.split(" + "))
 
 
-def list_rows(analyses: list[dict]) -> list[dict]:
+def list_rows(analyses: list[SavedAnalysis] | list[dict]) -> list[dict]:
     rows = []
-    for a in analyses:
+    for a in map(_saved, analyses):
         label = _label(a)
-        for k in a["kernels"]:
-            top = k["findings"][0] if k.get("findings") else None
-            rows.append({"report": label, "id": k.get("id"), "name": k.get("name", ""),
-                         "duration_ns": k.get("duration_ns"), "grid": k.get("grid"), "block": k.get("block"),
-                         "stall_cycle_pct": k.get("stall_cycle_pct"), "bound": k.get("bound"),
-                         "top_finding": top["id"] if top else None, "top_severity": top["severity"] if top else None,
-                         "top_speedup": top["estimated_speedup"] if top else None})
+        for k in a.kernels:
+            top = k.findings[0] if k.findings else None
+            rows.append({"report": label, "id": k.id, "name": k.name,
+                         "duration_ns": k.duration_ns, "grid": k.grid, "block": k.block,
+                         "stall_cycle_pct": k.stall_cycle_pct, "bound": k.bound,
+                         "top_finding": top.id if top else None, "top_severity": top.severity if top else None,
+                         "top_speedup": top.estimated_speedup if top else None})
     return rows
 
 
@@ -189,12 +197,17 @@ def _parse_pair(p: str) -> tuple[re.Pattern, re.Pattern]:
         raise UsageError(f"--pair {p!r}: not a valid regular expression: {e}") from e
 
 
-def match_kernels(base: list[dict], new: list[dict], pairs: list[str] | None = None):
-    """Return ([(base kernel, new kernel, how)], unmatched base, unmatched new). ``how`` is
-    'pair', 'name' or 'function name'. Kernels whose function names differ are paired only by
-    ``pairs``: pairing two unrelated kernels would report findings "resolved" that were not."""
+def _name(k: SavedKernel | dict) -> str:
+    return k.name if isinstance(k, SavedKernel) else k["name"]
+
+
+def match_kernels(base: list, new: list, pairs: list[str] | None = None):
+    """Return ([(base kernel, new kernel, how)], unmatched base, unmatched new) for lists of
+    SavedKernel (or kernel dicts). ``how`` is 'pair', 'name' or 'function name'. Kernels whose
+    function names differ are paired only by ``pairs``: pairing two unrelated kernels would
+    report findings "resolved" that were not."""
     left_b, left_n = list(base), list(new)
-    matched: list[tuple[dict, dict, str]] = []
+    matched: list[tuple] = []
 
     def take(kb, kn, how):
         matched.append((kb, kn, how))
@@ -203,10 +216,10 @@ def match_kernels(base: list[dict], new: list[dict], pairs: list[str] | None = N
 
     for p in pairs or []:
         rb, rn = _parse_pair(p)
-        for kb, kn in list(zip([k for k in left_b if rb.search(k["name"])], [k for k in left_n if rn.search(k["name"])])):
+        for kb, kn in list(zip([k for k in left_b if rb.search(_name(k))], [k for k in left_n if rn.search(_name(k))])):
             take(kb, kn, "pair")
-    for key, how in ((lambda k: k["name"], "name"), (lambda k: base_name(k["name"]), "function name")):
-        groups_n: dict[str, list[dict]] = {}
+    for key, how in ((_name, "name"), (lambda k: base_name(_name(k)), "function name")):
+        groups_n: dict[str, list] = {}
         for k in left_n:
             groups_n.setdefault(key(k), []).append(k)
         for kb in list(left_b):
@@ -218,55 +231,38 @@ def match_kernels(base: list[dict], new: list[dict], pairs: list[str] | None = N
 
 
 # ---- diff --------------------------------------------------------------------------------
-def _walk(node: dict):
-    yield node
-    for c in node.get("children", []):
-        yield from _walk(c)
-
-
-def _node(tree: dict, key: str, legacy_label: str) -> dict | None:
-    """The node with ``key``; in a tree written before nodes had keys, the one labelled
-    ``legacy_label``."""
-    hit = next((n for n in _walk(tree) if n.get("key") == key), None)
-    if hit is None and not any("key" in n for n in _walk(tree)):
-        hit = next((n for n in _walk(tree) if n.get("name") == legacy_label), None)
-    return hit
-
-
 def _delta(b, n, nd: int = 4) -> dict:
     d = None if b is None or n is None else round(n - b, nd)
     return {"base": b, "new": n, "delta": d}
 
 
-def _tree_parts(k: dict) -> dict:
-    tree = k.get("tree") or {}
-    has_stalls = (tree.get("attrs") or {}).get("stall_source", "none") != "none"
+def _tree_parts(k: SavedKernel) -> dict:
+    tree = k.tree
+    has_stalls = tree is not None and tree.attrs.get("stall_source", "none") != "none"
     reasons, groups = {}, {}
-    for n in _walk(tree):
-        attrs = n.get("attrs") or {}
-        if n.get("kind") == "reason" and "reason" in attrs:
-            reasons[attrs["reason"]] = (n["name"], n.get("value"))
-        elif n.get("kind") == "group" and "group" in attrs and n.get("value") is not None:
-            groups[attrs["group"]] = (n["name"], n.get("value"))
+    for n in tree.walk() if tree is not None else ():
+        if n.kind == "reason" and "reason" in n.attrs:
+            reasons[n.attrs["reason"]] = (n.name, n.value)
+        elif n.kind == "group" and "group" in n.attrs and n.value is not None:
+            groups[n.attrs["group"]] = (n.name, n.value)
     memory = {}
-    memory_split, memory_levels, occupancy = _compared_nodes()
-    split = _node(tree, *memory_split)
-    if split is not None and split.get("kind") != "missing":
-        for key, legacy in memory_levels:
-            n = _node(split, key, legacy)
+    split = k.node(t.KEY_MEMORY_SPLIT)
+    if split is not None and split.kind != "missing":
+        for key in MEMORY_LEVELS:
+            n = split.by_key(key)
             if n is not None:
-                memory[key] = (n.get("name"), n.get("value"), (n.get("attrs") or {}).get("hit_rate_pct"))
+                memory[key] = (n.name, n.value, n.attrs.get("hit_rate_pct"))
     occ = {}
-    for name, key, legacy in occupancy:
-        n = _node(tree, key, legacy)
-        occ[name] = n.get("value") if n is not None and n.get("kind") != "missing" else None
+    for name, key in OCCUPANCY:
+        n = k.node(key)
+        occ[name] = n.value if n is not None and n.kind != "missing" else None
     return {"has_stalls": has_stalls, "reasons": reasons, "groups": groups, "memory": memory, "occupancy": occ}
 
 
-def stall_cycles(k: dict) -> float | None:
+def stall_cycles(k: SavedKernel) -> float | None:
     """A kernel's stall cycles: SM active cycles times the stall-cycle ratio (issue cycles
     lost against the ideal IPC, per SM); None when either is missing (e.g. an older baseline)."""
-    act, pct = k.get("sm_active_cycles"), k.get("stall_cycle_pct")
+    act, pct = k.sm_active_cycles, k.stall_cycle_pct
     return None if act is None or pct is None else act * pct / 100.0
 
 
@@ -289,17 +285,16 @@ def _shares(b: dict, n: dict, key: str, b_ok: bool, n_ok: bool, b_total=None, n_
     return out
 
 
-def _finding_brief(f: dict) -> dict:
-    loc = (f.get("locations") or [None])[0]
+def _finding_brief(f: Finding) -> dict:
+    loc = (f.locations or [None])[0]
     where = f"{Path(loc['file']).name}:{loc['line']}" if loc and loc.get("file") else None
-    return {"id": f["id"], "title": f["title"], "severity": f["severity"],
-            "estimated_speedup": f["estimated_speedup"], "stall_share": f.get("stall_share"), "location": where}
+    return {"id": f.id, "title": f.title, "severity": f.severity,
+            "estimated_speedup": f.estimated_speedup, "stall_share": f.stall_share, "location": where}
 
 
-def _findings(b: list[dict], n: list[dict]) -> dict:
-    from .findings import severity_rank
-    nb = {f["id"]: f for f in b}
-    nn = {f["id"]: f for f in n}
+def _findings(b: list[Finding], n: list[Finding]) -> dict:
+    nb = {f.id: f for f in b}
+    nn = {f.id: f for f in n}
     persisting = []
     for fid in nb:
         if fid not in nn:
@@ -317,12 +312,13 @@ def _findings(b: list[dict], n: list[dict]) -> dict:
             "new": [_finding_brief(nn[i]) for i in nn if i not in nb]}
 
 
-def _ident(k: dict) -> dict:
-    return {"id": k.get("id"), "name": k.get("name", ""), "duration_ns": k.get("duration_ns")}
+def _ident(k: SavedKernel) -> dict:
+    return {"id": k.id, "name": k.name, "duration_ns": k.duration_ns}
 
 
-def kernel_diff(kb: dict, kn: dict, how: str) -> dict:
-    db, dn = kb.get("duration_ns"), kn.get("duration_ns")
+def kernel_diff(kb: SavedKernel | dict, kn: SavedKernel | dict, how: str) -> dict:
+    kb, kn = (k if isinstance(k, SavedKernel) else SavedKernel.from_dict(k) for k in (kb, kn))
+    db, dn = kb.duration_ns, kn.duration_ns
     speedup = db / dn if db and dn else None
     if speedup is None:
         verdict = "unknown"
@@ -334,12 +330,11 @@ def kernel_diff(kb: dict, kn: dict, how: str) -> dict:
         verdict = "unchanged"
     tb, tn = _tree_parts(kb), _tree_parts(kn)
     sb, sn = stall_cycles(kb), stall_cycles(kn)
-    found = _findings(kb.get("findings", []), kn.get("findings", []))
+    found = _findings(kb.findings, kn.findings)
     # What the base's analysis promised for what the change resolved, beside what it measured.
     estimated = max((f["estimated_speedup"] for f in found["resolved"]), default=None)
     memory = []
-    _, memory_levels, occupancy = _compared_nodes()
-    for key, _ in memory_levels:
+    for key in MEMORY_LEVELS:
         lb, vb, hb = tb["memory"].get(key, (None, None, None))
         ln, vn, hn = tn["memory"].get(key, (None, None, None))
         if vb is None and vn is None:
@@ -352,23 +347,24 @@ def kernel_diff(kb: dict, kn: dict, how: str) -> dict:
         "duration_change_pct": None if speedup is None else round((dn - db) / db * 100.0, 2),
         "verdict": verdict,
         "estimated_speedup": estimated,
-        "elapsed_cycles": _delta(kb.get("elapsed_cycles"), kn.get("elapsed_cycles"), 1),
-        "stall_cycle_pct": _delta(kb.get("stall_cycle_pct"), kn.get("stall_cycle_pct"), 2),
+        "elapsed_cycles": _delta(kb.elapsed_cycles, kn.elapsed_cycles, 1),
+        "stall_cycle_pct": _delta(kb.stall_cycle_pct, kn.stall_cycle_pct, 2),
         "stall_cycles": _delta(None if sb is None else round(sb, 1), None if sn is None else round(sn, 1), 1),
-        "achieved_ipc": _delta(kb.get("achieved_ipc"), kn.get("achieved_ipc"), 3),
-        "bound": {"base": kb.get("bound"), "new": kn.get("bound")},
-        "top_unit": {"base": kb.get("top_unit"), "new": kn.get("top_unit")},
+        "achieved_ipc": _delta(kb.achieved_ipc, kn.achieved_ipc, 3),
+        "bound": {"base": kb.bound, "new": kn.bound},
+        "top_unit": {"base": kb.top_unit, "new": kn.top_unit},
         "groups": _shares(tb["groups"], tn["groups"], "group", tb["has_stalls"], tn["has_stalls"], sb, sn),
         "reasons": _shares(tb["reasons"], tn["reasons"], "reason", tb["has_stalls"], tn["has_stalls"], sb, sn),
         "memory": memory,
-        "occupancy": {name: _delta(tb["occupancy"][name], tn["occupancy"][name], 2) for name, _, _ in occupancy},
+        "occupancy": {name: _delta(tb["occupancy"][name], tn["occupancy"][name], 2) for name, _ in OCCUPANCY},
         "findings": found,
     }
 
 
-def diff(base: dict, new: dict, pairs: list[str] | None = None) -> dict:
-    """The difference between two analysis dicts (see the module docstring)."""
-    matched, ub, un = match_kernels(base["kernels"], new["kernels"], pairs)
+def diff(base: SavedAnalysis | dict, new: SavedAnalysis | dict, pairs: list[str] | None = None) -> dict:
+    """The difference between two analyses (see the module docstring)."""
+    base, new = _saved(base), _saved(new)
+    matched, ub, un = match_kernels(base.kernels, new.kernels, pairs)
     kernels = [kernel_diff(kb, kn, how) for kb, kn, how in matched]
     tb = sum(k["duration_ns"]["base"] or 0.0 for k in kernels)
     tn = sum(k["duration_ns"]["new"] or 0.0 for k in kernels)
@@ -382,8 +378,8 @@ def diff(base: dict, new: dict, pairs: list[str] | None = None) -> dict:
             notes.append(f"paired by {k['match']}: {k['base']['name']}  ->  {k['new']['name']}")
     return {
         "tool": "drgpu", "version": __version__, "kind": "diff",
-        "base": {"report": base.get("report"), "kernels": len(base["kernels"])},
-        "new": {"report": new.get("report"), "kernels": len(new["kernels"])},
+        "base": {"report": base.report, "kernels": len(base.kernels)},
+        "new": {"report": new.report, "kernels": len(new.kernels)},
         "summary": {"matched": len(kernels), "duration_ns": _delta(tb if kernels else None, tn if kernels else None, 1),
                     "speedup": round(tb / tn, 4) if kernels and complete and tn > 0 else None,
                     "unmatched": len(ub) + len(un),
@@ -412,5 +408,5 @@ def regressions(d: dict) -> list[str]:
     return out
 
 
-__all__ = ["load", "load_analysis_json", "select", "list_rows", "sort_rows", "regressions",
+__all__ = ["load", "load_saved", "load_analysis_json", "select", "list_rows", "sort_rows", "regressions",
            "match_kernels", "kernel_diff", "diff", "stall_cycles", "NOISE", "SORT_KEYS"]

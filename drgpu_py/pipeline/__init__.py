@@ -86,9 +86,9 @@ def analyze_reports(reports, *, kernel=None, source_csv=None, line_report=None, 
         profile = group_profile(profile)
     options = AnalysisOptions(thresholds=thresholds) if thresholds else AnalysisOptions()
     if cubin or binary:
-        from ..sass.binary import control_from_binary  # issue-3 module; optional until present
-        options.control, note = control_from_binary(profile, cubin=cubin, binary=binary)
-        options.slicing_source = "cubin"
+        from ..sass.binary import control_from_binary, with_control
+        control, note = control_from_binary(profile, cubin=cubin, binary=binary)
+        profile = with_control(profile, control)
         profile.notes.append(note)
     return analyze(profile, options, progress=progress, jobs=jobs)
 
