@@ -127,6 +127,9 @@ class KernelProfile:
     source_text: dict[str, list[str]] = field(default_factory=dict)
     process: str = ""
     notes: list[str] = field(default_factory=list)
+    #: PC -> decoded SASS control code (stall count, barriers) from the kernel's cubin
+    #: (--cubin/--binary: sass.binary.with_control); None when no cubin gave them.
+    control: dict[int, dict] | None = None
 
     def m(self, name: str, default: float = math.nan) -> float:
         """Metric value by canonical name, ``default`` (NaN) when not collected."""

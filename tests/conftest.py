@@ -126,10 +126,13 @@ def _validate_every_json_output():
     (Outputs of drgpu run as a separate process are checked by the tests that read them.)"""
     import json as _json
 
-    from drgpu_py import compare, render, schema
+    from drgpu_py import render
+    from drgpu_py.specs import output_schema as schema
+    from drgpu_py.render import diff as diff_mod
+    from drgpu_py.render import list_ as list_mod
     render._load_all()
     spec = render.RENDERERS["json"]
-    orig_json, orig_list, orig_diff = spec.render, compare.render_list_json, compare.render_diff
+    orig_json, orig_list, orig_diff = spec.render, list_mod.render_list_json, diff_mod.render_diff
 
     def checked(text, name):
         schema.validate(_json.loads(text), name)
@@ -137,10 +140,10 @@ def _validate_every_json_output():
         return text
 
     spec.render = lambda analysis, options: checked(orig_json(analysis, options), "analysis")
-    compare.render_list_json = lambda rows: checked(orig_list(rows), "list")
-    compare.render_diff = lambda d, fmt: checked(orig_diff(d, fmt), "diff") if fmt == "json" else orig_diff(d, fmt)
+    list_mod.render_list_json = lambda rows: checked(orig_list(rows), "list")
+    diff_mod.render_diff = lambda d, fmt: checked(orig_diff(d, fmt), "diff") if fmt == "json" else orig_diff(d, fmt)
     yield
-    spec.render, compare.render_list_json, compare.render_diff = orig_json, orig_list, orig_diff
+    spec.render, list_mod.render_list_json, diff_mod.render_diff = orig_json, orig_list, orig_diff
 
 
 def timed_speedup(case: str) -> float:

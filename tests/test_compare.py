@@ -12,8 +12,10 @@ import pytest
 from typer.testing import CliRunner
 
 from drgpu_py.cli import app
-from drgpu_py.compare import (NOISE, base_name, diff, list_rows, load, match_kernels, render_diff,
-                              render_list_text, sort_rows)
+from drgpu_py.analysis.compare import NOISE, diff, list_rows, load, match_kernels, sort_rows
+from drgpu_py.model import base_name
+from drgpu_py.render.diff import render_diff
+from drgpu_py.render.list_ import render_list_text
 from drgpu_py.errors import ReportFormatError, UsageError
 
 from conftest import analysis_of, cases_for, manifest, report_path
@@ -354,3 +356,24 @@ def test_diff_and_html_charts_find_tree_nodes_by_key_not_by_label():
         before, after = chart(ka), chart(renamed_ka)
         assert not before.get("missing") and not before.get("split_missing")
         assert _no_labels(after) == _no_labels(before)
+
+
+@pytest.mark.parametrize("case", ["reload_rate", "fma_chain"])
+def test_saved_analysis_round_trips_the_json_drgpu_writes(case, tmp_path):
+    """analyze -> JSON -> Analysis.load -> JSON is the same text, and list and diff read the
+    typed objects as they read the dicts."""
+    from drgpu_py.analysis import Analysis
+    from drgpu_py.analysis.saved import SavedAnalysis, SavedKernel
+    from drgpu_py.analysis.tree import Node
+    from drgpu_py.render import render
+    bad, fixed = _pair(case)
+    text = render(bad, "json")
+    f = tmp_path / "bad.json"
+    f.write_text(text, encoding="utf-8")
+    saved = Analysis.load(f)
+    assert isinstance(saved, SavedAnalysis) and all(isinstance(k, SavedKernel) for k in saved.kernels)
+    assert isinstance(saved.kernels[0].tree, Node)
+    assert [x.id for x in saved.kernels[0].findings] == [x.id for x in bad.kernels[0].findings]
+    assert render(saved, "json") == text
+    assert diff(saved, fixed.to_dict()) == diff(bad.to_dict(), fixed.to_dict())
+    assert list_rows([saved]) == list_rows([bad.to_dict()])

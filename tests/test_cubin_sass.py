@@ -1,4 +1,4 @@
-"""SASS listings from cubins (drgpu_py.cubin_sass) in ncu_report's form; the warm-up that
+"""SASS listings from cubins (drgpu_py.sass.cubin) in ncu_report's form; the warm-up that
 ``drgpu profile`` runs while ncu profiles. The texts are compared with ncu_report's own on
 real reports in test_perf_equivalence.py."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from drgpu_py.cubin_sass import Listings, SassSource, cubins_in_report, find_tool, parse_listing
+from drgpu_py.sass.cubin import Listings, SassSource, cubins_in_report, find_tool, parse_listing
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_reports"
@@ -111,7 +111,7 @@ def test_no_cubin_means_no_listing():
 @needs_nvdisasm
 def test_more_cubins_than_half_the_cores_are_left_to_ncu_report(monkeypatch):
     cubin = cubins_in_report(SAMPLES / "aos_gather" / "aos_gather_bad.ncu-rep")[0]
-    monkeypatch.setattr("drgpu_py.cubin_sass.max_cubins", lambda: 1)
+    monkeypatch.setattr("drgpu_py.sass.cubin.max_cubins", lambda: 1)
     assert SassSource.start([cubin, cubin]).result() is None
     assert SassSource.start([cubin]).result() is not None
 

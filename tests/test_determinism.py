@@ -71,7 +71,7 @@ def test_two_processes_give_the_same_bytes(report, tmp_path):
 
 @needs_ncu_report
 def test_sass_from_nvdisasm_or_ncu_report_gives_the_same_bytes(tmp_path):
-    from drgpu_py.cubin_sass import SassSource, cubins_in_report, find_tool
+    from drgpu_py.sass.cubin import SassSource, cubins_in_report, find_tool
     from drgpu_py.pipeline import analyze_reports
     from drgpu_py.render import RenderOptions, render
     if find_tool("nvdisasm") is None:

@@ -14,7 +14,7 @@ from drgpu_py.analysis import AnalysisOptions, analyze
 from drgpu_py.cli import app
 from drgpu_py.specs.loader import thresholds
 from drgpu_py.errors import InputError, UsageError
-from drgpu_py.merge import combine, merge_profiles, rollup
+from drgpu_py.readers.merge import combine, merge_profiles, rollup
 from drgpu_py.readers import open_report
 
 from conftest import analysis_of, report_path

@@ -1,4 +1,4 @@
-"""``-j N`` (drgpu_py.parallel) changes no result: the JSON, text and HTML of an analysis made
+"""``-j N`` (drgpu_py.pipeline.parallel) changes no result: the JSON, text and HTML of an analysis made
 in worker processes are byte-identical to the one-process run, for kernel groups, launches
 analyzed one by one, several reports read in workers and merged, and folders of reports;
 an error raised in a worker reaches the user as the same typed error."""
@@ -12,7 +12,7 @@ import pytest
 from conftest import needs_ncu_report
 
 from drgpu_py.errors import ReportFormatError
-from drgpu_py.parallel import _chunks
+from drgpu_py.pipeline.parallel import _chunks
 from drgpu_py.pipeline import analyze_reports, expand_reports
 from drgpu_py.render import RenderOptions, render
 

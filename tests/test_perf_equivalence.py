@@ -19,7 +19,7 @@ import pytest
 from conftest import needs_ncu_report
 
 from drgpu_py.analysis import AnalysisCache, analyze
-from drgpu_py.cubin_sass import SassSource, cubins_in_report, find_tool, sm_of
+from drgpu_py.sass.cubin import SassSource, cubins_in_report, find_tool, sm_of
 from drgpu_py.errors import NoKernelsError
 from drgpu_py.readers import open_report, select_kernels
 from drgpu_py.readers.ncu_rep import FunctionCache, read_line_table, read_ncu_rep
@@ -127,7 +127,7 @@ def test_sass_from_the_reports_cubin_is_ncu_reports(stem):
 
 @needs_nvdisasm
 def test_sass_from_several_cubins_of_a_multi_launch_report(many, monkeypatch):
-    monkeypatch.setattr("drgpu_py.cubin_sass.max_cubins", lambda: 8)
+    monkeypatch.setattr("drgpu_py.sass.cubin.max_cubins", lambda: 8)
     listings = SassSource.start(cubins_in_report(many)).result()
     assert len(cubins_in_report(many)) == 6
     plain = read_ncu_rep(many, cache=False)

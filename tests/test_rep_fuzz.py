@@ -84,7 +84,7 @@ def mutations(full: bool) -> list[tuple[str, bytes]]:
 # ---- the worker ---------------------------------------------------------------------------------
 
 def _outcome(path: Path) -> dict:
-    from drgpu_py import schema
+    from drgpu_py.specs import output_schema as schema
     from drgpu_py.analysis import analyze
     from drgpu_py.errors import DrgpuError
     from drgpu_py.readers import open_report

@@ -175,10 +175,11 @@ def test_inlined_atomic_reported_at_its_call_site():
 
 @needs_nvdisasm
 def test_inlined_from_in_finding_locations():
-    from drgpu_py.analysis import AnalysisOptions, analyze
+    from drgpu_py.analysis import analyze
+    from drgpu_py.sass.binary import with_control
     case = "global_atomics"
     p, control, _ = bad_profile_with_cubin(case)
-    ka = analyze(p, AnalysisOptions(control=control, slicing_source="cubin")).kernels[0]
+    ka = analyze(with_control(p, control)).kernels[0]
     f = next(f for f in ka.findings if f.id == "atomic-contention")
     top = f.locations[0]
     assert top["line"] == root_line(case)

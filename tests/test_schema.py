@@ -13,9 +13,11 @@ import jsonschema
 import pytest
 from typer.testing import CliRunner
 
-from drgpu_py import schema
+from drgpu_py.specs import output_schema as schema
 from drgpu_py.cli import app
-from drgpu_py.compare import diff, list_rows, render_diff, render_list_json
+from drgpu_py.analysis.compare import diff, list_rows
+from drgpu_py.render.diff import render_diff
+from drgpu_py.render.list_ import render_list_json
 from drgpu_py.render import render
 
 from conftest import CASES, ROOT, analysis_of, library_report, report_path

@@ -1,20 +1,21 @@
 """Analysis passes: profile -> per-kernel tree and ranked findings.
 
-``analyze(profile, options)`` is a pure function of the profile and options (thresholds,
-SASS control codes from a cubin when given). It returns an :class:`Analysis` whose
+``analyze(profile, options)`` is a pure function of the profile (with each kernel's SASS
+control codes from a cubin when given: ``KernelProfile.control``) and options (thresholds). It returns an :class:`Analysis` whose
 ``to_dict()`` is the JSON contract documented in docs/json-schema.md.
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import __version__, groups
-
+from .. import __version__
 from ..specs import loader as data
 from ..model import SOURCE_EXPORT_MISSING, KernelProfile, Profile, rounded
+from ..pipeline import groups
 from .build import build_tree, classify_bound, stall_cycle_pct
 from .context import AnalysisCache, KernelContext
 from .findings import Finding, evaluate
@@ -23,15 +24,15 @@ from .model import to_dict as model_dict
 from .sol import SpeedOfLight, grade_at_least, kernel_traits, near_speed_of_light, speed_of_light
 from .tree import Node
 
+if TYPE_CHECKING:
+    from .saved import SavedAnalysis
+
 __all__ = ["AnalysisOptions", "Analysis", "KernelAnalysis", "analyze", "analyze_kernel", "Node", "Finding", "SpeedOfLight"]
 
 
 @dataclass
 class AnalysisOptions:
     thresholds: dict[str, float] = field(default_factory=data.thresholds)
-    #: per kernel mangled/demangled name -> {pc offset -> decoded control info}; from --cubin
-    control: dict[str, dict[int, dict]] | None = None
-    slicing_source: str = "report"
 
 
 @dataclass
@@ -92,7 +93,7 @@ class Analysis:
 
     def summary(self) -> list[dict]:
         """Kernel groups by GPU time, each with its findings and the time they would save
-        (drgpu_py.groups.summary); computed once (renderers ask several times)."""
+        (drgpu_py.pipeline.groups.summary); computed once (renderers ask several times)."""
         if self._summary is None:
             self._summary = groups.summary(self)
         return self._summary
@@ -103,13 +104,22 @@ class Analysis:
 
     def findings_frame(self):
         """One row per finding and location (pandas DataFrame)."""
-        from ..frames import findings_frame
+        from .frames import findings_frame
         return findings_frame(self)
 
     def kernels_frame(self):
         """One row per kernel (group) analyzed (pandas DataFrame)."""
-        from ..frames import kernels_frame
+        from .frames import kernels_frame
         return kernels_frame(self)
+
+    @staticmethod
+    def load(path) -> "SavedAnalysis":
+        """A JSON file ``to_dict()`` was written to (``drgpu analyze -f json``, ``merge``), read
+        back: a :class:`~drgpu_py.analysis.saved.SavedAnalysis`, whose ``to_dict()`` is the
+        file's document again. The profile and contexts are not in the JSON, so it is not an
+        Analysis; list and diff read it."""
+        from .saved import SavedAnalysis
+        return SavedAnalysis.load(path)
 
     def to_dict(self, kernels: bool = True) -> dict:
         """The JSON document; ``kernels=False`` leaves its kernel list empty (for writers
@@ -134,13 +144,10 @@ def analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisCa
 
 
 def _analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisCache | None) -> KernelAnalysis:
-    control = None
-    if options.control:
-        control = options.control.get(k.mangled) or options.control.get(k.name)
-        if control and k.function_base is not None:
-            control = {k.function_base + off: v for off, v in control.items()}
+    # Control codes come only from a cubin (sass.binary.with_control): slicing then uses them.
+    control = k.control or None
     ctx = KernelContext.build(k, options.thresholds, control=control,
-                              slicing_source=options.slicing_source if control else "report", cache=cache)
+                              slicing_source="cubin" if control else "report", cache=cache)
     ctx.traits = kernel_traits(ctx)
     ctx.sol = speed_of_light(ctx)
     ctx.model = kernel_model(ctx)
@@ -236,10 +243,10 @@ def analyze(profile: Profile, options: AnalysisOptions | None = None, progress=N
             cache: bool | AnalysisCache = True, jobs: int = 1) -> Analysis:
     """``cache``: share per-function static analysis between launches (an AnalysisCache, or
     True for a new one); False analyzes every launch from scratch (same result). ``jobs``:
-    worker processes for the kernel groups (drgpu_py.parallel; same result as 1)."""
+    worker processes for the kernel groups (drgpu_py.pipeline.parallel; same result as 1)."""
     options = options or AnalysisOptions()
     if jobs > 1 and len(profile.kernels) > 1 and not isinstance(cache, AnalysisCache):
-        from ..parallel import analyze_kernels
+        from ..pipeline.parallel import analyze_kernels
         return Analysis(profile=profile, kernels=analyze_kernels(profile, options, jobs, bool(cache), progress))
     shared = cache if isinstance(cache, AnalysisCache) else AnalysisCache() if cache else None
     out = []

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import repeat
 from typing import TYPE_CHECKING
 
@@ -89,17 +90,9 @@ class KernelContext:
     traits: Traits | None = None
     control: dict[int, dict] | None = None   # PC -> decoded control code (--cubin/--binary), else None
     model: KernelModel | None = None     # set by analyze_kernel before detectors run
-    # Lookup maps built on first use: (frame, pc -> (file, line, offset, sass, inlined_from))
-    # and (blame edges, producer pc -> consumer pcs in order of first appearance).
-    _rows: tuple | None = field(default=None, repr=False, compare=False)
-    _consumers: tuple | None = field(default=None, repr=False, compare=False)
-    _samples_total: tuple | None = field(default=None, repr=False, compare=False)
-    _blamed: tuple | None = field(default=None, repr=False, compare=False)
-    _stall: tuple | None = field(default=None, repr=False, compare=False)
-    _row_of: tuple | None = field(default=None, repr=False, compare=False)
-    _totals: tuple | None = field(default=None, repr=False, compare=False)
-    _executed: tuple | None = field(default=None, repr=False, compare=False)
-    _call_sites: dict | None = field(default=None, repr=False, compare=False)
+    # Lookup maps over the kernel's table and the blame edges are cached_property values,
+    # built on first use and kept in the instance's __dict__ (not fields: they are neither
+    # compared nor shown); drop_caches() forgets them when the kernel is detached.
 
     # ---- construction -------------------------------------------------------------
     @classmethod
@@ -115,7 +108,7 @@ class KernelContext:
         units = {u: k.m(name) for u, (name, _) in UNITS.items()}
         ctx = cls(kernel=k, th=th, arch=arch, reasons=reasons, reason_source=source, total=total,
                   stall_total=stall_total, units=units, sampling=sampling, control=control, accounting=accounting)
-        ctx._stall = stall
+        ctx._stall_arrays = stall   # made once here for the stall weights; stall_matrix() returns it
         if not arch.get("known"):
             ctx.notes.append(f"unknown chip for compute capability '{k.compute_capability}': base architecture constants used")
         df = k.instructions
@@ -145,14 +138,18 @@ class KernelContext:
             return 0.0
         return sum(self.reasons.get(r, 0.0) for r in reasons) / self.total
 
-    @property
+    def drop_caches(self) -> None:
+        """Forget every cached lookup map (each refers to the kernel's table or the blame
+        edges); they are rebuilt on use, e.g. after another copy of the kernel is attached."""
+        for name, attr in vars(type(self)).items():
+            if isinstance(attr, cached_property):
+                self.__dict__.pop(name, None)
+
+    @cached_property
     def samples_total(self) -> float:
-        df = self.df
-        if df.empty:
+        if self.df.empty:
             return 0.0
-        if self._samples_total is None or self._samples_total[0] is not df:
-            self._samples_total = (df, float(self.stall_matrix()[2].sum()) + self.unattributed())
-        return self._samples_total[1]
+        return float(self.stall_matrix()[2].sum()) + self.unattributed()
 
     def unattributed(self, *reasons: str) -> float:
         """Samples at no instruction of the table (all reasons when none given)."""
@@ -173,21 +170,23 @@ class KernelContext:
 
     def total_of(self, column: str) -> float:
         """A per-instruction column's sum (pandas' sum: NaN skipped), computed once."""
-        df = self.df
-        if self._totals is None or self._totals[0] is not df:
-            self._totals = (df, {})
-        got = self._totals[1].get(column)
+        got = self._column_totals.get(column)
         if got is None:
-            got = self._totals[1][column] = float(df[column].sum())
+            got = self._column_totals[column] = float(self.df[column].sum())
         return got
+
+    @cached_property
+    def _column_totals(self) -> dict[str, float]:
+        return {}
 
     def executed(self) -> dict[int, float]:
         """PC -> warp instructions executed (NaN where not counted), built once."""
+        return self._executed_by_pc
+
+    @cached_property
+    def _executed_by_pc(self) -> dict[int, float]:
         df = self.df
-        if self._executed is None or self._executed[0] is not df:
-            got = dict(zip(df.index.tolist(), df["inst_executed"].tolist())) if not df.empty else {}
-            self._executed = (df, got)
-        return self._executed[1]
+        return dict(zip(df.index.tolist(), df["inst_executed"].tolist())) if not df.empty else {}
 
     def pcs_where(self, pred) -> list[int]:
         return [i.pc for i in self.insts if pred(i)]
@@ -197,48 +196,54 @@ class KernelContext:
             return {}
         # Per-producer sums are grouped once per reason set and then filtered: the same rows
         # in the same order per group, so the same sums as grouping the filtered edges.
-        b = self.blame
         key = None if reasons is None else tuple(reasons)
-        if self._blamed is None or self._blamed[0] is not b:
-            self._blamed = (b, {})
-        sums = self._blamed[1].get(key)
+        sums = self._producer_sums.get(key)
         if sums is None:
-            sums = self._blamed[1][key] = b.producer_sums(reasons)
+            sums = self._producer_sums[key] = self.blame.producer_sums(reasons)
         wanted = set(pcs)
         return {p: v for p, v in sums.items() if p in wanted}
+
+    @cached_property
+    def _producer_sums(self) -> dict:
+        """Reason set (None: all) -> producer PC -> blamed weight, filled on use."""
+        return {}
 
     def consumers_of(self, pc: int) -> list[int]:
         if self.blame is None:
             return []
-        b = self.blame
-        if self._consumers is None or self._consumers[0] is not b:
-            by_producer: dict[int, list[int]] = {}
-            for c, p, *_ in b.rows:
-                if c != p:
-                    got = by_producer.setdefault(p, [])
-                    if c not in got:
-                        got.append(c)
-            self._consumers = (b, by_producer)
-        return [int(c) for c in self._consumers[1].get(pc, ())]
+        return [int(c) for c in self._consumers.get(pc, ())]
+
+    @cached_property
+    def _consumers(self) -> dict[int, list[int]]:
+        """Producer PC -> consumer PCs of the blame edges, in order of first appearance."""
+        by_producer: dict[int, list[int]] = {}
+        for c, p, *_ in self.blame.rows:
+            if c != p:
+                got = by_producer.setdefault(p, [])
+                if c not in got:
+                    got.append(c)
+        return by_producer
 
     def _row_map(self) -> dict:
+        return self._rows
+
+    @cached_property
+    def _rows(self) -> dict:
         """PC -> (file, line, offset, sass, inlined_from, location key, (file, line) or None).
         The location key groups a PC's weight: (file, line), (file, None) for a file without
         a line, or ('<sass>', offset) without either."""
         df = self.df
-        if self._rows is None or self._rows[0] is not df:
-            inlined = df["inlined_from"].tolist() if "inlined_from" in df.columns else repeat(None)
-            rows = {}
-            for pc, f, ln, off, sass, inl in zip(df.index.tolist(), df["file"].tolist(), df["line"].tolist(),
-                                                 df["offset"].tolist(), df["sass"].tolist(), inlined):
-                line = None if pd.isna(ln) else int(ln)
-                if f is not None:
-                    key, at = (f, line), ((f, line) if line is not None else None)
-                else:
-                    key, at = ("<sass>", int(off)), None
-                rows[pc] = (f, ln, off, sass, inl, key, at)
-            self._rows = (df, rows)
-        return self._rows[1]
+        inlined = df["inlined_from"].tolist() if "inlined_from" in df.columns else repeat(None)
+        rows = {}
+        for pc, f, ln, off, sass, inl in zip(df.index.tolist(), df["file"].tolist(), df["line"].tolist(),
+                                             df["offset"].tolist(), df["sass"].tolist(), inlined):
+            line = None if pd.isna(ln) else int(ln)
+            if f is not None:
+                key, at = (f, line), ((f, line) if line is not None else None)
+            else:
+                key, at = ("<sass>", int(off)), None
+            rows[pc] = (f, ln, off, sass, inl, key, at)
+        return rows
 
     def line_of(self, pc: int) -> tuple | None:
         """(file, line) of an instruction, None where the report gives it no line."""
@@ -249,23 +254,25 @@ class KernelContext:
         """PC of each instruction of a called subroutine (the slow paths of precise pow,
         division and sqrt, placed after the kernel's code) -> PC of its most executed call.
         Built once."""
-        if self._call_sites is None:
-            insts, executed = self.insts, self.executed()
-            index = {i.pc: j for j, i in enumerate(insts)}
-            callers: dict[int, tuple[float, int]] = {}
-            for i in insts:
-                if i.opcode == "CALL" and i.target is not None and i.target in index:
-                    ex = float(executed.get(i.pc) or 0.0)
-                    if i.target not in callers or ex > callers[i.target][0]:
-                        callers[i.target] = (ex, i.pc)
-            sites: dict[int, int] = {}
-            for target, (_, site) in callers.items():
-                for i in insts[index[target]:]:
-                    sites[i.pc] = site
-                    if i.opcode == "RET":
-                        break
-            self._call_sites = sites
         return self._call_sites
+
+    @cached_property
+    def _call_sites(self) -> dict[int, int]:
+        insts, executed = self.insts, self.executed()
+        index = {i.pc: j for j, i in enumerate(insts)}
+        callers: dict[int, tuple[float, int]] = {}
+        for i in insts:
+            if i.opcode == "CALL" and i.target is not None and i.target in index:
+                ex = float(executed.get(i.pc) or 0.0)
+                if i.target not in callers or ex > callers[i.target][0]:
+                    callers[i.target] = (ex, i.pc)
+        sites: dict[int, int] = {}
+        for target, (_, site) in callers.items():
+            for i in insts[index[target]:]:
+                sites[i.pc] = site
+                if i.opcode == "RET":
+                    break
+        return sites
 
     def locations(self, weights: dict[int, float], limit: int = 5) -> list[dict]:
         """Source lines ranked by the summed weight of their instructions (a PC->weight map).
@@ -315,17 +322,19 @@ class KernelContext:
 
     def stall_matrix(self) -> tuple:
         """(frame, column -> position, stall_* columns as one array, PCs): see _stall_matrix."""
-        df = self.df
-        if self._stall is None or self._stall[0] is not df:
-            self._stall = _stall_matrix(df)
-        return self._stall
+        return self._stall_arrays
+
+    @cached_property
+    def _stall_arrays(self) -> tuple:
+        return _stall_matrix(self.df)
 
     def row_of(self) -> dict[int, int]:
         """PC -> row position in the per-instruction table."""
-        df = self.df
-        if self._row_of is None or self._row_of[0] is not df:
-            self._row_of = (df, {pc: r for r, pc in enumerate(df.index.tolist())})
-        return self._row_of[1]
+        return self._row_positions
+
+    @cached_property
+    def _row_positions(self) -> dict[int, int]:
+        return {pc: r for r, pc in enumerate(self.df.index.tolist())}
 
     def samples_at(self, pcs, reasons=None) -> dict[int, float]:
         """Stall samples at each of ``pcs`` (those in the table, in the order given), over

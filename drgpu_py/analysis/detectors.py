@@ -1887,7 +1887,7 @@ def _r(x, nd=3):
 
 # ---- several ranks -------------------------------------------------------------------
 def rank_imbalance(ctx: KernelContext) -> Detection | None:
-    """Only merged profiles (drgpu_py.merge) carry the duration spread across ranks. If the
+    """Only merged profiles (drgpu_py.readers.merge) carry the duration spread across ranks. If the
     ranks wait for each other after the kernel, the slowest sets the pace; balanced, every
     rank would take the mean time: speedup max/mean."""
     k = ctx.kernel

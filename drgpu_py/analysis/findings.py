@@ -63,11 +63,16 @@ class Finding:
 
     def to_dict(self) -> dict:
         return {"id": self.id, "title": self.title, "severity": self.severity,
-                "stall_share": round(self.stall_share, 4), "estimated_speedup": round(self.estimated_speedup, 3),
-                "model_speedup": round(self.model_speedup, 3), "bounded_by": self.bounded_by, "bounds": self.bounds,
+                "stall_share": _round(self.stall_share, 4), "estimated_speedup": _round(self.estimated_speedup, 3),
+                "model_speedup": _round(self.model_speedup, 3), "bounded_by": self.bounded_by, "bounds": self.bounds,
                 "audience": self.audience, "estimate_capped": self.estimate_capped,
                 "advice": self.advice, "evidence": self.evidence, "locations": self.locations,
                 "group": self.group, "speedup_model": self.speedup_model, "notes": self.notes}
+
+
+def _round(x, ndigits: int):
+    # None: a finding read back from JSON where the number was not finite (written as null).
+    return None if x is None else round(x, ndigits)
 
 
 class _Fmt(dict):

@@ -39,14 +39,14 @@ def analyze(
 ) -> None:
     """Analyze an existing Nsight Compute report (or CSV export), several reports of one program (merged as ranks), or a folder of them: summary, stall trees and ranked findings."""
     def body():
-        # nvdisasm lists the report's code while the analysis modules load (drgpu_py.cubin_sass).
+        # nvdisasm lists the report's code while the analysis modules load (drgpu_py.sass.cubin).
         sass = start_report_sass(reports)
         from ..pipeline import SEPARATE_NOTE, analyze_reports, write_result
         if top < 0:
             raise UsageError(f"--top must be 0 or more, got {top}")
         if jobs < 0:
             raise UsageError(f"--jobs must be 0 (one per core) or more, got {jobs}")
-        from ..parallel import default_jobs
+        from ..pipeline.parallel import default_jobs
         check_fold(fold)
         fail_on_value(fail_on)
         refuse_output_over_inputs(output, [*reports, source_csv, line_report, cubin, binary, thresholds_file])
@@ -66,7 +66,7 @@ def analyze(
 
 def start_report_sass(reports) -> object | None:
     """For one ``.ncu-rep`` (checked by its magic bytes), nvdisasm started on the cubins it
-    carries (``cubin_sass.SassSource``); None for anything else."""
+    carries (``sass.cubin.SassSource``); None for anything else."""
     # A regular file only: opening a FIFO would block (the reader refuses those itself).
     if len(reports) != 1 or not Path(reports[0]).is_file():
         return None
@@ -76,7 +76,7 @@ def start_report_sass(reports) -> object | None:
                 return None
     except OSError:
         return None
-    from ..cubin_sass import SassSource, cubins_in_report, max_cubins
+    from ..sass.cubin import SassSource, cubins_in_report, max_cubins
     return SassSource.start(cubins_in_report(reports[0], limit=max_cubins()))
 
 

@@ -2,7 +2,7 @@
 baseline against a new report) and ``merge`` (reports of one program from several GPUs or
 ranks). Registered on the app by :mod:`drgpu_py.cli`; bodies run inside ``run_guarded`` so
 typed errors become one-line messages and exit codes. The work is done in
-:mod:`drgpu_py.compare` and :mod:`drgpu_py.merge`."""
+:mod:`drgpu_py.analysis.compare` and :mod:`drgpu_py.readers.merge`."""
 from __future__ import annotations
 
 import sys
@@ -56,8 +56,8 @@ def list_cmd(
 ) -> None:
     """One row per kernel launch of one or more reports: duration, launch shape, stall cycles, bound, top finding."""
     def body():
-        from ..compare import (list_rows, load, render_list_console, render_list_csv, render_list_json,
-                              render_list_text, sort_rows)
+        from ..analysis.compare import list_rows, load, sort_rows
+        from ..render.list_ import render_list_console, render_list_csv, render_list_json, render_list_text
         f = fmt or {".json": "json", ".csv": "csv"}.get(output.suffix.lower() if output else "", "text")
         if f not in ("text", "json", "csv"):
             raise UsageError(f"unknown format {f!r} for list", hint="one of: text, json, csv")
@@ -106,8 +106,9 @@ def diff(
 ) -> None:
     """Compare a baseline with a new report: measured speedup, stall and memory shares, occupancy, resolved/persisting/new findings."""
     def body():
-        from ..compare import diff as diff_fn
-        from ..compare import diff_format_for, load, regressions, render_diff
+        from ..analysis.compare import diff as diff_fn
+        from ..analysis.compare import load, regressions
+        from ..render.diff import diff_format_for, render_diff
         f = fmt or (diff_format_for(output) if output else "text")
         if f not in ("text", "json", "html"):
             raise UsageError(f"unknown format {f!r} for diff", hint="one of: text, json, html")
@@ -138,9 +139,8 @@ def merge(
 ) -> None:
     """Merge reports of one program from several GPUs/ranks (per-PC samples summed by function offset) and analyze the result."""
     def body():
-        from ..pipeline import analyze_reports, write_result
-        from ..parallel import default_jobs
-        from ..pipeline import expand_reports
+        from ..pipeline import analyze_reports, expand_reports, write_result
+        from ..pipeline.parallel import default_jobs
         if jobs < 0:
             raise UsageError(f"--jobs must be 0 (one per core) or more, got {jobs}")
         paths = expand_reports(reports)

@@ -513,7 +513,7 @@ def analyze_one(rep: Path, sel: msets.Selection, result: RunResult, notes: list[
     files = write_outputs(analysis, rep.parent, stem, True)
     passes = {k.passes for k in result.kernels if k.passes is not None}
     rows = []
-    from ..groups import launches
+    from ..pipeline.groups import launches
     from ..model import short_name
     for ka in analysis.kernels:
         k = ka.kernel

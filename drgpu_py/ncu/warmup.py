@@ -4,7 +4,7 @@ analysis modules and compile the HTML template (about 1.5 s on the GPU host, mea
 benchmarks/RESULTS.md).
 
 Contract: ``Warmup(binary).start()`` extracts the binary's cubins and starts nvdisasm on them
-(``cubin_sass``: the report is then read without ncu_report's disassembler), imports the
+(``sass.cubin``: the report is then read without ncu_report's disassembler), imports the
 reading, analysis and rendering modules and compiles the HTML template, in a daemon thread; ``Warmup.join()`` waits for it and returns the error
 it met, if any (a failed warm-up changes nothing: the same imports run again, in the main
 thread, where their error is reported as usual). Nothing is computed that depends on the
@@ -22,10 +22,10 @@ import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # imported by _run, in the warm-up thread
-    from ..cubin_sass import SassSource
+    from ..sass.cubin import SassSource
 
 #: Modules the analysis after profiling imports, heaviest (pandas) first.
-MODULES = ("pandas", "drgpu_py.pipeline", "drgpu_py.groups", "drgpu_py.render.bundle", "drgpu_py.render.json_",
+MODULES = ("pandas", "drgpu_py.pipeline", "drgpu_py.pipeline.groups", "drgpu_py.render.bundle", "drgpu_py.render.json_",
            "drgpu_py.render.text", "drgpu_py.render.dot", "drgpu_py.render.html")
 
 
@@ -49,7 +49,7 @@ class Warmup:
     def _run(self) -> None:
         try:
             if self._binary:
-                from ..cubin_sass import SassSource, cubins_in_binary, max_cubins
+                from ..sass.cubin import SassSource, cubins_in_binary, max_cubins
                 self.sass = SassSource.start(cubins_in_binary(self._binary, limit=max_cubins()))
             for name in MODULES:
                 importlib.import_module(name)

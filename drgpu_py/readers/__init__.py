@@ -35,7 +35,7 @@ def open_report(path: str | Path, *, source_csv: str | Path | None = None,
     (ids and id ranges; the CSV reader also name patterns, its names being plain cells), so
     the result may hold fewer launches than the report. ``select_kernels`` still applies it
     and reports no match: a selector that matches nothing reads every launch. ``sass``: a
-    ``cubin_sass.SassSource`` started on the profiled code's cubins; an ``.ncu-rep``'s
+    ``sass.cubin.SassSource`` started on the profiled code's cubins; an ``.ncu-rep``'s
     launches whose function it lists take their SASS from it (same text, read faster).
     ``jobs``: processes that may read parts of a large ``.ncu-rep`` at once (``read_parts``);
     the profile is the same."""

@@ -151,7 +151,7 @@ def read_ncu_rep(path: Path, progress=None, *, keep_id: Callable[[int], bool] | 
     """Read every launch (or those whose id ``keep_id`` accepts; all of them when it accepts
     none, so that kernel selection can say what the report holds). ``progress(done, total)``
     is called after each launch read. ``cache``: True, False, or a FunctionCache to use.
-    ``sass``: listings from the report's cubins (``cubin_sass.Listings``); a launch whose
+    ``sass``: listings from the report's cubins (``sass.cubin.Listings``); a launch whose
     function they hold takes its SASS from them instead of ncu_report's disassembler.
     ``part=(i, n)``: only the i-th of n consecutive blocks of the launches that would be read
     (readers split a large report between processes; the parts in order make the whole)."""
@@ -230,7 +230,7 @@ def _read_action(nr, a, kid: int, plan: _Plan | None = None, functions: Function
                metrics.get("launch__registers_per_thread"), metrics.get("launch__shared_mem_per_block_static"))
     listing = None
     if sass is not None:
-        from ..cubin_sass import sm_of
+        from ..sass.cubin import sm_of
         listing = sass.function(mangled, sm_of(cc))
     df, base, source_text = _instructions(a, plan, functions, key, listing)
     if SAMPLES_MOVED in df.attrs:
@@ -365,14 +365,13 @@ def _listing(a, base: int, end: int, known: set[int], functions: FunctionCache |
              listing=None) -> tuple[dict, dict, dict]:
     """(sass by PC, lines by PC, source text) for a launch, from the cache when it holds
     this function's listing and that listing answers for this launch; the SASS from
-    ``listing`` (a cubin's, ``cubin_sass.FunctionSass``) when given, else ncu_report's."""
-    if functions is not None and key is not None:
-        cached = functions.listings.get(key + (base,))
-        if cached is not None and known <= cached.pcs:
-            sass = cached.take(end)
-            if sass is not None:
-                functions.hits += 1
-                return sass, cached.lines, dict(cached.source_text)  # callers may add files
+    ``listing`` (a cubin's, ``sass.cubin.FunctionSass``) when given, else ncu_report's."""
+    cached = functions.listings.get(key + (base,)) if functions is not None and key is not None else None
+    if cached is not None and known <= cached.pcs:
+        sass = cached.take(end)
+        if sass is not None:
+            functions.hits += 1
+            return sass, cached.lines, dict(cached.source_text)  # callers may add files
     walk, capped = listing.walk(base, end, _MAX_FUNCTION_BYTES) if listing is not None else _walk(a, base, end)
     sass = {pc: t for pc, t in walk if t is not None}
     lines: dict[int, tuple[str, int]] = {}

@@ -1,8 +1,11 @@
 """Renderers: one module per output format, one interface.
 
-Each renderer is a function ``render(analysis, options) -> str | bytes`` registered in
-``RENDERERS`` under its format name with the file extensions it owns. ``infer_format``
-maps an output file name to a format; ``render_to`` renders and writes atomically.
+Each renderer is a function ``render(document, options) -> str | bytes`` registered under
+its format name with the file extensions it owns, for one kind of document: ``analysis``
+(an :class:`~drgpu_py.analysis.Analysis`; ``RENDERERS``), ``list`` (the rows of ``drgpu
+list``; render/list_.py) or ``diff`` (``drgpu diff``'s dict; render/diff.py), each kind in
+its own table of ``REGISTRIES``. ``infer_format`` maps an output file name to an analysis
+format; ``render_to`` renders and writes atomically.
 """
 from __future__ import annotations
 
@@ -81,13 +84,21 @@ class RendererSpec:
 
 
 RENDERERS: dict[str, RendererSpec] = {}
+#: Document kind -> its renderers by format name.
+REGISTRIES: dict[str, dict[str, RendererSpec]] = {"analysis": RENDERERS, "list": {}, "diff": {}}
 
 
-def register(name: str, extensions: tuple[str, ...], binary: bool = False):
+def register(name: str, extensions: tuple[str, ...], binary: bool = False, kind: str = "analysis"):
     def deco(fn):
-        RENDERERS[name] = RendererSpec(name, extensions, fn, binary)
+        REGISTRIES[kind][name] = RendererSpec(name, extensions, fn, binary)
         return fn
     return deco
+
+
+def format_for(path: str | Path, kind: str) -> str | None:
+    """The format of ``kind`` whose extensions end ``path``'s name, or None."""
+    name = str(path).lower()
+    return next((s.name for s in REGISTRIES[kind].values() if any(name.endswith(e) for e in s.extensions)), None)
 
 
 # Format -> the module that registers it: rendering one format imports only its module (the

@@ -1,8 +1,8 @@
-"""CSV renderer: one row per finding and location (``drgpu_py.frames.findings_frame``), for
+"""CSV renderer: one row per finding and location (``drgpu_py.analysis.frames.findings_frame``), for
 spreadsheets and scripts. Output with ``-o findings.csv`` or ``--format csv``."""
 from __future__ import annotations
 
-from ..frames import findings_frame
+from ..analysis.frames import findings_frame
 from . import register
 
 

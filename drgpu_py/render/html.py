@@ -41,8 +41,8 @@ import jinja2
 import pandas as pd
 from markupsafe import Markup
 
-from .. import __version__, groups
-
+from .. import __version__
+from ..pipeline import groups
 from ..specs import loader as data
 from ..analysis.context import UNITS
 from ..analysis.tree import KEY_MEMORY_SPLIT, KEY_OCCUPANCY_LIMITER, Node, location_text, split_folded

@@ -28,13 +28,13 @@ import re
 import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
 
-from ..cubin_sass import _EM_CUDA, _SECTION, _TARGET, sm_of
-from ..cubin_sass import find_tool as locate_tool
+from .cubin import _EM_CUDA, _SECTION, _TARGET, sm_of
+from .cubin import find_tool as locate_tool
 from ..errors import InputError, ReportFormatError, ToolNotFoundError
 from ..model import KernelProfile, Profile, signature
 from .control import control_table, supports_control
@@ -78,7 +78,7 @@ class SassFunction:
 # ---- tools ---------------------------------------------------------------------------------
 
 def find_tool(name: str) -> str:
-    """Path of ``nvdisasm``/``cuobjdump`` (``cubin_sass.find_tool``: NVIDIA's installed PyPI
+    """Path of ``nvdisasm``/``cuobjdump`` (``sass.cubin.find_tool``: NVIDIA's installed PyPI
     wheels, else PATH, else ``$CUDA_HOME/bin``); ToolNotFoundError when there is none."""
     found = locate_tool(name)
     if found:
@@ -351,6 +351,19 @@ def load_functions(cubin: str | Path | None = None, binary: str | Path | None = 
                 funcs.extend(parse_disassembly(text, f"{src.name}:{c.name}").values())
                 names.append(c.name)
     return funcs, names
+
+
+def with_control(profile: Profile, control: dict[str, dict[int, dict]]) -> Profile:
+    """A copy of ``profile`` whose kernels carry their control codes by PC
+    (``KernelProfile.control``): ``control`` is control_from_binary's, by mangled or demangled
+    name and keyed by function offset. ``profile`` and its kernels are not changed."""
+    kernels = []
+    for k in profile.kernels:
+        cw = control.get(k.mangled) or control.get(k.name)
+        if cw and k.function_base is not None:
+            cw = {k.function_base + off: v for off, v in cw.items()}
+        kernels.append(replace(k, control=cw) if cw else k)
+    return replace(profile, kernels=kernels, notes=list(profile.notes))
 
 
 def control_from_binary(profile: Profile, cubin: str | Path | None = None,

@@ -3,7 +3,7 @@
 Contract: ``group_profile(profile) -> Profile`` is pure: launches with the same demangled
 name, grid, block and code (the SASS listing, when the report has it) form a group; a group
 of one launch is that launch, unchanged; a larger group becomes its mean launch
-(``merge.merge_kernels(..., ranks=False)``: counts, per-instruction samples and duration
+(``readers.merge.merge_kernels(..., ranks=False)``: counts, per-instruction samples and duration
 averaged, so every ratio the analysis forms is a launch's; the group's totals are the mean
 times the launch count). ``summary(analysis) -> list[dict]`` ranks the groups by GPU time
 and each finding by the time it would save in the profiled run:
@@ -14,9 +14,9 @@ from __future__ import annotations
 import hashlib
 import math
 
-from .analysis.tree import location_text
-from .merge import merge_kernels
-from .model import KernelProfile, Profile, rounded
+from ..analysis.tree import location_text
+from ..model import KernelProfile, Profile, rounded
+from ..readers.merge import merge_kernels
 
 
 def group_key(k: KernelProfile) -> tuple:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from . import groups
+from ..pipeline import groups
 
 FINDING_COLUMNS = ["kernel", "kernel_id", "launches", "id", "severity", "estimated_speedup", "time_saved_ns",
                    "title", "file", "line", "share", "sass", "advice"]

@@ -69,7 +69,7 @@ class FunctionSass:
         return self._resolved
 
     def _text(self, text: str, base: int) -> str:
-        from .readers.common import clean_sass  # at read time, when the reader has loaded it
+        from ..readers.common import clean_sass  # at read time, when the reader has loaded it
 
         def target(m: re.Match) -> str:
             name = m.group(1)

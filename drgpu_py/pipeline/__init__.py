@@ -1,5 +1,11 @@
 """Glue between readers, analysis and renderers used by the CLI commands: read one or more
-reports, select kernels, attach cubin information, analyze, and write the chosen format."""
+reports, select kernels, attach cubin information, analyze, and write the chosen format.
+
+The stages it runs between reading and analysis live here too: kernel groups
+(``pipeline.groups``: launches of one kernel analyzed as one, the application summary) and
+worker processes (``pipeline.parallel``, ``-j N``). The analysis package is imported when a
+report is analyzed, not with this package: the analysis imports ``pipeline.groups``, and a
+command that only lists reports or parses options pays for neither."""
 from __future__ import annotations
 
 import os
@@ -7,10 +13,14 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from .analysis import Analysis, AnalysisOptions, analyze
-from .errors import InputError, ToolNotFoundError, UsageError
-from .model import KernelProfile, Profile
-from .readers import KernelSelector, open_report, select_kernels
+from typing import TYPE_CHECKING
+
+from ..errors import InputError, ToolNotFoundError, UsageError
+from ..model import KernelProfile, Profile
+from ..readers import KernelSelector, open_report, select_kernels
+
+if TYPE_CHECKING:
+    from ..analysis import Analysis
 
 
 def expand_reports(reports) -> list[Path]:
@@ -25,7 +35,7 @@ def expand_reports(reports) -> list[Path]:
                 raise PermissionError(13, "permission denied", str(p))
             found = (sorted(p.glob("*.ncu-rep")) or sorted(p.glob("*.raw.csv"))) if is_dir else []
         except OSError as e:  # a name too long, a folder we may not search or list
-            from .io import path_error
+            from ..io import path_error
             raise path_error(p, e) from e
         if not is_dir:
             out.append(p)
@@ -42,15 +52,16 @@ def analyze_reports(reports, *, kernel=None, source_csv=None, line_report=None, 
                     merge=None, sass=None) -> Analysis:
     """``progress(done, total)``: after each kernel analyzed; ``read_progress``: after each
     launch read from a single .ncu-rep. Launches of one kernel are analyzed as one group
-    (drgpu_py.groups) unless ``per_launch``. A folder stands for the reports in it
+    (drgpu_py.pipeline.groups) unless ``per_launch``. A folder stands for the reports in it
     (``expand_reports``). ``jobs``: worker processes reading several reports and analyzing
     kernel groups (same result). ``sass``: SASS listings being made from the code's cubins
-    (``cubin_sass.SassSource``) for reading a single ``.ncu-rep`` (``readers.open_report``).
+    (``sass.cubin.SassSource``) for reading a single ``.ncu-rep`` (``readers.open_report``).
 
-    Several reports are merged (ranks of one program, drgpu_py.merge) when ``merge`` is True,
+    Several reports are merged (ranks of one program, drgpu_py.readers.merge) when ``merge`` is True,
     or when it is None and they share a kernel name; reports with no kernel name in common
     are different programs: analyzed side by side (``format: "separate"``, a note says so).
     ``kernel``: a :class:`~drgpu_py.readers.KernelSelector` or its text."""
+    from ..analysis import AnalysisOptions, analyze
     kernel = KernelSelector.of(kernel)  # ``--kernel`` text (the API's) is parsed once, here
     reports = expand_reports(reports)
     if len(reports) > 1:
@@ -64,7 +75,7 @@ def analyze_reports(reports, *, kernel=None, source_csv=None, line_report=None, 
         if merge is None:
             merge = _share_a_kernel(profiles)
         if merge:
-            from .merge import merge_profiles  # optional feature module, imported when used
+            from ..readers.merge import merge_profiles  # optional feature module, imported when used
             profile = merge_profiles(profiles)
         else:
             profile = side_by_side(profiles)
@@ -77,9 +88,9 @@ def analyze_reports(reports, *, kernel=None, source_csv=None, line_report=None, 
         profile = group_profile(profile)
     options = AnalysisOptions(thresholds=thresholds) if thresholds else AnalysisOptions()
     if cubin or binary:
-        from .sass.binary import control_from_binary  # issue-3 module; optional until present
-        options.control, note = control_from_binary(profile, cubin=cubin, binary=binary)
-        options.slicing_source = "cubin"
+        from ..sass.binary import control_from_binary, with_control
+        control, note = control_from_binary(profile, cubin=cubin, binary=binary)
+        profile = with_control(profile, control)
         profile.notes.append(note)
     return analyze(profile, options, progress=progress, jobs=jobs)
 
@@ -106,7 +117,7 @@ def side_by_side(profiles) -> Profile:
 
 
 def write_result(result: Analysis, *, fmt=None, output=None, force=False, fold=0.02, top=3) -> None:
-    from .render import RenderOptions, infer_format, render, render_to
+    from ..render import RenderOptions, infer_format, render, render_to
     fmt = fmt or (infer_format(output) if output else "text")
     opts = RenderOptions(fold_share=fold, top_kernels=top)
     if output:
@@ -116,18 +127,18 @@ def write_result(result: Analysis, *, fmt=None, output=None, force=False, fold=0
             if fmt not in ("svg", "png"):
                 raise
             # Without Graphviz, leave the DOT source beside the requested file to lay out later.
-            from .render.dot import write_dot_fallback
+            from ..render.dot import write_dot_fallback
             dot_path = write_dot_fallback(result, output, fmt, force=force, options=opts)
             raise ToolNotFoundError(f"{e.message}; wrote the graph source to {dot_path} instead",
                                     hint=f"install Graphviz, then: dot -T{fmt} {dot_path} -o {output}") from e
         return
     if fmt == "text" and sys.stdout is not None and sys.stdout.isatty():
         from rich.console import Console
-        from .render.text import render_console
+        from ..render.text import render_console
         render_console(result, opts, Console())
         return
     out = render(result, fmt, opts)
     if isinstance(out, bytes):
         raise UsageError(f"format {fmt} is binary", hint="give an output file with -o")
-    from .io import write_stdout
+    from ..io import write_stdout
     write_stdout(out)

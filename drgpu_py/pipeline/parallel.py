@@ -18,7 +18,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import fields
 
 # What a forked worker reads: set in the parent just before the pool starts, never sent.
 _WORK: tuple | None = None
@@ -61,9 +60,7 @@ def _detach(ka):
     ctx = ka.context
     if ctx is not None:
         ctx.kernel = None
-        for f in fields(ctx):
-            if f.name.startswith("_"):
-                setattr(ctx, f.name, None)
+        ctx.drop_caches()
     return ka
 
 
@@ -75,7 +72,7 @@ def _attach(ka, k):
 
 
 def _analyze_chunk(indices: list[int]):
-    from .analysis import AnalysisCache, analyze_kernel
+    from ..analysis import AnalysisCache, analyze_kernel
     assert _WORK is not None, "analyze_kernels sets the work before it starts the workers"
     profile, options, cache = _WORK
     shared = AnalysisCache() if cache else None
@@ -105,7 +102,7 @@ def analyze_kernels(profile, options, jobs: int, cache: bool = True, progress=No
 
 
 def _read_one(path):
-    from .readers import open_report
+    from ..readers import open_report
     return open_report(path)
 
 

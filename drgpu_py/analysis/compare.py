@@ -1,0 +1,414 @@
+"""Compare analyses: a one-row-per-launch listing of several reports, and the difference
+between a baseline and a new report (the "profile, change, profile again" loop).
+
+Contract: both work on the analysis JSON contract (``Analysis.to_dict()``), read into typed
+objects (:class:`~drgpu_py.analysis.saved.SavedAnalysis`: kernels, their trees as Nodes,
+their findings as Findings), so an input is either a report (``.ncu-rep`` or raw CSV,
+analyzed here) or a JSON file that ``drgpu analyze -f json`` or ``drgpu merge`` wrote
+earlier (a saved baseline). :func:`list_rows` and :func:`diff` take SavedAnalysis objects or
+the dicts they come from. Everything is pure except :func:`load`, which reads files. Tree
+nodes are found by their stable key (analysis.tree.KEY_*), never by their label. The list and diff renderers are drgpu_py.render.list_ and
+drgpu_py.render.diff.
+
+* :func:`list_rows` -> one row per kernel launch; :func:`sort_rows` sorts and cuts.
+* :func:`diff` -> a dict (the ``drgpu diff --format json`` contract, ``kind: "diff"``):
+  kernels are matched by demangled name and launch order, then by function name without
+  template arguments and parameters (``relax<0>`` vs ``relax<1>``); ``--pair`` regexes force
+  a match. Kernels with different function names are never paired otherwise: they are listed
+  as unmatched ("no matching kernel"), and nothing is called resolved. For each matched pair:
+  the measured duration and speedup (base/new, from the two reports' durations), elapsed
+  cycles, stall-cycle % and stall cycles, each stall group's and reason's share and stall
+  cycles, the memory latency split, occupancy, the speedup the base's resolved findings
+  estimated beside the measured one, and which findings were resolved, persist (with their
+  severity and estimated speedup before and after) or are new.
+* :func:`regressions` -> what ``diff --fail-on-regression`` fails on.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from pathlib import Path
+
+from .. import __version__
+from ..errors import ReportFormatError, UsageError
+from ..model import KernelProfile, Profile, base_name
+from ..readers import select_kernels
+from . import tree as t
+from .findings import Finding, severity_rank
+from .saved import SavedAnalysis, SavedKernel
+
+#: Relative duration change below which a kernel counts as unchanged: run-to-run noise of
+#: profiled durations is a few percent.
+NOISE = 0.02
+SORT_KEYS = ("duration", "stall", "name")
+
+
+#: The tree nodes the diff compares, by stable key: the memory levels under the memory
+#: latency split, and the occupancy figures (by their name in the diff).
+MEMORY_LEVELS = (t.KEY_MEMORY_L1, t.KEY_MEMORY_L2, t.KEY_MEMORY_DRAM)
+OCCUPANCY = (("theoretical", t.KEY_OCCUPANCY_THEORETICAL), ("achieved", t.KEY_OCCUPANCY_ACHIEVED))
+
+
+def _saved(a: SavedAnalysis | dict) -> SavedAnalysis:
+    return a if isinstance(a, SavedAnalysis) else SavedAnalysis.from_dict(a)
+
+
+# ---- loading ---------------------------------------------------------------------------
+def is_analysis_json(path: str | Path) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(64)
+    except OSError:
+        return False
+    return head.lstrip().startswith(b"{")
+
+
+def load(path: str | Path, *, kernel: str | None = None, thresholds: dict | None = None) -> dict:
+    """The analysis dict of a report, or of a drgpu analysis JSON file; ``kernel`` selects
+    launches with :func:`drgpu_py.readers.select_kernels` semantics in both cases.
+    ``SavedAnalysis.from_dict`` (or ``load_saved``) makes it typed."""
+    from ..io import require_input_file
+    p = require_input_file(path)
+    if is_analysis_json(p):
+        d = load_analysis_json(p)
+        return select(d, kernel)
+    from ..pipeline import analyze_reports
+    return analyze_reports([p], kernel=kernel, thresholds=thresholds).to_dict()
+
+
+#: Digits of the longest integer a drgpu JSON holds (a 64-bit count has 20): a 400-digit
+#: number is not a measurement, and Python's int of one costs more than it is worth.
+_MAX_INT_DIGITS = 24
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > _MAX_INT_DIGITS:
+        raise ValueError(f"an integer of {len(text.lstrip('-'))} digits")
+    return int(text)
+
+
+def _finite_float(text: str) -> float | None:
+    x = float(text)
+    return x if math.isfinite(x) else None   # 1e400: out of range, read as missing
+
+
+def _no_number(text: str) -> None:
+    return None   # NaN, Infinity (older drgpu and Python's json write them): missing
+
+
+def load_analysis_json(p: Path) -> dict:
+    """A saved ``drgpu analyze -f json`` (or ``merge``) output, checked against the shipped
+    analysis JSON Schema before anything reads it: a hand-edited, truncated or hostile file
+    (wrong types, missing keys, 100,000-deep nesting, 400-digit integers) is a
+    ReportFormatError (exit 4) naming where it breaks, never an internal error. Numbers
+    that are not finite (NaN, Infinity, 1e400) read as missing (null), as drgpu writes them."""
+    not_json = "give an .ncu-rep, a raw CSV export, or the output of drgpu analyze -f json"
+    from ..io import read_input_bytes
+    try:
+        text = read_input_bytes(p, "an analysis JSON").decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ReportFormatError(f"{p}: not a readable JSON file (not UTF-8 at byte {e.start})") from None
+    try:
+        d = json.loads(text, parse_int=_bounded_int, parse_float=_finite_float, parse_constant=_no_number)
+    except RecursionError:
+        raise ReportFormatError(f"{p}: not a readable JSON file (nested too deeply)", hint=not_json) from None
+    except ValueError as e:  # JSONDecodeError is one
+        raise ReportFormatError(f"{p}: not a readable JSON file ({str(e)[:200]})", hint=not_json) from None
+    if not isinstance(d, dict) or d.get("tool") != "drgpu" or not isinstance(d.get("kernels"), list):
+        raise ReportFormatError(f"{p} is JSON but not a drgpu analysis", hint=not_json)
+    if d.get("kind") == "diff":
+        raise ReportFormatError(f"{p} is a drgpu diff, not an analysis")
+    from ..specs import output_schema
+    try:
+        output_schema.validate(d, "analysis")
+    except RecursionError:
+        raise ReportFormatError(f"{p}: not a drgpu analysis (nested too deeply)", hint=not_json) from None
+    except Exception as e:  # jsonschema.ValidationError: imported only on use
+        from jsonschema import ValidationError  # already imported by the validation that raised it
+        if not isinstance(e, ValidationError):
+            raise
+        where = "/".join(str(x) for x in e.absolute_path) or "(top level)"
+        raise ReportFormatError(f"{p}: not a valid drgpu analysis at {where[:120]}: {e.message[:200]}",
+                                hint="give the unedited output of drgpu analyze -f json (or of drgpu merge) "
+                                     "of this drgpu version") from None
+    return d
+
+
+def select(analysis: dict, selector: str | None) -> dict:
+    """Keep the kernels of an analysis dict that ``selector`` picks (as for reports)."""
+    shim = Profile(path=analysis.get("report", "?"), format="json",
+                   kernels=[KernelProfile(id=k.get("id", i), name=k.get("name", ""), mangled=k.get("mangled") or "")
+                            for i, k in enumerate(analysis["kernels"])])
+    picked = {id(k) for k in select_kernels(shim, selector).kernels}
+    keep = [k for k, s in zip(analysis["kernels"], shim.kernels) if id(s) in picked]
+    return {**analysis, "kernels": keep}
+
+
+def load_saved(path: str | Path, *, kernel: str | None = None, thresholds: dict | None = None) -> SavedAnalysis:
+    """:func:`load`, typed."""
+    return SavedAnalysis.from_dict(load(path, kernel=kernel, thresholds=thresholds))
+
+
+# ---- list ------------------------------------------------------------------------------
+def _label(analysis: SavedAnalysis) -> str:
+    rep = str(analysis.report if analysis.report is not None else "?")
+    return " + ".join(Path(r).name for r in rep.split(" + "))
+
+
+def list_rows(analyses: list[SavedAnalysis] | list[dict]) -> list[dict]:
+    rows = []
+    for a in map(_saved, analyses):
+        label = _label(a)
+        for k in a.kernels:
+            top = k.findings[0] if k.findings else None
+            rows.append({"report": label, "id": k.id, "name": k.name,
+                         "duration_ns": k.duration_ns, "grid": k.grid, "block": k.block,
+                         "stall_cycle_pct": k.stall_cycle_pct, "bound": k.bound,
+                         "top_finding": top.id if top else None, "top_severity": top.severity if top else None,
+                         "top_speedup": top.estimated_speedup if top else None})
+    return rows
+
+
+def sort_rows(rows: list[dict], by: str | None = None, top: int | None = None) -> list[dict]:
+    if by is not None and by not in SORT_KEYS:
+        raise UsageError(f"--sort {by!r}: expected one of {', '.join(SORT_KEYS)}")
+    if top is not None and top < 1:
+        raise UsageError("--top must be at least 1")
+    out = list(rows)
+    # Missing numbers sort last whatever the direction.
+    if by == "duration":
+        out.sort(key=lambda r: (r["duration_ns"] is None, -(r["duration_ns"] or 0.0)))
+    elif by == "stall":
+        out.sort(key=lambda r: (r["stall_cycle_pct"] is None, -(r["stall_cycle_pct"] or 0.0)))
+    elif by == "name":
+        out.sort(key=lambda r: (r["name"], r["report"], r["id"]))
+    return out[:top] if top else out
+
+
+# ---- kernel matching ---------------------------------------------------------------------
+
+def _parse_pair(p: str) -> tuple[re.Pattern, re.Pattern]:
+    if "=" not in p:
+        raise UsageError(f"--pair expects BASE_REGEX=NEW_REGEX, got {p!r}")
+    b, n = p.split("=", 1)
+    try:
+        return re.compile(b), re.compile(n)
+    except re.error as e:
+        raise UsageError(f"--pair {p!r}: not a valid regular expression: {e}") from e
+
+
+def _name(k: SavedKernel | dict) -> str:
+    return k.name if isinstance(k, SavedKernel) else k["name"]
+
+
+def match_kernels(base: list, new: list, pairs: list[str] | None = None):
+    """Return ([(base kernel, new kernel, how)], unmatched base, unmatched new) for lists of
+    SavedKernel (or kernel dicts). ``how`` is 'pair', 'name' or 'function name'. Kernels whose
+    function names differ are paired only by ``pairs``: pairing two unrelated kernels would
+    report findings "resolved" that were not."""
+    left_b, left_n = list(base), list(new)
+    matched: list[tuple] = []
+
+    def take(kb, kn, how):
+        matched.append((kb, kn, how))
+        left_b.remove(kb)
+        left_n.remove(kn)
+
+    for p in pairs or []:
+        rb, rn = _parse_pair(p)
+        for kb, kn in list(zip([k for k in left_b if rb.search(_name(k))], [k for k in left_n if rn.search(_name(k))])):
+            take(kb, kn, "pair")
+    for key, how in ((_name, "name"), (lambda k: base_name(_name(k)), "function name")):
+        groups_n: dict[str, list] = {}
+        for k in left_n:
+            groups_n.setdefault(key(k), []).append(k)
+        for kb in list(left_b):
+            cands = groups_n.get(key(kb))
+            if cands:
+                take(kb, cands.pop(0), how)  # launch order: i-th with i-th
+    matched.sort(key=lambda t: base.index(t[0]))
+    return matched, left_b, left_n
+
+
+# ---- diff --------------------------------------------------------------------------------
+def _delta(b, n, nd: int = 4) -> dict:
+    d = None if b is None or n is None else round(n - b, nd)
+    return {"base": b, "new": n, "delta": d}
+
+
+def _tree_parts(k: SavedKernel) -> dict:
+    tree = k.tree
+    has_stalls = tree is not None and tree.attrs.get("stall_source", "none") != "none"
+    reasons, groups = {}, {}
+    for n in tree.walk() if tree is not None else ():
+        if n.kind == "reason" and "reason" in n.attrs:
+            reasons[n.attrs["reason"]] = (n.name, n.value)
+        elif n.kind == "group" and "group" in n.attrs and n.value is not None:
+            groups[n.attrs["group"]] = (n.name, n.value)
+    memory = {}
+    split = k.node(t.KEY_MEMORY_SPLIT)
+    if split is not None and split.kind != "missing":
+        for key in MEMORY_LEVELS:
+            n = split.by_key(key)
+            if n is not None:
+                memory[key] = (n.name, n.value, n.attrs.get("hit_rate_pct"))
+    occ = {}
+    for name, key in OCCUPANCY:
+        n = k.node(key)
+        occ[name] = n.value if n is not None and n.kind != "missing" else None
+    return {"has_stalls": has_stalls, "reasons": reasons, "groups": groups, "memory": memory, "occupancy": occ}
+
+
+def stall_cycles(k: SavedKernel) -> float | None:
+    """A kernel's stall cycles: SM active cycles times the stall-cycle ratio (issue cycles
+    lost against the ideal IPC, per SM); None when either is missing (e.g. an older baseline)."""
+    act, pct = k.sm_active_cycles, k.stall_cycle_pct
+    return None if act is None or pct is None else act * pct / 100.0
+
+
+def _of(total: float | None, share: float | None) -> float | None:
+    return None if total is None or share is None else round(total * share / 100.0, 1)
+
+
+def _shares(b: dict, n: dict, key: str, b_ok: bool, n_ok: bool, b_total=None, n_total=None) -> list[dict]:
+    """Rows for every id present on either side; an absent id is 0 where that side has stall
+    data (the tree leaves out zero reasons), None where it has none. ``stall_cycles``: the
+    share of each side's stall cycles, in cycles."""
+    out = []
+    for rid in dict.fromkeys(list(b) + list(n)):
+        label = (b[rid] if rid in b else n[rid])[0]
+        bv = b[rid][1] if rid in b else (0.0 if b_ok else None)
+        nv = n[rid][1] if rid in n else (0.0 if n_ok else None)
+        out.append({key: rid, "label": label, **_delta(bv, nv, 2),
+                    "stall_cycles": _delta(_of(b_total, bv), _of(n_total, nv), 1)})
+    out.sort(key=lambda r: -max(abs(r["base"] or 0.0), abs(r["new"] or 0.0)))
+    return out
+
+
+def _finding_brief(f: Finding) -> dict:
+    loc = (f.locations or [None])[0]
+    where = f"{Path(loc['file']).name}:{loc['line']}" if loc and loc.get("file") else None
+    return {"id": f.id, "title": f.title, "severity": f.severity,
+            "estimated_speedup": f.estimated_speedup, "stall_share": f.stall_share, "location": where}
+
+
+def _findings(b: list[Finding], n: list[Finding]) -> dict:
+    nb = {f.id: f for f in b}
+    nn = {f.id: f for f in n}
+    persisting = []
+    for fid in nb:
+        if fid not in nn:
+            continue
+        fb, fn = _finding_brief(nb[fid]), _finding_brief(nn[fid])
+        change = "unchanged"
+        if severity_rank(fn["severity"]) < severity_rank(fb["severity"]):
+            change = "worse"
+        elif severity_rank(fn["severity"]) > severity_rank(fb["severity"]):
+            change = "better"
+        persisting.append({"id": fid, "title": fn["title"], "base": fb, "new": fn, "severity_change": change,
+                           "speedup_delta": round(fn["estimated_speedup"] - fb["estimated_speedup"], 3)})
+    return {"resolved": [_finding_brief(nb[i]) for i in nb if i not in nn],
+            "persisting": persisting,
+            "new": [_finding_brief(nn[i]) for i in nn if i not in nb]}
+
+
+def _ident(k: SavedKernel) -> dict:
+    return {"id": k.id, "name": k.name, "duration_ns": k.duration_ns}
+
+
+def kernel_diff(kb: SavedKernel | dict, kn: SavedKernel | dict, how: str) -> dict:
+    kb, kn = (k if isinstance(k, SavedKernel) else SavedKernel.from_dict(k) for k in (kb, kn))
+    db, dn = kb.duration_ns, kn.duration_ns
+    speedup = db / dn if db and dn else None
+    change_pct = round((dn - db) / db * 100.0, 2) if db and dn else None
+    if speedup is None:
+        verdict = "unknown"
+    elif speedup >= 1 + NOISE:
+        verdict = "faster"
+    elif speedup <= 1 / (1 + NOISE):
+        verdict = "slower"
+    else:
+        verdict = "unchanged"
+    tb, tn = _tree_parts(kb), _tree_parts(kn)
+    sb, sn = stall_cycles(kb), stall_cycles(kn)
+    found = _findings(kb.findings, kn.findings)
+    # What the base's analysis promised for what the change resolved, beside what it measured.
+    estimated = max((f["estimated_speedup"] for f in found["resolved"]), default=None)
+    memory = []
+    for key in MEMORY_LEVELS:
+        lb, vb, hb = tb["memory"].get(key, (None, None, None))
+        ln, vn, hn = tn["memory"].get(key, (None, None, None))
+        if vb is None and vn is None:
+            continue
+        memory.append({"level": ln or lb, **_delta(vb, vn, 2), "hit_rate_pct": {"base": hb, "new": hn}})
+    return {
+        "base": _ident(kb), "new": _ident(kn), "match": how,
+        "duration_ns": _delta(db, dn, 1),
+        "speedup": None if speedup is None else round(speedup, 4),
+        "duration_change_pct": change_pct,
+        "verdict": verdict,
+        "estimated_speedup": estimated,
+        "elapsed_cycles": _delta(kb.elapsed_cycles, kn.elapsed_cycles, 1),
+        "stall_cycle_pct": _delta(kb.stall_cycle_pct, kn.stall_cycle_pct, 2),
+        "stall_cycles": _delta(None if sb is None else round(sb, 1), None if sn is None else round(sn, 1), 1),
+        "achieved_ipc": _delta(kb.achieved_ipc, kn.achieved_ipc, 3),
+        "bound": {"base": kb.bound, "new": kn.bound},
+        "top_unit": {"base": kb.top_unit, "new": kn.top_unit},
+        "groups": _shares(tb["groups"], tn["groups"], "group", tb["has_stalls"], tn["has_stalls"], sb, sn),
+        "reasons": _shares(tb["reasons"], tn["reasons"], "reason", tb["has_stalls"], tn["has_stalls"], sb, sn),
+        "memory": memory,
+        "occupancy": {name: _delta(tb["occupancy"][name], tn["occupancy"][name], 2) for name, _ in OCCUPANCY},
+        "findings": found,
+    }
+
+
+def diff(base: SavedAnalysis | dict, new: SavedAnalysis | dict, pairs: list[str] | None = None) -> dict:
+    """The difference between two analyses (see the module docstring)."""
+    base, new = _saved(base), _saved(new)
+    matched, ub, un = match_kernels(base.kernels, new.kernels, pairs)
+    kernels = [kernel_diff(kb, kn, how) for kb, kn, how in matched]
+    tb = sum(k["duration_ns"]["base"] or 0.0 for k in kernels)
+    tn = sum(k["duration_ns"]["new"] or 0.0 for k in kernels)
+    complete = all(k["duration_ns"]["base"] and k["duration_ns"]["new"] for k in kernels)
+    notes = []
+    if not matched:
+        notes.append("no matching kernel: no kernel name of the base is in the new report (nothing is compared, "
+                     "nothing resolved); pair kernels on purpose with --pair BASE_REGEX=NEW_REGEX")
+    for k in kernels:
+        if k["match"] == "function name" and k["base"]["name"] != k["new"]["name"]:
+            notes.append(f"paired by {k['match']}: {k['base']['name']}  ->  {k['new']['name']}")
+    return {
+        "tool": "drgpu", "version": __version__, "kind": "diff",
+        "base": {"report": base.report, "kernels": len(base.kernels)},
+        "new": {"report": new.report, "kernels": len(new.kernels)},
+        "summary": {"matched": len(kernels), "duration_ns": _delta(tb if kernels else None, tn if kernels else None, 1),
+                    "speedup": round(tb / tn, 4) if kernels and complete and tn > 0 else None,
+                    "unmatched": len(ub) + len(un),
+                    "resolved": sum(len(k["findings"]["resolved"]) for k in kernels),
+                    "new": sum(len(k["findings"]["new"]) for k in kernels),
+                    "faster": sum(k["verdict"] == "faster" for k in kernels),
+                    "slower": sum(k["verdict"] == "slower" for k in kernels)},
+        "kernels": kernels,
+        "unmatched": {"base": [_ident(k) for k in ub], "new": [_ident(k) for k in un]},
+        "notes": notes,
+    }
+
+
+def regressions(d: dict) -> list[str]:
+    """What ``diff --fail-on-regression`` fails on: a matched kernel slower beyond the noise,
+    a new high or medium finding, or a persisting finding whose severity rose."""
+    out = []
+    for k in d["kernels"]:
+        name = k["new"]["name"]
+        if k["verdict"] == "slower":
+            out.append(f"{name} is slower ({k['speedup']:.2f}x)")
+        out.extend(f"new {x['severity']} finding {x['id']} in {name}" for x in k["findings"]["new"]
+                   if x["severity"] in ("high", "medium"))
+        out.extend(f"{x['id']} in {name} rose to {x['new']['severity']}" for x in k["findings"]["persisting"]
+                   if x["severity_change"] == "worse")
+    return out
+
+
+__all__ = ["load", "load_saved", "load_analysis_json", "select", "list_rows", "sort_rows", "regressions",
+           "match_kernels", "kernel_diff", "diff", "stall_cycles", "NOISE", "SORT_KEYS"]

@@ -1,0 +1,175 @@
+"""A saved analysis: the JSON document ``drgpu analyze -f json`` (or ``merge``) writes, read
+back into typed objects, so that ``list`` and ``diff`` read fields, trees and findings rather
+than walking dicts.
+
+Contract: ``SavedAnalysis.load(path)`` reads a file checked against the shipped analysis
+JSON Schema (``compare.load_analysis_json``: a broken or hostile file is a ReportFormatError);
+``SavedAnalysis.from_dict(doc)`` takes the dict (``Analysis.to_dict()``); ``to_dict()`` gives
+back what was read, key for key and in drgpu's order, so analyze -> JSON -> load -> JSON is
+the same text (tests/test_compare.py). A kernel's tree is a :class:`Node` and its findings
+are :class:`Finding` objects; the sections nothing here reads (speed of light, slicing,
+samples, the static model) stay dicts, passed through as written. Keys this version does
+not know are kept and written after the known ones.
+
+JSON written before tree nodes had stable keys gets them here, once, from the labels that
+version gave those nodes (``LEGACY_KEYS``); everything after loading finds nodes by key.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from . import tree as t
+from .findings import Finding
+from .tree import Node
+
+#: Labels of the keyed nodes in JSON from before nodes had keys: (label, key, parent's key).
+LEGACY_KEYS = (("Memory latency split", t.KEY_MEMORY_SPLIT, None),
+               ("L1 hits", t.KEY_MEMORY_L1, t.KEY_MEMORY_SPLIT),
+               ("L2 hits", t.KEY_MEMORY_L2, t.KEY_MEMORY_SPLIT),
+               ("DRAM", t.KEY_MEMORY_DRAM, t.KEY_MEMORY_SPLIT),
+               ("Theoretical occupancy", t.KEY_OCCUPANCY_THEORETICAL, None),
+               ("Achieved occupancy", t.KEY_OCCUPANCY_ACHIEVED, None))
+
+
+def node_from_dict(d: dict) -> Node:
+    """The :class:`Node` whose ``to_dict()`` is ``d``."""
+    return Node(name=d.get("name", ""), value=d.get("value"), unit=d.get("unit", ""), kind=d.get("kind", "metric"),
+                children=[node_from_dict(c) for c in d.get("children") or []], attrs=d.get("attrs") or {},
+                key=d.get("key"))
+
+
+def _add_legacy_keys(root: Node) -> None:
+    """Give a keyless tree (older JSON) the keys its labelled nodes stand for."""
+    if any(n.key is not None for n in root.walk()):
+        return
+    for label, key, parent in LEGACY_KEYS:
+        scope = root if parent is None else root.by_key(parent)
+        hit = next((n for n in scope.walk() if n.name == label), None) if scope is not None else None
+        if hit is not None:
+            hit.key = key
+
+
+def finding_from_dict(d: dict) -> Finding:
+    """The :class:`Finding` whose ``to_dict()`` is ``d``."""
+    return Finding(id=d.get("id", ""), title=d.get("title", ""), severity=d.get("severity", ""),
+                   stall_share=d.get("stall_share"), estimated_speedup=d.get("estimated_speedup"),
+                   advice=d.get("advice", ""), evidence=d.get("evidence") or {}, locations=d.get("locations") or [],
+                   group=d.get("group", ""), speedup_model=d.get("speedup_model", ""), notes=d.get("notes") or [],
+                   model_speedup=d.get("model_speedup"), bounds=d.get("bounds") or [],
+                   bounded_by=d.get("bounded_by"), audience=d.get("audience", "code"),
+                   estimate_capped=bool(d.get("estimate_capped", False)))
+
+
+def _json_fields(cls) -> list[str]:
+    return [f.name for f in fields(cls) if f.name not in ("extra", "written")]
+
+
+@dataclass
+class SavedKernel:
+    """One kernel (group) of a saved analysis; fields in the JSON's order."""
+    id: int | None = None
+    name: str = ""
+    mangled: str | None = None
+    device: str | None = None
+    compute_capability: str | None = None
+    chip: str | None = None
+    sm_count: int | None = None
+    duration_ns: float | None = None
+    grid: list[int] | None = None
+    block: list[int] | None = None
+    elapsed_cycles: float | None = None
+    sm_active_cycles: float | None = None
+    bound: str | None = None
+    stall_cycle_pct: float | None = None
+    achieved_ipc: float | None = None
+    #: The busiest throughput unit's id (drgpu_py.analysis.context.UNITS), as in the tree's
+    #: root attrs and speed_of_light.unit; its % of peak is ``top_unit_pct``.
+    top_unit: str | None = None
+    top_unit_pct: float | None = None
+    launches: int | None = None
+    launch_ids: list[int] | None = None
+    total_duration_ns: float | None = None
+    speed_of_light: dict | None = None
+    tree: Node | None = None
+    findings: list[Finding] = field(default_factory=list)
+    slicing: dict | None = None
+    samples: dict | None = None
+    notes: list[str] = field(default_factory=list)
+    model: dict | None = None
+    extra: dict[str, Any] = field(default_factory=dict)   # keys this version does not know
+    #: The known keys the JSON held, in its order (None: all, in field order).
+    written: list[str] | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "SavedKernel":
+        known = _json_fields(cls)
+        k = cls(**{name: v for name, v in d.items() if name in known and name not in ("tree", "findings")},
+                extra={name: v for name, v in d.items() if name not in known},
+                written=[name for name in d if name in known])
+        if d.get("tree"):
+            k.tree = node_from_dict(d["tree"])
+            _add_legacy_keys(k.tree)
+        k.findings = [finding_from_dict(f) for f in d.get("findings") or []]
+        return k
+
+    def to_dict(self) -> dict:
+        names = self.written if self.written is not None else _json_fields(type(self))
+        out: dict[str, Any] = {}
+        for name in names:
+            v = getattr(self, name)
+            if name == "tree":
+                v = v.to_dict() if v is not None else {}
+            elif name == "findings":
+                v = [f.to_dict() for f in v]
+            out[name] = v
+        out.update(self.extra)
+        return out
+
+    def node(self, key: str) -> Node | None:
+        """The tree node with stable key ``key`` (analysis.tree.KEY_*), or None."""
+        return self.tree.by_key(key) if self.tree is not None else None
+
+
+@dataclass
+class SavedAnalysis:
+    """A whole saved analysis: the report it came from, the summary tables and the kernels."""
+    report: str | None = None
+    format: str | None = None
+    notes: list[str] = field(default_factory=list)
+    summary: list[dict] = field(default_factory=list)
+    priorities: list[dict] = field(default_factory=list)
+    kernels: list[SavedKernel] = field(default_factory=list)
+    tool: str = "drgpu"
+    version: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    written: list[str] | None = field(default=None, repr=False, compare=False)
+
+    _ORDER = ("tool", "version", "report", "format", "notes", "summary", "priorities", "kernels")
+
+    @classmethod
+    def load(cls, path: str | Path) -> "SavedAnalysis":
+        """A drgpu analysis JSON file, validated (see the module docstring)."""
+        from ..io import require_input_file
+        from .compare import load_analysis_json
+        return cls.from_dict(load_analysis_json(require_input_file(path)))
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "SavedAnalysis":
+        a = cls(**{name: d[name] for name in cls._ORDER if name in d and name != "kernels"},
+                kernels=[SavedKernel.from_dict(k) for k in d.get("kernels") or []],
+                extra={name: v for name, v in d.items() if name not in cls._ORDER},
+                written=[name for name in d if name in cls._ORDER])
+        return a
+
+    def to_dict(self, kernels: bool = True) -> dict:
+        """The JSON document (``kernels=False``: its kernel list empty, as Analysis.to_dict)."""
+        out: dict[str, Any] = {}
+        for name in self.written if self.written is not None else self._ORDER:
+            if name == "kernels":
+                out[name] = [k.to_dict() for k in self.kernels] if kernels else []
+            else:
+                out[name] = getattr(self, name)
+        out.update(self.extra)
+        return out
