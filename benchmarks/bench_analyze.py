@@ -20,6 +20,7 @@ Usage: python benchmarks/bench_analyze.py [--report R] [--sizes 10,100,1000] [--
        [--no-csv | --no-rep] [--out FILE]
 This is a benchmark, not a test: it takes minutes on a large report.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -71,6 +72,7 @@ def drgpu_argv() -> list[str]:
 
 def count_launches(report: Path) -> int:
     import ncu_report
+
     ctx = ncu_report.load_report(str(report))
     return sum(ctx.range_by_idx(r).num_actions() for r in range(ctx.num_ranges()))
 
@@ -105,18 +107,23 @@ def machine() -> str:
     except (OSError, ValueError, IndexError):
         pass
     from importlib.metadata import PackageNotFoundError, version
+
     try:
         pd = version("pandas")
     except PackageNotFoundError:
         import pandas
+
         pd = pandas.__version__
     try:
         nr = version("ncu_report")
     except PackageNotFoundError:  # the module shipped with ncu (its extras/python folder)
         import ncu_report
+
         nr = "from ncu's extras/python" if "extras" in str(getattr(ncu_report, "__file__", "")) else "?"
-    return (f"{cpu}, {os.cpu_count()} cores{mem}; Linux {platform.release()}; Python {platform.python_version()}, "
-            f"pandas {pd}, ncu_report {nr}")
+    return (
+        f"{cpu}, {os.cpu_count()} cores{mem}; Linux {platform.release()}; Python {platform.python_version()}, "
+        f"pandas {pd}, ncu_report {nr}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -146,16 +153,32 @@ def main(argv: list[str] | None = None) -> int:
             csv_dir = None
         floor = [sys.executable, str(HERE / "floor.py")]
         rows = []
-        paths = [] if a.no_rep else [
-            ("ncu-rep", report.stat().st_size,
-             lambda n: drgpu_argv() + ["analyze", str(report), "--kernel", f"0:{n}", "--format", "json", "-q"],
-             lambda n: floor + ["rep", str(report), "--kernel", f"0:{n}"])]
+        paths = (
+            []
+            if a.no_rep
+            else [
+                (
+                    "ncu-rep",
+                    report.stat().st_size,
+                    lambda n: drgpu_argv() + ["analyze", str(report), "--kernel", f"0:{n}", "--format", "json", "-q"],
+                    lambda n: floor + ["rep", str(report), "--kernel", f"0:{n}"],
+                )
+            ]
+        )
         if csv_dir is not None:
-            paths.append(("csv", raw.stat().st_size + src.stat().st_size,
-                          lambda n: drgpu_argv() + ["analyze", str(csv_dir / "r.raw.csv"), "--kernel", f"0:{n}",
-                                                    "--format", "json", "-q"],
-                          lambda n: floor + ["csv", str(csv_dir / "r.raw.csv"), str(csv_dir / "r.source.csv"),
-                                             "--kernel", f"0:{n}"]))
+            paths.append(
+                (
+                    "csv",
+                    raw.stat().st_size + src.stat().st_size,
+                    lambda n: (
+                        drgpu_argv()
+                        + ["analyze", str(csv_dir / "r.raw.csv"), "--kernel", f"0:{n}", "--format", "json", "-q"]
+                    ),
+                    lambda n: (
+                        floor + ["csv", str(csv_dir / "r.raw.csv"), str(csv_dir / "r.source.csv"), "--kernel", f"0:{n}"]
+                    ),
+                )
+            )
         for name, size, tool, base in paths:
             prev = None
             for n in sizes:
@@ -164,19 +187,27 @@ def main(argv: list[str] | None = None) -> int:
                 marginal = "" if prev is None else f"{1e3 * (d.seconds - prev[1]) / (n - prev[0]):.1f}"
                 rows.append((name, n, d, f, marginal, size))
                 prev = (n, d.seconds)
-                print(f"{name} {n}: drgpu {d.seconds:.2f} s {d.peak_kib / 1024:.0f} MiB, floor {f.seconds:.2f} s "
-                      f"{f.peak_kib / 1024:.0f} MiB", file=sys.stderr)
-        lines = [f"Machine: {machine()}.",
-                 f"Report: {a.report.name} ({total} launches, {report.stat().st_size / 1e6:.1f} MB unpacked); "
-                 f"best of {a.repeat} runs per cell.", "",
-                 "| input | kernels | drgpu s | kernels/s | floor s | drgpu / floor | marginal ms/kernel "
-                 "| drgpu peak MiB | floor peak MiB | peak / input size |",
-                 "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+                print(
+                    f"{name} {n}: drgpu {d.seconds:.2f} s {d.peak_kib / 1024:.0f} MiB, floor {f.seconds:.2f} s "
+                    f"{f.peak_kib / 1024:.0f} MiB",
+                    file=sys.stderr,
+                )
+        lines = [
+            f"Machine: {machine()}.",
+            f"Report: {a.report.name} ({total} launches, {report.stat().st_size / 1e6:.1f} MB unpacked); "
+            f"best of {a.repeat} runs per cell.",
+            "",
+            "| input | kernels | drgpu s | kernels/s | floor s | drgpu / floor | marginal ms/kernel "
+            "| drgpu peak MiB | floor peak MiB | peak / input size |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
         for name, n, d, f, marginal, size in rows:
             bad = " (failed)" if d.rc or f.rc else ""
-            lines.append(f"| {name}{bad} | {n} | {d.seconds:.2f} | {n / d.seconds:.0f} | {f.seconds:.2f} | "
-                         f"{d.seconds / f.seconds:.2f} | {marginal} | {d.peak_kib / 1024:.0f} | {f.peak_kib / 1024:.0f} | "
-                         f"{d.peak_kib * 1024 / size:.2f} |")
+            lines.append(
+                f"| {name}{bad} | {n} | {d.seconds:.2f} | {n / d.seconds:.0f} | {f.seconds:.2f} | "
+                f"{d.seconds / f.seconds:.2f} | {marginal} | {d.peak_kib / 1024:.0f} | {f.peak_kib / 1024:.0f} | "
+                f"{d.peak_kib * 1024 / size:.2f} |"
+            )
         text = "\n".join(lines) + "\n"
         if a.out:
             a.out.write_text(text, encoding="utf-8")

@@ -16,6 +16,7 @@ file's cells are held as text while it is parsed. Exit 1 when a run exceeds it o
 Usage: python benchmarks/bench_csv_50k.py [--launches 50000] [--per-launch] [--bound-mib MIB]
 This is a benchmark, not a test: it takes minutes.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -53,8 +54,9 @@ def run(argv: list[str], out: Path) -> tuple[int, float, float]:
     """(exit code, wall seconds, peak RSS MiB) of a child process."""
     t0 = time.perf_counter()
     with open(out, "wb") as fh:
-        p = subprocess.Popen(argv, stdout=fh, stderr=subprocess.PIPE,
-                             env={**os.environ, "PYTHONPATH": str(HERE.parent)})
+        p = subprocess.Popen(
+            argv, stdout=fh, stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(HERE.parent)}
+        )
         _, status, usage = os.wait4(p.pid, 0)
     wall = time.perf_counter() - t0
     err = p.stderr.read().decode("utf-8", "replace") if p.stderr else ""
@@ -76,8 +78,10 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         f = build(Path(tmp) / "synthetic.raw.csv", args.launches)
         size_mib = f.stat().st_size / 2**20
-        print(f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
-              f"Python {platform.python_version()}")
+        print(
+            f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
+            f"Python {platform.python_version()}"
+        )
         print(f"Input: {args.launches:,} launches, {size_mib:.1f} MiB raw-page CSV\n")
         print("| run | launches | wall s | ms/launch | peak MiB | peak / input size | exit |")
         print("|---|---:|---:|---:|---:|---:|---:|")
@@ -85,8 +89,10 @@ def main() -> int:
         for label, extra in modes:
             argv = [sys.executable, "-m", "drgpu_py", "analyze", str(f), "-f", "json", "-q", "-j", "1", *extra]
             code, wall, peak = run(argv, Path(tmp) / "out.json")
-            print(f"| {label} | {args.launches:,} | {wall:.1f} | {1000 * wall / args.launches:.2f} | {peak:.0f} | "
-                  f"{peak / size_mib:.1f} | {code} |")
+            print(
+                f"| {label} | {args.launches:,} | {wall:.1f} | {1000 * wall / args.launches:.2f} | {peak:.0f} | "
+                f"{peak / size_mib:.1f} | {code} |"
+            )
             if code or (label == "grouped" and peak > args.bound_mib):
                 ok = False
     print(f"\nbound: grouped peak under {args.bound_mib:.0f} MiB: {'met' if ok else 'NOT met'}")

@@ -16,6 +16,7 @@ Usage: python benchmarks/bench_jobs.py [--report R] [--jobs 1,2,4,8,16] [--repea
        [--per-launch] [--budget SECONDS] --out DIR
 ``--budget``: skip the remaining runs (noted in the table) once this many seconds passed.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -56,7 +57,7 @@ def main(argv: list[str] | None = None) -> int:
     floor_s, floor_mib, _ = best([sys.executable, str(HERE / "floor.py"), "rep", str(report)], scratch / "floor.out")
     write = _writer(a, report, launches, size_mb, floor_s, floor_mib)
     rows = []
-    for mode in (["grouped", "per-launch"] if a.per_launch else ["grouped"]):
+    for mode in ["grouped", "per-launch"] if a.per_launch else ["grouped"]:
         ref = None
         one = None
         for j in [int(x) for x in a.jobs.split(",")]:
@@ -64,14 +65,33 @@ def main(argv: list[str] | None = None) -> int:
                 rows.append({"mode": mode, "jobs": j, "skipped": "budget"})
                 continue
             out = a.out / f"{mode}_j{j}.json"
-            argv_ = [*drgpu_argv(), "analyze", str(report), "-f", "json", "-q", "-j", str(j),
-                     *(["--per-launch"] if mode == "per-launch" else [])]
+            argv_ = [
+                *drgpu_argv(),
+                "analyze",
+                str(report),
+                "-f",
+                "json",
+                "-q",
+                "-j",
+                str(j),
+                *(["--per-launch"] if mode == "per-launch" else []),
+            ]
             s, mib, rc = best(argv_, out)
             ref = ref or out
             one = one or s
-            rows.append({"mode": mode, "jobs": j, "seconds": round(s, 2), "launches_per_s": round(launches / s, 1),
-                         "ratio_to_floor": round(s / floor_s, 2), "speedup_vs_j1": round(one / s, 2),
-                         "peak_mib": round(mib), "rc": rc, "json_identical_to_j1": filecmp.cmp(ref, out, shallow=False)})
+            rows.append(
+                {
+                    "mode": mode,
+                    "jobs": j,
+                    "seconds": round(s, 2),
+                    "launches_per_s": round(launches / s, 1),
+                    "ratio_to_floor": round(s / floor_s, 2),
+                    "speedup_vs_j1": round(one / s, 2),
+                    "peak_mib": round(mib),
+                    "rc": rc,
+                    "json_identical_to_j1": filecmp.cmp(ref, out, shallow=False),
+                }
+            )
             print(json.dumps(rows[-1]), flush=True)
             write(rows, done=False)
     write(rows, done=True)
@@ -80,25 +100,40 @@ def main(argv: list[str] | None = None) -> int:
 
 def _writer(a, report, launches, size_mb, floor_s, floor_mib):
     """write(rows, done): jobs.json and jobs.md, after every row (a run cut short keeps them)."""
+
     def write(rows, done):
-        doc = {"machine": machine(), "report": str(report), "launches": launches, "report_mb": round(size_mb, 1),
-               "floor_s": round(floor_s, 2), "floor_peak_mib": round(floor_mib), "repeat": a.repeat,
-               "complete": done, "rows": rows}
+        doc = {
+            "machine": machine(),
+            "report": str(report),
+            "launches": launches,
+            "report_mb": round(size_mb, 1),
+            "floor_s": round(floor_s, 2),
+            "floor_peak_mib": round(floor_mib),
+            "repeat": a.repeat,
+            "complete": done,
+            "rows": rows,
+        }
         (a.out / "jobs.json").write_text(json.dumps(doc, indent=1))
-        lines = [f"Machine: {doc['machine']}.",
-                 f"Report: {report.name} ({launches} launches, {doc['report_mb']} MB); read floor {doc['floor_s']} s "
-                 f"(peak {doc['floor_peak_mib']} MiB); best of {a.repeat} run(s) per cell.", "",
-                 "| mode | -j | drgpu s | launches/s | drgpu / floor | speed-up vs -j 1 | peak MiB | JSON = -j 1 |",
-                 "|---|---:|---:|---:|---:|---:|---:|---|"]
+        lines = [
+            f"Machine: {doc['machine']}.",
+            f"Report: {report.name} ({launches} launches, {doc['report_mb']} MB); read floor {doc['floor_s']} s "
+            f"(peak {doc['floor_peak_mib']} MiB); best of {a.repeat} run(s) per cell.",
+            "",
+            "| mode | -j | drgpu s | launches/s | drgpu / floor | speed-up vs -j 1 | peak MiB | JSON = -j 1 |",
+            "|---|---:|---:|---:|---:|---:|---:|---|",
+        ]
         for r in rows:
             if "skipped" in r:
                 lines.append(f"| {r['mode']} | {r['jobs']} | skipped ({r['skipped']}) | | | | | |")
             else:
-                lines.append(f"| {r['mode']} | {r['jobs']} | {r['seconds']} | {r['launches_per_s']} | {r['ratio_to_floor']} | "
-                             f"{r['speedup_vs_j1']} | {r['peak_mib']} | {'yes' if r['json_identical_to_j1'] else 'NO'} |")
+                lines.append(
+                    f"| {r['mode']} | {r['jobs']} | {r['seconds']} | {r['launches_per_s']} | {r['ratio_to_floor']} | "
+                    f"{r['speedup_vs_j1']} | {r['peak_mib']} | {'yes' if r['json_identical_to_j1'] else 'NO'} |"
+                )
         if not done:
             lines.append("\n(incomplete: the run was still going)")
         (a.out / "jobs.md").write_text("\n".join(lines) + "\n")
+
     return write
 
 

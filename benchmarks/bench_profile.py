@@ -11,6 +11,7 @@ Usage: python benchmarks/bench_profile.py --build DIR --cases precise_math,aos_g
        --tree before=/path/a --tree after=/path/b [--repeat 2] --out DIR
 Writes OUT/profile_e2e.json and OUT/profile_e2e.md. ncu: $NCU, else ncu on PATH.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -50,33 +51,56 @@ def main(argv: list[str] | None = None) -> int:
         for case in a.cases.split(","):
             app = [str((a.build / case).resolve()), "bad", "2"]
             base = a.out / f"{case}_full"
-            wall, cpu, rc = timed([ncu, "--set", "full", "--import-source", "yes", "-f", "-o", str(base), *app],
-                                  a.out / f"{case}_full.log")
+            wall, cpu, rc = timed(
+                [ncu, "--set", "full", "--import-source", "yes", "-f", "-o", str(base), *app],
+                a.out / f"{case}_full.log",
+            )
             rows.setdefault((case, "ncu --set full"), []).append({"wall": wall, "cpu": cpu, "rc": rc})
             for label, path in trees:
-                env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(path).resolve()), os.environ.get("PYTHONPATH", "")]))
+                env = dict(
+                    os.environ,
+                    PYTHONPATH=os.pathsep.join([str(Path(path).resolve()), os.environ.get("PYTHONPATH", "")]),
+                )
                 folder = a.out / f"{case}_{label}"
                 argv_ = [sys.executable, "-m", "drgpu_py", "profile", "-q", "--force", "-d", str(folder), "--", *app]
                 wall, cpu, rc = timed(argv_, a.out / f"{case}_{label}.log", env)
-                rec = json.loads((folder / f"{case}.profile.json").read_text()) if (folder / f"{case}.profile.json").exists() else {}
-                rows.setdefault((case, label), []).append({"wall": wall, "cpu": cpu, "rc": rc, "ncu_wall": rec.get("ncu_wall_s")})
+                rec = (
+                    json.loads((folder / f"{case}.profile.json").read_text())
+                    if (folder / f"{case}.profile.json").exists()
+                    else {}
+                )
+                rows.setdefault((case, label), []).append(
+                    {"wall": wall, "cpu": cpu, "rc": rc, "ncu_wall": rec.get("ncu_wall_s")}
+                )
             print(f"repeat {rep + 1} {case} done", flush=True)
     table = []
     for (case, label), runs in rows.items():
         best = min(runs, key=lambda r: r["wall"])
         full = min(r["wall"] for r in rows[(case, "ncu --set full")])
-        table.append({"case": case, "run": label, "wall_s": round(best["wall"], 2), "cpu_s": round(best["cpu"], 2),
-                      "ncu_part_s": round(best["ncu_wall"], 2) if best.get("ncu_wall") else None,
-                      "drgpu_own_s": round(best["wall"] - best["ncu_wall"], 2) if best.get("ncu_wall") else None,
-                      "ratio_to_full": round(best["wall"] / full, 2), "rc": max(r["rc"] for r in runs),
-                      "walls": [round(r["wall"], 2) for r in runs]})
+        table.append(
+            {
+                "case": case,
+                "run": label,
+                "wall_s": round(best["wall"], 2),
+                "cpu_s": round(best["cpu"], 2),
+                "ncu_part_s": round(best["ncu_wall"], 2) if best.get("ncu_wall") else None,
+                "drgpu_own_s": round(best["wall"] - best["ncu_wall"], 2) if best.get("ncu_wall") else None,
+                "ratio_to_full": round(best["wall"] / full, 2),
+                "rc": max(r["rc"] for r in runs),
+                "walls": [round(r["wall"], 2) for r in runs],
+            }
+        )
     (a.out / "profile_e2e.json").write_text(json.dumps(table, indent=1) + "\n")
-    lines = ["| case | run | wall s (best) | CPU s | ncu part s | drgpu's own s | / full set | walls | rc |",
-             "|---|---|---:|---:|---:|---:|---:|---|---:|"]
+    lines = [
+        "| case | run | wall s (best) | CPU s | ncu part s | drgpu's own s | / full set | walls | rc |",
+        "|---|---|---:|---:|---:|---:|---:|---|---:|",
+    ]
     for r in table:
-        lines.append(f"| {r['case']} | {r['run']} | {r['wall_s']} | {r['cpu_s']} | {r['ncu_part_s'] or ''} | "
-                     f"{r['drgpu_own_s'] if r['drgpu_own_s'] is not None else ''} | {r['ratio_to_full']} | "
-                     f"{', '.join(map(str, r['walls']))} | {r['rc']} |")
+        lines.append(
+            f"| {r['case']} | {r['run']} | {r['wall_s']} | {r['cpu_s']} | {r['ncu_part_s'] or ''} | "
+            f"{r['drgpu_own_s'] if r['drgpu_own_s'] is not None else ''} | {r['ratio_to_full']} | "
+            f"{', '.join(map(str, r['walls']))} | {r['rc']} |"
+        )
     (a.out / "profile_e2e.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0

@@ -14,6 +14,7 @@ including the transcendental-heavy ones (precise_math) a synthetic benchmark lac
 Usage: python benchmarks/compose_report.py OUT.ncu-rep [--repeat 6] [--library]
 Prints the launch count and size. Run ``python sample_reports/unpack.py`` first.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,7 +41,7 @@ def blocks(path: Path) -> tuple[bytes, bytes]:
     else:
         blob = path.read_bytes()
     (hlen,) = struct.unpack("<I", blob[4:8])
-    return blob[:8 + hlen], blob[8 + hlen:]
+    return blob[: 8 + hlen], blob[8 + hlen :]
 
 
 def compose(out: Path, repeat: int = 6, library: bool = False) -> Path:
@@ -70,6 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     compose(a.out, a.repeat, a.library)
     import ncu_report
+
     ctx = ncu_report.load_report(str(a.out))
     n = sum(ctx.range_by_idx(r).num_actions() for r in range(ctx.num_ranges()))
     print(f"{a.out}: {n} launches, {a.out.stat().st_size / 1e6:.1f} MB")

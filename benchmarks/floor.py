@@ -11,6 +11,7 @@ both pages with the csv module and convert the cells of the columns drgpu uses t
 
 benchmarks/bench_analyze.py runs these as child processes and compares drgpu against them.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,9 +40,11 @@ def _span(selector: str | None, n: int) -> range:
 def _instance_getters():
     try:
         from ncu_report import _ncu_report as raw
+
         return raw.IMetric_as_uint64, raw.IMetric_as_double
     except (ImportError, AttributeError):
         import ncu_report
+
         return ncu_report.IMetric.as_uint64, ncu_report.IMetric.as_double
 
 
@@ -57,6 +60,7 @@ def _per_pc(m) -> tuple[list[int], list[float]]:
 
 def floor_rep(path: Path, selector: str | None) -> int:
     import ncu_report
+
     table = data.metrics_table()
     scalar_groups = [data.metric_aliases(c) for c in table["metrics"]]
     scalar_groups += [[n] for spec in data.stall_reasons().values() for n in spec["counter"]]

@@ -5,6 +5,7 @@ roofline group and the optional tensor_ops group, measured with the real ncu on 
 Usage: roofline_passes.py OUTDIR APP [ARGS...]   (drgpu importable; ncu on PATH)
 Writes OUTDIR/roofline_passes.json: {variant: passes}.
 """
+
 import json
 import re
 import subprocess
@@ -36,7 +37,12 @@ variants = {"default_without_roofline": [], "default": roof, "default_with_tenso
 variants.update({f"only_{k}": v for k, v in parts.items()})
 result = {}
 for name, extra in variants.items():
-    argv = ["ncu"] + [a for s in sections for a in ("--section", s)] + ["--metrics", ",".join(base_metrics + extra), "-c", "1", "-f", "-o", str(out / name)] + app
+    argv = (
+        ["ncu"]
+        + [a for s in sections for a in ("--section", s)]
+        + ["--metrics", ",".join(base_metrics + extra), "-c", "1", "-f", "-o", str(out / name)]
+        + app
+    )
     p = subprocess.run(argv, capture_output=True, text=True)
     m = re.findall(r"(\d+) pass", p.stdout + p.stderr)
     result[name] = int(m[-1]) if m else None

@@ -15,6 +15,7 @@ application. It is heavier per launch than a lean profile (the samples were take
 Usage: python benchmarks/standin.py OUTDIR [--launches 1000] [--cases a,b,...]
 Writes OUTDIR/standin_N.ncu-rep, .raw.csv, .source.csv.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,7 +33,7 @@ def _blocks(rep: bytes) -> bytes:
     if rep[:4] != b"NVR\x00":
         raise ValueError("not an Nsight Compute report")
     (hlen,) = struct.unpack("<I", rep[4:8])
-    return rep[8 + hlen:]
+    return rep[8 + hlen :]
 
 
 def build(out: Path, launches: int, cases: list[str]) -> Path:
@@ -76,8 +77,9 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("outdir", type=Path)
     ap.add_argument("--launches", type=int, default=1000)
-    ap.add_argument("--cases", default=",".join(DEFAULT_CASES),
-                    help="sample reports to cycle through (CASE_bad / CASE_fixed names)")
+    ap.add_argument(
+        "--cases", default=",".join(DEFAULT_CASES), help="sample reports to cycle through (CASE_bad / CASE_fixed names)"
+    )
     a = ap.parse_args(argv)
     path = build(a.outdir, a.launches, [c for c in a.cases.split(",") if c])
     print(path)

@@ -5,11 +5,21 @@ CLI's ``analyze`` runs; docs/api.md), :func:`drgpu_py.readers.open_report` (repo
 :class:`Profile`), :func:`drgpu_py.analysis.analyze` (profile -> :class:`Analysis`), and the
 renderers in :mod:`drgpu_py.render`. The CLI (:mod:`drgpu_py.cli`) is a thin layer over these.
 """
+
 __version__ = "0.1.0"
 
 
-def analyze(reports, *, kernel=None, per_launch=False, thresholds=None, source_csv=None, line_report=None,
-            cubin=None, binary=None):
+def analyze(
+    reports,
+    *,
+    kernel=None,
+    per_launch=False,
+    thresholds=None,
+    source_csv=None,
+    line_report=None,
+    cubin=None,
+    binary=None,
+):
     """Analyze one report (a path) or several of one program (a list: merged as ranks).
 
     Returns an :class:`drgpu_py.analysis.Analysis`: ``.summary()`` (kernel groups by GPU
@@ -23,7 +33,16 @@ def analyze(reports, *, kernel=None, per_launch=False, thresholds=None, source_c
 
     from .specs import loader as data
     from .pipeline import analyze_reports
+
     paths = [reports] if isinstance(reports, (str, Path)) else list(reports)
     th = data.thresholds(thresholds) if thresholds else None
-    return analyze_reports(paths, kernel=kernel, source_csv=source_csv, line_report=line_report, cubin=cubin,
-                           binary=binary, thresholds=th, per_launch=per_launch)
+    return analyze_reports(
+        paths,
+        kernel=kernel,
+        source_csv=source_csv,
+        line_report=line_report,
+        cubin=cubin,
+        binary=binary,
+        thresholds=th,
+        per_launch=per_launch,
+    )

@@ -4,6 +4,7 @@ The CLI maps any :class:`DrgpuError` to a one-line message on stderr and ``exit_
 nothing below the CLI calls ``sys.exit``. docs/errors.md lists the same codes with example
 messages; ``tests/test_bad_inputs.py`` keeps the two in step.
 """
+
 from __future__ import annotations
 
 
@@ -28,42 +29,49 @@ class DrgpuError(Exception):
 
 class UsageError(DrgpuError):
     """Bad combination of options or arguments."""
+
     exit_code = 2
     kind = "usage"
 
 
 class InputError(DrgpuError):
     """The input path is missing, a directory, or unreadable."""
+
     exit_code = 3
     kind = "input"
 
 
 class ReportFormatError(DrgpuError):
     """The input exists but is not a report drgpu can read (corrupt, truncated, wrong page)."""
+
     exit_code = 4
     kind = "format"
 
 
 class NoKernelsError(DrgpuError):
     """The report holds no kernel launch, or the --kernel filter matched none."""
+
     exit_code = 5
     kind = "no-kernels"
 
 
 class OutputError(DrgpuError):
     """The output cannot be written (exists without --force, not writable)."""
+
     exit_code = 6
     kind = "output"
 
 
 class ToolNotFoundError(DrgpuError):
     """An external tool (ncu, dot, nvdisasm, cuobjdump) is not installed."""
+
     exit_code = 7
     kind = "tool-missing"
 
 
 class DataFileError(DrgpuError):
     """A packaged or user-supplied data file (YAML) fails its schema."""
+
     exit_code = 8
     kind = "data"
 
@@ -71,36 +79,42 @@ class DataFileError(DrgpuError):
 class CheckFailedError(DrgpuError):
     """A CI check failed: ``analyze --fail-on`` found a finding at that severity, or
     ``diff --fail-on-regression`` found a regression. The output was written in full."""
+
     exit_code = 9
     kind = "check-failed"
 
 
 class ProfilerError(DrgpuError):
     """ncu failed for a reason not covered by a more specific class."""
+
     exit_code = 10
     kind = "profiler"
 
 
 class CounterPermissionError(ProfilerError):
     """ncu reported ERR_NVGPUCTRPERM: the user may not read GPU performance counters."""
+
     exit_code = 11
     kind = "counter-permission"
 
 
 class ApplicationFailedError(ProfilerError):
     """The profiled application exited non-zero (what was profiled is kept)."""
+
     exit_code = 12
     kind = "app-failed"
 
 
 class NoKernelProfiledError(ProfilerError):
     """ncu ran the application but profiled no kernel (filter matched nothing)."""
+
     exit_code = 13
     kind = "no-kernel-profiled"
 
 
 class MetricUnavailableError(ProfilerError):
     """A requested metric does not exist on the target chip (ncu answers n/a)."""
+
     exit_code = 14
     kind = "metric-unavailable"
 
@@ -108,6 +122,7 @@ class MetricUnavailableError(ProfilerError):
 class InterruptedError_(DrgpuError):
     """The user interrupted the run (Ctrl-C), or SIGTERM/SIGHUP stopped it; partial outputs
     are kept. ``signum`` gives the exit code, 128 + the signal (130, 143, 129)."""
+
     exit_code = 130
     kind = "interrupted"
 
@@ -132,7 +147,19 @@ class Terminated(KeyboardInterrupt):
         self.exit_code = 128 + signum
 
 
-ALL_ERRORS = [UsageError, InputError, ReportFormatError, NoKernelsError, OutputError,
-              ToolNotFoundError, DataFileError, CheckFailedError, ProfilerError, CounterPermissionError,
-              ApplicationFailedError, NoKernelProfiledError, MetricUnavailableError,
-              InterruptedError_]
+ALL_ERRORS = [
+    UsageError,
+    InputError,
+    ReportFormatError,
+    NoKernelsError,
+    OutputError,
+    ToolNotFoundError,
+    DataFileError,
+    CheckFailedError,
+    ProfilerError,
+    CounterPermissionError,
+    ApplicationFailedError,
+    NoKernelProfiledError,
+    MetricUnavailableError,
+    InterruptedError_,
+]

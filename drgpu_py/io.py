@@ -1,6 +1,7 @@
 """Safe output: atomic writes (temporary file in the target folder, then rename), refusing to
 overwrite without ``force``, and clear errors for unwritable paths. drgpu never modifies or
 deletes its inputs (reports)."""
+
 from __future__ import annotations
 
 import errno
@@ -22,7 +23,7 @@ def require_input_file(path: str | Path, what: str = "a report", hint: str | Non
         st = p.stat()
     except FileNotFoundError:
         raise InputError(f"{p}: no such file", hint=hint) from None
-    except OSError as e:   # a link loop, a name too long, a folder we may not search
+    except OSError as e:  # a link loop, a name too long, a folder we may not search
         raise path_error(p, e, hint) from e
     if stat.S_ISDIR(st.st_mode):
         raise InputError(f"{p} is a directory, not {what}", hint=hint)
@@ -75,8 +76,11 @@ def path_error(path: str | Path, e: OSError, hint: str | None = None) -> InputEr
     reasons: dict[int | None, str] = {
         errno.ELOOP: f"is a symbolic link loop ({e.strerror})",
         errno.ENAMETOOLONG: f"name too long ({e.strerror}: over the system's NAME_MAX or PATH_MAX)",
-        errno.EACCES: "permission denied", errno.EPERM: "permission denied",
-        errno.ENOENT: "no such file", errno.ENOTDIR: "a part of the path is not a folder"}
+        errno.EACCES: "permission denied",
+        errno.EPERM: "permission denied",
+        errno.ENOENT: "no such file",
+        errno.ENOTDIR: "a part of the path is not a folder",
+    }
     why = reasons.get(e.errno, f"cannot read ({e.strerror or e})")
     text = str(path)
     if len(text) > 200:  # a name of 4,000 characters says nothing more than its ends
@@ -114,8 +118,10 @@ def write_stdout(text: str) -> None:
         except OSError:
             pass
         why = getattr(e, "strerror", None) or str(e)
-        raise OutputError(f"cannot write to standard output: {why}",
-                          hint="give an output file with -o, or free space where stdout goes") from e
+        raise OutputError(
+            f"cannot write to standard output: {why}",
+            hint="give an output file with -o, or free space where stdout goes",
+        ) from e
 
 
 def check_writable(path: str | Path, force: bool) -> Path:
@@ -134,8 +140,10 @@ def check_writable(path: str | Path, force: bool) -> Path:
     if is_dir:
         raise OutputError(f"{p} is a directory", hint="give a file name")
     if mode is not None and not stat.S_ISREG(mode):
-        raise OutputError(f"{path} is not a regular file (a device, FIFO or socket): drgpu does not write over it",
-                          hint="give the name of a file")
+        raise OutputError(
+            f"{path} is not a regular file (a device, FIFO or socket): drgpu does not write over it",
+            hint="give the name of a file",
+        )
     if exists and not force:
         raise OutputError(f"{p} exists", hint="use --force to overwrite")
     parent = p.parent if str(p.parent) else Path(".")
@@ -158,7 +166,7 @@ def _create_exclusively(tmp: str, p: Path) -> None:
     except FileExistsError:
         raise
     except OSError:
-        if p.exists():   # appeared since the check: still refuse to overwrite it
+        if p.exists():  # appeared since the check: still refuse to overwrite it
             raise FileExistsError(17, "file exists", str(p)) from None
         os.replace(tmp, p)
         return

@@ -15,6 +15,7 @@ system-scope fence) are kept at kernel level, see :meth:`KernelProfile.sample_ac
 Kernel names follow one set of rules here: ``base_name`` to match kernels across reports and
 CSV pages, ``signature`` in messages, ``short_name`` on screen.
 """
+
 from __future__ import annotations
 
 import math
@@ -31,9 +32,19 @@ SOURCE_EXPORT_MISSING = "PC sampling was collected"
 
 #: Columns of :attr:`KernelProfile.instructions` besides the ``stall_<reason>`` columns.
 INSTRUCTION_COLUMNS = [
-    "offset", "sass", "file", "line", "inst_executed", "thread_inst_executed",
-    "samples", "samples_not_issued", "l2_sectors_global", "l2_sectors_global_ideal",
-    "l2_sectors_global_excessive", "l1_tag_requests_global", "shared_nway",
+    "offset",
+    "sass",
+    "file",
+    "line",
+    "inst_executed",
+    "thread_inst_executed",
+    "samples",
+    "samples_not_issued",
+    "l2_sectors_global",
+    "l2_sectors_global_ideal",
+    "l2_sectors_global_excessive",
+    "l1_tag_requests_global",
+    "shared_nway",
     "divergent_branches",
 ]
 
@@ -86,7 +97,7 @@ def short_name(name: str, width: int = 40) -> str:
             while j < len(s) and depth:
                 depth += {"<": 1, ">": -1}.get(s[j], 0)
                 j += 1
-            inner = s[i + 1:j - 1]
+            inner = s[i + 1 : j - 1]
             if inner == "unnamed":
                 i = j + 2 if s.startswith("::", j) else j
                 continue
@@ -96,7 +107,7 @@ def short_name(name: str, width: int = 40) -> str:
         out.append(ch)
         i += 1
     s = "".join(out).strip()
-    return s if len(s) <= width else s[: width // 2 - 1] + "…" + s[-(width // 2):]
+    return s if len(s) <= width else s[: width // 2 - 1] + "…" + s[-(width // 2) :]
 
 
 def rounded(x, ndigits: int) -> float | None:
@@ -157,6 +168,7 @@ class KernelProfile:
         (reported but at no row) and ``by_reason`` (stall reason -> unattributed samples).
         Without a table there is nothing to reconcile: everything is 0 but ``reported``."""
         from .specs import loader as data
+
         df = self.instructions
         reported = self.m("smsp__pcsamp_sample_count")
         at = float(df["samples"].sum()) if not df.empty and "samples" in df else 0.0
@@ -174,9 +186,13 @@ class KernelProfile:
         unattributed = sum(by_reason.values())
         if not by_reason and not df.empty and not math.isnan(reported) and reported - at > max(0.5, 1e-6 * reported):
             unattributed = reported - at  # no per-reason totals: the count alone
-        return {"reported": None if math.isnan(reported) else reported, "at_instructions": at,
-                "moved_to_preceding": self.m(SAMPLES_MOVED, 0.0), "unattributed": unattributed,
-                "by_reason": by_reason}
+        return {
+            "reported": None if math.isnan(reported) else reported,
+            "at_instructions": at,
+            "moved_to_preceding": self.m(SAMPLES_MOVED, 0.0),
+            "unattributed": unattributed,
+            "by_reason": by_reason,
+        }
 
     def source_line(self, file: str, line: int) -> str | None:
         lines = self.source_text.get(file)

@@ -7,6 +7,7 @@ reports stay unpacked for the README's commands (aos_gather_bad, serial_norm_bad
 
 Usage: python sample_reports/unpack.py      (idempotent; prints what it unpacked)
 """
+
 from __future__ import annotations
 
 import lzma

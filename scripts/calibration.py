@@ -13,6 +13,7 @@ Last, the manifest's ``known.estimate`` notes: why an estimate stays outside the
 
 Usage: python scripts/calibration.py > docs/calibration.md
 """
+
 from __future__ import annotations
 
 import math
@@ -58,14 +59,24 @@ def pair_rows(cases: dict, times: dict) -> list[dict]:
     rows = []
     for case, spec in cases.items():
         bad = analyzed(case, "bad", spec["kernels"]["bad"])
-        fixed = kernel_named(open_report(ROOT / f"sample_reports/{case}/{case}_fixed.ncu-rep"), spec["kernels"]["fixed"])
+        fixed = kernel_named(
+            open_report(ROOT / f"sample_reports/{case}/{case}_fixed.ncu-rep"), spec["kernels"]["fixed"]
+        )
         f = next((f for f in bad.findings if f.id == spec["finding"]), None)
         meas = times[(case, "bad")] / times[(case, "fixed")]
-        rows.append({"case": case, "finding": spec["finding"], "severity": f.severity if f else "-",
-                     "estimated": f.estimated_speedup if f else math.nan, "measured": meas,
-                     "profiled": bad.kernel.duration_ns / fixed.duration_ns,
-                     "top": bad.findings[0].id if bad.findings else "-", "bounded_by": (f.bounded_by or "") if f else "",
-                     "held_out": "shape" in spec})
+        rows.append(
+            {
+                "case": case,
+                "finding": spec["finding"],
+                "severity": f.severity if f else "-",
+                "estimated": f.estimated_speedup if f else math.nan,
+                "measured": meas,
+                "profiled": bad.kernel.duration_ns / fixed.duration_ns,
+                "top": bad.findings[0].id if bad.findings else "-",
+                "bounded_by": (f.bounded_by or "") if f else "",
+                "held_out": "shape" in spec,
+            }
+        )
     return rows
 
 
@@ -75,9 +86,16 @@ def near_rows(near: dict, times: dict) -> list[dict]:
         k = analyzed(case, "bad", spec["kernel"])
         f = next((f for f in k.findings if f.id == spec["finding"]), None)
         meas = times.get((case, "bad"), math.nan) / times.get((case, "fixed"), math.nan)
-        rows.append({"case": case, "finding": spec["finding"], "fired": f is not None,
-                     "estimated": f.estimated_speedup if f else math.nan, "measured": meas,
-                     "top": k.findings[0].id if k.findings else "-"})
+        rows.append(
+            {
+                "case": case,
+                "finding": spec["finding"],
+                "fired": f is not None,
+                "estimated": f.estimated_speedup if f else math.nan,
+                "measured": meas,
+                "top": k.findings[0].id if k.findings else "-",
+            }
+        )
     return rows
 
 
@@ -87,7 +105,8 @@ def fmt(x: float, suffix: str = "x") -> str:
 
 def main() -> int:
     import runpy
-    runpy.run_path(str(ROOT / "sample_reports" / "unpack.py"))["unpack"]()   # reports are stored as .xz
+
+    runpy.run_path(str(ROOT / "sample_reports" / "unpack.py"))["unpack"]()  # reports are stored as .xz
     manifest = yaml.safe_load((ROOT / "sample_reports/manifest.yaml").read_text())
     times = load_times()
     pairs = pd.DataFrame(pair_rows(manifest["cases"], times))
@@ -104,14 +123,18 @@ def main() -> int:
     print("*profiled*: ratio of the two reports' `gpu__time_duration`; *ratio*: estimated / measured.")
     print("Estimates are GPA-style models bounded by the physical limits (docs/json-schema.md): they")
     print("rank findings; they are not promises.\n")
-    print(f"**Summary**: {within} of {len(pairs)} estimates within {WITHIN}x of the measured speedup "
-          f"({100 * within / max(len(pairs), 1):.0f}%); Spearman rank correlation {rho:.2f} over the "
-          f"{int(raised.sum())} pairs where the finding is raised; worst ratio {off.max():.2f}x "
-          f"({pairs.loc[off.idxmax(), 'case']}); planted finding ranked first on "
-          f"{int((pairs['top'] == pairs['finding']).sum())} of {len(pairs)}.\n")
+    print(
+        f"**Summary**: {within} of {len(pairs)} estimates within {WITHIN}x of the measured speedup "
+        f"({100 * within / max(len(pairs), 1):.0f}%); Spearman rank correlation {rho:.2f} over the "
+        f"{int(raised.sum())} pairs where the finding is raised; worst ratio {off.max():.2f}x "
+        f"({pairs.loc[off.idxmax(), 'case']}); planted finding ranked first on "
+        f"{int((pairs['top'] == pairs['finding']).sum())} of {len(pairs)}.\n"
+    )
     held = pairs["held_out"]
-    for name, sel in (("the first samples, on which the estimators were built", ~held),
-                      ("the samples written later without reading the detectors", held)):
+    for name, sel in (
+        ("the first samples, on which the estimators were built", ~held),
+        ("the samples written later without reading the detectors", held),
+    ):
         print(f"- {name}: {int((off[sel] <= WITHIN).sum())} of {int(sel.sum())} within {WITHIN}x")
     print("\nThe later samples are not a held-out set any more: after they were profiled, the")
     print("detectors were fixed where they were silent and three estimators were revised against")
@@ -134,15 +157,19 @@ def main() -> int:
     print("|---|---|---|---|---|---|---|---|")
     for r in pairs.sort_values(["finding", "case"]).itertuples():
         mark = "" if (max(r.ratio, 1 / r.ratio) if r.ratio == r.ratio else math.inf) <= WITHIN else " ⚠"
-        print(f"| {r.case} | `{r.finding}` | {r.severity} | {fmt(r.estimated)} | {fmt(r.measured)} | "
-              f"{fmt(r.profiled)} | {fmt(r.ratio)}{mark} | `{r.top}` |")
+        print(
+            f"| {r.case} | `{r.finding}` | {r.severity} | {fmt(r.estimated)} | {fmt(r.measured)} | "
+            f"{fmt(r.profiled)} | {fmt(r.ratio)}{mark} | `{r.top}` |"
+        )
     if len(near):
         print("\n## Near misses (the finding must not fire)\n")
         print("| program | finding that must stay quiet | fired | estimate | measured change | top finding |")
         print("|---|---|---|---|---|---|")
         for r in near.sort_values(["finding", "case"]).itertuples():
-            print(f"| {r.case} | `{r.finding}` | {'**yes**' if r.fired else 'no'} | {fmt(r.estimated)} | "
-                  f"{fmt(r.measured)} | `{r.top}` |")
+            print(
+                f"| {r.case} | `{r.finding}` | {'**yes**' if r.fired else 'no'} | {fmt(r.estimated)} | "
+                f"{fmt(r.measured)} | `{r.top}` |"
+            )
     counts = pairs.groupby("finding")["case"].count()
     print("\n## Kernels per finding\n")
     print("| finding | bad/fixed pairs | near misses |")

@@ -14,6 +14,7 @@ looked up in a real `--set full` report when ncu_report is installed.
 Usage: scripts/check_metric_sets.py [--output FILE]   (exit 1 when anything fails)
 The committed result is metric_sets/check_output.txt.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from drgpu_py.specs import metric_sets as msets  # noqa: E402
 
-SAMPLE_REPORT = ROOT / "sample_reports" / "aos_gather" / "aos_gather_bad.ncu-rep"   # gh100, --set full
+SAMPLE_REPORT = ROOT / "sample_reports" / "aos_gather" / "aos_gather_bad.ncu-rep"  # gh100, --set full
 
 
 def ncu_sections() -> set[str]:
@@ -34,7 +35,7 @@ def ncu_sections() -> set[str]:
     rows = text.splitlines()
     start = next(i for i, ln in enumerate(rows) if ln.startswith("full "))
     chunk = [rows[start][11:86]]
-    for ln in rows[start + 1:]:
+    for ln in rows[start + 1 :]:
         if ln[:11].strip():
             break
         chunk.append(ln[11:86])
@@ -63,7 +64,10 @@ def main() -> int:
     args = ap.parse_args()
     out: list[str] = []
     failures = 0
-    chips = sorted(p.name[len("metrics_"):-len(".txt.xz")] for p in (msets.metric_sets_dir() / "catalogues").glob("metrics_*.txt.xz"))
+    chips = sorted(
+        p.name[len("metrics_") : -len(".txt.xz")]
+        for p in (msets.metric_sets_dir() / "catalogues").glob("metrics_*.txt.xz")
+    )
     out.append("drgpu metric sets checked against ncu 2025.3.1 metric catalogues")
     out.append(f"sets: {', '.join(msets.available_sets())}; catalogues: {', '.join(chips)}")
     sections = ncu_sections()
@@ -77,8 +81,11 @@ def main() -> int:
                 if s not in sections:
                     failures += 1
                     out.append(f"FAIL {name}: group {g}: {s} is not an ncu section")
-    out.append(f"sections used: {', '.join(used)} (all among the {len(sections)} sections of ncu's set full)"
-               if all(s in sections for s in used) else "")
+    out.append(
+        f"sections used: {', '.join(used)} (all among the {len(sections)} sections of ncu's set full)"
+        if all(s in sections for s in used)
+        else ""
+    )
     out.append("")
     for chip in chips:
         cat = msets.load_catalogue(chip)
@@ -93,9 +100,12 @@ def main() -> int:
                     kinds[k] = kinds.get(k, 0) + 1
             status = "ok" if not probs else "FAIL"
             label = "effective set" if ms.name == chip else "portable base"
-            out.append(f"{status:4} {chip:6} {label:13} ({ms.name}): {total} explicit metrics "
-                       f"({default} by default, {total - default} optional; "
-                       + ", ".join(f"{v} {k.lower()}" for k, v in sorted(kinds.items())) + ")")
+            out.append(
+                f"{status:4} {chip:6} {label:13} ({ms.name}): {total} explicit metrics "
+                f"({default} by default, {total - default} optional; "
+                + ", ".join(f"{v} {k.lower()}" for k, v in sorted(kinds.items()))
+                + ")"
+            )
             for g, m, p in probs:
                 failures += 1
                 out.append(f"     {g}: {m}: {p}")
@@ -110,8 +120,10 @@ def main() -> int:
                 for m in spec.provides:
                     ok = provided(m, names)
                     failures += 0 if ok else 1
-                    out.append(f"{'ok' if ok else 'FAIL':4} provided by {'+'.join(spec.sections)}: {m}"
-                               + ("" if ok else " (absent from a --set full gh100 report)"))
+                    out.append(
+                        f"{'ok' if ok else 'FAIL':4} provided by {'+'.join(spec.sections)}: {m}"
+                        + ("" if ok else " (absent from a --set full gh100 report)")
+                    )
     out.append("")
     out.append("result: " + ("all metric sets valid" if not failures else f"{failures} problem(s)"))
     text = "\n".join(out) + "\n"

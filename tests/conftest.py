@@ -1,5 +1,6 @@
 """Shared fixtures: the real sample reports (sample_reports/manifest.yaml) and a per-session
 cache of their analyses, so each report is read and analyzed once per test run."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -17,6 +18,7 @@ SAMPLES = ROOT / "sample_reports"
 def _unpack_samples() -> None:
     """The sample reports are stored compressed; unpack them beside themselves, once."""
     import importlib.util
+
     spec = importlib.util.spec_from_file_location("sample_unpack", SAMPLES / "unpack.py")
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -54,7 +56,7 @@ def cases_for(check, names=None, table=None) -> list:
     failure to update, not a silent pass)."""
     table = manifest() if table is None else table
     out = []
-    for name in (sorted(table) if names is None else names):
+    for name in sorted(table) if names is None else names:
         known = table[name].get("known") or {}
         why = next((known[c] for c in ((check,) if isinstance(check, str) else check) if c in known), None)
         out.append(pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=why)) if why else name)
@@ -77,6 +79,7 @@ def report_path(case: str, variant: str, ext: str = "ncu-rep") -> Path:
 def analysis_of(case: str, variant: str, ext: str = "ncu-rep"):
     from drgpu_py.analysis import analyze
     from drgpu_py.readers import open_report
+
     return analyze(open_report(report_path(case, variant, ext)))
 
 
@@ -93,6 +96,7 @@ def xz_report(relpath: str) -> Path:
     import lzma
     import shutil
     import tempfile
+
     folder = Path(tempfile.mkdtemp(prefix="drgpu-xz-"))
     atexit.register(shutil.rmtree, folder, True)
     out = folder / (Path(relpath).name + ".ncu-rep")
@@ -112,6 +116,7 @@ def library_report(stem: str = "library") -> Path:
 def library_analysis(stem: str = "library"):
     from drgpu_py.analysis import analyze
     from drgpu_py.readers import open_report
+
     return analyze(open_report(library_report(stem)))
 
 
@@ -130,6 +135,7 @@ def _validate_every_json_output():
     from drgpu_py.specs import output_schema as schema
     from drgpu_py.render import diff as diff_mod
     from drgpu_py.render import list_ as list_mod
+
     render._load_all()
     spec = render.RENDERERS["json"]
     orig_json, orig_list, orig_diff = spec.render, list_mod.render_list_json, diff_mod.render_diff
@@ -161,11 +167,12 @@ def rep_blocks(buf: bytes) -> list[tuple[int, int]]:
     import struct
 
     from drgpu_py.readers.common import _payload_size
+
     (hlen,) = struct.unpack("<I", buf[4:8])
     pos, out = 8 + hlen, []
     while pos < len(buf):
-        (n,) = struct.unpack("<I", buf[pos:pos + 4])
-        end = pos + 4 + n + _payload_size(buf[pos + 4:pos + 4 + n])
+        (n,) = struct.unpack("<I", buf[pos : pos + 4])
+        end = pos + 4 + n + _payload_size(buf[pos + 4 : pos + 4 + n])
         out.append((pos, end))
         pos = end
     return out

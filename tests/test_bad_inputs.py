@@ -7,6 +7,7 @@ damaged ``.ncu-rep`` cases are built at test time from a real sample report. Als
 hostile names through every renderer, atomic and non-clobbering writes, and reports that
 analysis leaves byte-for-byte unchanged.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -56,7 +57,7 @@ def derive(spec: dict, dest: Path) -> Path:
         out = bytes(b)
     elif kind == "second-launch-truncated":
         launch = max(rep_blocks(src), key=lambda se: se[1] - se[0])  # the launch is the big block
-        piece = src[launch[0]:launch[1]]
+        piece = src[launch[0] : launch[1]]
         out = src + piece[: len(piece) // 2]
     else:
         raise ValueError(kind)
@@ -89,8 +90,10 @@ def prepare(case: dict, tmp: Path) -> tuple[list[str], Path | None]:
     elif setup == "readonly-dir":
         (tmp / "ro").mkdir()
         (tmp / "ro").chmod(0o555)
+
     def fill(a):
         return a.format(data=data, tmp=tmp, derived=derived)
+
     args = [fill(a) for a in case.get("args", [])]
     if not {"-o", "--output", "-f", "--format"} & set(args):
         args += ["-f", "json"]
@@ -112,6 +115,7 @@ def _all_notes(d: dict) -> list[str]:
 
 
 # ---- the corpus -----------------------------------------------------------------------------
+
 
 def test_manifest_is_complete():
     ids = [c["id"] for c in CASES]
@@ -161,15 +165,21 @@ def test_bad_input(case, tmp_path):
             assert case["name"] in d["kernels"][0]["name"]
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c["id"] in
-                                  ("ncu-rep-truncated-in-launch", "hostile-names",
-                                                 "source-csv-infinite-values")],
-                         ids=_case_id)
+@pytest.mark.parametrize(
+    "case",
+    [c for c in CASES if c["id"] in ("ncu-rep-truncated-in-launch", "hostile-names", "source-csv-infinite-values")],
+    ids=_case_id,
+)
 def test_real_process_has_clean_stderr(case, tmp_path):
     """The installed entry point, as a user runs it: no traceback, no native library log."""
     argv, _ = prepare(case, tmp_path)
-    p = subprocess.run([sys.executable, "-m", "drgpu_py", *argv], capture_output=True, text=True,
-                       timeout=120, env={**os.environ, "PYTHONIOENCODING": "utf-8"})
+    p = subprocess.run(
+        [sys.executable, "-m", "drgpu_py", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8"},
+    )
     assert p.returncode == case["exit"], p.stderr
     assert "Traceback" not in p.stderr
     if case["exit"]:
@@ -181,6 +191,7 @@ def test_real_process_has_clean_stderr(case, tmp_path):
 
 
 # ---- hostile names through every renderer -----------------------------------------------------
+
 
 class _Html(HTMLParser):
     def __init__(self):
@@ -214,11 +225,13 @@ def _dot_plain(dot_source: str) -> str | None:
 def hostile_analysis():
     from drgpu_py.analysis import analyze
     from drgpu_py.readers import open_report
+
     return analyze(open_report(BAD / "hostile.raw.csv"))
 
 
 def test_hostile_names_are_text_in_every_format(hostile_analysis):
     from drgpu_py.render import RenderOptions, formats, render
+
     name = hostile_analysis.kernels[0].kernel.name
     assert name.startswith('<script>alert("x")</script>')
     opts = RenderOptions()
@@ -245,11 +258,14 @@ def test_hostile_names_are_text_in_every_format(hostile_analysis):
             ET.fromstring(render(hostile_analysis, "svg", opts).encode("utf-8"))
 
 
-@pytest.mark.parametrize("name", ["long_name.raw.csv", "non_utf8.raw.csv", "nul_bytes.raw.csv", "weird_numbers.raw.csv"])
+@pytest.mark.parametrize(
+    "name", ["long_name.raw.csv", "non_utf8.raw.csv", "nul_bytes.raw.csv", "weird_numbers.raw.csv"]
+)
 def test_odd_inputs_render_in_every_text_format(name):
     from drgpu_py.analysis import analyze
     from drgpu_py.readers import open_report
     from drgpu_py.render import RenderOptions, formats, render
+
     a = analyze(open_report(BAD / name))
     for fmt in ("json", "text", "html", "dot"):
         if fmt not in formats():
@@ -261,6 +277,7 @@ def test_odd_inputs_render_in_every_text_format(name):
 
 
 # ---- writes: atomic, never clobbering; inputs untouched -------------------------------------
+
 
 def _sha(p: Path) -> str:
     return hashlib.sha256(p.read_bytes()).hexdigest()
@@ -285,6 +302,7 @@ def test_failing_write_leaves_nothing(tmp_path, monkeypatch):
             self.fh.write(data[:10])  # a part reached the disk before it filled up
             self.fh.flush()
             raise OSError(28, "No space left on device")
+
     monkeypatch.setattr(os, "fdopen", Full)
     with pytest.raises(OutputError, match="No space left on device"):
         atomic_write(target, "x" * 100_000)
@@ -298,6 +316,7 @@ def test_failing_write_keeps_the_old_file(tmp_path, monkeypatch):
 
     def no_rename(src, dst):
         raise OSError(5, "Input/output error")
+
     monkeypatch.setattr(os, "replace", no_rename)
     with pytest.raises(OutputError, match="Input/output error"):
         atomic_write(target, "new\n", force=True)
@@ -308,10 +327,12 @@ def test_failing_write_keeps_the_old_file(tmp_path, monkeypatch):
 @pytest.mark.parametrize("signum", [2, 15, 1])
 def test_interrupted_write_leaves_nothing(tmp_path, monkeypatch, signum):
     from drgpu_py.errors import Terminated
+
     def interrupted(src, dst):
-        raise KeyboardInterrupt if signum == 2 else Terminated(signum)   # Ctrl-C, SIGTERM, SIGHUP
+        raise KeyboardInterrupt if signum == 2 else Terminated(signum)  # Ctrl-C, SIGTERM, SIGHUP
+
     monkeypatch.setattr(os, "replace", interrupted)
-    monkeypatch.setattr(os, "link", interrupted)   # a new output is linked into place
+    monkeypatch.setattr(os, "link", interrupted)  # a new output is linked into place
     with pytest.raises(KeyboardInterrupt):
         atomic_write(tmp_path / "out.json", "new\n")
     monkeypatch.undo()
@@ -325,6 +346,7 @@ def test_file_appearing_during_write_is_not_overwritten(tmp_path, monkeypatch):
     def racing_fdopen(*a, **k):
         target.write_text("someone else's\n")  # created between the check and the rename
         return real_fdopen(*a, **k)
+
     monkeypatch.setattr(os, "fdopen", racing_fdopen)
     with pytest.raises(OutputError, match="exists"):
         atomic_write(target, "ours\n")
@@ -343,8 +365,9 @@ def test_existing_output_needs_force(tmp_path):
     assert json.loads(out.read_text())["kernels"][0]["name"].startswith("saxpy_stride")
 
 
-@pytest.mark.parametrize("rel", ["sample_reports/few_blocks/few_blocks_bad.ncu-rep",
-                                 "sample_reports/few_blocks/few_blocks_bad.raw.csv"])
+@pytest.mark.parametrize(
+    "rel", ["sample_reports/few_blocks/few_blocks_bad.ncu-rep", "sample_reports/few_blocks/few_blocks_bad.raw.csv"]
+)
 def test_analyze_never_modifies_the_report(rel, tmp_path):
     src = ROOT / rel
     folder = tmp_path / "in"
@@ -361,6 +384,7 @@ def test_analyze_never_modifies_the_report(rel, tmp_path):
 
 # ---- docs/errors.md stays in step with drgpu_py.errors -----------------------------------------
 
+
 def _doc_exit_table() -> list[dict]:
     text = (ROOT / "docs" / "errors.md").read_text(encoding="utf-8")
     section = text.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
@@ -376,6 +400,7 @@ def _doc_exit_table() -> list[dict]:
 
 def test_errors_doc_matches_error_classes():
     from drgpu_py.cli.options import EXIT_INTERNAL
+
     rows = _doc_exit_table()
     documented = {int(r["code"]): r for r in rows}
     assert len(documented) == len(rows), "a code is listed twice"
@@ -406,6 +431,7 @@ def test_special_files_are_refused_at_once(tmp_path, kind, where):
     import subprocess
     import sys
     from conftest import report_path
+
     if kind == "fifo":
         special = tmp_path / "x.ncu-rep"
         os.mkfifo(special)
@@ -416,25 +442,34 @@ def test_special_files_are_refused_at_once(tmp_path, kind, where):
         sock = socket.socket(socket.AF_UNIX)
         sock.bind(str(special))
     rep = str(report_path("aos_gather", "bad"))
-    argv = {"report": ["analyze", str(special)], "thresholds": ["analyze", rep, "--thresholds", str(special)],
-            "baseline": ["diff", str(special), rep]}[where]
+    argv = {
+        "report": ["analyze", str(special)],
+        "thresholds": ["analyze", rep, "--thresholds", str(special)],
+        "baseline": ["diff", str(special), rep],
+    }[where]
     r = subprocess.run([sys.executable, "-m", "drgpu_py", *argv], capture_output=True, text=True, timeout=60)
     assert r.returncode == 3, (r.returncode, r.stderr)
-    assert "Traceback" not in r.stderr and ("FIFO" in r.stderr or "device" in r.stderr or "socket" in r.stderr), r.stderr
+    assert "Traceback" not in r.stderr and ("FIFO" in r.stderr or "device" in r.stderr or "socket" in r.stderr), (
+        r.stderr
+    )
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["analyze", "R", "-t", "no_such_key=1"], "unknown key 'no_such_key'"),
-    (["analyze", "R", "-t", "sol_pct=nan"], "finite number >= 0"),
-    (["analyze", "R", "-t", "sol_pct=-5"], "finite number >= 0"),
-    (["analyze", "R", "--fold", "5"], "--fold is a share between 0 and 1"),
-    (["analyze", "R", "--top", "-1"], "--top must be 0 or more"),
-])
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["analyze", "R", "-t", "no_such_key=1"], "unknown key 'no_such_key'"),
+        (["analyze", "R", "-t", "sol_pct=nan"], "finite number >= 0"),
+        (["analyze", "R", "-t", "sol_pct=-5"], "finite number >= 0"),
+        (["analyze", "R", "--fold", "5"], "--fold is a share between 0 and 1"),
+        (["analyze", "R", "--top", "-1"], "--top must be 0 or more"),
+    ],
+)
 def test_option_values_are_usage_errors(argv, needle):
     """Unknown threshold keys and out-of-range option values: exit 2 with a clear line."""
     import subprocess
     import sys
     from conftest import report_path
+
     argv = [str(report_path("aos_gather", "bad")) if a == "R" else a for a in argv]
     r = subprocess.run([sys.executable, "-m", "drgpu_py", *argv], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr, r.stderr
@@ -444,6 +479,7 @@ def test_version_and_short_help():
     import subprocess
     import sys
     from drgpu_py import __version__
+
     for argv in (["--version"], ["-V"]):
         r = subprocess.run([sys.executable, "-m", "drgpu_py", *argv], capture_output=True, text=True, timeout=60)
         assert r.returncode == 0 and r.stdout.strip() == f"drgpu {__version__}"
@@ -460,6 +496,7 @@ def test_force_never_replaces_special_files(tmp_path, target):
     import subprocess
     import sys
     from conftest import report_path
+
     rep = str(report_path("aos_gather", "bad"))
     if target == "device":
         out = Path("/dev/null")
@@ -474,8 +511,12 @@ def test_force_never_replaces_special_files(tmp_path, target):
         real.write_text("old")
         out = tmp_path / "l.json"
         out.symlink_to(real)
-    r = subprocess.run([sys.executable, "-m", "drgpu_py", "analyze", rep, "-f", "json", "-o", str(out), "--force"],
-                       capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [sys.executable, "-m", "drgpu_py", "analyze", rep, "-f", "json", "-o", str(out), "--force"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     if target == "link-to-file":
         assert r.returncode == 0, r.stderr
         assert out.is_symlink() and (tmp_path / "real.json").read_text().startswith("{")
@@ -484,6 +525,7 @@ def test_force_never_replaces_special_files(tmp_path, target):
         assert Path("/dev/null").is_char_device()
         if target == "fifo":
             import stat
+
             assert stat.S_ISFIFO(out.stat().st_mode)
         if target == "link-to-device":
             assert out.is_symlink()
@@ -495,6 +537,7 @@ def test_terminal_sequences_in_names_are_not_passed_to_the_terminal(tmp_path):
     import csv as _csv
     import subprocess
     import sys
+
     rows = list(_csv.reader(open(BAD / "mini.raw.csv", newline="", encoding="utf-8")))
     col = rows[0].index("Kernel Name")
     for r in rows[2:]:
@@ -503,8 +546,13 @@ def test_terminal_sequences_in_names_are_not_passed_to_the_terminal(tmp_path):
     bad = tmp_path / "evil.raw.csv"
     with open(bad, "w", newline="", encoding="utf-8") as fh:
         _csv.writer(fh).writerows(rows)
-    r = subprocess.run([sys.executable, "-m", "drgpu_py", "analyze", str(bad), "-q"], capture_output=True,
-                       text=True, timeout=120, env={**os.environ, "COLUMNS": "200"})
+    r = subprocess.run(
+        [sys.executable, "-m", "drgpu_py", "analyze", str(bad), "-q"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "COLUMNS": "200"},
+    )
     assert r.returncode == 0, r.stderr
     assert "\x1b" not in r.stdout and "\x07" not in r.stdout and "\u202e" not in r.stdout
     assert "evil\\x1b]0;pwned" in r.stdout
@@ -512,27 +560,34 @@ def test_terminal_sequences_in_names_are_not_passed_to_the_terminal(tmp_path):
 
 # ---- native crashes of ncu_report ----------------------------------------------------------------
 
+
 def _crashing_report(dest: Path, rel: str = "sample_reports/fma_chain/fma_chain_bad.ncu-rep") -> Path:
     """A real report with one damaged byte that makes ncu_report crash natively (a
     segmentation fault in sass_by_pc): the high byte of the section-name index of the cubin
     embedded in it, found by seeded byte flips over the sample reports."""
     buf = bytearray((ROOT / rel).read_bytes())
     elf = buf.find(b"\x7fELF")
-    buf[elf + 63] = 230   # e_shstrndx's high byte of the ELF64 header
+    buf[elf + 63] = 230  # e_shstrndx's high byte of the ELF64 header
     dest.write_bytes(bytes(buf))
     return dest
 
 
 def _drgpu(*argv: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "drgpu_py", *argv], capture_output=True, text=True, cwd=ROOT,
-                          env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "drgpu_py", *argv],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+        timeout=300,
+    )
 
 
 @pytest.fixture(scope="module")
 def crashing(tmp_path_factory) -> Path:
     rep = _crashing_report(tmp_path_factory.mktemp("crash") / "k.ncu-rep")
     direct = _drgpu("analyze", str(rep), "-q", env={"DRGPU_READ_IN_PROCESS": "1"})
-    if direct.returncode != -11:   # the case is real only while this ncu_report crashes on it
+    if direct.returncode != -11:  # the case is real only while this ncu_report crashes on it
         pytest.skip(f"this ncu_report does not crash on the damaged byte (rc {direct.returncode})")
     return rep
 
@@ -557,18 +612,23 @@ def test_native_crash_of_the_line_table_is_a_note(crashing, tmp_path):
     assert any("line table of k.ncu-rep unreadable" in n and "ncu_report crashed" in n for n in notes), notes
 
 
-@pytest.mark.parametrize("report", ["tests/data/bad/long_name.raw.csv", "sample_reports/fma_chain/fma_chain_bad.ncu-rep"])
-@pytest.mark.parametrize("pattern, needle", [(r"(.+)+\x00", "took over 2 s to match"),
-                                             ("a{4294967296}", "is not a valid regular expression")])
+@pytest.mark.parametrize(
+    "report", ["tests/data/bad/long_name.raw.csv", "sample_reports/fma_chain/fma_chain_bad.ncu-rep"]
+)
+@pytest.mark.parametrize(
+    "pattern, needle",
+    [(r"(.+)+\x00", "took over 2 s to match"), ("a{4294967296}", "is not a valid regular expression")],
+)
 def test_kernel_patterns_that_hang_or_overflow_are_usage_errors(report, pattern, needle):
     """A catastrophic pattern (nested quantifiers on long names) is stopped after its time
     budget; a repeat count Python cannot compile is refused (it was exit 70)."""
     import time
+
     t0 = time.monotonic()
     r = runner.invoke(app, ["analyze", str(ROOT / report), "-k", pattern, "-q"])
     assert r.exit_code == 2, r.output
     assert needle in r.output and "internal" not in r.output
-    assert time.monotonic() - t0 < 120   # 2 s budget per pass; the rest is reading, on a loaded machine
+    assert time.monotonic() - t0 < 120  # 2 s budget per pass; the rest is reading, on a loaded machine
 
 
 # ---- hostile inputs that were internal errors (exit 70) -------------------------------------------
@@ -577,15 +637,25 @@ MINI = BAD / "mini.raw.csv"
 
 
 def _run(*argv: str, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "drgpu_py", *argv], stdout=stdout, stderr=subprocess.PIPE,
-                          text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "drgpu_py", *argv],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=300,
+    )
 
 
-@pytest.mark.parametrize("name, needle", [
-    ("a" * 300 + ".raw.csv", "name too long"),
-    ("a/" * 3000 + "x.raw.csv", "name too long"),
-    ("loop", "symbolic link loop"),
-])
+@pytest.mark.parametrize(
+    "name, needle",
+    [
+        ("a" * 300 + ".raw.csv", "name too long"),
+        ("a/" * 3000 + "x.raw.csv", "name too long"),
+        ("loop", "symbolic link loop"),
+    ],
+)
 def test_unreachable_paths_are_input_errors(tmp_path, name, needle):
     """A name over NAME_MAX or PATH_MAX and a link loop are input errors that say which (were
     exit 70, and a loop read 'no such file')."""
@@ -600,6 +670,7 @@ def test_unreachable_paths_are_input_errors(tmp_path, name, needle):
 def test_folder_without_permission_is_an_input_error(tmp_path, monkeypatch):
     """A folder drgpu may not list (simulated: root may list anything) is exit 3."""
     import drgpu_py.pipeline as pipeline
+
     (tmp_path / "d").mkdir()
     monkeypatch.setattr(pipeline.os, "access", lambda p, mode: False)
     r = runner.invoke(app, ["analyze", str(tmp_path / "d"), "-q"])
@@ -619,22 +690,32 @@ def test_stdout_that_cannot_be_written_is_an_output_error(how, cmd):
         with open("/dev/full", "w") as full:
             r = subprocess.run(argv, stdout=full, stderr=subprocess.PIPE, text=True, env=env, timeout=300)
     else:
-        r = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, timeout=300,
-                           preexec_fn=lambda: os.close(1))
+        r = subprocess.run(
+            argv,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            timeout=300,
+            preexec_fn=lambda: os.close(1),
+        )
     assert r.returncode == 6, (r.returncode, r.stderr)
     assert ("cannot write to standard output" if how == "full" else "standard output is closed") in r.stderr
     assert "Traceback" not in r.stderr and "Exception ignored" not in r.stderr, r.stderr
 
 
-@pytest.mark.parametrize("content, needle", [
-    (b"thresholds: [1]\n", "'thresholds' should map threshold names to numbers"),
-    (b"- 1\n- 2\n", "expected a mapping"),
-    (bytes(range(256)) * 4, "not a text file"),
-    ("thresholds:\n  sol_pct: 70\n".encode("utf-16-le"), "not a text file"),
-    (b"thresholds:\n  sol_pct: .inf\n", "must be a finite number >= 0"),
-    (b"thresholds:\n  sol_pct: [1]\n", "must be a number"),
-    (b"thresholds:\n  sol_pct: true\n", "must be a number"),
-])
+@pytest.mark.parametrize(
+    "content, needle",
+    [
+        (b"thresholds: [1]\n", "'thresholds' should map threshold names to numbers"),
+        (b"- 1\n- 2\n", "expected a mapping"),
+        (bytes(range(256)) * 4, "not a text file"),
+        ("thresholds:\n  sol_pct: 70\n".encode("utf-16-le"), "not a text file"),
+        (b"thresholds:\n  sol_pct: .inf\n", "must be a finite number >= 0"),
+        (b"thresholds:\n  sol_pct: [1]\n", "must be a number"),
+        (b"thresholds:\n  sol_pct: true\n", "must be a number"),
+    ],
+)
 def test_malformed_thresholds_files_are_data_errors(tmp_path, content, needle):
     """Thresholds files that are lists, binary, UTF-16 without a byte-order mark or hold
     non-numbers: exit 8 naming the problem (were exit 70 or silently accepted)."""
@@ -649,29 +730,40 @@ def test_utf16_thresholds_file_with_a_bom_is_read(tmp_path):
     t = tmp_path / "t.yaml"
     t.write_bytes("thresholds:\n  sol_pct: 70\n".encode("utf-16"))
     from drgpu_py.specs import loader as data
+
     assert data.thresholds(file=t)["sol_pct"] == 70.0
 
 
-@pytest.mark.parametrize("doc, needle", [
-    ({"groups": [1]}, "'groups' should be a mapping"),
-    ({"groups": 5}, "'groups' should be a mapping"),
-    ({"inherits": "base", "add": [1]}, "'add' should be a mapping"),
-    ({"inherits": "base", "add": {"context": {1: 2}}}, "add.context should map metrics"),
-    ({"drop": 5}, "'drop' should be a list"),
-    ({"drop": [[1]]}, "'drop' should be a list of metric names"),
-    ({"rename": [1]}, "'rename' should be a mapping"),
-    ({"rename": {"a.sum": [1]}}, "'rename' should map metric names"),
-    ({"name": [1]}, "'name' should be text"),
-    ({"groups": {"g": {"why": "w", "optional": "no", "metrics": {"a.sum": "x"}}}}, "'optional' should be true or false"),
-    ({"groups": {"g": {"why": "w"}}}, "group g collects nothing"),
-    ({"groups": {"g": {"why": "w", "metrics": {"a.sum": "x"}, "provides": {"b.sum": "y"}}}}, "groups.g: 'provides' needs the sections"),
-    ({"groups": {"g": {"why": " ", "metrics": {"a.sum": "x"}}}}, "groups.g needs a 'why'"),
-])
+@pytest.mark.parametrize(
+    "doc, needle",
+    [
+        ({"groups": [1]}, "'groups' should be a mapping"),
+        ({"groups": 5}, "'groups' should be a mapping"),
+        ({"inherits": "base", "add": [1]}, "'add' should be a mapping"),
+        ({"inherits": "base", "add": {"context": {1: 2}}}, "add.context should map metrics"),
+        ({"drop": 5}, "'drop' should be a list"),
+        ({"drop": [[1]]}, "'drop' should be a list of metric names"),
+        ({"rename": [1]}, "'rename' should be a mapping"),
+        ({"rename": {"a.sum": [1]}}, "'rename' should map metric names"),
+        ({"name": [1]}, "'name' should be text"),
+        (
+            {"groups": {"g": {"why": "w", "optional": "no", "metrics": {"a.sum": "x"}}}},
+            "'optional' should be true or false",
+        ),
+        ({"groups": {"g": {"why": "w"}}}, "group g collects nothing"),
+        (
+            {"groups": {"g": {"why": "w", "metrics": {"a.sum": "x"}, "provides": {"b.sum": "y"}}}},
+            "groups.g: 'provides' needs the sections",
+        ),
+        ({"groups": {"g": {"why": " ", "metrics": {"a.sum": "x"}}}}, "groups.g needs a 'why'"),
+    ],
+)
 def test_malformed_metric_sets_are_data_errors(tmp_path, doc, needle):
     """Metric-set YAML with keys of the wrong type: exit 8 naming the key (were exit 70 or
     silently accepted)."""
     from drgpu_py.specs import metric_sets as msets
     from drgpu_py.errors import DataFileError
+
     base = {"schema": "drgpu.metric_set/1", "name": "x", "groups": {"g": {"why": "w", "metrics": {"a.sum": "x"}}}}
     f = tmp_path / "set.yaml"
     f.write_text(yaml.safe_dump({**base, **doc}), encoding="utf-8")
@@ -683,6 +775,7 @@ def test_malformed_metric_sets_are_data_errors(tmp_path, doc, needle):
 def test_metric_set_that_is_binary_is_a_data_error(tmp_path):
     from drgpu_py.specs import metric_sets as msets
     from drgpu_py.errors import DataFileError
+
     f = tmp_path / "set.yaml"
     f.write_bytes(bytes(range(256)))
     with pytest.raises(DataFileError, match="not a text file"):
@@ -698,6 +791,7 @@ def baseline(tmp_path_factory) -> dict:
 
 def _edit(doc: dict, fn) -> str:
     import copy
+
     d = copy.deepcopy(doc)
     out = fn(d)
     return out if isinstance(out, str) else json.dumps(d)
@@ -711,13 +805,31 @@ _BASELINES = {
     "stall-groups-list": (lambda d: d["kernels"][0].update(stall_groups=[1]), "kernels/0"),
     "finding-without-id": (lambda d: d["kernels"][0].update(findings=[{}]), "kernels/0/findings/0"),
     "notes-number": (lambda d: d.update(notes=5), "notes"),
-    "deep-nesting": (lambda d: '{"tool": "drgpu", "kernels": ' + "[" * 100000 + "]" * 100000 + "}", "nested too deeply"),
-    "400-digit-integer": (lambda d: json.dumps(d).replace('"kernels": [', '"x": ' + "9" * 400 + ', "kernels": [', 1),
-                          "an integer of 400 digits"),
-    "nan-where-text-belongs": (lambda d: json.dumps(d).replace('"version": "', '"version": NaN, "v_": "', 1)
-                               .replace(', "v_": "' + d["version"] + '"', "", 1), "version"),
-    "not-utf8": (lambda d: json.dumps(d).replace('"kernels": [', '"x": "\udcff", "kernels": [', 1)
-                 .encode("utf-8", "surrogateescape").decode("latin-1"), "not a readable JSON file"),
+    "deep-nesting": (
+        lambda d: '{"tool": "drgpu", "kernels": ' + "[" * 100000 + "]" * 100000 + "}",
+        "nested too deeply",
+    ),
+    "400-digit-integer": (
+        lambda d: json.dumps(d).replace('"kernels": [', '"x": ' + "9" * 400 + ', "kernels": [', 1),
+        "an integer of 400 digits",
+    ),
+    "nan-where-text-belongs": (
+        lambda d: (
+            json.dumps(d)
+            .replace('"version": "', '"version": NaN, "v_": "', 1)
+            .replace(', "v_": "' + d["version"] + '"', "", 1)
+        ),
+        "version",
+    ),
+    "not-utf8": (
+        lambda d: (
+            json.dumps(d)
+            .replace('"kernels": [', '"x": "\udcff", "kernels": [', 1)
+            .encode("utf-8", "surrogateescape")
+            .decode("latin-1")
+        ),
+        "not a readable JSON file",
+    ),
 }
 
 
@@ -764,6 +876,7 @@ def test_pc_at_or_over_2_63_in_a_source_csv_is_skipped(tmp_path):
 def test_infinite_metrics_are_analyzed(tmp_path, what):
     """Every metric inf, or the SM count inf: an analysis (no ZeroDivisionError, no exit 70)."""
     import csv
+
     rows = list(csv.reader(io.StringIO((BAD / "mini.raw.csv").read_text(encoding="utf-8"))))
     h = rows[0]
     first_metric = h.index("CC") + 1
@@ -780,13 +893,16 @@ def test_infinite_metrics_are_analyzed(tmp_path, what):
 
 # ---- CSV exports that gave wrong successes -----------------------------------------------------------
 
+
 def _mini_rows() -> list[list[str]]:
     import csv
+
     return list(csv.reader(io.StringIO((BAD / "mini.raw.csv").read_text(encoding="utf-8"))))
 
 
 def _write_csv(path: Path, rows) -> Path:
     import csv
+
     with open(path, "w", newline="", encoding="utf-8") as fh:
         csv.writer(fh, quoting=csv.QUOTE_ALL).writerows(rows)
     return path
@@ -795,9 +911,9 @@ def _write_csv(path: Path, rows) -> Path:
 def _localised(cell: str, how: str) -> str:
     if not any(ch.isdigit() for ch in cell) or cell.startswith("("):
         return cell
-    if how == "decimal-comma":        # 1.234,5 (German, French with '.' groups)
+    if how == "decimal-comma":  # 1.234,5 (German, French with '.' groups)
         return cell.replace(",", "\0").replace(".", ",").replace("\0", ".")
-    if how == "apostrophe":           # 1'234.56 (Swiss)
+    if how == "apostrophe":  # 1'234.56 (Swiss)
         return cell.replace(",", "'")
     return cell.replace(",", "\u202f")  # 1 234.5 (narrow no-break space)
 
@@ -867,6 +983,7 @@ def test_source_csv_of_another_run_is_refused(tmp_path):
     """Same kernel name, other counts (another run or report): a block that counts more
     instructions than the raw page's launch cannot be its own: exit 4."""
     import csv
+
     rows = list(csv.reader(io.StringIO((BAD / "mini.source.csv").read_text(encoding="utf-8"))))
     hdr = rows[1]
     j = hdr.index("Instructions Executed")
@@ -898,18 +1015,26 @@ def test_a_path_that_becomes_a_fifo_after_the_check_never_blocks(tmp_path, monke
     import drgpu_py.readers.common as common
     import drgpu_py.readers.ncu_csv as ncu_csv
     from drgpu_py.errors import InputError
+
     fifo = tmp_path / "x.raw.csv"
     os.mkfifo(fifo)
 
     def passes(p, what=""):
-        return Path(p)   # the check saw a regular file
+        return Path(p)  # the check saw a regular file
+
     for mod in (common, ncu_csv, io_mod):
         monkeypatch.setattr(mod, "require_input_file", passes)
     from drgpu_py.analysis import compare
-    from drgpu_py.readers import ncu_rep   # ncu_report itself is not loaded: the open fails first
-    run = {"sniff": lambda: common.sniff(fifo), "csv": lambda: ncu_csv._read_text(fifo),
-           "thresholds": lambda: data_mod.thresholds(file=fifo), "baseline": lambda: compare.load_analysis_json(fifo),
-           "ncu-rep": lambda: ncu_rep.read_ncu_rep(fifo), "line-table": lambda: ncu_rep.read_line_table(fifo)}[reader]
+    from drgpu_py.readers import ncu_rep  # ncu_report itself is not loaded: the open fails first
+
+    run = {
+        "sniff": lambda: common.sniff(fifo),
+        "csv": lambda: ncu_csv._read_text(fifo),
+        "thresholds": lambda: data_mod.thresholds(file=fifo),
+        "baseline": lambda: compare.load_analysis_json(fifo),
+        "ncu-rep": lambda: ncu_rep.read_ncu_rep(fifo),
+        "line-table": lambda: ncu_rep.read_line_table(fifo),
+    }[reader]
     signal.signal(signal.SIGALRM, lambda *a: (_ for _ in ()).throw(TimeoutError("blocked on the FIFO")))
     signal.alarm(20)
     try:
@@ -932,6 +1057,7 @@ def test_output_dir_with_ncu_placeholders_is_refused(tmp_path, folder):
 def _variant(how: str, tmp: Path) -> Path:
     """mini.raw.csv re-written as an editor, a spreadsheet or a hostile hand would."""
     import codecs
+
     h, u, row = _mini_rows()[:3]
     ki = h.index("Kernel Name")
     row = list(row)
@@ -953,17 +1079,26 @@ def _variant(how: str, tmp: Path) -> Path:
         bom = codecs.BOM_UTF8
     s = io.StringIO()
     import csv
+
     csv.writer(s, quoting=csv.QUOTE_ALL).writerows([h, u, row])
     f = tmp / f"{how}.raw.csv"
     f.write_bytes(bom + s.getvalue().encode(enc))
     return f
 
 
-@pytest.mark.parametrize("how, name", [
-    ("columns-reversed", "saxpy_stride"), ("newlines-in-name", "kern<\nwith\r\nnewlines>"),
-    ("name-of-300-kib", "k" * 1000), ("nul-in-name", "ke\x00rnel"), ("latin-1", "k\ufffdrnel_\ufffd"),
-    ("utf-16-bom", "saxpy_stride"), ("utf-16-be-bom", "saxpy_stride"), ("utf-8-bom", "saxpy_stride"),
-])
+@pytest.mark.parametrize(
+    "how, name",
+    [
+        ("columns-reversed", "saxpy_stride"),
+        ("newlines-in-name", "kern<\nwith\r\nnewlines>"),
+        ("name-of-300-kib", "k" * 1000),
+        ("nul-in-name", "ke\x00rnel"),
+        ("latin-1", "k\ufffdrnel_\ufffd"),
+        ("utf-16-bom", "saxpy_stride"),
+        ("utf-16-be-bom", "saxpy_stride"),
+        ("utf-8-bom", "saxpy_stride"),
+    ],
+)
 def test_raw_csv_variants_read_as_the_original(tmp_path, how, name):
     """Columns in another order, a kernel name with quoted newlines, NULs or 300 KiB, latin-1
     bytes, UTF-16 with a byte-order mark: the launch reads with the original's numbers

@@ -11,6 +11,7 @@ Skips only where Chromium (or the ``websocket-client`` package) is absent. Run a
 refresh the documentation screenshot:
 ``python tests/test_browser.py sample_reports/aos_gather/aos_gather_bad.ncu-rep docs/img/report.png``.
 """
+
 from __future__ import annotations
 
 import base64
@@ -42,10 +43,20 @@ class Chrome:
         import websocket  # websocket-client
 
         self.profile = tempfile.mkdtemp(prefix="drgpu-chrome-")
-        argv = [exe, "--headless=new", "--disable-gpu", "--no-first-run", "--no-default-browser-check",
-                "--disable-extensions", "--disable-background-networking", "--hide-scrollbars",
-                "--remote-debugging-port=0", f"--user-data-dir={self.profile}",
-                f"--window-size={width},{height}", "about:blank"]
+        argv = [
+            exe,
+            "--headless=new",
+            "--disable-gpu",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-extensions",
+            "--disable-background-networking",
+            "--hide-scrollbars",
+            "--remote-debugging-port=0",
+            f"--user-data-dir={self.profile}",
+            f"--window-size={width},{height}",
+            "about:blank",
+        ]
         if hasattr(os, "geteuid") and os.geteuid() == 0:
             argv.insert(1, "--no-sandbox")  # Chromium refuses to run its sandbox as root (CI containers)
         self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -63,8 +74,7 @@ class Chrome:
                 targets = [t for t in json.load(r) if t.get("type") == "page"]
             if not targets:
                 time.sleep(0.05)
-        self.ws = websocket.create_connection(targets[0]["webSocketDebuggerUrl"], timeout=30,
-                                              suppress_origin=True)
+        self.ws = websocket.create_connection(targets[0]["webSocketDebuggerUrl"], timeout=30, suppress_origin=True)
         self.next_id = 0
         self.events: list[dict] = []
 
@@ -152,6 +162,7 @@ class Chrome:
 
 def render_sample(report: Path, out: Path) -> Path:
     from drgpu_py.pipeline import analyze_reports, write_result
+
     write_result(analyze_reports([str(report)]), fmt="html", output=out, force=True)
     return out
 
@@ -229,7 +240,9 @@ def test_report_in_chromium(browser, tmp_path):
     assert c.eval("[...document.querySelectorAll('.tree details')].every(d => d.open)") is True
 
     # Following a finding's location opens the hot source line with its SASS.
-    href = c.eval("(document.querySelector('.finding a.where') || {}).getAttribute && document.querySelector('.finding a.where').getAttribute('href')")
+    href = c.eval(
+        "(document.querySelector('.finding a.where') || {}).getAttribute && document.querySelector('.finding a.where').getAttribute('href')"
+    )
     assert href and href.startswith("#")
     box = _node_box(c, ".finding a.where")
     c.click(box["x"], box["y"])
@@ -278,8 +291,10 @@ def _click_header(c: Chrome, text: str) -> None:
 
 
 def _sort_state(c: Chrome) -> dict:
-    return c.eval("Object.fromEntries([...document.querySelectorAll('#summary-table thead th[aria-sort]')]"
-                  ".map(h => [h.textContent.trim(), h.getAttribute('aria-sort')]))")
+    return c.eval(
+        "Object.fromEntries([...document.querySelectorAll('#summary-table thead th[aria-sort]')]"
+        ".map(h => [h.textContent.trim(), h.getAttribute('aria-sort')]))"
+    )
 
 
 def test_summary_table_sorts_in_chromium(browser, tmp_path):
@@ -288,6 +303,7 @@ def test_summary_table_sorts_in_chromium(browser, tmp_path):
     first), 'Saves µs' puts the kernels without a finding last, 'Total µs' restores the order,
     and a bar of the time-share chart leads to its kernel's section. No console errors."""
     from conftest import library_report
+
     html = render_sample(library_report("step"), tmp_path / "step.html")
     c = browser
     c.load(html.as_uri())
@@ -316,7 +332,7 @@ def test_summary_table_sorts_in_chromium(browser, tmp_path):
     launches = _summary_column(c, 1)
     assert launches == sorted(launches, reverse=True) and launches[0] == 2
 
-    _click_header(c, "Total µs")   # the first click on a number column sorts largest first
+    _click_header(c, "Total µs")  # the first click on a number column sorts largest first
     assert _row_order(c) == start and _sort_state(c) == {"Total µs": "descending"}
 
     # A bar of the time-share chart is a link to its kernel's section.
@@ -344,12 +360,17 @@ def test_lazy_tree_and_source_match_the_inline_page(browser, tmp_path, monkeypat
     as JSON: opened in Chromium, report.js builds the same text as the page that draws them
     inline (the whole tree after "Expand all"; the hot line a finding links to, with its SASS)."""
     from drgpu_py.render import html as htmlmod
+
     inline = render_sample(SAMPLE, tmp_path / "inline.html")
-    monkeypatch.setattr(htmlmod, "GRAPH_KERNELS_MAX", 0)   # also packs the kernel's body (more groups than that)
+    monkeypatch.setattr(htmlmod, "GRAPH_KERNELS_MAX", 0)  # also packs the kernel's body (more groups than that)
     lazy = render_sample(SAMPLE, tmp_path / "lazy.html")
-    assert 'class="tree-lazy"' in htmlmod.unpack_page(lazy.read_text()) and 'class="tree-lazy"' not in inline.read_text()
-    def texts(root: str, sel: str) -> str:   # one text per element: whitespace between elements differs
+    assert (
+        'class="tree-lazy"' in htmlmod.unpack_page(lazy.read_text()) and 'class="tree-lazy"' not in inline.read_text()
+    )
+
+    def texts(root: str, sel: str) -> str:  # one text per element: whitespace between elements differs
         return f"[...{root}.querySelectorAll({json.dumps(sel)})].map(e => e.textContent.replace(/\\s+/g, ' ').trim())"
+
     tree_text = texts("document.getElementById('k0-tree')", "summary, .leaf")
     c = browser
     seen = {}
@@ -357,7 +378,7 @@ def test_lazy_tree_and_source_match_the_inline_page(browser, tmp_path, monkeypat
         c.load(page.as_uri())
         assert c.problems() == []
         if name == "lazy":
-            _wait(c, "!!document.querySelector('details.tree-lazy')")   # its body unpacked
+            _wait(c, "!!document.querySelector('details.tree-lazy')")  # its body unpacked
             assert c.eval("document.querySelectorAll('#k0-tree details').length") == 0
             box = _node_box(c, "details.tree-lazy > summary")
             c.click(box["x"], box["y"])
@@ -371,8 +392,11 @@ def test_lazy_tree_and_source_match_the_inline_page(browser, tmp_path, monkeypat
         time.sleep(0.2)
         line = f"document.getElementById({json.dumps(href[1:])})"
         assert c.eval(f"{line}.open") is True
-        seen[name] = (c.eval(tree_text), c.eval(texts(line, "summary, th, td, .seg-legend > span, .seg-bar > span, p")),
-                      c.eval(f"{line}.querySelectorAll('table.sass tbody tr').length"))
+        seen[name] = (
+            c.eval(tree_text),
+            c.eval(texts(line, "summary, th, td, .seg-legend > span, .seg-bar > span, p")),
+            c.eval(f"{line}.querySelectorAll('table.sass tbody tr').length"),
+        )
         assert c.problems() == []
     assert seen["lazy"] == seen["inline"]
     assert any("LDG" in t for t in seen["lazy"][1]) and seen["lazy"][2] > 0 and len(seen["lazy"][0]) > 20
@@ -391,6 +415,7 @@ def test_packed_groups_unpack_in_chromium(browser, tmp_path):
     fetched, no errors."""
     from conftest import library_report
     from drgpu_py.render.html import GRAPH_KERNELS_MAX, unpack_page
+
     page = render_sample(library_report("step"), tmp_path / "step.html")
     doc = page.read_text(encoding="utf-8")
     n = doc.count('<article class="kernel"')
@@ -401,6 +426,7 @@ def test_packed_groups_unpack_in_chromium(browser, tmp_path):
     assert c.eval("document.querySelectorAll('div.packed').length") <= n - GRAPH_KERNELS_MAX
     # A summary link to a section far down: it lands there though groups unpack around it.
     import re
+
     last = re.findall(r'<article class="kernel" id="(k\d+)">', doc)[-1]
     c.eval(f"document.querySelector('#summary-table a[href=\"#{last}\"]').click()")
     time.sleep(0.5)
@@ -435,12 +461,17 @@ def test_link_into_a_packed_group_in_chromium(browser, tmp_path, monkeypatch):
     from drgpu_py.model import Profile
     from drgpu_py.render import RenderOptions, render
     from drgpu_py.render import html as htmlmod
+
     monkeypatch.setattr(htmlmod, "GRAPH_KERNELS_MAX", 1)
     kernels = [analysis_of(c, v).kernels[0] for c in ("aos_gather", "serial_norm") for v in ("bad", "fixed")]
     page = tmp_path / "four.html"
-    doc = render(Analysis(profile=Profile(path="four.ncu-rep", format="ncu-rep"), kernels=kernels), "html", RenderOptions())
+    doc = render(
+        Analysis(profile=Profile(path="four.ncu-rep", format="ncu-rep"), kernels=kernels), "html", RenderOptions()
+    )
     page.write_text(doc, encoding="utf-8")
-    lazy = re.findall(r'<article class="kernel" id="(k\d+)">(?:(?!</article>).)*?<div class="packed" data-packed="\d+">', doc, re.S)
+    lazy = re.findall(
+        r'<article class="kernel" id="(k\d+)">(?:(?!</article>).)*?<div class="packed" data-packed="\d+">', doc, re.S
+    )
     assert len(lazy) == 3
     targets = re.findall(rf'<a class="mono where" href="#({lazy[-1]}-src-[^"]+)"', doc)
     assert targets, "the last packed group's finding links to its source line"
@@ -449,7 +480,7 @@ def test_link_into_a_packed_group_in_chromium(browser, tmp_path, monkeypatch):
     c.load(page.as_uri() + "#" + targets[0])
     _wait(c, f"!!{sel} && {sel}.open")
     assert c.eval(f"{sel}.closest('article').id") == lazy[-1]
-    _wait(c, f"{sel}.querySelectorAll('table.sass tbody tr').length > 0")   # its SASS built
+    _wait(c, f"{sel}.querySelectorAll('table.sass tbody tr').length > 0")  # its SASS built
     # scrolled into the window (smoothly: the page's CSS asks for it)
     _wait(c, f"{sel}.getBoundingClientRect().top >= -1 && {sel}.getBoundingClientRect().top < window.innerHeight - 20")
     assert c.eval("window.scrollY") > 1000
@@ -463,6 +494,7 @@ def test_packed_hostile_text_stays_text_in_chromium(browser, tmp_path, monkeypat
     from drgpu_py.readers import open_report
     from drgpu_py.render import RenderOptions, render
     from drgpu_py.render import html as htmlmod
+
     bad = '</script><script>window.__pwned=1</script><img src=x onerror="window.__pwned=2"><svg onload="window.__pwned=3"/>'
     prof = open_report(SAMPLE)
     for k in prof.kernels:
@@ -476,7 +508,7 @@ def test_packed_hostile_text_stays_text_in_chromium(browser, tmp_path, monkeypat
     c = browser
     c.load(page.as_uri())
     _wait(c, "document.querySelectorAll('div.packed').length === 0")
-    for _ in range(3):   # open every part, so lazily built trees and SASS are in the DOM too
+    for _ in range(3):  # open every part, so lazily built trees and SASS are in the DOM too
         c.eval("document.querySelectorAll('details').forEach(d => d.open = true); true")
         time.sleep(0.3)
     assert c.eval("window.__pwned === undefined"), "an injected script or handler ran"

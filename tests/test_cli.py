@@ -1,4 +1,5 @@
 """The CLI is thin: analyze in text/json, clear errors with exit codes, thresholds listing."""
+
 from __future__ import annotations
 
 import json
@@ -59,6 +60,7 @@ def test_thresholds_listing():
 def test_outputs_get_the_umask_mode(tmp_path):
     import os
     from drgpu_py.io import atomic_write
+
     umask = os.umask(0o022)
     try:
         out = atomic_write(tmp_path / "r.html", "<p>x</p>")
@@ -78,8 +80,12 @@ def test_help_has_plain_placeholders_on_every_command():
 
 def test_option_ranges_and_unknown_threshold_keys_are_usage_errors(tmp_path):
     rep = str(report_path("few_blocks", "bad"))
-    for argv in (["analyze", rep, "--fold", "5"], ["merge", rep, rep, "--fold", "5"], ["analyze", rep, "-t", "no_such=1"],
-                 ["analyze", rep, "--fail-on", "low"]):
+    for argv in (
+        ["analyze", rep, "--fold", "5"],
+        ["merge", rep, rep, "--fold", "5"],
+        ["analyze", rep, "-t", "no_such=1"],
+        ["analyze", rep, "--fail-on", "low"],
+    ):
         r = runner.invoke(app, argv)
         assert r.exit_code == 2, (argv, r.output)
     f = tmp_path / "t.yaml"
@@ -89,21 +95,29 @@ def test_option_ranges_and_unknown_threshold_keys_are_usage_errors(tmp_path):
 
 
 def test_fail_on_exit_status_after_the_output(tmp_path):
-    rep = str(report_path("few_blocks", "bad"))   # grid-too-small, high
+    rep = str(report_path("few_blocks", "bad"))  # grid-too-small, high
     out = tmp_path / "a.json"
     r = runner.invoke(app, ["analyze", rep, "-o", str(out), "--fail-on", "high"])
     assert r.exit_code == 9 and "check-failed" in r.output and json.loads(out.read_text())["kernels"]
     assert runner.invoke(app, ["analyze", rep, "-f", "json", "--fail-on", "medium"]).exit_code == 9
     # With the finding's threshold relaxed nothing is high: the check passes.
-    sev = {f["severity"] for f in json.loads(runner.invoke(app, ["analyze", rep, "-f", "json", "-t", "grid_fill=0.01"]).stdout)["kernels"][0]["findings"]}
+    sev = {
+        f["severity"]
+        for f in json.loads(runner.invoke(app, ["analyze", rep, "-f", "json", "-t", "grid_fill=0.01"]).stdout)[
+            "kernels"
+        ][0]["findings"]
+    }
     expect = 9 if "high" in sev else 0
-    assert runner.invoke(app, ["analyze", rep, "-f", "json", "-t", "grid_fill=0.01", "--fail-on", "high"]).exit_code == expect
+    assert (
+        runner.invoke(app, ["analyze", rep, "-f", "json", "-t", "grid_fill=0.01", "--fail-on", "high"]).exit_code
+        == expect
+    )
 
 
 def test_diff_fail_on_regression():
     bad, fixed = str(report_path("smem_occupancy", "bad")), str(report_path("smem_occupancy", "fixed"))
     assert runner.invoke(app, ["diff", bad, fixed, "--fail-on-regression"]).exit_code == 0
-    r = runner.invoke(app, ["diff", fixed, bad, "--fail-on-regression"])   # the change undone: slower
+    r = runner.invoke(app, ["diff", fixed, bad, "--fail-on-regression"])  # the change undone: slower
     assert r.exit_code == 9 and "slower" in r.output and "occupancy-limited" in r.output
 
 
@@ -118,12 +132,13 @@ def test_tree_numbers_in_readable_units_and_width_follows_columns(monkeypatch):
     narrow = runner.invoke(app, ["analyze", rep, "-q"]).stdout
     assert max(len(line) for line in narrow.splitlines()) <= 60
     est = re.search(r"grid-too-small.*?(\d+\.\d\dx)", wide, re.S).group(1)
-    assert est in narrow   # numbers are never cut by a narrow width
+    assert est in narrow  # numbers are never cut by a narrow width
 
 
 def test_csv_for_list_and_analyze(tmp_path):
     import csv
     import io
+
     rep = str(report_path("few_blocks", "bad"))
     r = runner.invoke(app, ["list", rep, "-f", "csv"])
     rows = list(csv.DictReader(io.StringIO(r.stdout)))
@@ -138,6 +153,7 @@ def test_csv_for_list_and_analyze(tmp_path):
 def test_sarif_output_is_sarif_2_1_0_located_on_source_lines(tmp_path):
     import jsonschema
     from conftest import ROOT
+
     rep = str(report_path("double_literal", "bad"))
     out = tmp_path / "f.sarif"
     assert runner.invoke(app, ["analyze", rep, "-o", str(out)]).exit_code == 0

@@ -1,6 +1,7 @@
 """`drgpu diff` and `drgpu list` on the real bad/fixed sample pairs: the planted finding is
 resolved, the measured speedup comes from the two reports' durations, shares and occupancy
 are the trees' values; kernel matching, rendering (text, JSON, HTML) and the CLI."""
+
 from __future__ import annotations
 
 import json
@@ -40,7 +41,9 @@ def test_diff_names_the_fixed_finding_resolved_and_the_measured_speedup(case):
     expected = bad.kernels[0].kernel.duration_ns / fixed.kernels[0].kernel.duration_ns
     assert k["speedup"] == pytest.approx(expected, rel=1e-4)
     assert d["summary"]["speedup"] == pytest.approx(expected, rel=1e-4)
-    assert k["verdict"] == ("faster" if expected >= 1 + NOISE else "slower" if expected <= 1 / (1 + NOISE) else "unchanged")
+    assert k["verdict"] == (
+        "faster" if expected >= 1 + NOISE else "slower" if expected <= 1 / (1 + NOISE) else "unchanged"
+    )
     # Resolved, persisting and new are the two analyses' findings compared by id.
     got = k["findings"]
     bad_ids, fixed_ids = {f.id for f in bad.kernels[0].findings}, {f.id for f in fixed.kernels[0].findings}
@@ -66,7 +69,9 @@ def test_swapped_diff_calls_the_finding_new_and_the_kernel_slower():
     bad, fixed = _pair("smem_occupancy")
     d = diff(fixed.to_dict(), bad.to_dict())
     k = d["kernels"][0]
-    assert k["speedup"] == pytest.approx(fixed.kernels[0].kernel.duration_ns / bad.kernels[0].kernel.duration_ns, rel=1e-4)
+    assert k["speedup"] == pytest.approx(
+        fixed.kernels[0].kernel.duration_ns / bad.kernels[0].kernel.duration_ns, rel=1e-4
+    )
     assert k["verdict"] == "slower"
     assert "occupancy-limited" in [f["id"] for f in k["findings"]["new"]]
     assert k["duration_change_pct"] > 0
@@ -86,8 +91,9 @@ def test_diff_values_are_the_trees_values():
         assert sum(r[side] for r in k["reasons"]) == pytest.approx(100.0, abs=0.5)
     mem = {m["level"]: m for m in k["memory"]}
     split = bad.kernels[0].tree.find("Memory latency split")
-    assert [mem[lv]["base"] for lv in ("L1 hits", "L2 hits", "DRAM")] == \
-        [split.find(lv).value for lv in ("L1 hits", "L2 hits", "DRAM")]
+    assert [mem[lv]["base"] for lv in ("L1 hits", "L2 hits", "DRAM")] == [
+        split.find(lv).value for lv in ("L1 hits", "L2 hits", "DRAM")
+    ]
     persist = {f["id"]: f for f in k["findings"]["persisting"]}
     for f in fixed.kernels[0].findings:
         if f.id in persist:
@@ -128,11 +134,17 @@ def test_matching_by_name_then_launch_order_then_function_name():
         match_kernels(base, new, pairs=["nope"])
 
 
-@pytest.mark.parametrize("name, expect", [
-    ("void relax<(bool)0>(const float *, float *)", "relax"), ("relax<0>(const float *, float *)", "relax"),
-    ("saxpy_stride(float, const float *, float *, unsigned long)", "saxpy_stride"),
-    ("void ns::k<std::pair<int, int>>(T *)", "ns::k"), ("(anonymous namespace)::f(int)", "{anon}::f"), ("plain", "plain"),
-])
+@pytest.mark.parametrize(
+    "name, expect",
+    [
+        ("void relax<(bool)0>(const float *, float *)", "relax"),
+        ("relax<0>(const float *, float *)", "relax"),
+        ("saxpy_stride(float, const float *, float *, unsigned long)", "saxpy_stride"),
+        ("void ns::k<std::pair<int, int>>(T *)", "ns::k"),
+        ("(anonymous namespace)::f(int)", "{anon}::f"),
+        ("plain", "plain"),
+    ],
+)
 def test_base_name(name, expect):
     assert base_name(name) == expect
 
@@ -244,15 +256,23 @@ def test_diff_and_list_json_are_strict_json(tmp_path):
 
     a, b = str(report_path("serial_norm", "bad")), str(report_path("aos_gather", "bad"))
     # A saved baseline whose numbers are not finite (Python's json writes NaN/Infinity).
-    base = json.loads(subprocess.run([sys.executable, "-m", "drgpu_py", "analyze", b, "-f", "json"],
-                                     capture_output=True, text=True, timeout=300).stdout)
+    base = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "drgpu_py", "analyze", b, "-f", "json"], capture_output=True, text=True, timeout=300
+        ).stdout
+    )
     base["kernels"][0]["duration_ns"] = float("nan")
     base["kernels"][0]["stall_cycle_pct"] = float("inf")
     odd = tmp_path / "baseline.json"
     odd.write_text(json.dumps(base))
-    for argv in (["diff", str(odd), b, "-f", "json"], ["list", str(odd), b, "-f", "json"],
-                 ["diff", a, b, "-f", "json"], ["list", a, b, "-f", "json"], ["analyze", a, "-f", "json"],
-                 ["diff", str(report_path("fence_loop", "bad")), str(report_path("fence_loop", "fixed")), "-f", "json"]):
+    for argv in (
+        ["diff", str(odd), b, "-f", "json"],
+        ["list", str(odd), b, "-f", "json"],
+        ["diff", a, b, "-f", "json"],
+        ["list", a, b, "-f", "json"],
+        ["analyze", a, "-f", "json"],
+        ["diff", str(report_path("fence_loop", "bad")), str(report_path("fence_loop", "fixed")), "-f", "json"],
+    ):
         r = subprocess.run([sys.executable, "-m", "drgpu_py", *argv], capture_output=True, text=True, timeout=300)
         assert r.returncode == 0, r.stderr
         strict(r.stdout)
@@ -286,9 +306,9 @@ def test_diff_shows_absolute_cycles_per_reason_and_estimated_vs_measured():
         assert sc["delta"] == pytest.approx(sc["new"] - sc["base"], abs=0.2)
     text = render_diff(diff(b, f), "text")
     assert "elapsed cycles" in text and "cycles per SM" in text
-    assert f"estimated       {k['estimated_speedup']:.2f}x for the resolved findings, measured {k['speedup']:.2f}x" in text
-
-
+    assert (
+        f"estimated       {k['estimated_speedup']:.2f}x for the resolved findings, measured {k['speedup']:.2f}x" in text
+    )
 
 
 def test_diff_text_columns_stay_aligned_with_long_labels():
@@ -304,6 +324,7 @@ def test_diff_text_columns_stay_aligned_with_long_labels():
     end = head.index("base") + len("base")
     assert row[end - 1] != " " and row[end] == " ", (head, row)
     assert row[:end].rstrip().endswith("%") and g["label"] + " " in row, (head, row)
+
 
 def _walk_dicts(node: dict):
     yield node
@@ -335,6 +356,7 @@ def test_diff_and_html_charts_find_tree_nodes_by_key_not_by_label():
     import dataclasses
 
     from drgpu_py.render import html
+
     bad, fixed = _pair("reload_rate")
     ref = diff(_analysis_json(bad), _analysis_json(fixed))["kernels"][0]
     assert len(ref["memory"]) == 3 and ref["occupancy"]["achieved"]["base"] is not None
@@ -366,6 +388,7 @@ def test_saved_analysis_round_trips_the_json_drgpu_writes(case, tmp_path):
     from drgpu_py.analysis.saved import SavedAnalysis, SavedKernel
     from drgpu_py.analysis.tree import Node
     from drgpu_py.render import render
+
     bad, fixed = _pair(case)
     text = render(bad, "json")
     f = tmp_path / "bad.json"

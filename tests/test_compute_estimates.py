@@ -1,5 +1,6 @@
 """The compute-side estimators' mechanisms, checked on the real sample reports: what a fix
 changes that the estimate must see (not the estimated number itself)."""
+
 from __future__ import annotations
 
 from conftest import analysis_of

@@ -8,6 +8,7 @@ page blocks in a chosen order. Blocks are matched to launches by kernel name in 
 by position where names differ (the source page spells template arguments with casts), so
 the order is chosen to make a skipped launch's block matter to a read one.
 """
+
 from __future__ import annotations
 
 import csv
@@ -40,8 +41,13 @@ def _write(path: Path, rows: list[list[str]]) -> None:
         csv.writer(fh, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(rows)
 
 
-def _export(folder: Path, launches: list[tuple[str, str | None]], blocks: list[tuple[str, str | None]],
-            rep: list[str] | None = None, mangled: list[str] | None = None) -> Path:
+def _export(
+    folder: Path,
+    launches: list[tuple[str, str | None]],
+    blocks: list[tuple[str, str | None]],
+    rep: list[str] | None = None,
+    mangled: list[str] | None = None,
+) -> Path:
     """Write folder/x.raw.csv with one launch per (sample, name) of ``launches`` and
     folder/x.source.csv with one block per (sample, name) of ``blocks`` (name None: the
     sample's own), with ``rep``, folder/x.ncu-rep holding those samples' launches, and with
@@ -73,7 +79,7 @@ def _export(folder: Path, launches: list[tuple[str, str | None]], blocks: list[t
             fh.write(blobs[0])
             for b in blobs[1:]:
                 (hlen,) = struct.unpack("<I", b[4:8])
-                fh.write(b[8 + hlen:])
+                fh.write(b[8 + hlen :])
     return folder / "x.raw.csv"
 
 
@@ -83,11 +89,25 @@ def _same(a, b) -> None:
     for x, y in zip(a.kernels, b.kernels):
         pd.testing.assert_frame_equal(x.instructions, y.instructions, check_exact=True)
         assert list(x.metrics) == list(y.metrics)
-        assert all(x.metrics[m] == y.metrics[m] or (x.metrics[m] != x.metrics[m] and y.metrics[m] != y.metrics[m])
-                   for m in x.metrics)
+        assert all(
+            x.metrics[m] == y.metrics[m] or (x.metrics[m] != x.metrics[m] and y.metrics[m] != y.metrics[m])
+            for m in x.metrics
+        )
         assert list(x.strings.items()) == list(y.strings.items())
-        for attr in ("name", "mangled", "device", "compute_capability", "chip", "sm_count", "grid", "block",
-                     "function_base", "source_text", "notes", "process"):
+        for attr in (
+            "name",
+            "mangled",
+            "device",
+            "compute_capability",
+            "chip",
+            "sm_count",
+            "grid",
+            "block",
+            "function_base",
+            "source_text",
+            "notes",
+            "process",
+        ):
             assert getattr(x, attr) == getattr(y, attr), attr
 
 
@@ -109,10 +129,21 @@ def _check(raw: Path, selector: str) -> list:
 # it still takes its own block), then two launches named scale_keys_aos
 # whose blocks differ (the second is the soa kernel's block under the aos name), then one
 # more templated launch, and one launch too many for the blocks (it gets none).
-LAUNCHES = [("smem_stride_bad", None), ("aos_gather_bad", None), ("aos_gather_fixed", AOS),
-            ("fma_chain_bad", None), ("double_literal_bad", None), ("serial_norm_bad", None)]
-BLOCKS = [("aos_gather_bad", None), ("smem_stride_bad", None), ("aos_gather_fixed", AOS),
-          ("fma_chain_bad", None), ("double_literal_bad", None)]
+LAUNCHES = [
+    ("smem_stride_bad", None),
+    ("aos_gather_bad", None),
+    ("aos_gather_fixed", AOS),
+    ("fma_chain_bad", None),
+    ("double_literal_bad", None),
+    ("serial_norm_bad", None),
+]
+BLOCKS = [
+    ("aos_gather_bad", None),
+    ("smem_stride_bad", None),
+    ("aos_gather_fixed", AOS),
+    ("fma_chain_bad", None),
+    ("double_literal_bad", None),
+]
 
 
 @pytest.fixture(scope="module")
@@ -123,19 +154,26 @@ def export(tmp_path_factory) -> Path:
 def test_the_export_exercises_the_join(export):
     ks = open_report(export).kernels
     assert [k.id for k in ks] == list(range(6))
+
     def sass(k):
         return k.instructions["sass"].tolist()
+
     blocks = {s: _read_csv(Path(f"{_case(s)}.source.csv")) for s, _ in BLOCKS}
+
     def first_sass(s):
         return " ".join(blocks[s][2][1].split())
+
     # Launch 0 (smooth_slots: the source page spells its template value with a cast) takes
     # its own block, block 1; launch 1 (aos) the first aos block, block 0; launch 2 (aos) the
     # next aos block, block 2 (the soa kernel's under the aos name). No launch takes another
     # function's block: the last launch (serial_norm) has none and gets no table.
     assert sass(ks[0])[0] == first_sass("smem_stride_bad")
     assert sass(ks[1])[0] == first_sass("aos_gather_bad")
-    assert sass(ks[2]) == sass(open_report(_export(export.parent / "soa", [("aos_gather_fixed", None)],
-                                                   [("aos_gather_fixed", None)])).kernels[0])
+    assert sass(ks[2]) == sass(
+        open_report(_export(export.parent / "soa", [("aos_gather_fixed", None)], [("aos_gather_fixed", None)])).kernels[
+            0
+        ]
+    )
     assert sass(ks[0]) != sass(ks[1]) != sass(ks[2])
     assert ks[5].instructions.empty and not ks[4].instructions.empty
 
@@ -153,7 +191,9 @@ def test_id_selection_reads_only_the_selected_launches(export):
 @pytest.mark.parametrize("selector", ["scale_keys", "horner|relax", "smooth_slots<0>", "^void", "normalize"])
 def test_name_selection_gives_what_reading_everything_gives(export, selector):
     assert _check(export, selector)
-    assert len(open_report(export, kernel=selector).kernels) == len(select_kernels(open_report(export), selector).kernels)
+    assert len(open_report(export, kernel=selector).kernels) == len(
+        select_kernels(open_report(export), selector).kernels
+    )
 
 
 @pytest.mark.parametrize("selector", ["40:50", "17", "no_such_kernel", "(unclosed"])
@@ -191,8 +231,13 @@ def test_line_table_join_unchanged_by_selection(tmp_path):
     hold as many launches: a skipped launch still takes its table."""
     if not HAVE_NCU_REPORT:
         pytest.skip("ncu_report is not installed")
-    launches = [("few_blocks_bad", None), ("aos_gather_bad", None), ("aos_gather_bad", None),
-                ("few_blocks_fixed", None), ("fma_chain_bad", None)]
+    launches = [
+        ("few_blocks_bad", None),
+        ("aos_gather_bad", None),
+        ("aos_gather_bad", None),
+        ("few_blocks_fixed", None),
+        ("fma_chain_bad", None),
+    ]
     # The second aos launch finds no aos table left and takes the third table by position
     # (smem_stride's, whose SASS differs: no lines); the other launches match by name.
     rep = ["few_blocks_bad", "aos_gather_bad", "smem_stride_bad", "few_blocks_fixed", "fma_chain_bad"]
@@ -210,6 +255,7 @@ def test_line_table_reads_only_the_wanted_tables(tmp_path):
     if not HAVE_NCU_REPORT:
         pytest.skip("ncu_report is not installed")
     from drgpu_py.readers.ncu_rep import read_line_table
+
     launches = [("aos_gather_bad", None), ("fma_chain_bad", None), ("aos_gather_bad", None), ("few_blocks_bad", None)]
     raw = _export(tmp_path, launches, launches, rep=[s for s, _ in launches])
     rep = raw.with_name("x.ncu-rep")
@@ -223,12 +269,41 @@ def test_line_table_reads_only_the_wanted_tables(tmp_path):
 
 def test_numbers_match_to_number():
     from drgpu_py.readers.common import numbers, to_number
+
     cells = {c for f in (SAMPLES / "smem_stride").glob("*.csv") for r in _read_csv(f) for c in r}
-    odd = ["", " ", "n/a", "-", "none", "nan", "-nan", "1,234.5", " 12 ", "1_000", "inf", "\u00a012\u00a0",
-           "0x10", "12%", "(1, 2)", "+5", "--1", "1,2,3", ".5", "5.", ",", "1,", " 1, 2 ", ".", "\t3\n", " none"]
+    odd = [
+        "",
+        " ",
+        "n/a",
+        "-",
+        "none",
+        "nan",
+        "-nan",
+        "1,234.5",
+        " 12 ",
+        "1_000",
+        "inf",
+        "\u00a012\u00a0",
+        "0x10",
+        "12%",
+        "(1, 2)",
+        "+5",
+        "--1",
+        "1,2,3",
+        ".5",
+        "5.",
+        ",",
+        "1,",
+        " 1, 2 ",
+        ".",
+        "\t3\n",
+        " none",
+    ]
     plain = ["1", "2.5", "1,024", "-3e4", " 7 "]
+
     def same(a, b):
         return a == b or (a != a and b != b)
+
     for column in [sorted(cells), odd, plain, [c for c in cells if c[:1].isdigit()], [None, 3, 2.5, True, b"1"]]:
         got = numbers(column)
         assert len(got) == len(column)

@@ -1,6 +1,7 @@
 """SASS listings from cubins (drgpu_py.sass.cubin) in ncu_report's form; the warm-up that
 ``drgpu profile`` runs while ncu profiles. The texts are compared with ncu_report's own on
 real reports in test_perf_equivalence.py."""
+
 from __future__ import annotations
 
 import subprocess
@@ -40,7 +41,7 @@ $__internal_0_$__cuda_sm20_rem_u64:
 def test_listing_texts_are_ncu_reports_form():
     fn = parse_listing(LISTING)["_Z1kPi"]
     assert fn.sm == 90 and fn.resolved()
-    base = 0x7f0000001000
+    base = 0x7F0000001000
     walk, capped = fn.walk(base, base + 0x80, 1 << 22)
     texts = dict(walk)
     # The forms ncu_report prints (after clean_sass), seen on the sample reports.
@@ -58,8 +59,8 @@ def test_listing_texts_are_ncu_reports_form():
 
 def test_walk_continues_to_sampled_pcs_past_the_function():
     fn = parse_listing(LISTING)["_Z1kPi"]
-    walk, _ = fn.walk(0, 0xb0, 1 << 22)
-    assert [pc for pc, t in walk if t is None] == [0x90, 0xa0, 0xb0, 0xc0]
+    walk, _ = fn.walk(0, 0xB0, 1 << 22)
+    assert [pc for pc, t in walk if t is None] == [0x90, 0xA0, 0xB0, 0xC0]
 
 
 def test_unresolved_label_or_two_different_listings_are_not_used():
@@ -80,7 +81,7 @@ def test_cubins_found_in_a_report_and_not_elsewhere(tmp_path):
     img = cubins[0]
     assert img[:4] == b"\x7fELF" and int.from_bytes(img[18:20], "little") == 190
     # The whole image: the section header table is inside it.
-    assert int.from_bytes(img[0x28:0x30], "little") + 64 * int.from_bytes(img[0x3c:0x3e], "little") <= len(img)
+    assert int.from_bytes(img[0x28:0x30], "little") + 64 * int.from_bytes(img[0x3C:0x3E], "little") <= len(img)
     junk = tmp_path / "junk.ncu-rep"
     junk.write_bytes(b"NVR\x00" + b"\x7fELF" + b"\x00" * 100)
     assert cubins_in_report(junk) == []
@@ -101,7 +102,7 @@ def test_scan_stops_once_there_are_too_many(tmp_path):
 def test_nvdisasm_lists_the_reports_kernels():
     listings = SassSource.start(cubins_in_report(SAMPLES / "aos_gather" / "aos_gather_bad.ncu-rep")).result()
     fn = listings.function("_Z14scale_keys_aosPK6RecordPfi", 90)
-    assert fn is not None and fn.insts[0xc0] == "LDG.E.CONSTANT R2, desc[UR4][R2.64]"
+    assert fn is not None and fn.insts[0xC0] == "LDG.E.CONSTANT R2, desc[UR4][R2.64]"
 
 
 def test_no_cubin_means_no_listing():
@@ -117,10 +118,12 @@ def test_more_cubins_than_half_the_cores_are_left_to_ncu_report(monkeypatch):
 
 
 def test_warmup_imports_the_analysis_without_ncu_report():
-    code = ("import sys; from drgpu_py.ncu.warmup import Warmup; w = Warmup().start(); assert w.join() is None; "
-            "from drgpu_py.render.html import _env; "
-            "print(sorted(m for m in ('pandas', 'drgpu_py.pipeline', 'drgpu_py.render.html', 'ncu_report') if m in sys.modules), "
-            "sorted(_env().cache._mapping and [k[1] for k in _env().cache._mapping]))")
+    code = (
+        "import sys; from drgpu_py.ncu.warmup import Warmup; w = Warmup().start(); assert w.join() is None; "
+        "from drgpu_py.render.html import _env; "
+        "print(sorted(m for m in ('pandas', 'drgpu_py.pipeline', 'drgpu_py.render.html', 'ncu_report') if m in sys.modules), "
+        "sorted(_env().cache._mapping and [k[1] for k in _env().cache._mapping]))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("] ")[0] + "]" == "['drgpu_py.pipeline', 'drgpu_py.render.html', 'pandas']"

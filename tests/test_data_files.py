@@ -1,4 +1,5 @@
 """Data files: schema checks pass for the shipped files and catch broken ones; arch overlays."""
+
 from __future__ import annotations
 
 import pytest
@@ -8,9 +9,22 @@ from drgpu_py.specs import loader as data
 from drgpu_py.analysis.detectors import REGISTRY
 from drgpu_py.errors import DataFileError, UsageError
 
-REQUIRED = {"global-uncoalesced", "shared-bank-conflict", "fp64-conversion", "barrier-imbalance", "grid-too-small",
-            "local-memory", "loop-invariant-load", "low-ilp", "slow-math", "warp-divergence", "atomic-contention",
-            "constant-cache-divergence", "memory-barrier", "occupancy-limited"}
+REQUIRED = {
+    "global-uncoalesced",
+    "shared-bank-conflict",
+    "fp64-conversion",
+    "barrier-imbalance",
+    "grid-too-small",
+    "local-memory",
+    "loop-invariant-load",
+    "low-ilp",
+    "slow-math",
+    "warp-divergence",
+    "atomic-contention",
+    "constant-cache-divergence",
+    "memory-barrier",
+    "occupancy-limited",
+}
 
 
 def test_catalogue_is_valid_and_complete():
@@ -58,8 +72,15 @@ def test_threshold_overrides_and_errors(tmp_path):
 def test_schema_violations_are_reported(monkeypatch):
     doc = yaml.safe_load((data.resources.files("drgpu_py.specs") / "findings.yaml").read_text())
     doc["findings"][0]["speedup_model"] = "magic"
-    monkeypatch.setattr(data, "_read", lambda name: doc if name == "findings.yaml" else data._parse(
-        (data.resources.files("drgpu_py.specs") / name).read_text(), name))
+    monkeypatch.setattr(
+        data,
+        "_read",
+        lambda name: (
+            doc
+            if name == "findings.yaml"
+            else data._parse((data.resources.files("drgpu_py.specs") / name).read_text(), name)
+        ),
+    )
     data.findings_catalogue.cache_clear()
     try:
         with pytest.raises(DataFileError, match="unknown speedup model"):
@@ -71,11 +92,19 @@ def test_schema_violations_are_reported(monkeypatch):
 def _spec_docs():
     """(origin, schema name, document) of every shipped data file."""
     specs = data.resources.files("drgpu_py.specs")
-    out = [(f"{n}.yaml", n, data._parse((specs / f"{n}.yaml").read_text(), n))
-           for n in ("metrics", "tree", "thresholds", "findings")]
-    out += [(f"arch/{p.name}", "arch", data._parse(p.read_text(), p.name)) for p in (specs / "arch").iterdir()
-            if p.name.endswith(".yaml")]
-    out += [(p.name, "metric_set", data._parse(p.read_text(), p.name)) for p in sorted(data.share_dir("metric_sets").glob("*.yaml"))]
+    out = [
+        (f"{n}.yaml", n, data._parse((specs / f"{n}.yaml").read_text(), n))
+        for n in ("metrics", "tree", "thresholds", "findings")
+    ]
+    out += [
+        (f"arch/{p.name}", "arch", data._parse(p.read_text(), p.name))
+        for p in (specs / "arch").iterdir()
+        if p.name.endswith(".yaml")
+    ]
+    out += [
+        (p.name, "metric_set", data._parse(p.read_text(), p.name))
+        for p in sorted(data.share_dir("metric_sets").glob("*.yaml"))
+    ]
     return out
 
 
@@ -86,13 +115,20 @@ def test_every_data_file_matches_its_json_schema():
         data.validate(doc, origin, name)
 
 
-@pytest.mark.parametrize("name,edit,where", [
-    ("thresholds", lambda d: d["thresholds"]["barrier_share"].update(default="high"), "thresholds/barrier_share/default"),
-    ("findings", lambda d: d["findings"][0].pop("advice"), "findings/0"),
-    ("metrics", lambda d: d["stall_reasons"]["barrier"].update(sampling="one"), "stall_reasons/barrier/sampling"),
-    ("tree", lambda d: d.update(schema="drgpu.tree/2"), "schema"),
-    ("findings", lambda d: d.update(library_kernels=["(unclosed"]), "library_kernels/0"),
-])
+@pytest.mark.parametrize(
+    "name,edit,where",
+    [
+        (
+            "thresholds",
+            lambda d: d["thresholds"]["barrier_share"].update(default="high"),
+            "thresholds/barrier_share/default",
+        ),
+        ("findings", lambda d: d["findings"][0].pop("advice"), "findings/0"),
+        ("metrics", lambda d: d["stall_reasons"]["barrier"].update(sampling="one"), "stall_reasons/barrier/sampling"),
+        ("tree", lambda d: d.update(schema="drgpu.tree/2"), "schema"),
+        ("findings", lambda d: d.update(library_kernels=["(unclosed"]), "library_kernels/0"),
+    ],
+)
 def test_a_malformed_data_file_is_a_data_file_error_naming_the_place(name, edit, where):
     """The schemas catch what the hand-written checks did: a malformed file is DataFileError
     (exit 8), naming the file and the path inside it."""
@@ -110,7 +146,10 @@ def test_packaged_specs_load_without_jsonschema():
     import jsonschema (the suite validates them above); a user's metric set does."""
     import subprocess
     import sys
-    code = ("import sys; from drgpu_py.specs import loader as data, metric_sets; data.findings_catalogue(); data.tree_shape(); "
-            "data.load_arch('gh100'); metric_sets.load_metric_set('gh100'); print('jsonschema' in sys.modules)")
+
+    code = (
+        "import sys; from drgpu_py.specs import loader as data, metric_sets; data.findings_catalogue(); data.tree_shape(); "
+        "data.load_arch('gh100'); metric_sets.load_metric_set('gh100'); print('jsonschema' in sys.modules)"
+    )
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.strip() == "False", r.stdout + r.stderr

@@ -4,6 +4,7 @@ where the SASS came from (nvdisasm on the report's cubins or ncu_report's disass
 
 The simulated critical chain picks, of several producers ready at the same cycle, the one
 whose register comes first; that order must not be a set's iteration order."""
+
 from __future__ import annotations
 
 import os
@@ -48,14 +49,31 @@ def test_the_critical_chain_does_not_follow_a_sets_order():
     assert next(iter(chains))  # the tie is on the chain: some producer holds the FADD
 
 
-TIE_REPORTS = [SAMPLES / "tri_scan" / "tri_scan_bad.ncu-rep",
-               SAMPLES / "skew_segments" / "skew_segments_fixed.ncu-rep"]
+TIE_REPORTS = [SAMPLES / "tri_scan" / "tri_scan_bad.ncu-rep", SAMPLES / "skew_segments" / "skew_segments_fixed.ncu-rep"]
 
 
 def _cli_json(report: Path, out: Path, seed: str, *extra: str) -> bytes:
     env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(ROOT)}
-    subprocess.run([sys.executable, "-m", "drgpu_py", "analyze", str(report), "-f", "json", "-o", str(out),
-                    "--force", "-q", *extra], check=True, env=env, stdin=subprocess.DEVNULL, timeout=600)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "drgpu_py",
+            "analyze",
+            str(report),
+            "-f",
+            "json",
+            "-o",
+            str(out),
+            "--force",
+            "-q",
+            *extra,
+        ],
+        check=True,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        timeout=600,
+    )
     return out.read_bytes()
 
 
@@ -74,6 +92,7 @@ def test_sass_from_nvdisasm_or_ncu_report_gives_the_same_bytes(tmp_path):
     from drgpu_py.sass.cubin import SassSource, cubins_in_report, find_tool
     from drgpu_py.pipeline import analyze_reports
     from drgpu_py.render import RenderOptions, render
+
     if find_tool("nvdisasm") is None:
         pytest.skip("nvdisasm is not installed")
     report = TIE_REPORTS[0]

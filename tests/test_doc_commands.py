@@ -9,6 +9,7 @@ tree's command. A command must exit 0 (or the code listed for it in ``EXIT``), w
 traceback or an option the parser does not know. A command that cannot run here is listed in
 ``NOT_RUN`` with the reason; a reason whose command left the docs fails the test.
 """
+
 from __future__ import annotations
 
 import os
@@ -27,49 +28,63 @@ _COMMAND = re.compile(r"^(drgpu(?=\s|$)(?!:)|python |pip |pytest|mpirun |ruff |p
 
 # Commands that do not run here, and why (keys: the command without prompt and comment).
 NOT_RUN = {
-    'pip install . && drgpu analyze sample_reports/aos_gather/aos_gather_bad.ncu-rep':
-        "installs into the environment; the analyze half runs as the README's usage lines do",
+    "pip install . && drgpu analyze sample_reports/aos_gather/aos_gather_bad.ncu-rep": "installs into the environment; the analyze half runs as the README's usage lines do",
     'pip install -e ".[test]" && pytest': "installs, then runs the whole suite, which this test is part of",
-    'drgpu analyze many_kernels.ncu-rep':
-        "the 1,000-launch benchmark report (87 MB) takes minutes to read; benchmarks/RESULTS.md records the run",
-    'mpirun -np 4 drgpu profile -d prof -- ./mpi_app':
-        "needs an MPI launcher; tests/test_profile.py::test_one_report_per_rank_in_a_shared_folder runs ranks by hand",
-    "mpirun -np 64 sh -c 'drgpu analyze reports/app.rank${OMPI_COMM_WORLD_RANK}.ncu-rep -j 1 -q -o json/rank${OMPI_COMM_WORLD_RANK}.json'":
-        "needs an MPI launcher; the same command with SLURM_ARRAY_TASK_ID runs",
-    'drgpu profile [OPTIONS] -- APP [ARGS...]': "a synopsis, not a command",
-    'ruff check .': "the linter over the whole tree: .ci/run runs it before the tests",
-    'python benchmarks/bench_analyze.py --repeat 3': "a benchmark: minutes of CPU on the 1,000-launch report",
-    'python benchmarks/bench_analyze.py --repeat 3 --no-rep': "a benchmark: minutes of CPU on the 1,000-launch report",
-    'python benchmarks/standin.py /tmp/bench --launches 1000': "writes a 1,000-launch stand-in report (a benchmark input)",
-    'python benchmarks/bench_analyze.py --report /tmp/bench/standin_1000.ncu-rep --repeat 2':
-        "a benchmark on the stand-in report written by the command before it",
-    'python benchmarks/compose_report.py /tmp/composed.ncu-rep --repeat 6': "composes a 196 MB benchmark report",
-    'python benchmarks/bench_jobs.py --report /tmp/composed.ncu-rep --jobs 1,2 --out /tmp/jobs':
-        "a benchmark on the composed report",
-    'python tests/test_browser.py sample_reports/aos_gather/aos_gather_bad.ncu-rep docs/img/report.png':
-        "rewrites the committed screenshot; tests/test_browser.py renders and screenshots the same report",
+    "drgpu analyze many_kernels.ncu-rep": "the 1,000-launch benchmark report (87 MB) takes minutes to read; benchmarks/RESULTS.md records the run",
+    "mpirun -np 4 drgpu profile -d prof -- ./mpi_app": "needs an MPI launcher; tests/test_profile.py::test_one_report_per_rank_in_a_shared_folder runs ranks by hand",
+    "mpirun -np 64 sh -c 'drgpu analyze reports/app.rank${OMPI_COMM_WORLD_RANK}.ncu-rep -j 1 -q -o json/rank${OMPI_COMM_WORLD_RANK}.json'": "needs an MPI launcher; the same command with SLURM_ARRAY_TASK_ID runs",
+    "drgpu profile [OPTIONS] -- APP [ARGS...]": "a synopsis, not a command",
+    "ruff check .": "the linter over the whole tree: .ci/run runs it before the tests",
+    "ruff format --check .": "the formatter's check over the whole tree: .ci/run runs it before the tests",
+    "python benchmarks/bench_analyze.py --repeat 3": "a benchmark: minutes of CPU on the 1,000-launch report",
+    "python benchmarks/bench_analyze.py --repeat 3 --no-rep": "a benchmark: minutes of CPU on the 1,000-launch report",
+    "python benchmarks/standin.py /tmp/bench --launches 1000": "writes a 1,000-launch stand-in report (a benchmark input)",
+    "python benchmarks/bench_analyze.py --report /tmp/bench/standin_1000.ncu-rep --repeat 2": "a benchmark on the stand-in report written by the command before it",
+    "python benchmarks/compose_report.py /tmp/composed.ncu-rep --repeat 6": "composes a 196 MB benchmark report",
+    "python benchmarks/bench_jobs.py --report /tmp/composed.ncu-rep --jobs 1,2 --out /tmp/jobs": "a benchmark on the composed report",
+    "python tests/test_browser.py sample_reports/aos_gather/aos_gather_bad.ncu-rep docs/img/report.png": "rewrites the committed screenshot; tests/test_browser.py renders and screenshots the same report",
 }
 # Commands whose documented outcome is not exit 0.
 EXIT = {
-    "drgpu analyze REPORT.ncu-rep --fail-on high": 9,          # the sample has a high finding
-    "drgpu analyze REPORT.ncu-rep -k 'gemm|conv'": 5,           # no such kernel in the sample
+    "drgpu analyze REPORT.ncu-rep --fail-on high": 9,  # the sample has a high finding
+    "drgpu analyze REPORT.ncu-rep -k 'gemm|conv'": 5,  # no such kernel in the sample
     "drgpu list run.ncu-rep -k 'gemm|softmax' --format json": 5,
-    "drgpu profile -k 'gemm|conv' -c 3 -- ./app": 13,           # the stand-in's app launches no such kernel
+    "drgpu profile -k 'gemm|conv' -c 3 -- ./app": 13,  # the stand-in's app launches no such kernel
 }
 # What the documentation's placeholder names stand for.
 BAD, FIXED = SAMPLES / "aos_gather" / "aos_gather_bad", SAMPLES / "aos_gather" / "aos_gather_fixed"
 RANK0, RANK1 = SAMPLES / "ranks" / "precise_math.rank0.ncu-rep", SAMPLES / "ranks" / "precise_math.rank1.ncu-rep"
 LINKS = {
-    **{n: f"{BAD}.ncu-rep" for n in ("REPORT.ncu-rep", "app.ncu-rep", "run.ncu-rep", "R1.ncu-rep", "base.ncu-rep",
-                                     "before.ncu-rep", "old.ncu-rep", "runs/a.ncu-rep")},
+    **{
+        n: f"{BAD}.ncu-rep"
+        for n in (
+            "REPORT.ncu-rep",
+            "app.ncu-rep",
+            "run.ncu-rep",
+            "R1.ncu-rep",
+            "base.ncu-rep",
+            "before.ncu-rep",
+            "old.ncu-rep",
+            "runs/a.ncu-rep",
+        )
+    },
     **{n: f"{FIXED}.ncu-rep" for n in ("R2.ncu-rep", "new.ncu-rep", "after.ncu-rep", "runs/b.ncu-rep")},
-    "X.raw.csv": f"{BAD}.raw.csv", "X.source.csv": f"{BAD}.source.csv",
+    "X.raw.csv": f"{BAD}.raw.csv",
+    "X.source.csv": f"{BAD}.source.csv",
     "app.sm_90.cubin": str(SAMPLES / "aos_gather" / "aos_gather.sm_90.cubin"),
-    "rank0.ncu-rep": RANK0, "rank1.ncu-rep": RANK1, "app.rank0.ncu-rep": RANK0, "app.rank1.ncu-rep": RANK1,
-    "app.rank2.ncu-rep": RANK1, "reports/app.rank0.ncu-rep": RANK0, "reports/app.rank1.ncu-rep": RANK1,
-    "sample_reports": SAMPLES, "benchmarks": ROOT / "benchmarks", "tests": ROOT / "tests", "docs": ROOT / "docs",
+    "rank0.ncu-rep": RANK0,
+    "rank1.ncu-rep": RANK1,
+    "app.rank0.ncu-rep": RANK0,
+    "app.rank1.ncu-rep": RANK1,
+    "app.rank2.ncu-rep": RANK1,
+    "reports/app.rank0.ncu-rep": RANK0,
+    "reports/app.rank1.ncu-rep": RANK1,
+    "sample_reports": SAMPLES,
+    "benchmarks": ROOT / "benchmarks",
+    "tests": ROOT / "tests",
+    "docs": ROOT / "docs",
 }
-WORDS = {"COMMAND": "analyze"}   # a placeholder inside a command line
+WORDS = {"COMMAND": "analyze"}  # a placeholder inside a command line
 
 
 def doc_commands() -> list[tuple[str, str]]:
@@ -108,8 +123,13 @@ COMMANDS = doc_commands()
 def baselines(tmp_path_factory) -> Path:
     """base.json / baseline.json: the JSON analysis of the 'before' report."""
     d = tmp_path_factory.mktemp("baseline")
-    p = subprocess.run([sys.executable, "-m", "drgpu_py", "analyze", f"{BAD}.ncu-rep", "-q", "-o", str(d / "base.json")],
-                       capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-m", "drgpu_py", "analyze", f"{BAD}.ncu-rep", "-q", "-o", str(d / "base.json")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr
     return d / "base.json"
 
@@ -119,19 +139,25 @@ def _workdir(tmp: Path, baseline: Path, command: str) -> dict:
         (tmp / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp / name).symlink_to(target)
     for name in ("base.json", "baseline.json"):
-        if f"-o {name}" not in command:   # unless the command is the one that writes it
+        if f"-o {name}" not in command:  # unless the command is the one that writes it
             shutil.copy(baseline, tmp / name)
     for d in ("json", "bin"):
         (tmp / d).mkdir()
-    (tmp / "app").write_text("#!/bin/sh\necho the app ran \"$@\"\n")
+    (tmp / "app").write_text('#!/bin/sh\necho the app ran "$@"\n')
     (tmp / "app").chmod(0o755)
     (tmp / "train.py").write_text("print('one training step')\n")
     (tmp / "bin" / "drgpu").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m drgpu_py "$@"\n')
     (tmp / "bin" / "drgpu").chmod(0o755)
     (tmp / "bin" / "ncu").symlink_to(ROOT / "tests" / "standin" / "ncu")
     (tmp / "bin" / "python").symlink_to(sys.executable)
-    return {**os.environ, "PATH": f"{tmp / 'bin'}:{os.environ.get('PATH', '')}", "PYTHONPATH": str(ROOT),
-            "COLUMNS": "120", "SLURM_ARRAY_TASK_ID": "0", "STANDIN_NCU_SCENARIO": "ok"}
+    return {
+        **os.environ,
+        "PATH": f"{tmp / 'bin'}:{os.environ.get('PATH', '')}",
+        "PYTHONPATH": str(ROOT),
+        "COLUMNS": "120",
+        "SLURM_ARRAY_TASK_ID": "0",
+        "STANDIN_NCU_SCENARIO": "ok",
+    }
 
 
 def test_commands_are_found_and_reasons_are_current():
@@ -139,7 +165,7 @@ def test_commands_are_found_and_reasons_are_current():
     assert len(COMMANDS) >= 40, COMMANDS
     assert set(NOT_RUN) <= found, set(NOT_RUN) - found
     assert set(EXIT) <= found, set(EXIT) - found
-    assert 'drgpu profile -d out/ -- ./app args' in found
+    assert "drgpu profile -d out/ -- ./app args" in found
 
 
 @pytest.mark.parametrize("where, command", COMMANDS, ids=[w for w, _ in COMMANDS])
@@ -152,7 +178,9 @@ def test_documented_command_runs(tmp_path, baselines, where, command):
     line = command
     for word, value in WORDS.items():
         line = re.sub(rf"\b{word}\b", value, line)
-    p = subprocess.run(["bash", "-c", "set -o pipefail; " + line], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+    p = subprocess.run(
+        ["bash", "-c", "set -o pipefail; " + line], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600
+    )
     out = p.stdout + p.stderr
     assert "Traceback" not in out and "No such option" not in out and "internal error" not in out, out[-3000:]
     assert p.returncode == EXIT.get(command, 0), (where, command, p.returncode, out[-3000:])

@@ -1,5 +1,6 @@
 """Every planted finding fires, ranked first, on its bad sample and not on the fixed one;
 locations name the root-cause line marked in the source."""
+
 from __future__ import annotations
 
 import pytest
@@ -74,6 +75,7 @@ def test_speed_of_light_caps_unrelated_findings():
     from drgpu_py.analysis import AnalysisOptions, analyze
     from drgpu_py.readers import open_report
     from conftest import report_path
+
     # Lower the grade thresholds so the busiest unit of this kernel grades excellent.
     prof = open_report(report_path("serial_norm", "bad"))
     top = analysis_of("serial_norm", "bad").kernels[0]
@@ -90,6 +92,7 @@ def test_thresholds_change_what_fires():
     from drgpu_py.analysis import AnalysisOptions, analyze
     from drgpu_py.readers import open_report
     from conftest import report_path
+
     prof = open_report(report_path("serial_norm", "bad"))
     k = analyze(prof, AnalysisOptions(thresholds=data.thresholds({"barrier_share": 0.999}))).kernels[0]
     assert "barrier-imbalance" not in [f.id for f in k.findings]
@@ -101,11 +104,14 @@ def test_bank_conflicts_come_from_ncus_conflict_counters():
     many wavefronts per instruction; with real conflicts (smem_stride) the counters say so."""
     from conftest import library_analysis
     from drgpu_py.analysis.detectors import bank_conflict
+
     fp32_gemm = library_analysis().kernels[5]
     k = fp32_gemm.kernel
     assert k.name.startswith("sm80_xmma_gemm_f32f32")
     assert k.m("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum") == 0
-    assert k.m("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum") > 3 * k.m("smsp__sass_inst_executed_op_shared_ld.sum")
+    assert k.m("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum") > 3 * k.m(
+        "smsp__sass_inst_executed_op_shared_ld.sum"
+    )
     assert bank_conflict(fp32_gemm.context) is None
     d = bank_conflict(analysis_of("smem_stride", "bad").kernels[0].context)
     assert d.evidence["source"] == "ncu conflict counters" and d.evidence["conflict_wavefront_share"] > 0.9
@@ -115,6 +121,7 @@ def _near_miss(name):
     from conftest import xz_report
     from drgpu_py.analysis import analyze
     from drgpu_py.readers import open_report
+
     return analyze(open_report(xz_report(f"near_miss/{name}"))).kernels[0]
 
 
@@ -139,18 +146,27 @@ def test_uniform_constant_index_is_not_divergence():
     assert any(n.startswith("no known pattern") and "IMC miss" in n for n in ka.notes)
     from drgpu_py.analysis.detectors import thread_varying
     from drgpu_py.sass import build_cfg, parse_listing
-    lst = ["S2R R0, SR_TID.X ;", "LDC R4, c[0x0][0x210] ;", "MOV R2, RZ ;", "IADD3 R3, R2, R4, RZ ;",
-           "LOP3.LUT R5, R3, 0xff, RZ, 0xc0, !PT ;", "LDC R6, c[0x3][R5] ;", "IADD3 R7, R0, R2, RZ ;",
-           "LDC R8, c[0x3][R7] ;", "IADD3 R2, R2, 0x1, RZ ;", "ISETP.NE.AND P0, PT, R2, 0x40, PT ;", "@P0 BRA 0x30 ;", "EXIT ;"]
+
+    lst = [
+        "S2R R0, SR_TID.X ;",
+        "LDC R4, c[0x0][0x210] ;",
+        "MOV R2, RZ ;",
+        "IADD3 R3, R2, R4, RZ ;",
+        "LOP3.LUT R5, R3, 0xff, RZ, 0xc0, !PT ;",
+        "LDC R6, c[0x3][R5] ;",
+        "IADD3 R7, R0, R2, RZ ;",
+        "LDC R8, c[0x3][R7] ;",
+        "IADD3 R2, R2, 0x1, RZ ;",
+        "ISETP.NE.AND P0, PT, R2, 0x40, PT ;",
+        "@P0 BRA 0x30 ;",
+        "EXIT ;",
+    ]
     cfg = build_cfg(parse_listing((16 * i, t) for i, t in enumerate(lst)))
-    assert not thread_varying(cfg, 5, "R5")      # loop counter + kernel argument
-    assert thread_varying(cfg, 7, "R7")          # + threadIdx.x
-    assert not thread_varying(cfg, 5, "UR4")     # uniform register
+    assert not thread_varying(cfg, 5, "R5")  # loop counter + kernel argument
+    assert thread_varying(cfg, 7, "R7")  # + threadIdx.x
+    assert not thread_varying(cfg, 5, "UR4")  # uniform register
     ids = [f.id for f in analysis_of("const_lookup", "bad").kernels[0].findings]
     assert ids[0] == "constant-cache-divergence"  # data-dependent per-lane index still fires
-
-
-
 
 
 @pytest.mark.parametrize("case", ["tail_particles", "tail_sbox", "hist_walk", "rare_regs", "smem_occupancy"])
@@ -170,8 +186,14 @@ def test_register_limited_occupancy_says_what_the_cap_costs():
 
 
 def _division_seed(ctx) -> int:
-    return next(j for j, i in enumerate(ctx.cfg.insts) if i.opcode == "I2F" and "RP" in i.modifiers
-                and (ctx.executed().get(i.pc) or 0) > 0 and (ctx.cfg.innermost_loop(j) is not None or i.pc in ctx.call_sites()))
+    return next(
+        j
+        for j, i in enumerate(ctx.cfg.insts)
+        if i.opcode == "I2F"
+        and "RP" in i.modifiers
+        and (ctx.executed().get(i.pc) or 0) > 0
+        and (ctx.cfg.innermost_loop(j) is not None or i.pc in ctx.call_sites())
+    )
 
 
 def test_integer_division_counts_the_whole_division_and_what_the_fix_keeps():
@@ -181,6 +203,7 @@ def test_integer_division_counts_the_whole_division_and_what_the_fix_keeps():
     division whose reciprocal the compiler hoisted included. A divisor loaded in the loop
     (trial_div_u32) needs a reciprocal per divisor: the estimate keeps more of the sequence."""
     from drgpu_py.analysis.detectors import _division_sequence
+
     ctx = analysis_of("bucket_u64", "bad").kernels[0].context
     seq, invariant = _division_sequence(ctx, _division_seed(ctx))
     sites = ctx.call_sites()
@@ -192,9 +215,13 @@ def test_integer_division_counts_the_whole_division_and_what_the_fix_keeps():
     assert not any(ctx.by_pc[pc].opcode in ("FMUL", "FFMA", "BRA") for pc in seq)
     ctx = analysis_of("trial_div_u32", "bad").kernels[0].context
     assert not _division_sequence(ctx, _division_seed(ctx))[1]
-    f = {k: next(f for f in analysis_of(k, "bad").kernels[0].findings if f.id == "integer-division")
-         for k in ("trial_div_u32", "bucket_u64")}
-    assert f["trial_div_u32"].evidence["divisor_varies_in_loop"] and not f["bucket_u64"].evidence["divisor_varies_in_loop"]
+    f = {
+        k: next(f for f in analysis_of(k, "bad").kernels[0].findings if f.id == "integer-division")
+        for k in ("trial_div_u32", "bucket_u64")
+    }
+    assert (
+        f["trial_div_u32"].evidence["divisor_varies_in_loop"] and not f["bucket_u64"].evidence["divisor_varies_in_loop"]
+    )
 
 
 def _finding(case: str, fid: str):

@@ -1,6 +1,7 @@
 """Kernel groups, the application summary, the findings CSV and the Python API, on real
 reports: the committed 1,000-launch report (5 kernels x 200 launches) and a real PyTorch
 model step (18 launches of 15 kernels)."""
+
 from __future__ import annotations
 
 import lzma
@@ -28,11 +29,13 @@ def many(tmp_path_factory):
 @pytest.fixture(scope="module")
 def many_profile(many):
     from drgpu_py.readers import open_report
+
     return open_report(many)
 
 
 def test_group_is_the_mean_launch_and_totals_are_the_sums(many_profile):
     from drgpu_py.pipeline.groups import group_profile, launches, total_ns
+
     g = group_profile(many_profile)
     assert len(many_profile.kernels) == 1000 and len(g.kernels) == 5
     for k in g.kernels:
@@ -47,18 +50,21 @@ def test_group_is_the_mean_launch_and_totals_are_the_sums(many_profile):
         tot = pd.concat([m.instructions.set_index("offset")["samples"] for m in members], axis=1).sum(axis=1)
         mine = k.instructions.set_index("offset")["samples"] * n
         assert mine.sort_index().to_numpy() == pytest.approx(tot.sort_index().to_numpy())
-        assert not k.has("drgpu__rank_duration_spread")   # launches are not ranks
+        assert not k.has("drgpu__rank_duration_spread")  # launches are not ranks
 
 
 def test_summary_ranks_by_time_and_time_saved(many):
     import drgpu_py
+
     a = drgpu_py.analyze(many)
     rows = a.summary()
     assert [r["total_ns"] for r in rows] == sorted((r["total_ns"] for r in rows), reverse=True)
     assert sum(r["time_share"] for r in rows) == pytest.approx(1.0, abs=1e-3)
     for r in rows:
         for f in r["findings"]:
-            assert f["time_saved_ns"] == pytest.approx(r["total_ns"] * (1 - 1 / f["estimated_speedup"]), rel=1e-2)   # speedups rounded to 3 places
+            assert f["time_saved_ns"] == pytest.approx(
+                r["total_ns"] * (1 - 1 / f["estimated_speedup"]), rel=1e-2
+            )  # speedups rounded to 3 places
     first = a.priorities()
     assert first and [f["time_saved_ns"] for f in first] == sorted((f["time_saved_ns"] for f in first), reverse=True)
     d = a.to_dict()
@@ -67,23 +73,30 @@ def test_summary_ranks_by_time_and_time_saved(many):
 
 def test_per_launch_keeps_every_launch(many):
     import drgpu_py
+
     a = drgpu_py.analyze(many, kernel="0:20", per_launch=True)
     assert len(a.kernels) == 20 and all(r["launches"] == 1 for r in a.summary())
 
 
 def test_default_terminal_output_is_short_and_opens_with_the_summary(many):
-    r = subprocess.run([sys.executable, "-m", "drgpu_py.cli", "analyze", str(many), "-q"], capture_output=True, text=True,
-                       env={"COLUMNS": "120", "PATH": "/usr/bin:/bin"}, timeout=300)
+    r = subprocess.run(
+        [sys.executable, "-m", "drgpu_py.cli", "analyze", str(many), "-q"],
+        capture_output=True,
+        text=True,
+        env={"COLUMNS": "120", "PATH": "/usr/bin:/bin"},
+        timeout=300,
+    )
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert len(lines) < 200, len(lines)
     assert "Kernels by GPU time (1000 launches, 5 kernels)" in "\n".join(lines[:3])
     assert "Fix first" in r.stdout
-    assert r.stdout.count("[200 launches, mean shown]") == 3   # --top 3 trees by default
+    assert r.stdout.count("[200 launches, mean shown]") == 3  # --top 3 trees by default
 
 
 def test_model_step_groups_and_api_frames():
     import drgpu_py
+
     a = drgpu_py.analyze(library_report("step"))
     rows = a.summary()
     assert sum(r["launches"] for r in rows) == 18 and len(rows) == 15
@@ -95,6 +108,7 @@ def test_model_step_groups_and_api_frames():
 
 def test_findings_csv_output(tmp_path):
     from drgpu_py.pipeline import analyze_reports, write_result
+
     a = analyze_reports([SAMPLES / "aos_gather" / "aos_gather_bad.ncu-rep"])
     out = tmp_path / "findings.csv"
     write_result(a, output=out)
@@ -121,11 +135,13 @@ def test_csv_export_groups_like_the_report(tmp_path):
     function's SASS block (and so split its group)."""
     from drgpu_py.pipeline.groups import group_profile, launches
     from drgpu_py.readers import open_report
+
     for stem in ("raw", "source"):
-        with lzma.open(ROOT / "benchmarks" / "data" / f"many_kernels.{stem}.csv.xz") as src, \
-                open(tmp_path / f"many_kernels.{stem}.csv", "wb") as dst:
+        with (
+            lzma.open(ROOT / "benchmarks" / "data" / f"many_kernels.{stem}.csv.xz") as src,
+            open(tmp_path / f"many_kernels.{stem}.csv", "wb") as dst,
+        ):
             shutil.copyfileobj(src, dst, 1 << 20)
     g = group_profile(open_report(tmp_path / "many_kernels.raw.csv"))
-    assert sorted((k.name, launches(k)) for k in g.kernels) == sorted(
-        [(n, 200) for n in {k.name for k in g.kernels}])
+    assert sorted((k.name, launches(k)) for k in g.kernels) == sorted([(n, 200) for n in {k.name for k in g.kernels}])
     assert len(g.kernels) == 5

@@ -8,6 +8,7 @@ is missing) or full. The lists below are the cases; ``test_counts_in_docs`` chec
 counts table in docs/errors.md against them, the bad-input corpus (tests/data/bad/cases.yaml)
 and the damaged-report sweep (tests/test_rep_fuzz.py).
 """
+
 from __future__ import annotations
 
 import json
@@ -25,14 +26,21 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 BAD = ROOT / "tests" / "data" / "bad"
 STANDIN = ROOT / "tests" / "standin" / "ncu"
-REP = ROOT / "sample_reports" / "launch" / "serial_steps_floor.ncu-rep"   # small: 2 launches
+REP = ROOT / "sample_reports" / "launch" / "serial_steps_floor.ncu-rep"  # small: 2 launches
 AS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONIOENCODING": "utf-8", "COLUMNS": "120"}
 
 
 def drgpu(*argv, cwd=None, env=None, timeout=300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "drgpu_py", *map(str, argv)], capture_output=True, text=True,
-                          cwd=cwd or ROOT, env={**ENV, **(env or {})}, timeout=timeout, errors="replace")
+    return subprocess.run(
+        [sys.executable, "-m", "drgpu_py", *map(str, argv)],
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
+        env={**ENV, **(env or {})},
+        timeout=timeout,
+        errors="replace",
+    )
 
 
 def assert_clean_error(p: subprocess.CompletedProcess, code: int, needle: str) -> None:
@@ -123,7 +131,7 @@ def test_file_kinds_and_names(tmp_path, case, outcome, expected):
         assert_clean_error(p, code, needle)
         assert p.stdout == ""
         if case == "missing-name-with-control-characters":
-            assert "no\\x0asuch\\x1b[31m\\u202efile" in p.stderr   # shown as escapes, on one line
+            assert "no\\x0asuch\\x1b[31m\\u202efile" in p.stderr  # shown as escapes, on one line
         return
     assert p.returncode == 0, p.stderr[-3000:]
     assert "Traceback" not in p.stderr
@@ -156,8 +164,11 @@ def _tmpfs(where: Path, *opts: str) -> bool:
     where.mkdir()
     if not AS_ROOT or not shutil.which("mount"):
         return False
-    p = subprocess.run(["mount", "-t", "tmpfs", "-o", ",".join(("size=64k",) + opts), "tmpfs", str(where)],
-                       capture_output=True, text=True)
+    p = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", ",".join(("size=64k",) + opts), "tmpfs", str(where)],
+        capture_output=True,
+        text=True,
+    )
     return p.returncode == 0
 
 
@@ -189,9 +200,24 @@ main()
 
 
 def _interrupt_while_writing(tmp: Path, out: Path, sig: int, extra=()) -> subprocess.Popen:
-    p = subprocess.Popen([sys.executable, "-c", _SLOW_WRITER, "analyze", str(ROOT / "sample_reports/aos_gather/aos_gather_bad.ncu-rep"),
-                          "-o", str(out), *extra], cwd=tmp, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         start_new_session=True, text=True)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            _SLOW_WRITER,
+            "analyze",
+            str(ROOT / "sample_reports/aos_gather/aos_gather_bad.ncu-rep"),
+            "-o",
+            str(out),
+            *extra,
+        ],
+        cwd=tmp,
+        env=ENV,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        text=True,
+    )
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline:
         tmps = [f for f in tmp.iterdir() if f.name.endswith(".tmp")]
@@ -226,15 +252,23 @@ def test_outputs(tmp_path, case, outcome, expected):
         try:
             p = drgpu("analyze", ROOT / "sample_reports/aos_gather/aos_gather_bad.ncu-rep", "-o", mnt / "report.html")
             assert_clean_error(p, *expected)
-            assert list(mnt.iterdir()) == []   # no partial file, no temporary file
+            assert list(mnt.iterdir()) == []  # no partial file, no temporary file
         finally:
             _umount(mnt)
     elif case.startswith("two-runs"):
         out = tmp_path / "out.json"
         force = ["--force"] if case.endswith("force") else []
-        procs = [subprocess.Popen([sys.executable, "-m", "drgpu_py", "analyze", str(csv), "-o", str(out), *force],
-                                  cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                 for _ in range(2)]
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "drgpu_py", "analyze", str(csv), "-o", str(out), *force],
+                cwd=tmp_path,
+                env=ENV,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(2)
+        ]
         codes = sorted(pr.wait(timeout=300) for pr in procs)
         errs = [pr.stderr.read() for pr in procs]
         assert "Traceback" not in "".join(errs), errs
@@ -273,8 +307,24 @@ PROFILE = [
 # Cases of this group tested elsewhere: (test file, test function, outcome).
 PROFILE_ELSEWHERE = [("tests/test_profile.py", "test_timeout_stops_a_hanging_ncu", "error")]
 
-WEIRD_ARGS = ["two words", "it's \"quoted\"", "a;b", "$(touch pwned)", "`touch pwned2`", "*", "?.cu", "",
-              "-x", "--", "--flag=x y", "line\nbreak", "ünï⚡", "\\", "'", "|&>"]
+WEIRD_ARGS = [
+    "two words",
+    'it\'s "quoted"',
+    "a;b",
+    "$(touch pwned)",
+    "`touch pwned2`",
+    "*",
+    "?.cu",
+    "",
+    "-x",
+    "--",
+    "--flag=x y",
+    "line\nbreak",
+    "ünï⚡",
+    "\\",
+    "'",
+    "|&>",
+]
 
 
 @pytest.mark.parametrize("case, outcome, expected", PROFILE, ids=[c[0] for c in PROFILE])
@@ -303,7 +353,7 @@ def test_profile_with_a_misbehaving_ncu(tmp_path, case, outcome, expected):
         assert "drgpu: profiler: " in p.stderr and expected[1] in p.stderr, p.stderr[-3000:]
         assert (outdir / f"{stem}.ncu.log").is_file() and (outdir / f"{stem}.profile.json").is_file()
         if case == "ncu-writes-a-truncated-report":
-            assert (outdir / f"{stem}.ncu-rep").is_file()   # kept, and named in the message
+            assert (outdir / f"{stem}.ncu-rep").is_file()  # kept, and named in the message
         return
     assert p.returncode == 0, p.stderr[-3000:]
     doc = json.loads((outdir / f"{stem}.json").read_text())
@@ -311,10 +361,10 @@ def test_profile_with_a_misbehaving_ncu(tmp_path, case, outcome, expected):
     if case == "arguments-reach-ncu-byte-for-byte":
         assert json.loads((tmp_path / "app_argv.json").read_text()) == WEIRD_ARGS
         ncu_argv = json.loads((tmp_path / "ncu_argv.json").read_text())
-        assert ncu_argv[-len(WEIRD_ARGS) - 2:] == [sys.executable, str(script), *WEIRD_ARGS]
+        assert ncu_argv[-len(WEIRD_ARGS) - 2 :] == [sys.executable, str(script), *WEIRD_ARGS]
     if case == "ncu-floods-its-console":
         log = (outdir / f"{stem}.ncu.log").stat().st_size
-        assert log > 8 << 20, log                                # the log keeps everything
+        assert log > 8 << 20, log  # the log keeps everything
         assert len(p.stdout) + len(p.stderr) < 64 << 10, (len(p.stdout), len(p.stderr))
         assert "the rest is in ncu's log only" in p.stdout + p.stderr
         rec = json.loads((outdir / f"{stem}.profile.json").read_text())
@@ -322,8 +372,10 @@ def test_profile_with_a_misbehaving_ncu(tmp_path, case, outcome, expected):
 
 
 # ---- injection: markup and DOT syntax in every rendered text -------------------------------------
-HOSTILE = ('k</script><script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">'
-           '<svg onload="window.__pwned=3"/>"]; n1 -> n2 [label="pwn"]; }{ \\" \x00 \u202etxt')
+HOSTILE = (
+    'k</script><script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">'
+    '<svg onload="window.__pwned=3"/>"]; n1 -> n2 [label="pwn"]; }{ \\" \x00 \u202etxt'
+)
 INJECTION = [
     ("html-in-chromium", "full", "no injected element runs or exists"),
     ("dot-parses", "full", "dot reads the graph; no injected node or edge"),
@@ -336,12 +388,15 @@ def hostile_analysis():
     text are replaced with markup, DOT syntax, a NUL and a right-to-left override."""
     from drgpu_py.analysis import analyze
     from drgpu_py.readers import open_report
+
     prof = open_report(ROOT / "sample_reports/aos_gather/aos_gather_bad.ncu-rep")
     for k in prof.kernels:
         k.name = k.mangled = HOSTILE
         k.process = HOSTILE
         files = {f: f"/src/{HOSTILE}{i}.cu" for i, f in enumerate(k.source_text)}
-        k.source_text = {files[f]: [f"{HOSTILE} line {j}" for j, _ in enumerate(lines)] for f, lines in k.source_text.items()}
+        k.source_text = {
+            files[f]: [f"{HOSTILE} line {j}" for j, _ in enumerate(lines)] for f, lines in k.source_text.items()
+        }
         ins = k.instructions
         if "file" in ins:
             ins["file"] = ins["file"].map(lambda f, files=files: files.get(f, f))
@@ -354,6 +409,7 @@ def hostile_analysis():
 @pytest.mark.parametrize("case, outcome, expected", INJECTION, ids=[c[0] for c in INJECTION])
 def test_injection(tmp_path, hostile_analysis, case, outcome, expected):
     from drgpu_py.render import RenderOptions, render
+
     if case == "dot-parses":
         if not shutil.which("dot"):
             pytest.skip("Graphviz dot is not installed")
@@ -365,6 +421,7 @@ def test_injection(tmp_path, hostile_analysis, case, outcome, expected):
         assert not any(ln.startswith("edge ") and "pwn" in ln for ln in p.stdout.splitlines())
         return
     from test_browser import Chrome, find_browser
+
     exe = find_browser()
     if exe is None:
         pytest.skip("Chromium is not installed")
@@ -390,6 +447,7 @@ def test_injection(tmp_path, hostile_analysis, case, outcome, expected):
 
 # ---- the counts in docs/errors.md ----------------------------------------------------------------------
 
+
 def doc_counts() -> dict[str, dict[str, int]]:
     text = (ROOT / "docs" / "errors.md").read_text(encoding="utf-8")
     section = text.split("## Hostile-input corpus: counts", 1)[1].split("\n## ", 1)[0]
@@ -404,8 +462,12 @@ def doc_counts() -> dict[str, dict[str, int]]:
 
 def _count(cases) -> dict[str, int]:
     outcomes = [c[1] if isinstance(c, tuple) else c for c in cases]
-    return {"cases": len(outcomes), "clean errors": outcomes.count("error"),
-            "partial analyses": outcomes.count("partial"), "full analyses": outcomes.count("full")}
+    return {
+        "cases": len(outcomes),
+        "clean errors": outcomes.count("error"),
+        "partial analyses": outcomes.count("partial"),
+        "full analyses": outcomes.count("full"),
+    }
 
 
 def expected_counts() -> dict[str, dict[str, int]]:
@@ -413,8 +475,7 @@ def expected_counts() -> dict[str, dict[str, int]]:
     for path, fn, _ in PROFILE_ELSEWHERE:
         assert f"def {fn}(" in (ROOT / path).read_text(), (path, fn)
     return {
-        "bad-input corpus (`tests/data/bad/cases.yaml`)": _count(
-            ["error" if c["exit"] else "partial" for c in corpus]),
+        "bad-input corpus (`tests/data/bad/cases.yaml`)": _count(["error" if c["exit"] else "partial" for c in corpus]),
         "file kinds and names": _count(FILES),
         "outputs": _count(OUTPUTS),
         "`drgpu profile` with a misbehaving ncu": _count(PROFILE + [(f, o) for _, f, o in PROFILE_ELSEWHERE]),
@@ -424,6 +485,7 @@ def expected_counts() -> dict[str, dict[str, int]]:
 
 def test_counts_in_docs():
     from test_rep_fuzz import mutations
+
     doc = doc_counts()
     for group, want in expected_counts().items():
         got = doc.get(group)

@@ -1,5 +1,6 @@
 """The memory-side estimators' mechanisms, checked on the real sample reports: what a fix
 changes that the estimate must see (not the estimated number itself)."""
+
 from __future__ import annotations
 
 from conftest import analysis_of, report_path
@@ -58,6 +59,7 @@ def test_a_chain_of_dependent_loads_is_one_load_in_flight():
     k = open_report(report_path("hop_chains", "bad")).kernels[0]
     cfg = build_cfg(parse_listing(zip(k.instructions.index, k.instructions["sass"])))
     from drgpu_py.analysis.detectors import _load_chain_depth
+
     loads = [sum(cfg.insts[j].is_global_load() for j in cfg.loop_instructions(lp)) for lp in cfg.loops]
     depths = [_load_chain_depth(cfg, cfg.loop_instructions(lp)) for lp in cfg.loops]
     assert max(depths) > 1 and all(d == n for d, n in zip(depths, loads) if n)
@@ -68,12 +70,13 @@ def test_a_returning_atomic_keeps_one_operation_per_counter_its_lanes_pick():
     offset: an AND with a one-bit mask): a warp aggregation keeps one returning atomic per
     counter per warp (the fix issues two from lane 0), twice the one-per-instruction floor."""
     from drgpu_py.analysis.detectors import _atomic_addresses
+
     ctx = analysis_of("split_lists", "bad").kernels[0].context
     atoms = [i.pc for i in ctx.insts if i.is_global_atomic()]
     assert atoms and all(_atomic_addresses(ctx, pc) == 2 for pc in atoms)
     fixed = open_report(report_path("split_lists", "fixed")).kernels[0]
     fixed_atoms = fixed.instructions["sass"].str.contains(r"\bATOMG\b").sum()
-    assert fixed_atoms == 2                     # one per counter, from lane 0
+    assert fixed_atoms == 2  # one per counter, from lane 0
 
 
 def test_hoisted_reloads_take_their_own_samples_with_them():
@@ -92,13 +95,16 @@ def test_the_moved_constant_lookups_cost_the_shared_memory_banks():
     whose lookups cost the constant cache 61 and 108 cycles per SM, and not on const_lookup
     (a 4 KB table, 330 cycles per lookup)."""
     from drgpu_py.analysis.detectors import _table_lookup_wavefronts, expected_max_load
+
     assert expected_max_load(1, 32) == 1.0 and abs(expected_max_load(5, 1) - 5.0) < 1e-9
     assert abs(expected_max_load(32, 32) - 3.533) < 1e-3
     assert abs(_table_lookup_wavefronts(8, 32) - 2 * expected_max_load(16, 16)) < 1e-9
     # a masked index into a table smaller than the banks: every entry in its own bank
     assert _table_lookup_wavefronts(4, 32, values=8) == 1.0 and _table_lookup_wavefronts(8, 32, values=8) == 2.0
     fixed = open_report(report_path("sbox_rounds", "fixed")).kernels[0]
-    per = fixed.m("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum") / fixed.m("smsp__sass_inst_executed_op_shared_ld.sum")
+    per = fixed.m("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum") / fixed.m(
+        "smsp__sass_inst_executed_op_shared_ld.sum"
+    )
     assert 2.5 < per < _table_lookup_wavefronts(4, 32)
     for case, binds in (("sbox_rounds", True), ("interp_knots", True), ("const_lookup", False)):
         f = _finding(case, "constant-cache-divergence")

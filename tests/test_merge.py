@@ -1,6 +1,7 @@
 """Merging reports from several GPUs/ranks: per-PC counts are joined by function offset (not
 by absolute PC or row position), metrics follow their rollup, the analysis runs on the
 merged profile, and the duration spread across ranks raises ``rank-imbalance``."""
+
 from __future__ import annotations
 
 import copy
@@ -20,8 +21,16 @@ from drgpu_py.readers import open_report
 from conftest import analysis_of, report_path
 
 runner = CliRunner()
-COUNTER_COLS = ["inst_executed", "thread_inst_executed", "samples", "stall_long_scoreboard", "stall_wait",
-                "stall_short_scoreboard", "stall_selected", "l2_sectors_global"]
+COUNTER_COLS = [
+    "inst_executed",
+    "thread_inst_executed",
+    "samples",
+    "stall_long_scoreboard",
+    "stall_wait",
+    "stall_short_scoreboard",
+    "stall_selected",
+    "l2_sectors_global",
+]
 
 
 def _read(case="double_literal", variant="bad"):
@@ -55,7 +64,9 @@ def test_same_report_twice_doubles_every_per_pc_count():
     assert dfm["samples"].sum() > 0 and (dfm["sass"] == df0["sass"]).all()
     # Metrics by rollup: counts add up, averages and rates stay, configuration is kept.
     assert mk.m("smsp__inst_executed.sum") == 2 * k0.m("smsp__inst_executed.sum")
-    assert mk.m("sm__throughput.avg.pct_of_peak_sustained_elapsed") == pytest.approx(k0.m("sm__throughput.avg.pct_of_peak_sustained_elapsed"))
+    assert mk.m("sm__throughput.avg.pct_of_peak_sustained_elapsed") == pytest.approx(
+        k0.m("sm__throughput.avg.pct_of_peak_sustained_elapsed")
+    )
     assert mk.m("launch__grid_size") == k0.m("launch__grid_size")
     assert mk.duration_ns == pytest.approx(k0.duration_ns)
     assert mk.m("drgpu__rank_duration_spread") == 0.0
@@ -136,16 +147,27 @@ def test_different_builds_are_refused():
         merge_profiles([bad])
 
 
-@pytest.mark.parametrize("name, rule", [
-    ("smsp__inst_executed.sum", "sum"), ("gpu__time_duration.sum", "avg"), ("sm__cycles_active.avg", "avg"),
-    ("gpc__cycles_elapsed.max", "max"), ("dram__throughput.avg.pct_of_peak_sustained_elapsed", "avg"),
-    ("smsp__thread_inst_executed_per_inst_executed.ratio", "avg"), ("l1tex__t_sector_hit_rate.pct", "avg"),
-    ("sm__maximum_warps_per_active_cycle_pct", "avg"), ("launch__grid_size", "first"),
-    ("device__attribute_multiprocessor_count", "first"), ("derived__local_spilling_requests", "sum"),
-    ("smsp__pcsamp_sample_count", "sum"), ("TPC.TriageCompute.sm__cycles_active.avg", "avg"),
-    ("FE_B.TriageCompute.gr__ctas_launched_realtime.sum", "sum"), ("derived__lts__lts2xbar_bytes.sum.per_second", "avg"),
-    ("lts__t_sectors.min", "min"),
-])
+@pytest.mark.parametrize(
+    "name, rule",
+    [
+        ("smsp__inst_executed.sum", "sum"),
+        ("gpu__time_duration.sum", "avg"),
+        ("sm__cycles_active.avg", "avg"),
+        ("gpc__cycles_elapsed.max", "max"),
+        ("dram__throughput.avg.pct_of_peak_sustained_elapsed", "avg"),
+        ("smsp__thread_inst_executed_per_inst_executed.ratio", "avg"),
+        ("l1tex__t_sector_hit_rate.pct", "avg"),
+        ("sm__maximum_warps_per_active_cycle_pct", "avg"),
+        ("launch__grid_size", "first"),
+        ("device__attribute_multiprocessor_count", "first"),
+        ("derived__local_spilling_requests", "sum"),
+        ("smsp__pcsamp_sample_count", "sum"),
+        ("TPC.TriageCompute.sm__cycles_active.avg", "avg"),
+        ("FE_B.TriageCompute.gr__ctas_launched_realtime.sum", "sum"),
+        ("derived__lts__lts2xbar_bytes.sum.per_second", "avg"),
+        ("lts__t_sectors.min", "min"),
+    ],
+)
 def test_rollup_rule(name, rule):
     assert rollup(name) == rule
 
@@ -177,6 +199,7 @@ def test_two_real_ranks_merge_by_name_and_sum_their_samples():
     """The per-rank reports of one program (sample_reports/ranks: ncu's own ``%q{...}`` output
     names, one process per rank): one kernel, rank_count 2, counts summed at each offset."""
     from pathlib import Path
+
     ranks = Path(__file__).resolve().parent.parent / "sample_reports" / "ranks"
     r0, r1 = (open_report(ranks / f"precise_math.rank{i}.ncu-rep") for i in (0, 1))
     m = merge_profiles([r0, r1])

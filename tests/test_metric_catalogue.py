@@ -4,6 +4,7 @@ tests/data/ncu_metrics/CHIP.txt.gz: the metric base names that ``ncu --query-met
 CHIP`` printed (ncu 2025.3.1, one name per line). Launch attributes, device attributes,
 derived metrics, PC-sampling counters and the metrics ncu's sections compute (the Occupancy
 section's theoretical occupancy) are not in that listing and are not checked."""
+
 from __future__ import annotations
 
 import gzip
@@ -16,8 +17,14 @@ from drgpu_py.analysis.tree import Node
 from drgpu_py.render.dot import missing_text
 
 HERE = Path(__file__).resolve().parent / "data" / "ncu_metrics"
-NOT_LISTED = ("launch__", "device__", "derived__", "smsp__pcsamp", "profiler__",
-              "sm__maximum_warps_per_active_cycle_pct")
+NOT_LISTED = (
+    "launch__",
+    "device__",
+    "derived__",
+    "smsp__pcsamp",
+    "profiler__",
+    "sm__maximum_warps_per_active_cycle_pct",
+)
 
 
 def _catalogue(chip: str) -> set[str]:
@@ -61,8 +68,13 @@ def test_unavailable_metrics_say_so_instead_of_asking_for_a_section():
     assert data.metric_unavailable(name, "gb202") and not data.metric_unavailable(name, "gh100")
     assert not data.metric_unavailable(name, None)
     assert data.metric_unavailable("smsp__average_warps_issue_stalled_imc_miss_per_issue_active.ratio", "gb100")
-    node = Node("Shared pipe", None, "%", "missing", attrs={"metric": name, "section": "ComputeWorkloadAnalysis",
-                                                            "unavailable_on": "gb202"})
+    node = Node(
+        "Shared pipe",
+        None,
+        "%",
+        "missing",
+        attrs={"metric": name, "section": "ComputeWorkloadAnalysis", "unavailable_on": "gb202"},
+    )
     assert missing_text(node) == "not available on gb202"
     node.attrs.pop("unavailable_on")
     assert missing_text(node) == "not collected (section ComputeWorkloadAnalysis)"
@@ -70,5 +82,6 @@ def test_unavailable_metrics_say_so_instead_of_asking_for_a_section():
 
 def test_unavailable_on_must_name_known_chips(monkeypatch):
     from drgpu_py.errors import DataFileError
+
     with pytest.raises(DataFileError, match="unavailable_on"):
         data._check_chips({"unavailable_on": ["gx999"]}, "metric x", set(data.known_chips()))

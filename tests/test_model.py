@@ -2,6 +2,7 @@
 real H100 sample reports: bottleneck classes agree with the counters' verdict, predicted
 cycles of simple loops are within 30 % of the measured, the what-ifs move the right way,
 and every kernel with SASS has a model in the JSON."""
+
 from __future__ import annotations
 
 import pytest
@@ -28,8 +29,9 @@ def _body(text):
 
 def test_dependent_chain_is_latency_times_length():
     # Four dependent FFMAs per iteration: 4 x 4 cycles; independent ones issue back to back.
-    chain = _body(["IADD3 R0, R0, 0x1, RZ", "ISETP.NE.AND P0, PT, R0, 0x10, PT"] + ["FFMA R7, R2, R7, 0.5"] * 4
-                  + ["@P0 BRA 0x0"])
+    chain = _body(
+        ["IADD3 R0, R0, 0x1, RZ", "ISETP.NE.AND P0, PT, R0, 0x10, PT"] + ["FFMA R7, R2, R7, 0.5"] * 4 + ["@P0 BRA 0x0"]
+    )
     dep = simulate(chain, list(range(len(chain))), LAT, 600, issue_gap=0.0, branch=0.0)
     assert dep.cycles == pytest.approx(16.0)
     assert sum(chain[j].opcode == "FFMA" for j in dep.chain) >= 3
@@ -49,19 +51,22 @@ def _model(case, variant):
     return ka, ka.context.model
 
 
-@pytest.mark.parametrize("case,variant,family", [
-    ("fma_chain", "bad", "ilp"),           # one dependent FFMA chain per thread
-    ("aos_gather", "fixed", "memory"),     # a bandwidth-bound gather/copy
-    ("rolled_loop", "bad", "compute"),     # issue-bound rolled loop
-    ("precise_math", "bad", "compute"),
-    ("lane_branch", "bad", "compute"),
-    ("local_hist", "bad", "memory"),
-    ("reload_rate", "bad", "memory"),
-    ("smem_stride", "bad", "memory"),
-    ("fence_loop", "bad", "memory"),
-    ("chase_loads", "bad", "latency"),
-    ("few_blocks", "fixed", "memory"),
-])
+@pytest.mark.parametrize(
+    "case,variant,family",
+    [
+        ("fma_chain", "bad", "ilp"),  # one dependent FFMA chain per thread
+        ("aos_gather", "fixed", "memory"),  # a bandwidth-bound gather/copy
+        ("rolled_loop", "bad", "compute"),  # issue-bound rolled loop
+        ("precise_math", "bad", "compute"),
+        ("lane_branch", "bad", "compute"),
+        ("local_hist", "bad", "memory"),
+        ("reload_rate", "bad", "memory"),
+        ("smem_stride", "bad", "memory"),
+        ("fence_loop", "bad", "memory"),
+        ("chase_loads", "bad", "latency"),
+        ("few_blocks", "fixed", "memory"),
+    ],
+)
 def test_bottleneck_agrees_with_counters(case, variant, family):
     _, m = _model(case, variant)
     assert m.available
@@ -70,13 +75,21 @@ def test_bottleneck_agrees_with_counters(case, variant, family):
 
 
 def test_simple_loops_within_30_percent():
-    for case, variant in (("fma_chain", "bad"), ("fma_chain", "fixed"), ("rolled_loop", "bad"),
-                          ("rolled_loop", "fixed"), ("precise_math", "bad"), ("lane_branch", "bad"),
-                          # constant-cache misses on a DFMA Horner chain (one line per iteration,
-                          # four in the fixed variant's unrolled loop)
-                          ("poly_double", "bad"), ("poly_double", "fixed"),
-                          # FP64 chains at several warps per scheduler against the FP64 pipe
-                          ("oscillator_params", "fixed"), ("moment_pow", "fixed")):
+    for case, variant in (
+        ("fma_chain", "bad"),
+        ("fma_chain", "fixed"),
+        ("rolled_loop", "bad"),
+        ("rolled_loop", "fixed"),
+        ("precise_math", "bad"),
+        ("lane_branch", "bad"),
+        # constant-cache misses on a DFMA Horner chain (one line per iteration,
+        # four in the fixed variant's unrolled loop)
+        ("poly_double", "bad"),
+        ("poly_double", "fixed"),
+        # FP64 chains at several warps per scheduler against the FP64 pipe
+        ("oscillator_params", "fixed"),
+        ("moment_pow", "fixed"),
+    ):
         _, m = _model(case, variant)
         assert abs(m.gap()) <= 0.30, (case, variant, m.predicted_cycles, m.measured_cycles)
 
@@ -91,15 +104,15 @@ def test_hot_loop_critical_path_and_lines():
     d = ka.to_dict()["model"]
     loop = d["loops"][0]
     assert loop["critical_path_waits_on"] == "arithmetic"
-    assert any(ln["line"] == 14 for ln in loop["lines"])   # the ROOT line of fma_chain.cu
+    assert any(ln["line"] == 14 for ln in loop["lines"])  # the ROOT line of fma_chain.cu
     assert d["bottleneck"] == "ilp" and d["agrees"] is True
 
 
 def test_what_if_unroll_beats_the_chain():
     _, bad = _model("fma_chain", "bad")
     unroll = next(w for w in bad.what_if if w["change"] == "unroll")
-    assert unroll["speedup"] > 2.0          # four independent chains hide the FFMA latency
-    _, mem = _model("reload_rate", "bad")   # memory-bound: unrolling cannot help
+    assert unroll["speedup"] > 2.0  # four independent chains hide the FFMA latency
+    _, mem = _model("reload_rate", "bad")  # memory-bound: unrolling cannot help
     got = [w for w in mem.what_if if w["change"] == "unroll"]
     assert not got or got[0]["speedup"] < 1.05
 
@@ -119,12 +132,24 @@ def test_family_names():
 
 def test_unroll_roles_fold_index_math_and_version_range_checks():
     # A 64-bit moving sum with a bounds check per element (sample window_sum64's loop).
-    body = _body(["IADD3 R0, P1, R2, UR4, RZ", "ISETP.GE.U32.AND P0, PT, R0, UR8, PT",
-                  "IADD3.X R0, R3, UR5, RZ, P1, !PT", "ISETP.GE.AND.EX P0, PT, R0, UR9, PT, P0",
-                  "@!P0 LDG.E.CONSTANT R0, desc[UR6][R4.64]", "UIADD3 UR4, UP0, UR4, 0x1, URZ",
-                  "UIADD3.X UR5, URZ, UR5, URZ, UP0, !UPT", "ISETP.LE.U32.AND P1, PT, R8, UR4, PT",
-                  "IADD3 R4, P2, R4, 0x4, RZ", "IMAD.U32 R9, RZ, RZ, UR5", "IMAD.X R5, RZ, RZ, R5, P2",
-                  "ISETP.GE.AND.EX P1, PT, R9, R6, PT, P1", "@!P0 FADD R7, R7, R0", "@!P1 BRA 0x0"])
+    body = _body(
+        [
+            "IADD3 R0, P1, R2, UR4, RZ",
+            "ISETP.GE.U32.AND P0, PT, R0, UR8, PT",
+            "IADD3.X R0, R3, UR5, RZ, P1, !PT",
+            "ISETP.GE.AND.EX P0, PT, R0, UR9, PT, P0",
+            "@!P0 LDG.E.CONSTANT R0, desc[UR6][R4.64]",
+            "UIADD3 UR4, UP0, UR4, 0x1, URZ",
+            "UIADD3.X UR5, URZ, UR5, URZ, UP0, !UPT",
+            "ISETP.LE.U32.AND P1, PT, R8, UR4, PT",
+            "IADD3 R4, P2, R4, 0x4, RZ",
+            "IMAD.U32 R9, RZ, RZ, UR5",
+            "IMAD.X R5, RZ, RZ, R5, P2",
+            "ISETP.GE.AND.EX P1, PT, R9, R6, PT, P1",
+            "@!P0 FADD R7, R7, R0",
+            "@!P1 BRA 0x0",
+        ]
+    )
     roles = unroll_roles(body, list(range(len(body))), [])
     by = lambda role: {body[j].text for j, r in roles.items() if r == role}  # noqa: E731
     assert by("work") == {"@!P0 LDG.E.CONSTANT R0, desc[UR6][R4.64]", "@!P0 FADD R7, R7, R0"}
@@ -136,17 +161,36 @@ def test_unroll_roles_fold_index_math_and_version_range_checks():
 def test_unroll_roles_keep_recurrences_and_masked_indices():
     # An LCG recurrence (x = a*x + c) is work, not an induction step; an index that goes
     # through a mask is computed per copy (rolled_loop's circular buffer).
-    body = _body(["IMAD R3, R3, R8, R9", "IMAD.SHL.U32 R2, R0, 0x4, RZ", "VIADD R0, R0, 0x1",
-                  "LOP3.LUT R2, R2, 0xffc, RZ, 0xc0, !PT", "LDS R2, [R2+UR4]", "FFMA R5, R8, R2, R5",
-                  "VIADD R4, R4, 0x1", "ISETP.NE.AND P0, PT, R4, 0x400, PT", "@P0 BRA 0x0"])
+    body = _body(
+        [
+            "IMAD R3, R3, R8, R9",
+            "IMAD.SHL.U32 R2, R0, 0x4, RZ",
+            "VIADD R0, R0, 0x1",
+            "LOP3.LUT R2, R2, 0xffc, RZ, 0xc0, !PT",
+            "LDS R2, [R2+UR4]",
+            "FFMA R5, R8, R2, R5",
+            "VIADD R4, R4, 0x1",
+            "ISETP.NE.AND P0, PT, R4, 0x400, PT",
+            "@P0 BRA 0x0",
+        ]
+    )
     roles = unroll_roles(body, list(range(len(body))), [])
-    assert [roles[j] for j in range(len(body))] == ["work", "work", "induction", "work", "work", "work",
-                                                   "control", "control", "control"]
+    assert [roles[j] for j in range(len(body))] == [
+        "work",
+        "work",
+        "induction",
+        "work",
+        "work",
+        "work",
+        "control",
+        "control",
+        "control",
+    ]
 
 
 def test_constant_loads_and_fp64_conversions_issue_where_the_chip_counts_them():
     ldc = parse_instruction(0, "LDC R8, c[0x3][R9]")
-    assert pipe_of(ldc) != "lsu"                  # the ADU serves constant loads
+    assert pipe_of(ldc) != "lsu"  # the ADU serves constant loads
     f2f = parse_instruction(0, "F2F.F64.F32 R6, R17")
     assert pipe_of(f2f) == "fp64" and pipe_of(f2f, "xu") == "xu"
     assert pipe_of(parse_instruction(0, "DFMA R8, R8, UR6, R2"), "xu") == "fp64"
@@ -156,17 +200,23 @@ def test_constant_loads_and_fp64_conversions_issue_where_the_chip_counts_them():
     assert m.bottleneck == "pipe:xu" and abs(m.gap()) <= 0.30, (m.terms, m.measured_cycles)
 
 
-
-
-
-@pytest.mark.parametrize("case,finding", [
-    ("fma_chain", "low-ilp"), ("lcg_stream", "low-ilp"), ("poly_double", "low-ilp"),
-    ("conv7_rolled", "instruction-overhead"), ("rolled_loop", "instruction-overhead"),
-    ("window_sum64", "instruction-overhead")])
+@pytest.mark.parametrize(
+    "case,finding",
+    [
+        ("fma_chain", "low-ilp"),
+        ("lcg_stream", "low-ilp"),
+        ("poly_double", "low-ilp"),
+        ("conv7_rolled", "instruction-overhead"),
+        ("rolled_loop", "instruction-overhead"),
+        ("window_sum64", "instruction-overhead"),
+    ],
+)
 def test_loop_findings_estimate_from_the_model_within_1_5x(case, finding):
     ka, m = _model(case, "bad")
     f = next(f for f in ka.findings if f.id == finding)
-    assert "model_change" in f.evidence and f.evidence["model_predicted_cycles"] == pytest.approx(m.predicted_cycles, abs=0.1)
+    assert "model_change" in f.evidence and f.evidence["model_predicted_cycles"] == pytest.approx(
+        m.predicted_cycles, abs=0.1
+    )
     k = ka.context.th["model_unroll_k"]
     changes = [what_if(m, "unroll", k=k, hoist=finding == "instruction-overhead")]
     if finding == "low-ilp":
@@ -195,16 +245,21 @@ CACHE = {"bytes": 2048, "line_bytes": 64}
 def test_constant_walk_misses_each_line_once_per_iteration():
     # Eight ULDC.64 per iteration over one 64-byte line, the base stepping down 64 bytes:
     # one miss per iteration (the line's first reference), none once a pass fits the cache.
-    text = ["UIADD3 UR4, UR4, -0x40, URZ"] + [f"ULDC.64 UR6, c[0x3][UR4+{0x1f80 + 8 * i:#x}]" for i in range(8)] \
+    text = (
+        ["UIADD3 UR4, UR4, -0x40, URZ"]
+        + [f"ULDC.64 UR6, c[0x3][UR4+{0x1F80 + 8 * i:#x}]" for i in range(8)]
         + ["DFMA R8, R8, R2, UR6", "@P0 BRA 0x0"]
+    )
     body = _body(text)
     idx = list(range(len(body)))
     got = constant_stream_misses(body, idx, trips=127, cache=CACHE, miss=100.0)
     assert list(got.values()) == [100.0] and body[next(iter(got))].opcode == "ULDC"
-    assert constant_stream_misses(body, idx, trips=16, cache=CACHE, miss=100.0) == {}   # 1 KiB per pass
+    assert constant_stream_misses(body, idx, trips=16, cache=CACHE, miss=100.0) == {}  # 1 KiB per pass
     # A base stepping 8 bytes misses a line every 8 iterations; a fixed address never.
     slow = _body(["UIADD3 UR4, UR4, 0x8, URZ", "ULDC.64 UR6, c[0x3][UR4]", "@P0 BRA 0x0"])
-    assert sum(constant_stream_misses(slow, [0, 1, 2], trips=1e6, cache=CACHE, miss=100.0).values()) == pytest.approx(12.5)
+    assert sum(constant_stream_misses(slow, [0, 1, 2], trips=1e6, cache=CACHE, miss=100.0).values()) == pytest.approx(
+        12.5
+    )
     fixed = _body(["ULDC.64 UR6, c[0x3][0x10]", "DFMA R8, R8, R2, UR6", "@P0 BRA 0x0"])
     assert constant_stream_misses(fixed, [0, 1, 2], trips=1e6, cache=CACHE, miss=100.0) == {}
     # The miss holds the warp: the loop's iteration grows by the miss latency.
@@ -220,13 +275,13 @@ def test_poly_double_waits_on_constant_misses():
         ka, m = _model("poly_double", variant)
         miss = float(ka.context.arch["latency"]["constant_miss"])
         assert sum(m.hot.constant_misses.values()) == pytest.approx(lines * miss)
-        assert m.bottleneck == "latency" and m.verdict == "latency"      # imc_miss, the top stall
+        assert m.bottleneck == "latency" and m.verdict == "latency"  # imc_miss, the top stall
         assert ka.to_dict()["model"]["loops"][0]["critical_path_waits_on"] == "memory"
 
 
 def test_latency_and_issue_terms_combine():
     terms = {"latency": 300.0, "pipe:fp64": 400.0, "issue": 100.0, "memory": 50.0, "pipe:tensor": 900.0}
-    assert combined(terms, 2.0) == pytest.approx(500.0)          # the tensor term stays apart
+    assert combined(terms, 2.0) == pytest.approx(500.0)  # the tensor term stays apart
     assert combined(terms, float("inf")) == pytest.approx(400.0)
     assert combined({"latency": 300.0}, 2.0) == pytest.approx(300.0)
     # Far apart, the larger term is the prediction within a few percent.

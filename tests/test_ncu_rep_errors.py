@@ -1,5 +1,6 @@
 """The .ncu-rep reader turns what ncu_report raises for an unreadable value into NaN/None,
 and nothing else: a bug in drgpu (an AttributeError, a NameError) must surface."""
+
 import math
 
 import pytest
@@ -21,8 +22,15 @@ class _Metric:
         return 0
 
 
-@pytest.mark.parametrize("exc", [TypeError("wrong type"), OverflowError("range"), RuntimeError("c++"),
-                                 UnicodeDecodeError("utf-8", b"\xff", 0, 1, "bad byte")])
+@pytest.mark.parametrize(
+    "exc",
+    [
+        TypeError("wrong type"),
+        OverflowError("range"),
+        RuntimeError("c++"),
+        UnicodeDecodeError("utf-8", b"\xff", 0, 1, "bad byte"),
+    ],
+)
 def test_native_errors_read_as_missing(exc):
     assert math.isnan(ncu_rep._scalar(_Metric(exc)))
     assert ncu_rep._uint(_Metric(exc)) is None

@@ -2,6 +2,7 @@
 in worker processes are byte-identical to the one-process run, for kernel groups, launches
 analyzed one by one, several reports read in workers and merged, and folders of reports;
 an error raised in a worker reaches the user as the same typed error."""
+
 from __future__ import annotations
 
 import shutil
@@ -46,9 +47,14 @@ def test_workers_give_the_one_process_result(mixed, per_launch):
 
 def test_a_report_read_in_parts_gives_the_one_process_result(mixed, monkeypatch):
     import drgpu_py.readers as readers
+
     monkeypatch.setattr(readers, "MIN_BLOCKS_PER_PART", 4)
-    assert (readers.read_parts(16, 3, False), readers.read_parts(16, 3, True), readers.read_parts(16, 1, False),
-            readers.read_parts(7, 8, False)) == (3, 1, 1, 1)
+    assert (
+        readers.read_parts(16, 3, False),
+        readers.read_parts(16, 3, True),
+        readers.read_parts(16, 1, False),
+        readers.read_parts(7, 8, False),
+    ) == (3, 1, 1, 1)
     # No more readers than the free memory holds, at READER_MEMORY_PER_BYTE times the report each.
     assert readers.read_parts(1600, 16, False, report_bytes=1 << 60) == 1
     sizes = []
@@ -57,6 +63,7 @@ def test_a_report_read_in_parts_gives_the_one_process_result(mixed, monkeypatch)
     def spy(calls, what):
         sizes.append(len(calls))
         return real(calls, what)
+
     monkeypatch.setattr(readers, "in_children", spy)
     one = analyze_reports([mixed], per_launch=True, jobs=1)
     three = analyze_reports([mixed], per_launch=True, jobs=3)

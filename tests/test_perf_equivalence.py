@@ -7,6 +7,7 @@ path here and compares: profiles column by column, analyses as JSON. Multi-launc
 made from the real sample reports by appending their result blocks (an ``.ncu-rep`` is a
 file header followed by self-contained blocks), so launches of one function repeat.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,8 +31,14 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_reports"
 ALL_REPORTS = sorted(SAMPLES.glob("*/*.ncu-rep"))
 # Different shapes: global gather, shared-memory conflicts, barriers, FMA chain, atomics, fences.
-MIX = ["aos_gather/aos_gather_bad", "smem_stride/smem_stride_bad", "serial_norm/serial_norm_fixed",
-       "fma_chain/fma_chain_bad", "global_atomics/global_atomics_bad", "fence_loop/fence_loop_bad"]
+MIX = [
+    "aos_gather/aos_gather_bad",
+    "smem_stride/smem_stride_bad",
+    "serial_norm/serial_norm_fixed",
+    "fma_chain/fma_chain_bad",
+    "global_atomics/global_atomics_bad",
+    "fence_loop/fence_loop_bad",
+]
 
 
 def _concat(out: Path, parts: list[Path]) -> Path:
@@ -41,7 +48,7 @@ def _concat(out: Path, parts: list[Path]) -> Path:
         fh.write(blobs[0])
         for b in blobs[1:]:
             (hlen,) = struct.unpack("<I", b[4:8])
-            fh.write(b[8 + hlen:])
+            fh.write(b[8 + hlen :])
     return out
 
 
@@ -58,10 +65,24 @@ def _same_profile(a, b) -> None:
     for x, y in zip(a.kernels, b.kernels):
         pd.testing.assert_frame_equal(x.instructions, y.instructions, check_exact=True)
         assert list(x.metrics) == list(y.metrics)
-        assert all(x.metrics[m] == y.metrics[m] or (x.metrics[m] != x.metrics[m] and y.metrics[m] != y.metrics[m])
-                   for m in x.metrics)
-        for attr in ("name", "mangled", "device", "compute_capability", "chip", "sm_count", "grid", "block",
-                     "strings", "function_base", "source_text", "notes"):
+        assert all(
+            x.metrics[m] == y.metrics[m] or (x.metrics[m] != x.metrics[m] and y.metrics[m] != y.metrics[m])
+            for m in x.metrics
+        )
+        for attr in (
+            "name",
+            "mangled",
+            "device",
+            "compute_capability",
+            "chip",
+            "sm_count",
+            "grid",
+            "block",
+            "strings",
+            "function_base",
+            "source_text",
+            "notes",
+        ):
             assert getattr(x, attr) == getattr(y, attr), attr
 
 
@@ -103,8 +124,13 @@ def test_sample_reports_unchanged_by_caching(report):
 
 
 # Listings with operand reuse, branches, convergence barriers, subroutine calls and returns, spills.
-LISTED = MIX + ["bucket_u64/bucket_u64_bad", "blur_grid2d/blur_grid2d_bad", "precise_math/precise_math_bad",
-                "spill_tile/spill_tile_bad", "rare_regs/rare_regs_fixed"]
+LISTED = MIX + [
+    "bucket_u64/bucket_u64_bad",
+    "blur_grid2d/blur_grid2d_bad",
+    "precise_math/precise_math_bad",
+    "spill_tile/spill_tile_bad",
+    "rare_regs/rare_regs_fixed",
+]
 needs_nvdisasm = pytest.mark.skipif(find_tool("nvdisasm") is None, reason="nvdisasm is not installed")
 
 
@@ -177,29 +203,49 @@ def _strict(text):
     return json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
 
 
-@pytest.mark.parametrize("value", [
-    {}, [], {"a": []}, {"a": {}}, {"k": [{"n": [[], {}]}]}, (1, (2, ())), "plain", 7, 1.5,
-    [1, 2.5, -0.0, 1e16, 1e-7, 2 ** 70, True, False, None, float("nan"), float("inf"), -float("inf")],
-    {"é": "tab\there \"quoted\" back\\slash \u2028 \x00 ünï", "n": None, 3: "int key", None: "none key"},
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        {},
+        [],
+        {"a": []},
+        {"a": {}},
+        {"k": [{"n": [[], {}]}]},
+        (1, (2, ())),
+        "plain",
+        7,
+        1.5,
+        [1, 2.5, -0.0, 1e16, 1e-7, 2**70, True, False, None, float("nan"), float("inf"), -float("inf")],
+        {"é": 'tab\there "quoted" back\\slash \u2028 \x00 ünï', "n": None, 3: "int key", None: "none key"},
+    ],
+)
 def test_json_encoder_writes_what_the_json_module_reads_back(value):
     """orjson (or the standard library) writes strict, indented JSON whose content is the
     cleaned value: NaN/inf as null, keys as text, text unescaped."""
     from drgpu_py.render.json_ import _clean, dumps
+
     text = dumps(value)
     assert _strict(text) == json.loads(json.dumps(_clean(value)))
     if isinstance(value, dict) and value:
-        assert text.startswith("{\n  \"")          # two-space indent, as before
+        assert text.startswith('{\n  "')  # two-space indent, as before
     if isinstance(value, dict) and "é" in value:
-        assert "ünï" in text                         # UTF-8 text as is, not \u escapes
+        assert "ünï" in text  # UTF-8 text as is, not \u escapes
 
 
 def test_json_encoder_cleans_numpy_values():
     import numpy as np
     from drgpu_py.render.json_ import _clean, dumps
-    value = {"i": np.int64(3), "f": np.float64(0.1), "nan": np.float64("nan"), "b": np.bool_(True),
-             "s": np.str_("x"), "arr": (np.int32(1), [np.float32(2.5)]), "vec": np.array([1.0, np.nan]),
-             np.int64(4): "numpy key"}
+
+    value = {
+        "i": np.int64(3),
+        "f": np.float64(0.1),
+        "nan": np.float64("nan"),
+        "b": np.bool_(True),
+        "s": np.str_("x"),
+        "arr": (np.int32(1), [np.float32(2.5)]),
+        "vec": np.array([1.0, np.nan]),
+        np.int64(4): "numpy key",
+    }
     got = _strict(dumps(value))
     assert got == json.loads(json.dumps(_clean(value)))
     assert got["nan"] is None and got["vec"] == [1.0, None] and got["4"] == "numpy key"
@@ -207,17 +253,22 @@ def test_json_encoder_cleans_numpy_values():
 
 def test_json_renderer_output_is_the_analysis_dict(many):
     from drgpu_py.render.json_ import _clean, render_json
+
     analysis = analyze(read_ncu_rep(many))
     assert _strict(render_json(analysis, None)) == json.loads(json.dumps(_clean(analysis.to_dict())))
 
 
-@pytest.mark.parametrize("pcs,base", [([0x120, 0x100, 0x110, 0x110], None), ([0x200, 0x210], 0x1f0), ([], None)])
+@pytest.mark.parametrize("pcs,base", [([0x120, 0x100, 0x110, 0x110], None), ([0x200, 0x210], 0x1F0), ([], None)])
 def test_instruction_frame_joins_columns_by_pc(pcs, base):
     from drgpu_py.specs import loader as data
     from drgpu_py.model import INSTRUCTION_COLUMNS
     from drgpu_py.readers.common import instruction_frame
-    columns = {"inst_executed": {0x100: 4, 0x120: 2.5, 0x999: 7.0}, "stall_wait": {0x110: 1.0},
-               "samples": {p: 1.0 for p in pcs}}
+
+    columns = {
+        "inst_executed": {0x100: 4, 0x120: 2.5, 0x999: 7.0},
+        "stall_wait": {0x110: 1.0},
+        "samples": {p: 1.0 for p in pcs},
+    }
     sass = {0x100: "IMAD R1, R2, R3, R4", 0x200: "EXIT"}
     lines = {0x100: ("k.cu", 12), 0x110: ("k.cu", 13)}
     df = instruction_frame(pcs, columns, sass, lines, base)
@@ -241,6 +292,7 @@ def test_instruction_frame_joins_columns_by_pc(pcs, base):
 def _reference_to_number(v) -> float:
     """to_number as first written, before its fast path for plain numeric text."""
     import math
+
     if v is None:
         return math.nan
     if isinstance(v, (int, float)):
@@ -258,10 +310,42 @@ def test_to_number_fast_path_matches_the_cleanup():
     import csv
     import math
     from drgpu_py.readers.common import to_number
-    cells = {c for f in (SAMPLES / "smem_stride").glob("*.csv") for r in csv.reader(open(f, encoding="utf-8")) for c in r}
-    cells |= {"", " ", "n/a", "-", "none", "nan", "-nan", "1,234.5", " 12 ", "1_000", "inf", "-Infinity", "1e5",
-              "\u00a012\u00a0", "0x10", "12%", "(1, 2)", "+5", "--1", "1,2,3", ".5", "5.", ",", "1,", " 1, 2 ", ".",
-              "+", "1 2", "\t3\n", " none"}
+
+    cells = {
+        c for f in (SAMPLES / "smem_stride").glob("*.csv") for r in csv.reader(open(f, encoding="utf-8")) for c in r
+    }
+    cells |= {
+        "",
+        " ",
+        "n/a",
+        "-",
+        "none",
+        "nan",
+        "-nan",
+        "1,234.5",
+        " 12 ",
+        "1_000",
+        "inf",
+        "-Infinity",
+        "1e5",
+        "\u00a012\u00a0",
+        "0x10",
+        "12%",
+        "(1, 2)",
+        "+5",
+        "--1",
+        "1,2,3",
+        ".5",
+        "5.",
+        ",",
+        "1,",
+        " 1, 2 ",
+        ".",
+        "+",
+        "1 2",
+        "\t3\n",
+        " none",
+    }
     assert len(cells) > 1000
     for c in sorted(cells) + [None, 3, 2.5, True, b"1"]:
         got, want = to_number(c), _reference_to_number(c)

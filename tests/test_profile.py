@@ -2,6 +2,7 @@
 selection per chip, the ncu command line, output naming, ncu's console output, and every
 failure mapping, driven through a stand-in ncu (tests/standin/ncu) that replays what the
 real ncu 2025.3.1 printed and copies a real sample report."""
+
 from __future__ import annotations
 
 import json
@@ -25,8 +26,15 @@ from drgpu_py.ncu import run as ncu_run
 from drgpu_py.ncu import session as ncu_session
 from drgpu_py.specs import metric_sets as msets
 from drgpu_py.cli import app
-from drgpu_py.errors import (ApplicationFailedError, CounterPermissionError, DataFileError, InputError,
-                             NoKernelProfiledError, ToolNotFoundError, UsageError)
+from drgpu_py.errors import (
+    ApplicationFailedError,
+    CounterPermissionError,
+    DataFileError,
+    InputError,
+    NoKernelProfiledError,
+    ToolNotFoundError,
+    UsageError,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 STANDIN = ROOT / "tests" / "standin" / "ncu"
@@ -43,10 +51,14 @@ def test_every_shipped_set_loads_and_selects_the_needed_sections():
         sel = ms.selection()
         assert sel.sections == ["SourceCounters", "LaunchStats", "Occupancy"], name
         # the metrics the analysis reads most are in every default selection
-        for m in ("gpu__time_duration.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
-                  "sm__inst_executed_pipe_fp64.avg.pct_of_peak_sustained_active", "smsp__warps_eligible.avg.per_cycle_active"):
+        for m in (
+            "gpu__time_duration.sum",
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+            "sm__inst_executed_pipe_fp64.avg.pct_of_peak_sustained_active",
+            "smsp__warps_eligible.avg.per_cycle_active",
+        ):
             assert m in sel.metrics, (name, m)
-        assert "WarpStateStats" not in sel.sections     # optional: PC samples give the stall mix
+        assert "WarpStateStats" not in sel.sections  # optional: PC samples give the stall mix
         assert all(g.why for g in ms.groups.values())
         assert all(why for g in ms.groups.values() for why in list(g.metrics.values()) + list(g.provides.values()))
 
@@ -59,7 +71,7 @@ def test_optional_groups_only_on_request_and_their_absence_is_noted():
     full = ms.selection(["unit_throughput", "stall_counters"])
     assert "sm__throughput.avg.pct_of_peak_sustained_elapsed" in full.metrics
     assert "WarpStateStats" in full.sections
-    assert "smsp__average_warps_issue_stalled_gmma_per_issue_active.ratio" in full.metrics   # gh100 overlay
+    assert "smsp__average_warps_issue_stalled_gmma_per_issue_active.ratio" in full.metrics  # gh100 overlay
     assert not full.notes
     with pytest.raises(UsageError, match="unknown metric group"):
         ms.selection(["no_such_group"])
@@ -73,15 +85,20 @@ def test_overlays_follow_chip_naming():
     assert "dram__bytes_op_read.sum" in gb202 and "dram__bytes_read.sum" not in gb202
     gh100 = msets.load_metric_set("gh100").selection(["context"]).metrics
     assert "dram__bytes_read.sum" in gh100
-    assert "sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active" not in msets.load_metric_set("ga102").selection(["context"]).metrics
+    assert (
+        "sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active"
+        not in msets.load_metric_set("ga102").selection(["context"]).metrics
+    )
 
 
 def test_user_set_file_inherits_adds_drops_and_renames(tmp_path):
     f = tmp_path / "mine.yaml"
-    f.write_text("schema: drgpu.metric_set/1\nname: mine\ninherits: base\n"
-                 "add: {pipes: {sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_active: tensor pipe}}\n"
-                 "drop: [sm__inst_executed_pipe_uniform.avg.pct_of_peak_sustained_active]\n"
-                 "rename: {smsp__inst_executed.sum: smsp__inst_executed.avg}\n")
+    f.write_text(
+        "schema: drgpu.metric_set/1\nname: mine\ninherits: base\n"
+        "add: {pipes: {sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_active: tensor pipe}}\n"
+        "drop: [sm__inst_executed_pipe_uniform.avg.pct_of_peak_sustained_active]\n"
+        "rename: {smsp__inst_executed.sum: smsp__inst_executed.avg}\n"
+    )
     ms = msets.load_metric_set(f)
     assert not ms.shipped
     m = ms.selection().metrics
@@ -107,7 +124,7 @@ def test_each_chip_set_exists_in_its_ncu_catalogue(chip):
     cat = msets.load_catalogue(chip)
     assert len(cat) > 1000
     assert msets.check_metric_set(msets.load_metric_set(chip), cat) == []
-    assert msets.check_metric_set(msets.load_metric_set("base"), cat) == []   # base is portable
+    assert msets.check_metric_set(msets.load_metric_set("base"), cat) == []  # base is portable
 
 
 def test_metric_name_rules_by_type():
@@ -151,6 +168,7 @@ def test_set_selection_per_detected_chip(tmp_path):
     assert ncu_session.detect_gpu({"PATH": str(tmp_path / "empty")}) is None
     assert msets.load_metric_set("8.6").name == "ga102" and msets.load_metric_set("12.0").name == "gb202"
     from drgpu_py.ncu.session import choose_set as _choose_set
+
     ms, notes = _choose_set(None, ncu_session.GpuInfo("Future GPU", "13.0", None))
     assert ms.name == "base" and "no metric set" in notes[0]
     ms, notes = _choose_set(None, None)
@@ -168,25 +186,52 @@ def _req(tmp_path, **kw) -> ncu_session.ProfileRequest:
 
 def test_ncu_argv_carries_every_option_and_the_app_unchanged(tmp_path):
     sel = msets.load_metric_set("gh100").selection()
-    req = _req(tmp_path, kernel="gemm|conv", kernel_name_base="demangled", launch_skip=2, launch_count=3,
-               replay_mode="application", clock_control="none", target_processes="application-only",
-               extra_ncu_args=["--cache-control", "none"], force=True)
+    req = _req(
+        tmp_path,
+        kernel="gemm|conv",
+        kernel_name_base="demangled",
+        launch_skip=2,
+        launch_count=3,
+        replay_mode="application",
+        clock_control="none",
+        target_processes="application-only",
+        extra_ncu_args=["--cache-control", "none"],
+        force=True,
+    )
     argv = ncu_session.build_ncu_argv("/opt/ncu", req, sel)
     assert argv[0] == "/opt/ncu"
     assert argv[-4:] == ["/bin/app", "--size", "4 096", "a;b"]
     joined = " ".join(argv)
-    for frag in ("--section SourceCounters", "--import-source yes", "--kernel-name-base demangled -k regex:gemm|conv",
-                 "-s 2", "-c 3", "--replay-mode application", "--clock-control none",
-                 "--target-processes application-only", "--cache-control none", f"-o {tmp_path / 'out' / 'app'} -f"):
+    for frag in (
+        "--section SourceCounters",
+        "--import-source yes",
+        "--kernel-name-base demangled -k regex:gemm|conv",
+        "-s 2",
+        "-c 3",
+        "--replay-mode application",
+        "--clock-control none",
+        "--target-processes application-only",
+        "--cache-control none",
+        f"-o {tmp_path / 'out' / 'app'} -f",
+    ):
         assert frag in joined, frag
     plain = ncu_session.build_ncu_argv("ncu", _req(tmp_path, import_source=False), sel)
     assert "-k" not in plain and "-f" not in plain and "--import-source" not in plain and "-c" not in plain
 
 
-@pytest.mark.parametrize("kw,msg", [({"replay_mode": "fast"}, "--replay-mode"), ({"clock_control": "max"}, "--clock-control"),
-                                    ({"launch_count": 0}, "--launch-count"), ({"launch_skip": -1}, "--launch-skip"),
-                                    ({"kernel": "("}, "regular expression"), ({"stem": "a b"}, "--name"),
-                                    ({"rank_var": "1X"}, "--rank-var"), ({"target_processes": "some"}, "--target-processes")])
+@pytest.mark.parametrize(
+    "kw,msg",
+    [
+        ({"replay_mode": "fast"}, "--replay-mode"),
+        ({"clock_control": "max"}, "--clock-control"),
+        ({"launch_count": 0}, "--launch-count"),
+        ({"launch_skip": -1}, "--launch-skip"),
+        ({"kernel": "("}, "regular expression"),
+        ({"stem": "a b"}, "--name"),
+        ({"rank_var": "1X"}, "--rank-var"),
+        ({"target_processes": "some"}, "--target-processes"),
+    ],
+)
 def test_bad_options_are_usage_errors(tmp_path, kw, msg):
     with pytest.raises(UsageError, match=msg):
         ncu_session.build_ncu_argv("ncu", _req(tmp_path, **kw), msets.load_metric_set("base").selection())
@@ -199,7 +244,9 @@ def test_output_naming_and_rank_placeholders(tmp_path):
     assert req.report_glob({"OMPI_COMM_WORLD_RANK": "3"}) == str(tmp_path / "out" / "app.rank3.ncu-rep")
     assert req.report_glob({}) == str(tmp_path / "out" / "app.rank*.ncu-rep")
     assert ncu_session.pick_rank_var("auto", {"SLURM_PROCID": "2"}) == "SLURM_PROCID"
-    assert ncu_session.pick_rank_var("auto", {"OMPI_COMM_WORLD_RANK": "0", "SLURM_PROCID": "2"}) == "OMPI_COMM_WORLD_RANK"
+    assert (
+        ncu_session.pick_rank_var("auto", {"OMPI_COMM_WORLD_RANK": "0", "SLURM_PROCID": "2"}) == "OMPI_COMM_WORLD_RANK"
+    )
     assert ncu_session.pick_rank_var("auto", {}) is None
     assert ncu_session.pick_rank_var("none", {"PMI_RANK": "1"}) is None
     assert ncu_session.pick_rank_var("MY_RANK", {}) == "MY_RANK"
@@ -235,7 +282,7 @@ def _events(text: str, step: int = 1) -> list[ncu_console.Event]:
     p = ncu_console.OutputParser()
     evs: list[ncu_console.Event] = []
     for i in range(0, len(text), step):
-        evs += p.feed(text[i:i + step])
+        evs += p.feed(text[i : i + step])
     return evs + p.close()
 
 
@@ -247,7 +294,10 @@ def test_progress_lines_without_a_launch_id_under_a_kernel_filter(step):
     text = (ROOT / "scripts" / "device" / "facts" / "filtered_console.txt").read_text()
     done = [e for e in _events(text, step) if e.kind == "kernel_done"]
     assert [(e.kernel, e.passes) for e in done] == [
-        ("damp", 1), ("void gather_sum<(bool)0>(const unsigned int *, const float *, float *)", 1), ("damp", 1)]
+        ("damp", 1),
+        ("void gather_sum<(bool)0>(const unsigned int *, const float *, float *)", 1),
+        ("damp", 1),
+    ]
     starts = [e for e in _events(text, step) if e.kind == "kernel"]
     assert len(starts) == 3 and starts[2].index == (1, 1)
 
@@ -271,24 +321,42 @@ def test_recorded_failures_are_parsed():
     done = [e for e in ev if e.kind == "kernel_done"]
     assert [(e.kernel, e.passes) for e in done] == [("doomed(float *)", 10)]
     assert any(e.kind == "error" and "error code (3)" in e.text for e in ev)
-    shut = _events('==PROF== Profiling "k" - 8: 0%....50%..==PROF== Trying to shutdown target application\n - 14 passes\n')
+    shut = _events(
+        '==PROF== Profiling "k" - 8: 0%....50%..==PROF== Trying to shutdown target application\n - 14 passes\n'
+    )
     assert [e.kind for e in shut][-3:] == ["kernel_done", "shutdown", "output"]
     assert shut[-3].passes is None
 
 
 def test_ncu_warning_names_unavailable_metrics():
     text = (ROOT / "sample_reports" / "aos_gather" / "aos_gather_bad.ncu.log").read_text()
-    res = ncu_run.RunResult(argv=[], returncode=0, log_path=Path("x"), wall_s=0,
-                         warnings=[e.text for e in _events(text) if e.kind == "warning"])
-    assert res.ncu_unavailable_metrics[:2] == ["ctc__rx_bytes_data_user.sum", "ctc__rx_bytes_data_user.sum.pct_of_peak_sustained_elapsed"]
+    res = ncu_run.RunResult(
+        argv=[],
+        returncode=0,
+        log_path=Path("x"),
+        wall_s=0,
+        warnings=[e.text for e in _events(text) if e.kind == "warning"],
+    )
+    assert res.ncu_unavailable_metrics[:2] == [
+        "ctc__rx_bytes_data_user.sum",
+        "ctc__rx_bytes_data_user.sum.pct_of_peak_sustained_elapsed",
+    ]
     assert len(res.ncu_unavailable_metrics) == 6
 
 
 def test_unavailable_metrics_in_a_real_report():
     if not HAVE_NCU_REPORT:
         pytest.skip("ncu_report is not installed")
-    missing = ncu_outcome.unavailable_metrics(SAMPLE, ["launch__grid_size", "sm__no_such_metric.sum", "inst_executed",
-                                                "smsp__pcsamp_warps_issue_stalled_*", "nope__*"])
+    missing = ncu_outcome.unavailable_metrics(
+        SAMPLE,
+        [
+            "launch__grid_size",
+            "sm__no_such_metric.sum",
+            "inst_executed",
+            "smsp__pcsamp_warps_issue_stalled_*",
+            "nope__*",
+        ],
+    )
     assert list(missing.values()) == [["sm__no_such_metric.sum", "nope__*"]]
     assert "scale_keys_aos" in next(iter(missing))
     assert ncu_outcome.unavailable_metrics(SAMPLE, ["launch__grid_size"]) == {}
@@ -307,8 +375,19 @@ def run_profile(tmp_path, *args, scenario="ok", env=None, app_argv=None, monkeyp
         if k not in e:
             monkeypatch.delenv(k, raising=False)
     monkeypatch.chdir(tmp_path)
-    argv = ["profile", "--ncu", str(STANDIN), "--metric-set", "gh100", "-d", str(tmp_path / "out"), "-q", *args,
-            "--", *(app_argv or ["/bin/echo", "app says hi"])]
+    argv = [
+        "profile",
+        "--ncu",
+        str(STANDIN),
+        "--metric-set",
+        "gh100",
+        "-d",
+        str(tmp_path / "out"),
+        "-q",
+        *args,
+        "--",
+        *(app_argv or ["/bin/echo", "app says hi"]),
+    ]
     return runner.invoke(app, argv)
 
 
@@ -316,7 +395,7 @@ def test_closing_table_is_readable_at_80_columns(tmp_path, monkeypatch):
     # Ten boxed columns at 80 columns once cut every cell to five characters ("scal…").
     r = run_profile(tmp_path, env={"COLUMNS": "80"}, monkeypatch=monkeypatch)
     assert r.exit_code == 0, r.output
-    table = r.output[r.output.index("drgpu profile:"):r.output.index("kept:") if "kept:" in r.output else None]
+    table = r.output[r.output.index("drgpu profile:") : r.output.index("kept:") if "kept:" in r.output else None]
     assert "…" not in table, table
     assert all(len(line) <= 80 for line in table.splitlines()), table
     words = " ".join(table.split())
@@ -350,13 +429,18 @@ def test_arguments_reach_the_app_unchanged(tmp_path, monkeypatch):
     dump = tmp_path / "argv.json"
     script = tmp_path / "app.py"
     script.write_text("import json, sys\njson.dump(sys.argv[1:], open(sys.argv[1], 'w'))\n")
-    weird = [str(dump), "two words", "it's \"quoted\"", "a;b", "$(touch pwned)", "`id`", "*", "", "--flag=x y"]
-    r = run_profile(tmp_path, scenario="no_kernel", app_argv=[sys.executable, str(script), *weird], monkeypatch=monkeypatch,
-                    env={"STANDIN_NCU_ARGV_OUT": str(tmp_path / "ncu_argv.json")})
+    weird = [str(dump), "two words", 'it\'s "quoted"', "a;b", "$(touch pwned)", "`id`", "*", "", "--flag=x y"]
+    r = run_profile(
+        tmp_path,
+        scenario="no_kernel",
+        app_argv=[sys.executable, str(script), *weird],
+        monkeypatch=monkeypatch,
+        env={"STANDIN_NCU_ARGV_OUT": str(tmp_path / "ncu_argv.json")},
+    )
     assert r.exit_code == 13, r.output
     assert json.loads(dump.read_text()) == weird
     ncu_argv = json.loads((tmp_path / "ncu_argv.json").read_text())
-    assert ncu_argv[-len(weird):] == weird and ncu_argv[-len(weird) - 2] == sys.executable
+    assert ncu_argv[-len(weird) :] == weird and ncu_argv[-len(weird) - 2] == sys.executable
     assert not (tmp_path / "pwned").exists()
 
 
@@ -391,8 +475,14 @@ def test_app_failing_before_any_kernel_maps_to_12(tmp_path, monkeypatch):
 
 def test_list_kernels_runs_cheaply_without_filter(tmp_path, monkeypatch):
     argv_out = tmp_path / "argv.json"
-    r = run_profile(tmp_path, "--list-kernels", "-k", "ignored", monkeypatch=monkeypatch,
-                    env={"STANDIN_NCU_KERNELS": "gemm,softmax,gemm", "STANDIN_NCU_ARGV_OUT": str(argv_out)})
+    r = run_profile(
+        tmp_path,
+        "--list-kernels",
+        "-k",
+        "ignored",
+        monkeypatch=monkeypatch,
+        env={"STANDIN_NCU_KERNELS": "gemm,softmax,gemm", "STANDIN_NCU_ARGV_OUT": str(argv_out)},
+    )
     assert r.exit_code == 0, r.output
     assert "gemm" in r.output and "softmax" in r.output
     argv = json.loads(argv_out.read_text())
@@ -417,23 +507,34 @@ def test_tool_and_input_failures(tmp_path, monkeypatch):
 def test_missing_metrics_warn_or_fail_with_14(tmp_path, monkeypatch):
     # preflight: a name the chip's catalogue lacks stops before ncu runs
     argv_out = tmp_path / "argv.json"
-    r = run_profile(tmp_path, "--add-metrics", "sm__no_such_metric.sum", monkeypatch=monkeypatch,
-                    env={"STANDIN_NCU_ARGV_OUT": str(argv_out)})
+    r = run_profile(
+        tmp_path,
+        "--add-metrics",
+        "sm__no_such_metric.sum",
+        monkeypatch=monkeypatch,
+        env={"STANDIN_NCU_ARGV_OUT": str(argv_out)},
+    )
     assert r.exit_code == 14 and "sm__no_such_metric.sum" in r.output and not argv_out.exists()
     # past the check, ncu accepts it silently (exit 0); the report lacks it: 14 with --strict-metrics
-    r = run_profile(tmp_path, "--strict-metrics", "--skip-metric-check", "--add-metrics", "sm__no_such_metric.sum",
-                    monkeypatch=monkeypatch)
+    r = run_profile(
+        tmp_path,
+        "--strict-metrics",
+        "--skip-metric-check",
+        "--add-metrics",
+        "sm__no_such_metric.sum",
+        monkeypatch=monkeypatch,
+    )
     if not _has_ncu_report():
         pytest.skip("ncu_report is not installed: the report cannot be inspected")
     assert r.exit_code == 14, r.output
     assert "sm__no_such_metric.sum" in r.output
-    assert (tmp_path / "out" / "echo.json").is_file()    # analyzed and written before failing
+    assert (tmp_path / "out" / "echo.json").is_file()  # analyzed and written before failing
     rec = json.loads((tmp_path / "out" / "echo.profile.json").read_text())
     assert any("sm__no_such_metric.sum" in v for m in rec["missing_metrics"].values() for v in m.values())
 
 
 def _has_ncu_report() -> bool:
-    return HAVE_NCU_REPORT   # found without importing it into the test process (conftest)
+    return HAVE_NCU_REPORT  # found without importing it into the test process (conftest)
 
 
 def test_explicit_rank_var_must_be_set_here(tmp_path, monkeypatch):
@@ -445,10 +546,15 @@ def test_one_report_per_rank_in_a_shared_folder(tmp_path, monkeypatch):
     """mpirun -np 2 drgpu profile ...: each rank's drgpu finds its rank variable, names its
     report with %q{VAR} and analyzes its own report only."""
     for rank in ("0", "1"):
-        r = run_profile(tmp_path, "--name", "job", env={"OMPI_COMM_WORLD_RANK": rank, "STANDIN_NCU_ARGV_OUT": str(tmp_path / f"argv{rank}.json")},
-                        monkeypatch=monkeypatch)
+        r = run_profile(
+            tmp_path,
+            "--name",
+            "job",
+            env={"OMPI_COMM_WORLD_RANK": rank, "STANDIN_NCU_ARGV_OUT": str(tmp_path / f"argv{rank}.json")},
+            monkeypatch=monkeypatch,
+        )
         assert r.exit_code == 0, r.output
-        assert "1 kernel launch (1 kernel) in 1 report" in r.output     # its own report only
+        assert "1 kernel launch (1 kernel) in 1 report" in r.output  # its own report only
         argv = json.loads((tmp_path / f"argv{rank}.json").read_text())
         assert argv[argv.index("-o") + 1] == str(tmp_path / "out" / "job.rank%q{OMPI_COMM_WORLD_RANK}")
     out = tmp_path / "out"
@@ -461,8 +567,23 @@ def test_one_report_per_rank_in_a_shared_folder(tmp_path, monkeypatch):
 
 def test_dry_run_prints_the_command(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    r = runner.invoke(app, ["profile", "--dry-run", "--ncu", str(STANDIN), "--metric-set", "ad102", "-c", "2",
-                            "--", "/bin/echo", "a b", "c;d"])
+    r = runner.invoke(
+        app,
+        [
+            "profile",
+            "--dry-run",
+            "--ncu",
+            str(STANDIN),
+            "--metric-set",
+            "ad102",
+            "-c",
+            "2",
+            "--",
+            "/bin/echo",
+            "a b",
+            "c;d",
+        ],
+    )
     assert r.exit_code == 0
     assert "--section SourceCounters" in r.output and "-c 2" in r.output and "'a b' 'c;d'" in r.output
     assert not (tmp_path / "drgpu-echo").exists()
@@ -472,8 +593,15 @@ def test_metrics_command_lists_sets_and_purposes(monkeypatch):
     monkeypatch.setenv("COLUMNS", "250")
     r = runner.invoke(app, ["metrics", "gh100", "--with", "stall_counters"])
     assert r.exit_code == 0, r.output
-    for text in ("gb202", "Blackwell", "sampling", "smsp__pcsamp_sample_count", "PC samples per instruction",
-                 "unit_throughput (optional)", "--section WarpStateStats"):
+    for text in (
+        "gb202",
+        "Blackwell",
+        "sampling",
+        "smsp__pcsamp_sample_count",
+        "PC samples per instruction",
+        "unit_throughput (optional)",
+        "--section WarpStateStats",
+    ):
         assert text in r.output, text
     assert runner.invoke(app, ["metrics", "nope"]).exit_code == 2
 
@@ -485,9 +613,27 @@ def _slow_profile_running(tmp_path, launcher: list[str], cwd):
     for k in ncu_session.RANK_VARS:
         env.pop(k, None)
     out = tmp_path / "out"
-    p = subprocess.Popen([sys.executable, *launcher, "profile", "--ncu", str(STANDIN),
-                          "--metric-set", "gh100", "-d", str(out), "--", "/bin/sleep", "30"],
-                         cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            *launcher,
+            "profile",
+            "--ncu",
+            str(STANDIN),
+            "--metric-set",
+            "gh100",
+            "-d",
+            str(out),
+            "--",
+            "/bin/sleep",
+            "30",
+        ],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     log = out / "sleep.ncu.log"
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and "- 12 passes" not in (log.read_text() if log.exists() else ""):
@@ -512,15 +658,25 @@ def test_nvtx_filters_and_profiler_range_reach_ncu(tmp_path, monkeypatch):
     """Profiling one step of a PyTorch program: NVTX range filters and the cudaProfilerStart/
     Stop range go to ncu as its own options, in order, before the application."""
     out = tmp_path / "ncu_argv.json"
-    r = run_profile(tmp_path, "--nvtx-include", "step/", "--nvtx-include", "train@fwd*", "--nvtx-exclude", "warmup/",
-                    "--no-from-start", monkeypatch=monkeypatch, env={"STANDIN_NCU_ARGV_OUT": str(out)})
+    r = run_profile(
+        tmp_path,
+        "--nvtx-include",
+        "step/",
+        "--nvtx-include",
+        "train@fwd*",
+        "--nvtx-exclude",
+        "warmup/",
+        "--no-from-start",
+        monkeypatch=monkeypatch,
+        env={"STANDIN_NCU_ARGV_OUT": str(out)},
+    )
     assert r.exit_code == 0, r.output
     argv = json.loads(out.read_text())
     app_at = argv.index("/bin/echo")
     opts = argv[:app_at]
     assert opts.count("--nvtx") == 1
     i = opts.index("--nvtx-include")
-    assert opts[i:i + 4] == ["--nvtx-include", "step/", "--nvtx-include", "train@fwd*"]
+    assert opts[i : i + 4] == ["--nvtx-include", "step/", "--nvtx-include", "train@fwd*"]
     assert opts[opts.index("--nvtx-exclude") + 1] == "warmup/"
     assert opts[opts.index("--profile-from-start") + 1] == "off"
     r2 = run_profile(tmp_path, "--force", monkeypatch=monkeypatch, env={"STANDIN_NCU_ARGV_OUT": str(out)})
@@ -534,8 +690,12 @@ def test_a_report_line_printed_by_the_app_is_not_trusted(tmp_path, monkeypatch):
     foreign.mkdir()
     shutil.copy(ROOT / "sample_reports" / "aos_gather" / "aos_gather_bad.ncu-rep", foreign / "victim.ncu-rep")
     (foreign / "victim.json").write_text("precious")
-    r = run_profile(tmp_path, "--force", monkeypatch=monkeypatch,
-                    app_argv=["/bin/echo", f"==PROF== Report: {foreign / 'victim.ncu-rep'}"])
+    r = run_profile(
+        tmp_path,
+        "--force",
+        monkeypatch=monkeypatch,
+        app_argv=["/bin/echo", f"==PROF== Report: {foreign / 'victim.ncu-rep'}"],
+    )
     assert r.exit_code == 0, r.output
     assert (foreign / "victim.json").read_text() == "precious"
     assert sorted(p.name for p in foreign.iterdir()) == ["victim.json", "victim.ncu-rep"]
@@ -560,7 +720,9 @@ def test_a_metric_set_name_is_never_a_file_in_the_working_directory(tmp_path, mo
     """A planted file or folder named like a shipped set ('gh100', 'base') in the current
     directory is not loaded; a path (a separator or .yaml) still is."""
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "gh100").write_text("schema: drgpu.metric_set/1\nname: evil\ngroups: {x: {why: w, metrics: {evil__metric.sum: e}}}\n")
+    (tmp_path / "gh100").write_text(
+        "schema: drgpu.metric_set/1\nname: evil\ngroups: {x: {why: w, metrics: {evil__metric.sum: e}}}\n"
+    )
     (tmp_path / "base").mkdir()
     ms = msets.load_metric_set("gh100")
     assert ms.name == "gh100" and ms.shipped and "evil__metric.sum" not in ms.selection().metrics
@@ -583,9 +745,29 @@ def test_report_that_crashes_the_reader_keeps_the_record(tmp_path):
         env.pop(k, None)
     out = tmp_path / "out"
     # Its own process: this one may have loaded ncu_report, and then reads unguarded.
-    r = subprocess.run([sys.executable, "-m", "drgpu_py", "profile", "--ncu", str(STANDIN), "--metric-set", "gh100",
-                        "-d", str(out), "-q", "--", "/bin/echo", "hi"], cwd=tmp_path, env=env,
-                       capture_output=True, text=True, timeout=300)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "drgpu_py",
+            "profile",
+            "--ncu",
+            str(STANDIN),
+            "--metric-set",
+            "gh100",
+            "-d",
+            str(out),
+            "-q",
+            "--",
+            "/bin/echo",
+            "hi",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert r.returncode == 10, r.stderr
     assert "ncu_report crashed reading it (signal 11, SIGSEGV)" in r.stderr
     rec = json.loads((out / "echo.profile.json").read_text())
@@ -619,8 +801,9 @@ def test_sigterm_and_sighup_stop_ncu_and_keep_the_record(tmp_path, sig, code):
 
 def test_timeout_stops_a_hanging_ncu(tmp_path, monkeypatch):
     t0 = time.monotonic()
-    r = run_profile(tmp_path, "--timeout", "1.5", scenario="hang", monkeypatch=monkeypatch,
-                    app_argv=["/bin/sleep", "60"])
+    r = run_profile(
+        tmp_path, "--timeout", "1.5", scenario="hang", monkeypatch=monkeypatch, app_argv=["/bin/sleep", "60"]
+    )
     assert time.monotonic() - t0 < 30
     assert r.exit_code == 10, r.output
     assert "ncu did not finish within --timeout 1.5 s and was stopped" in r.output
@@ -641,7 +824,7 @@ def test_parser_is_linear_on_output_without_newlines():
         events += p.feed(chunk)
     events += p.feed('\n==PROF== Profiling "k" - 0: 0%....50%....100% - 9 passes\n==PROF== Report: /o/r.ncu-rep\n')
     events += p.close()
-    assert time.monotonic() - t0 < 10   # generous: about 0.1 s here
+    assert time.monotonic() - t0 < 10  # generous: about 0.1 s here
     assert [e.kind for e in events] == ["output", "kernel", "kernel_done", "report"]
     assert events[2].passes == 9 and events[3].text == "/o/r.ncu-rep"
     # a Profiling line growing over many chunks still reports progress

@@ -12,6 +12,7 @@
 
 Example counts are bounded (settings below) so the file runs in about 20 s.
 """
+
 from __future__ import annotations
 
 import csv
@@ -41,16 +42,35 @@ ROOT = Path(__file__).resolve().parent.parent
 # Bounded for a ~20 s file. No shrink phase: shrinking these large inputs takes minutes; a
 # failure prints its @reproduce_failure blob, and shrinking can be enabled locally to study it.
 # (Developed with max_examples=400 per property: all passed after the fixes noted in git.)
-SETTINGS = settings(max_examples=25, deadline=None, print_blob=True,
-                    phases=[Phase.explicit, Phase.reuse, Phase.generate],
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(
+    max_examples=25,
+    deadline=None,
+    print_blob=True,
+    phases=[Phase.explicit, Phase.reuse, Phase.generate],
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
-ID_COLS = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
-           "Block Size", "Grid Size", "Device", "CC"]
-METRICS = sorted({a for c in data.metrics_table()["metrics"] for a in data.metric_aliases(c)}
-                 | {n for s in data.stall_reasons().values() for n in s["counter"] + s.get("sampling", [])})
-INST_CSV = sorted({c for s in data.metrics_table()["instruction_columns"].values() for c in s.get("csv", [])}
-                  | {c for s in data.stall_reasons().values() for c in s["csv"]})
+ID_COLS = [
+    "ID",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Context",
+    "Stream",
+    "Block Size",
+    "Grid Size",
+    "Device",
+    "CC",
+]
+METRICS = sorted(
+    {a for c in data.metrics_table()["metrics"] for a in data.metric_aliases(c)}
+    | {n for s in data.stall_reasons().values() for n in s["counter"] + s.get("sampling", [])}
+)
+INST_CSV = sorted(
+    {c for s in data.metrics_table()["instruction_columns"].values() for c in s.get("csv", [])}
+    | {c for s in data.stall_reasons().values() for c in s["csv"]}
+)
 
 
 def _sample_sass() -> list[str]:
@@ -66,8 +86,32 @@ def _sample_sass() -> list[str]:
 
 
 SASS = _sample_sass()
-HOSTILE = ['<script>alert(1)</script>', '"', "'", "{", "}", "[bold]", "[/]", "->", "];", "digraph {",
-           '\\"', "<!--", "&amp;", "%s", "{0}", "\x00", "\n", "\r", "\u202e", "\ufeff", ",", ";", "`", "$(x)"]
+HOSTILE = [
+    "<script>alert(1)</script>",
+    '"',
+    "'",
+    "{",
+    "}",
+    "[bold]",
+    "[/]",
+    "->",
+    "];",
+    "digraph {",
+    '\\"',
+    "<!--",
+    "&amp;",
+    "%s",
+    "{0}",
+    "\x00",
+    "\n",
+    "\r",
+    "\u202e",
+    "\ufeff",
+    ",",
+    ";",
+    "`",
+    "$(x)",
+]
 
 texts = st.one_of(
     st.text(max_size=40),
@@ -75,12 +119,17 @@ texts = st.one_of(
 )
 numbers = st.one_of(
     st.floats(allow_nan=True, allow_infinity=True).map(repr),
-    st.integers(-10**15, 10**18).map(lambda i: f"{i:,}"),
+    st.integers(-(10**15), 10**18).map(lambda i: f"{i:,}"),
     st.floats(0, 100).map(lambda f: f"{f:.2f}"),
 )
-cells = st.one_of(numbers, numbers, st.sampled_from(["n/a", "", "-", "nan", "inf", "1.2.3", ".", "0x10", "12%", "(1, 2, 3)"]), texts)
-dims = st.one_of(st.tuples(*[st.integers(0, 2**31)] * 3).map(lambda t: f"({t[0]}, {t[1]}, {t[2]})"), texts,
-                 st.sampled_from(["", "(.)", "(1.2.3, 4, 5)", "(-1, 0, 1e9)"]))
+cells = st.one_of(
+    numbers, numbers, st.sampled_from(["n/a", "", "-", "nan", "inf", "1.2.3", ".", "0x10", "12%", "(1, 2, 3)"]), texts
+)
+dims = st.one_of(
+    st.tuples(*[st.integers(0, 2**31)] * 3).map(lambda t: f"({t[0]}, {t[1]}, {t[2]})"),
+    texts,
+    st.sampled_from(["", "(.)", "(1.2.3, 4, 5)", "(-1, 0, 1e9)"]),
+)
 cc = st.one_of(st.sampled_from(["7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "12.0", "99.9", "", "n/a"]), texts)
 
 
@@ -100,14 +149,28 @@ def raw_exports(draw):
     n = draw(st.integers(1, 3))
     rows = [header]
     if draw(st.booleans()):
-        rows.append([""] * len(ID_COLS) + [draw(st.sampled_from(["", "%", "cycle", "byte", "n/a"])) for _ in header[len(ID_COLS):]])
+        rows.append(
+            [""] * len(ID_COLS)
+            + [draw(st.sampled_from(["", "%", "cycle", "byte", "n/a"])) for _ in header[len(ID_COLS) :]]
+        )
     names = []
     for i in range(n):
         name = draw(texts)
         names.append(name)
-        ident = [str(draw(st.sampled_from([i, i, -1, 10**20]))), "1", draw(texts), "host", name, "1", "7",
-                 draw(dims), draw(dims), "0", draw(cc)]
-        rows.append(ident + [draw(cells) for _ in header[len(ID_COLS):]])
+        ident = [
+            str(draw(st.sampled_from([i, i, -1, 10**20]))),
+            "1",
+            draw(texts),
+            "host",
+            name,
+            "1",
+            "7",
+            draw(dims),
+            draw(dims),
+            "0",
+            draw(cc),
+        ]
+        rows.append(ident + [draw(cells) for _ in header[len(ID_COLS) :]])
     raw = _write_csv(rows).encode("utf-8", errors="surrogatepass")
     if draw(st.booleans()):
         raw = raw.replace(b"host", draw(st.binary(max_size=4)))  # stray non-UTF-8 bytes
@@ -158,6 +221,7 @@ def test_random_csv_never_crashes(export):
 
 # ---- kernels built directly: hostile names and source lines through the renderers --------------
 
+
 @st.composite
 def kernels(draw, kid: int):
     name = draw(texts)
@@ -168,20 +232,36 @@ def kernels(draw, kid: int):
     sass = {pc: draw(st.sampled_from(SASS) | texts) for pc in pcs}
     lines = {pc: (draw(st.sampled_from(files)), draw(st.integers(1, 40))) for pc in pcs if draw(st.booleans())}
     reasons = list(data.stall_reasons())
-    cols = {f"stall_{r}": {pc: float(draw(st.integers(0, 50))) for pc in pcs} for r in draw(st.lists(st.sampled_from(reasons), max_size=5, unique=True))}
+    cols = {
+        f"stall_{r}": {pc: float(draw(st.integers(0, 50))) for pc in pcs}
+        for r in draw(st.lists(st.sampled_from(reasons), max_size=5, unique=True))
+    }
     cols["inst_executed"] = {pc: float(draw(st.integers(0, 10**6))) for pc in pcs}
     if cols and draw(st.booleans()):
         cols["samples"] = {pc: sum(v.get(pc, 0.0) for k, v in cols.items() if k.startswith("stall_")) for pc in pcs}
     df = instruction_frame(pcs, cols, sass, lines, base if pcs else None) if pcs else pd.DataFrame()
-    metrics = {m: draw(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.floats(0, 100)))
-               for m in draw(st.lists(st.sampled_from(METRICS), max_size=40, unique=True))}
+    metrics = {
+        m: draw(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.floats(0, 100)))
+        for m in draw(st.lists(st.sampled_from(METRICS), max_size=40, unique=True))
+    }
     source_text = {f: draw(st.lists(texts, max_size=40)) for f in files}
     ccv = draw(st.sampled_from(["9.0", "8.0", "99.9", "", '9.0"><b>']))
-    return KernelProfile(id=kid, name=name, mangled=draw(texts), device=draw(texts), compute_capability=ccv,
-                         chip=data.chip_for(ccv), sm_count=draw(st.sampled_from([None, 0, 1, 132])),
-                         grid=(draw(st.integers(0, 2**31)), 1, 1), block=(draw(st.integers(0, 1024)), 1, 1),
-                         metrics=metrics, instructions=df, function_base=base if pcs else None,
-                         source_text=source_text, process=draw(texts))
+    return KernelProfile(
+        id=kid,
+        name=name,
+        mangled=draw(texts),
+        device=draw(texts),
+        compute_capability=ccv,
+        chip=data.chip_for(ccv),
+        sm_count=draw(st.sampled_from([None, 0, 1, 132])),
+        grid=(draw(st.integers(0, 2**31)), 1, 1),
+        block=(draw(st.integers(0, 1024)), 1, 1),
+        metrics=metrics,
+        instructions=df,
+        function_base=base if pcs else None,
+        source_text=source_text,
+        process=draw(texts),
+    )
 
 
 class _Collect(HTMLParser):
@@ -200,8 +280,11 @@ class _Collect(HTMLParser):
 
 
 @SETTINGS
-@given(st.lists(st.integers(0, 10**6), min_size=1, max_size=2, unique=True).flatmap(
-    lambda ids: st.tuples(*[kernels(i) for i in ids])))
+@given(
+    st.lists(st.integers(0, 10**6), min_size=1, max_size=2, unique=True).flatmap(
+        lambda ids: st.tuples(*[kernels(i) for i in ids])
+    )
+)
 def test_rendered_outputs_always_parse(ks):
     a = analyze(Profile(path='r<"x">.ncu-rep', format="ncu-rep", kernels=list(ks)))
     out = _render_all(a)
@@ -221,8 +304,11 @@ def test_rendered_outputs_always_parse(ks):
     if "dot" in out and shutil.which("dot"):
         r = subprocess.run(["dot", "-Tplain"], input=out["dot"].encode("utf-8"), capture_output=True, timeout=60)
         assert r.returncode == 0, r.stderr.decode("utf-8", "replace")[-2000:]
-        assert not any(line.split()[1:2] in (["n1"], ["n2"]) for line in r.stdout.decode("utf-8", "replace").splitlines()
-                       if line.startswith("node "))
+        assert not any(
+            line.split()[1:2] in (["n1"], ["n2"])
+            for line in r.stdout.decode("utf-8", "replace").splitlines()
+            if line.startswith("node ")
+        )
 
 
 def test_dot_property_has_a_tool():

@@ -1,4 +1,5 @@
 """Readers: .ncu-rep and CSV give the same model for the same report, joined by PC."""
+
 from __future__ import annotations
 
 import math
@@ -11,9 +12,13 @@ from drgpu_py.readers import open_report, select_kernels, sniff
 
 from conftest import ROOT, SAMPLES, report_path
 
-CORE = ["gpu__time_duration.sum", "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-        "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
-        "launch__registers_per_thread", "sm__maximum_warps_per_active_cycle_pct"]
+CORE = [
+    "gpu__time_duration.sum",
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
+    "launch__registers_per_thread",
+    "sm__maximum_warps_per_active_cycle_pct",
+]
 
 
 @pytest.mark.parametrize("case", ["aos_gather", "double_literal", "serial_norm"])
@@ -35,7 +40,9 @@ def test_rep_and_csv_agree(case):
     assert len(common) >= 0.9 * len(ci)
     assert (ri.loc[common, "sass"] == ci.loc[common, "sass"]).all()
     pd.testing.assert_series_equal(ri.loc[common, "inst_executed"], ci.loc[common, "inst_executed"], check_names=False)
-    pd.testing.assert_series_equal(ri.loc[common, "stall_long_scoreboard"], ci.loc[common, "stall_long_scoreboard"], check_names=False)
+    pd.testing.assert_series_equal(
+        ri.loc[common, "stall_long_scoreboard"], ci.loc[common, "stall_long_scoreboard"], check_names=False
+    )
     lines = ri.loc[common, "line"].dropna()
     assert len(lines) > 0
     assert (ci.loc[lines.index, "line"] == lines).all()
@@ -90,6 +97,7 @@ def test_kernel_selection():
 
 
 # ---- what a report lacks: judged against drgpu's own metric set ---------------------------------
+
 
 def _notes(path):
     return [n for k in open_report(path).kernels for n in k.notes]

@@ -3,6 +3,7 @@ installed), DrGPU's visual language on a literal tree (folding by subtree total,
 path, missing nodes, suggestion colour, memory chain), escaping of hostile labels through
 the graphviz library's quoting, one cluster per kernel, and the CLI's fallback that writes
 the ``.dot`` source when ``dot`` is missing."""
+
 from __future__ import annotations
 
 import html
@@ -26,8 +27,14 @@ from drgpu_py.render import dot as dotmod
 HAVE_DOT = shutil.which("dot") is not None
 needs_dot = pytest.mark.skipif(not HAVE_DOT, reason="Graphviz 'dot' is not installed (apt-get install graphviz)")
 SAMPLES = [(c, v) for c in CASES for v in ("bad", "fixed")]
-HOSTILE = ['<script>alert("x")</script>', 'say "hi" & \'bye\'', "{braces} -> [edge] ;", "back\\slash \\n \\l \\N",
-           'trailing quote"', "ends with backslash\\"]
+HOSTILE = [
+    '<script>alert("x")</script>',
+    "say \"hi\" & 'bye'",
+    "{braces} -> [edge] ;",
+    "back\\slash \\n \\l \\N",
+    'trailing quote"',
+    "ends with backslash\\",
+]
 
 
 # ---- a tiny DOT lexer: every string closed, braces balanced; yields the decoded strings ----
@@ -38,7 +45,7 @@ def quoted_at(source: str, i: int) -> tuple[str, int]:
         if j >= len(source):
             raise AssertionError(f"unterminated string at {i}")
         if source[j] == "\\" and j + 1 < len(source):
-            buf.append(source[j:j + 2])
+            buf.append(source[j : j + 2])
             j += 2
             continue
         if source[j] == '"':
@@ -94,51 +101,120 @@ def literal_analysis(names=None, n_kernels: int = 1) -> Analysis:
     names = names or HOSTILE
     kernels = []
     for kid in range(n_kernels):
-        root = Node("Stall cycles", 80.0, "%", "root", attrs={"achieved_ipc": 0.8, "ideal_ipc": 4.0, "top_unit": "DRAM",
-                                                             "top_unit_pct": 91.0, "bound": "memory", "highlight": True})
+        root = Node(
+            "Stall cycles",
+            80.0,
+            "%",
+            "root",
+            attrs={
+                "achieved_ipc": 0.8,
+                "ideal_ipc": 4.0,
+                "top_unit": "DRAM",
+                "top_unit_pct": 91.0,
+                "bound": "memory",
+                "highlight": True,
+            },
+        )
         mem = root.add(Node(names[0], 60.0, "%", "group", attrs={"group": "memory", "highlight": True}))
         reason = mem.add(Node(names[1], 55.0, "%", "reason", attrs={"reason": "long_scoreboard"}))
-        reason.add(Node("k.cu:7", 100.0, "%", "line", attrs={"file": "/src/k.cu", "line": 7, "share": 1.0,
-                                                            "sass": "LDG.E R2, desc[UR4][R2.64]", "code": names[2]}))
+        reason.add(
+            Node(
+                "k.cu:7",
+                100.0,
+                "%",
+                "line",
+                attrs={
+                    "file": "/src/k.cu",
+                    "line": 7,
+                    "share": 1.0,
+                    "sass": "LDG.E R2, desc[UR4][R2.64]",
+                    "code": names[2],
+                },
+            )
+        )
         split = mem.add(Node("Memory latency split", 55.0, "%", "metric"))
         l1 = split.add(Node("L1 hits", 5.0, "%", "metric", attrs={"hit_rate_pct": 10.0, "latency_cycles": 33}))
         l2 = l1.add(Node("L2 hits", 10.0, "%", "metric", attrs={"hit_rate_pct": 20.0, "latency_cycles": 260}))
         l2.add(Node("DRAM", 40.0, "%", "metric", attrs={"latency_cycles": 600}))
-        sug = mem.add(Node(names[3], 2.5, "x", "suggestion", attrs={"id": "global-uncoalesced", "severity": "high",
-                                                                 "advice": names[4], "highlight": True}))
-        sug.add(Node("k.cu:5", 100.0, "%", "line", attrs={"file": "/src/k.cu", "line": 5, "share": 1.0, "sass": names[5]}))
+        sug = mem.add(
+            Node(
+                names[3],
+                2.5,
+                "x",
+                "suggestion",
+                attrs={"id": "global-uncoalesced", "severity": "high", "advice": names[4], "highlight": True},
+            )
+        )
+        sug.add(
+            Node("k.cu:5", 100.0, "%", "line", attrs={"file": "/src/k.cu", "line": 5, "share": 1.0, "sass": names[5]})
+        )
         small = root.add(Node("Tiny group", 1.0, "%", "group", attrs={"group": "constant"}))
         small.add(Node("IMC miss", 1.0, "%", "reason"))
         deep = root.add(Node("Small group, big grandchild", 1.0, "%", "group", attrs={"group": "instruction"}))
         deep.add(Node("Pipe utilisation", None, "", "metric")).add(Node("FMA", 30.0, "%", "metric"))
         root.add(Node("Warp stall reasons", None, "%", "missing", attrs={"section": "WarpStateStats"}))
         occ = root.add(Node("Occupancy", None, "", "group", attrs={"group": "occupancy"}))
-        occ.add(Node("Limiter", None, "", "missing", attrs={"section": "Occupancy", "metric": "launch__occupancy_limit_*"}))
+        occ.add(
+            Node("Limiter", None, "", "missing", attrs={"section": "Occupancy", "metric": "launch__occupancy_limit_*"})
+        )
         occ.add(Node("Achieved occupancy", 50.0, "%", "metric"))
-        k = KernelProfile(id=kid, name=f"void k<float, {kid}>(const T&) \"q\" {names[0]}", device="GPU <x>",
-                          grid=(4, 1, 1), block=(128, 1, 1), metrics={"gpu__time_duration.sum": 1000.0 * (kid + 1)})
-        f = Finding(id="global-uncoalesced", title=names[3], severity="high", stall_share=0.5, estimated_speedup=2.5,
-                    advice=names[4], locations=[{"file": "/src/k.cu", "line": 5, "share": 1.0, "sass": names[5], "code": names[2],
-                                                 "inlined_from": {"file": "/inc/h<T>.hpp", "line": 3}}],
-                    group="memory")
-        kernels.append(KernelAnalysis(kernel=k, tree=root, findings=[f], bound="memory", stall_cycle_pct=80.0,
-                                      achieved_ipc=0.8, top_unit="dram", top_unit_pct=91.0, slicing={}, notes=[names[2]]))
+        k = KernelProfile(
+            id=kid,
+            name=f'void k<float, {kid}>(const T&) "q" {names[0]}',
+            device="GPU <x>",
+            grid=(4, 1, 1),
+            block=(128, 1, 1),
+            metrics={"gpu__time_duration.sum": 1000.0 * (kid + 1)},
+        )
+        f = Finding(
+            id="global-uncoalesced",
+            title=names[3],
+            severity="high",
+            stall_share=0.5,
+            estimated_speedup=2.5,
+            advice=names[4],
+            locations=[
+                {
+                    "file": "/src/k.cu",
+                    "line": 5,
+                    "share": 1.0,
+                    "sass": names[5],
+                    "code": names[2],
+                    "inlined_from": {"file": "/inc/h<T>.hpp", "line": 3},
+                }
+            ],
+            group="memory",
+        )
+        kernels.append(
+            KernelAnalysis(
+                kernel=k,
+                tree=root,
+                findings=[f],
+                bound="memory",
+                stall_cycle_pct=80.0,
+                achieved_ipc=0.8,
+                top_unit="dram",
+                top_unit_pct=91.0,
+                slicing={},
+                notes=[names[2]],
+            )
+        )
     return Analysis(profile=Profile(path="lit.ncu-rep", format="ncu-rep"), kernels=kernels)
 
 
 def node_lines(source: str) -> dict[str, list[str]]:
     """node id -> label lines, from DOT source written by build_graph."""
     out = {}
-    for m in re.finditer(r'^\s*(k\d+n\d+) \[label=', source, re.M):
+    for m in re.finditer(r"^\s*(k\d+n\d+) \[label=", source, re.M):
         if source[m.end()] == '"':
             out[m.group(1)] = _split(quoted_at(source, m.end())[0])
         else:  # a bare identifier label
-            out[m.group(1)] = [re.match(r"[^\s\]]+", source[m.end():]).group(0)]
+            out[m.group(1)] = [re.match(r"[^\s\]]+", source[m.end() :]).group(0)]
     return out
 
 
 def _attrs(source: str, nid: str) -> str:
-    m = re.search(rf'^\s*{nid} \[(.*)\]$', source, re.M)
+    m = re.search(rf"^\s*{nid} \[(.*)\]$", source, re.M)
     return m.group(1) if m else ""
 
 
@@ -166,6 +242,7 @@ def test_samples_svg_png():
     def one(cv):
         a = analysis_of(*cv)
         return cv, render(a, "svg", RenderOptions()), render(a, "png", RenderOptions())
+
     analyses = [(cv, analysis_of(*cv)) for cv in SAMPLES]  # analyze serially (cached), lay out in parallel
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(one, [cv for cv, _ in analyses]))
@@ -200,7 +277,9 @@ def test_fold_highlight_missing_chain_suggestion():
     assert "busiest unit: DRAM 91.0%" in flat[root] and "bound: memory" in flat[root]
     # Highlight: root -> group -> suggestion drawn thick and orange, other nodes not.
     hl = {n for n in flat if f'color="{dotmod.HIGHLIGHT}"' in _attrs(src, n)}
-    assert {n for n in hl} == {n for n, t in flat.items() if t.startswith(("Stall cycles", "Device memory", "➜ Uncoalesced"))}
+    assert {n for n in hl} == {
+        n for n, t in flat.items() if t.startswith(("Stall cycles", "Device memory", "➜ Uncoalesced"))
+    }
     hl_edges = re.findall(rf'^\s*(k0n\d+) -> (k0n\d+) \[color="{dotmod.HIGHLIGHT}"', src, re.M)
     assert len(hl_edges) == 2 and all(a in hl and b in hl for a, b in hl_edges)
     sug = next(n for n, t in flat.items() if t.startswith("➜"))
@@ -212,7 +291,9 @@ def test_fold_highlight_missing_chain_suggestion():
         assert re.search(rf"^\s*{up} -> {down} \[label=\" misses\"", src, re.M)
     assert "hit rate 10%, ~33 cycles" in flat[chain[0]]
     # Nothing folded at fold 0.
-    assert "Tiny group" in " ".join(" ".join(v) for v in node_lines(render(a, "dot", RenderOptions(fold_share=0))).values())
+    assert "Tiny group" in " ".join(
+        " ".join(v) for v in node_lines(render(a, "dot", RenderOptions(fold_share=0))).values()
+    )
 
 
 def test_hostile_labels_are_quoted_not_interpreted():
@@ -228,7 +309,7 @@ def test_hostile_labels_are_quoted_not_interpreted():
         joined = "\n".join(texts)
         for name in HOSTILE[:4]:
             assert name in joined, name
-        assert "void k<float, 0>(const T&) \"q\" " + HOSTILE[0] in joined
+        assert 'void k<float, 0>(const T&) "q" ' + HOSTILE[0] in joined
 
 
 def test_one_cluster_per_kernel():
@@ -237,7 +318,7 @@ def test_one_cluster_per_kernel():
     assert len(re.findall(r"subgraph cluster_k\d+ \{", src)) == 3
     labels = [ln for s in dot_strings(src) for ln in _split(s)]
     for i in range(3):
-        assert any(ln.startswith(f'void k<float, {i}>') for ln in labels)
+        assert any(ln.startswith(f"void k<float, {i}>") for ln in labels)
     if HAVE_DOT:
         assert len([t for t in svg_texts(render(a, "svg", RenderOptions())) if t.startswith("Stall cycles")]) == 3
 
@@ -260,6 +341,7 @@ def test_svg_without_dot_raises_tool_not_found(monkeypatch):
 
 def test_cli_writes_dot_beside_when_dot_missing(monkeypatch, tmp_path):
     from drgpu_py.cli import app
+
     monkeypatch.setattr(dotmod.shutil, "which", lambda name: None)
     out = tmp_path / "tree.svg"
     res = CliRunner().invoke(app, ["analyze", str(report_path("aos_gather", "bad")), "-o", str(out)])
@@ -274,6 +356,7 @@ def test_cli_writes_dot_beside_when_dot_missing(monkeypatch, tmp_path):
 @needs_dot
 def test_cli_svg_png_dot(tmp_path):
     from drgpu_py.cli import app
+
     rep = str(report_path("aos_gather", "bad"))
     for ext in ("dot", "svg", "png"):
         out = tmp_path / f"t.{ext}"

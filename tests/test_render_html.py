@@ -11,6 +11,7 @@ one bar per unit with the limiter marked, and a log-log roofline (or one line sa
 lacks), checked on a real cuBLAS bf16 GEMM (sample_reports/library) and on a kernel without
 FLOPs. A page of more than GRAPH_KERNELS_MAX groups carries their sections packed and stays
 within a budget computed from its groups; tests read such pages through ``unpack_page``."""
+
 from __future__ import annotations
 
 import html
@@ -156,10 +157,15 @@ def test_sample_html(case, variant):
     # Hot source lines: the top finding's line, with its code and the SASS behind it.
     if ka.findings and ka.findings[0].locations and ka.findings[0].locations[0].get("file"):
         loc = ka.findings[0].locations[0]
-        row = next(attrs["id"] for tag, attrs in page.tags
-                   if tag == "details" and attrs.get("id", "").endswith(f"-{loc['line']}") and "src-hot" in attrs.get("class", ""))
+        row = next(
+            attrs["id"]
+            for tag, attrs in page.tags
+            if tag == "details"
+            and attrs.get("id", "").endswith(f"-{loc['line']}")
+            and "src-hot" in attrs.get("class", "")
+        )
         assert f'href="#{row}"' in doc, "the finding links to its source line"
-        section = doc[doc.index(f'id="{row}"'):]
+        section = doc[doc.index(f'id="{row}"') :]
         section = section[: section.index("</details>")]
         assert _esc(loc["sass"]) in section
         if loc.get("code"):
@@ -181,7 +187,7 @@ def _strip(markup: str) -> str:
 
 def _verdict_text(doc: str, anchor: str = "k0") -> str:
     """Text of one kernel's head card (name, verdict, bound and grade badges)."""
-    head = doc[doc.rindex("<", 0, doc.index(f'id="{anchor}"')):]
+    head = doc[doc.rindex("<", 0, doc.index(f'id="{anchor}"')) :]
     return _strip(head[: head.index("</section>")])
 
 
@@ -194,12 +200,20 @@ def _roof_geometry(doc: str) -> dict | None:
     c = re.search(r'<circle\b[^>]*\bcx="([\d.]+)"[^>]*\bcy="([\d.]+)"', svg)
     roof = re.search(r'<polyline\b[^>]*\bpoints="([^"]+)"', svg)
     assert c and roof, "point and roofs drawn"
-    ticks = [(float(x), float(y), int(e.replace("−", "-"))) for x, y, e in
-             re.findall(r'<text\b[^>]*\bx="([\d.]+)"[^>]*\by="([\d.]+)"[^>]*>10<tspan\b[^>]*>([−\d]+)</tspan>', svg)]
+    ticks = [
+        (float(x), float(y), int(e.replace("−", "-")))
+        for x, y, e in re.findall(
+            r'<text\b[^>]*\bx="([\d.]+)"[^>]*\by="([\d.]+)"[^>]*>10<tspan\b[^>]*>([−\d]+)</tspan>', svg
+        )
+    ]
     bottom = max(t[1] for t in ticks)
-    return {"svg": svg, "point": (float(c[1]), float(c[2])),
-            "xticks": [(x, e) for x, y, e in ticks if y == bottom], "yticks": [(y, e) for x, y, e in ticks if y != bottom],
-            "roof": [tuple(float(v) for v in xy.split(",")) for xy in roof[1].split()]}
+    return {
+        "svg": svg,
+        "point": (float(c[1]), float(c[2])),
+        "xticks": [(x, e) for x, y, e in ticks if y == bottom],
+        "yticks": [(y, e) for x, y, e in ticks if y != bottom],
+        "roof": [tuple(float(v) for v in xy.split(",")) for xy in roof[1].split()],
+    }
 
 
 def _log_pos(ticks: list[tuple[float, int]], value: float) -> float:
@@ -232,17 +246,27 @@ def test_hostile_text_is_escaped():
 
 def test_hostile_sass_and_source_in_source_view():
     import pandas as pd
+
     a = literal_analysis()
     k = a.kernels[0].kernel
     k.source_text = {"/src/k.cu": ["int main() {\n", "  <b>&amp;\n", "}\n"]}
     k.instructions = pd.DataFrame(
-        {"offset": [0, 16, 32], "sass": ["LDG <x> \"y\"", "FFMA R1, R2, R3, R4", "EXIT"], "file": ["/src/k.cu"] * 3,
-         "line": [2, 2, 3], "inst_executed": [10.0, 10.0, 10.0], "samples": [5.0, 90.0, 5.0],
-         "stall_long_scoreboard": [0.0, 80.0, 0.0], "stall_wait": [5.0, 10.0, 5.0], "stall_selected": [0.0, 0.0, 0.0]},
-        index=pd.Index([1000, 1016, 1032], name="pc"))
+        {
+            "offset": [0, 16, 32],
+            "sass": ['LDG <x> "y"', "FFMA R1, R2, R3, R4", "EXIT"],
+            "file": ["/src/k.cu"] * 3,
+            "line": [2, 2, 3],
+            "inst_executed": [10.0, 10.0, 10.0],
+            "samples": [5.0, 90.0, 5.0],
+            "stall_long_scoreboard": [0.0, 80.0, 0.0],
+            "stall_wait": [5.0, 10.0, 5.0],
+            "stall_selected": [0.0, 0.0, 0.0],
+        },
+        index=pd.Index([1000, 1016, 1032], name="pc"),
+    )
     doc = render(a, "html", RenderOptions())
     page = parse(doc)
-    assert "  <b>&amp;" in page.plain and "LDG <x> \"y\"" in page.plain
+    assert "  <b>&amp;" in page.plain and 'LDG <x> "y"' in page.plain
     assert "<b>&amp;" not in doc and "&lt;b&gt;&amp;amp;" in doc
     hot = [attrs["id"] for tag, attrs in page.tags if tag == "details" and "src-hot" in attrs.get("class", "")]
     assert hot and hot[0].endswith("-2"), hot
@@ -253,25 +277,36 @@ def test_hostile_sass_and_source_in_source_view():
 def _summary_rows(doc: str) -> list[dict]:
     """The summary table's body rows: the kernel section each links to, the link's title (the
     full name) and text, and each cell's data-value (what the page's sort compares) and text."""
-    sec = doc[doc.index('<table class="index sortable" id="summary-table">'):]
-    body = sec[sec.index("<tbody>"): sec.index("</tbody>")]
+    sec = doc[doc.index('<table class="index sortable" id="summary-table">') :]
+    body = sec[sec.index("<tbody>") : sec.index("</tbody>")]
     out = []
     for anchor, tr in re.findall(r'<tr data-anchor="([^"]+)">(.*?)</tr>', body, re.S):
         link = re.search(r'<a href="#([^"]+)" title="([^"]*)">([^<]*)</a>', tr)
-        cells = [(html.unescape(v), _strip(c).strip()) for v, c in re.findall(r'<td\b[^>]*data-value="([^"]*)"[^>]*>(.*?)</td>', tr, re.S)]
-        out.append({"anchor": anchor, "href": link[1], "title": html.unescape(link[2]), "text": html.unescape(link[3]),
-                    "values": [v for v, _ in cells], "cells": [c for _, c in cells]})
+        cells = [
+            (html.unescape(v), _strip(c).strip())
+            for v, c in re.findall(r'<td\b[^>]*data-value="([^"]*)"[^>]*>(.*?)</td>', tr, re.S)
+        ]
+        out.append(
+            {
+                "anchor": anchor,
+                "href": link[1],
+                "title": html.unescape(link[2]),
+                "text": html.unescape(link[3]),
+                "values": [v for v, _ in cells],
+                "cells": [c for _, c in cells],
+            }
+        )
     return out
 
 
 def _section(doc: str, start: str, end: str) -> str:
     i = doc.index(start)
-    return doc[i: doc.index(end, i)]
+    return doc[i : doc.index(end, i)]
 
 
 def _kernel_name_at(doc: str, anchor: str) -> str:
     """The full kernel name in the head of the kernel section with id ``anchor``."""
-    art = doc[doc.index(f'<article class="kernel" id="{anchor}">'):]
+    art = doc[doc.index(f'<article class="kernel" id="{anchor}">') :]
     return html.unescape(re.search(r'<h2 class="kname">(.*?)</h2>', art, re.S)[1])
 
 
@@ -306,6 +341,7 @@ def step_page():
     API does (launches of one kernel grouped) and rendered."""
     import drgpu_py
     from conftest import library_report
+
     a = drgpu_py.analyze(library_report("step"))
     return a, render(a, "html", RenderOptions())
 
@@ -322,7 +358,7 @@ def test_step_summary_table(step_page):
     rows = _summary_rows(doc)
     assert len(rows) == len(summary), "one row per group"
     ids = page.ids()
-    for r, s in zip(rows, summary):   # in the summary's order: by total GPU time
+    for r, s in zip(rows, summary):  # in the summary's order: by total GPU time
         v = dict(zip(COLUMNS, r["values"]))
         c = dict(zip(COLUMNS, r["cells"]))
         assert r["href"] == r["anchor"] and r["href"] in ids, "the row links to an existing section"
@@ -337,7 +373,10 @@ def test_step_summary_table(step_page):
         if s["findings"]:
             top = s["findings"][0]
             assert v["top"] == top["id"] and top["id"] in c["top"]
-            assert float(v["saved"]) == pytest.approx(top["time_saved_ns"]) and c["saved"] == f"{top['time_saved_ns'] / 1e3:,.1f}"
+            assert (
+                float(v["saved"]) == pytest.approx(top["time_saved_ns"])
+                and c["saved"] == f"{top['time_saved_ns'] / 1e3:,.1f}"
+            )
         else:
             assert c["top"] == "none" and v["saved"] == c["saved"] == ""
     totals = [float(r["values"][2]) for r in rows]
@@ -380,7 +419,9 @@ def test_step_fix_first(step_page):
     for item, p in zip(items, prio):
         fid = re.search(r'<a class="mono fix-id" href="#([^"]+)">([^<]+)</a>', item)
         assert fid[2] == p["id"], "the finding's id, in priority order"
-        assert fid[1] in ids and p["id"] in _strip(_section(doc, f'id="{fid[1]}"', "</p>")), "links to the finding's card"
+        assert fid[1] in ids and p["id"] in _strip(_section(doc, f'id="{fid[1]}"', "</p>")), (
+            "links to the finding's card"
+        )
         kernel = re.search(r'in <a href="#([^"]+)" title="([^"]*)">', item)
         assert kernel[1] in ids and _kernel_name_at(doc, kernel[1]) == p["name"] == html.unescape(kernel[2])
         text = _strip(item)
@@ -394,6 +435,7 @@ def test_chart_keeps_the_largest_groups():
     """16 real library kernels: every one in the table, the 15 largest in the chart, and a line
     for the rest."""
     from conftest import library_analysis
+
     a = library_analysis("library")
     doc = render(a, "html", RenderOptions())
     summary = a.summary()
@@ -418,12 +460,13 @@ def test_single_kernel_has_no_summary():
 
 
 MANY_XZ = SAMPLE_DIR.parent / "benchmarks" / "data" / "many_kernels.ncu-rep.xz"
-MAX_MANY_HTML = 2_000_000   # bytes; measured 0.35 MB (0.56 MB with the Graphviz pictures) for 5 groups
+MAX_MANY_HTML = 2_000_000  # bytes; measured 0.35 MB (0.56 MB with the Graphviz pictures) for 5 groups
 
 
 def test_many_launches_page_stays_small(tmp_path):
     """1,000 launches of 5 kernels: one summary row and one section per group, not per launch."""
     import drgpu_py
+
     path = tmp_path / "many_kernels.ncu-rep"
     with lzma.open(MANY_XZ) as src, open(path, "wb") as dst:
         shutil.copyfileobj(src, dst, 1 << 20)
@@ -487,6 +530,7 @@ def gemm_page(library_rep):
     """Kernel 0 of the library report (a cuBLAS bf16 GEMM on tensor cores), analyzed and rendered."""
     from drgpu_py.analysis import analyze
     from drgpu_py.readers import open_report, select_kernels
+
     a = analyze(select_kernels(open_report(library_rep, kernel="0"), "0"))
     return a, render(a, "html", RenderOptions())
 
@@ -543,8 +587,9 @@ def test_sol_roofline_chart(gemm_page):
 
 def test_sol_roofline_missing_without_flops():
     """A kernel that executes no floating-point math: one line saying what is missing, no chart."""
-    case, variant = next((c, v) for c, v in SAMPLES
-                         if analysis_of(c, v).kernels[0].context.sol.roofline()["flop_per_s"] is None)
+    case, variant = next(
+        (c, v) for c, v in SAMPLES if analysis_of(c, v).kernels[0].context.sol.roofline()["flop_per_s"] is None
+    )
     a = analysis_of(case, variant)
     doc = render(a, "html", RenderOptions())
     page = parse(doc)
@@ -568,9 +613,11 @@ def test_graphviz_pictures_only_for_the_kernels_with_most_time(tmp_path):
     from drgpu_py.readers import open_report
     from drgpu_py.render import RenderOptions, render
     from drgpu_py.render.html import GRAPH_KERNELS_MAX
+
     if not _shutil.which("dot"):
         pytest.skip("Graphviz dot is not installed")
     from pathlib import Path as _Path
+
     bad = _Path(__file__).parent / "data" / "bad"
     rows = list(_csv.reader(open(bad / "mini.raw.csv", newline="", encoding="utf-8")))
     head, units, row = rows[0], rows[1], rows[2]
@@ -601,7 +648,8 @@ def test_lighter_groups_carry_tree_and_sass_as_json(monkeypatch):
     import json as _json
     from conftest import library_analysis
     from drgpu_py.render import html as htmlmod
-    monkeypatch.setattr(htmlmod, "dot_available", lambda: False)   # compare the HTML, not the pictures
+
+    monkeypatch.setattr(htmlmod, "dot_available", lambda: False)  # compare the HTML, not the pictures
     a = library_analysis("step")
     monkeypatch.setattr(htmlmod, "GRAPH_KERNELS_MAX", 100)
     inline = render(a, "html", RenderOptions())
@@ -624,12 +672,22 @@ def test_lighter_groups_carry_tree_and_sass_as_json(monkeypatch):
     h = literal_analysis()
     k = h.kernels[0].kernel
     import pandas as pd
+
     k.source_text = {"/src/k.cu": ["int main() {\n", "  <b>&amp;\n", "}\n"]}
     k.instructions = pd.DataFrame(
-        {"offset": [0, 16, 32], "sass": ["LDG </script><img src=x onerror=alert(1)>", "FFMA R1, R2, R3, R4", "EXIT"],
-         "file": ["/src/k.cu"] * 3, "line": [2, 2, 3], "inst_executed": [10.0, 10.0, 10.0], "samples": [5.0, 90.0, 5.0],
-         "stall_long_scoreboard": [0.0, 80.0, 0.0], "stall_wait": [5.0, 10.0, 5.0], "stall_selected": [0.0, 0.0, 0.0]},
-        index=pd.Index([1000, 1016, 1032], name="pc"))
+        {
+            "offset": [0, 16, 32],
+            "sass": ["LDG </script><img src=x onerror=alert(1)>", "FFMA R1, R2, R3, R4", "EXIT"],
+            "file": ["/src/k.cu"] * 3,
+            "line": [2, 2, 3],
+            "inst_executed": [10.0, 10.0, 10.0],
+            "samples": [5.0, 90.0, 5.0],
+            "stall_long_scoreboard": [0.0, 80.0, 0.0],
+            "stall_wait": [5.0, 10.0, 5.0],
+            "stall_selected": [0.0, 0.0, 0.0],
+        },
+        index=pd.Index([1000, 1016, 1032], name="pc"),
+    )
     packed = render(h, "html", RenderOptions())
     assert not any(tag == "img" for tag, _ in parse(packed).tags)
     doc = unpack_page(packed)
@@ -669,6 +727,7 @@ def test_many_groups_page_stays_within_its_budget(samples_page):
     nothing that can close its script element), its head and findings stay in the page; the
     page unpacked holds every group's full section, as a page without packing would."""
     from drgpu_py.render.html import GRAPH_KERNELS_MAX, packed_bodies
+
     a, doc = samples_page
     n = len(a.kernels)
     assert n > GRAPH_KERNELS_MAX
@@ -683,7 +742,9 @@ def test_many_groups_page_stays_within_its_budget(samples_page):
     assert [tag for tag, _ in page.tags].count("script") == 2, "the report's script and the packed stream"
     assert len(packed_bodies(doc)) == n and doc.count('<div class="packed"') == n
     # The GRAPH_KERNELS_MAX groups with the most GPU time are unpacked as soon as the page loads.
-    eager = re.findall(r'<article class="kernel" id="(k\d+)">(?:(?!</article>).)*?<div class="packed"[^>]*\bdata-eager', doc, re.S)
+    eager = re.findall(
+        r'<article class="kernel" id="(k\d+)">(?:(?!</article>).)*?<div class="packed"[^>]*\bdata-eager', doc, re.S
+    )
     times = [ka.kernel.duration_ns for ka in a.kernels]
     assert sorted(eager) == sorted(f"k{i}" for i in sorted(range(n), key=lambda i: -times[i])[:GRAPH_KERNELS_MAX])
     # Head and findings stay in the page: every link of the summary has its target there.

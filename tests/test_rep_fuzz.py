@@ -22,6 +22,7 @@ CI runs the bounded sweep (every truncation and the named cases, plus the first
 ``BOUNDED_RANDOM`` flips and overwrites); ``DRGPU_SWEEP=full`` runs all of them
 (docs/errors.md records the counts of both).
 """
+
 from __future__ import annotations
 
 import json
@@ -37,11 +38,11 @@ import pytest
 from conftest import rep_blocks
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCE = ROOT / "sample_reports" / "launch" / "serial_steps_floor.ncu-rep"    # 179 KB, 2 launches, 12 blocks
+SOURCE = ROOT / "sample_reports" / "launch" / "serial_steps_floor.ncu-rep"  # 179 KB, 2 launches, 12 blocks
 OTHER = ROOT / "sample_reports" / "aos_gather" / "aos_gather_bad.ncu-rep"
-FLIPS, OVERWRITES = 200, 120          # the full sweep's random mutations
-BOUNDED_RANDOM = 30                   # of each kind, in the bounded sweep
-PER_CASE_S = 60.0                     # a read of this 179 KB report takes 0.1 s once ncu_report is loaded
+FLIPS, OVERWRITES = 200, 120  # the full sweep's random mutations
+BOUNDED_RANDOM = 30  # of each kind, in the bounded sweep
+PER_CASE_S = 60.0  # a read of this 179 KB report takes 0.1 s once ncu_report is loaded
 
 
 def mutations(full: bool) -> list[tuple[str, bytes]]:
@@ -50,18 +51,22 @@ def mutations(full: bool) -> list[tuple[str, bytes]]:
     out: list[tuple[str, bytes]] = []
     cuts = {1, 3, 4, 7, 8, len(src) - 1, len(src) - 100}
     for s, e in rep_blocks(src):
-        cuts.update((s, s + 1, s + 3, s + 4, s + 5, (s + e) // 2, e - 1))   # before, in the size, in the header, mid, last byte
+        cuts.update(
+            (s, s + 1, s + 3, s + 4, s + 5, (s + e) // 2, e - 1)
+        )  # before, in the size, in the header, mid, last byte
     for k in sorted(c for c in cuts if 0 < c < len(src)):
         out.append((f"truncate-{k}", src[:k]))
     rnd = random.Random(19)
-    out += [("trailing-1-zero", src + b"\0"),
-            ("trailing-100-random", src + rnd.randbytes(100)),
-            ("trailing-text", src + b"some text appended\n" * 500),
-            ("trailing-magic", src + src[:8]),
-            ("two-reports-same", src + src),
-            ("two-reports-other", src + OTHER.read_bytes()),
-            ("zero-filled", b"\0" * len(src)),
-            ("magic-then-zeros", src[:4] + b"\0" * (len(src) - 4))]
+    out += [
+        ("trailing-1-zero", src + b"\0"),
+        ("trailing-100-random", src + rnd.randbytes(100)),
+        ("trailing-text", src + b"some text appended\n" * 500),
+        ("trailing-magic", src + src[:8]),
+        ("two-reports-same", src + src),
+        ("two-reports-other", src + OTHER.read_bytes()),
+        ("zero-filled", b"\0" * len(src)),
+        ("magic-then-zeros", src[:4] + b"\0" * (len(src) - 4)),
+    ]
     flips = []
     for i in range(FLIPS):
         b = bytearray(src)
@@ -74,7 +79,7 @@ def mutations(full: bool) -> list[tuple[str, bytes]]:
         b = bytearray(src)
         n = rnd.choice((16, 256, 4096))
         j = rnd.randrange(8, len(b) - n)
-        b[j:j + n] = (b"\0" * n, b"\xff" * n, rnd.randbytes(n))[i % 3]
+        b[j : j + n] = (b"\0" * n, b"\xff" * n, rnd.randbytes(n))[i % 3]
         overwrites.append((f"overwrite-{i}", bytes(b)))
     if not full:
         flips, overwrites = flips[:BOUNDED_RANDOM], overwrites[:BOUNDED_RANDOM]
@@ -83,6 +88,7 @@ def mutations(full: bool) -> list[tuple[str, bytes]]:
 
 # ---- the worker ---------------------------------------------------------------------------------
 
+
 def _outcome(path: Path) -> dict:
     from drgpu_py.specs import output_schema as schema
     from drgpu_py.analysis import analyze
@@ -90,6 +96,7 @@ def _outcome(path: Path) -> dict:
     from drgpu_py.readers import open_report
     from drgpu_py.readers.common import rep_framing_problem
     from drgpu_py.render import RenderOptions, render
+
     try:
         profile = open_report(path)
         analysis = analyze(profile)
@@ -99,14 +106,21 @@ def _outcome(path: Path) -> dict:
         return {"outcome": "error", "code": e.exit_code, "message": str(e)}
     except Exception as e:  # noqa: BLE001 - what the test must catch
         import traceback
+
         return {"outcome": "bug", "message": f"{type(e).__name__}: {e}", "trace": traceback.format_exc()[-3000:]}
     bad = [k.id for k in profile.kernels if not k.name or not k.metrics]
-    return {"outcome": "partial" if profile.notes else "ok", "kernels": len(profile.kernels), "empty": bad,
-            "framing": rep_framing_problem(path), "notes": profile.notes}
+    return {
+        "outcome": "partial" if profile.notes else "ok",
+        "kernels": len(profile.kernels),
+        "empty": bad,
+        "framing": rep_framing_problem(path),
+        "notes": profile.notes,
+    }
 
 
 def _worker(folder: str, start: int, full: bool) -> None:
     import ncu_report  # noqa: F401 - loaded once: reads then run in this process
+
     muts = mutations(full)
     for i in range(start, len(muts)):
         name, content = muts[i]
@@ -121,10 +135,15 @@ def sweep(folder: Path, full: bool) -> list[dict]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "DRGPU_READ_IN_PROCESS": "1"}
     while len(results) < n:
         start = len(results)
-        p = subprocess.Popen([sys.executable, __file__, str(folder), str(start), "full" if full else "bounded"],
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=ROOT)
+        p = subprocess.Popen(
+            [sys.executable, __file__, str(folder), str(start), "full" if full else "bounded"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            cwd=ROOT,
+        )
         buf = b""
-        deadline = time.monotonic() + PER_CASE_S * 3   # the first read also loads ncu_report
+        deadline = time.monotonic() + PER_CASE_S * 3  # the first read also loads ncu_report
         while True:
             ready, _, _ = select.select([p.stdout], [], [], max(0.0, deadline - time.monotonic()))
             if not ready:
@@ -144,8 +163,9 @@ def sweep(folder: Path, full: bool) -> list[dict]:
         err = p.stderr.read().decode(errors="replace")
         if len(results) < n:
             assert rc < 0, f"worker exited {rc} without a result for mutation {len(results)}: {err[-2000:]}"
-            results.append({"i": len(results), "name": mutations(full)[len(results)][0], "outcome": "crash",
-                            "signal": -rc})
+            results.append(
+                {"i": len(results), "name": mutations(full)[len(results)][0], "outcome": "crash", "signal": -rc}
+            )
     return results
 
 
@@ -175,13 +195,23 @@ def _check(results: list[dict]) -> None:
 
 def _doc_row(label: str) -> dict[str, int]:
     from test_hostile_corpus import doc_counts
+
     return doc_counts()[label]
 
 
-@pytest.mark.parametrize("full", [pytest.param(False, id="bounded"),
-                                  pytest.param(True, id="full", marks=pytest.mark.skipif(
-                                      os.environ.get("DRGPU_SWEEP") != "full",
-                                      reason="the full sweep runs with DRGPU_SWEEP=full"))])
+@pytest.mark.parametrize(
+    "full",
+    [
+        pytest.param(False, id="bounded"),
+        pytest.param(
+            True,
+            id="full",
+            marks=pytest.mark.skipif(
+                os.environ.get("DRGPU_SWEEP") != "full", reason="the full sweep runs with DRGPU_SWEEP=full"
+            ),
+        ),
+    ],
+)
 def test_damaged_reports_end_cleanly(tmp_path, full):
     t0 = time.monotonic()
     results = sweep(tmp_path, full)
@@ -190,17 +220,28 @@ def test_damaged_reports_end_cleanly(tmp_path, full):
     # Named cases with one documented outcome each (docs/errors.md, "Damaged and odd inputs").
     by_name = {r["name"]: r for r in results}
     for name in ("trailing-1-zero", "trailing-text", "two-reports-same", "two-reports-other", "magic-then-zeros"):
-        assert by_name[name]["outcome"] == "error" and "is truncated or corrupt" in by_name[name]["message"], by_name[name]
+        assert by_name[name]["outcome"] == "error" and "is truncated or corrupt" in by_name[name]["message"], by_name[
+            name
+        ]
     for name in ("two-reports-same", "two-reports-other"):
         assert "a second report starts at byte 179259" in by_name[name]["message"], by_name[name]
-    assert by_name["zero-filled"]["outcome"] == "error" and "neither an Nsight Compute report" in by_name["zero-filled"]["message"]
+    assert (
+        by_name["zero-filled"]["outcome"] == "error"
+        and "neither an Nsight Compute report" in by_name["zero-filled"]["message"]
+    )
     # A native crash in the worker is what drgpu's child-process reader turns into exit 4.
     muts = dict(mutations(full))
     for r in [r for r in results if r["outcome"] == "crash"][:3]:
         path = tmp_path / f"{r['name']}.ncu-rep"
         path.write_bytes(muts[r["name"]])
-        p = subprocess.run([sys.executable, "-m", "drgpu_py", "analyze", str(path), "-q"], capture_output=True,
-                           text=True, timeout=300, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        p = subprocess.run(
+            [sys.executable, "-m", "drgpu_py", "analyze", str(path), "-q"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=ROOT,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
         assert p.returncode == 4 and "ncu_report crashed reading it" in p.stderr, (r, p.returncode, p.stderr[-2000:])
         assert "Traceback" not in p.stderr
     row = _doc_row("`.ncu-rep` sweep, " + ("full" if full else "bounded (CI)"))

@@ -4,6 +4,7 @@ through cuobjdump, and the notes when the cubin does not fit the report.
 
 Also holds the cached helpers the other test_sass_* files import (one nvdisasm run and one
 report read per sample)."""
+
 from __future__ import annotations
 
 import functools
@@ -16,8 +17,14 @@ import pytest
 from conftest import SAMPLES, analysis_of, report_path, root_line
 from drgpu_py.errors import InputError, ToolNotFoundError
 from drgpu_py.sass import binary
-from drgpu_py.sass.binary import (control_from_binary, demangled_base, load_functions, mangled_base,
-                                  normalize_sass, parse_disassembly)
+from drgpu_py.sass.binary import (
+    control_from_binary,
+    demangled_base,
+    load_functions,
+    mangled_base,
+    normalize_sass,
+    parse_disassembly,
+)
 
 
 def _have(tool: str) -> bool:
@@ -28,8 +35,12 @@ def _have(tool: str) -> bool:
         return False
 
 
-needs_nvdisasm = pytest.mark.skipif(not _have("nvdisasm"), reason="nvdisasm not installed (pip install nvidia-cuda-nvdisasm)")
-needs_cuobjdump = pytest.mark.skipif(not _have("cuobjdump"), reason="cuobjdump not installed (pip install nvidia-cuda-cuobjdump)")
+needs_nvdisasm = pytest.mark.skipif(
+    not _have("nvdisasm"), reason="nvdisasm not installed (pip install nvidia-cuda-nvdisasm)"
+)
+needs_cuobjdump = pytest.mark.skipif(
+    not _have("cuobjdump"), reason="cuobjdump not installed (pip install nvidia-cuda-cuobjdump)"
+)
 
 
 def cubin_path(case: str):
@@ -47,6 +58,7 @@ def functions(case: str) -> dict:
 def bad_profile_with_cubin(case: str):
     """(profile, control, note) of CASE_bad.ncu-rep after control_from_binary."""
     from drgpu_py.readers import open_report
+
     p = open_report(report_path(case, "bad"))
     control, note = control_from_binary(p, cubin=cubin_path(case))
     return p, control, note
@@ -58,6 +70,7 @@ def kernel_function(case: str):
 
 
 # ---- pure helpers --------------------------------------------------------------------------
+
 
 def test_name_bases():
     assert mangled_base("_Z6hornerILi1EEvPKfPf") == "horner"
@@ -91,7 +104,7 @@ _Z1kv:
 """
     f = parse_disassembly(text)["_Z1kv"]
     assert f.sm == 90 and [i.offset for i in f.insts] == [0, 16, 32]
-    assert f.insts[0].high == 0x000fe20000000800 and f.insts[0].low == 0x00000a00ff017b82
+    assert f.insts[0].high == 0x000FE20000000800 and f.insts[0].low == 0x00000A00FF017B82
     assert (f.insts[0].file, f.insts[0].line, f.insts[0].inlined_at) == ("/src/k.cu", 3, [])
     red = f.insts[1]
     assert (red.file, red.line, red.inlined_at) == ("/inc/h.hpp", 112, [("/src/k.cu", 7)])
@@ -102,6 +115,7 @@ _Z1kv:
 
 def test_tool_not_found_has_hint(monkeypatch):
     import importlib.util
+
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     monkeypatch.setenv("PATH", "")
     monkeypatch.delenv("CUDA_HOME", raising=False)
@@ -113,11 +127,13 @@ def test_tool_not_found_has_hint(monkeypatch):
 
 def test_missing_cubin_is_an_input_error(tmp_path):
     from drgpu_py.model import Profile
+
     with pytest.raises(InputError):
         control_from_binary(Profile(path="x", format="ncu-rep"), cubin=tmp_path / "nope.cubin")
 
 
 # ---- real cubins ---------------------------------------------------------------------------
+
 
 @needs_nvdisasm
 def test_functions_of_a_sample_cubin():
@@ -136,7 +152,10 @@ def test_report_kernel_matches_cubin_text_at_every_offset():
     k = p.kernels[0]
     fn = functions("fma_chain")[k.mangled]
     by = fn.by_offset()
-    assert all(normalize_sass(by[int(o)].text) == normalize_sass(s) for o, s in zip(k.instructions["offset"], k.instructions["sass"]))
+    assert all(
+        normalize_sass(by[int(o)].text) == normalize_sass(s)
+        for o, s in zip(k.instructions["offset"], k.instructions["sass"])
+    )
     assert set(control) == {k.mangled, k.name}
     assert set(control[k.mangled]) == {i.offset for i in fn.insts}
     assert "1 of 1 kernels matched" in note and "control codes and line table used" in note
@@ -145,6 +164,7 @@ def test_report_kernel_matches_cubin_text_at_every_offset():
 @needs_nvdisasm
 def test_mismatched_cubin_is_not_used_and_said_so():
     from drgpu_py.readers import open_report
+
     p = open_report(report_path("fma_chain", "bad"))
     k = p.kernels[0]
     k.mangled = "_Z6hornerILi4EEvPKfPf"  # the other instantiation: same name family, other code
@@ -177,6 +197,7 @@ def test_inlined_atomic_reported_at_its_call_site():
 def test_inlined_from_in_finding_locations():
     from drgpu_py.analysis import analyze
     from drgpu_py.sass.binary import with_control
+
     case = "global_atomics"
     p, control, _ = bad_profile_with_cubin(case)
     ka = analyze(with_control(p, control)).kernels[0]
@@ -192,6 +213,7 @@ def test_csv_without_ncu_rep_gets_lines_from_cubin(tmp_path):
     """`drgpu analyze X.raw.csv --cubin X.cubin` names lines without a sibling .ncu-rep."""
     from typer.testing import CliRunner
     from drgpu_py.cli import app
+
     case = "aos_gather"
     for ext in ("raw.csv", "source.csv"):
         shutil.copy(report_path(case, "bad", ext), tmp_path / f"{case}_bad.{ext}")
@@ -224,8 +246,14 @@ def _fatbin(cubin: bytes, sm: int) -> bytes:
     """A fat binary holding one ELF image, laid out as `fatbinary --create` writes it:
     container header (magic, version, header size, payload size), then one 64-byte entry
     header (kind 2 = ELF, arch, 64-bit flag) before the cubin."""
-    entry = (struct.pack("<HHIQ", 2, 0x0101, 0x40, len(cubin)) + bytes(8) + struct.pack("<HHI", 8, 1, sm)
-             + bytes(8) + struct.pack("<Q", 0x11) + bytes(16))
+    entry = (
+        struct.pack("<HHIQ", 2, 0x0101, 0x40, len(cubin))
+        + bytes(8)
+        + struct.pack("<HHI", 8, 1, sm)
+        + bytes(8)
+        + struct.pack("<Q", 0x11)
+        + bytes(16)
+    )
     return struct.pack("<IHHQ", 0xBA55ED50, 1, 0x10, len(entry) + len(cubin)) + entry + cubin
 
 
@@ -236,6 +264,7 @@ def test_binary_option_extracts_cubins(tmp_path):
     fat = tmp_path / "app.fatbin"
     fat.write_bytes(_fatbin(cubin_path(case).read_bytes(), 90))
     from drgpu_py.readers import open_report
+
     p = open_report(report_path(case, "bad"))
     control, note = control_from_binary(p, binary=fat)
     assert p.kernels[0].mangled in control
@@ -251,6 +280,7 @@ def test_binary_without_device_code_is_an_input_error(tmp_path):
     if exe is None:
         pytest.skip("no host executable (true/ls) to try")
     from drgpu_py.model import Profile
+
     with pytest.raises(InputError) as e:
         control_from_binary(Profile(path="x", format="ncu-rep"), binary=exe)
     assert "no cubin" in e.value.message
@@ -260,6 +290,7 @@ def test_binary_without_device_code_is_an_input_error(tmp_path):
 def test_cli_non_cuda_file_given_as_cubin_exits_with_input_error(tmp_path):
     from typer.testing import CliRunner
     from drgpu_py.cli import app
+
     junk = tmp_path / "junk.cubin"
     junk.write_bytes(b"not an ELF at all")
     r = CliRunner().invoke(app, ["analyze", str(report_path("fma_chain", "bad")), "--cubin", str(junk)])

@@ -2,6 +2,7 @@
 (`nvdisasm -bbcfg -poff`) of the same cubin: the same loop headers and back edges and the
 same loop bodies, for the horner loop of fma_chain and the unrolled trajectory loop of
 reload_rate; the root-cause line lies in the loop."""
+
 from __future__ import annotations
 
 import re
@@ -22,8 +23,9 @@ _CLUSTER = re.compile(r'^subgraph\s+"cluster_(\S+)"')
 
 def nvdisasm_loops(case: str, function: str) -> dict[int, set[int]]:
     """Natural loops of nvdisasm's basic-block CFG: header offset -> offsets in the loop."""
-    out = subprocess.run([find_tool("nvdisasm"), "-bbcfg", "-poff", str(cubin_path(case))],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [find_tool("nvdisasm"), "-bbcfg", "-poff", str(cubin_path(case))], capture_output=True, text=True, check=True
+    ).stdout
     offs: dict[str, list[int]] = {}
     edges: list[tuple[str, str]] = []
     cur = node = None
@@ -51,7 +53,7 @@ def nvdisasm_loops(case: str, function: str) -> dict[int, set[int]]:
     loops: dict[int, set[int]] = {}
     for a, b in edges:
         if offs[b] and offs[a] and min(offs[b]) <= max(offs[a]):  # back edge a -> b
-            body, stack = {a, b}, ([a] if a != b else [])   # a self-loop's body is its block
+            body, stack = {a, b}, ([a] if a != b else [])  # a self-loop's body is its block
             while stack:
                 for p in preds.get(stack.pop(), ()):
                     if p not in body:

@@ -3,6 +3,7 @@ against what nvdisasm prints (the raw hex, `.reuse` flags) and against what the 
 requires: every reader of a scoreboarded result waits on that scoreboard, every overwrite of
 a register still being read late waits on the read barrier, and fixed-latency results are
 not read before the architecture's latency has elapsed."""
+
 from __future__ import annotations
 
 import re
@@ -24,7 +25,14 @@ def _pack(stall, yld, wb, rb, mask, reuse) -> int:
 
 def test_decode_literal_fields():
     cw = decode_control(_pack(5, 1, 2, 7, 0b100001, 0b0010) | 0x1234)  # low bits of the word are opcode bits
-    assert cw == {"stall": 5, "yield": True, "write_barrier": 2, "read_barrier": None, "wait_mask": 0b100001, "reuse": 2}
+    assert cw == {
+        "stall": 5,
+        "yield": True,
+        "write_barrier": 2,
+        "read_barrier": None,
+        "wait_mask": 0b100001,
+        "reuse": 2,
+    }
     assert waits_on(cw) == {0, 5} and sets_barriers(cw) == {2}
     none = decode_control(_pack(1, 0, 7, 7, 0, 0))
     assert none["write_barrier"] is None and none["read_barrier"] is None and not none["yield"]
@@ -50,8 +58,8 @@ def test_fields_match_the_raw_hex_and_reuse_text():
     for f in _functions():
         cw = f.control()
         for ins in f.insts:
-            word = ins.low | ins.high << 64              # the 128-bit instruction
-            ctrl = word >> 105 & ((1 << 21) - 1)         # bits 105..125
+            word = ins.low | ins.high << 64  # the 128-bit instruction
+            ctrl = word >> 105 & ((1 << 21) - 1)  # bits 105..125
             c = cw[ins.offset]
             assert c["stall"] == ctrl & 15 and c["wait_mask"] == ctrl >> 11 & 63
             assert (c["write_barrier"] if c["write_barrier"] is not None else 7) == ctrl >> 5 & 7
@@ -79,8 +87,11 @@ def test_every_reader_of_a_scoreboarded_result_waits_on_its_barrier():
                     continue
                 for q in range(p + 1, b.end):
                     if insts[q].uses & regs:
-                        assert any(wb in waits_on(cw[insts[x].pc]) for x in range(p + 1, q + 1)), \
-                            (f.name, insts[p].text, insts[q].text)
+                        assert any(wb in waits_on(cw[insts[x].pc]) for x in range(p + 1, q + 1)), (
+                            f.name,
+                            insts[p].text,
+                            insts[q].text,
+                        )
                         checked += 1
                         break
                     if insts[q].defs & regs:
@@ -102,8 +113,11 @@ def test_overwriting_a_late_read_register_waits_on_the_read_barrier():
                 regs = {r for r in insts[p].uses if "P" not in r}
                 for q in range(p + 1, b.end):
                     if insts[q].defs & regs:
-                        assert any(rb in waits_on(cw[insts[x].pc]) for x in range(p + 1, q + 1)), \
-                            (f.name, insts[p].text, insts[q].text)
+                        assert any(rb in waits_on(cw[insts[x].pc]) for x in range(p + 1, q + 1)), (
+                            f.name,
+                            insts[p].text,
+                            insts[q].text,
+                        )
                         checked += 1
                         break
     assert checked > 10
@@ -124,7 +138,11 @@ def test_fixed_latency_results_are_not_read_early():
                     continue
                 for q in range(p + 1, b.end):
                     if insts[q].uses & insts[p].defs:
-                        assert sum(cw[insts[x].pc]["stall"] for x in range(p, q)) >= lat, (f.name, insts[p].text, insts[q].text)
+                        assert sum(cw[insts[x].pc]["stall"] for x in range(p, q)) >= lat, (
+                            f.name,
+                            insts[p].text,
+                            insts[q].text,
+                        )
                         checked += 1
                         break
                     if insts[q].defs & insts[p].defs:
@@ -140,4 +158,5 @@ def test_control_table_keys_by_offset():
 @pytest.mark.parametrize("sm,ok", [(61, False), (70, True), (90, True), (None, False)])
 def test_supports_control(sm, ok):
     from drgpu_py.sass.control import supports_control
+
     assert supports_control(sm) is ok

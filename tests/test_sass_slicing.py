@@ -2,6 +2,7 @@
 opcode-based pruning, write-after-read dependencies and dependency kinds on small literal
 listings; on the real samples (with their cubins) the blamed producer line of five kinds of
 stall is the `// ROOT` line of the sample's source, and most stalls have a single source."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -31,6 +32,7 @@ def _cw(stall=1, wb=None, rb=None, wait=0):
 
 
 # ---- reaching definitions through predicated code ------------------------------------------
+
 
 def test_search_continues_past_predicated_defs_until_covered():
     cfg = _cfg(["MOV R1, 0x1", "@P0 MOV R1, 0x2", "@!P0 MOV R1, 0x3", "FADD R2, R1, R1"])
@@ -117,6 +119,7 @@ def test_sync_and_own_stalls_stay_put():
 
 # ---- real samples ------------------------------------------------------------------------------
 
+
 def _blame(case: str, with_cubin: bool = True):
     p, control, _ = bad_profile_with_cubin(case)
     k = p.kernels[0]
@@ -135,13 +138,16 @@ def _top_line(k, cfg, edges) -> int:
 
 
 @needs_nvdisasm
-@pytest.mark.parametrize("case,select,producer", [
-    ("aos_gather", lambda e, ins: e["kind"] == "global_memory", ("LDG",)),
-    ("local_hist", lambda e, ins: e["producer_pc"].map(lambda pc: ins[pc].is_local()), ("LDL", "STL")),
-    ("smem_stride", lambda e, ins: e["kind"] == "shared_memory", ("LDS",)),
-    ("double_literal", lambda e, ins: e["reason"] == "short_scoreboard", ("F2F",)),
-    ("serial_norm", lambda e, ins: e["reason"] == "barrier", ("BAR",)),
-])
+@pytest.mark.parametrize(
+    "case,select,producer",
+    [
+        ("aos_gather", lambda e, ins: e["kind"] == "global_memory", ("LDG",)),
+        ("local_hist", lambda e, ins: e["producer_pc"].map(lambda pc: ins[pc].is_local()), ("LDL", "STL")),
+        ("smem_stride", lambda e, ins: e["kind"] == "shared_memory", ("LDS",)),
+        ("double_literal", lambda e, ins: e["reason"] == "short_scoreboard", ("F2F",)),
+        ("serial_norm", lambda e, ins: e["reason"] == "barrier", ("BAR",)),
+    ],
+)
 def test_blamed_producer_line_is_the_root_line(case, select, producer):
     k, cfg, b = _blame(case)
     ins = {i.pc: i for i in cfg.insts}
@@ -160,8 +166,16 @@ def test_blamed_producer_line_is_the_root_line(case, select, producer):
 @needs_nvdisasm
 def test_cubin_slicing_mostly_single_dependency():
     """The goal for cubin slicing: on most samples, >= 80% of stalled instructions get one source."""
-    cases = ["aos_gather", "local_hist", "smem_stride", "double_literal", "serial_norm", "fma_chain",
-             "reload_rate", "global_atomics"]
+    cases = [
+        "aos_gather",
+        "local_hist",
+        "smem_stride",
+        "double_literal",
+        "serial_norm",
+        "fma_chain",
+        "reload_rate",
+        "global_atomics",
+    ]
     cov = {c: _blame(c)[2].single_dependency_coverage for c in cases}
     assert sum(v >= 0.8 for v in cov.values()) >= 0.75 * len(cases), cov
 
@@ -173,5 +187,6 @@ def test_kinds_cover_every_dependency_stall():
     assert abs(sum(shares.values()) - 1.0) < 1e-3
     assert max(shares, key=shares.get) == "shared_memory"
     dep = b.edges[b.edges["reason"].isin(["long_scoreboard", "short_scoreboard", "wait"])]
-    assert dep["samples"].sum() == pytest.approx(sum(float(k.instructions[f"stall_{r}"].sum())
-                                                     for r in ("long_scoreboard", "short_scoreboard", "wait")))
+    assert dep["samples"].sum() == pytest.approx(
+        sum(float(k.instructions[f"stall_{r}"].sum()) for r in ("long_scoreboard", "short_scoreboard", "wait"))
+    )

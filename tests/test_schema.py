@@ -2,6 +2,7 @@
 report (.ncu-rep and CSV, grouped, per launch, merged, side by side; list and diff), the
 prose in docs/json-schema.md names exactly the schema's keys, and docs/calibration.md is what
 scripts/calibration.py writes."""
+
 from __future__ import annotations
 
 import json
@@ -23,8 +24,9 @@ from drgpu_py.render import render
 from conftest import CASES, ROOT, analysis_of, library_report, report_path
 
 runner = CliRunner()
-VARIANTS = [(c, v, e) for c in CASES for v in ("bad", "fixed") for e in ("ncu-rep", "raw.csv")
-            if report_path(c, v, e).exists()]
+VARIANTS = [
+    (c, v, e) for c in CASES for v in ("bad", "fixed") for e in ("ncu-rep", "raw.csv") if report_path(c, v, e).exists()
+]
 
 
 @pytest.mark.parametrize("name", schema.NAMES)
@@ -51,10 +53,15 @@ def test_every_sample_report_output_matches_the_schema(case, variant, ext):
 
 def test_grouped_per_launch_merged_and_separate_outputs_match_the_schema():
     from drgpu_py.pipeline import analyze_reports
+
     step = library_report("step")
     a, b = report_path("few_blocks", "bad"), report_path("aos_gather", "bad")
-    outs = {"grouped": analyze_reports([step]), "per-launch": analyze_reports([step], per_launch=True),
-            "merged": analyze_reports([a, a]), "separate": analyze_reports([a, b])}
+    outs = {
+        "grouped": analyze_reports([step]),
+        "per-launch": analyze_reports([step], per_launch=True),
+        "merged": analyze_reports([a, a]),
+        "separate": analyze_reports([a, b]),
+    }
     for label, res in outs.items():
         doc = json.loads(render(res, "json"))
         schema.validate(doc, "analysis")
@@ -107,7 +114,9 @@ def test_the_model_in_both_forms_matches_the_schema_and_a_wrong_one_does_not():
 
 
 def test_list_and_diff_json_match_their_schemas():
-    docs = [analysis_of(c, v).to_dict() for c in ("few_blocks", "aos_gather", "smem_occupancy") for v in ("bad", "fixed")]
+    docs = [
+        analysis_of(c, v).to_dict() for c in ("few_blocks", "aos_gather", "smem_occupancy") for v in ("bad", "fixed")
+    ]
     schema.validate(json.loads(render_list_json(list_rows(docs))), "list")
     for b, n in ((docs[0], docs[1]), (docs[2], docs[3]), (docs[4], docs[5]), (docs[0], docs[2])):
         schema.validate(json.loads(render_diff(diff(b, n), "json")), "diff")
@@ -115,6 +124,7 @@ def test_list_and_diff_json_match_their_schemas():
 
 def test_cli_json_outputs_were_validated_by_the_session_hook():
     from conftest import SCHEMA_CHECKED
+
     before = dict(SCHEMA_CHECKED)
     bad, fixed = str(report_path("few_blocks", "bad")), str(report_path("few_blocks", "fixed"))
     assert runner.invoke(app, ["analyze", bad, "-f", "json"]).exit_code == 0
@@ -131,7 +141,7 @@ def _schema_keys(node, out: set) -> set:
             _schema_keys(v, out)
         for key in ("$defs", "additionalProperties", "items", "anyOf", "oneOf"):
             sub = node.get(key)
-            for s in ((sub or {}).values() if key == "$defs" else sub if isinstance(sub, list) else [sub]):
+            for s in (sub or {}).values() if key == "$defs" else sub if isinstance(sub, list) else [sub]:
                 _schema_keys(s, out)
     return out
 
@@ -155,8 +165,14 @@ def test_json_schema_doc_and_schema_name_the_same_keys():
 
 # ---- docs/calibration.md does not drift ----------------------------------------------------
 def test_calibration_doc_is_what_the_script_writes():
-    r = subprocess.run([sys.executable, str(ROOT / "scripts" / "calibration.py")],
-                       capture_output=True, text=True, timeout=900, cwd=ROOT)
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "calibration.py")],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=ROOT,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
-    assert r.stdout == (ROOT / "docs" / "calibration.md").read_text(encoding="utf-8"), \
+    assert r.stdout == (ROOT / "docs" / "calibration.md").read_text(encoding="utf-8"), (
         "docs/calibration.md is stale: regenerate it with scripts/calibration.py"
+    )

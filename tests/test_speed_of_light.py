@@ -10,6 +10,7 @@ sample_reports/library/step: one inference step of a small PyTorch model (18 lau
 set); full_set: a cuBLAS GEMM, cuDNN attention and convolution under ncu's --set full.
 sample_reports/launch: an empty kernel (the launch floor) and a one-block serial LU step.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,12 +27,27 @@ WHITEPAPER_TENSOR_PER_SM_CYCLE["fp16"] = WHITEPAPER_TENSOR_PER_SM_CYCLE["bf16"]
 WHITEPAPER_TENSOR_PER_SM_CYCLE["tf32"] = WHITEPAPER_TENSOR_PER_SM_CYCLE["bf16"] / 2
 WHITEPAPER_TENSOR_PER_SM_CYCLE["fp8"] = WHITEPAPER_TENSOR_PER_SM_CYCLE["bf16"] * 2
 HBM3_BYTES_PER_S = 3.35e12
-PRECISION = {"gemm_bf16_8192": "bf16", "gemm_bf16_4096": "bf16", "gemm_fp16_2048": "fp16",
-             "gemm_bf16_512": "bf16", "gemm_tf32_4096": "tf32", "gemm_fp8_4096": "fp8",
-             "sdpa_bf16": "bf16", "conv_fp16": "fp16"}
-NAME_HINT = {"sdpa_bf16": "sdpa", "conv_fp16": "fprop", "softmax_fp32": "SoftMax", "layernorm_bf16": "layer_norm",
-             "reduction_fp32": "reduce_kernel", "triton_gelu": "triton_", "gemm_fp32_4096": "f32f32_f32f32",
-             "gemm_tf32_4096": "tf32", "gemm_fp8_4096": "qq"}
+PRECISION = {
+    "gemm_bf16_8192": "bf16",
+    "gemm_bf16_4096": "bf16",
+    "gemm_fp16_2048": "fp16",
+    "gemm_bf16_512": "bf16",
+    "gemm_tf32_4096": "tf32",
+    "gemm_fp8_4096": "fp8",
+    "sdpa_bf16": "bf16",
+    "conv_fp16": "fp16",
+}
+NAME_HINT = {
+    "sdpa_bf16": "sdpa",
+    "conv_fp16": "fprop",
+    "softmax_fp32": "SoftMax",
+    "layernorm_bf16": "layer_norm",
+    "reduction_fp32": "reduce_kernel",
+    "triton_gelu": "triton_",
+    "gemm_fp32_4096": "f32f32_f32f32",
+    "gemm_tf32_4096": "tf32",
+    "gemm_fp8_4096": "qq",
+}
 
 
 def _grade(pct: float) -> str:
@@ -49,7 +65,7 @@ def lib():
     actions = _action_metrics(library_report())
     assert len(an.kernels) == len(timings) == len(actions)
     rows = []
-    for (name, t), ka in zip(timings.items(), an.kernels):   # launch order = the workload's case order
+    for (name, t), ka in zip(timings.items(), an.kernels):  # launch order = the workload's case order
         if name in NAME_HINT:
             assert NAME_HINT[name] in ka.kernel.name, (name, ka.kernel.name)
         rows.append((name, t, ka, actions[ka.kernel.id]))
@@ -58,6 +74,7 @@ def lib():
 
 def _read_action_metrics(path: str) -> list[dict]:
     import ncu_report
+
     rng = ncu_report.load_report(path).range_by_idx(0)
     out = []
     for i in range(rng.num_actions()):
@@ -75,6 +92,7 @@ def _action_metrics(path) -> list[dict]:
     """Every launch's numeric metrics, read by ncu_report in a child process (loading it into
     the test process would make every later read in-process, and its memory stays)."""
     from drgpu_py.readers.isolate import in_child
+
     return in_child(_read_action_metrics, str(path), what=str(path))
 
 
@@ -87,8 +105,7 @@ def test_tensor_flops_from_sass_equal_ncu_counters(lib):
     ncu's sm__ops_path_tensor_* counters (one operation = one FLOP) must agree exactly."""
     checked = 0
     for name, _, ka, act in lib:
-        counted = sum(_m(act, n) for n in act
-                      if n.startswith("sm__ops_path_tensor_src_") and n.endswith(".sum"))
+        counted = sum(_m(act, n) for n in act if n.startswith("sm__ops_path_tensor_src_") and n.endswith(".sum"))
         derived = sum(v for p, v in ka.context.sol.flops.items() if p.startswith("tensor_"))
         if counted:
             checked += 1
@@ -130,6 +147,7 @@ def test_near_peak_library_kernels_read_as_healthy(lib):
     limiting unit (none of the library kernels has such a finding)."""
     from drgpu_py.analysis.bounds import relieved_units
     from drgpu_py.specs import loader as data
+
     relieves = {f["id"]: f["relieves"] for f in data.findings_catalogue()["findings"]}
     graded = 0
     for name, _, ka, _ in lib:
@@ -171,6 +189,7 @@ def test_model_step_and_full_set_reports(stem):
     barrier-imbalance and attention no slow-math; every library finding is for the caller."""
     from drgpu_py.specs import loader as data
     from drgpu_py.analysis.bounds import relieved_units
+
     relieves = {f["id"]: f["relieves"] for f in data.findings_catalogue()["findings"]}
     kernels = library_analysis(stem).kernels
     tensor = [ka for ka in kernels if ka.context.traits.tensor_core]
@@ -178,7 +197,9 @@ def test_model_step_and_full_set_reports(stem):
     for ka in kernels:
         sol, ids = ka.context.sol, [f.id for f in ka.findings]
         if RANK.get(sol.grade, 0) >= RANK["good"]:
-            assert all(sol.limiter in relieved_units(relieves[f.id]) for f in ka.findings if f.severity == "high"), ka.kernel.name
+            assert all(sol.limiter in relieved_units(relieves[f.id]) for f in ka.findings if f.severity == "high"), (
+                ka.kernel.name
+            )
         if ka.context.traits.warp_specialized:
             assert "barrier-imbalance" not in ids, ka.kernel.name
         if "sdpa" in ka.kernel.name:
@@ -196,6 +217,7 @@ def _all_analyses():
             yield from analysis_of(case, v).kernels
     from drgpu_py.analysis import analyze
     from drgpu_py.readers import open_report
+
     for f in ("serial_steps_bad", "serial_steps_floor"):
         yield from analyze(open_report(SAMPLES / "launch" / f"{f}.ncu-rep")).kernels
 
@@ -210,7 +232,11 @@ def test_every_estimate_respects_the_physical_bounds():
             n += 1
             assert ka.kernel.duration_ns / f.estimated_speedup >= floor * (1 - 1e-9), (ka.kernel.name, f.id)
             for b in f.bounds:
-                assert f.estimated_speedup <= b["limit"] + 1e-3 or b["limit"] < 1.0, (ka.kernel.name, f.id, b)   # limits are rounded to 3 places
+                assert f.estimated_speedup <= b["limit"] + 1e-3 or b["limit"] < 1.0, (
+                    ka.kernel.name,
+                    f.id,
+                    b,
+                )  # limits are rounded to 3 places
             if f.speedup_model in ("latency_hiding", "occupancy"):
                 assert f.estimated_speedup <= 2.0 + 1e-9
     assert n > 30
@@ -218,21 +244,28 @@ def test_every_estimate_respects_the_physical_bounds():
 
 def test_launch_floor_is_the_measured_shortest_launch():
     from drgpu_py.specs import loader as data
-    shortest = min(a["gpu__time_duration.sum"] for a in _action_metrics(SAMPLES / "launch" / "serial_steps_floor.ncu-rep"))
+
+    shortest = min(
+        a["gpu__time_duration.sum"] for a in _action_metrics(SAMPLES / "launch" / "serial_steps_floor.ncu-rep")
+    )
     assert data.load_arch("gh100")["launch_floor_ns"] == pytest.approx(shortest, rel=0.05)
 
 
 def test_one_block_serial_kernel_gets_batching_advice_not_sms_over_blocks():
     from drgpu_py.analysis import analyze
     from drgpu_py.readers import open_report
+
     ka = analyze(open_report(SAMPLES / "launch" / "serial_steps_bad.ncu-rep")).kernels[0]
     ids = {f.id: f for f in ka.findings}
     assert "grid-too-small" not in ids
     f = ids["serial-kernel"]
     assert "CUDA graph" in f.advice and f.estimated_speedup < 2.0
     # Measured: the 64 launches replayed as one CUDA graph (serial_steps_timings.txt).
-    rows = dict(line.split(" ", 2)[1:3] for line in (SAMPLES / "launch" / "serial_steps_timings.txt").read_text().splitlines()
-                if line.startswith("serial_steps"))
+    rows = dict(
+        line.split(" ", 2)[1:3]
+        for line in (SAMPLES / "launch" / "serial_steps_timings.txt").read_text().splitlines()
+        if line.startswith("serial_steps")
+    )
     measured = float(rows["bad"].split()[0]) / float(rows["fixed"].split()[0])
     assert 1 / 1.5 <= f.estimated_speedup / measured <= 1.5
 
@@ -257,8 +290,11 @@ def test_never_silent_where_there_is_headroom(lib):
     stall and where it is. Near misses: kernels graded good or better, and kernels with a
     located or launch finding, get no such note."""
     noted = 0
-    kernels = [ka for _, _, ka, _ in lib] + list(library_analysis("step").kernels) + \
-        [ka for case in CASES for v in ("bad", "fixed") for ka in analysis_of(case, v).kernels]
+    kernels = (
+        [ka for _, _, ka, _ in lib]
+        + list(library_analysis("step").kernels)
+        + [ka for case in CASES for v in ("bad", "fixed") for ka in analysis_of(case, v).kernels]
+    )
     for ka in kernels:
         sol, note = ka.context.sol, [n for n in ka.notes if n.startswith("no known pattern")]
         if RANK.get(sol.grade, 0) >= RANK["good"] or any(f.locations or f.group == "launch" for f in ka.findings):
@@ -267,6 +303,7 @@ def test_never_silent_where_there_is_headroom(lib):
             assert len(note) == 1, ka.kernel.name
             top = max((r for r in ka.context.reasons if r != "selected"), key=ka.context.reasons.get)
             from drgpu_py.specs import loader as data
+
             assert data.stall_reasons()[top]["label"] in note[0]
             noted += 1
     assert noted >= 3

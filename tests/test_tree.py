@@ -1,4 +1,5 @@
 """The DrGPU tree: root stall-cycle ratio, cause groups, sub-trees, missing metrics, JSON."""
+
 from __future__ import annotations
 
 import json
@@ -74,12 +75,25 @@ def test_no_sampling_still_analyzes_from_counters():
 
 def test_json_contract():
     from drgpu_py.render import render
+
     d = json.loads(render(analysis_of("double_literal", "bad"), "json"))
     assert d["tool"] == "drgpu" and isinstance(d["version"], str) and d["report"].endswith(".ncu-rep")
     k = d["kernels"][0]
-    for key, typ in (("id", int), ("name", str), ("mangled", str), ("device", str), ("compute_capability", str),
-                     ("duration_ns", float), ("grid", list), ("block", list), ("bound", str), ("stall_cycle_pct", float),
-                     ("tree", dict), ("findings", list), ("slicing", dict)):
+    for key, typ in (
+        ("id", int),
+        ("name", str),
+        ("mangled", str),
+        ("device", str),
+        ("compute_capability", str),
+        ("duration_ns", float),
+        ("grid", list),
+        ("block", list),
+        ("bound", str),
+        ("stall_cycle_pct", float),
+        ("tree", dict),
+        ("findings", list),
+        ("slicing", dict),
+    ):
         assert isinstance(k[key], typ), key
     assert k["bound"] in ("memory", "compute", "latency", "launch")
     assert set(k["tree"]) >= {"name", "value", "unit", "children"}
@@ -103,8 +117,15 @@ def test_text_and_dot_fold_by_one_rule_and_keep_the_top_findings_path():
     from rich.tree import Tree
 
     from drgpu_py.render import dot, text
-    on_path = Node("Small cause on the path", 1, "%", "group", attrs={"highlight": True},
-                   children=[Node("Fix it", 1.5, "x", "suggestion", attrs={"severity": "high"})])
+
+    on_path = Node(
+        "Small cause on the path",
+        1,
+        "%",
+        "group",
+        attrs={"highlight": True},
+        children=[Node("Fix it", 1.5, "x", "suggestion", attrs={"severity": "high"})],
+    )
     off_path = Node("Small cause elsewhere", 1, "%", "group")
     root = Node("Stall cycles", 100, "%", "root", [on_path, off_path, Node("Big cause", 98, "%", "group")])
     console = Console(width=200, record=True, file=io.StringIO())

@@ -1,6 +1,7 @@
 """What the user reads must be true (issue 21): no PC sample is silently dropped, advice
 does not contradict its evidence, fixed code gets no false finding, and the messages name
 the real remedy. Every test runs on a real report of sample_reports/ or the CLI."""
+
 from __future__ import annotations
 
 import json
@@ -28,7 +29,7 @@ def test_system_fence_samples_are_counted_not_dropped(ext):
     assert acc["at_instructions"] + acc["unattributed"] == pytest.approx(acc["reported"])
     assert acc["unattributed"] > 0.8 * acc["reported"]
     assert acc["by_reason"]["membar"] > 14000
-    assert ka.context.share("membar") > 0.8          # was 7% with the samples dropped
+    assert ka.context.share("membar") > 0.8  # was 7% with the samples dropped
     assert any("PC samples (88.4%)" in n and "no source line" in n for n in ka.notes)
     mem = next(f for f in ka.findings if f.id == "memory-barrier")
     assert mem.stall_share > 0.8
@@ -89,9 +90,9 @@ def test_store_drain_without_stores_names_the_atomics():
 
 
 def test_warp_reduce_intrinsic_only_for_integer_atomics():
-    f = _finding("global_atomics", "bad", "atomic-contention")     # atomicAdd(unsigned*)
+    f = _finding("global_atomics", "bad", "atomic-contention")  # atomicAdd(unsigned*)
     assert f.evidence["atomic_data_types"] == ["integer"] and "__reduce_add_sync" in f.advice
-    g = _finding("dot_atomic", "bad", "atomic-contention")         # atomicAdd(float*): RED.E.ADD.F32
+    g = _finding("dot_atomic", "bad", "atomic-contention")  # atomicAdd(float*): RED.E.ADD.F32
     assert g.evidence["atomic_data_types"] == ["float"]
     assert "__shfl_down_sync" in g.advice and "__reduce_add_sync" not in g.advice
 
@@ -99,6 +100,7 @@ def test_warp_reduce_intrinsic_only_for_integer_atomics():
 @pytest.mark.parametrize("case", CASES)
 def test_shares_in_advice_are_the_shares_shown(case):
     import re
+
     for variant in ("bad", "fixed"):
         for f in analysis_of(case, variant).kernels[0].findings:
             for m in re.finditer(r"(\d+)% of stall (cycles|samples)", f.advice):
@@ -110,6 +112,7 @@ def test_capped_estimate_reads_as_a_lower_bound(tmp_path, monkeypatch):
     (98% of stall cycles) reaches it: every output says "at least", none prints 20.00x as if
     measured. At the shipped ceiling no sample finding reaches it (a real one is not capped)."""
     from drgpu_py.analysis import detectors
+
     assert _finding("global_atomics", "bad", "atomic-contention").estimate_capped is False
     monkeypatch.setattr(detectors, "MAX_REMOVABLE", 0.95)
     rep = str(report_path("global_atomics", "bad"))
@@ -144,11 +147,12 @@ def test_barrier_waits_after_one_memory_round_trip_are_not_imbalance():
     """skew_segments' fixed variant syncs after each segment's single load per thread and
     tri_scan's after a 0..15-step loop: the waits there are the slowest warp's access."""
     from drgpu_py.analysis.detectors import _barrier_regions
+
     for case in ("skew_segments", "tri_scan"):
         k = analysis_of(case, "fixed").kernels[0]
         regions = _barrier_regions(k.context)
-        assert any(r["work"] for r in regions)             # thread-dependent code exists...
-        assert all(r["interval_cycles"] < 4 * 600 for r in regions if r["work"])   # ...in short intervals
+        assert any(r["work"] for r in regions)  # thread-dependent code exists...
+        assert all(r["interval_cycles"] < 4 * 600 for r in regions if r["work"])  # ...in short intervals
         assert "barrier-imbalance" not in [f.id for f in k.findings]
 
 
@@ -159,6 +163,7 @@ def test_a_triangular_loop_is_work_the_fix_removes_not_only_waits():
     unloading the shared-memory pipe the loop keeps busy; it holds against the measured scan."""
     from conftest import timed_speedup
     from drgpu_py.analysis.detectors import _triangular_loops
+
     f = _finding("tri_scan", "bad", "barrier-imbalance")
     assert f.severity == "high" and f.evidence["triangular_lane_spread"] > 1.0
     assert 0.3 < f.evidence["triangular_loop_share"] < 0.6
@@ -166,8 +171,13 @@ def test_a_triangular_loop_is_work_the_fix_removes_not_only_waits():
     assert 1 / 1.5 <= f.estimated_speedup / timed_speedup("tri_scan") <= 1.5
     # Loops that stride by the block size, or run a fixed count under a thread guard, or
     # stop at a bound read from memory, are not triangular.
-    for case, variant in (("serial_norm", "bad"), ("serial_norm", "fixed"), ("skew_segments", "bad"),
-                          ("skew_segments", "fixed"), ("tri_scan", "fixed")):
+    for case, variant in (
+        ("serial_norm", "bad"),
+        ("serial_norm", "fixed"),
+        ("skew_segments", "bad"),
+        ("skew_segments", "fixed"),
+        ("tri_scan", "fixed"),
+    ):
         assert _triangular_loops(analysis_of(case, variant).kernels[0].context) == {}, (case, variant)
 
 
@@ -176,6 +186,7 @@ def test_spreading_full_warp_work_is_credited_as_latency_hiding():
     its loop over the block issues the same loads from more warps (at most latency_hiding_max);
     serial_norm's thread-0 loop runs one lane, and the fix fills the other 31 as well."""
     from drgpu_py import data
+
     cap = data.thresholds()["latency_hiding_max"]
     skew = _finding("skew_segments", "bad", "barrier-imbalance")
     assert skew.evidence["unbalanced_work_lanes"] == 32 and skew.estimated_speedup == pytest.approx(cap)
@@ -188,6 +199,7 @@ def test_divergence_shortens_only_the_active_sm_time(case):
     """The SMs' idle cycles (elapsed minus active: launch ramp, last blocks) stay when the
     lanes reconverge: the estimate applies to the active share only."""
     from conftest import timed_speedup
+
     f = _finding(case, "bad", "warp-divergence")
     assert 0.9 < f.evidence["sm_active_share"] < 1.0
     assert 1 / 1.5 <= f.estimated_speedup / timed_speedup(case) <= 1.5
@@ -198,6 +210,7 @@ def test_bank_conflict_estimate_keeps_the_instructions_issued_meanwhile(case):
     """Removing the conflict wavefronts' time does not remove the instructions issued during
     it (the issue slots' share, evenly spread): below the traffic model's 1/(1 - w)."""
     from conftest import timed_speedup
+
     f = _finding(case, "bad", "shared-bank-conflict")
     i = f.evidence["issue_active_share"]
     assert 0.0 < i < 0.1
@@ -213,6 +226,7 @@ def test_fast_intrinsics_are_not_slow_math(case, variant):
     times ln 2) are what slow-math advises: a line made of them gets no slow-math, however
     much other work it holds."""
     from drgpu_py.analysis.detectors import _fast_intrinsic, _math_mufus
+
     k = analysis_of(case, variant).kernels[0]
     ctx = k.context
     mufus = [i for i in ctx.insts if i.is_mufu() and i.modifiers[0] in ("SIN", "COS", "EX2", "LG2")]
@@ -249,6 +263,7 @@ def test_bank_conflict_counters_without_a_conflicted_instruction_raise_nothing()
     conflict ways cleared: ncu's conflict counters alone, at no instruction, name nothing to change."""
     from drgpu_py.analysis import analyze
     from drgpu_py.readers import open_report
+
     prof = open_report(report_path("smem_stride", "bad"))
     f = next(f for f in analyze(prof).kernels[0].findings if f.id == "shared-bank-conflict")
     assert f.locations and f.locations[0]["line"]

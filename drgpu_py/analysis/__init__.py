@@ -4,6 +4,7 @@
 control codes from a cubin when given: ``KernelProfile.control``) and options (thresholds). It returns an :class:`Analysis` whose
 ``to_dict()`` is the JSON contract documented in docs/json-schema.md.
 """
+
 from __future__ import annotations
 
 import math
@@ -27,7 +28,16 @@ from .tree import Node
 if TYPE_CHECKING:
     from .saved import SavedAnalysis
 
-__all__ = ["AnalysisOptions", "Analysis", "KernelAnalysis", "analyze", "analyze_kernel", "Node", "Finding", "SpeedOfLight"]
+__all__ = [
+    "AnalysisOptions",
+    "Analysis",
+    "KernelAnalysis",
+    "analyze",
+    "analyze_kernel",
+    "Node",
+    "Finding",
+    "SpeedOfLight",
+]
 
 
 @dataclass
@@ -51,19 +61,39 @@ class KernelAnalysis:
 
     def to_dict(self) -> dict:
         k = self.kernel
-        near_sol = (self.context is not None and self.top_unit is not None
-                    and near_speed_of_light(self.top_unit_pct, self.findings, self.context.th))
+        near_sol = (
+            self.context is not None
+            and self.top_unit is not None
+            and near_speed_of_light(self.top_unit_pct, self.findings, self.context.th)
+        )
         return {
-            "id": k.id, "name": k.name, "mangled": k.mangled, "device": k.device,
-            "compute_capability": k.compute_capability, "chip": k.chip, "sm_count": k.sm_count,
-            "duration_ns": _f(k.duration_ns), "grid": list(k.grid), "block": list(k.block),
-            "elapsed_cycles": _f(k.m("gpc__cycles_elapsed.max")), "sm_active_cycles": _f(k.m("sm__cycles_active.avg")),
-            "bound": self.bound, "stall_cycle_pct": _f(self.stall_cycle_pct), "achieved_ipc": _f(self.achieved_ipc),
-            "top_unit": self.top_unit, "top_unit_pct": _f(self.top_unit_pct),
-            "launches": groups.launches(k), "launch_ids": groups.launch_ids(k), "total_duration_ns": _f(groups.total_ns(k)),
+            "id": k.id,
+            "name": k.name,
+            "mangled": k.mangled,
+            "device": k.device,
+            "compute_capability": k.compute_capability,
+            "chip": k.chip,
+            "sm_count": k.sm_count,
+            "duration_ns": _f(k.duration_ns),
+            "grid": list(k.grid),
+            "block": list(k.block),
+            "elapsed_cycles": _f(k.m("gpc__cycles_elapsed.max")),
+            "sm_active_cycles": _f(k.m("sm__cycles_active.avg")),
+            "bound": self.bound,
+            "stall_cycle_pct": _f(self.stall_cycle_pct),
+            "achieved_ipc": _f(self.achieved_ipc),
+            "top_unit": self.top_unit,
+            "top_unit_pct": _f(self.top_unit_pct),
+            "launches": groups.launches(k),
+            "launch_ids": groups.launch_ids(k),
+            "total_duration_ns": _f(groups.total_ns(k)),
             "speed_of_light": self._sol(near_sol),
-            "tree": self.tree.to_dict(), "findings": [f.to_dict() for f in self.findings],
-            "slicing": self.slicing, "samples": sample_summary(self.context), "notes": self.notes, "model": self._model(),
+            "tree": self.tree.to_dict(),
+            "findings": [f.to_dict() for f in self.findings],
+            "slicing": self.slicing,
+            "samples": sample_summary(self.context),
+            "notes": self.notes,
+            "model": self._model(),
         }
 
     def _model(self) -> dict:
@@ -72,7 +102,6 @@ class KernelAnalysis:
         if ctx is None or ctx.model is None:
             return {"available": False, "reason": "not analyzed"}
         return model_dict(ctx.model, ctx)
-
 
     def _sol(self, near: bool) -> dict:
         """Speed of light: the busiest unit's name and % keep their meaning (the memory/SM
@@ -105,11 +134,13 @@ class Analysis:
     def findings_frame(self):
         """One row per finding and location (pandas DataFrame)."""
         from .frames import findings_frame
+
         return findings_frame(self)
 
     def kernels_frame(self):
         """One row per kernel (group) analyzed (pandas DataFrame)."""
         from .frames import kernels_frame
+
         return kernels_frame(self)
 
     @staticmethod
@@ -119,16 +150,23 @@ class Analysis:
         file's document again. The profile and contexts are not in the JSON, so it is not an
         Analysis; list and diff read it."""
         from .saved import SavedAnalysis
+
         return SavedAnalysis.load(path)
 
     def to_dict(self, kernels: bool = True) -> dict:
         """The JSON document; ``kernels=False`` leaves its kernel list empty (for writers
         that make each kernel's dict when they write it)."""
         rows = self.summary()
-        return {"tool": "drgpu", "version": __version__, "report": self.profile.path,
-                "format": self.profile.format, "notes": self.profile.notes,
-                "summary": rows, "priorities": groups.priorities(rows, 20),
-                "kernels": [ka.to_dict() for ka in self.kernels] if kernels else []}
+        return {
+            "tool": "drgpu",
+            "version": __version__,
+            "report": self.profile.path,
+            "format": self.profile.format,
+            "notes": self.profile.notes,
+            "summary": rows,
+            "priorities": groups.priorities(rows, 20),
+            "kernels": [ka.to_dict() for ka in self.kernels] if kernels else [],
+        }
 
 
 def _f(x):
@@ -146,8 +184,9 @@ def analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisCa
 def _analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisCache | None) -> KernelAnalysis:
     # Control codes come only from a cubin (sass.binary.with_control): slicing then uses them.
     control = k.control or None
-    ctx = KernelContext.build(k, options.thresholds, control=control,
-                              slicing_source="cubin" if control else "report", cache=cache)
+    ctx = KernelContext.build(
+        k, options.thresholds, control=control, slicing_source="cubin" if control else "report", cache=cache
+    )
     ctx.traits = kernel_traits(ctx)
     ctx.sol = speed_of_light(ctx)
     ctx.model = kernel_model(ctx)
@@ -159,28 +198,53 @@ def _analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisC
     # Samples collected but no per-instruction table (a raw CSV alone): the reader's note
     # names the export that is missing, not the ncu section.
     if not ctx.sampling and not any(n.startswith(SOURCE_EXPORT_MISSING) for n in k.notes):
-        notes.append("no PC sampling in this report: per-line attribution and SASS slicing unavailable (collect the SourceCounters section)")
+        notes.append(
+            "no PC sampling in this report: per-line attribution and SASS slicing unavailable (collect the SourceCounters section)"
+        )
     else:
         notes.extend(_sample_notes(ctx))
     if ctx.blame is not None:
-        slicing = {"source": ctx.blame.source, "single_dependency_coverage": round(ctx.blame.single_dependency_coverage, 3),
-                   "single_dependency_sample_coverage": round(ctx.blame.single_dependency_sample_coverage, 3),
-                   "stalled_instructions": ctx.blame.stalled_instructions,
-                   "dependency_kinds": ctx.blame.kind_shares()}
+        slicing = {
+            "source": ctx.blame.source,
+            "single_dependency_coverage": round(ctx.blame.single_dependency_coverage, 3),
+            "single_dependency_sample_coverage": round(ctx.blame.single_dependency_sample_coverage, 3),
+            "stalled_instructions": ctx.blame.stalled_instructions,
+            "dependency_kinds": ctx.blame.kind_shares(),
+        }
         if ctx.blame.source == "report":
-            notes.append("slicing used the report's SASS only (registers and predicates; give --cubin or --binary for scoreboard barriers)")
+            notes.append(
+                "slicing used the report's SASS only (registers and predicates; give --cubin or --binary for scoreboard barriers)"
+            )
     else:
-        slicing = {"source": "none", "single_dependency_coverage": None, "single_dependency_sample_coverage": None,
-                   "stalled_instructions": 0, "dependency_kinds": {}}
+        slicing = {
+            "source": "none",
+            "single_dependency_coverage": None,
+            "single_dependency_sample_coverage": None,
+            "stalled_instructions": 0,
+            "dependency_kinds": {},
+        }
     sol = ctx.sol
     silent = _silence_note(ctx, findings, pct, options.thresholds)
     if silent:
         notes.append(silent)
     if sol.limiter is not None and near_speed_of_light(sol.limiter_pct, findings, options.thresholds):
-        notes.append(f"near speed of light: {sol.labels.get(sol.limiter, sol.limiter)} at {sol.limiter_pct:.0f}% of peak; "
-                     "little to gain without reducing that unit's work")
-    return KernelAnalysis(kernel=k, tree=tree, findings=findings, bound=classify_bound(ctx), stall_cycle_pct=pct,
-                          achieved_ipc=ipc, top_unit=top, top_unit_pct=top_val, slicing=slicing, notes=notes, context=ctx)
+        notes.append(
+            f"near speed of light: {sol.labels.get(sol.limiter, sol.limiter)} at {sol.limiter_pct:.0f}% of peak; "
+            "little to gain without reducing that unit's work"
+        )
+    return KernelAnalysis(
+        kernel=k,
+        tree=tree,
+        findings=findings,
+        bound=classify_bound(ctx),
+        stall_cycle_pct=pct,
+        achieved_ipc=ipc,
+        top_unit=top,
+        top_unit_pct=top_val,
+        slicing=slicing,
+        notes=notes,
+        context=ctx,
+    )
 
 
 def sample_summary(ctx: KernelContext | None) -> dict | None:
@@ -188,9 +252,13 @@ def sample_summary(ctx: KernelContext | None) -> dict | None:
     acc = ctx.accounting if ctx is not None else None
     if not acc:
         return None
-    return {"reported": _f(acc["reported"]), "at_instructions": _f(acc["at_instructions"]),
-            "moved_to_preceding": _f(acc["moved_to_preceding"]), "unattributed": _f(acc["unattributed"]),
-            "unattributed_by_reason": {r: _f(v) for r, v in sorted(acc["by_reason"].items(), key=lambda kv: -kv[1])}}
+    return {
+        "reported": _f(acc["reported"]),
+        "at_instructions": _f(acc["at_instructions"]),
+        "moved_to_preceding": _f(acc["moved_to_preceding"]),
+        "unattributed": _f(acc["unattributed"]),
+        "unattributed_by_reason": {r: _f(v) for r, v in sorted(acc["by_reason"].items(), key=lambda kv: -kv[1])},
+    }
 
 
 def _sample_notes(ctx: KernelContext) -> list[str]:
@@ -203,14 +271,19 @@ def _sample_notes(ctx: KernelContext) -> list[str]:
         labels = data.stall_reasons()
         top = sorted(acc.get("by_reason", {}).items(), key=lambda kv: -kv[1])[:3]
         which = ", ".join(f"{labels[r]['label']} {v:,.0f}" for r, v in top)
-        out.append(f"{un:,.0f} of {total:,.0f} PC samples ({100 * un / total:.1f}%) are at addresses with no instruction "
-                   "in the report's SASS listing (code outside the function, e.g. what the driver runs for a "
-                   "system-scope fence); they count in the stall mix at kernel level"
-                   + (f" ({which})" if which else "") + " but at no source line")
+        out.append(
+            f"{un:,.0f} of {total:,.0f} PC samples ({100 * un / total:.1f}%) are at addresses with no instruction "
+            "in the report's SASS listing (code outside the function, e.g. what the driver runs for a "
+            "system-scope fence); they count in the stall mix at kernel level"
+            + (f" ({which})" if which else "")
+            + " but at no source line"
+        )
     moved = acc.get("moved_to_preceding", 0.0)
     if moved > 0 and total:
-        out.append(f"{moved:,.0f} of {total:,.0f} PC samples were at addresses inside the function without SASS "
-                   "and are shown at the nearest preceding instruction")
+        out.append(
+            f"{moved:,.0f} of {total:,.0f} PC samples were at addresses inside the function without SASS "
+            "and are shown at the nearest preceding instruction"
+        )
     return out
 
 
@@ -221,7 +294,11 @@ def _silence_note(ctx: KernelContext, findings: list[Finding], stall_pct: float,
     if sol is None or grade_at_least(sol.grade, "good"):
         return None
     # A located finding, or one about the launch (which has no line), already says what to do.
-    if math.isnan(stall_pct) or stall_pct < th["silence_stall_pct"] or any(f.locations or f.group == "launch" for f in findings):
+    if (
+        math.isnan(stall_pct)
+        or stall_pct < th["silence_stall_pct"]
+        or any(f.locations or f.group == "launch" for f in findings)
+    ):
         return None
     stalls = {r: v for r, v in ctx.reasons.items() if r != "selected" and v > 0}
     if not stalls:
@@ -232,21 +309,32 @@ def _silence_note(ctx: KernelContext, findings: list[Finding], stall_pct: float,
     locs = ctx.line_samples(top, 1)
     if locs:
         loc = locs[0]
-        where = (f" at {str(loc['file']).rsplit('/', 1)[-1]}:{loc['line']}" if loc.get("file")
-                 else f" at SASS +0x{loc.get('pc_offset', 0):x}") + f" ({loc.get('sass', '')})"
+        where = (
+            f" at {str(loc['file']).rsplit('/', 1)[-1]}:{loc['line']}"
+            if loc.get("file")
+            else f" at SASS +0x{loc.get('pc_offset', 0):x}"
+        ) + f" ({loc.get('sass', '')})"
     grade = sol.grade or "ungraded"
-    return (f"no known pattern: the kernel is {grade} on its limiting unit with {stall_pct:.0f}% stall cycles, and no "
-            f"finding locates the cause; the top stall is {label} ({100 * ctx.share(top):.0f}% of stall cycles){where}")
+    return (
+        f"no known pattern: the kernel is {grade} on its limiting unit with {stall_pct:.0f}% stall cycles, and no "
+        f"finding locates the cause; the top stall is {label} ({100 * ctx.share(top):.0f}% of stall cycles){where}"
+    )
 
 
-def analyze(profile: Profile, options: AnalysisOptions | None = None, progress=None,
-            cache: bool | AnalysisCache = True, jobs: int = 1) -> Analysis:
+def analyze(
+    profile: Profile,
+    options: AnalysisOptions | None = None,
+    progress=None,
+    cache: bool | AnalysisCache = True,
+    jobs: int = 1,
+) -> Analysis:
     """``cache``: share per-function static analysis between launches (an AnalysisCache, or
     True for a new one); False analyzes every launch from scratch (same result). ``jobs``:
     worker processes for the kernel groups (drgpu_py.pipeline.parallel; same result as 1)."""
     options = options or AnalysisOptions()
     if jobs > 1 and len(profile.kernels) > 1 and not isinstance(cache, AnalysisCache):
         from ..pipeline.parallel import analyze_kernels
+
         return Analysis(profile=profile, kernels=analyze_kernels(profile, options, jobs, bool(cache), progress))
     shared = cache if isinstance(cache, AnalysisCache) else AnalysisCache() if cache else None
     out = []

@@ -17,6 +17,7 @@ The bounds (docs/json-schema.md lists them with their sources):
   1 / (1 - stall-cycle ratio), for the stall-elimination and latency-hiding models of changes
   that issue the same instructions (not those that remove instructions).
 """
+
 from __future__ import annotations
 
 import math
@@ -41,8 +42,8 @@ HIDING_MODELS = ("latency_hiding", "occupancy")
 
 @dataclass
 class Bound:
-    kind: str          # unit | launch_floor | latency_hiding | stall_cycles
-    limit: float       # the largest speedup it allows
+    kind: str  # unit | launch_floor | latency_hiding | stall_cycles
+    limit: float  # the largest speedup it allows
     why: str
 
     def to_dict(self) -> dict:
@@ -56,8 +57,14 @@ def relieved_units(relieves) -> set[str]:
     return out
 
 
-def physical_bounds(ctx: KernelContext, sol: SpeedOfLight, relieves, model: str, stall_pct: float,
-                    partial: dict[str, float] | None = None) -> list[Bound]:
+def physical_bounds(
+    ctx: KernelContext,
+    sol: SpeedOfLight,
+    relieves,
+    model: str,
+    stall_pct: float,
+    partial: dict[str, float] | None = None,
+) -> list[Bound]:
     relieved = relieved_units(relieves)
     out: list[Bound] = []
     units = dict(sol.units)
@@ -73,28 +80,44 @@ def physical_bounds(ctx: KernelContext, sol: SpeedOfLight, relieves, model: str,
     others = {u: v for u, v in units.items() if u not in relieved and v > 0 and not math.isnan(v)}
     # A relieved unit whose removed share of traffic is measured keeps the rest of its load.
     removed = partial or {}
-    left = {u: units[u] * (1.0 - w) for u, w in removed.items()
-            if u in units and not math.isnan(units[u]) and units[u] * (1.0 - w) > 0}
+    left = {
+        u: units[u] * (1.0 - w)
+        for u, w in removed.items()
+        if u in units and not math.isnan(units[u]) and units[u] * (1.0 - w) > 0
+    }
     cands = {**others, **left}
     if cands:
         u = max(cands, key=cands.__getitem__)
         v = cands[u]
-        why = (f"{sol.labels.get(u, u)} runs at {v:.0f}% of its peak and this change does not unload it" if u not in left else
-               f"{sol.labels.get(u, u)} would still run at {v:.0f}% of its peak: the change removes {100 * removed[u]:.0f}% of its traffic")
+        why = (
+            f"{sol.labels.get(u, u)} runs at {v:.0f}% of its peak and this change does not unload it"
+            if u not in left
+            else f"{sol.labels.get(u, u)} would still run at {v:.0f}% of its peak: the change removes {100 * removed[u]:.0f}% of its traffic"
+        )
         out.append(Bound("unit", 100.0 / min(v, 100.0), why))
     dur = ctx.kernel.duration_ns
     floor = sol.launch_floor_ns
     if dur and floor and not math.isnan(dur) and not math.isnan(floor) and floor > 0:
-        out.append(Bound("launch_floor", max(1.0, dur / floor),
-                         f"the kernel takes {dur / 1000:.1f} µs and no launch on this GPU is shorter than {floor / 1000:.1f} µs"))
+        out.append(
+            Bound(
+                "launch_floor",
+                max(1.0, dur / floor),
+                f"the kernel takes {dur / 1000:.1f} µs and no launch on this GPU is shorter than {floor / 1000:.1f} µs",
+            )
+        )
     if model in HIDING_MODELS:
         lim = ctx.th["latency_hiding_max"]
         out.append(Bound("latency_hiding", lim, f"hiding latency gains at most {lim:g}x (GPA)"))
     # Only a change that issues the same instructions is bounded by the stall cycles; one
     # that removes instructions (relieves the issue slots) can beat the ideal-IPC time.
     if model in STALL_MODELS and "issue" not in relieved and not math.isnan(stall_pct) and stall_pct < 100.0:
-        out.append(Bound("stall_cycles", 1.0 / max(1e-6, 1.0 - stall_pct / 100.0),
-                         f"removing every stall would reach the ideal issue rate: {stall_pct:.0f}% of issue cycles stall"))
+        out.append(
+            Bound(
+                "stall_cycles",
+                1.0 / max(1e-6, 1.0 - stall_pct / 100.0),
+                f"removing every stall would reach the ideal issue rate: {stall_pct:.0f}% of issue cycles stall",
+            )
+        )
     return out
 
 

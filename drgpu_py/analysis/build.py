@@ -8,6 +8,7 @@ mix, pipes, shared memory) and, under the root, occupancy and launch. A metric t
 lacks becomes a ``missing`` node naming the ncu section to add. Findings hang as
 ``suggestion`` leaves under their group, and the path to the top finding is highlighted.
 """
+
 from __future__ import annotations
 
 import math
@@ -20,8 +21,17 @@ from .detectors import occupancy_limiter
 from .findings import Finding
 from .model import KernelModel, hot_loop_lines
 from .sol import SpeedOfLight
-from .tree import (KEY_MEMORY_DRAM, KEY_MEMORY_L1, KEY_MEMORY_L2, KEY_MEMORY_SPLIT, KEY_OCCUPANCY_ACHIEVED,
-                   KEY_OCCUPANCY_LIMITER, KEY_OCCUPANCY_THEORETICAL, Node, location_text)
+from .tree import (
+    KEY_MEMORY_DRAM,
+    KEY_MEMORY_L1,
+    KEY_MEMORY_L2,
+    KEY_MEMORY_SPLIT,
+    KEY_OCCUPANCY_ACHIEVED,
+    KEY_OCCUPANCY_LIMITER,
+    KEY_OCCUPANCY_THEORETICAL,
+    Node,
+    location_text,
+)
 
 
 def stall_cycle_pct(ctx: KernelContext) -> tuple[float, float, float, str]:
@@ -74,8 +84,15 @@ def classify_bound(ctx: KernelContext) -> str:
     return "latency"
 
 
-def _metric(parent: Node, ctx: KernelContext, label: str, metric: str, unit: str = "", scale: float = 1.0,
-            key: str | None = None) -> Node:
+def _metric(
+    parent: Node,
+    ctx: KernelContext,
+    label: str,
+    metric: str,
+    unit: str = "",
+    scale: float = 1.0,
+    key: str | None = None,
+) -> Node:
     v = ctx.kernel.m(metric)
     if math.isnan(v):
         attrs: dict[str, Any] = {"metric": metric, "section": data.metric_section(metric) or "?"}
@@ -88,25 +105,45 @@ def _metric(parent: Node, ctx: KernelContext, label: str, metric: str, unit: str
 def _value(parent: Node, label: str, value, unit: str = "", **attrs) -> Node:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return parent.add(Node(label, None, unit, "missing", attrs=attrs))
-    return parent.add(Node(label, round(float(value), 4) if isinstance(value, (int, float)) else value, unit, "metric", attrs=attrs))
+    return parent.add(
+        Node(label, round(float(value), 4) if isinstance(value, (int, float)) else value, unit, "metric", attrs=attrs)
+    )
 
 
 def build_tree(ctx: KernelContext, findings: list[Finding]) -> Node:  # noqa: C901 - one branch per tree level, read top to bottom
     pct, ipc, ideal, how = stall_cycle_pct(ctx)
     top, top_val = ctx.top_unit()
     bound = classify_bound(ctx)
-    root = Node("Stall cycles", rounded(pct, 2), "%", "root",
-                attrs={"achieved_ipc": rounded(ipc, 3), "ideal_ipc": ideal, "ipc_source": how,
-                       # ids as in the kernel's JSON (top_unit, speed_of_light.limiter); labels beside
-                       "top_unit": top, "top_unit_label": UNITS[top][1] if top else None,
-                       "top_unit_pct": rounded(top_val, 1), "bound": bound,
-                       "stall_source": ctx.reason_source})
+    root = Node(
+        "Stall cycles",
+        rounded(pct, 2),
+        "%",
+        "root",
+        attrs={
+            "achieved_ipc": rounded(ipc, 3),
+            "ideal_ipc": ideal,
+            "ipc_source": how,
+            # ids as in the kernel's JSON (top_unit, speed_of_light.limiter); labels beside
+            "top_unit": top,
+            "top_unit_label": UNITS[top][1] if top else None,
+            "top_unit_pct": rounded(top_val, 1),
+            "bound": bound,
+            "stall_source": ctx.reason_source,
+        },
+    )
     shape = data.tree_shape()
     labels = {r: s["label"] for r, s in data.stall_reasons().items()}
     group_nodes: dict[str, Node] = {}
     if ctx.reason_source == "none":
-        root.add(Node("Warp stall reasons", None, "%", "missing",
-                      attrs={"section": "WarpStateStats", "metric": "smsp__average_warps_issue_stalled_*"}))
+        root.add(
+            Node(
+                "Warp stall reasons",
+                None,
+                "%",
+                "missing",
+                attrs={"section": "WarpStateStats", "metric": "smsp__average_warps_issue_stalled_*"},
+            )
+        )
     for g in shape["groups"]:
         share = ctx.share(*g["reasons"]) * 100.0
         gnode = Node(g["label"], round(share, 2), "%", "group", attrs={"group": g["id"]})
@@ -123,8 +160,15 @@ def build_tree(ctx: KernelContext, findings: list[Finding]) -> Node:  # noqa: C9
             for loc in ctx.line_samples(r, 3):
                 rnode.add(Node(location_text(loc), round(loc["share"] * scale * 100.0, 2), "%", "line", attrs=loc))
             if outside > 0:
-                rnode.add(Node("at no instruction of the SASS listing (kernel level)",
-                               round(100.0 * (1.0 - scale), 2), "%", "metric", attrs={"samples": round(outside, 1)}))
+                rnode.add(
+                    Node(
+                        "at no instruction of the SASS listing (kernel level)",
+                        round(100.0 * (1.0 - scale), 2),
+                        "%",
+                        "metric",
+                        attrs={"samples": round(outside, 1)},
+                    )
+                )
         for st in g.get("subtrees", []):
             builder = SUBTREES.get(st)
             if builder:
@@ -135,8 +179,12 @@ def build_tree(ctx: KernelContext, findings: list[Finding]) -> Node:  # noqa: C9
     if ctx.sol is not None:
         root.children.insert(0, _speed_of_light(ctx.sol))
         sol = ctx.sol
-        root.attrs.update(sol_limiter=sol.limiter, sol_limiter_label=sol.labels.get(sol.limiter) if sol.limiter else None,
-                          sol_pct=rounded(sol.limiter_pct, 1), sol_grade=sol.grade)
+        root.attrs.update(
+            sol_limiter=sol.limiter,
+            sol_limiter_label=sol.labels.get(sol.limiter) if sol.limiter else None,
+            sol_pct=rounded(sol.limiter_pct, 1),
+            sol_grade=sol.grade,
+        )
     if ctx.model is not None and ctx.model.available:
         root.add(_model_node(ctx, ctx.model))
     for st in shape.get("root_subtrees", []):
@@ -146,9 +194,15 @@ def build_tree(ctx: KernelContext, findings: list[Finding]) -> Node:  # noqa: C9
         root.add(node)
     for i, f in enumerate(findings):
         parent = group_nodes.get(f.group) or root
-        sug = parent.add(Node(f.title, round(f.estimated_speedup, 3), "x", "suggestion",
-                              attrs={"id": f.id, "severity": f.severity, "advice": f.advice,
-                                     "estimate_capped": f.estimate_capped}))
+        sug = parent.add(
+            Node(
+                f.title,
+                round(f.estimated_speedup, 3),
+                "x",
+                "suggestion",
+                attrs={"id": f.id, "severity": f.severity, "advice": f.advice, "estimate_capped": f.estimate_capped},
+            )
+        )
         for loc in f.locations[:3]:
             sug.add(Node(location_text(loc), round(loc["share"] * 100.0, 2), "%", "line", attrs=loc))
         if i == 0 and f.severity != "low":
@@ -163,18 +217,36 @@ def _model_node(ctx: KernelContext, m: KernelModel) -> Node:
     """The static performance model (analysis/model.py): predicted against measured cycles,
     each term of the prediction, and the hot loops' critical paths with their lines."""
     err = m.gap()
-    node = Node("Performance model (static SASS)", None, "", "group",
-                attrs={"group": "model", "bottleneck": m.bottleneck, "counters_verdict": m.verdict,
-                       "predicted_cycles": round(m.predicted_cycles, 1),
-                       "measured_cycles": rounded(m.measured_cycles, 1),
-                       "error_pct": rounded(100.0 * err, 1)})
+    node = Node(
+        "Performance model (static SASS)",
+        None,
+        "",
+        "group",
+        attrs={
+            "group": "model",
+            "bottleneck": m.bottleneck,
+            "counters_verdict": m.verdict,
+            "predicted_cycles": round(m.predicted_cycles, 1),
+            "measured_cycles": rounded(m.measured_cycles, 1),
+            "error_pct": rounded(100.0 * err, 1),
+        },
+    )
     for t, v in sorted(m.terms.items(), key=lambda kv: -kv[1]):
         node.add(Node(f"{t} bound", round(v, 1), "cycles", "metric", attrs={"term": t}))
     for lm in m.loops[:3]:
-        ln = node.add(Node(f"Loop at +0x{_off(ctx, lm.header_pc):x}: critical path per iteration", round(lm.critical_path_cycles, 2),
-                           "cycles", "metric", attrs={"single_warp_cycles": round(lm.single_warp_cycles, 2),
-                                                      "instructions_per_iteration": round(lm.issue_per_iteration, 2),
-                                                      "useful_share": lm.useful_share}))
+        ln = node.add(
+            Node(
+                f"Loop at +0x{_off(ctx, lm.header_pc):x}: critical path per iteration",
+                round(lm.critical_path_cycles, 2),
+                "cycles",
+                "metric",
+                attrs={
+                    "single_warp_cycles": round(lm.single_warp_cycles, 2),
+                    "instructions_per_iteration": round(lm.issue_per_iteration, 2),
+                    "useful_share": lm.useful_share,
+                },
+            )
+        )
         for loc in hot_loop_lines(ctx, lm, 3):
             ln.add(Node(location_text(loc), None, "", "line", attrs=loc))
     for w in m.what_if:
@@ -195,17 +267,38 @@ def _speed_of_light(sol: SpeedOfLight) -> Node:
         name += f": {sol.labels.get(sol.limiter, sol.limiter)} at {sol.limiter_pct:.0f}% of peak ({sol.grade})"
     node = Node(name, None, "", "group", attrs={"group": "speed_of_light", "limiter": sol.limiter, "grade": sol.grade})
     if not sol.units:
-        node.add(Node("Unit throughputs", None, "%", "missing",
-                      attrs={"section": "SpeedOfLight", "metric": "*.pct_of_peak_sustained_*"}))
+        node.add(
+            Node(
+                "Unit throughputs",
+                None,
+                "%",
+                "missing",
+                attrs={"section": "SpeedOfLight", "metric": "*.pct_of_peak_sustained_*"},
+            )
+        )
     for u, v in sorted(sol.units.items(), key=lambda kv: -kv[1]):
         if v < 1.0 and u != sol.limiter:
-            continue   # idle units: in the JSON's speed_of_light.units, not in the tree
-        node.add(Node(sol.labels.get(u, u), round(v, 2), "%", "metric",
-                      attrs={"unit": u, "source": sol.unit_sources.get(u), "limiter": u == sol.limiter}))
+            continue  # idle units: in the JSON's speed_of_light.units, not in the tree
+        node.add(
+            Node(
+                sol.labels.get(u, u),
+                round(v, 2),
+                "%",
+                "metric",
+                attrs={"unit": u, "source": sol.unit_sources.get(u), "limiter": u == sol.limiter},
+            )
+        )
     r = sol.roofline()
     if r["flop_per_s"] is not None:
-        rn = node.add(Node(f"Roofline ({r['precision']})", round(r["flop_per_s"] / 1e12, 3), "TFLOP/s", "metric",
-                           attrs={k: v for k, v in r.items() if v is not None}))
+        rn = node.add(
+            Node(
+                f"Roofline ({r['precision']})",
+                round(r["flop_per_s"] / 1e12, 3),
+                "TFLOP/s",
+                "metric",
+                attrs={k: v for k, v in r.items() if v is not None},
+            )
+        )
         if r["arithmetic_intensity"] is not None:
             _value(rn, "Arithmetic intensity", r["arithmetic_intensity"], "FLOP/byte")
         if r["peak_flop_per_s"] is not None:
@@ -224,7 +317,10 @@ def _memory_latency(parent: Node, ctx: KernelContext) -> None:
     node = parent.add(Node("Memory latency split", None, "", "metric", key=KEY_MEMORY_SPLIT))
     if math.isnan(h1) or math.isnan(h2):
         node.kind = "missing"
-        node.attrs = {"section": "MemoryWorkloadAnalysis", "metric": "l1tex__t_sector_hit_rate.pct, lts__t_sector_hit_rate.pct"}
+        node.attrs = {
+            "section": "MemoryWorkloadAnalysis",
+            "metric": "l1tex__t_sector_hit_rate.pct, lts__t_sector_hit_rate.pct",
+        }
         return
     lat = ctx.arch["latency"]
     f1, f2 = h1 / 100.0, (1 - h1 / 100.0) * h2 / 100.0
@@ -232,11 +328,36 @@ def _memory_latency(parent: Node, ctx: KernelContext) -> None:
     c1, c2, c3 = f1 * lat["l1"], f2 * lat["l2"], f3 * lat["dram"]
     tot = c1 + c2 + c3 or 1.0
     mem_share = ctx.share("long_scoreboard", "lg_throttle", "tex_throttle") * 100.0
-    l1 = node.add(Node("L1 hits", round(mem_share * c1 / tot, 2), "%", "metric", attrs={"hit_rate_pct": round(h1, 1), "latency_cycles": lat["l1"]},
-                       key=KEY_MEMORY_L1))
-    l2 = l1.add(Node("L2 hits", round(mem_share * c2 / tot, 2), "%", "metric", attrs={"hit_rate_pct": round(h2, 1), "latency_cycles": lat["l2"]},
-                     key=KEY_MEMORY_L2))
-    l2.add(Node("DRAM", round(mem_share * c3 / tot, 2), "%", "metric", attrs={"latency_cycles": lat["dram"]}, key=KEY_MEMORY_DRAM))
+    l1 = node.add(
+        Node(
+            "L1 hits",
+            round(mem_share * c1 / tot, 2),
+            "%",
+            "metric",
+            attrs={"hit_rate_pct": round(h1, 1), "latency_cycles": lat["l1"]},
+            key=KEY_MEMORY_L1,
+        )
+    )
+    l2 = l1.add(
+        Node(
+            "L2 hits",
+            round(mem_share * c2 / tot, 2),
+            "%",
+            "metric",
+            attrs={"hit_rate_pct": round(h2, 1), "latency_cycles": lat["l2"]},
+            key=KEY_MEMORY_L2,
+        )
+    )
+    l2.add(
+        Node(
+            "DRAM",
+            round(mem_share * c3 / tot, 2),
+            "%",
+            "metric",
+            attrs={"latency_cycles": lat["dram"]},
+            key=KEY_MEMORY_DRAM,
+        )
+    )
     node.value = round(mem_share, 2)
     node.unit = "%"
 
@@ -246,11 +367,22 @@ def _memory_efficiency(parent: Node, ctx: KernelContext) -> None:
     node = parent.add(Node("Access efficiency", None, "", "metric"))
     req = k.m("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
     sec = k.m("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
-    _value(node, "Global load sectors per request", sec / req if req and req > 0 else math.nan, "",
-           section="MemoryWorkloadAnalysis_Tables", ideal=4)
+    _value(
+        node,
+        "Global load sectors per request",
+        sec / req if req and req > 0 else math.nan,
+        "",
+        section="MemoryWorkloadAnalysis_Tables",
+        ideal=4,
+    )
     df = ctx.df
     if not df.empty and ctx.total_of("l2_sectors_global") > 0:
-        _value(node, "Excessive global sectors", 100.0 * ctx.total_of("l2_sectors_global_excessive") / ctx.total_of("l2_sectors_global"), "%")
+        _value(
+            node,
+            "Excessive global sectors",
+            100.0 * ctx.total_of("l2_sectors_global_excessive") / ctx.total_of("l2_sectors_global"),
+            "%",
+        )
     _metric(node, ctx, "Local load sectors", "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum")
     _metric(node, ctx, "DRAM throughput", "dram__throughput.avg.pct_of_peak_sustained_elapsed", "%")
 
@@ -283,8 +415,15 @@ def _instruction_mix(parent: Node, ctx: KernelContext) -> None:
 
 def _pipes(parent: Node, ctx: KernelContext) -> None:
     node = parent.add(Node("Pipe utilisation", None, "", "metric"))
-    for p, label in (("fma", "FMA"), ("alu", "ALU"), ("fp64", "FP64"), ("xu", "XU (special functions, conversions)"),
-                     ("lsu", "LSU"), ("cbu", "Branch"), ("uniform", "Uniform")):
+    for p, label in (
+        ("fma", "FMA"),
+        ("alu", "ALU"),
+        ("fp64", "FP64"),
+        ("xu", "XU (special functions, conversions)"),
+        ("lsu", "LSU"),
+        ("cbu", "Branch"),
+        ("uniform", "Uniform"),
+    ):
         _metric(node, ctx, label, f"sm__inst_executed_pipe_{p}.avg.pct_of_peak_sustained_active", "%")
 
 
@@ -294,22 +433,64 @@ def _shared_memory(parent: Node, ctx: KernelContext) -> None:
     for op in ("ld", "st"):
         ins = k.m(f"smsp__sass_inst_executed_op_shared_{op}.sum")
         wav = k.m(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum")
-        _value(node, f"Wavefronts per shared {'load' if op == 'ld' else 'store'}", wav / ins if ins and ins > 0 else (math.nan if math.isnan(ins) else 0.0), "",
-               section="MemoryWorkloadAnalysis_Tables", ideal=1)
-        _metric(node, ctx, f"Bank conflicts ({'load' if op == 'ld' else 'store'})", f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum")
+        _value(
+            node,
+            f"Wavefronts per shared {'load' if op == 'ld' else 'store'}",
+            wav / ins if ins and ins > 0 else (math.nan if math.isnan(ins) else 0.0),
+            "",
+            section="MemoryWorkloadAnalysis_Tables",
+            ideal=1,
+        )
+        _metric(
+            node,
+            ctx,
+            f"Bank conflicts ({'load' if op == 'ld' else 'store'})",
+            f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum",
+        )
 
 
 def _occupancy(parent: Node, ctx: KernelContext) -> None:
-    _metric(parent, ctx, "Theoretical occupancy", "sm__maximum_warps_per_active_cycle_pct", "%", key=KEY_OCCUPANCY_THEORETICAL)
-    _metric(parent, ctx, "Achieved occupancy", "sm__warps_active.avg.pct_of_peak_sustained_active", "%", key=KEY_OCCUPANCY_ACHIEVED)
+    _metric(
+        parent,
+        ctx,
+        "Theoretical occupancy",
+        "sm__maximum_warps_per_active_cycle_pct",
+        "%",
+        key=KEY_OCCUPANCY_THEORETICAL,
+    )
+    _metric(
+        parent,
+        ctx,
+        "Achieved occupancy",
+        "sm__warps_active.avg.pct_of_peak_sustained_active",
+        "%",
+        key=KEY_OCCUPANCY_ACHIEVED,
+    )
     limiter, lim = occupancy_limiter(ctx)
     if limiter:
-        ln = parent.add(Node("Limiter: " + limiter, lim[limiter], "blocks/SM", "metric", attrs={"limits": lim}, key=KEY_OCCUPANCY_LIMITER))
+        ln = parent.add(
+            Node(
+                "Limiter: " + limiter,
+                lim[limiter],
+                "blocks/SM",
+                "metric",
+                attrs={"limits": lim},
+                key=KEY_OCCUPANCY_LIMITER,
+            )
+        )
         for n, v in sorted(lim.items(), key=lambda kv: kv[1]):
             ln.add(Node(n, v, "blocks/SM", "metric"))
     else:
-        parent.add(Node("Limiter", None, "", "missing", attrs={"section": "Occupancy", "metric": "launch__occupancy_limit_*"},
-                        key=KEY_OCCUPANCY_LIMITER))
+        parent.add(
+            Node(
+                "Limiter",
+                None,
+                "",
+                "missing",
+                attrs={"section": "Occupancy", "metric": "launch__occupancy_limit_*"},
+                key=KEY_OCCUPANCY_LIMITER,
+            )
+        )
     _metric(parent, ctx, "Registers per thread", "launch__registers_per_thread")
     _metric(parent, ctx, "Waves per SM", "launch__waves_per_multiprocessor")
 
@@ -325,6 +506,13 @@ def _launch(parent: Node, ctx: KernelContext) -> None:
     _metric(parent, ctx, "Duration", "gpu__time_duration.sum", "ns")
 
 
-SUBTREES = {"memory_latency": _memory_latency, "memory_efficiency": _memory_efficiency,
-            "synchronization": _synchronization, "instruction_mix": _instruction_mix, "pipes": _pipes,
-            "shared_memory": _shared_memory, "occupancy": _occupancy, "launch": _launch}
+SUBTREES = {
+    "memory_latency": _memory_latency,
+    "memory_efficiency": _memory_efficiency,
+    "synchronization": _synchronization,
+    "instruction_mix": _instruction_mix,
+    "pipes": _pipes,
+    "shared_memory": _shared_memory,
+    "occupancy": _occupancy,
+    "launch": _launch,
+}

@@ -23,6 +23,7 @@ drgpu_py.render.diff.
   severity and estimated speedup before and after) or are new.
 * :func:`regressions` -> what ``diff --fail-on-regression`` fails on.
 """
+
 from __future__ import annotations
 
 import json
@@ -69,11 +70,13 @@ def load(path: str | Path, *, kernel: str | None = None, thresholds: dict | None
     launches with :func:`drgpu_py.readers.select_kernels` semantics in both cases.
     ``SavedAnalysis.from_dict`` (or ``load_saved``) makes it typed."""
     from ..io import require_input_file
+
     p = require_input_file(path)
     if is_analysis_json(p):
         d = load_analysis_json(p)
         return select(d, kernel)
     from ..pipeline import analyze_reports
+
     return analyze_reports([p], kernel=kernel, thresholds=thresholds).to_dict()
 
 
@@ -90,11 +93,11 @@ def _bounded_int(text: str) -> int:
 
 def _finite_float(text: str) -> float | None:
     x = float(text)
-    return x if math.isfinite(x) else None   # 1e400: out of range, read as missing
+    return x if math.isfinite(x) else None  # 1e400: out of range, read as missing
 
 
 def _no_number(text: str) -> None:
-    return None   # NaN, Infinity (older drgpu and Python's json write them): missing
+    return None  # NaN, Infinity (older drgpu and Python's json write them): missing
 
 
 def load_analysis_json(p: Path) -> dict:
@@ -105,6 +108,7 @@ def load_analysis_json(p: Path) -> dict:
     that are not finite (NaN, Infinity, 1e400) read as missing (null), as drgpu writes them."""
     not_json = "give an .ncu-rep, a raw CSV export, or the output of drgpu analyze -f json"
     from ..io import read_input_bytes
+
     try:
         text = read_input_bytes(p, "an analysis JSON").decode("utf-8")
     except UnicodeDecodeError as e:
@@ -120,26 +124,34 @@ def load_analysis_json(p: Path) -> dict:
     if d.get("kind") == "diff":
         raise ReportFormatError(f"{p} is a drgpu diff, not an analysis")
     from ..specs import output_schema
+
     try:
         output_schema.validate(d, "analysis")
     except RecursionError:
         raise ReportFormatError(f"{p}: not a drgpu analysis (nested too deeply)", hint=not_json) from None
     except Exception as e:  # jsonschema.ValidationError: imported only on use
         from jsonschema import ValidationError  # already imported by the validation that raised it
+
         if not isinstance(e, ValidationError):
             raise
         where = "/".join(str(x) for x in e.absolute_path) or "(top level)"
-        raise ReportFormatError(f"{p}: not a valid drgpu analysis at {where[:120]}: {e.message[:200]}",
-                                hint="give the unedited output of drgpu analyze -f json (or of drgpu merge) "
-                                     "of this drgpu version") from None
+        raise ReportFormatError(
+            f"{p}: not a valid drgpu analysis at {where[:120]}: {e.message[:200]}",
+            hint="give the unedited output of drgpu analyze -f json (or of drgpu merge) of this drgpu version",
+        ) from None
     return d
 
 
 def select(analysis: dict, selector: str | None) -> dict:
     """Keep the kernels of an analysis dict that ``selector`` picks (as for reports)."""
-    shim = Profile(path=analysis.get("report", "?"), format="json",
-                   kernels=[KernelProfile(id=k.get("id", i), name=k.get("name", ""), mangled=k.get("mangled") or "")
-                            for i, k in enumerate(analysis["kernels"])])
+    shim = Profile(
+        path=analysis.get("report", "?"),
+        format="json",
+        kernels=[
+            KernelProfile(id=k.get("id", i), name=k.get("name", ""), mangled=k.get("mangled") or "")
+            for i, k in enumerate(analysis["kernels"])
+        ],
+    )
     picked = {id(k) for k in select_kernels(shim, selector).kernels}
     keep = [k for k, s in zip(analysis["kernels"], shim.kernels) if id(s) in picked]
     return {**analysis, "kernels": keep}
@@ -162,11 +174,21 @@ def list_rows(analyses: list[SavedAnalysis] | list[dict]) -> list[dict]:
         label = _label(a)
         for k in a.kernels:
             top = k.findings[0] if k.findings else None
-            rows.append({"report": label, "id": k.id, "name": k.name,
-                         "duration_ns": k.duration_ns, "grid": k.grid, "block": k.block,
-                         "stall_cycle_pct": k.stall_cycle_pct, "bound": k.bound,
-                         "top_finding": top.id if top else None, "top_severity": top.severity if top else None,
-                         "top_speedup": top.estimated_speedup if top else None})
+            rows.append(
+                {
+                    "report": label,
+                    "id": k.id,
+                    "name": k.name,
+                    "duration_ns": k.duration_ns,
+                    "grid": k.grid,
+                    "block": k.block,
+                    "stall_cycle_pct": k.stall_cycle_pct,
+                    "bound": k.bound,
+                    "top_finding": top.id if top else None,
+                    "top_severity": top.severity if top else None,
+                    "top_speedup": top.estimated_speedup if top else None,
+                }
+            )
     return rows
 
 
@@ -187,6 +209,7 @@ def sort_rows(rows: list[dict], by: str | None = None, top: int | None = None) -
 
 
 # ---- kernel matching ---------------------------------------------------------------------
+
 
 def _parse_pair(p: str) -> tuple[re.Pattern, re.Pattern]:
     if "=" not in p:
@@ -280,17 +303,29 @@ def _shares(b: dict, n: dict, key: str, b_ok: bool, n_ok: bool, b_total=None, n_
         label = (b[rid] if rid in b else n[rid])[0]
         bv = b[rid][1] if rid in b else (0.0 if b_ok else None)
         nv = n[rid][1] if rid in n else (0.0 if n_ok else None)
-        out.append({key: rid, "label": label, **_delta(bv, nv, 2),
-                    "stall_cycles": _delta(_of(b_total, bv), _of(n_total, nv), 1)})
+        out.append(
+            {
+                key: rid,
+                "label": label,
+                **_delta(bv, nv, 2),
+                "stall_cycles": _delta(_of(b_total, bv), _of(n_total, nv), 1),
+            }
+        )
     out.sort(key=lambda r: -max(abs(r["base"] or 0.0), abs(r["new"] or 0.0)))
     return out
 
 
 def _finding_brief(f: Finding) -> dict:
-    loc = (f.locations or [None])[0]
+    loc = f.locations[0] if f.locations else None
     where = f"{Path(loc['file']).name}:{loc['line']}" if loc and loc.get("file") else None
-    return {"id": f.id, "title": f.title, "severity": f.severity,
-            "estimated_speedup": f.estimated_speedup, "stall_share": f.stall_share, "location": where}
+    return {
+        "id": f.id,
+        "title": f.title,
+        "severity": f.severity,
+        "estimated_speedup": f.estimated_speedup,
+        "stall_share": f.stall_share,
+        "location": where,
+    }
 
 
 def _findings(b: list[Finding], n: list[Finding]) -> dict:
@@ -306,11 +341,21 @@ def _findings(b: list[Finding], n: list[Finding]) -> dict:
             change = "worse"
         elif severity_rank(fn["severity"]) > severity_rank(fb["severity"]):
             change = "better"
-        persisting.append({"id": fid, "title": fn["title"], "base": fb, "new": fn, "severity_change": change,
-                           "speedup_delta": round(fn["estimated_speedup"] - fb["estimated_speedup"], 3)})
-    return {"resolved": [_finding_brief(nb[i]) for i in nb if i not in nn],
-            "persisting": persisting,
-            "new": [_finding_brief(nn[i]) for i in nn if i not in nb]}
+        persisting.append(
+            {
+                "id": fid,
+                "title": fn["title"],
+                "base": fb,
+                "new": fn,
+                "severity_change": change,
+                "speedup_delta": round(fn["estimated_speedup"] - fb["estimated_speedup"], 3),
+            }
+        )
+    return {
+        "resolved": [_finding_brief(nb[i]) for i in nb if i not in nn],
+        "persisting": persisting,
+        "new": [_finding_brief(nn[i]) for i in nn if i not in nb],
+    }
 
 
 def _ident(k: SavedKernel) -> dict:
@@ -343,7 +388,9 @@ def kernel_diff(kb: SavedKernel | dict, kn: SavedKernel | dict, how: str) -> dic
             continue
         memory.append({"level": ln or lb, **_delta(vb, vn, 2), "hit_rate_pct": {"base": hb, "new": hn}})
     return {
-        "base": _ident(kb), "new": _ident(kn), "match": how,
+        "base": _ident(kb),
+        "new": _ident(kn),
+        "match": how,
         "duration_ns": _delta(db, dn, 1),
         "speedup": None if speedup is None else round(speedup, 4),
         "duration_change_pct": change_pct,
@@ -373,22 +420,29 @@ def diff(base: SavedAnalysis | dict, new: SavedAnalysis | dict, pairs: list[str]
     complete = all(k["duration_ns"]["base"] and k["duration_ns"]["new"] for k in kernels)
     notes = []
     if not matched:
-        notes.append("no matching kernel: no kernel name of the base is in the new report (nothing is compared, "
-                     "nothing resolved); pair kernels on purpose with --pair BASE_REGEX=NEW_REGEX")
+        notes.append(
+            "no matching kernel: no kernel name of the base is in the new report (nothing is compared, "
+            "nothing resolved); pair kernels on purpose with --pair BASE_REGEX=NEW_REGEX"
+        )
     for k in kernels:
         if k["match"] == "function name" and k["base"]["name"] != k["new"]["name"]:
             notes.append(f"paired by {k['match']}: {k['base']['name']}  ->  {k['new']['name']}")
     return {
-        "tool": "drgpu", "version": __version__, "kind": "diff",
+        "tool": "drgpu",
+        "version": __version__,
+        "kind": "diff",
         "base": {"report": base.report, "kernels": len(base.kernels)},
         "new": {"report": new.report, "kernels": len(new.kernels)},
-        "summary": {"matched": len(kernels), "duration_ns": _delta(tb if kernels else None, tn if kernels else None, 1),
-                    "speedup": round(tb / tn, 4) if kernels and complete and tn > 0 else None,
-                    "unmatched": len(ub) + len(un),
-                    "resolved": sum(len(k["findings"]["resolved"]) for k in kernels),
-                    "new": sum(len(k["findings"]["new"]) for k in kernels),
-                    "faster": sum(k["verdict"] == "faster" for k in kernels),
-                    "slower": sum(k["verdict"] == "slower" for k in kernels)},
+        "summary": {
+            "matched": len(kernels),
+            "duration_ns": _delta(tb if kernels else None, tn if kernels else None, 1),
+            "speedup": round(tb / tn, 4) if kernels and complete and tn > 0 else None,
+            "unmatched": len(ub) + len(un),
+            "resolved": sum(len(k["findings"]["resolved"]) for k in kernels),
+            "new": sum(len(k["findings"]["new"]) for k in kernels),
+            "faster": sum(k["verdict"] == "faster" for k in kernels),
+            "slower": sum(k["verdict"] == "slower" for k in kernels),
+        },
         "kernels": kernels,
         "unmatched": {"base": [_ident(k) for k in ub], "new": [_ident(k) for k in un]},
         "notes": notes,
@@ -403,12 +457,31 @@ def regressions(d: dict) -> list[str]:
         name = k["new"]["name"]
         if k["verdict"] == "slower":
             out.append(f"{name} is slower ({k['speedup']:.2f}x)")
-        out.extend(f"new {x['severity']} finding {x['id']} in {name}" for x in k["findings"]["new"]
-                   if x["severity"] in ("high", "medium"))
-        out.extend(f"{x['id']} in {name} rose to {x['new']['severity']}" for x in k["findings"]["persisting"]
-                   if x["severity_change"] == "worse")
+        out.extend(
+            f"new {x['severity']} finding {x['id']} in {name}"
+            for x in k["findings"]["new"]
+            if x["severity"] in ("high", "medium")
+        )
+        out.extend(
+            f"{x['id']} in {name} rose to {x['new']['severity']}"
+            for x in k["findings"]["persisting"]
+            if x["severity_change"] == "worse"
+        )
     return out
 
 
-__all__ = ["load", "load_saved", "load_analysis_json", "select", "list_rows", "sort_rows", "regressions",
-           "match_kernels", "kernel_diff", "diff", "stall_cycles", "NOISE", "SORT_KEYS"]
+__all__ = [
+    "load",
+    "load_saved",
+    "load_analysis_json",
+    "select",
+    "list_rows",
+    "sort_rows",
+    "regressions",
+    "match_kernels",
+    "kernel_diff",
+    "diff",
+    "stall_cycles",
+    "NOISE",
+    "SORT_KEYS",
+]

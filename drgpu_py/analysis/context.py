@@ -11,6 +11,7 @@ launches of one function (same PCs and SASS text), which is most of a large repo
 lookups ``locations`` and ``consumers_of`` make per PC are answered from maps built once per
 context, not from DataFrame queries. Results are the same with and without the cache.
 """
+
 from __future__ import annotations
 
 import math
@@ -71,12 +72,12 @@ class KernelContext:
     kernel: KernelProfile
     th: dict[str, float]
     arch: dict
-    reasons: dict[str, float]            # reason -> stall weight (samples or counter ratio)
-    reason_source: str                   # "sampling" | "counters" | "none"
-    total: float                         # all weights incl. 'selected'
-    stall_total: float                   # excl. 'selected'
-    units: dict[str, float]              # unit -> % of peak (NaN when not collected)
-    sampling: bool = False               # the kernel's table has PC samples (KernelProfile.has_sampling)
+    reasons: dict[str, float]  # reason -> stall weight (samples or counter ratio)
+    reason_source: str  # "sampling" | "counters" | "none"
+    total: float  # all weights incl. 'selected'
+    stall_total: float  # excl. 'selected'
+    units: dict[str, float]  # unit -> % of peak (NaN when not collected)
+    sampling: bool = False  # the kernel's table has PC samples (KernelProfile.has_sampling)
     # KernelProfile.sample_accounting when sampling: samples at no instruction of the table
     # count in the stall mix and in samples_total (kernel level), never at a line.
     accounting: dict | None = None
@@ -86,18 +87,24 @@ class KernelContext:
     by_pc: dict[int, Instruction] = field(default_factory=dict)
     classes: list[str] = field(default_factory=list)  # opcode_class of each of insts
     notes: list[str] = field(default_factory=list)
-    sol: SpeedOfLight | None = None      # set by analyze_kernel before detectors run
+    sol: SpeedOfLight | None = None  # set by analyze_kernel before detectors run
     traits: Traits | None = None
-    control: dict[int, dict] | None = None   # PC -> decoded control code (--cubin/--binary), else None
-    model: KernelModel | None = None     # set by analyze_kernel before detectors run
+    control: dict[int, dict] | None = None  # PC -> decoded control code (--cubin/--binary), else None
+    model: KernelModel | None = None  # set by analyze_kernel before detectors run
     # Lookup maps over the kernel's table and the blame edges are cached_property values,
     # built on first use and kept in the instance's __dict__ (not fields: they are neither
     # compared nor shown); drop_caches() forgets them when the kernel is detached.
 
     # ---- construction -------------------------------------------------------------
     @classmethod
-    def build(cls, k: KernelProfile, th: dict[str, float], control: dict[int, dict] | None = None,
-              slicing_source: str = "report", cache: AnalysisCache | None = None) -> "KernelContext":
+    def build(
+        cls,
+        k: KernelProfile,
+        th: dict[str, float],
+        control: dict[int, dict] | None = None,
+        slicing_source: str = "report",
+        cache: AnalysisCache | None = None,
+    ) -> "KernelContext":
         arch = data.load_arch(k.chip)
         stall = _stall_matrix(k.instructions)
         sampling = k.has_sampling
@@ -106,18 +113,30 @@ class KernelContext:
         total = sum(reasons.values())
         stall_total = total - reasons.get("selected", 0.0)
         units = {u: k.m(name) for u, (name, _) in UNITS.items()}
-        ctx = cls(kernel=k, th=th, arch=arch, reasons=reasons, reason_source=source, total=total,
-                  stall_total=stall_total, units=units, sampling=sampling, control=control, accounting=accounting)
-        ctx._stall_arrays = stall   # made once here for the stall weights; stall_matrix() returns it
+        ctx = cls(
+            kernel=k,
+            th=th,
+            arch=arch,
+            reasons=reasons,
+            reason_source=source,
+            total=total,
+            stall_total=stall_total,
+            units=units,
+            sampling=sampling,
+            control=control,
+            accounting=accounting,
+        )
+        ctx._stall_arrays = stall  # made once here for the stall weights; stall_matrix() returns it
         if not arch.get("known"):
-            ctx.notes.append(f"unknown chip for compute capability '{k.compute_capability}': base architecture constants used")
+            ctx.notes.append(
+                f"unknown chip for compute capability '{k.compute_capability}': base architecture constants used"
+            )
         df = k.instructions
         if not df.empty:
             insts, by_pc, ctx.cfg, ctx.classes = cache.static(df) if cache is not None else _static(df)
             ctx.insts, ctx.by_pc = list(insts), dict(by_pc)
             if sampling:
-                ctx.blame = blame_stalls(ctx.cfg, df, control=control, latency=arch.get("latency"),
-                                         matrix=stall[1:3])
+                ctx.blame = blame_stalls(ctx.cfg, df, control=control, latency=arch.get("latency"), matrix=stall[1:3])
                 ctx.blame.source = slicing_source
         return ctx
 
@@ -217,6 +236,8 @@ class KernelContext:
     def _consumers(self) -> dict[int, list[int]]:
         """Producer PC -> consumer PCs of the blame edges, in order of first appearance."""
         by_producer: dict[int, list[int]] = {}
+        if self.blame is None:
+            return by_producer
         for c, p, *_ in self.blame.rows:
             if c != p:
                 got = by_producer.setdefault(p, [])
@@ -235,8 +256,14 @@ class KernelContext:
         df = self.df
         inlined = df["inlined_from"].tolist() if "inlined_from" in df.columns else repeat(None)
         rows = {}
-        for pc, f, ln, off, sass, inl in zip(df.index.tolist(), df["file"].tolist(), df["line"].tolist(),
-                                             df["offset"].tolist(), df["sass"].tolist(), inlined):
+        for pc, f, ln, off, sass, inl in zip(
+            df.index.tolist(),
+            df["file"].tolist(),
+            df["line"].tolist(),
+            df["offset"].tolist(),
+            df["sass"].tolist(),
+            inlined,
+        ):
             line = None if pd.isna(ln) else int(ln)
             if f is not None:
                 key, at = (f, line), ((f, line) if line is not None else None)
@@ -268,7 +295,7 @@ class KernelContext:
                     callers[i.target] = (ex, i.pc)
         sites: dict[int, int] = {}
         for target, (_, site) in callers.items():
-            for i in insts[index[target]:]:
+            for i in insts[index[target] :]:
                 sites[i.pc] = site
                 if i.opcode == "RET":
                     break
@@ -299,9 +326,13 @@ class KernelContext:
         for (f, ln), slot in sorted(agg.items(), key=lambda kv: -kv[1]["w"])[:limit]:
             pc = slot["best"][1]
             _, _, off, sass, inlined, _, _ = rows[pc]
-            loc = {"file": f if f != "<sass>" else None, "line": ln if f != "<sass>" else None,
-                   "share": round(slot["w"] / total, 4), "sass": sass,
-                   "pc_offset": int(off)}
+            loc = {
+                "file": f if f != "<sass>" else None,
+                "line": ln if f != "<sass>" else None,
+                "share": round(slot["w"] / total, 4),
+                "sass": sass,
+                "pc_offset": int(off),
+            }
             if f == "<sass>":
                 loc["note"] = "no line information: SASS offset given"
             code = self.kernel.source_line(f, ln) if f not in (None, "<sass>") and ln is not None else None
@@ -374,8 +405,9 @@ def _stall_matrix(df: pd.DataFrame) -> tuple:
     return df, {df.columns[j]: n for n, j in enumerate(at)}, arr, df.index.to_numpy()
 
 
-def _stall_weights(k: KernelProfile, stall: tuple, sampling: bool,
-                   accounting: dict | None = None) -> tuple[dict[str, float], str]:
+def _stall_weights(
+    k: KernelProfile, stall: tuple, sampling: bool, accounting: dict | None = None
+) -> tuple[dict[str, float], str]:
     """Samples (or, without PC samples, kernel-wide counters) per stall reason, and which of
     the two they are; ``stall`` is the kernel's _stall_matrix. Samples the table could not
     place (``accounting['by_reason']``) count for their reason."""

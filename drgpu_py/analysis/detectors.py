@@ -12,6 +12,7 @@ from measured quantities only:
 * traffic: cutting a fraction w of a saturated unit's traffic gives up to 1/(1-w);
 * launch: filling idle SMs, bounded by the busiest unit.
 """
+
 from __future__ import annotations
 
 import functools
@@ -42,14 +43,14 @@ MEMORY_REASONS = ("long_scoreboard", "lg_throttle", "tex_throttle", "drain")
 
 @dataclass
 class Detection:
-    stall_share: float                 # share of stall cycles this finding concerns (0..1)
-    speedup: float                     # estimated whole-kernel speedup (>= 1)
+    stall_share: float  # share of stall cycles this finding concerns (0..1)
+    speedup: float  # estimated whole-kernel speedup (>= 1)
     evidence: dict = field(default_factory=dict)
     locations: list[dict] = field(default_factory=list)
     fmt: dict = field(default_factory=dict)
     relieves_override: list[str] | None = None
-    partial_relief: dict[str, float] | None = None   # unit -> share of its traffic the fix removes (when measured)
-    variant: str | None = None         # findings.yaml advice_when key the evidence supports
+    partial_relief: dict[str, float] | None = None  # unit -> share of its traffic the fix removes (when measured)
+    variant: str | None = None  # findings.yaml advice_when key the evidence supports
 
 
 def _positive(per_pc) -> dict[int, float]:
@@ -145,7 +146,9 @@ def uncoalesced(ctx: KernelContext) -> Detection | None:
             per_pc = per_pc.drop(index=[pc for pc in dependent if pc in per_pc.index])
         excess = float(per_pc.sum())
     else:
-        sectors = k.m("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 0) + k.m("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", 0)
+        sectors = k.m("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 0) + k.m(
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", 0
+        )
         excess = k.m("derived__memory_l2_theoretical_sectors_global_excessive", 0)
         per_pc = None
     if sectors <= 0:
@@ -179,10 +182,14 @@ def uncoalesced(ctx: KernelContext) -> Detection | None:
     req = k.m("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
     sec = k.m("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
     spr = sec / req if req and not math.isnan(req) and req > 0 else math.nan
-    return Detection(stall_share=ctx.share(*MEMORY_REASONS) * waste, speedup=speed,
-                     evidence={"excessive_sector_share": round(waste, 3), "sectors_per_request": _r(spr)},
-                     locations=ctx.locations(weights), fmt={"excess_pct": 100 * waste, "sectors_per_request": spr if not math.isnan(spr) else 0.0},
-                     relieves_override=relieves)
+    return Detection(
+        stall_share=ctx.share(*MEMORY_REASONS) * waste,
+        speedup=speed,
+        evidence={"excessive_sector_share": round(waste, 3), "sectors_per_request": _r(spr)},
+        locations=ctx.locations(weights),
+        fmt={"excess_pct": 100 * waste, "sectors_per_request": spr if not math.isnan(spr) else 0.0},
+        relieves_override=relieves,
+    )
 
 
 _LOADS = ("LDG", "LD", "LDS", "LDL", "ATOM", "ATOMG", "ATOMS", "LDGSTS", "TLD", "TEX")
@@ -193,6 +200,7 @@ def _data_addressed(ctx: KernelContext, pcs) -> list[int]:
     chain of arithmetic, selects or compares, from a memory load (not from thread and block
     indices and kernel parameters)."""
     from ..sass.slicing import _reaching_defs
+
     cfg = ctx.cfg
     if cfg is None:
         return []
@@ -244,8 +252,10 @@ def bank_conflict(ctx: KernelContext) -> Detection | None:
         if total <= 0:
             return None
         excess = sum(conf.values()) / total
-        evidence = {"source": "ncu conflict counters",
-                    **{f"conflict_share_shared_{op}": _r(conf[op] / wav[op]) if wav[op] > 0 else None for op in ops}}
+        evidence = {
+            "source": "ncu conflict counters",
+            **{f"conflict_share_shared_{op}": _r(conf[op] / wav[op]) if wav[op] > 0 else None for op in ops},
+        }
     elif not df.empty and shared_pcs:
         ex = df.loc[shared_pcs, "inst_executed"]
         nway = df.loc[shared_pcs, "shared_nway"].clip(lower=1)
@@ -270,7 +280,9 @@ def bank_conflict(ctx: KernelContext) -> Detection | None:
         return None
     share = r_share if r_share > 0 else ctx.frac("mio_throttle", "short_scoreboard")
     nways = 1.0 / max(1e-9, 1.0 - excess)
-    evidence.update({"conflict_wavefront_share": round(excess, 3), "wavefronts_per_conflict_free_access": round(nways, 2)})
+    evidence.update(
+        {"conflict_wavefront_share": round(excess, 3), "wavefronts_per_conflict_free_access": round(nways, 2)}
+    )
     speed = max(eliminate(share * excess), _traffic(ctx, ("l1tex", "lsu"), excess))
     # The time the conflict wavefronts take also saw instructions issued (the issue slots'
     # measured % of peak, spread evenly over the kernel's time): removing that time does not
@@ -279,9 +291,13 @@ def bank_conflict(ctx: KernelContext) -> Detection | None:
     if speed > 1.0 and not math.isnan(issue) and 0.0 < issue < 1.0:
         speed = 1.0 / (1.0 / speed + (1.0 - 1.0 / speed) * issue)
         evidence["issue_active_share"] = _r(issue)
-    return Detection(stall_share=ctx.share("mio_throttle", "short_scoreboard"), speedup=speed,
-                     evidence=evidence, locations=locations,
-                     fmt={"wavefronts_per_request": nways, "excess_pct": 100 * excess})
+    return Detection(
+        stall_share=ctx.share("mio_throttle", "short_scoreboard"),
+        speedup=speed,
+        evidence=evidence,
+        locations=locations,
+        fmt={"wavefronts_per_request": nways, "excess_pct": 100 * excess},
+    )
 
 
 def local_memory(ctx: KernelContext) -> Detection | None:
@@ -297,20 +313,33 @@ def local_memory(ctx: KernelContext) -> Detection | None:
     # A queue full of local accesses also throttles the other memory instructions: charge
     # those throttle samples in proportion to local memory's share of LSU instructions.
     glob = k.m("smsp__sass_inst_executed_op_global_ld.sum", 0) + k.m("smsp__sass_inst_executed_op_global_st.sum", 0)
-    other_lg = ctx.frac("lg_throttle") - (sum(ctx.samples_at(pcs, ("lg_throttle",)).values()) / ctx.samples_total if ctx.samples_total else 0.0)
+    other_lg = ctx.frac("lg_throttle") - (
+        sum(ctx.samples_at(pcs, ("lg_throttle",)).values()) / ctx.samples_total if ctx.samples_total else 0.0
+    )
     r += max(0.0, other_lg) * local / max(local + glob, 1.0)
     if r <= 0:
-        r = ctx.frac(*MEMORY_REASONS) * min(1.0, local / max(k.m("smsp__sass_inst_executed_op_global_ld.sum", 0) + local, 1.0))
+        r = ctx.frac(*MEMORY_REASONS) * min(
+            1.0, local / max(k.m("smsp__sass_inst_executed_op_global_ld.sum", 0) + local, 1.0)
+        )
     # Local memory's share of the L1 sectors: what the fix takes off the memory units.
-    sec = {sp: k.m(f"l1tex__t_sectors_pipe_lsu_mem_{sp}_op_ld.sum", 0.0) + k.m(f"l1tex__t_sectors_pipe_lsu_mem_{sp}_op_st.sum", 0.0)
-           for sp in ("local", "global")}
+    sec = {
+        sp: k.m(f"l1tex__t_sectors_pipe_lsu_mem_{sp}_op_ld.sum", 0.0)
+        + k.m(f"l1tex__t_sectors_pipe_lsu_mem_{sp}_op_st.sum", 0.0)
+        for sp in ("local", "global")
+    }
     w_local = sec["local"] / (sec["local"] + sec["global"]) if sec["local"] > 0 else 0.0
     speed = max(eliminate(r), _traffic(ctx, ("l1tex", "lts", "dram"), w_local))
-    return Detection(stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)), speedup=speed,
-                     partial_relief=_lsu_relief(ctx, pcs) or None,
-                     evidence={"local_instruction_share": round(local / total, 4),
-                               "spilling_requests": _r(k.m("derived__local_spilling_requests"))},
-                     locations=ctx.locations(w), fmt={"local_pct": 100 * local / total})
+    return Detection(
+        stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)),
+        speedup=speed,
+        partial_relief=_lsu_relief(ctx, pcs) or None,
+        evidence={
+            "local_instruction_share": round(local / total, 4),
+            "spilling_requests": _r(k.m("derived__local_spilling_requests")),
+        },
+        locations=ctx.locations(w),
+        fmt={"local_pct": 100 * local / total},
+    )
 
 
 def loop_invariant_load(ctx: KernelContext) -> Detection | None:
@@ -325,8 +354,11 @@ def loop_invariant_load(ctx: KernelContext) -> Detection | None:
         if loop is None or ins.opcode == "LDC" and not ins.is_const_indexed():
             continue
         addr_regs = {r for o in ins.operands if "[" in o for r in _regs_in(o)} & ins.uses
-        if addr_regs and all(_invariant(cfg, idx, reg, loop, {}, 0) for reg in addr_regs) \
-                and not _written_in_loop(cfg, ins, loop):
+        if (
+            addr_regs
+            and all(_invariant(cfg, idx, reg, loop, {}, 0) for reg in addr_regs)
+            and not _written_in_loop(cfg, ins, loop)
+        ):
             invariant.append(ins.pc)
     if not invariant:
         return None
@@ -343,8 +375,15 @@ def loop_invariant_load(ctx: KernelContext) -> Detection | None:
     # and their traffic go away with the reloads.
     promoted = _promoted_by_hoisting(cfg, invariant)
     gone = invariant + promoted
-    r_prom = (sum(ctx.samples_at(promoted, MEMORY_REASONS).values()) + sum(ctx.blamed_by_pc(promoted, ("long_scoreboard",)).values())) \
-        / ctx.samples_total if promoted and ctx.samples_total > 0 else 0.0
+    r_prom = (
+        (
+            sum(ctx.samples_at(promoted, MEMORY_REASONS).values())
+            + sum(ctx.blamed_by_pc(promoted, ("long_scoreboard",)).values())
+        )
+        / ctx.samples_total
+        if promoted and ctx.samples_total > 0
+        else 0.0
+    )
     # The reloads' share of the L2 sectors the SMs request: what hoisting takes off L1 and L2
     # (the rest of the traffic, e.g. the loop's stores to varying addresses, stays and bounds the gain).
     partial = None
@@ -353,11 +392,20 @@ def loop_invariant_load(ctx: KernelContext) -> Detection | None:
         share = mine / ctx.total_of("l2_sectors_global")
         partial = {"lts": share, "l1tex": share}
     partial = {**(partial or {}), **_lsu_relief(ctx, gone)}
-    return Detection(stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)), speedup=eliminate(max(r, r_own) + r_prom),
-                     evidence={"invariant_loads_in_loops": len(invariant), "blamed_sample_share": round(r, 3),
-                               "removed_sample_share": round(max(r, r_own), 3),
-                               "promoted_accesses": len(promoted), "promoted_sample_share": round(r_prom, 3)},
-                     locations=ctx.locations(w), fmt={"share_pct": 100 * r}, partial_relief=partial)
+    return Detection(
+        stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)),
+        speedup=eliminate(max(r, r_own) + r_prom),
+        evidence={
+            "invariant_loads_in_loops": len(invariant),
+            "blamed_sample_share": round(r, 3),
+            "removed_sample_share": round(max(r, r_own), 3),
+            "promoted_accesses": len(promoted),
+            "promoted_sample_share": round(r_prom, 3),
+        },
+        locations=ctx.locations(w),
+        fmt={"share_pct": 100 * r},
+        partial_relief=partial,
+    )
 
 
 def _promoted_by_hoisting(cfg, invariant: list[int]) -> list[int]:
@@ -433,7 +481,23 @@ def _regs_in(operand: str) -> set[str]:
     return out
 
 
-_VARYING = ("S2R", "S2UR", "CS2R", "LDG", "LD", "LDL", "LDS", "ATOM", "ATOMG", "ATOMS", "SHFL", "TLD", "TEX", "VOTE", "MATCH")
+_VARYING = (
+    "S2R",
+    "S2UR",
+    "CS2R",
+    "LDG",
+    "LD",
+    "LDL",
+    "LDS",
+    "ATOM",
+    "ATOMG",
+    "ATOMS",
+    "SHFL",
+    "TLD",
+    "TEX",
+    "VOTE",
+    "MATCH",
+)
 
 
 def _invariant(cfg, idx: int, reg: str, loop, memo: dict, depth: int) -> bool:
@@ -441,6 +505,7 @@ def _invariant(cfg, idx: int, reg: str, loop, memo: dict, depth: int) -> bool:
     True when every reaching definition lies outside the loop, or is itself computed inside
     the loop only from invariant values (e.g. a kernel parameter reloaded with LDC)."""
     from ..sass.slicing import _reaching_defs
+
     if depth > 8:
         return False
     defs = _reaching_defs(cfg, idx, reg, 10_000)
@@ -464,7 +529,7 @@ def _invariant(cfg, idx: int, reg: str, loop, memo: dict, depth: int) -> bool:
     return True
 
 
-_PASS_VALUES = ("IADD3", "IADD", "IMAD", "LEA", "SHF", "SHL", "SHR", "MOV")   # one value in, one value out per lane
+_PASS_VALUES = ("IADD3", "IADD", "IMAD", "LEA", "SHF", "SHL", "SHR", "MOV")  # one value in, one value out per lane
 
 
 def _lane_values(cfg, idx: int, reg: str, depth: int = 0) -> int:
@@ -473,6 +538,7 @@ def _lane_values(cfg, idx: int, reg: str, depth: int = 0) -> int:
     with a b-bit immediate mask (LOP3.LUT ... 0xc0, a & b) and then only through adds, shifts
     and moves with warp-uniform operands; else 32."""
     from ..sass.slicing import _reaching_defs
+
     if not thread_varying(cfg, idx, reg):
         return 1
     defs = _reaching_defs(cfg, idx, reg, 10_000)
@@ -516,7 +582,10 @@ def atomics(ctx: KernelContext) -> Detection | None:
     executed = ctx.df.loc[[p for p in pcs if p in ctx.df.index], "inst_executed"].sum() > 0
     # Outstanding atomics hold warps at EXIT (drain) and fill the LSU queue for other loads.
     drain = ctx.frac("drain") if executed else 0.0
-    other_lg = max(0.0, ctx.frac("lg_throttle") - sum(ctx.samples_at(pcs, ("lg_throttle",)).values()) / max(ctx.samples_total, 1e-9))
+    other_lg = max(
+        0.0,
+        ctx.frac("lg_throttle") - sum(ctx.samples_at(pcs, ("lg_throttle",)).values()) / max(ctx.samples_total, 1e-9),
+    )
     # Loads queue behind the atomics in the memory system: their waits are charged in
     # proportion to the atomics' share of the L2 sectors requested by the SMs.
     k = ctx.kernel
@@ -528,7 +597,12 @@ def atomics(ctx: KernelContext) -> Detection | None:
     # Reductions without a returned value (RED) that keep warps waiting while every throughput
     # unit idles: the memory waits are the serialization at the contended addresses.
     units = [v for v in ctx.units.values() if not math.isnan(v)]
-    if executed and units and max(units) < ctx.th["atomic_idle_pct"] and all(not ctx.by_pc[p].defs for p in pcs if p in ctx.by_pc):
+    if (
+        executed
+        and units
+        and max(units) < ctx.th["atomic_idle_pct"]
+        and all(not ctx.by_pc[p].defs for p in pcs if p in ctx.by_pc)
+    ):
         r_total = max(r_total, ctx.frac(*MEMORY_REASONS))
     if r < ctx.th["atomic_share"]:
         return None
@@ -554,13 +628,20 @@ def atomics(ctx: KernelContext) -> Detection | None:
     kept = min(1.0, returning / red) if returning > 0 and red > 0 else 0.0
     r_total *= 1.0 - kept
     types = _atomic_types(ctx, pcs)
-    return Detection(stall_share=min(1.0, r_total * ctx.total / max(ctx.stall_total, 1e-9)), speedup=eliminate(r_total),
-                     evidence={"atomic_sample_share": round(r, 3), "kept_after_aggregation": round(kept, 4),
-                               "l2_red_sectors": _r(k.m("lts__t_sectors_srcunit_tex_op_red.sum")),
-                               "l2_atom_sectors": _r(k.m("lts__t_sectors_srcunit_tex_op_atom.sum")),
-                               "atomic_data_types": sorted(types)},
-                     locations=ctx.locations(w), fmt={"share_pct": 100 * r},
-                     variant="float" if types and types <= {"float"} else "mixed" if "float" in types else None)
+    return Detection(
+        stall_share=min(1.0, r_total * ctx.total / max(ctx.stall_total, 1e-9)),
+        speedup=eliminate(r_total),
+        evidence={
+            "atomic_sample_share": round(r, 3),
+            "kept_after_aggregation": round(kept, 4),
+            "l2_red_sectors": _r(k.m("lts__t_sectors_srcunit_tex_op_red.sum")),
+            "l2_atom_sectors": _r(k.m("lts__t_sectors_srcunit_tex_op_atom.sum")),
+            "atomic_data_types": sorted(types),
+        },
+        locations=ctx.locations(w),
+        fmt={"share_pct": 100 * r},
+        variant="float" if types and types <= {"float"} else "mixed" if "float" in types else None,
+    )
 
 
 _FLOAT_TYPES = ("F32", "F64", "F16", "F16x2", "BF16", "BF16x2", "F32x2", "FTZ")
@@ -601,8 +682,14 @@ def drain(ctx: KernelContext) -> Detection | None:
     if s < ctx.th["drain_share"]:
         return None
     variant, ev = _drain_variant(ctx)
-    return Detection(stall_share=s, speedup=eliminate(ctx.frac("drain") * 0.5), evidence=ev, variant=variant,
-                     locations=ctx.line_samples("drain"), fmt={"share_pct": 100 * s})
+    return Detection(
+        stall_share=s,
+        speedup=eliminate(ctx.frac("drain") * 0.5),
+        evidence=ev,
+        variant=variant,
+        locations=ctx.line_samples("drain"),
+        fmt={"share_pct": 100 * s},
+    )
 
 
 def lg_throttle(ctx: KernelContext) -> Detection | None:
@@ -655,7 +742,7 @@ def _thread_tainted_branches(cfg) -> list[int]:
             if dep:
                 live |= ins.defs
             elif ins.guard in (None, "PT"):
-                live -= ins.defs   # a thread-independent value replaces it on every path
+                live -= ins.defs  # a thread-independent value replaces it on every path
         for s in blocks[b].succs:
             old = entry[s]
             new = live if old is None else old | live
@@ -757,8 +844,10 @@ def _triangular_loops(ctx: KernelContext) -> dict[int, float]:
     out: dict[int, float] = {}
     for loop in cfg.loops:
         idx = cfg.loop_instructions(loop)
-        if not any(j in exits and any(s not in loop.blocks or s == loop.header for s in cfg.blocks[cfg.block_of[j]].succs)
-                   for j in idx):
+        if not any(
+            j in exits and any(s not in loop.blocks or s == loop.header for s in cfg.blocks[cfg.block_of[j]].succs)
+            for j in idx
+        ):
             continue
         # Lanes entering the loop: the thread instructions of its first instruction from
         # outside (a predecessor block's last instruction).
@@ -819,8 +908,16 @@ def _barrier_regions(ctx: KernelContext) -> list[dict]:
         work = {pcs[j]: busy[pcs[j]] for j in before if cfg.block_of[j] in dependent and busy[pcs[j]] > 0}
         crossings = float(executed.get(pcs[b]) or 0.0)
         interval = region * per_sample / crossings if crossings > 0 else math.nan
-        out.append({"barrier": b, "wait": wait, "region": region, "work": work, "interval_cycles": interval,
-                    "waits_at": [pcs[j] for j in after]})
+        out.append(
+            {
+                "barrier": b,
+                "wait": wait,
+                "region": region,
+                "work": work,
+                "interval_cycles": interval,
+                "waits_at": [pcs[j] for j in after],
+            }
+        )
     return out
 
 
@@ -903,16 +1000,27 @@ def barrier(ctx: KernelContext) -> Detection | None:
         work: dict[int, float] = {}
         for reg in unbalanced:
             work.update(reg["work"])
-        lines = [dict(loc, role="work before the barrier that depends on the thread index") for loc in ctx.locations(work, 3)]
+        lines = [
+            dict(loc, role="work before the barrier that depends on the thread index") for loc in ctx.locations(work, 3)
+        ]
         evidence["unbalanced_work"] = [loc_text(loc) for loc in lines]
         evidence["barrier_interval_cycles"] = [_r(reg["interval_cycles"], 0) for reg in unbalanced]
         locations = locations[:1] + lines + locations[1:]
         if lines:
-            work_text = (" The work before it whose trip count or guard depends on the thread index is at "
-                         + ", ".join(evidence["unbalanced_work"]) + ".")
-    return Detection(stall_share=min(1.0, s), speedup=min(eliminate(r), max(1.0, cap)), evidence=evidence,
-                     locations=locations, fmt={"share_pct": 100 * min(1.0, s), "unbalanced_work": work_text},
-                     relieves_override=relieves, partial_relief=partial)
+            work_text = (
+                " The work before it whose trip count or guard depends on the thread index is at "
+                + ", ".join(evidence["unbalanced_work"])
+                + "."
+            )
+    return Detection(
+        stall_share=min(1.0, s),
+        speedup=min(eliminate(r), max(1.0, cap)),
+        evidence=evidence,
+        locations=locations,
+        fmt={"share_pct": 100 * min(1.0, s), "unbalanced_work": work_text},
+        relieves_override=relieves,
+        partial_relief=partial,
+    )
 
 
 def membar(ctx: KernelContext) -> Detection | None:
@@ -946,8 +1054,9 @@ def membar(ctx: KernelContext) -> Detection | None:
             if f is not None:
                 owner[ins.pc] = cfg.insts[f].pc
         if owner:
-            waits = _merge(ctx.samples_at(list(owner), ("long_scoreboard",)),
-                           ctx.blamed_by_pc(list(owner), ("long_scoreboard",)))
+            waits = _merge(
+                ctx.samples_at(list(owner), ("long_scoreboard",)), ctx.blamed_by_pc(list(owner), ("long_scoreboard",))
+            )
             for load, w in waits.items():
                 charged[owner[load]] = charged.get(owner[load], 0.0) + w
     r = r_fence + (sum(charged.values()) / ctx.samples_total if ctx.samples_total > 0 else 0.0)
@@ -963,10 +1072,17 @@ def membar(ctx: KernelContext) -> Detection | None:
         factor *= 1.0 - ctx.th["fence_gpu_kept"]
     blamed = ctx.blamed_by_pc([i.pc for i in ctx.insts], ("membar",))
     locs = ctx.locations(_merge(blamed, charged)) if (blamed or charged) else ctx.line_samples("membar")
-    return Detection(stall_share=min(1.0, s), speedup=eliminate(r * factor),
-                     evidence={"membar_stall_share": round(ctx.share("membar"), 3), "fences_per_warp": _r(per_warp),
-                               "load_wait_share_charged_to_fences": round(r - r_fence, 3)},
-                     locations=locs, fmt={"share_pct": 100 * min(1.0, s)})
+    return Detection(
+        stall_share=min(1.0, s),
+        speedup=eliminate(r * factor),
+        evidence={
+            "membar_stall_share": round(ctx.share("membar"), 3),
+            "fences_per_warp": _r(per_warp),
+            "load_wait_share_charged_to_fences": round(r - r_fence, 3),
+        },
+        locations=locs,
+        fmt={"share_pct": 100 * min(1.0, s)},
+    )
 
 
 def instruction_overhead(ctx: KernelContext) -> Detection | None:
@@ -1020,13 +1136,20 @@ def instruction_overhead(ctx: KernelContext) -> Detection | None:
         removed = (control + 0.5 * integer) / total
         speed, model_ev = eliminate(removed * issue / 100.0), {}
     weights = {pc: v for pc, v in ex.items() if cls.get(pc) in ("int", "control")}
-    return Detection(stall_share=overhead, speedup=speed,
-                     evidence={"issue_utilisation_pct": round(issue, 1), "hot_loop_instruction_share": round(body / total, 3),
-                               "useful_instruction_share": round(useful / body, 3),
-                               "useful_instructions_per_iteration": round(per_iter, 2), **model_ev},
-                     locations=ctx.locations(weights),
-                     fmt={"useful_pct": 100 * useful / body, "per_iter": per_iter, "issue_pct": issue},
-                     relieves_override=["sm"])
+    return Detection(
+        stall_share=overhead,
+        speedup=speed,
+        evidence={
+            "issue_utilisation_pct": round(issue, 1),
+            "hot_loop_instruction_share": round(body / total, 3),
+            "useful_instruction_share": round(useful / body, 3),
+            "useful_instructions_per_iteration": round(per_iter, 2),
+            **model_ev,
+        },
+        locations=ctx.locations(weights),
+        fmt={"useful_pct": 100 * useful / body, "per_iter": per_iter, "issue_pct": issue},
+        relieves_override=["sm"],
+    )
 
 
 # ---- instruction# ---- instruction ------------------------------------------------------------------------
@@ -1050,9 +1173,13 @@ def fp64_conversion(ctx: KernelContext) -> Detection | None:
     kept = ("selected", "not_selected")
     r_gone, _ = _cost_share(ctx, pcs, tuple(x for x in ctx.reasons if x not in kept), ("short_scoreboard", "wait"))
     r_gone = min(r_gone, 1.0)
-    return Detection(stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)), speedup=eliminate(r_gone * 0.9),
-                     evidence={"fp64_and_conversion_instruction_share": round(share, 4), "removed_sample_share": round(r_gone, 3)},
-                     locations=ctx.locations(w), fmt={"fp64_pct": 100 * share})
+    return Detection(
+        stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)),
+        speedup=eliminate(r_gone * 0.9),
+        evidence={"fp64_and_conversion_instruction_share": round(share, 4), "removed_sample_share": round(r_gone, 3)},
+        locations=ctx.locations(w),
+        fmt={"fp64_pct": 100 * share},
+    )
 
 
 def _division_window(cfg, seed: int, line_of) -> list[int]:
@@ -1130,9 +1257,11 @@ def _line_in_loop(ctx: KernelContext, cfg: CFG, idx: int, loop) -> set[int]:
     line = line_of(cfg.insts[idx].pc)
     if line is None:
         return {cfg.insts[idx].pc}
-    return {cfg.insts[j].pc for j in cfg.loop_instructions(loop)
-            if cfg.innermost_loop(j) is loop and line_of(cfg.insts[j].pc) == line
-            and ctx.classes[j] in _DIVISION_CLASSES}
+    return {
+        cfg.insts[j].pc
+        for j in cfg.loop_instructions(loop)
+        if cfg.innermost_loop(j) is loop and line_of(cfg.insts[j].pc) == line and ctx.classes[j] in _DIVISION_CLASSES
+    }
 
 
 # An unsigned 32-bit division by a value known only at run time compiles to about 20
@@ -1188,11 +1317,19 @@ def integer_division(ctx: KernelContext) -> Detection | None:
     speed = eliminate(max(r, share_inst if issue_bound else 0.0) * gone)
     seed_lines = {line_of(pc) for pc in seeds} - {None}
     weights = _at_call_sites({pc: v for pc, v in w.items() if line_of(pc) in seed_lines} or w, ctx.call_sites())
-    return Detection(stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)), speedup=speed,
-                     evidence={"divisions_in_loops": len(seeds), "division_instruction_share": round(share_inst, 3),
-                               "sample_share": round(r, 3), "divisor_varies_in_loop": varying},
-                     locations=ctx.locations(weights),
-                     fmt={"share_pct": 100 * r, "inst_pct": 100 * share_inst}, relieves_override=["sm"])
+    return Detection(
+        stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)),
+        speedup=speed,
+        evidence={
+            "divisions_in_loops": len(seeds),
+            "division_instruction_share": round(share_inst, 3),
+            "sample_share": round(r, 3),
+            "divisor_varies_in_loop": varying,
+        },
+        locations=ctx.locations(weights),
+        fmt={"share_pct": 100 * r, "inst_pct": 100 * share_inst},
+        relieves_override=["sm"],
+    )
 
 
 def _model_change(ctx: KernelContext, changes, hoist: bool) -> tuple[float, dict] | None:
@@ -1200,6 +1337,7 @@ def _model_change(ctx: KernelContext, changes, hoist: bool) -> tuple[float, dict
     kernel as measured (model.measured_speedup), with its evidence; None without a model or
     when no change applies (the caller's own estimate stands)."""
     from .model import measured_speedup, what_if
+
     m = getattr(ctx, "model", None)
     if m is None or not m.available:
         return None
@@ -1214,8 +1352,12 @@ def _model_change(ctx: KernelContext, changes, hoist: bool) -> tuple[float, dict
     if best is None:
         return None
     s, got = best
-    return s, {"model_change": got["description"], "model_predicted_cycles": round(m.predicted_cycles, 1),
-               "model_predicted_cycles_after": got["predicted_cycles"], "model_bottleneck_after": got["bottleneck_after"]}
+    return s, {
+        "model_change": got["description"],
+        "model_predicted_cycles": round(m.predicted_cycles, 1),
+        "model_predicted_cycles_after": got["predicted_cycles"],
+        "model_bottleneck_after": got["bottleneck_after"],
+    }
 
 
 def low_ilp(ctx: KernelContext) -> Detection | None:
@@ -1237,10 +1379,13 @@ def low_ilp(ctx: KernelContext) -> Detection | None:
         if sel > 0:
             speed = min(speed, 1.0 / sel)
     w = ctx.blamed_by_pc([i.pc for i in ctx.insts], ("wait",)) or {}
-    return Detection(stall_share=s, speedup=speed,
-                     evidence={"wait_stall_share": round(s, 3), "eligible_warps_per_scheduler": _r(elig), **model_ev},
-                     locations=ctx.locations(w) or ctx.line_samples("wait"),
-                     fmt={"share_pct": 100 * s, "eligible": 0.0 if math.isnan(elig) else elig})
+    return Detection(
+        stall_share=s,
+        speedup=speed,
+        evidence={"wait_stall_share": round(s, 3), "eligible_warps_per_scheduler": _r(elig), **model_ev},
+        locations=ctx.locations(w) or ctx.line_samples("wait"),
+        fmt={"share_pct": 100 * s, "eligible": 0.0 if math.isnan(elig) else elig},
+    )
 
 
 _TRANSCENDENTAL = ("SIN", "COS", "EX2", "LG2", "TANH")
@@ -1252,6 +1397,7 @@ def _math_mufus(ctx: KernelContext) -> set[int]:
     precise division, sqrt and pow. A MUFU.RCP whose operand an I2F.RP defines is the setup
     of an integer division (integer-division), not math."""
     from ..sass.slicing import _reaching_defs
+
     out = set()
     cfg = ctx.cfg
     # Precise division and square root call a slow-path subroutine from their line; the
@@ -1268,8 +1414,10 @@ def _math_mufus(ctx: KernelContext) -> set[int]:
             if _fast_intrinsic(cfg, idx):
                 continue
             if i.modifiers[0] == "RCP" and any(
-                    cfg.insts[j].opcode == "I2F" and "RP" in cfg.insts[j].modifiers
-                    for r in i.uses for j, _ in _reaching_defs(cfg, idx, r, 10_000)):
+                cfg.insts[j].opcode == "I2F" and "RP" in cfg.insts[j].modifiers
+                for r in i.uses
+                for j, _ in _reaching_defs(cfg, idx, r, 10_000)
+            ):
                 continue
         out.add(i.pc)
     return out
@@ -1287,6 +1435,7 @@ def _fast_intrinsic(cfg, idx: int) -> bool:
     is defined by a multiply by the SFU's scale constant, through at most the denormal guard
     of __expf (a predicated multiply by 0.5 of the same register)."""
     from ..sass.slicing import _reaching_defs
+
     ins = cfg.insts[idx]
     if ins.modifiers[:1] == ("LG2",):
         return _scaled_after(cfg, idx)
@@ -1365,8 +1514,10 @@ def _subroutines_at_call_sites(ctx: KernelContext, df):
 
 # Bit patterns of the small integers 2..16 as a float32 and as the high word of a float64:
 # how a literal exponent reaches a called pow in a register (IMAD.MOV.U32 R5, RZ, RZ, 0x40000000).
-_SMALL_INTEGER_BITS = {**{struct.unpack("<I", struct.pack("<f", float(n)))[0]: n for n in range(2, 17)},
-                       **{struct.unpack("<Q", struct.pack("<d", float(n)))[0] >> 32: n for n in range(2, 17)}}
+_SMALL_INTEGER_BITS = {
+    **{struct.unpack("<I", struct.pack("<f", float(n)))[0]: n for n in range(2, 17)},
+    **{struct.unpack("<Q", struct.pack("<d", float(n)))[0] >> 32: n for n in range(2, 17)},
+}
 
 
 def _literal_integer_exponent(ctx: KernelContext, lines) -> int | None:
@@ -1446,9 +1597,15 @@ def slow_math(ctx: KernelContext) -> Detection | None:
     evidence = {"instructions_per_mufu": round(ratio, 1), "slow_line_instruction_share": round(inst, 3)}
     if exponent is not None:
         evidence["literal_integer_exponent"] = exponent
-    return Detection(stall_share=frac, speedup=eliminate(r), evidence=evidence,
-                     locations=ctx.locations(w), fmt={"ratio": ratio, "exponent": exponent or 0},
-                     partial_relief={"xu": 0.0}, variant="integer_power" if exponent is not None else None)
+    return Detection(
+        stall_share=frac,
+        speedup=eliminate(r),
+        evidence=evidence,
+        locations=ctx.locations(w),
+        fmt={"ratio": ratio, "exponent": exponent or 0},
+        partial_relief={"xu": 0.0},
+        variant="integer_power" if exponent is not None else None,
+    )
 
 
 def launch_lanes(k) -> float:
@@ -1473,10 +1630,15 @@ def divergence(ctx: KernelContext) -> Detection | None:
         return None
     if df.empty or not ctx.sampling:
         r = 1.0 - thr / 32.0
-        return Detection(stall_share=r, speedup=eliminate(r * 0.5), evidence={"avg_active_threads": round(thr, 1)}, fmt={"threads": thr})
+        return Detection(
+            stall_share=r,
+            speedup=eliminate(r * 0.5),
+            evidence={"avg_active_threads": round(thr, 1)},
+            fmt={"threads": thr},
+        )
     cols = [c for c in df.columns if c.startswith("stall_")]
     per = (df["thread_inst_executed"] / df["inst_executed"].where(df["inst_executed"] > 0)).fillna(lanes)
-    wasted = (df[cols].sum(axis=1) * (1.0 - per.clip(upper=lanes) / lanes))
+    wasted = df[cols].sum(axis=1) * (1.0 - per.clip(upper=lanes) / lanes)
     r = float(wasted.sum()) / max(ctx.samples_total, 1e-9)
     if r <= 0.01:
         return None
@@ -1485,10 +1647,17 @@ def divergence(ctx: KernelContext) -> Detection | None:
     w = _positive(df["divergent_branches"]) if "divergent_branches" in df else {}
     if not w:
         w = _positive(wasted)
-    evidence = {"avg_active_threads": round(thr, 1),
-                "divergent_branch_targets": _r(k.m("smsp__sass_branch_targets_threads_divergent.sum"))}
-    return Detection(stall_share=r, speedup=_active_only(ctx, eliminate(r), evidence), evidence=evidence,
-                     locations=ctx.locations(w), fmt={"threads": thr})
+    evidence = {
+        "avg_active_threads": round(thr, 1),
+        "divergent_branch_targets": _r(k.m("smsp__sass_branch_targets_threads_divergent.sum")),
+    }
+    return Detection(
+        stall_share=r,
+        speedup=_active_only(ctx, eliminate(r), evidence),
+        evidence=evidence,
+        locations=ctx.locations(w),
+        fmt={"threads": thr},
+    )
 
 
 def _active_only(ctx: KernelContext, s: float, evidence: dict) -> float:
@@ -1513,21 +1682,24 @@ def thread_varying(cfg, idx: int, reg: str, memo: dict | None = None, depth: int
     when it derives from the thread or lane index or from per-thread loaded data; no for
     uniform registers, kernel parameters, constants and loop counters built from them."""
     from ..sass.slicing import _reaching_defs
+
     if reg.startswith("U") or reg in ("RZ", "URZ"):
-        return False                       # the uniform datapath holds one value per warp
+        return False  # the uniform datapath holds one value per warp
     memo = {} if memo is None else memo
     if depth > 16:
-        return True                        # too deep to tell: assume it varies
+        return True  # too deep to tell: assume it varies
     for j, _ in _reaching_defs(cfg, idx, reg, 10_000):
         if j in memo:
             if memo[j]:
                 return True
             continue
-        memo[j] = False                    # a cycle (a loop counter) adds nothing new
+        memo[j] = False  # a cycle (a loop counter) adds nothing new
         d = cfg.insts[j]
-        varying = (d.opcode in ("S2R", "CS2R") and any(src in d.text for src in _LANE_SOURCES)) \
-            or d.opcode in _PER_THREAD \
+        varying = (
+            (d.opcode in ("S2R", "CS2R") and any(src in d.text for src in _LANE_SOURCES))
+            or d.opcode in _PER_THREAD
             or any(thread_varying(cfg, j, u, memo, depth + 1) for u in d.uses if not u.startswith("P"))
+        )
         memo[j] = varying
         if varying:
             return True
@@ -1555,7 +1727,7 @@ def expected_max_load(balls: int, bins: int) -> float:
         poly = [1.0] + [0.0] * balls
         for _ in range(bins):
             poly = [sum(poly[i] * term[n - i] for i in range(n + 1)) for n in range(balls + 1)]
-        total += 1.0 - poly[balls] * math.factorial(balls) / bins ** balls
+        total += 1.0 - poly[balls] * math.factorial(balls) / bins**balls
     return total
 
 
@@ -1613,16 +1785,25 @@ def constant_divergence(ctx: KernelContext) -> Detection | None:
     evidence = {"indexed_constant_loads": len(pcs), "sample_share": round(r, 3)}
     if per_lookup > 0:
         evidence |= {"replacement_wavefronts_per_lookup": round(per_lookup, 2), "lookup_bound": round(bound, 2)}
-    return Detection(stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)), speedup=min(eliminate(r), bound),
-                     evidence=evidence, locations=ctx.locations(w), fmt={"share_pct": 100 * r})
+    return Detection(
+        stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)),
+        speedup=min(eliminate(r), bound),
+        evidence=evidence,
+        locations=ctx.locations(w),
+        fmt={"share_pct": 100 * r},
+    )
 
 
 def icache(ctx: KernelContext) -> Detection | None:
     s = ctx.share("no_instruction")
     if s < ctx.th["icache_share"]:
         return None
-    return Detection(stall_share=s, speedup=eliminate(ctx.frac("no_instruction") * 0.5),
-                     locations=ctx.line_samples("no_instruction"), fmt={"share_pct": 100 * s})
+    return Detection(
+        stall_share=s,
+        speedup=eliminate(ctx.frac("no_instruction") * 0.5),
+        locations=ctx.line_samples("no_instruction"),
+        fmt={"share_pct": 100 * s},
+    )
 
 
 def pipe_contention(ctx: KernelContext) -> Detection | None:
@@ -1630,20 +1811,35 @@ def pipe_contention(ctx: KernelContext) -> Detection | None:
     if s < ctx.th["pipe_throttle_share"]:
         return None
     k = ctx.kernel
-    pipes = {p: k.m(f"sm__inst_executed_pipe_{p}.avg.pct_of_peak_sustained_active") for p in ("fma", "alu", "fp64", "xu")}
+    pipes = {
+        p: k.m(f"sm__inst_executed_pipe_{p}.avg.pct_of_peak_sustained_active") for p in ("fma", "alu", "fp64", "xu")
+    }
     pipes = {p: v for p, v in pipes.items() if not math.isnan(v)}
     pipe = max(pipes, key=pipes.__getitem__) if pipes else "math"
-    return Detection(stall_share=s, speedup=eliminate(ctx.frac("math_pipe_throttle") * 0.5),
-                     evidence={f"pipe_{p}_pct": round(v, 1) for p, v in pipes.items()},
-                     locations=ctx.line_samples("math_pipe_throttle"), fmt={"share_pct": 100 * s, "pipe": pipe.upper()})
+    return Detection(
+        stall_share=s,
+        speedup=eliminate(ctx.frac("math_pipe_throttle") * 0.5),
+        evidence={f"pipe_{p}_pct": round(v, 1) for p, v in pipes.items()},
+        locations=ctx.line_samples("math_pipe_throttle"),
+        fmt={"share_pct": 100 * s, "pipe": pipe.upper()},
+    )
 
 
 # ---- occupancy and launch -----------------------------------------------------------------
 LIMITERS = {
-    "registers": ("launch__occupancy_limit_registers", "Use fewer registers per thread (__launch_bounds__, -maxrregcount, fewer live values)."),
-    "shared memory": ("launch__occupancy_limit_shared_mem", "Use less shared memory per block (smaller tiles, or only what the kernel touches)."),
+    "registers": (
+        "launch__occupancy_limit_registers",
+        "Use fewer registers per thread (__launch_bounds__, -maxrregcount, fewer live values).",
+    ),
+    "shared memory": (
+        "launch__occupancy_limit_shared_mem",
+        "Use less shared memory per block (smaller tiles, or only what the kernel touches).",
+    ),
     "block size": ("launch__occupancy_limit_warps", "Change the block size so more blocks fit per SM."),
-    "blocks per SM": ("launch__occupancy_limit_blocks", "Use larger blocks: the SM's limit on resident blocks is reached first."),
+    "blocks per SM": (
+        "launch__occupancy_limit_blocks",
+        "Use larger blocks: the SM's limit on resident blocks is reached first.",
+    ),
     "barriers": ("launch__occupancy_limit_barriers", "Use fewer named barriers per block."),
 }
 
@@ -1668,8 +1864,10 @@ def _limiter_advice(ctx: KernelContext, limiter: str, w_new: float) -> str:
     if limiter != "registers" or math.isnan(regs) or w_new <= 0:
         return text
     cap = int(per_sm / (w_new * 32) // 8 * 8)
-    return (f"{text} {int(w_new)} warps per SM fit at most {cap} registers per thread (now {int(regs)}): "
-            f"check the spills a cap causes (-Xptxas -v); the estimate assumes none.")
+    return (
+        f"{text} {int(w_new)} warps per SM fit at most {cap} registers per thread (now {int(regs)}): "
+        f"check the spills a cap causes (-Xptxas -v); the estimate assumes none."
+    )
 
 
 def occupancy(ctx: KernelContext) -> Detection | None:
@@ -1697,12 +1895,19 @@ def occupancy(ctx: KernelContext) -> Detection | None:
         speed = min(speed, 100.0 / issue)
     speed = _bounded_by_units(ctx, speed)
     achieved = k.m("sm__warps_active.avg.pct_of_peak_sustained_active")
-    return Detection(stall_share=L, speedup=max(speed, 1.0),
-                     evidence={"theoretical_occupancy_pct": round(theo, 1), "achieved_occupancy_pct": _r(achieved),
-                               "limiter": limiter, "blocks_per_sm_limits": {n: int(v) for n, v in lim.items()},
-                               "warps_per_sm_if_relieved": int(w_new)},
-                     locations=ctx.line_samples("long_scoreboard", 3),
-                     fmt={"limiter": limiter, "theoretical": theo, "limiter_advice": _limiter_advice(ctx, limiter, w_new)})
+    return Detection(
+        stall_share=L,
+        speedup=max(speed, 1.0),
+        evidence={
+            "theoretical_occupancy_pct": round(theo, 1),
+            "achieved_occupancy_pct": _r(achieved),
+            "limiter": limiter,
+            "blocks_per_sm_limits": {n: int(v) for n, v in lim.items()},
+            "warps_per_sm_if_relieved": int(w_new),
+        },
+        locations=ctx.line_samples("long_scoreboard", 3),
+        fmt={"limiter": limiter, "theoretical": theo, "limiter_advice": _limiter_advice(ctx, limiter, w_new)},
+    )
 
 
 def grid_too_small(ctx: KernelContext) -> Detection | None:
@@ -1726,10 +1931,18 @@ def grid_too_small(ctx: KernelContext) -> Detection | None:
         hide = 1.0 / max(1.0 - MAX_REMOVABLE, 1.0 - ctx.frac(*LATENCY_REASONS) * (1.0 - wpb / w_new))
         hide = min(hide, ctx.th["latency_hiding_max"])
     speed = _bounded_by_units(ctx, hide / max(fill, 1.0 / sms))
-    return Detection(stall_share=idle, speedup=max(speed, 1.0),
-                     evidence={"blocks": int(blocks), "sms": int(sms), "blocks_per_sm": round(fill, 3),
-                               "warps_per_sm_after": round(max(w_new, wpb), 1)},
-                     locations=[], fmt={"blocks": int(blocks), "sms": int(sms), "fill": fill, "idle_pct": 100 * idle})
+    return Detection(
+        stall_share=idle,
+        speedup=max(speed, 1.0),
+        evidence={
+            "blocks": int(blocks),
+            "sms": int(sms),
+            "blocks_per_sm": round(fill, 3),
+            "warps_per_sm_after": round(max(w_new, wpb), 1),
+        },
+        locations=[],
+        fmt={"blocks": int(blocks), "sms": int(sms), "fill": fill, "idle_pct": 100 * idle},
+    )
 
 
 def serial_kernel(ctx: KernelContext) -> Detection | None:
@@ -1745,10 +1958,18 @@ def serial_kernel(ctx: KernelContext) -> Detection | None:
         return None
     speed = dur / max(dur - floor, floor)
     idle = 1.0 - blocks / sms
-    return Detection(stall_share=idle, speedup=max(speed, 1.0),
-                     evidence={"blocks": int(blocks), "sms": int(sms), "launch_floor_ns": round(floor, 1)},
-                     fmt={"blocks": int(blocks), "sms": int(sms), "idle_pct": 100 * idle,
-                          "floor_us": floor / 1000, "dur_us": dur / 1000})
+    return Detection(
+        stall_share=idle,
+        speedup=max(speed, 1.0),
+        evidence={"blocks": int(blocks), "sms": int(sms), "launch_floor_ns": round(floor, 1)},
+        fmt={
+            "blocks": int(blocks),
+            "sms": int(sms),
+            "idle_pct": 100 * idle,
+            "floor_us": floor / 1000,
+            "dur_us": dur / 1000,
+        },
+    )
 
 
 def partial_warps(ctx: KernelContext) -> Detection | None:
@@ -1764,10 +1985,14 @@ def partial_warps(ctx: KernelContext) -> Detection | None:
     eff = lanes / 32.0
     if eff > ctx.th["partial_warp_fill"]:
         return None
-    return Detection(stall_share=1.0 - eff, speedup=1.0 / eff,
-                     evidence={"block_size": int(bs), "lanes_per_warp": round(lanes, 2)},
-                     locations=[], fmt={"block": int(bs), "lanes": lanes, "fill_pct": 100 * eff},
-                     relieves_override=["sm", "l1tex"])
+    return Detection(
+        stall_share=1.0 - eff,
+        speedup=1.0 / eff,
+        evidence={"block_size": int(bs), "lanes_per_warp": round(lanes, 2)},
+        locations=[],
+        fmt={"block": int(bs), "lanes": lanes, "fill_pct": 100 * eff},
+        relieves_override=["sm", "l1tex"],
+    )
 
 
 def _load_chain_depth(cfg, body: list[int]) -> int:
@@ -1797,7 +2022,10 @@ def memory_latency(ctx: KernelContext) -> Detection | None:
     cfg, df = ctx.cfg, ctx.df
     if cfg is None or df.empty or not ctx.sampling or ctx.share("long_scoreboard") < ctx.th["latency_load_share"]:
         return None
-    mem = max([ctx.units.get(u, math.nan) for u in ("dram", "lts") if not math.isnan(ctx.units.get(u, math.nan))] or [math.nan])
+    mem = max(
+        [ctx.units.get(u, math.nan) for u in ("dram", "lts") if not math.isnan(ctx.units.get(u, math.nan))]
+        or [math.nan]
+    )
     # At or above bound_pct the memory system is busy enough to be the limit, except for a
     # chain of dependent loads: each warp has one in flight whatever the bandwidth in use
     # (hop_chains: random sector loads keep L2 at 63%, four chains in lockstep gain 1.37x),
@@ -1808,12 +2036,19 @@ def memory_latency(ctx: KernelContext) -> Detection | None:
     loads = ctx.pcs_where(lambda i: i.is_global_load() and not i.is_atomic())
     waits = _merge(ctx.blamed_by_pc(loads, ("long_scoreboard",)), ctx.samples_at(loads, ("long_scoreboard",)))
     executed = ctx.executed()
+
     def loads_per_iteration(loop) -> float:
         """Global loads executed per back-edge taken to the loop's header."""
         body = cfg.loop_instructions(loop)
         count = lambda pick: sum(float(executed.get(cfg.insts[j].pc) or 0.0) for j in body if pick(cfg.insts[j]))  # noqa: E731
-        iters = count(lambda i: i.is_branch() and i.target is not None and cfg.index_of_pc.get(i.target) is not None
-                      and cfg.block_of[cfg.index_of_pc[i.target]] == loop.header)
+        iters = count(
+            lambda i: (
+                i.is_branch()
+                and i.target is not None
+                and cfg.index_of_pc.get(i.target) is not None
+                and cfg.block_of[cfg.index_of_pc[i.target]] == loop.header
+            )
+        )
         depth = _load_chain_depth(cfg, body)
         if chains_only and depth <= 1:
             return math.inf
@@ -1834,12 +2069,16 @@ def memory_latency(ctx: KernelContext) -> Detection | None:
     r = sum(hot.values()) / tot if tot > 0 else 0.0
     if r < ctx.th["latency_load_share"] * 0.5:
         return None
-    return Detection(stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)), speedup=eliminate(r * 0.75),
-                     evidence={"load_wait_share": round(r, 3), "memory_throughput_pct": round(mem, 1)},
-                     locations=ctx.locations(hot), fmt={"share_pct": 100 * r, "mem_pct": mem})
+    return Detection(
+        stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)),
+        speedup=eliminate(r * 0.75),
+        evidence={"load_wait_share": round(r, 3), "memory_throughput_pct": round(mem, 1)},
+        locations=ctx.locations(hot),
+        fmt={"share_pct": 100 * r, "mem_pct": mem},
+    )
 
 
-SHARED_UNITS = ("dram", "lts")   # shared by all SMs: a partial wave gets more of them per block
+SHARED_UNITS = ("dram", "lts")  # shared by all SMs: a partial wave gets more of them per block
 
 
 def tail_effect(ctx: KernelContext) -> Detection | None:
@@ -1866,14 +2105,21 @@ def tail_effect(ctx: KernelContext) -> Detection | None:
         shared += [v for u, v in units.items() if u not in SHARED_UNITS]
     s = 1.0 - min(100.0, max(shared or [0.0])) / 100.0
     tail = max(last, s)
-    loss = (tail - last) / (full - 1 + tail)   # time the last wave runs with idle SMs
+    loss = (tail - last) / (full - 1 + tail)  # time the last wave runs with idle SMs
     if loss < ctx.th["tail_loss"]:
         return None
     speed = _bounded_by_units(ctx, (full - 1 + tail) / waves)
-    return Detection(stall_share=loss, speedup=max(speed, 1.0),
-                     evidence={"waves_per_sm": round(waves, 2), "last_wave_fill": round(last, 3),
-                               "last_wave_time_share": round(tail, 3), "resident_blocks_per_sm": round(resident, 2)},
-                     fmt={"waves": waves, "last_wave_pct": 100 * last})
+    return Detection(
+        stall_share=loss,
+        speedup=max(speed, 1.0),
+        evidence={
+            "waves_per_sm": round(waves, 2),
+            "last_wave_fill": round(last, 3),
+            "last_wave_time_share": round(tail, 3),
+            "resident_blocks_per_sm": round(resident, 2),
+        },
+        fmt={"waves": waves, "last_wave_pct": 100 * last},
+    )
 
 
 def _warps_launched(k) -> float:
@@ -1898,15 +2144,53 @@ def rank_imbalance(ctx: KernelContext) -> Detection | None:
     if math.isnan(hi) or math.isnan(mean) or mean <= 0 or hi <= 0:
         return None
     slow, fast = k.strings.get("drgpu__rank_slowest", "?"), k.strings.get("drgpu__rank_fastest", "?")
-    return Detection(stall_share=1.0 - mean / hi, speedup=hi / mean,
-                     evidence={"duration_spread": round(spread, 3), "slowest_rank": slow, "fastest_rank": fast,
-                               "durations": k.strings.get("drgpu__rank_durations", "")},
-                     fmt={"spread_pct": 100 * spread, "ranks": int(k.m("drgpu__rank_count", 0)), "slowest": slow,
-                          "fastest": fast, "max_us": hi / 1000, "min_us": k.m("drgpu__rank_duration_min", 0) / 1000})
+    return Detection(
+        stall_share=1.0 - mean / hi,
+        speedup=hi / mean,
+        evidence={
+            "duration_spread": round(spread, 3),
+            "slowest_rank": slow,
+            "fastest_rank": fast,
+            "durations": k.strings.get("drgpu__rank_durations", ""),
+        },
+        fmt={
+            "spread_pct": 100 * spread,
+            "ranks": int(k.m("drgpu__rank_count", 0)),
+            "slowest": slow,
+            "fastest": fast,
+            "max_us": hi / 1000,
+            "min_us": k.m("drgpu__rank_duration_min", 0) / 1000,
+        },
+    )
 
 
-REGISTRY = {f.__name__: f for f in (uncoalesced, bank_conflict, local_memory, loop_invariant_load, atomics, drain,
-                                     lg_throttle, barrier, membar, fp64_conversion, low_ilp, slow_math, divergence,
-                                     constant_divergence, icache, pipe_contention, occupancy, grid_too_small, serial_kernel, tail_effect,
-                                     instruction_overhead, partial_warps, memory_latency, integer_division,
-                                     rank_imbalance)}
+REGISTRY = {
+    f.__name__: f
+    for f in (
+        uncoalesced,
+        bank_conflict,
+        local_memory,
+        loop_invariant_load,
+        atomics,
+        drain,
+        lg_throttle,
+        barrier,
+        membar,
+        fp64_conversion,
+        low_ilp,
+        slow_math,
+        divergence,
+        constant_divergence,
+        icache,
+        pipe_contention,
+        occupancy,
+        grid_too_small,
+        serial_kernel,
+        tail_effect,
+        instruction_overhead,
+        partial_warps,
+        memory_latency,
+        integer_division,
+        rank_imbalance,
+    )
+}

@@ -17,6 +17,7 @@ number every output shows), a detector picks the advice variant its evidence sup
 atomics that warp-reduction intrinsics do not cover), and an estimate at the model's
 ceiling is marked ``estimate_capped`` and shown as a lower bound.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -51,23 +52,35 @@ class Finding:
     group: str = ""
     speedup_model: str = ""
     notes: list[str] = field(default_factory=list)
-    model_speedup: float = 1.0          # the model's estimate before the physical bounds
+    model_speedup: float = 1.0  # the model's estimate before the physical bounds
     bounds: list[dict] = field(default_factory=list)
-    bounded_by: str | None = None       # the bound that set the estimate, if any
-    audience: str = "code"              # "code" (change the kernel) | "caller" (library kernel)
-    estimate_capped: bool = False       # the model hit its ceiling: the speedup is at least this
+    bounded_by: str | None = None  # the bound that set the estimate, if any
+    audience: str = "code"  # "code" (change the kernel) | "caller" (library kernel)
+    estimate_capped: bool = False  # the model hit its ceiling: the speedup is at least this
 
     def speedup_text(self) -> str:
         """The estimate as shown to the user: a capped one reads as a lower bound."""
         return f"≥{self.estimated_speedup:.2f}x (capped)" if self.estimate_capped else f"{self.estimated_speedup:.2f}x"
 
     def to_dict(self) -> dict:
-        return {"id": self.id, "title": self.title, "severity": self.severity,
-                "stall_share": _round(self.stall_share, 4), "estimated_speedup": _round(self.estimated_speedup, 3),
-                "model_speedup": _round(self.model_speedup, 3), "bounded_by": self.bounded_by, "bounds": self.bounds,
-                "audience": self.audience, "estimate_capped": self.estimate_capped,
-                "advice": self.advice, "evidence": self.evidence, "locations": self.locations,
-                "group": self.group, "speedup_model": self.speedup_model, "notes": self.notes}
+        return {
+            "id": self.id,
+            "title": self.title,
+            "severity": self.severity,
+            "stall_share": _round(self.stall_share, 4),
+            "estimated_speedup": _round(self.estimated_speedup, 3),
+            "model_speedup": _round(self.model_speedup, 3),
+            "bounded_by": self.bounded_by,
+            "bounds": self.bounds,
+            "audience": self.audience,
+            "estimate_capped": self.estimate_capped,
+            "advice": self.advice,
+            "evidence": self.evidence,
+            "locations": self.locations,
+            "group": self.group,
+            "speedup_model": self.speedup_model,
+            "notes": self.notes,
+        }
 
 
 def _round(x, ndigits: int):
@@ -102,8 +115,11 @@ def designed_in(ctx: KernelContext, fid: str) -> str | None:
     if t is None:
         return None
     if fid == "barrier-imbalance" and t.warp_specialized:
-        return ("barrier waits are the hand-off of a warp-specialized pipeline (" + ", ".join(t.signs)
-                + "), not unbalanced work")
+        return (
+            "barrier waits are the hand-off of a warp-specialized pipeline ("
+            + ", ".join(t.signs)
+            + "), not unbalanced work"
+        )
     if fid == "slow-math" and t.tensor_core:
         return "MUFU work in a tensor-core kernel is its algorithm (e.g. attention's softmax)"
     if fid == "slow-math" and not t.has_line_info:
@@ -112,7 +128,8 @@ def designed_in(ctx: KernelContext, fid: str) -> str | None:
 
 
 def evaluate(ctx: KernelContext) -> list[Finding]:
-    from .build import stall_cycle_pct   # build imports this module
+    from .build import stall_cycle_pct  # build imports this module
+
     th, sol = ctx.th, ctx.sol
     stall_pct = stall_cycle_pct(ctx)[0]
     library = is_library_kernel(ctx)
@@ -135,7 +152,11 @@ def evaluate(ctx: KernelContext) -> list[Finding]:
             continue
         relieves = d.relieves_override or spec["relieves"]
         model = float(d.speedup)
-        bounds = physical_bounds(ctx, sol, relieves, spec["speedup_model"], stall_pct, d.partial_relief) if sol is not None else []
+        bounds = (
+            physical_bounds(ctx, sol, relieves, spec["speedup_model"], stall_pct, d.partial_relief)
+            if sol is not None
+            else []
+        )
         speed, binding = apply_bounds(model, bounds)
         if speed < th["min_speedup"]:
             continue
@@ -144,21 +165,29 @@ def evaluate(ctx: KernelContext) -> list[Finding]:
             notes.append(f"estimate bounded: {binding.why}")
         sev = "high" if speed >= th["high_speedup"] else "medium" if speed >= th["medium_speedup"] else "low"
         # (a grade and its limiter come together: both are the busiest unit's)
-        if (graded is not None and graded.limiter is not None
-                and graded.limiter not in relieved_units(relieves) and sev != "low"):
+        if (
+            graded is not None
+            and graded.limiter is not None
+            and graded.limiter not in relieved_units(relieves)
+            and sev != "low"
+        ):
             cap = "low" if graded.grade == "excellent" else "medium"
             if sev == "high" or cap == "low":
                 sev = cap
-                notes.append(f"the kernel is graded {graded.grade} ({graded.labels.get(graded.limiter, graded.limiter)} at "
-                             f"{graded.limiter_pct:.0f}% of peak) and this change does not reduce that unit's work")
+                notes.append(
+                    f"the kernel is graded {graded.grade} ({graded.labels.get(graded.limiter, graded.limiter)} at "
+                    f"{graded.limiter_pct:.0f}% of peak) and this change does not reduce that unit's work"
+                )
         # The model's own ceiling (it never removes more than MAX_REMOVABLE of the time) is
         # not a measurement: say that the estimate is a lower bound.
         ceiling = 1.0 / (1.0 - detectors.MAX_REMOVABLE)
         capped = binding is None and model >= ceiling * (1 - 1e-9)
         if capped:
-            notes.append(f"estimate capped at {ceiling:.0f}x: the model removes at most "
-                         f"{100 * detectors.MAX_REMOVABLE:.0f}% of the time, and the evidence would give more; read it as at least "
-                         f"{ceiling:.0f}x, not as a measured value")
+            notes.append(
+                f"estimate capped at {ceiling:.0f}x: the model removes at most "
+                f"{100 * detectors.MAX_REMOVABLE:.0f}% of the time, and the evidence would give more; read it as at least "
+                f"{ceiling:.0f}x, not as a measured value"
+            )
         header = _inlined_header_note(d.locations)
         if header:
             notes.append(header)
@@ -169,15 +198,32 @@ def evaluate(ctx: KernelContext) -> list[Finding]:
         # One source for the numbers shown: a share in the advice is the finding's stall share
         # (the HTML card and JSON show the same).
         fmt = dict(d.fmt, share_pct=100 * share) if "share_pct" in d.fmt else d.fmt
-        out.append(Finding(id=spec["id"], title=_render(spec["title"], fmt), severity=sev,
-                           stall_share=share, estimated_speedup=speed, estimate_capped=capped,
-                           advice=" ".join(_render(text, fmt).split()), evidence=evidence,
-                           locations=d.locations, group=spec["group"], speedup_model=spec["speedup_model"],
-                           notes=notes, model_speedup=max(1.0, model), bounds=[b.to_dict() for b in bounds],
-                           bounded_by=binding.kind if binding else None, audience="caller" if library else "code"))
+        out.append(
+            Finding(
+                id=spec["id"],
+                title=_render(spec["title"], fmt),
+                severity=sev,
+                stall_share=share,
+                estimated_speedup=speed,
+                estimate_capped=capped,
+                advice=" ".join(_render(text, fmt).split()),
+                evidence=evidence,
+                locations=d.locations,
+                group=spec["group"],
+                speedup_model=spec["speedup_model"],
+                notes=notes,
+                model_speedup=max(1.0, model),
+                bounds=[b.to_dict() for b in bounds],
+                bounded_by=binding.kind if binding else None,
+                audience="caller" if library else "code",
+            )
+        )
     if left_out:
-        ctx.notes.append("library kernel without source lines: findings that need changes inside it are not shown ("
-                         + ", ".join(left_out) + "); the advice given is for the caller")
+        ctx.notes.append(
+            "library kernel without source lines: findings that need changes inside it are not shown ("
+            + ", ".join(left_out)
+            + "); the advice given is for the caller"
+        )
     out.sort(key=lambda f: (severity_rank(f.severity), -f.estimated_speedup))
     return out
 
@@ -196,8 +242,10 @@ def _inlined_header_note(locations: list[dict]) -> str | None:
             continue
         if f.lower().endswith(_HEADER_SUFFIXES) or "/include/" in f.replace("\\", "/"):
             name = f.replace("\\", "/").rsplit("/", 1)[-1]
-            return (f"{name}:{loc.get('line')} is header code inlined into the kernel; the report names no "
-                    "call site for inlined code: give --cubin or --binary to see the line that calls it")
+            return (
+                f"{name}:{loc.get('line')} is header code inlined into the kernel; the report names no "
+                "call site for inlined code: give --cubin or --binary to see the line that calls it"
+            )
     return None
 
 

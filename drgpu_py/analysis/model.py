@@ -36,6 +36,7 @@ Not modelled: instruction cache misses, bank conflicts and uncoalesced replays (
 the memory units' measured work), barriers, divergence, tail imbalance within a wave. The
 gap to the measured cycles says which of those matter (docs/model.md).
 """
+
 from __future__ import annotations
 
 import math
@@ -49,11 +50,54 @@ from .context import KernelContext
 USEFUL_CLASSES = ("fp32", "fp64", "fp16", "tensor", "sfu", "memory")
 VERDICTS = ("ilp", "latency", "compute", "memory", "launch")
 _SIM_ITERATIONS = 12
-_FMA_OPS = {"FFMA", "FADD", "FMUL", "IMAD", "IMUL", "HFMA2", "HADD2", "HMUL2", "IDP", "FFMA2", "FADD2",
-            "FMUL2", "FSWZADD", "IMAD_WIDE"}
-_ALU_OPS = {"IADD3", "LOP3", "ISETP", "FSETP", "SHF", "LEA", "SEL", "FSEL", "FMNMX", "IMNMX", "PRMT",
-            "MOV", "PLOP3", "P2R", "R2P", "VIADD", "VIMNMX", "BMSK", "ISCADD", "IABS", "FSET", "LOP", "IADD",
-            "SHL", "SHR", "HSETP2", "HMNMX2", "FCHK", "VOTE", "CS2R"}
+_FMA_OPS = {
+    "FFMA",
+    "FADD",
+    "FMUL",
+    "IMAD",
+    "IMUL",
+    "HFMA2",
+    "HADD2",
+    "HMUL2",
+    "IDP",
+    "FFMA2",
+    "FADD2",
+    "FMUL2",
+    "FSWZADD",
+    "IMAD_WIDE",
+}
+_ALU_OPS = {
+    "IADD3",
+    "LOP3",
+    "ISETP",
+    "FSETP",
+    "SHF",
+    "LEA",
+    "SEL",
+    "FSEL",
+    "FMNMX",
+    "IMNMX",
+    "PRMT",
+    "MOV",
+    "PLOP3",
+    "P2R",
+    "R2P",
+    "VIADD",
+    "VIMNMX",
+    "BMSK",
+    "ISCADD",
+    "IABS",
+    "FSET",
+    "LOP",
+    "IADD",
+    "SHL",
+    "SHR",
+    "HSETP2",
+    "HMNMX2",
+    "FCHK",
+    "VOTE",
+    "CS2R",
+}
 _XU_OPS = {"MUFU", "F2F", "F2I", "I2F", "I2I", "F2FP", "I2FP", "F2IP", "FRND", "POPC", "FLO", "BREV"}
 _TENSOR_OPS = {"HMMA", "IMMA", "DMMA", "BMMA", "HGMMA", "QGMMA", "IGMMA", "BGMMA"}
 
@@ -111,16 +155,25 @@ def _memory_latency(ins: Instruction) -> bool:
 
 # ---- single-warp simulation ---------------------------------------------------------------
 
+
 @dataclass
 class Sim:
-    cycles: float                      # cycles per iteration (steady state)
-    chain: list[int]                   # instruction indices on the critical chain, in order
-    chain_memory: bool                 # the chain waits on a memory-latency producer
+    cycles: float  # cycles per iteration (steady state)
+    chain: list[int]  # instruction indices on the critical chain, in order
+    chain_memory: bool  # the chain waits on a memory-latency producer
 
 
-def simulate(insts: list[Instruction], body: list[int], lat: dict, global_latency: float,
-             issue_gap: float = 1.0, control: dict[int, dict] | None = None, loop: bool = True,
-             branch: float | None = None, blocking: dict[int, float] | None = None) -> Sim:
+def simulate(
+    insts: list[Instruction],
+    body: list[int],
+    lat: dict,
+    global_latency: float,
+    issue_gap: float = 1.0,
+    control: dict[int, dict] | None = None,
+    loop: bool = True,
+    branch: float | None = None,
+    blocking: dict[int, float] | None = None,
+) -> Sim:
     """In-order issue of ``body`` (instruction indices) for a few iterations; per-iteration
     cycles in the steady state (the second half of the iterations) and the critical chain
     of the last iteration: from its last instruction back through the producers that held
@@ -131,10 +184,10 @@ def simulate(insts: list[Instruction], body: list[int], lat: dict, global_latenc
         return Sim(0.0, [], False)
     iters = _SIM_ITERATIONS if loop else 1
     branch = float(lat.get("branch", 0)) if branch is None else branch
-    ready: dict[str, tuple[float, int]] = {}      # register/predicate/barrier -> (cycle, producer)
+    ready: dict[str, tuple[float, int]] = {}  # register/predicate/barrier -> (cycle, producer)
     t = -issue_gap
     marks = []
-    last_held: list[tuple[int, int | None]] = []   # (index, producer that held it) in the last iteration
+    last_held: list[tuple[int, int | None]] = []  # (index, producer that held it) in the last iteration
     for _ in range(iters):
         marks.append(t)
         last_held = []
@@ -177,8 +230,9 @@ def simulate(insts: list[Instruction], body: list[int], lat: dict, global_latenc
     return Sim(max(0.0, cycles), list(dict.fromkeys(chain)), chain_memory)
 
 
-def _critical_chain(insts: list[Instruction], last_held: list[tuple[int, int | None]],
-                    blocking: dict[int, float] | None) -> tuple[list[int], bool]:
+def _critical_chain(
+    insts: list[Instruction], last_held: list[tuple[int, int | None]], blocking: dict[int, float] | None
+) -> tuple[list[int], bool]:
     """The critical chain of the last simulated iteration (see simulate) and whether it waits
     on a memory-latency producer (or one that held the warp on a constant miss)."""
     held_of = dict(last_held)
@@ -192,12 +246,13 @@ def _critical_chain(insts: list[Instruction], last_held: list[tuple[int, int | N
         p = held_of.get(j)
         if p is not None:
             chain.append(p)
-            chain_memory = chain_memory or _memory_latency(insts[p]) or insts[p].is_shared() \
-                or bool(blocking and p in blocking)
+            chain_memory = (
+                chain_memory or _memory_latency(insts[p]) or insts[p].is_shared() or bool(blocking and p in blocking)
+            )
             if p not in order:
                 break
             nxt = order.index(p)
-            if nxt >= pos:        # loop-carried: the producer is in the previous iteration
+            if nxt >= pos:  # loop-carried: the producer is in the previous iteration
                 break
             pos = nxt
         else:
@@ -208,22 +263,23 @@ def _critical_chain(insts: list[Instruction], last_held: list[tuple[int, int | N
 
 # ---- the model ----------------------------------------------------------------------------
 
+
 @dataclass
 class LoopModel:
     header_pc: int
     depth: int
-    body: list[int]                     # instruction indices (innermost to this loop, executed)
-    iterations: float                   # header executions summed over warps
-    executed: float                     # warp instructions executed in the body
-    mix: dict[str, float]               # class -> share of the body's executed instructions
+    body: list[int]  # instruction indices (innermost to this loop, executed)
+    iterations: float  # header executions summed over warps
+    executed: float  # warp instructions executed in the body
+    mix: dict[str, float]  # class -> share of the body's executed instructions
     useful_share: float
     issue_per_iteration: float
     critical_path_cycles: float
     single_warp_cycles: float
     chain: list[int]
     chain_memory: bool
-    control_pcs: list[int] = field(default_factory=list)   # compare-and-branch of each iteration
-    invariant: list[int] = field(default_factory=list)     # indices of loop-invariant instructions
+    control_pcs: list[int] = field(default_factory=list)  # compare-and-branch of each iteration
+    invariant: list[int] = field(default_factory=list)  # indices of loop-invariant instructions
     constant_misses: dict[int, float] = field(default_factory=dict)  # index -> miss cycles per iteration
 
 
@@ -238,8 +294,8 @@ class KernelModel:
     instruction_efficiency: dict = field(default_factory=dict)
     mix: dict[str, float] = field(default_factory=dict)
     loops: list[LoopModel] = field(default_factory=list)
-    straight_cycles: float = 0.0        # per-warp cycles outside loops
-    warps_per_scheduler: float = math.nan    # resident (W)
+    straight_cycles: float = 0.0  # per-warp cycles outside loops
+    warps_per_scheduler: float = math.nan  # resident (W)
     warps_run_per_scheduler: float = math.nan  # over the kernel's life, busiest scheduler
     warps_launched: float = math.nan
     global_latency: float = math.nan
@@ -249,11 +305,11 @@ class KernelModel:
     memory_cycles: float = 0.0
     memory_source: str = ""
     max_warps_per_scheduler: float = 16.0
-    f2f64_pipe: str = "fp64"            # the pipe FP64 conversions issue to (specs/arch f2f64_pipe)
-    overlap_norm: float = math.inf      # how the latency and issue-side terms combine (specs/arch)
-    tensor_cycles: float = 0.0          # tensor FLOPs at the dense peak, busiest SM
-    launch_cycles: float = 0.0          # the chip's shortest launch (specs/arch launch_floor_ns)
-    verdict: str | None = None          # the counters' verdict (speed of light / top stall)
+    f2f64_pipe: str = "fp64"  # the pipe FP64 conversions issue to (specs/arch f2f64_pipe)
+    overlap_norm: float = math.inf  # how the latency and issue-side terms combine (specs/arch)
+    tensor_cycles: float = 0.0  # tensor FLOPs at the dense peak, busiest SM
+    launch_cycles: float = 0.0  # the chip's shortest launch (specs/arch launch_floor_ns)
+    verdict: str | None = None  # the counters' verdict (speed of light / top stall)
     what_if: list[dict] = field(default_factory=list)
     _ctx: KernelContext | None = field(default=None, repr=False, compare=False)
 
@@ -280,7 +336,7 @@ def family_of(bottleneck: str | None) -> str | None:
         return bottleneck
     if bottleneck == "pipe:lsu":
         return "memory"
-    return "compute"        # issue, pipe:fma/alu/fp64/xu/tensor
+    return "compute"  # issue, pipe:fma/alu/fp64/xu/tensor
 
 
 def counters_verdict(ctx: KernelContext) -> str | None:
@@ -349,8 +405,7 @@ def _invariant(insts: list[Instruction], body: list[int]) -> list[int]:
     for j in body:
         for r in insts[j].defs:
             defined.setdefault(r, []).append(j)
-    stores = any(insts[j].opcode in ("STG", "ST", "STS", "STL", "RED", "REDG", "ATOM", "ATOMG", "ATOMS")
-                 for j in body)
+    stores = any(insts[j].opcode in ("STG", "ST", "STS", "STL", "RED", "REDG", "ATOM", "ATOMG", "ATOMS") for j in body)
     inv: set[int] = set()
     changed = True
     while changed:
@@ -385,7 +440,13 @@ def _steps(insts: list[Instruction], body: list[int]) -> dict[str, int]:
     for j in body:
         ins = insts[j]
         regs = [r for r in ins.defs if not r.startswith(("P", "UP"))]
-        if ins.opcode not in ("IADD3", "VIADD", "IADD", "UIADD3") or ins.guard or len(regs) != 1 or regs[0] not in ins.uses or writes[regs[0]] != 1:
+        if (
+            ins.opcode not in ("IADD3", "VIADD", "IADD", "UIADD3")
+            or ins.guard
+            or len(regs) != 1
+            or regs[0] not in ins.uses
+            or writes[regs[0]] != 1
+        ):
             continue
         imms = [o for o in ins.operands[1:] if re.fullmatch(r"-?0x[0-9a-fA-F]+|-?\d+", o)]
         others = [o for o in ins.operands[1:] if o not in imms and o != regs[0] and o not in ("RZ", "URZ")]
@@ -394,8 +455,9 @@ def _steps(insts: list[Instruction], body: list[int]) -> dict[str, int]:
     return out
 
 
-def constant_stream_misses(insts: list[Instruction], body: list[int], trips: float, cache: dict,
-                           miss: float) -> dict[int, float]:
+def constant_stream_misses(
+    insts: list[Instruction], body: list[int], trips: float, cache: dict, miss: float
+) -> dict[int, float]:
     """Immediate-constant-cache misses of a loop that walks constant memory: constant operands
     c[bank][r + imm] whose register r steps by s bytes per iteration. When the bytes one pass
     of the loop reads (|s| x ``trips``, its iterations per entry) exceed the cache
@@ -429,33 +491,54 @@ def _entries(ctx: KernelContext, lp, executed: dict) -> float:
     cfg, insts = ctx.cfg, ctx.insts
     if cfg is None:
         return 0.0
-    return sum((_count(executed, insts[cfg.blocks[b].end - 1].pc) for b in cfg.blocks[lp.header].preds
-                if b not in lp.blocks and cfg.blocks[b].end > cfg.blocks[b].start), 0.0)
+    return sum(
+        (
+            _count(executed, insts[cfg.blocks[b].end - 1].pc)
+            for b in cfg.blocks[lp.header].preds
+            if b not in lp.blocks and cfg.blocks[b].end > cfg.blocks[b].start
+        ),
+        0.0,
+    )
 
 
 def kernel_model(ctx: KernelContext) -> KernelModel:
     k, cfg = ctx.kernel, ctx.cfg
     if cfg is None or not ctx.insts:
-        return KernelModel(available=False, reason="no SASS in the report for this kernel (collect the SourceCounters section)")
+        return KernelModel(
+            available=False, reason="no SASS in the report for this kernel (collect the SourceCounters section)"
+        )
     executed = ctx.executed()
     total = sum(v for v in executed.values() if v == v)
     if not total > 0:
-        return KernelModel(available=False, reason="no executed-instruction counts for the SASS (SourceCounters' inst_executed)")
+        return KernelModel(
+            available=False, reason="no executed-instruction counts for the SASS (SourceCounters' inst_executed)"
+        )
     arch = ctx.arch
     lat = dict(arch.get("latency") or {})
     rates = {p: float(v) for p, v in (arch.get("pipe_rate") or {}).items() if v}
     cache = dict(arch.get("constant_cache") or {})
     g_lat = _global_latency(ctx, lat)
     insts, cls = ctx.insts, ctx.classes
-    m = KernelModel(available=True, global_latency=g_lat, pipe_rate=rates, inst_total=total, _ctx=ctx,
-                    f2f64_pipe=str(arch.get("f2f64_pipe", "fp64")),
-                    overlap_norm=float(arch.get("latency_issue_norm") or math.inf))
+    m = KernelModel(
+        available=True,
+        global_latency=g_lat,
+        pipe_rate=rates,
+        inst_total=total,
+        _ctx=ctx,
+        f2f64_pipe=str(arch.get("f2f64_pipe", "fp64")),
+        overlap_norm=float(arch.get("latency_issue_norm") or math.inf),
+    )
     # Instruction mix and efficiency, whole kernel.
     by_cls: dict[str, float] = {}
     pipes: dict[str, float] = {}
     bytes_ = 0.0
-    threads = dict(zip(ctx.df.index.tolist(), ctx.df["thread_inst_executed"].tolist())) if "thread_inst_executed" in ctx.df else {}
+    threads = (
+        dict(zip(ctx.df.index.tolist(), ctx.df["thread_inst_executed"].tolist()))
+        if "thread_inst_executed" in ctx.df
+        else {}
+    )
     from .sol import sass_flops
+
     for ins, c in zip(insts, cls):
         n = _count(executed, ins.pc)
         if n <= 0:
@@ -471,9 +554,11 @@ def kernel_model(ctx: KernelContext) -> KernelModel:
     flops = sum(v for v in sass_flops(ctx).values())
     m.mix = {c: round(v / total, 4) for c, v in sorted(by_cls.items(), key=lambda kv: -kv[1])}
     useful = sum(v for c, v in by_cls.items() if c in USEFUL_CLASSES)
-    m.instruction_efficiency = {"useful_share": round(useful / total, 4),
-                                "flops_per_instruction": round(flops / total, 3),
-                                "bytes_per_instruction": round(bytes_ / total, 3)}
+    m.instruction_efficiency = {
+        "useful_share": round(useful / total, 4),
+        "flops_per_instruction": round(flops / total, 3),
+        "bytes_per_instruction": round(bytes_ / total, 3),
+    }
     m.pipe_counts = pipes
     # Loops: each instruction belongs to its innermost loop.
     in_loop: set[int] = set()
@@ -490,18 +575,30 @@ def kernel_model(ctx: KernelContext) -> KernelModel:
         for j in idxs:
             lmix[cls[j]] = lmix.get(cls[j], 0.0) + _count(executed, insts[j].pc)
         entries = _entries(ctx, lp, executed)
-        misses = constant_stream_misses(insts, body, iters / entries if entries > 0 else iters, cache,
-                                        float(lat.get("constant_miss", 0)))
+        misses = constant_stream_misses(
+            insts, body, iters / entries if entries > 0 else iters, cache, float(lat.get("constant_miss", 0))
+        )
         dep = simulate(insts, body, lat, g_lat, issue_gap=0.0, control=ctx.control, branch=0.0, blocking=misses)
         one = simulate(insts, body, lat, g_lat, issue_gap=1.0, control=ctx.control, blocking=misses)
-        m.loops.append(LoopModel(
-            header_pc=insts[head].pc, depth=lp.depth, body=body, iterations=iters, executed=ex,
-            mix={c: round(v / ex, 4) for c, v in sorted(lmix.items(), key=lambda kv: -kv[1])} if ex > 0 else {},
-            useful_share=round(sum(v for c, v in lmix.items() if c in USEFUL_CLASSES) / ex, 4) if ex > 0 else 0.0,
-            issue_per_iteration=ex / iters, critical_path_cycles=dep.cycles, single_warp_cycles=one.cycles,
-            chain=one.chain or dep.chain, chain_memory=one.chain_memory,
-            control_pcs=[insts[j].pc for j in _loop_control(insts, body)], invariant=_invariant(insts, body),
-            constant_misses=misses))
+        m.loops.append(
+            LoopModel(
+                header_pc=insts[head].pc,
+                depth=lp.depth,
+                body=body,
+                iterations=iters,
+                executed=ex,
+                mix={c: round(v / ex, 4) for c, v in sorted(lmix.items(), key=lambda kv: -kv[1])} if ex > 0 else {},
+                useful_share=round(sum(v for c, v in lmix.items() if c in USEFUL_CLASSES) / ex, 4) if ex > 0 else 0.0,
+                issue_per_iteration=ex / iters,
+                critical_path_cycles=dep.cycles,
+                single_warp_cycles=one.cycles,
+                chain=one.chain or dep.chain,
+                chain_memory=one.chain_memory,
+                control_pcs=[insts[j].pc for j in _loop_control(insts, body)],
+                invariant=_invariant(insts, body),
+                constant_misses=misses,
+            )
+        )
     m.loops.sort(key=lambda lm: -lm.executed)
     # Straight-line code: once per warp.
     entry = _count(executed, insts[0].pc)
@@ -516,7 +613,11 @@ def kernel_model(ctx: KernelContext) -> KernelModel:
     m.warps_run_per_scheduler = max(1.0, math.ceil(per_sm * wpb / float(arch.get("schedulers_per_sm", 4))))
     w = k.m("smsp__warps_active.avg.per_cycle_active")
     m.max_warps_per_scheduler = float(arch.get("max_warps_per_sm", 64)) / float(arch.get("schedulers_per_sm", 4))
-    m.warps_per_scheduler = min(w, m.warps_run_per_scheduler) if w == w and w > 0 else min(m.warps_run_per_scheduler, m.max_warps_per_scheduler)
+    m.warps_per_scheduler = (
+        min(w, m.warps_run_per_scheduler)
+        if w == w and w > 0
+        else min(m.warps_run_per_scheduler, m.max_warps_per_scheduler)
+    )
     # Memory: DRAM bytes at peak bandwidth, or the L1/L2 units' measured work at their peak.
     m.measured_cycles = _measured_cycles(ctx)
     m.memory_cycles, m.memory_source = _memory_cycles(ctx, m.measured_cycles)
@@ -540,8 +641,9 @@ def _tensor_cycles(ctx: KernelContext, blocks: float, sms: float) -> float:
     active = min(blocks, sms) if blocks and sms else sms or 0.0
     if not active:
         return 0.0
-    return sum(v / float(peaks[p]) / active for p, v in sol.flops.items()
-               if p.startswith("tensor_") and v > 0 and peaks.get(p))
+    return sum(
+        v / float(peaks[p]) / active for p, v in sol.flops.items() if p.startswith("tensor_") and v > 0 and peaks.get(p)
+    )
 
 
 def _access_bytes(ins: Instruction) -> int:
@@ -554,6 +656,7 @@ def _access_bytes(ins: Instruction) -> int:
 
 def _grid(ctx: KernelContext) -> tuple[float, float]:
     from .sol import grid_and_sms
+
     return grid_and_sms(ctx)
 
 
@@ -589,8 +692,13 @@ def _memory_cycles(ctx: KernelContext, measured: float) -> tuple[float, str]:
     return best, src
 
 
-def _evaluate(m: KernelModel, loops: list[LoopModel] | None = None, warps: float | None = None,
-              inst_total: float | None = None, pipe_counts: dict | None = None) -> tuple[float, str, dict]:
+def _evaluate(
+    m: KernelModel,
+    loops: list[LoopModel] | None = None,
+    warps: float | None = None,
+    inst_total: float | None = None,
+    pipe_counts: dict | None = None,
+) -> tuple[float, str, dict]:
     """Terms, predicted cycles and bottleneck; stored on ``m`` when called without overrides."""
     store = loops is None and warps is None and inst_total is None and pipe_counts is None
     loops = m.loops if loops is None else loops
@@ -601,8 +709,7 @@ def _evaluate(m: KernelModel, loops: list[LoopModel] | None = None, warps: float
     run = m.warps_run_per_scheduler
     # Per-warp time: straight-line code plus each loop's iterations at its single-warp rate.
     per_warp = m.straight_cycles + sum(lm.iterations / launched * lm.single_warp_cycles for lm in loops)
-    terms = {"latency": per_warp * run / max(1.0, min(w, run)),
-             "issue": inst_total / launched * run}
+    terms = {"latency": per_warp * run / max(1.0, min(w, run)), "issue": inst_total / launched * run}
     for p, n in pipe_counts.items():
         r = m.pipe_rate.get(p)
         if r:
@@ -630,8 +737,9 @@ def combined(terms: dict[str, float], norm: float) -> float:
     a busy pipe also delays its own dependency chain, and the time exceeds both. An infinite
     norm is the plain maximum."""
     lat = terms.get("latency", 0.0)
-    side = max((v for t, v in terms.items() if t == "issue" or t.startswith("pipe:") and t != "pipe:tensor"),
-               default=0.0)
+    side = max(
+        (v for t, v in terms.items() if t == "issue" or t.startswith("pipe:") and t != "pipe:tensor"), default=0.0
+    )
     if not (lat > 0 and side > 0) or math.isinf(norm):
         return max(lat, side)
     hi = max(lat, side)
@@ -654,7 +762,7 @@ def _address_regs(ins: Instruction) -> set[str]:
             out.add(r)
             if wide:
                 base = "UR" if r.startswith("UR") else "R"
-                out.add(f"{base}{int(r[len(base):]) + 1}")
+                out.add(f"{base}{int(r[len(base) :]) + 1}")
     return out
 
 
@@ -701,10 +809,16 @@ def unroll_roles(insts: list[Instruction], body: list[int], invariant: list[int]
         changed = False
         for j in body:
             ins = insts[j]
-            if j in roles and roles[j] != "control" or j in induction or ins.guard or ins.opcode not in _ADD_OPS | {"IMAD"}:
+            if (
+                j in roles
+                and roles[j] != "control"
+                or j in induction
+                or ins.guard
+                or ins.opcode not in _ADD_OPS | {"IMAD"}
+            ):
                 continue
             if ins.opcode == "IMAD" and not set(ins.modifiers) & {"X", "IADD"}:
-                continue    # a multiply-add of itself is a recurrence (x = a*x + c), not a step
+                continue  # a multiply-add of itself is a recurrence (x = a*x + c), not a step
             regs = [r for r in ins.defs if not r.startswith(("P", "UP"))]
             if len(regs) != 1 or reaching(j, regs[0]) != j:
                 continue
@@ -727,7 +841,7 @@ def unroll_roles(insts: list[Instruction], body: list[int], invariant: list[int]
             if not inside or not all(outside(j, u, base | index) for u in ins.uses):
                 continue
             if ins.opcode == "IMAD" and len(inside) > 1 and not set(ins.modifiers) & {"X", "IADD"}:
-                continue    # a product of two indices is not affine
+                continue  # a product of two indices is not affine
             index.add(j)
             changed = True
     guards: set[int] = set()
@@ -777,8 +891,9 @@ def _kept(role: str, k: int, hoist: bool) -> float:
     return 1.0
 
 
-def _transformed(m: KernelModel, ctx: KernelContext, lm: LoopModel, k: int,
-                 hoist: bool) -> tuple[LoopModel, dict[int, float]]:
+def _transformed(
+    m: KernelModel, ctx: KernelContext, lm: LoopModel, k: int, hoist: bool
+) -> tuple[LoopModel, dict[int, float]]:
     """The loop unrolled by k with k independent chains (registers renamed per copy, copies
     interleaved as the compiler's scheduler does), loop control, induction steps and index
     arithmetic once per k iterations; with ``hoist``, loop-invariant instructions and range
@@ -789,6 +904,7 @@ def _transformed(m: KernelModel, ctx: KernelContext, lm: LoopModel, k: int,
     executed = ctx.executed()
     copies: list[Instruction] = []
     blocking: dict[int, float] = {}
+
     # Copies interleaved, as the compiler's scheduler interleaves independent chains; what
     # runs once per k iterations is in the last copy only.
     def ren(regs, c):
@@ -806,16 +922,18 @@ def _transformed(m: KernelModel, ctx: KernelContext, lm: LoopModel, k: int,
                 blocking[len(copies)] = lm.constant_misses[j]
             copies.append(replace(ins, defs=ren(ins.defs, c), uses=ren(ins.uses, c)))
     # The back-edge branch must be last for the redirect cost.
-    order = [i for i in range(len(copies)) if not copies[i].is_branch()] + \
-            [i for i in range(len(copies)) if copies[i].is_branch()]
+    order = [i for i in range(len(copies)) if not copies[i].is_branch()] + [
+        i for i in range(len(copies)) if copies[i].is_branch()
+    ]
     lat = dict(ctx.arch.get("latency") or {})
     one = simulate(copies, order, lat, m.global_latency, issue_gap=1.0, control=None, blocking=blocking)
     dep = simulate(copies, order, lat, m.global_latency, issue_gap=0.0, control=None, branch=0.0, blocking=blocking)
     removed = {insts[j].pc: 1.0 - _kept(roles[j], k, hoist) for j in lm.body if _kept(roles[j], k, hoist) < 1.0}
     gone = sum(_count(executed, pc) * f for pc, f in removed.items())
     per_iter = max(1.0, lm.issue_per_iteration - gone / lm.iterations) if lm.iterations > 0 else lm.issue_per_iteration
-    return replace(lm, single_warp_cycles=one.cycles / k, critical_path_cycles=dep.cycles / k,
-                   issue_per_iteration=per_iter), removed
+    return replace(
+        lm, single_warp_cycles=one.cycles / k, critical_path_cycles=dep.cycles / k, issue_per_iteration=per_iter
+    ), removed
 
 
 def what_if(m: KernelModel, change: str, **p) -> dict | None:
@@ -841,8 +959,11 @@ def what_if(m: KernelModel, change: str, **p) -> dict | None:
                 return None
             label = f"hoist {len(removed_pcs)} loop-invariant instruction(s) and range check(s) out of the hot loop"
         else:
-            label = (f"unroll the hot loop by {k} with {k} independent accumulators"
-                     + (", loop-invariant work and range checks hoisted" if hoist and any(f >= 1.0 for f in removed_pcs.values()) else ""))
+            label = f"unroll the hot loop by {k} with {k} independent accumulators" + (
+                ", loop-invariant work and range checks hoisted"
+                if hoist and any(f >= 1.0 for f in removed_pcs.values())
+                else ""
+            )
         executed = ctx.executed()
         for pc, frac in removed_pcs.items():
             n = _count(executed, pc) * frac
@@ -863,10 +984,15 @@ def what_if(m: KernelModel, change: str, **p) -> dict | None:
     pred, name, _ = _evaluate(m, loops=loops, warps=warps, inst_total=inst_total, pipe_counts=pipes)
     if not pred > 0:
         return None
-    return {"change": change, "description": label, "predicted_cycles": round(pred, 1),
-            "speedup": round(max(1.0, m.predicted_cycles / pred), 3), "bottleneck_after": name,
-            **({"k": int(p.get("k", 4))} if change == "unroll" else {}),
-            **({"warps_per_scheduler": warps} if change == "warps" else {})}
+    return {
+        "change": change,
+        "description": label,
+        "predicted_cycles": round(pred, 1),
+        "speedup": round(max(1.0, m.predicted_cycles / pred), 3),
+        "bottleneck_after": name,
+        **({"k": int(p.get("k", 4))} if change == "unroll" else {}),
+        **({"warps_per_scheduler": warps} if change == "warps" else {}),
+    }
 
 
 def measured_speedup(m: KernelModel, change: dict | None) -> float:
@@ -916,26 +1042,44 @@ def to_dict(m: KernelModel, ctx: KernelContext | None = None, loops: int = 3) ->
     def r(x, nd=1):
         return None if x is None or not x == x or math.isinf(x) else round(float(x), nd)
 
-    out = {"available": True, "bottleneck": m.bottleneck, "bottleneck_class": m.family,
-           "counters_verdict": m.verdict,
-           "agrees": (m.family == m.verdict) if m.verdict in VERDICTS else None,
-           "predicted_cycles": r(m.predicted_cycles), "measured_cycles": r(m.measured_cycles),
-           "error": r(m.gap(), 4), "terms": m.terms, "memory_source": m.memory_source,
-           "instruction_efficiency": m.instruction_efficiency, "instruction_mix": m.mix,
-           "warps_per_scheduler": r(m.warps_per_scheduler, 2), "warps_run_per_scheduler": r(m.warps_run_per_scheduler, 2),
-           "global_load_latency": r(m.global_latency), "loops": []}
+    out = {
+        "available": True,
+        "bottleneck": m.bottleneck,
+        "bottleneck_class": m.family,
+        "counters_verdict": m.verdict,
+        "agrees": (m.family == m.verdict) if m.verdict in VERDICTS else None,
+        "predicted_cycles": r(m.predicted_cycles),
+        "measured_cycles": r(m.measured_cycles),
+        "error": r(m.gap(), 4),
+        "terms": m.terms,
+        "memory_source": m.memory_source,
+        "instruction_efficiency": m.instruction_efficiency,
+        "instruction_mix": m.mix,
+        "warps_per_scheduler": r(m.warps_per_scheduler, 2),
+        "warps_run_per_scheduler": r(m.warps_run_per_scheduler, 2),
+        "global_load_latency": r(m.global_latency),
+        "loops": [],
+    }
     for lm in m.loops[:loops]:
         chain = hot_loop_lines(ctx, lm) if ctx is not None else []
         lines = sorted({(c["file"], c["line"]) for c in chain if "line" in c}, key=lambda x: (str(x[0]), x[1]))
-        out["loops"].append({
-            "header_pc_offset": _offset(ctx, lm.header_pc), "depth": lm.depth,
-            "instruction_share": r(lm.executed / m.inst_total, 4), "iterations": r(lm.iterations, 0),
-            "instructions_per_iteration": r(lm.issue_per_iteration, 2), "instruction_mix": lm.mix,
-            "useful_share": lm.useful_share, "critical_path_cycles": r(lm.critical_path_cycles, 2),
-            "single_warp_cycles": r(lm.single_warp_cycles, 2),
-            "critical_path_waits_on": "memory" if lm.chain_memory else "arithmetic",
-            "critical_path": chain, "lines": [{"file": f, "line": ln} for f, ln in lines],
-            "loop_invariant_instructions": len(lm.invariant)})
+        out["loops"].append(
+            {
+                "header_pc_offset": _offset(ctx, lm.header_pc),
+                "depth": lm.depth,
+                "instruction_share": r(lm.executed / m.inst_total, 4),
+                "iterations": r(lm.iterations, 0),
+                "instructions_per_iteration": r(lm.issue_per_iteration, 2),
+                "instruction_mix": lm.mix,
+                "useful_share": lm.useful_share,
+                "critical_path_cycles": r(lm.critical_path_cycles, 2),
+                "single_warp_cycles": r(lm.single_warp_cycles, 2),
+                "critical_path_waits_on": "memory" if lm.chain_memory else "arithmetic",
+                "critical_path": chain,
+                "lines": [{"file": f, "line": ln} for f, ln in lines],
+                "loop_invariant_instructions": len(lm.invariant),
+            }
+        )
     out["what_if"] = m.what_if
     return out
 

@@ -14,8 +14,10 @@ not know are kept and written after the known ones.
 JSON written before tree nodes had stable keys gets them here, once, from the labels that
 version gave those nodes (``LEGACY_KEYS``); everything after loading finds nodes by key.
 """
+
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -25,19 +27,27 @@ from .findings import Finding
 from .tree import Node
 
 #: Labels of the keyed nodes in JSON from before nodes had keys: (label, key, parent's key).
-LEGACY_KEYS = (("Memory latency split", t.KEY_MEMORY_SPLIT, None),
-               ("L1 hits", t.KEY_MEMORY_L1, t.KEY_MEMORY_SPLIT),
-               ("L2 hits", t.KEY_MEMORY_L2, t.KEY_MEMORY_SPLIT),
-               ("DRAM", t.KEY_MEMORY_DRAM, t.KEY_MEMORY_SPLIT),
-               ("Theoretical occupancy", t.KEY_OCCUPANCY_THEORETICAL, None),
-               ("Achieved occupancy", t.KEY_OCCUPANCY_ACHIEVED, None))
+LEGACY_KEYS = (
+    ("Memory latency split", t.KEY_MEMORY_SPLIT, None),
+    ("L1 hits", t.KEY_MEMORY_L1, t.KEY_MEMORY_SPLIT),
+    ("L2 hits", t.KEY_MEMORY_L2, t.KEY_MEMORY_SPLIT),
+    ("DRAM", t.KEY_MEMORY_DRAM, t.KEY_MEMORY_SPLIT),
+    ("Theoretical occupancy", t.KEY_OCCUPANCY_THEORETICAL, None),
+    ("Achieved occupancy", t.KEY_OCCUPANCY_ACHIEVED, None),
+)
 
 
 def node_from_dict(d: dict) -> Node:
     """The :class:`Node` whose ``to_dict()`` is ``d``."""
-    return Node(name=d.get("name", ""), value=d.get("value"), unit=d.get("unit", ""), kind=d.get("kind", "metric"),
-                children=[node_from_dict(c) for c in d.get("children") or []], attrs=d.get("attrs") or {},
-                key=d.get("key"))
+    return Node(
+        name=d.get("name", ""),
+        value=d.get("value"),
+        unit=d.get("unit", ""),
+        kind=d.get("kind", "metric"),
+        children=[node_from_dict(c) for c in d.get("children") or []],
+        attrs=d.get("attrs") or {},
+        key=d.get("key"),
+    )
 
 
 def _add_legacy_keys(root: Node) -> None:
@@ -53,13 +63,24 @@ def _add_legacy_keys(root: Node) -> None:
 
 def finding_from_dict(d: dict) -> Finding:
     """The :class:`Finding` whose ``to_dict()`` is ``d``."""
-    return Finding(id=d.get("id", ""), title=d.get("title", ""), severity=d.get("severity", ""),
-                   stall_share=d.get("stall_share"), estimated_speedup=d.get("estimated_speedup"),
-                   advice=d.get("advice", ""), evidence=d.get("evidence") or {}, locations=d.get("locations") or [],
-                   group=d.get("group", ""), speedup_model=d.get("speedup_model", ""), notes=d.get("notes") or [],
-                   model_speedup=d.get("model_speedup"), bounds=d.get("bounds") or [],
-                   bounded_by=d.get("bounded_by"), audience=d.get("audience", "code"),
-                   estimate_capped=bool(d.get("estimate_capped", False)))
+    return Finding(
+        id=d.get("id", ""),
+        title=d.get("title", ""),
+        severity=d.get("severity", ""),
+        stall_share=d.get("stall_share", math.nan),
+        estimated_speedup=d.get("estimated_speedup", math.nan),
+        advice=d.get("advice", ""),
+        evidence=d.get("evidence") or {},
+        locations=d.get("locations") or [],
+        group=d.get("group", ""),
+        speedup_model=d.get("speedup_model", ""),
+        notes=d.get("notes") or [],
+        model_speedup=d.get("model_speedup", math.nan),
+        bounds=d.get("bounds") or [],
+        bounded_by=d.get("bounded_by"),
+        audience=d.get("audience", "code"),
+        estimate_capped=bool(d.get("estimate_capped", False)),
+    )
 
 
 def _json_fields(cls) -> list[str]:
@@ -69,6 +90,7 @@ def _json_fields(cls) -> list[str]:
 @dataclass
 class SavedKernel:
     """One kernel (group) of a saved analysis; fields in the JSON's order."""
+
     id: int | None = None
     name: str = ""
     mangled: str | None = None
@@ -98,16 +120,18 @@ class SavedKernel:
     samples: dict | None = None
     notes: list[str] = field(default_factory=list)
     model: dict | None = None
-    extra: dict[str, Any] = field(default_factory=dict)   # keys this version does not know
+    extra: dict[str, Any] = field(default_factory=dict)  # keys this version does not know
     #: The known keys the JSON held, in its order (None: all, in field order).
     written: list[str] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_dict(cls, d: dict) -> "SavedKernel":
         known = _json_fields(cls)
-        k = cls(**{name: v for name, v in d.items() if name in known and name not in ("tree", "findings")},
-                extra={name: v for name, v in d.items() if name not in known},
-                written=[name for name in d if name in known])
+        k = cls(
+            **{name: v for name, v in d.items() if name in known and name not in ("tree", "findings")},
+            extra={name: v for name, v in d.items() if name not in known},
+            written=[name for name in d if name in known],
+        )
         if d.get("tree"):
             k.tree = node_from_dict(d["tree"])
             _add_legacy_keys(k.tree)
@@ -135,6 +159,7 @@ class SavedKernel:
 @dataclass
 class SavedAnalysis:
     """A whole saved analysis: the report it came from, the summary tables and the kernels."""
+
     report: str | None = None
     format: str | None = None
     notes: list[str] = field(default_factory=list)
@@ -153,14 +178,17 @@ class SavedAnalysis:
         """A drgpu analysis JSON file, validated (see the module docstring)."""
         from ..io import require_input_file
         from .compare import load_analysis_json
+
         return cls.from_dict(load_analysis_json(require_input_file(path)))
 
     @classmethod
     def from_dict(cls, d: dict) -> "SavedAnalysis":
-        a = cls(**{name: d[name] for name in cls._ORDER if name in d and name != "kernels"},
-                kernels=[SavedKernel.from_dict(k) for k in d.get("kernels") or []],
-                extra={name: v for name, v in d.items() if name not in cls._ORDER},
-                written=[name for name in d if name in cls._ORDER])
+        a = cls(
+            **{name: d[name] for name in cls._ORDER if name in d and name != "kernels"},
+            kernels=[SavedKernel.from_dict(k) for k in d.get("kernels") or []],
+            extra={name: v for name, v in d.items() if name not in cls._ORDER},
+            written=[name for name in d if name in cls._ORDER],
+        )
         return a
 
     def to_dict(self, kernels: bool = True) -> dict:

@@ -20,6 +20,7 @@ pure functions of a :class:`KernelContext` (its metrics, SASS and per-instructio
 * Traits: tensor cores used, warp-specialized synchronization (mbarrier waits, warpgroup
   barriers, nanosleep spins, TMA), and whether the report has source lines for the kernel.
 """
+
 from __future__ import annotations
 
 import math
@@ -35,7 +36,11 @@ UNIT_METRICS = {
     "fma": ("FMA pipe", "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active", True),
     "alu": ("ALU pipe", "sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active", True),
     "fp64": ("FP64 pipe", "sm__inst_executed_pipe_fp64.avg.pct_of_peak_sustained_active", True),
-    "xu": ("XU pipe (special functions, conversions)", "sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active", True),
+    "xu": (
+        "XU pipe (special functions, conversions)",
+        "sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active",
+        True,
+    ),
     "lsu": ("LSU pipe", "sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active", True),
     "l1tex": ("L1/shared memory", "l1tex__throughput.avg.pct_of_peak_sustained_elapsed", False),
     "lts": ("L2 cache", "lts__throughput.avg.pct_of_peak_sustained_elapsed", False),
@@ -46,14 +51,40 @@ GRADES = ("poor", "okay", "good", "excellent")
 
 # FLOPs per thread instruction of the non-tensor math opcodes (an FMA is two; a packed
 # half2 instruction does two lanes).
-_SCALAR_FLOPS = {"FFMA": ("fp32", 2), "FADD": ("fp32", 1), "FMUL": ("fp32", 1),
-                 "FFMA2": ("fp32", 4), "FADD2": ("fp32", 2), "FMUL2": ("fp32", 2),
-                 "DFMA": ("fp64", 2), "DADD": ("fp64", 1), "DMUL": ("fp64", 1),
-                 "HFMA2": ("fp16", 4), "HADD2": ("fp16", 2), "HMUL2": ("fp16", 2)}
-_COUNTER_FLOPS = {"fp32": (("ffma", 2), ("fadd", 1), ("fmul", 1)),
-                  "fp64": (("dfma", 2), ("dadd", 1), ("dmul", 1)),
-                  "fp16": (("hfma", 4), ("hadd", 2), ("hmul", 2))}
-_TENSOR_OPS = {"HMMA", "HGMMA", "QGMMA", "IMMA", "IGMMA", "DMMA", "BMMA", "BGMMA", "OMMA", "QMMA", "UTCHMMA", "UTCQMMA", "UTCIMMA"}
+_SCALAR_FLOPS = {
+    "FFMA": ("fp32", 2),
+    "FADD": ("fp32", 1),
+    "FMUL": ("fp32", 1),
+    "FFMA2": ("fp32", 4),
+    "FADD2": ("fp32", 2),
+    "FMUL2": ("fp32", 2),
+    "DFMA": ("fp64", 2),
+    "DADD": ("fp64", 1),
+    "DMUL": ("fp64", 1),
+    "HFMA2": ("fp16", 4),
+    "HADD2": ("fp16", 2),
+    "HMUL2": ("fp16", 2),
+}
+_COUNTER_FLOPS = {
+    "fp32": (("ffma", 2), ("fadd", 1), ("fmul", 1)),
+    "fp64": (("dfma", 2), ("dadd", 1), ("dmul", 1)),
+    "fp16": (("hfma", 4), ("hadd", 2), ("hmul", 2)),
+}
+_TENSOR_OPS = {
+    "HMMA",
+    "HGMMA",
+    "QGMMA",
+    "IMMA",
+    "IGMMA",
+    "DMMA",
+    "BMMA",
+    "BGMMA",
+    "OMMA",
+    "QMMA",
+    "UTCHMMA",
+    "UTCQMMA",
+    "UTCIMMA",
+}
 _WARPGROUP_OPS = {"HGMMA", "QGMMA", "IGMMA", "BGMMA"}
 # SASS signs of warp-specialized producer/consumer pipelines (Hopper and later).
 _SPECIALIZED = {"SYNCS", "WARPGROUP", "NANOSLEEP", "UTMALDG", "UBLKCP", "UTMASTG", "ARRIVES", "SETMAXREG", "USETMAXREG"}
@@ -64,27 +95,31 @@ class Traits:
     tensor_core: bool = False
     warp_specialized: bool = False
     has_line_info: bool = False
-    signs: list[str] = field(default_factory=list)    # the SASS opcodes that showed specialization
+    signs: list[str] = field(default_factory=list)  # the SASS opcodes that showed specialization
 
     def to_dict(self) -> dict:
-        return {"tensor_core": self.tensor_core, "warp_specialized": self.warp_specialized,
-                "source_lines": self.has_line_info, "specialization_signs": self.signs}
+        return {
+            "tensor_core": self.tensor_core,
+            "warp_specialized": self.warp_specialized,
+            "source_lines": self.has_line_info,
+            "specialization_signs": self.signs,
+        }
 
 
 @dataclass
 class SpeedOfLight:
-    units: dict[str, float]                 # unit -> % of peak (only units the report measures)
+    units: dict[str, float]  # unit -> % of peak (only units the report measures)
     unit_sources: dict[str, str]
     limiter: str | None
     limiter_pct: float
     grade: str | None
-    flops: dict[str, float]                 # precision -> FLOPs (fp32, fp64, fp16, tensor_<type>)
-    flops_source: str                       # "counters" | "sass" | "counters+sass" | "none"
+    flops: dict[str, float]  # precision -> FLOPs (fp32, fp64, fp16, tensor_<type>)
+    flops_source: str  # "counters" | "sass" | "counters+sass" | "none"
     duration_s: float
     sm_clock_hz: float
     dram_bytes: float
     peak_bytes_per_s: float
-    peak_flops_per_s: dict[str, float]      # precision -> FLOP/s at the measured clock
+    peak_flops_per_s: dict[str, float]  # precision -> FLOP/s at the measured clock
     launch_floor_ns: float
     labels: dict[str, str] = field(default_factory=dict)
 
@@ -95,10 +130,20 @@ class SpeedOfLight:
 
     def roofline(self) -> dict:
         p = self.dominant
-        out = {"precision": p, "flops": self.flops.get(p) if p else None, "dram_bytes": _n(self.dram_bytes),
-               "flop_per_s": None, "dram_bytes_per_s": None, "arithmetic_intensity": None,
-               "peak_flop_per_s": None, "peak_dram_bytes_per_s": _n(self.peak_bytes_per_s),
-               "ridge_point": None, "side": None, "attainable_flop_per_s": None, "pct_of_attainable": None}
+        out = {
+            "precision": p,
+            "flops": self.flops.get(p) if p else None,
+            "dram_bytes": _n(self.dram_bytes),
+            "flop_per_s": None,
+            "dram_bytes_per_s": None,
+            "arithmetic_intensity": None,
+            "peak_flop_per_s": None,
+            "peak_dram_bytes_per_s": _n(self.peak_bytes_per_s),
+            "ridge_point": None,
+            "side": None,
+            "attainable_flop_per_s": None,
+            "pct_of_attainable": None,
+        }
         d = self.duration_s
         if d > 0 and not math.isnan(self.dram_bytes):
             out["dram_bytes_per_s"] = self.dram_bytes / d
@@ -114,18 +159,29 @@ class SpeedOfLight:
             if not math.isnan(peak) and self.peak_bytes_per_s > 0:
                 ridge = peak / self.peak_bytes_per_s
                 att = min(peak, ai * self.peak_bytes_per_s)
-                out.update(ridge_point=ridge, side="memory" if ai < ridge else "compute",
-                           attainable_flop_per_s=att, pct_of_attainable=100.0 * flops / d / att if att > 0 else None)
+                out.update(
+                    ridge_point=ridge,
+                    side="memory" if ai < ridge else "compute",
+                    attainable_flop_per_s=att,
+                    pct_of_attainable=100.0 * flops / d / att if att > 0 else None,
+                )
         return out
 
     def to_dict(self) -> dict:
-        return {"limiter": self.limiter, "limiter_pct": _n(self.limiter_pct),
-                "limiter_label": self.labels.get(self.limiter) if self.limiter else None, "grade": self.grade,
-                "units": {u: {"label": self.labels.get(u, u), "pct": round(v, 2), "source": self.unit_sources.get(u)}
-                          for u, v in sorted(self.units.items(), key=lambda kv: -kv[1])},
-                "flops": {p: v for p, v in self.flops.items() if v > 0}, "flops_source": self.flops_source,
-                "roofline": {k: (round(v, 6) if isinstance(v, float) else v) for k, v in self.roofline().items()},
-                "launch_floor_ns": _n(self.launch_floor_ns)}
+        return {
+            "limiter": self.limiter,
+            "limiter_pct": _n(self.limiter_pct),
+            "limiter_label": self.labels.get(self.limiter) if self.limiter else None,
+            "grade": self.grade,
+            "units": {
+                u: {"label": self.labels.get(u, u), "pct": round(v, 2), "source": self.unit_sources.get(u)}
+                for u, v in sorted(self.units.items(), key=lambda kv: -kv[1])
+            },
+            "flops": {p: v for p, v in self.flops.items() if v > 0},
+            "flops_source": self.flops_source,
+            "roofline": {k: (round(v, 6) if isinstance(v, float) else v) for k, v in self.roofline().items()},
+            "launch_floor_ns": _n(self.launch_floor_ns),
+        }
 
 
 def _n(x):
@@ -151,8 +207,12 @@ def grade_at_least(grade: str | None, floor: str) -> bool:
 def near_speed_of_light(pct: float | None, findings, th: dict[str, float]) -> bool:
     """A unit at ``pct`` % of its peak is near its speed of light: at or above ``sol_pct``
     with no high finding among ``findings`` (little to gain without reducing its work)."""
-    return (pct is not None and not math.isnan(pct) and pct >= th["sol_pct"]
-            and not any(f.severity == "high" for f in findings))
+    return (
+        pct is not None
+        and not math.isnan(pct)
+        and pct >= th["sol_pct"]
+        and not any(f.severity == "high" for f in findings)
+    )
 
 
 def grid_and_sms(ctx: KernelContext) -> tuple[float, float]:
@@ -274,7 +334,7 @@ def speed_of_light(ctx: KernelContext) -> SpeedOfLight:  # noqa: C901 - one guar
     dur = dur_ns * 1e-9 if dur_ns and not math.isnan(dur_ns) else math.nan
     clock = k.m("sm__cycles_elapsed.avg.per_second")
     if math.isnan(clock) or clock <= 0:
-        khz = k.m("device__attribute_clock_rate")   # the boost clock: peaks become upper bounds
+        khz = k.m("device__attribute_clock_rate")  # the boost clock: peaks become upper bounds
         clock = khz * 1e3 if not math.isnan(khz) and khz > 0 else math.nan
     sms = k.sm_count or k.m("launch__sm_count")
     peaks_sm = arch.get("peak_flops_per_sm_cycle", {})
@@ -282,11 +342,13 @@ def speed_of_light(ctx: KernelContext) -> SpeedOfLight:  # noqa: C901 - one guar
     for prec, per in peaks_sm.items():
         if per and sms and not math.isnan(clock):
             peak_flops[prec] = float(per) * float(sms) * clock
-    for prec, metric in (("fp32", "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained"),
-                         ("fp64", "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained")):
+    for prec, metric in (
+        ("fp32", "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained"),
+        ("fp64", "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained"),
+    ):
         v = k.m(metric)
         if not math.isnan(v) and v > 0 and not math.isnan(clock):
-            peak_flops[prec] = 2.0 * v * clock        # ncu's own per-cycle FMA peak, whole GPU
+            peak_flops[prec] = 2.0 * v * clock  # ncu's own per-cycle FMA peak, whole GPU
     cflops = counter_flops(ctx)
     sflops = sass_flops(ctx)
     flops = {p: v for p, v in sflops.items() if p.startswith("tensor_")}
@@ -321,8 +383,19 @@ def speed_of_light(ctx: KernelContext) -> SpeedOfLight:  # noqa: C901 - one guar
         peak_bw = float(arch["dram_bytes_per_s"])
     limiter, lim_pct = (max(units, key=units.__getitem__), max(units.values())) if units else (None, math.nan)
     labels = {u: spec[0] for u, spec in UNIT_METRICS.items()} | {"sm": "SM (busiest sub-unit)"}
-    return SpeedOfLight(units=units, unit_sources=sources, limiter=limiter, limiter_pct=lim_pct,
-                        grade=grade_of(lim_pct, th), flops=flops, flops_source=src, duration_s=dur,
-                        sm_clock_hz=clock, dram_bytes=dram_bytes, peak_bytes_per_s=peak_bw,
-                        peak_flops_per_s=peak_flops, launch_floor_ns=float(arch.get("launch_floor_ns", math.nan)),
-                        labels=labels)
+    return SpeedOfLight(
+        units=units,
+        unit_sources=sources,
+        limiter=limiter,
+        limiter_pct=lim_pct,
+        grade=grade_of(lim_pct, th),
+        flops=flops,
+        flops_source=src,
+        duration_s=dur,
+        sm_clock_hz=clock,
+        dram_bytes=dram_bytes,
+        peak_bytes_per_s=peak_bw,
+        peak_flops_per_s=peak_flops,
+        launch_floor_ns=float(arch.get("launch_floor_ns", math.nan)),
+        labels=labels,
+    )

@@ -8,6 +8,7 @@ it). ``value`` is a number (or None for missing), ``unit`` its unit. Renderers o
 ``name`` is a display label and may change; a node that another output looks up (the diff,
 the HTML charts) carries a stable ``key`` (the ``KEY_*`` constants) and is found by it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -39,7 +40,7 @@ class Node:
     kind: str = "metric"
     children: list["Node"] = field(default_factory=list)
     attrs: dict[str, Any] = field(default_factory=dict)
-    key: str | None = None       # stable identity for lookups (KEY_*); None for most nodes
+    key: str | None = None  # stable identity for lookups (KEY_*); None for most nodes
 
     def add(self, child: "Node") -> "Node":
         self.children.append(child)

@@ -7,6 +7,7 @@ Composition: the commands are plain functions in one module per command group
 ``drgpu --help`` lists them. Those modules import only Typer and :mod:`.options` at start-up;
 what a command needs (pandas, the analysis, the renderers, ncu) is imported when it runs.
 """
+
 from __future__ import annotations
 
 import signal
@@ -43,9 +44,14 @@ class _PlainHelpGroup(typer.core.TyperGroup):
         return cmd
 
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None, cls=_PlainHelpGroup,
-                  context_settings={"help_option_names": ["-h", "--help"]},
-                  help="drgpu: top-down GPU performance advice from Nsight Compute reports.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    cls=_PlainHelpGroup,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help="drgpu: top-down GPU performance advice from Nsight Compute reports.",
+)
 
 
 def _version_option(value: bool) -> None:
@@ -55,8 +61,11 @@ def _version_option(value: bool) -> None:
 
 
 @app.callback()
-def _root(version: bool = typer.Option(False, "--version", "-V", callback=_version_option, is_eager=True,
-                                       help="Print drgpu's version and exit.")) -> None:
+def _root(
+    version: bool = typer.Option(
+        False, "--version", "-V", callback=_version_option, is_eager=True, help="Print drgpu's version and exit."
+    ),
+) -> None:
     """drgpu: top-down GPU performance advice from Nsight Compute reports."""
 
 

@@ -1,4 +1,5 @@
 """`python -m drgpu_py.cli ...`: the same as the `drgpu` command."""
+
 from drgpu_py.cli import main
 
 # Guarded: worker processes started by spawn (drgpu_py.pipeline.parallel) import this module again.

@@ -1,6 +1,7 @@
 """Commands ``drgpu analyze`` (an existing report, several of one program, or a folder of
 them: summary, stall trees, ranked findings) and ``drgpu thresholds`` (the analysis
 thresholds and what they mean). The work is in :mod:`drgpu_py.pipeline`."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -9,58 +10,129 @@ from typing import List, Optional
 import typer
 
 from ..errors import UsageError
-from .options import (check_fail_on, check_fold, data, fail_on_value, parse_threshold_args, progress_printer,
-                      refuse_output_over_inputs, run_guarded)
+from .options import (
+    check_fail_on,
+    check_fold,
+    data,
+    fail_on_value,
+    parse_threshold_args,
+    progress_printer,
+    refuse_output_over_inputs,
+    run_guarded,
+)
 
 # Path options and arguments pass readable=False: typer's own check prints a usage block (exit 2)
 # for an unreadable path, where drgpu's readers say "permission denied" with exit 3.
 
 
 def analyze(
-    reports: List[Path] = typer.Argument(..., readable=False, help="An .ncu-rep, a raw-page CSV export (ncu -i R --csv --page raw --print-units base), several (merged as ranks), or a folder of them."),
+    reports: List[Path] = typer.Argument(
+        ...,
+        readable=False,
+        help="An .ncu-rep, a raw-page CSV export (ncu -i R --csv --page raw --print-units base), several (merged as ranks), or a folder of them.",
+    ),
     kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Kernel launch id, id range a:b, or name regex."),
-    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="text, json, csv, sarif, dot, svg, png or html (default: from -o, else text)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", readable=False, help="Output file (format inferred from its extension)."),
+    fmt: Optional[str] = typer.Option(
+        None, "--format", "-f", help="text, json, csv, sarif, dot, svg, png or html (default: from -o, else text)."
+    ),
+    output: Optional[Path] = typer.Option(
+        None, "--output", "-o", readable=False, help="Output file (format inferred from its extension)."
+    ),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
-    source_csv: Optional[Path] = typer.Option(None, "--source-csv", readable=False, help="Source-page CSV export (default: X.source.csv beside X.raw.csv)."),
-    line_report: Optional[Path] = typer.Option(None, "--line-report", readable=False, help="An .ncu-rep whose line table gives a CSV's source lines (default: X.ncu-rep beside X.raw.csv)."),
-    cubin: Optional[Path] = typer.Option(None, "--cubin", readable=False, help="Cubin of the profiled code: control codes and line table for SASS slicing."),
-    binary: Optional[Path] = typer.Option(None, "--binary", readable=False, help="Executable or library holding the profiled kernels (cubins are extracted)."),
-    threshold: Optional[List[str]] = typer.Option(None, "--threshold", "-t", help="Override a threshold: KEY=VALUE (see drgpu thresholds)."),
-    thresholds_file: Optional[Path] = typer.Option(None, "--thresholds", readable=False, help="YAML file of threshold overrides."),
-    fold: float = typer.Option(0.02, "--fold", help="Fold tree nodes whose subtree is below this share of stall cycles (0..1)."),
-    per_launch: bool = typer.Option(False, "--per-launch", help="Analyze every launch on its own (default: launches of one kernel as one group)."),
-    top: int = typer.Option(3, "--top", help="Terminal: trees of the N kernels with the most GPU time after the summary (0: all)."),
-    jobs: int = typer.Option(0, "--jobs", "-j", help="Worker processes for kernel groups and for reading several reports (0: one per core; 1: none)."),
-    merge: bool = typer.Option(False, "--merge", help="Several reports: merge them as ranks of one program even when they share no kernel name."),
-    fail_on: Optional[str] = typer.Option(None, "--fail-on", metavar="high|medium",
-                                          help="Exit 9 after writing the output when a finding has this severity or a higher one (for CI)."),
+    source_csv: Optional[Path] = typer.Option(
+        None, "--source-csv", readable=False, help="Source-page CSV export (default: X.source.csv beside X.raw.csv)."
+    ),
+    line_report: Optional[Path] = typer.Option(
+        None,
+        "--line-report",
+        readable=False,
+        help="An .ncu-rep whose line table gives a CSV's source lines (default: X.ncu-rep beside X.raw.csv).",
+    ),
+    cubin: Optional[Path] = typer.Option(
+        None,
+        "--cubin",
+        readable=False,
+        help="Cubin of the profiled code: control codes and line table for SASS slicing.",
+    ),
+    binary: Optional[Path] = typer.Option(
+        None,
+        "--binary",
+        readable=False,
+        help="Executable or library holding the profiled kernels (cubins are extracted).",
+    ),
+    threshold: Optional[List[str]] = typer.Option(
+        None, "--threshold", "-t", help="Override a threshold: KEY=VALUE (see drgpu thresholds)."
+    ),
+    thresholds_file: Optional[Path] = typer.Option(
+        None, "--thresholds", readable=False, help="YAML file of threshold overrides."
+    ),
+    fold: float = typer.Option(
+        0.02, "--fold", help="Fold tree nodes whose subtree is below this share of stall cycles (0..1)."
+    ),
+    per_launch: bool = typer.Option(
+        False, "--per-launch", help="Analyze every launch on its own (default: launches of one kernel as one group)."
+    ),
+    top: int = typer.Option(
+        3, "--top", help="Terminal: trees of the N kernels with the most GPU time after the summary (0: all)."
+    ),
+    jobs: int = typer.Option(
+        0,
+        "--jobs",
+        "-j",
+        help="Worker processes for kernel groups and for reading several reports (0: one per core; 1: none).",
+    ),
+    merge: bool = typer.Option(
+        False,
+        "--merge",
+        help="Several reports: merge them as ranks of one program even when they share no kernel name.",
+    ),
+    fail_on: Optional[str] = typer.Option(
+        None,
+        "--fail-on",
+        metavar="high|medium",
+        help="Exit 9 after writing the output when a finding has this severity or a higher one (for CI).",
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
 ) -> None:
     """Analyze an existing Nsight Compute report (or CSV export), several reports of one program (merged as ranks), or a folder of them: summary, stall trees and ranked findings."""
+
     def body():
         # nvdisasm lists the report's code while the analysis modules load (drgpu_py.sass.cubin).
         sass = start_report_sass(reports)
         from ..pipeline import SEPARATE_NOTE, analyze_reports, write_result
+
         if top < 0:
             raise UsageError(f"--top must be 0 or more, got {top}")
         if jobs < 0:
             raise UsageError(f"--jobs must be 0 (one per core) or more, got {jobs}")
         from ..pipeline.parallel import default_jobs
+
         check_fold(fold)
         fail_on_value(fail_on)
         refuse_output_over_inputs(output, [*reports, source_csv, line_report, cubin, binary, thresholds_file])
         th = data.thresholds(parse_threshold_args(threshold), thresholds_file)
         from ..readers import KernelSelector
-        result = analyze_reports(reports, kernel=KernelSelector.parse(kernel), source_csv=source_csv, line_report=line_report,
-                                 cubin=cubin, binary=binary, thresholds=th,
-                                 progress=progress_printer("analyzing kernels", quiet),
-                                 read_progress=progress_printer("reading kernels", quiet), per_launch=per_launch,
-                                 jobs=jobs or default_jobs(), merge=True if merge else None, sass=sass)
+
+        result = analyze_reports(
+            reports,
+            kernel=KernelSelector.parse(kernel),
+            source_csv=source_csv,
+            line_report=line_report,
+            cubin=cubin,
+            binary=binary,
+            thresholds=th,
+            progress=progress_printer("analyzing kernels", quiet),
+            read_progress=progress_printer("reading kernels", quiet),
+            per_launch=per_launch,
+            jobs=jobs or default_jobs(),
+            merge=True if merge else None,
+            sass=sass,
+        )
         if result.profile.format == "separate":
             typer.echo(f"drgpu: warning: {SEPARATE_NOTE}", err=True)
         write_result(result, fmt=fmt, output=output, force=force, fold=fold, top=top)
         check_fail_on(fail_on, [f.severity for ka in result.kernels for f in ka.findings])
+
     run_guarded(body)
 
 
@@ -77,16 +149,20 @@ def start_report_sass(reports) -> object | None:
     except OSError:
         return None
     from ..sass.cubin import SassSource, cubins_in_report, max_cubins
+
     return SassSource.start(cubins_in_report(reports[0], limit=max_cubins()))
 
 
 def thresholds_cmd() -> None:
     """List the analysis thresholds, their defaults and what they mean."""
+
     def body():
         from rich.console import Console
         from rich.table import Table
+
         t = Table("key", "default", "meaning")
         for k, spec in data.threshold_docs().items():
             t.add_row(k, f"{spec['default']:g}", spec["doc"])
         Console().print(t)
+
     run_guarded(body)

@@ -3,6 +3,7 @@ baseline against a new report) and ``merge`` (reports of one program from severa
 ranks). Registered on the app by :mod:`drgpu_py.cli`; bodies run inside ``run_guarded`` so
 typed errors become one-line messages and exit codes. The work is done in
 :mod:`drgpu_py.analysis.compare` and :mod:`drgpu_py.readers.merge`."""
+
 from __future__ import annotations
 
 import sys
@@ -29,35 +30,51 @@ def _not_an_input(output: Optional[Path], inputs: List[Path]) -> None:
         except OSError:
             same = False
         if same:
-            raise OutputError(f"{output} is an input of this run; drgpu never overwrites its inputs",
-                              hint="choose another output file")
+            raise OutputError(
+                f"{output} is an input of this run; drgpu never overwrites its inputs",
+                hint="choose another output file",
+            )
 
 
 def _emit(text: str, output: Optional[Path], force: bool) -> None:
     if output:
         from ..io import atomic_write
+
         atomic_write(output, text, force=force)
     else:
         from ..io import write_stdout
+
         write_stdout(text)
 
 
 def list_cmd(
-    reports: List[Path] = typer.Argument(..., readable=False, help="Reports (.ncu-rep, raw CSV) or drgpu analysis JSON files."),
+    reports: List[Path] = typer.Argument(
+        ..., readable=False, help="Reports (.ncu-rep, raw CSV) or drgpu analysis JSON files."
+    ),
     kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Kernel launch id, id range a:b, or name regex."),
-    sort: Optional[str] = typer.Option(None, "--sort", "-s", help="duration (longest first), stall (highest first) or name."),
+    sort: Optional[str] = typer.Option(
+        None, "--sort", "-s", help="duration (longest first), stall (highest first) or name."
+    ),
     top: Optional[int] = typer.Option(None, "--top", "-n", help="Show only the first N rows (after sorting)."),
-    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="text, json or csv (default: from -o's .json/.csv, else text)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", readable=False, help="Write to this file instead of standard output."),
+    fmt: Optional[str] = typer.Option(
+        None, "--format", "-f", help="text, json or csv (default: from -o's .json/.csv, else text)."
+    ),
+    output: Optional[Path] = typer.Option(
+        None, "--output", "-o", readable=False, help="Write to this file instead of standard output."
+    ),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
     threshold: Optional[List[str]] = typer.Option(None, "--threshold", "-t", help="Override a threshold: KEY=VALUE."),
-    thresholds_file: Optional[Path] = typer.Option(None, "--thresholds", readable=False, help="YAML file of threshold overrides."),
+    thresholds_file: Optional[Path] = typer.Option(
+        None, "--thresholds", readable=False, help="YAML file of threshold overrides."
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
 ) -> None:
     """One row per kernel launch of one or more reports: duration, launch shape, stall cycles, bound, top finding."""
+
     def body():
         from ..analysis.compare import list_rows, load, sort_rows
         from ..render.list_ import render_list_console, render_list_csv, render_list_json, render_list_text
+
         f = fmt or {".json": "json", ".csv": "csv"}.get(output.suffix.lower() if output else "", "text")
         if f not in ("text", "json", "csv"):
             raise UsageError(f"unknown format {f!r} for list", hint="one of: text, json, csv")
@@ -66,6 +83,7 @@ def list_cmd(
         sort_rows([], sort, top)  # validate the options before the (slow) analysis
         progress = progress_printer("reading reports", quiet)
         from ..readers import KernelSelector
+
         selector = KernelSelector.parse(kernel)
         analyses = []
         for i, r in enumerate(reports):
@@ -78,69 +96,113 @@ def list_cmd(
                 progress(i + 1, len(reports))
         rows = sort_rows(list_rows(analyses), sort, top)
         if not rows:
-            raise NoKernelsError(f"--kernel {kernel!r} matched no kernel in any report" if kernel else "no kernel launches in the reports")
+            raise NoKernelsError(
+                f"--kernel {kernel!r} matched no kernel in any report"
+                if kernel
+                else "no kernel launches in the reports"
+            )
         if f == "json":
             _emit(render_list_json(rows), output, force)
         elif f == "csv":
             _emit(render_list_csv(rows), output, force)
         elif output is None and sys.stdout is not None and sys.stdout.isatty():
             from rich.console import Console
+
             render_list_console(rows, Console(width=text_width()))
         else:
             _emit(render_list_text(rows, width=text_width()), output, force)
+
     run_guarded(body)
 
 
 def diff(
     base: Path = typer.Argument(..., readable=False, help="Baseline: a report or a drgpu analysis JSON."),
     new: Path = typer.Argument(..., readable=False, help="New report (or analysis JSON) to compare with the baseline."),
-    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Compare only launches matching this id, a:b range or name regex (both sides)."),
-    pair: Optional[List[str]] = typer.Option(None, "--pair", help="Match kernels with different names: BASE_REGEX=NEW_REGEX (repeatable)."),
+    kernel: Optional[str] = typer.Option(
+        None, "--kernel", "-k", help="Compare only launches matching this id, a:b range or name regex (both sides)."
+    ),
+    pair: Optional[List[str]] = typer.Option(
+        None, "--pair", help="Match kernels with different names: BASE_REGEX=NEW_REGEX (repeatable)."
+    ),
     fmt: Optional[str] = typer.Option(None, "--format", "-f", help="text, json or html (default: from -o, else text)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", readable=False, help="Output file (format inferred from .txt/.json/.html)."),
+    output: Optional[Path] = typer.Option(
+        None, "--output", "-o", readable=False, help="Output file (format inferred from .txt/.json/.html)."
+    ),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
     threshold: Optional[List[str]] = typer.Option(None, "--threshold", "-t", help="Override a threshold: KEY=VALUE."),
-    thresholds_file: Optional[Path] = typer.Option(None, "--thresholds", readable=False, help="YAML file of threshold overrides."),
-    fail_on_regression: bool = typer.Option(False, "--fail-on-regression",
-                                            help="Exit 9 after writing the output when a matched kernel got slower, a high or medium finding is new, or a finding's severity rose (for CI)."),
+    thresholds_file: Optional[Path] = typer.Option(
+        None, "--thresholds", readable=False, help="YAML file of threshold overrides."
+    ),
+    fail_on_regression: bool = typer.Option(
+        False,
+        "--fail-on-regression",
+        help="Exit 9 after writing the output when a matched kernel got slower, a high or medium finding is new, or a finding's severity rose (for CI).",
+    ),
 ) -> None:
     """Compare a baseline with a new report: measured speedup, stall and memory shares, occupancy, resolved/persisting/new findings."""
+
     def body():
         from ..analysis.compare import diff as diff_fn
         from ..analysis.compare import load, regressions
         from ..render.diff import diff_format_for, render_diff
+
         f = fmt or (diff_format_for(output) if output else "text")
         if f not in ("text", "json", "html"):
             raise UsageError(f"unknown format {f!r} for diff", hint="one of: text, json, html")
         _not_an_input(output, [base, new])
         th = _thresholds(threshold, thresholds_file)
         from ..readers import KernelSelector
+
         selector = KernelSelector.parse(kernel)
         d = diff_fn(load(base, kernel=selector, thresholds=th), load(new, kernel=selector, thresholds=th), pairs=pair)
         _emit(render_diff(d, f), output, force)
         if fail_on_regression:
             found = regressions(d)
             if found:
-                raise CheckFailedError(f"{len(found)} regression(s): " + "; ".join(found[:3]) + ("; ..." if len(found) > 3 else ""))
+                raise CheckFailedError(
+                    f"{len(found)} regression(s): " + "; ".join(found[:3]) + ("; ..." if len(found) > 3 else "")
+                )
+
     run_guarded(body)
 
 
 def merge(
-    reports: List[Path] = typer.Argument(..., readable=False, help="Reports of the same program from several GPUs or ranks (two or more), or folders of them."),
-    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Kernel launch id, id range a:b, or name regex (after merging)."),
-    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="json, text, html, ... (default: from -o, else json)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", readable=False, help="Output file, e.g. merged.json."),
+    reports: List[Path] = typer.Argument(
+        ...,
+        readable=False,
+        help="Reports of the same program from several GPUs or ranks (two or more), or folders of them.",
+    ),
+    kernel: Optional[str] = typer.Option(
+        None, "--kernel", "-k", help="Kernel launch id, id range a:b, or name regex (after merging)."
+    ),
+    fmt: Optional[str] = typer.Option(
+        None, "--format", "-f", help="json, text, html, ... (default: from -o, else json)."
+    ),
+    output: Optional[Path] = typer.Option(
+        None, "--output", "-o", readable=False, help="Output file, e.g. merged.json."
+    ),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
     threshold: Optional[List[str]] = typer.Option(None, "--threshold", "-t", help="Override a threshold: KEY=VALUE."),
-    thresholds_file: Optional[Path] = typer.Option(None, "--thresholds", readable=False, help="YAML file of threshold overrides."),
-    fold: float = typer.Option(0.02, "--fold", help="Fold tree nodes whose subtree is below this share of stall cycles (0..1)."),
-    jobs: int = typer.Option(0, "--jobs", "-j", help="Worker processes reading the reports and analyzing kernel groups (0: one per core; 1: none)."),
+    thresholds_file: Optional[Path] = typer.Option(
+        None, "--thresholds", readable=False, help="YAML file of threshold overrides."
+    ),
+    fold: float = typer.Option(
+        0.02, "--fold", help="Fold tree nodes whose subtree is below this share of stall cycles (0..1)."
+    ),
+    jobs: int = typer.Option(
+        0,
+        "--jobs",
+        "-j",
+        help="Worker processes reading the reports and analyzing kernel groups (0: one per core; 1: none).",
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
 ) -> None:
     """Merge reports of one program from several GPUs/ranks (per-PC samples summed by function offset) and analyze the result."""
+
     def body():
         from ..pipeline import analyze_reports, expand_reports, write_result
         from ..pipeline.parallel import default_jobs
+
         if jobs < 0:
             raise UsageError(f"--jobs must be 0 (one per core) or more, got {jobs}")
         paths = expand_reports(reports)
@@ -150,7 +212,15 @@ def merge(
         _not_an_input(output, list(paths))
         th = data.thresholds(parse_threshold_args(threshold), thresholds_file)
         from ..readers import KernelSelector
-        result = analyze_reports(paths, kernel=KernelSelector.parse(kernel), thresholds=th, progress=progress_printer("analyzing kernels", quiet),
-                                 jobs=jobs or default_jobs(), merge=True)
+
+        result = analyze_reports(
+            paths,
+            kernel=KernelSelector.parse(kernel),
+            thresholds=th,
+            progress=progress_printer("analyzing kernels", quiet),
+            jobs=jobs or default_jobs(),
+            merge=True,
+        )
         write_result(result, fmt=fmt or (None if output else "json"), output=output, force=force, fold=fold)
+
     run_guarded(body)

@@ -5,6 +5,7 @@ command's body and turns typed errors into one-line messages and exit codes (doc
 Imported by every command module at start-up: it imports nothing beyond Typer and the error
 types until a command runs.
 """
+
 from __future__ import annotations
 
 import os
@@ -24,6 +25,7 @@ EXIT_INTERNAL = 70
 def text_width() -> int:
     """Width of text output (drgpu_py.render.text_width: COLUMNS, else the terminal, else 120)."""
     from ..render import text_width as width
+
     return width()
 
 
@@ -33,6 +35,7 @@ def check_fail_on(fail_on: str | None, severities: list[str]) -> None:
         return
     from ..analysis.findings import severity_rank
     from ..errors import CheckFailedError
+
     hits = [s for s in severities if severity_rank(s) <= severity_rank(fail_on)]
     if hits:
         raise CheckFailedError(f"{len(hits)} finding(s) at severity {fail_on} or above (--fail-on {fail_on})")
@@ -50,6 +53,7 @@ def lazy_module(name: str):
     if name in sys.modules:
         return sys.modules[name]
     import importlib.util
+
     spec = importlib.util.find_spec(name)
     if spec is None or spec.loader is None:
         raise ModuleNotFoundError(f"No module named {name!r}", name=name)
@@ -70,8 +74,9 @@ _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def one_line(text: str) -> str:
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 0x100
-                        else f"\\u{ord(m.group(0)):04x}", str(text))
+    return _CONTROL.sub(
+        lambda m: f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 0x100 else f"\\u{ord(m.group(0)):04x}", str(text)
+    )
 
 
 def run_guarded(fn: Callable[[], int | None]) -> None:
@@ -86,7 +91,9 @@ def run_guarded(fn: Callable[[], int | None]) -> None:
         raise typer.Exit(e.exit_code) from None
     except KeyboardInterrupt as e:
         signum = getattr(e, "signum", signal.SIGINT)
-        typer.echo("drgpu: interrupted" + (f" ({signal.Signals(signum).name})" if signum != signal.SIGINT else ""), err=True)
+        typer.echo(
+            "drgpu: interrupted" + (f" ({signal.Signals(signum).name})" if signum != signal.SIGINT else ""), err=True
+        )
         raise typer.Exit(128 + signum) from None
     except typer.Exit:
         raise
@@ -94,6 +101,7 @@ def run_guarded(fn: Callable[[], int | None]) -> None:
         # An operating-system error no boundary named: still the user's environment, not
         # a bug (docs/errors.md): a full or read-only disk is the output's, the rest the input's.
         from ..io import os_error
+
         err = os_error(e)
         typer.echo(f"drgpu: {err.kind}: {one_line(err.message)}", err=True)
         raise typer.Exit(err.exit_code) from None
@@ -110,6 +118,7 @@ def parse_threshold_args(items: list[str] | None) -> dict[str, float]:
     """``KEY=VALUE`` overrides: a known key and a finite, non-negative number, else a usage
     error (exit 2)."""
     import math
+
     known = data.threshold_docs()
     out = {}
     for it in items or []:
@@ -133,6 +142,7 @@ def refuse_output_over_inputs(output: Path | None, inputs: list) -> None:
     if output is None:
         return
     from ..readers.ncu_csv import _sibling  # a CSV's auto-detected companions are inputs too
+
     inputs = inputs + [_sibling(Path(r), sfx) for r in inputs if r is not None for sfx in (".source.csv", ".ncu-rep")]
     for src in inputs:
         try:
@@ -140,8 +150,10 @@ def refuse_output_over_inputs(output: Path | None, inputs: list) -> None:
         except OSError:
             same = False
         if same:
-            raise OutputError(f"{output} is an input of this run ({src}); drgpu never overwrites its inputs",
-                              hint="choose another output file")
+            raise OutputError(
+                f"{output} is an input of this run ({src}); drgpu never overwrites its inputs",
+                hint="choose another output file",
+            )
 
 
 def progress_printer(label: str, quiet: bool):
@@ -163,8 +175,16 @@ def progress_printer(label: str, quiet: bool):
         if "bar" not in state:
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-            bar = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                           console=Console(file=out, force_terminal=True), transient=False, auto_refresh=False)
+
+            bar = Progress(
+                TextColumn(label),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=Console(file=out, force_terminal=True),
+                transient=False,
+                auto_refresh=False,
+            )
             bar.start()
             state["bar"], state["task"] = bar, bar.add_task(label, total=total)
         bar = state["bar"]
@@ -172,9 +192,12 @@ def progress_printer(label: str, quiet: bool):
         if done >= total:
             bar.stop()
             state.clear()
+
     return cb
 
 
 def check_fold(fold: float) -> None:
     if not 0.0 <= fold <= 1.0:
-        raise UsageError(f"--fold is a share between 0 and 1, got {fold:g}", hint="e.g. --fold 0.05 folds nodes below 5%")
+        raise UsageError(
+            f"--fold is a share between 0 and 1, got {fold:g}", hint="e.g. --fold 0.05 folds nodes below 5%"
+        )

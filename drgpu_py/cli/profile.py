@@ -4,6 +4,7 @@ for). The work is in :mod:`drgpu_py.ncu.session` and :mod:`drgpu_py.specs.metric
 module parses options, shows ncu's progress and the closing summary, and leaves the exit
 code to the session's typed errors (docs/profile.md lists them).
 """
+
 from __future__ import annotations
 
 import os
@@ -37,7 +38,7 @@ def escape(text: str) -> str:
 # ---------------------------------------------------------------------------------------
 # Progress display
 # ---------------------------------------------------------------------------------------
-ECHO_LIMIT = 50   # lines of ncu's errors/warnings and the application's output shown live
+ECHO_LIMIT = 50  # lines of ncu's errors/warnings and the application's output shown live
 
 
 class ProgressView:
@@ -52,14 +53,21 @@ class ProgressView:
         self.task: TaskID | None = None
         self.passes: int | None = None
         self.done = 0
-        self.echoed = 0     # ncu's errors, warnings and application lines shown so far
+        self.echoed = 0  # ncu's errors, warnings and application lines shown so far
 
     def __enter__(self):
         if self.live:
             from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn
-            self.progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-                                     TextColumn("{task.percentage:>3.0f}%"), TextColumn("{task.fields[passes]}"),
-                                     console=self.console, transient=True)
+
+            self.progress = Progress(
+                SpinnerColumn(),
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TextColumn("{task.percentage:>3.0f}%"),
+                TextColumn("{task.fields[passes]}"),
+                console=self.console,
+                transient=True,
+            )
             self.progress.__enter__()
             self.task = self.progress.add_task("starting the application under ncu", total=100, passes="")
         return self
@@ -77,8 +85,11 @@ class ProgressView:
         """A flood of ncu or application lines stays in the log, not on the terminal."""
         self.echoed += 1
         if self.echoed == ECHO_LIMIT + 1:
-            self.console.print(f"... more than {ECHO_LIMIT} lines of ncu and application output: the rest is in ncu's log only",
-                               markup=False, highlight=False)
+            self.console.print(
+                f"... more than {ECHO_LIMIT} lines of ncu and application output: the rest is in ncu's log only",
+                markup=False,
+                highlight=False,
+            )
         return self.echoed <= ECHO_LIMIT
 
     def __call__(self, ev: Event) -> None:
@@ -97,8 +108,12 @@ class ProgressView:
             return
         if ev.kind == "kernel":
             idx = f" ({ev.index[0]}/{ev.index[1]})" if ev.index else ""
-            p.update(t, description=f"profiling {escape(ev.kernel or '?')} launch {ev.launch}{idx}", completed=0,
-                     passes=self._pass_text(0))
+            p.update(
+                t,
+                description=f"profiling {escape(ev.kernel or '?')} launch {ev.launch}{idx}",
+                completed=0,
+                passes=self._pass_text(0),
+            )
         elif ev.kind == "progress":
             p.update(t, completed=ev.pct or 0, passes=self._pass_text(ev.pct))
         elif ev.kind == "kernel_done":
@@ -106,8 +121,10 @@ class ProgressView:
             if ev.passes:
                 self.passes = ev.passes
             p.update(t, completed=100, passes="")
-            self.console.print(f"[green]✓[/green] {escape(ev.kernel or '?')} launch {ev.launch}: "
-                               f"{ev.passes if ev.passes is not None else '?'} passes")
+            self.console.print(
+                f"[green]✓[/green] {escape(ev.kernel or '?')} launch {ev.launch}: "
+                f"{ev.passes if ev.passes is not None else '?'} passes"
+            )
         elif ev.kind == "connected":
             p.update(t, description=f"application started (process {ev.pid})")
         elif ev.kind == "error":
@@ -122,34 +139,98 @@ class ProgressView:
 # drgpu profile
 # ---------------------------------------------------------------------------------------
 def profile(
-    app_argv: Optional[List[str]] = typer.Argument(None, metavar="-- APP [ARGS...]", help="The application and its arguments, after --."),
-    output_dir: Optional[Path] = typer.Option(None, "--output-dir", "-d", readable=False, help="Folder for the report, ncu's log and the analysis (default: ./drgpu-APP)."),
+    app_argv: Optional[List[str]] = typer.Argument(
+        None, metavar="-- APP [ARGS...]", help="The application and its arguments, after --."
+    ),
+    output_dir: Optional[Path] = typer.Option(
+        None,
+        "--output-dir",
+        "-d",
+        readable=False,
+        help="Folder for the report, ncu's log and the analysis (default: ./drgpu-APP).",
+    ),
     name: Optional[str] = typer.Option(None, "--name", help="File name stem (default: the application's name)."),
     force: bool = typer.Option(False, "--force", help="Overwrite an existing report and outputs."),
-    kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Profile only kernels whose name matches this regex (ncu -k regex:...)."),
-    kernel_name_base: Optional[str] = typer.Option(None, "--kernel-name-base", help="Name --kernel matches: function (default), demangled or mangled."),
-    launch_skip: Optional[int] = typer.Option(None, "--launch-skip", "-s", help="Skip this many matching launches first (ncu -s)."),
-    launch_count: Optional[int] = typer.Option(None, "--launch-count", "-c", help="Profile at most this many launches (ncu -c)."),
-    replay_mode: Optional[str] = typer.Option(None, "--replay-mode", help="kernel (ncu's default), application, range or app-range."),
-    clock_control: Optional[str] = typer.Option(None, "--clock-control", help="base (ncu's default: lock to base clocks) or none."),
-    target_processes: Optional[str] = typer.Option(None, "--target-processes", help="all (ncu's default: child processes too) or application-only."),
-    rank_var: str = typer.Option("auto", "--rank-var", help="One report per MPI rank: the rank's environment variable (auto: the first of OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID set here; none: off)."),
-    metric_set: Optional[str] = typer.Option(None, "--metric-set", help="Metric set: a chip (tu102, ga100, ga102, ad102, gh100, gb100, gb202), base, or a YAML file. Default: detected."),
-    with_groups: Optional[List[str]] = typer.Option(None, "--with", help="Also collect an optional group of the set (stall_counters, context); repeatable."),
-    add_section: Optional[List[str]] = typer.Option(None, "--add-section", help="Also collect this ncu section; repeatable."),
-    add_metrics: Optional[List[str]] = typer.Option(None, "--add-metrics", help="Also collect these metrics (comma-separated); repeatable."),
-    skip_metric_check: bool = typer.Option(False, "--skip-metric-check", help="Do not check added metric names against ncu's catalogue first."),
-    strict_metrics: bool = typer.Option(False, "--strict-metrics", help="Exit 14 when a requested metric is missing from the report (default: a warning)."),
-    no_import_source: bool = typer.Option(False, "--no-import-source", help="Do not embed the CUDA source files in the report."),
-    nvtx_include: Optional[List[str]] = typer.Option(None, "--nvtx-include", help="Profile only kernels inside this NVTX range (ncu --nvtx-include syntax, e.g. 'step/' or 'train@step'); repeatable."),
-    nvtx_exclude: Optional[List[str]] = typer.Option(None, "--nvtx-exclude", help="Skip kernels inside this NVTX range (ncu --nvtx-exclude); repeatable."),
-    from_start: bool = typer.Option(True, "--from-start/--no-from-start", help="--no-from-start: profile only between cudaProfilerStart and cudaProfilerStop (torch.cuda.profiler.start/stop)."),
+    kernel: Optional[str] = typer.Option(
+        None, "--kernel", "-k", help="Profile only kernels whose name matches this regex (ncu -k regex:...)."
+    ),
+    kernel_name_base: Optional[str] = typer.Option(
+        None, "--kernel-name-base", help="Name --kernel matches: function (default), demangled or mangled."
+    ),
+    launch_skip: Optional[int] = typer.Option(
+        None, "--launch-skip", "-s", help="Skip this many matching launches first (ncu -s)."
+    ),
+    launch_count: Optional[int] = typer.Option(
+        None, "--launch-count", "-c", help="Profile at most this many launches (ncu -c)."
+    ),
+    replay_mode: Optional[str] = typer.Option(
+        None, "--replay-mode", help="kernel (ncu's default), application, range or app-range."
+    ),
+    clock_control: Optional[str] = typer.Option(
+        None, "--clock-control", help="base (ncu's default: lock to base clocks) or none."
+    ),
+    target_processes: Optional[str] = typer.Option(
+        None, "--target-processes", help="all (ncu's default: child processes too) or application-only."
+    ),
+    rank_var: str = typer.Option(
+        "auto",
+        "--rank-var",
+        help="One report per MPI rank: the rank's environment variable (auto: the first of OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID set here; none: off).",
+    ),
+    metric_set: Optional[str] = typer.Option(
+        None,
+        "--metric-set",
+        help="Metric set: a chip (tu102, ga100, ga102, ad102, gh100, gb100, gb202), base, or a YAML file. Default: detected.",
+    ),
+    with_groups: Optional[List[str]] = typer.Option(
+        None, "--with", help="Also collect an optional group of the set (stall_counters, context); repeatable."
+    ),
+    add_section: Optional[List[str]] = typer.Option(
+        None, "--add-section", help="Also collect this ncu section; repeatable."
+    ),
+    add_metrics: Optional[List[str]] = typer.Option(
+        None, "--add-metrics", help="Also collect these metrics (comma-separated); repeatable."
+    ),
+    skip_metric_check: bool = typer.Option(
+        False, "--skip-metric-check", help="Do not check added metric names against ncu's catalogue first."
+    ),
+    strict_metrics: bool = typer.Option(
+        False,
+        "--strict-metrics",
+        help="Exit 14 when a requested metric is missing from the report (default: a warning).",
+    ),
+    no_import_source: bool = typer.Option(
+        False, "--no-import-source", help="Do not embed the CUDA source files in the report."
+    ),
+    nvtx_include: Optional[List[str]] = typer.Option(
+        None,
+        "--nvtx-include",
+        help="Profile only kernels inside this NVTX range (ncu --nvtx-include syntax, e.g. 'step/' or 'train@step'); repeatable.",
+    ),
+    nvtx_exclude: Optional[List[str]] = typer.Option(
+        None, "--nvtx-exclude", help="Skip kernels inside this NVTX range (ncu --nvtx-exclude); repeatable."
+    ),
+    from_start: bool = typer.Option(
+        True,
+        "--from-start/--no-from-start",
+        help="--no-from-start: profile only between cudaProfilerStart and cudaProfilerStop (torch.cuda.profiler.start/stop).",
+    ),
     ncu: Optional[str] = typer.Option(None, "--ncu", help="The ncu to run (default: $NCU, else ncu on PATH)."),
-    ncu_arg: Optional[List[str]] = typer.Option(None, "--ncu-arg", help="Pass one extra argument to ncu, verbatim; repeatable."),
-    threshold: Optional[List[str]] = typer.Option(None, "--threshold", "-t", help="Override an analysis threshold: KEY=VALUE."),
-    timeout: Optional[float] = typer.Option(None, "--timeout", help="Stop ncu (and the application) after this many seconds; what it profiled is kept (exit 10)."),
+    ncu_arg: Optional[List[str]] = typer.Option(
+        None, "--ncu-arg", help="Pass one extra argument to ncu, verbatim; repeatable."
+    ),
+    threshold: Optional[List[str]] = typer.Option(
+        None, "--threshold", "-t", help="Override an analysis threshold: KEY=VALUE."
+    ),
+    timeout: Optional[float] = typer.Option(
+        None,
+        "--timeout",
+        help="Stop ncu (and the application) after this many seconds; what it profiled is kept (exit 10).",
+    ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the ncu command and exit."),
-    list_kernels: bool = typer.Option(False, "--list-kernels", help="Run the application once cheaply and list the kernels it launches."),
+    list_kernels: bool = typer.Option(
+        False, "--list-kernels", help="Run the application once cheaply and list the kernels it launches."
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
 ) -> None:
     """Profile an application with ncu and drgpu's metric set, keep the report, analyze it.
@@ -161,14 +242,32 @@ def profile(
         console = _console.Console()
         status = _console.Console(stderr=True)
         opts = session.SessionOptions(
-            app=list(app_argv or []), output_dir=output_dir, name=name, force=force, kernel=kernel,
-            kernel_name_base=kernel_name_base, launch_skip=launch_skip, launch_count=launch_count,
-            replay_mode=replay_mode, clock_control=clock_control, target_processes=target_processes,
-            rank_var=rank_var, metric_set=metric_set, with_groups=list(with_groups or []),
-            add_sections=list(add_section or []), add_metrics=list(add_metrics or []),
-            skip_metric_check=skip_metric_check, strict_metrics=strict_metrics, import_source=not no_import_source,
-            nvtx_include=list(nvtx_include or []), nvtx_exclude=list(nvtx_exclude or []), profile_from_start=from_start,
-            ncu=ncu, ncu_args=list(ncu_arg or []), timeout=timeout)
+            app=list(app_argv or []),
+            output_dir=output_dir,
+            name=name,
+            force=force,
+            kernel=kernel,
+            kernel_name_base=kernel_name_base,
+            launch_skip=launch_skip,
+            launch_count=launch_count,
+            replay_mode=replay_mode,
+            clock_control=clock_control,
+            target_processes=target_processes,
+            rank_var=rank_var,
+            metric_set=metric_set,
+            with_groups=list(with_groups or []),
+            add_sections=list(add_section or []),
+            add_metrics=list(add_metrics or []),
+            skip_metric_check=skip_metric_check,
+            strict_metrics=strict_metrics,
+            import_source=not no_import_source,
+            nvtx_include=list(nvtx_include or []),
+            nvtx_exclude=list(nvtx_exclude or []),
+            profile_from_start=from_start,
+            ncu=ncu,
+            ncu_args=list(ncu_arg or []),
+            timeout=timeout,
+        )
         s = session.Session(opts, dry_run=dry_run)
         if list_kernels:
             with ProgressView(status, quiet) as view:
@@ -183,8 +282,10 @@ def profile(
         opts.thresholds = data.thresholds(parse_threshold_args(threshold))
         s.prepare_outputs()
         if not quiet:
-            status.print(f"[bold]drgpu profile[/bold]: metric set [cyan]{s.ms.name}[/cyan] "
-                         f"({len(s.sel.sections)} sections, {len(s.sel.metrics)} metrics), output in {escape(str(s.req.output_dir))}")
+            status.print(
+                f"[bold]drgpu profile[/bold]: metric set [cyan]{s.ms.name}[/cyan] "
+                f"({len(s.sel.sections)} sections, {len(s.sel.metrics)} metrics), output in {escape(str(s.req.output_dir))}"
+            )
             for n in s.notes:
                 status.print(f"[yellow]note:[/yellow] {escape(n)}")
         with ProgressView(status, quiet) as view:
@@ -193,6 +294,7 @@ def profile(
         _summary(console, done.rows, done.result, done.reports, done.written, done.failures, done.log_path, quiet)
         done.check()
         return 0
+
     run_guarded(body)
 
 
@@ -204,32 +306,52 @@ def _show_kernels(console: Console, counts: dict[str, int], log: Path, app: list
     console.print(f"[dim]ncu's output: {escape(str(log))}; use --kernel REGEX to pick launches[/dim]")
 
 
-def _summary(console: Console, rows, result: RunResult, reports, written, failures, log_path: Path, quiet: bool) -> None:
+def _summary(
+    console: Console, rows, result: RunResult, reports, written, failures, log_path: Path, quiet: bool
+) -> None:
     if rows:
         n = sum(r["launches"] for r in rows)
         passes = {r["passes"] for r in rows}
-        title = (f"drgpu profile: {n} kernel launch{'es' if n != 1 else ''} ({len(rows)} kernel{'s' if len(rows) != 1 else ''}) "
-                 f"in {len(reports)} report{'s' if len(reports) != 1 else ''} ({result.wall_s:.1f} s under ncu"
-                 + (f", {next(iter(passes))} replay passes per launch)" if len(passes) == 1 and "?" not in passes else ")"))
+        title = (
+            f"drgpu profile: {n} kernel launch{'es' if n != 1 else ''} ({len(rows)} kernel{'s' if len(rows) != 1 else ''}) "
+            f"in {len(reports)} report{'s' if len(reports) != 1 else ''} ({result.wall_s:.1f} s under ncu"
+            + (f", {next(iter(passes))} replay passes per launch)" if len(passes) == 1 and "?" not in passes else ")")
+        )
         # At 80 columns ten boxed columns left five characters per cell ("scal…", "glob…"):
         # columns that say the same on every row move to the title, numbers and labels never
         # wrap, and the kernel name and finding id fold instead of being cut.
         cols = [("report", {"overflow": "fold", "min_width": 8})] if len({r["report"] for r in rows}) > 1 else []
-        cols += [("kernel", {"overflow": "fold", "min_width": 12, "ratio": 2}), ("id", {"no_wrap": True}),
-                 ("launches", {"no_wrap": True}), ("mean µs", {"no_wrap": True}), ("bound", {"no_wrap": True}),
-                 ("grade", {"no_wrap": True}), ("top finding", {"overflow": "fold", "min_width": 10, "ratio": 1}),
-                 ("speedup", {"no_wrap": True})]
+        cols += [
+            ("kernel", {"overflow": "fold", "min_width": 12, "ratio": 2}),
+            ("id", {"no_wrap": True}),
+            ("launches", {"no_wrap": True}),
+            ("mean µs", {"no_wrap": True}),
+            ("bound", {"no_wrap": True}),
+            ("grade", {"no_wrap": True}),
+            ("top finding", {"overflow": "fold", "min_width": 10, "ratio": 1}),
+            ("speedup", {"no_wrap": True}),
+        ]
         if len(passes) > 1:
             cols.append(("passes", {"no_wrap": True}))
-        t = _table.Table(title=title, box=None, padding=(0, 1), collapse_padding=True, pad_edge=False, header_style="bold underline")
+        t = _table.Table(
+            title=title, box=None, padding=(0, 1), collapse_padding=True, pad_edge=False, header_style="bold underline"
+        )
         for name, kw in cols:
             t.add_column(name, **kw)
         for r in rows:
             sp = r["speedup"]
-            cells = {"report": escape(r["report"]), "kernel": escape(r["kernel"]), "id": str(r["id"]), "launches": str(r["launches"]),
-                     "mean µs": f"{r['duration_us']:.1f}" if r["duration_us"] is not None else "n/a", "bound": r["bound"],
-                     "grade": r["grade"], "top finding": r["top"], "speedup": f"{sp:.2f}x" if isinstance(sp, (int, float)) else "-",
-                     "passes": r["passes"]}
+            cells = {
+                "report": escape(r["report"]),
+                "kernel": escape(r["kernel"]),
+                "id": str(r["id"]),
+                "launches": str(r["launches"]),
+                "mean µs": f"{r['duration_us']:.1f}" if r["duration_us"] is not None else "n/a",
+                "bound": r["bound"],
+                "grade": r["grade"],
+                "top finding": r["top"],
+                "speedup": f"{sp:.2f}x" if isinstance(sp, (int, float)) else "-",
+                "passes": r["passes"],
+            }
             t.add_row(*(cells[name] for name, _ in cols))
         console.print(t)
     for f in failures:
@@ -243,26 +365,49 @@ def _summary(console: Console, rows, result: RunResult, reports, written, failur
 # drgpu metrics
 # ---------------------------------------------------------------------------------------
 def metrics_cmd(
-    metric_set: Optional[str] = typer.Argument(None, help="A set (base, a chip name, a compute capability or a YAML file); default: the detected GPU's."),
-    with_groups: Optional[List[str]] = typer.Option(None, "--with", help="Include an optional group in the ncu command shown."),
+    metric_set: Optional[str] = typer.Argument(
+        None, help="A set (base, a chip name, a compute capability or a YAML file); default: the detected GPU's."
+    ),
+    with_groups: Optional[List[str]] = typer.Option(
+        None, "--with", help="Include an optional group in the ncu command shown."
+    ),
 ) -> None:
     """List drgpu's metric sets and what each metric is for."""
+
     def body():
         console = _console.Console()
-        t = _table.Table("set", "chip family", "compute capability", "sections", "metrics", "optional groups", title="drgpu metric sets")
+        t = _table.Table(
+            "set",
+            "chip family",
+            "compute capability",
+            "sections",
+            "metrics",
+            "optional groups",
+            title="drgpu metric sets",
+        )
         for n in msets.available_sets():
             s = msets.load_metric_set(n)
             sel = s.selection()
-            t.add_row(n, s.family or ("portable" if n == "base" else ""), ", ".join(s.compute_capability) or "any",
-                      str(len(sel.sections)), str(len(sel.metrics)), ", ".join(s.group_names(optional=True)))
+            t.add_row(
+                n,
+                s.family or ("portable" if n == "base" else ""),
+                ", ".join(s.compute_capability) or "any",
+                str(len(sel.sections)),
+                str(len(sel.metrics)),
+                ", ".join(s.group_names(optional=True)),
+            )
         console.print(t)
         chosen = metric_set
         if not chosen:
             gpu = session.detect_gpu()
             chosen = gpu.chip if gpu and gpu.chip in msets.available_sets() else "base"
-            console.print(f"detected GPU: {escape(gpu.name)} (cc {gpu.compute_capability})" if gpu else "no GPU detected")
+            console.print(
+                f"detected GPU: {escape(gpu.name)} (cc {gpu.compute_capability})" if gpu else "no GPU detected"
+            )
         ms = msets.load_metric_set(chosen)
-        d = _table.Table("group", "how", "name", "what drgpu uses it for", title=f"set {ms.name}: {ms.description}", show_lines=False)
+        d = _table.Table(
+            "group", "how", "name", "what drgpu uses it for", title=f"set {ms.name}: {ms.description}", show_lines=False
+        )
         for g, spec in ms.groups.items():
             label = g + (" (optional)" if spec.optional else "")
             d.add_row(f"[bold]{label}[/bold]", "", "", escape(spec.why))
@@ -275,4 +420,5 @@ def metrics_cmd(
         console.print(d)
         sel = ms.selection(with_groups or [])
         console.print("ncu arguments: " + shlex.join(sel.ncu_args()), markup=False, highlight=False, soft_wrap=True)
+
     run_guarded(body)

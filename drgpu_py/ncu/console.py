@@ -3,13 +3,16 @@ possibly mid-line) into :class:`Event` s (a launch started, replay progress, a l
 with its pass count, processes connecting, reports written, errors, warnings, a shutdown,
 anything else). Pure: no process, no file.
 """
+
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
 # With a kernel filter (-k) ncu leaves the launch id out: 'Profiling "damp": 0%...'.
-_PROFILING = re.compile(r'^==PROF== Profiling "(?P<name>.+?)"(?: - (?P<launch>\d+)(?: \((?P<i>\d+)/(?P<n>\d+)\))?)?:\s?(?P<rest>.*)$')
+_PROFILING = re.compile(
+    r'^==PROF== Profiling "(?P<name>.+?)"(?: - (?P<launch>\d+)(?: \((?P<i>\d+)/(?P<n>\d+)\))?)?:\s?(?P<rest>.*)$'
+)
 _PASSES = re.compile(r"- (\d+) pass(?:es)?\s*$")
 _CONNECTED = re.compile(r"^==PROF== Connected to process (\d+) \((.*)\)")
 _DISCONNECTED = re.compile(r"^==PROF== Disconnected from process (\d+)")
@@ -29,6 +32,7 @@ class Event:
     """One thing ncu said. kind: connected, kernel (a launch started), progress (pct),
     kernel_done (passes; None when cut short), disconnected, report, error, warning,
     shutdown (ncu was told to stop), output (anything else)."""
+
     kind: str
     text: str
     kernel: str | None = None
@@ -44,7 +48,7 @@ def _pct(rest: str) -> int:
     if not marks:
         return 0
     last = marks[-1]
-    return min(100, int(last.group(1)) + 10 * rest[last.end():].count("."))
+    return min(100, int(last.group(1)) + 10 * rest[last.end() :].count("."))
 
 
 class OutputParser:
@@ -59,16 +63,16 @@ class OutputParser:
     MAX_LINE = 1 << 16
 
     def __init__(self) -> None:
-        self._tail = ""                                   # the unfinished line, at most MAX_LINE
-        self._open: tuple[str, int, int] | None = None   # kernel, launch, last pct of the tail
-        self._seq = 0    # launches profiled without an id so far (ncu omits it under -k)
+        self._tail = ""  # the unfinished line, at most MAX_LINE
+        self._open: tuple[str, int, int] | None = None  # kernel, launch, last pct of the tail
+        self._seq = 0  # launches profiled without an id so far (ncu omits it under -k)
 
     def _key(self, m) -> tuple[str, int]:
         return (m["name"], int(m["launch"]) if m["launch"] is not None else self._seq)
 
     def _keep(self, piece: str) -> None:
         if len(self._tail) < self.MAX_LINE:
-            self._tail += piece[:self.MAX_LINE - len(self._tail)]
+            self._tail += piece[: self.MAX_LINE - len(self._tail)]
 
     def _take(self) -> str:
         tail, self._tail = self._tail, ""
@@ -81,7 +85,7 @@ class OutputParser:
             self._keep(pieces[0])
             events += self._line(self._take().rstrip("\r"))
             for line in pieces[1:-1]:
-                events += self._line(line[:self.MAX_LINE].rstrip("\r"))
+                events += self._line(line[: self.MAX_LINE].rstrip("\r"))
             self._keep(pieces[-1])
         else:
             self._keep(chunk)
@@ -108,7 +112,7 @@ class OutputParser:
 
     def _line(self, line: str) -> list[Event]:
         if _SHUTDOWN in line:
-            head = line[:line.index(_SHUTDOWN)]
+            head = line[: line.index(_SHUTDOWN)]
             return (self._line(head) if head.strip() else []) + [Event("shutdown", _SHUTDOWN)]
         out: list[Event] = []
         m = _PROFILING.match(line)
@@ -120,17 +124,25 @@ class OutputParser:
             if m["launch"] is None:
                 self._seq += 1
             pm = _PASSES.search(m["rest"])
-            out.append(Event("kernel_done", line, kernel=key[0], launch=key[1], pct=_pct(m["rest"]),
-                             passes=int(pm.group(1)) if pm else None))
+            out.append(
+                Event(
+                    "kernel_done",
+                    line,
+                    kernel=key[0],
+                    launch=key[1],
+                    pct=_pct(m["rest"]),
+                    passes=int(pm.group(1)) if pm else None,
+                )
+            )
             return out
-        if (c := _CONNECTED.match(line)):
+        if c := _CONNECTED.match(line):
             return [Event("connected", line, pid=int(c.group(1)))]
-        if (d := _DISCONNECTED.match(line)):
+        if d := _DISCONNECTED.match(line):
             return [Event("disconnected", line, pid=int(d.group(1)))]
-        if (r := _REPORT.match(line)):
+        if r := _REPORT.match(line):
             return [Event("report", r.group(1))]
         if line.startswith("==ERROR=="):
-            return [Event("error", line[len("==ERROR=="):].strip())]
+            return [Event("error", line[len("==ERROR==") :].strip())]
         if line.startswith("==WARNING=="):
-            return [Event("warning", line[len("==WARNING=="):].strip())]
+            return [Event("warning", line[len("==WARNING==") :].strip())]
         return [Event("output", line)]

@@ -9,6 +9,7 @@ Contract:
 - ``unavailable_metrics(report, expected)`` names the requested metrics a report lacks or
   holds as n/a: ncu accepts unknown metric names silently (exit 0), so this is the only check.
 """
+
 from __future__ import annotations
 
 import glob
@@ -16,8 +17,17 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable
 
-from ..errors import (ApplicationFailedError, CounterPermissionError, DrgpuError, InputError, MetricUnavailableError,
-                      NoKernelProfiledError, ProfilerError, ToolNotFoundError, UsageError)
+from ..errors import (
+    ApplicationFailedError,
+    CounterPermissionError,
+    DrgpuError,
+    InputError,
+    MetricUnavailableError,
+    NoKernelProfiledError,
+    ProfilerError,
+    ToolNotFoundError,
+    UsageError,
+)
 from .console import APP_CODE
 
 if TYPE_CHECKING:
@@ -37,6 +47,7 @@ def found_reports(result: RunResult, req: ProfileRequest, started: float) -> lis
     a path anywhere else is ignored, never read or written beside), else files matching the
     pattern written since ``started`` (placeholders can expand to several)."""
     import fnmatch
+
     pattern = req.report_glob()
     announced = [p if p.is_absolute() else Path.cwd() / p for p in result.reports]
     out = [p for p in announced if fnmatch.fnmatchcase(str(p), pattern) and p.is_file()]
@@ -54,8 +65,11 @@ def permission_error(result: RunResult) -> CounterPermissionError:
     """The error of a run that ncu could not profile for want of permission (``permission_denied``)."""
     return CounterPermissionError(
         "no permission to read the GPU performance counters (ncu: ERR_NVGPUCTRPERM)",
-        hint=("run as an administrator (sudo), or let all users profile: set the NVIDIA driver option "
-              f"NVreg_RestrictProfilingToAdminUsers=0 and reload the driver; see {PERM_URL}. ncu's output: {result.log_path}"))
+        hint=(
+            "run as an administrator (sudo), or let all users profile: set the NVIDIA driver option "
+            f"NVreg_RestrictProfilingToAdminUsers=0 and reload the driver; see {PERM_URL}. ncu's output: {result.log_path}"
+        ),
+    )
 
 
 def classify(result: RunResult, req: ProfileRequest, reports: list[Path]) -> DrgpuError | None:
@@ -69,9 +83,11 @@ def classify(result: RunResult, req: ProfileRequest, reports: list[Path]) -> Drg
         return InputError(f"ncu could not start the application: {missing_app}")
     env_macro = next((e for e in result.errors if "for macro '%q'" in e), None)
     if env_macro:
-        return UsageError(f"ncu could not name the report: {env_macro}",
-                          hint="ncu expands %q{VAR} from its own environment, so --rank-var needs one drgpu per rank: "
-                               "mpirun -np N drgpu profile -- APP (drgpu picks the rank variable up by itself)")
+        return UsageError(
+            f"ncu could not name the report: {env_macro}",
+            hint="ncu expands %q{VAR} from its own environment, so --rank-var needs one drgpu per rank: "
+            "mpirun -np N drgpu profile -- APP (drgpu picks the rank variable up by itself)",
+        )
     other = [e for e in result.errors if not APP_CODE.search(e)]
     if result.interrupted:
         return None  # the caller reports the interruption with what was kept
@@ -79,32 +95,48 @@ def classify(result: RunResult, req: ProfileRequest, reports: list[Path]) -> Drg
         if result.kernels and not result.app_exit_code and not other:
             # ncu said it profiled launches, then no report appeared (a full disk, an -o it could not write)
             n = len(result.kernels)
-            return ProfilerError(f"ncu profiled {n} kernel launch{'es' if n != 1 else ''} but wrote no report",
-                                 hint=f"check the output folder's free space and permissions; ncu's output: {log}")
+            return ProfilerError(
+                f"ncu profiled {n} kernel launch{'es' if n != 1 else ''} but wrote no report",
+                hint=f"check the output folder's free space and permissions; ncu's output: {log}",
+            )
         if req.kernel is not None or req.launch_skip:
             what = f"--kernel {req.kernel!r}" if req.kernel is not None else f"--launch-skip {req.launch_skip}"
             app = f" (the application exited with code {result.app_exit_code})" if result.app_exit_code else ""
             return NoKernelProfiledError(
                 f"no kernel was profiled: {what} matched no launch{app}; ncu wrote no report",
-                hint=f"rerun with --list-kernels to see the kernels the application launches; ncu's output: {log}")
+                hint=f"rerun with --list-kernels to see the kernels the application launches; ncu's output: {log}",
+            )
         if result.app_exit_code:
             return ApplicationFailedError(
                 f"the application exited with code {result.app_exit_code} before any kernel was profiled",
-                hint=f"its output is in {log}")
+                hint=f"its output is in {log}",
+            )
         if other:
             return ProfilerError("ncu failed: " + "; ".join(other[:3]), hint=f"ncu's output: {log}")
         if result.returncode not in (0, None):
-            return ProfilerError(f"ncu exited with code {result.returncode} and wrote no report", hint=f"ncu's output: {log}")
-        return NoKernelProfiledError("the application ran but launched no CUDA kernel that ncu could profile; no report was written",
-                                     hint=f"check that it uses the GPU; ncu's output: {log}")
+            return ProfilerError(
+                f"ncu exited with code {result.returncode} and wrote no report", hint=f"ncu's output: {log}"
+            )
+        return NoKernelProfiledError(
+            "the application ran but launched no CUDA kernel that ncu could profile; no report was written",
+            hint=f"check that it uses the GPU; ncu's output: {log}",
+        )
     if result.app_exit_code:
         n = len(result.kernels)
         return ApplicationFailedError(
             f"the application exited with code {result.app_exit_code}; "
-            + (f"the {n} kernel launches profiled before that were analyzed" if n != 1 else "the kernel launch profiled before that was analyzed"),
-            hint=f"its output is in {log}")
+            + (
+                f"the {n} kernel launches profiled before that were analyzed"
+                if n != 1
+                else "the kernel launch profiled before that was analyzed"
+            ),
+            hint=f"its output is in {log}",
+        )
     if other:
-        return ProfilerError("ncu reported errors: " + "; ".join(other[:3]) + " (what it profiled was analyzed)", hint=f"ncu's output: {log}")
+        return ProfilerError(
+            "ncu reported errors: " + "; ".join(other[:3]) + " (what it profiled was analyzed)",
+            hint=f"ncu's output: {log}",
+        )
     return None
 
 
@@ -116,6 +148,7 @@ def unavailable_metrics(report: Path, expected: Iterable[str]) -> dict[str, list
     n/a. A name ending in ``*`` needs at least one match. Empty when all are there."""
     from ..readers.common import native_stderr_captured
     from ..readers.isolate import in_child
+
     with native_stderr_captured():  # ncu_report's native log on a damaged report
         # In a child process: ncu_report can crash natively on a damaged report.
         return in_child(_unavailable_metrics, Path(report), list(expected), what=str(report))
@@ -168,9 +201,13 @@ def _is_na(metric) -> bool:
 
 def describe_missing(missing: dict[str, list[str]]) -> str:
     names = sorted({m for ms in missing.values() for m in ms})
-    return f"{len(names)} requested metric{'s' if len(names) != 1 else ''} missing or n/a in the report: " + ", ".join(names)
+    return f"{len(names)} requested metric{'s' if len(names) != 1 else ''} missing or n/a in the report: " + ", ".join(
+        names
+    )
 
 
 def metric_unavailable_error(missing: dict[str, list[str]], report: Path) -> MetricUnavailableError:
-    return MetricUnavailableError(describe_missing(missing) + f" ({report})",
-                                  hint="the metric does not exist on this GPU or ncu version; check `ncu --query-metrics` and drgpu metrics")
+    return MetricUnavailableError(
+        describe_missing(missing) + f" ({report})",
+        hint="the metric does not exist on this GPU or ncu version; check `ncu --query-metrics` and drgpu metrics",
+    )

@@ -12,6 +12,7 @@ Contract:
   deleted. ``timeout_s`` stops a run that has not ended by then the same way and sets
   ``timed_out``.
 """
+
 from __future__ import annotations
 
 import os
@@ -36,10 +37,16 @@ def find_ncu(explicit: str | None = None, env: dict | None = None) -> str:
     env = dict(os.environ if env is None else env)
     cand = explicit or env.get("NCU")
     if cand:
-        found = shutil.which(cand, path=env.get("PATH")) if os.sep not in cand else (cand if os.access(cand, os.X_OK) and os.path.isfile(cand) else None)
+        found = (
+            shutil.which(cand, path=env.get("PATH"))
+            if os.sep not in cand
+            else (cand if os.access(cand, os.X_OK) and os.path.isfile(cand) else None)
+        )
         if not found:
-            raise ToolNotFoundError(f"ncu not found at {cand!r}",
-                                    hint=f"give the path of Nsight Compute's ncu with --ncu or NCU=; it ships with the CUDA toolkit and at {NCU_HELP_URL}")
+            raise ToolNotFoundError(
+                f"ncu not found at {cand!r}",
+                hint=f"give the path of Nsight Compute's ncu with --ncu or NCU=; it ships with the CUDA toolkit and at {NCU_HELP_URL}",
+            )
         return found
     found = shutil.which("ncu", path=env.get("PATH"))
     if found:
@@ -47,8 +54,10 @@ def find_ncu(explicit: str | None = None, env: dict | None = None) -> str:
     for root in (env.get("CUDA_HOME"), env.get("CUDA_PATH"), "/usr/local/cuda"):
         if root and os.access(os.path.join(root, "bin", "ncu"), os.X_OK):
             return os.path.join(root, "bin", "ncu")
-    raise ToolNotFoundError("Nsight Compute (ncu) is not installed or not on PATH",
-                            hint=f"install the CUDA toolkit or Nsight Compute ({NCU_HELP_URL}), then put ncu on PATH or give --ncu PATH")
+    raise ToolNotFoundError(
+        "Nsight Compute (ncu) is not installed or not on PATH",
+        hint=f"install the CUDA toolkit or Nsight Compute ({NCU_HELP_URL}), then put ncu on PATH or give --ncu PATH",
+    )
 
 
 @dataclass
@@ -65,15 +74,15 @@ class RunResult:
     log_path: Path
     wall_s: float
     kernels: list[KernelRun] = field(default_factory=list)
-    reports: list[Path] = field(default_factory=list)      # as ncu announced them
+    reports: list[Path] = field(default_factory=list)  # as ncu announced them
     errors: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     app_exit_code: int | None = None
     interrupted: bool = False
     processes: int = 0
-    signum: int | None = None      # the signal that interrupted drgpu (SIGINT, SIGTERM, SIGHUP)
+    signum: int | None = None  # the signal that interrupted drgpu (SIGINT, SIGTERM, SIGHUP)
     timed_out: bool = False
-    dropped_messages: int = 0      # ncu errors/warnings beyond KEPT_MESSAGES (the log has them all)
+    dropped_messages: int = 0  # ncu errors/warnings beyond KEPT_MESSAGES (the log has them all)
 
     @property
     def permission_denied(self) -> bool:
@@ -121,9 +130,15 @@ def _stop_steps(signum: int, grace_s: float) -> tuple:
     return ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0))
 
 
-def run_ncu(argv: list[str], log_path: Path, on_event: Callable[[Event], None] | None = None,  # noqa: C901 - one event loop over the child's output, signals and timeout
-            env: dict | None = None, cwd: str | Path | None = None, sigint_grace_s: float = 5.0,
-            timeout_s: float | None = None) -> RunResult:
+def run_ncu(  # noqa: C901 - one event loop over the child's output, signals and timeout
+    argv: list[str],
+    log_path: Path,
+    on_event: Callable[[Event], None] | None = None,
+    env: dict | None = None,
+    cwd: str | Path | None = None,
+    sigint_grace_s: float = 5.0,
+    timeout_s: float | None = None,
+) -> RunResult:
     """Run ncu (argument list, no shell), tee its console to ``log_path``, report events."""
     parser = OutputParser()
     result = RunResult(argv=list(argv), returncode=None, log_path=Path(log_path), wall_s=0.0)
@@ -151,7 +166,7 @@ def run_ncu(argv: list[str], log_path: Path, on_event: Callable[[Event], None] |
             elif ev.kind == "connected":
                 result.processes += 1
             elif ev.kind == "shutdown":
-                result.interrupted = True   # a signal reached ncu (Ctrl-C, kill): same as ours
+                result.interrupted = True  # a signal reached ncu (Ctrl-C, kill): same as ours
             if on_event:
                 on_event(ev)
 
@@ -161,18 +176,32 @@ def run_ncu(argv: list[str], log_path: Path, on_event: Callable[[Event], None] |
         try:
             # A process group of its own: a signal to drgpu can then stop ncu and the
             # application together, without drgpu signalling itself.
-            proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    env=env, cwd=cwd, bufsize=0, process_group=0)
+            proc = subprocess.Popen(
+                argv,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=env,
+                cwd=cwd,
+                bufsize=0,
+                process_group=0,
+            )
         except FileNotFoundError as e:
-            raise ToolNotFoundError(f"cannot run {argv[0]}: not found", hint=f"install Nsight Compute ({NCU_HELP_URL}) or give --ncu PATH") from e
+            raise ToolNotFoundError(
+                f"cannot run {argv[0]}: not found", hint=f"install Nsight Compute ({NCU_HELP_URL}) or give --ncu PATH"
+            ) from e
         except PermissionError as e:
-            raise ToolNotFoundError(f"cannot run {argv[0]}: permission denied", hint="give the path of an executable ncu with --ncu") from e
+            raise ToolNotFoundError(
+                f"cannot run {argv[0]}: permission denied", hint="give the path of an executable ncu with --ncu"
+            ) from e
         assert proc.stdout is not None
         watchdog = None
         if timeout_s is not None:
+
             def expire() -> None:
                 result.timed_out = True
                 stop(proc, ((signal.SIGINT, sigint_grace_s), (signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)))
+
             watchdog = threading.Timer(timeout_s, expire)
             watchdog.daemon = True
             watchdog.start()
@@ -201,8 +230,11 @@ def run_ncu(argv: list[str], log_path: Path, on_event: Callable[[Event], None] |
             log.write(text)
             handle(parser.feed(text) + parser.close())
             result.returncode = proc.poll()
-            log.write("\n# drgpu: interrupted by the user\n" if result.signum == signal.SIGINT
-                      else f"\n# drgpu: stopped by {signal.Signals(result.signum).name}\n")
+            log.write(
+                "\n# drgpu: interrupted by the user\n"
+                if result.signum == signal.SIGINT
+                else f"\n# drgpu: stopped by {signal.Signals(result.signum).name}\n"
+            )
         finally:
             if watchdog is not None:
                 watchdog.cancel()

@@ -19,6 +19,7 @@ Contract:
   :class:`~drgpu_py.errors.InterruptedError_` naming what was kept.
 - Progress and messages go to the caller's callbacks; nothing here prints.
 """
+
 from __future__ import annotations
 
 import glob
@@ -33,8 +34,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping
 
-from ..errors import (DataFileError, DrgpuError, InputError, InterruptedError_, MetricUnavailableError, OutputError,
-                      ProfilerError, ToolNotFoundError, UsageError)
+from ..errors import (
+    DataFileError,
+    DrgpuError,
+    InputError,
+    InterruptedError_,
+    MetricUnavailableError,
+    OutputError,
+    ProfilerError,
+    ToolNotFoundError,
+    UsageError,
+)
 from ..specs import loader as data
 from ..specs import metric_sets as msets
 from . import outcome
@@ -70,8 +80,13 @@ def detect_gpu(env: dict | None = None, run=subprocess.run) -> GpuInfo | None:
     if not exe:
         return None
     try:
-        p = run([exe, "--query-gpu=index,name,compute_cap", "--format=csv,noheader"],
-                capture_output=True, text=True, timeout=30, env=env)
+        p = run(
+            [exe, "--query-gpu=index,name,compute_cap", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env=env,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     if p.returncode != 0:
@@ -98,7 +113,9 @@ def resolve_app(app: list[str], env: dict | None = None) -> list[str]:
         if not os.path.isfile(path):
             raise InputError(f"application {prog} does not exist")
         if not os.access(path, os.X_OK):
-            raise InputError(f"application {prog} is not executable", hint=f"chmod +x {prog}, or run it through its interpreter")
+            raise InputError(
+                f"application {prog} is not executable", hint=f"chmod +x {prog}, or run it through its interpreter"
+            )
     else:
         path = shutil.which(prog, path=env.get("PATH"))
         if not path:
@@ -123,17 +140,19 @@ class ProfileRequest:
     target_processes: str | None = None
     rank_var: str | None = None
     import_source: bool = True
-    nvtx_include: list[str] = field(default_factory=list)   # ncu --nvtx-include, one per filter
+    nvtx_include: list[str] = field(default_factory=list)  # ncu --nvtx-include, one per filter
     nvtx_exclude: list[str] = field(default_factory=list)
-    profile_from_start: bool = True                          # False: ncu --profile-from-start off
+    profile_from_start: bool = True  # False: ncu --profile-from-start off
     extra_ncu_args: list[str] = field(default_factory=list)
     force: bool = False
 
     def validate(self) -> None:
-        for val, allowed, opt in ((self.replay_mode, REPLAY_MODES, "--replay-mode"),
-                                  (self.clock_control, CLOCK_CONTROLS, "--clock-control"),
-                                  (self.target_processes, TARGET_PROCESSES, "--target-processes"),
-                                  (self.kernel_name_base, KERNEL_NAME_BASES, "--kernel-name-base")):
+        for val, allowed, opt in (
+            (self.replay_mode, REPLAY_MODES, "--replay-mode"),
+            (self.clock_control, CLOCK_CONTROLS, "--clock-control"),
+            (self.target_processes, TARGET_PROCESSES, "--target-processes"),
+            (self.kernel_name_base, KERNEL_NAME_BASES, "--kernel-name-base"),
+        ):
             if val is not None and val not in allowed:
                 raise UsageError(f"{opt} {val!r} is not one of {', '.join(allowed)}")
         for count, opt in ((self.launch_skip, "--launch-skip"), (self.launch_count, "--launch-count")):
@@ -149,9 +168,11 @@ class ProfileRequest:
         if "%" in str(self.output_dir):
             # ncu expands %p, %q{VAR}, %h, %i in its -o value: a folder named with them
             # would scatter the report away from the log and analysis drgpu writes there.
-            raise UsageError(f"--output-dir {str(self.output_dir)!r} holds '%', which ncu expands in report names "
-                             "(%p, %q{VAR}, %h, %i): the report would land elsewhere",
-                             hint="choose a folder name without '%'")
+            raise UsageError(
+                f"--output-dir {str(self.output_dir)!r} holds '%', which ncu expands in report names "
+                "(%p, %q{VAR}, %h, %i): the report would land elsewhere",
+                hint="choose a folder name without '%'",
+            )
         if not re.fullmatch(r"[A-Za-z0-9._-]+", self.stem):
             raise UsageError(f"--name {self.stem!r}: use letters, digits, '.', '_' and '-' only")
 
@@ -229,6 +250,7 @@ def build_ncu_argv(ncu: str, req: ProfileRequest, sel: msets.Selection) -> list[
 @dataclass
 class SessionOptions:
     """What ``drgpu profile`` was asked (its command-line options, parsed)."""
+
     app: list[str]
     output_dir: Path | None = None
     name: str | None = None
@@ -244,7 +266,7 @@ class SessionOptions:
     metric_set: str | None = None
     with_groups: list[str] = field(default_factory=list)
     add_sections: list[str] = field(default_factory=list)
-    add_metrics: list[str] = field(default_factory=list)      # comma-separated lists, as given
+    add_metrics: list[str] = field(default_factory=list)  # comma-separated lists, as given
     skip_metric_check: bool = False
     strict_metrics: bool = False
     import_source: bool = True
@@ -253,7 +275,7 @@ class SessionOptions:
     profile_from_start: bool = True
     ncu: str | None = None
     ncu_args: list[str] = field(default_factory=list)
-    thresholds: dict[str, float] | None = None               # the analysis' (loader.thresholds)
+    thresholds: dict[str, float] | None = None  # the analysis' (loader.thresholds)
     timeout: float | None = None
 
 
@@ -261,14 +283,15 @@ class SessionOptions:
 class SessionOutcome:
     """A finished session: one summary row per kernel group analyzed, the files written,
     the reports that could not be analyzed, and the error the run stands for."""
+
     rows: list[dict]
     written: list[Path]
     failures: list[str]
     reports: list[Path]
     result: RunResult
     log_path: Path
-    error: DrgpuError | None = None          # classify()'s, raised first
-    strict_error: DrgpuError | None = None   # --strict-metrics: a requested metric is missing
+    error: DrgpuError | None = None  # classify()'s, raised first
+    strict_error: DrgpuError | None = None  # --strict-metrics: a requested metric is missing
 
     def check(self) -> None:
         """Raise what the run stands for: ncu's or the application's failure, then a report
@@ -276,8 +299,9 @@ class SessionOutcome:
         if self.error is not None:
             raise self.error
         if self.failures:
-            raise ProfilerError("a report could not be analyzed: " + "; ".join(self.failures),
-                                hint=f"ncu's output: {self.log_path}")
+            raise ProfilerError(
+                "a report could not be analyzed: " + "; ".join(self.failures), hint=f"ncu's output: {self.log_path}"
+            )
         if self.strict_error is not None:
             raise self.strict_error
 
@@ -293,18 +317,31 @@ class Session:
         rv = pick_rank_var(opts.rank_var)
         if rv and not os.environ.get(rv, "").strip():
             # ncu resolves %q{VAR} in its own environment and stops when VAR is unset.
-            raise UsageError(f"--rank-var {rv}: {rv} is not set in drgpu's environment",
-                             hint="ncu names each rank's report from its own environment, so run one drgpu per rank "
-                                  "under the MPI launcher: mpirun -np N drgpu profile [OPTIONS] -- APP")
+            raise UsageError(
+                f"--rank-var {rv}: {rv} is not set in drgpu's environment",
+                hint="ncu names each rank's report from its own environment, so run one drgpu per rank "
+                "under the MPI launcher: mpirun -np N drgpu profile [OPTIONS] -- APP",
+            )
         folder = Path(opts.output_dir) if opts.output_dir else Path.cwd() / f"drgpu-{self.stem}"
-        self.req = ProfileRequest(app=app_cmd, output_dir=folder.resolve() if folder.exists() else folder.absolute(),
-                                  stem=self.stem, kernel=opts.kernel, kernel_name_base=opts.kernel_name_base,
-                                  launch_skip=opts.launch_skip, launch_count=opts.launch_count,
-                                  replay_mode=opts.replay_mode, clock_control=opts.clock_control,
-                                  target_processes=opts.target_processes, rank_var=rv,
-                                  import_source=opts.import_source, nvtx_include=list(opts.nvtx_include),
-                                  nvtx_exclude=list(opts.nvtx_exclude), profile_from_start=opts.profile_from_start,
-                                  extra_ncu_args=list(opts.ncu_args), force=opts.force)
+        self.req = ProfileRequest(
+            app=app_cmd,
+            output_dir=folder.resolve() if folder.exists() else folder.absolute(),
+            stem=self.stem,
+            kernel=opts.kernel,
+            kernel_name_base=opts.kernel_name_base,
+            launch_skip=opts.launch_skip,
+            launch_count=opts.launch_count,
+            replay_mode=opts.replay_mode,
+            clock_control=opts.clock_control,
+            target_processes=opts.target_processes,
+            rank_var=rv,
+            import_source=opts.import_source,
+            nvtx_include=list(opts.nvtx_include),
+            nvtx_exclude=list(opts.nvtx_exclude),
+            profile_from_start=opts.profile_from_start,
+            extra_ncu_args=list(opts.ncu_args),
+            force=opts.force,
+        )
         self.req.validate()
         timeout = opts.timeout
         if timeout is not None and not (timeout > 0 and timeout < float("inf")):
@@ -332,9 +369,17 @@ class Session:
         kernel name, in order of first launch, and ncu's log."""
         req = self.req
         with tempfile.TemporaryDirectory(prefix="drgpu-list-") as tmp:
-            lreq = ProfileRequest(app=req.app, output_dir=Path(tmp), stem="list", launch_count=req.launch_count,
-                                  target_processes=req.target_processes, replay_mode=None, import_source=False,
-                                  extra_ncu_args=req.extra_ncu_args, force=True)
+            lreq = ProfileRequest(
+                app=req.app,
+                output_dir=Path(tmp),
+                stem="list",
+                launch_count=req.launch_count,
+                target_processes=req.target_processes,
+                replay_mode=None,
+                import_source=False,
+                extra_ncu_args=req.extra_ncu_args,
+                force=True,
+            )
             argv = build_ncu_argv(self.ncu, lreq, msets.Selection([], ["gpu__time_duration.sum"], [], []))
             req.output_dir.mkdir(parents=True, exist_ok=True)
             log = req.output_dir / f"{req.stem}.list-kernels.log"
@@ -369,6 +414,7 @@ class Session:
         self._started = time.time()
         # The analysis' imports and template compile while ncu profiles (drgpu_py.ncu.warmup).
         from .warmup import Warmup
+
         self._warm = Warmup(binary=self.req.app[0]).start()
         self.result = run_ncu(self.argv, self.log_path, on_event=on_event, timeout_s=self.opts.timeout)
         return self.result
@@ -387,15 +433,26 @@ class Session:
             signum = result.signum or signal.SIGINT
             self._record(reports, {}, 128 + signum)
             by = "" if signum == signal.SIGINT else f" by {signal.Signals(signum).name}"
-            raise InterruptedError_(f"ncu stopped{by}; kept {kept} and ncu's output {log_path}",
-                                    hint="analyze a kept report with: drgpu analyze REPORT" if reports else None,
-                                    signum=signum)
+            raise InterruptedError_(
+                f"ncu stopped{by}; kept {kept} and ncu's output {log_path}",
+                hint="analyze a kept report with: drgpu analyze REPORT" if reports else None,
+                signum=signum,
+            )
         if result.timed_out:
             self._record(reports, {}, ProfilerError.exit_code)
-            raise ProfilerError(f"ncu did not finish within --timeout {self.opts.timeout:g} s and was stopped; kept {kept}",
-                                hint=f"ncu's output: {log_path}; analyze a kept report with: drgpu analyze REPORT")
-        done = SessionOutcome(rows=[], written=[], failures=[], reports=reports, result=result, log_path=log_path,
-                              error=outcome.classify(result, req, reports))
+            raise ProfilerError(
+                f"ncu did not finish within --timeout {self.opts.timeout:g} s and was stopped; kept {kept}",
+                hint=f"ncu's output: {log_path}; analyze a kept report with: drgpu analyze REPORT",
+            )
+        done = SessionOutcome(
+            rows=[],
+            written=[],
+            failures=[],
+            reports=reports,
+            result=result,
+            log_path=log_path,
+            error=outcome.classify(result, req, reports),
+        )
         th = self.opts.thresholds if self.opts.thresholds is not None else data.thresholds()
         missing_by_report: dict[str, dict] = {}
         for rep in reports:
@@ -407,9 +464,12 @@ class Session:
             except KeyboardInterrupt as e:
                 signum = getattr(e, "signum", signal.SIGINT)
                 self._record(reports, missing_by_report, 128 + signum)
-                raise InterruptedError_(f"stopped while analyzing; profiling had finished: kept {', '.join(map(str, reports))} "
-                                        f"and ncu's output {log_path}", hint="analyze a kept report with: drgpu analyze REPORT",
-                                        signum=signum) from None
+                raise InterruptedError_(
+                    f"stopped while analyzing; profiling had finished: kept {', '.join(map(str, reports))} "
+                    f"and ncu's output {log_path}",
+                    hint="analyze a kept report with: drgpu analyze REPORT",
+                    signum=signum,
+                ) from None
             done.rows += rows_r
             done.written += files
             missing_by_report[str(rep)] = missing
@@ -418,8 +478,14 @@ class Session:
                     on_warning(f"{rep.name}: {outcome.describe_missing(missing)}")
                 if self.opts.strict_metrics and done.strict_error is None:
                     done.strict_error = outcome.metric_unavailable_error(missing, rep)
-        final = next((e for e in (done.error, (ProfilerError("") if done.failures else None), done.strict_error)
-                      if e is not None), None)
+        final = next(
+            (
+                e
+                for e in (done.error, (ProfilerError("") if done.failures else None), done.strict_error)
+                if e is not None
+            ),
+            None,
+        )
         self._record(reports, missing_by_report, final.exit_code if final is not None else 0)
         return done
 
@@ -435,10 +501,14 @@ def choose_set(metric_set: str | None, gpu: GpuInfo | None) -> tuple[msets.Metri
     if metric_set:
         return msets.load_metric_set(metric_set), notes
     if gpu is None:
-        notes.append("GPU not detected (nvidia-smi unavailable): using the portable base metric set; give --metric-set CHIP to choose")
+        notes.append(
+            "GPU not detected (nvidia-smi unavailable): using the portable base metric set; give --metric-set CHIP to choose"
+        )
         return msets.load_metric_set("base"), notes
     if gpu.chip is None or gpu.chip not in msets.available_sets():
-        notes.append(f"no metric set for {gpu.name} (compute capability {gpu.compute_capability}): using the portable base set")
+        notes.append(
+            f"no metric set for {gpu.name} (compute capability {gpu.compute_capability}): using the portable base set"
+        )
         return msets.load_metric_set("base"), notes
     return msets.load_metric_set(gpu.chip), notes
 
@@ -447,7 +517,7 @@ def preflight(ms: msets.MetricSet, chip: str | None, user_metrics: list[str], sk
     """Catch misspelt user metrics before a long profiling run: ncu itself accepts any name."""
     names = list(user_metrics)
     if not ms.shipped:
-        names += [m for g in ms.groups.values() for m in g.metrics]   # a user-written set file
+        names += [m for g in ms.groups.values() for m in g.metrics]  # a user-written set file
     if skip or not names or not chip:
         return
     try:
@@ -458,7 +528,10 @@ def preflight(ms: msets.MetricSet, chip: str | None, user_metrics: list[str], sk
     if bad:
         raise MetricUnavailableError(
             "not collectable on " + chip + ": " + "; ".join(f"{m} ({p})" for m, p in bad),
-            hint="names follow ncu --query-metrics --chips " + chip + " (ncu 2025.3.1 catalogue); pass --skip-metric-check if your ncu knows them")
+            hint="names follow ncu --query-metrics --chips "
+            + chip
+            + " (ncu 2025.3.1 catalogue); pass --skip-metric-check if your ncu knows them",
+        )
 
 
 def check_outputs_free(req: ProfileRequest, log_path: Path) -> None:
@@ -467,24 +540,33 @@ def check_outputs_free(req: ProfileRequest, log_path: Path) -> None:
     if req.force:
         return
     from ..render.bundle import FORMATS
-    base = req.report_glob()[:-len(".ncu-rep")]
+
+    base = req.report_glob()[: -len(".ncu-rep")]
     exts = [".ncu-rep", ".ncu.log", ".profile.json"] + [ext for _, ext in FORMATS]
-    taken = sorted({Path(p) for ext in exts for p in glob.glob(base + ext)} | ({log_path} if log_path.exists() else set()))
+    taken = sorted(
+        {Path(p) for ext in exts for p in glob.glob(base + ext)} | ({log_path} if log_path.exists() else set())
+    )
     if taken:
-        raise OutputError(f"{taken[0]} exists" + (f" (and {len(taken) - 1} more)" if len(taken) > 1 else ""),
-                          hint="use --force to overwrite, or another --output-dir/--name")
+        raise OutputError(
+            f"{taken[0]} exists" + (f" (and {len(taken) - 1} more)" if len(taken) > 1 else ""),
+            hint="use --force to overwrite, or another --output-dir/--name",
+        )
 
 
 def write_outputs(analysis, folder: Path, stem: str, force: bool) -> list[Path]:
     from ..render import missing_optional
+
     try:
         from ..render.bundle import write_all  # all formats into one folder
     except ImportError as e:
         if not missing_optional(e):
             raise
         from ..render import render_to
-        return [render_to(analysis, "json", folder / f"{stem}.json", force=force),
-                render_to(analysis, "text", folder / f"{stem}.txt", force=force)]
+
+        return [
+            render_to(analysis, "json", folder / f"{stem}.json", force=force),
+            render_to(analysis, "text", folder / f"{stem}.txt", force=force),
+        ]
     res = write_all(analysis, folder, stem, force)
     if res:
         return [Path(p) for p in (res.values() if isinstance(res, dict) else res)]
@@ -495,6 +577,7 @@ def analyze_one(rep: Path, sel: msets.Selection, result: RunResult, notes: list[
     """Analyze one report: check the requested metrics, write the outputs beside it (their
     names were checked free before profiling, or --force was given)."""
     from ..pipeline import analyze_reports
+
     try:
         missing = outcome.unavailable_metrics(rep, sel.expected)
     except ToolNotFoundError:
@@ -509,21 +592,31 @@ def analyze_one(rep: Path, sel: msets.Selection, result: RunResult, notes: list[
     analysis.profile.notes.extend(n for n in notes if n not in on_all)
     if missing:
         analysis.profile.notes.append(outcome.describe_missing(missing))
-    stem = rep.name[:-len(".ncu-rep")] if rep.name.endswith(".ncu-rep") else rep.stem
+    stem = rep.name[: -len(".ncu-rep")] if rep.name.endswith(".ncu-rep") else rep.stem
     files = write_outputs(analysis, rep.parent, stem, True)
     passes = {k.passes for k in result.kernels if k.passes is not None}
     rows = []
     from ..pipeline.groups import launches
     from ..model import short_name
+
     for ka in analysis.kernels:
         k = ka.kernel
         top = ka.findings[0] if ka.findings else None
         sol = ka.context.sol if ka.context is not None else None
-        rows.append({"report": stem, "kernel": short_name(k.name, 36), "id": k.id, "launches": launches(k),
-                     "duration_us": k.duration_ns / 1000 if k.duration_ns == k.duration_ns else None,
-                     "bound": ka.bound, "grade": sol.grade if sol and sol.grade else "-", "top": top.id if top else "-",
-                     "speedup": getattr(top, "estimated_speedup", None) if top else None,
-                     "passes": "/".join(str(p) for p in sorted(passes)) or "?"})
+        rows.append(
+            {
+                "report": stem,
+                "kernel": short_name(k.name, 36),
+                "id": k.id,
+                "launches": launches(k),
+                "duration_us": k.duration_ns / 1000 if k.duration_ns == k.duration_ns else None,
+                "bound": ka.bound,
+                "grade": sol.grade if sol and sol.grade else "-",
+                "top": top.id if top else "-",
+                "speedup": getattr(top, "estimated_speedup", None) if top else None,
+                "passes": "/".join(str(p) for p in sorted(passes)) or "?",
+            }
+        )
     return rows, files, missing
 
 
@@ -532,15 +625,30 @@ def record(path: Path, argv, ms, sel, result: RunResult, reports, missing, notes
     import json
     from .. import __version__
     from ..io import atomic_write
-    doc = {"tool": "drgpu profile", "version": __version__, "ncu_argv": argv, "metric_set": ms.name,
-           "groups": sel.groups, "sections": sel.sections, "metrics": sel.metrics,
-           "ncu_wall_s": round(result.wall_s, 3), "ncu_exit_code": result.returncode,
-           "app_exit_code": result.app_exit_code, "interrupted": result.interrupted,
-           "signal": signal.Signals(result.signum).name if result.signum else None, "timed_out": result.timed_out,
-           "kernels": [{"name": k.name, "launch": k.launch, "passes": k.passes} for k in result.kernels],
-           "reports": [str(p) for p in reports], "missing_metrics": missing, "ncu_errors": result.errors,
-           "ncu_warnings": result.warnings, "ncu_messages_dropped": result.dropped_messages,
-           "notes": notes, "exit_code": exit_code}
+
+    doc = {
+        "tool": "drgpu profile",
+        "version": __version__,
+        "ncu_argv": argv,
+        "metric_set": ms.name,
+        "groups": sel.groups,
+        "sections": sel.sections,
+        "metrics": sel.metrics,
+        "ncu_wall_s": round(result.wall_s, 3),
+        "ncu_exit_code": result.returncode,
+        "app_exit_code": result.app_exit_code,
+        "interrupted": result.interrupted,
+        "signal": signal.Signals(result.signum).name if result.signum else None,
+        "timed_out": result.timed_out,
+        "kernels": [{"name": k.name, "launch": k.launch, "passes": k.passes} for k in result.kernels],
+        "reports": [str(p) for p in reports],
+        "missing_metrics": missing,
+        "ncu_errors": result.errors,
+        "ncu_warnings": result.warnings,
+        "ncu_messages_dropped": result.dropped_messages,
+        "notes": notes,
+        "exit_code": exit_code,
+    }
     try:
         atomic_write(path, json.dumps(doc, indent=2) + "\n", force=True)
     except DrgpuError:

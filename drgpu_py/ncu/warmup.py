@@ -15,6 +15,7 @@ thread must not fork.
 The thread only holds Python's lock while it runs Python code; the main thread meanwhile
 sleeps in ``read`` on ncu's output pipe, so neither waits for the other.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -25,8 +26,16 @@ if TYPE_CHECKING:  # imported by _run, in the warm-up thread
     from ..sass.cubin import SassSource
 
 #: Modules the analysis after profiling imports, heaviest (pandas) first.
-MODULES = ("pandas", "drgpu_py.pipeline", "drgpu_py.pipeline.groups", "drgpu_py.render.bundle", "drgpu_py.render.json_",
-           "drgpu_py.render.text", "drgpu_py.render.dot", "drgpu_py.render.html")
+MODULES = (
+    "pandas",
+    "drgpu_py.pipeline",
+    "drgpu_py.pipeline.groups",
+    "drgpu_py.render.bundle",
+    "drgpu_py.render.json_",
+    "drgpu_py.render.text",
+    "drgpu_py.render.dot",
+    "drgpu_py.render.html",
+)
 
 
 class Warmup:
@@ -41,6 +50,7 @@ class Warmup:
         # Modules that cli.options.lazy_module defers are loaded here, in the calling thread:
         # importlib's LazyLoader must not run its first load from two threads at once.
         from ..specs import loader as data
+
         data.share_dir  # noqa: B018 - the attribute access is what loads the module
         self._thread = threading.Thread(target=self._run, name="drgpu-warmup", daemon=True)
         self._thread.start()
@@ -50,10 +60,12 @@ class Warmup:
         try:
             if self._binary:
                 from ..sass.cubin import SassSource, cubins_in_binary, max_cubins
+
                 self.sass = SassSource.start(cubins_in_binary(self._binary, limit=max_cubins()))
             for name in MODULES:
                 importlib.import_module(name)
             from ..render.html import _env
+
             env = _env()
             for name in ("report.html.j2", "_macros.html.j2", "report.css", "report.js"):
                 env.get_template(name)  # compiled once; the environment keeps them

@@ -6,6 +6,7 @@ The stages it runs between reading and analysis live here too: kernel groups
 worker processes (``pipeline.parallel``, ``-j N``). The analysis package is imported when a
 report is analyzed, not with this package: the analysis imports ``pipeline.groups``, and a
 command that only lists reports or parses options pays for neither."""
+
 from __future__ import annotations
 
 import os
@@ -36,20 +37,36 @@ def expand_reports(reports) -> list[Path]:
             found = (sorted(p.glob("*.ncu-rep")) or sorted(p.glob("*.raw.csv"))) if is_dir else []
         except OSError as e:  # a name too long, a folder we may not search or list
             from ..io import path_error
+
             raise path_error(p, e) from e
         if not is_dir:
             out.append(p)
             continue
         if not found:
-            raise InputError(f"{p} is a directory without reports (*.ncu-rep or *.raw.csv)",
-                             hint="give report files, or a folder holding them")
+            raise InputError(
+                f"{p} is a directory without reports (*.ncu-rep or *.raw.csv)",
+                hint="give report files, or a folder holding them",
+            )
         out.extend(found)
     return out
 
 
-def analyze_reports(reports, *, kernel=None, source_csv=None, line_report=None, cubin=None, binary=None,
-                    thresholds=None, progress=None, read_progress=None, per_launch=False, jobs: int = 1,
-                    merge=None, sass=None) -> Analysis:
+def analyze_reports(
+    reports,
+    *,
+    kernel=None,
+    source_csv=None,
+    line_report=None,
+    cubin=None,
+    binary=None,
+    thresholds=None,
+    progress=None,
+    read_progress=None,
+    per_launch=False,
+    jobs: int = 1,
+    merge=None,
+    sass=None,
+) -> Analysis:
     """``progress(done, total)``: after each kernel analyzed; ``read_progress``: after each
     launch read from a single .ncu-rep. Launches of one kernel are analyzed as one group
     (drgpu_py.pipeline.groups) unless ``per_launch``. A folder stands for the reports in it
@@ -62,6 +79,7 @@ def analyze_reports(reports, *, kernel=None, source_csv=None, line_report=None, 
     are different programs: analyzed side by side (``format: "separate"``, a note says so).
     ``kernel``: a :class:`~drgpu_py.readers.KernelSelector` or its text."""
     from ..analysis import AnalysisOptions, analyze
+
     kernel = KernelSelector.of(kernel)  # ``--kernel`` text (the API's) is parsed once, here
     reports = expand_reports(reports)
     if len(reports) > 1:
@@ -69,6 +87,7 @@ def analyze_reports(reports, *, kernel=None, source_csv=None, line_report=None, 
             raise UsageError("--source-csv/--line-report apply to a single report")
         if jobs > 1:
             from .parallel import read_reports
+
             profiles = read_reports(reports, jobs)
         else:
             profiles = [open_report(r) for r in reports]
@@ -76,19 +95,29 @@ def analyze_reports(reports, *, kernel=None, source_csv=None, line_report=None, 
             merge = _share_a_kernel(profiles)
         if merge:
             from ..readers.merge import merge_profiles  # optional feature module, imported when used
+
             profile = merge_profiles(profiles)
         else:
             profile = side_by_side(profiles)
     else:
-        profile = open_report(reports[0], source_csv=source_csv, line_report=line_report, kernel=kernel,
-                              progress=read_progress, sass=sass, jobs=jobs)
+        profile = open_report(
+            reports[0],
+            source_csv=source_csv,
+            line_report=line_report,
+            kernel=kernel,
+            progress=read_progress,
+            sass=sass,
+            jobs=jobs,
+        )
     profile = select_kernels(profile, kernel)
     if not per_launch:
         from .groups import group_profile
+
         profile = group_profile(profile)
     options = AnalysisOptions(thresholds=thresholds) if thresholds else AnalysisOptions()
     if cubin or binary:
         from ..sass.binary import control_from_binary, with_control
+
         control, note = control_from_binary(profile, cubin=cubin, binary=binary)
         profile = with_control(profile, control)
         profile.notes.append(note)
@@ -100,8 +129,10 @@ def _share_a_kernel(profiles) -> bool:
     return all(names[0] & other for other in names[1:])
 
 
-SEPARATE_NOTE = ("reports of different programs (no kernel name in common): analyzed side by side, not merged; "
-                 "kernel ids are renumbered (use drgpu merge to merge them anyway)")
+SEPARATE_NOTE = (
+    "reports of different programs (no kernel name in common): analyzed side by side, not merged; "
+    "kernel ids are renumbered (use drgpu merge to merge them anyway)"
+)
 
 
 def side_by_side(profiles) -> Profile:
@@ -118,6 +149,7 @@ def side_by_side(profiles) -> Profile:
 
 def write_result(result: Analysis, *, fmt=None, output=None, force=False, fold=0.02, top=3) -> None:
     from ..render import RenderOptions, infer_format, render, render_to
+
     fmt = fmt or (infer_format(output) if output else "text")
     opts = RenderOptions(fold_share=fold, top_kernels=top)
     if output:
@@ -128,17 +160,22 @@ def write_result(result: Analysis, *, fmt=None, output=None, force=False, fold=0
                 raise
             # Without Graphviz, leave the DOT source beside the requested file to lay out later.
             from ..render.dot import write_dot_fallback
+
             dot_path = write_dot_fallback(result, output, fmt, force=force, options=opts)
-            raise ToolNotFoundError(f"{e.message}; wrote the graph source to {dot_path} instead",
-                                    hint=f"install Graphviz, then: dot -T{fmt} {dot_path} -o {output}") from e
+            raise ToolNotFoundError(
+                f"{e.message}; wrote the graph source to {dot_path} instead",
+                hint=f"install Graphviz, then: dot -T{fmt} {dot_path} -o {output}",
+            ) from e
         return
     if fmt == "text" and sys.stdout is not None and sys.stdout.isatty():
         from rich.console import Console
         from ..render.text import render_console
+
         render_console(result, opts, Console())
         return
     out = render(result, fmt, opts)
     if isinstance(out, bytes):
         raise UsageError(f"format {fmt} is binary", hint="give an output file with -o")
     from ..io import write_stdout
+
     write_stdout(out)

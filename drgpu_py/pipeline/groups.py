@@ -9,6 +9,7 @@ times the launch count). ``summary(analysis) -> list[dict]`` ranks the groups by
 and each finding by the time it would save in the profiled run:
 ``time_saved = group time x (1 - 1/estimated speedup)``.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -21,7 +22,11 @@ from ..readers.merge import merge_kernels
 
 def group_key(k: KernelProfile) -> tuple:
     df = k.instructions
-    code = hashlib.sha1("\n".join(map(str, df["sass"].tolist())).encode()).hexdigest() if not df.empty and "sass" in df else ""
+    code = (
+        hashlib.sha1("\n".join(map(str, df["sass"].tolist())).encode()).hexdigest()
+        if not df.empty and "sass" in df
+        else ""
+    )
     return (k.name, tuple(k.grid), tuple(k.block), code)
 
 
@@ -36,9 +41,13 @@ def group_profile(profile: Profile) -> Profile:
         if len(members) == 1:
             kernels.append(members[0])
         else:
-            kernels.append(merge_kernels([(f"launch {k.id}", k) for k in members], members[0].id, len(members), ranks=False))
-    notes = list(profile.notes) + [f"{len(profile.kernels)} launches in {len(kernels)} kernel groups (same name, grid, "
-                                   "block and code); each group is analyzed as its mean launch (--per-launch: every launch)"]
+            kernels.append(
+                merge_kernels([(f"launch {k.id}", k) for k in members], members[0].id, len(members), ranks=False)
+            )
+    notes = list(profile.notes) + [
+        f"{len(profile.kernels)} launches in {len(kernels)} kernel groups (same name, grid, "
+        "block and code); each group is analyzed as its mean launch (--per-launch: every launch)"
+    ]
     return Profile(path=profile.path, format=profile.format, kernels=kernels, notes=notes)
 
 
@@ -73,25 +82,43 @@ def summary(analysis) -> list[dict]:
         finds = []
         for f in ka.findings:
             saved = time_saved(t, f.estimated_speedup)
-            finds.append({"id": f.id, "severity": f.severity, "estimated_speedup": round(f.estimated_speedup, 3),
-                          "estimate_capped": f.estimate_capped,
-                          "time_saved_ns": rounded(saved, 1),
-                          "where": location_text(f.locations[0]) if f.locations else None})
-        rows.append({"kernel_id": k.id, "name": k.name, "launches": launches(k), "launch_ids": launch_ids(k),
-                     "total_ns": rounded(t, 1),
-                     "mean_ns": rounded(k.duration_ns, 1),
-                     "time_share": rounded(t / tot, 5) if tot > 0 else None,
-                     "bound": ka.bound, "grade": sol.grade if sol else None,
-                     "limiter": sol.limiter if sol else None,
-                     "limiter_pct": rounded(sol.limiter_pct, 1) if sol is not None else None,
-                     "findings": sorted(finds, key=lambda f: -(f["time_saved_ns"] or 0.0))})
+            finds.append(
+                {
+                    "id": f.id,
+                    "severity": f.severity,
+                    "estimated_speedup": round(f.estimated_speedup, 3),
+                    "estimate_capped": f.estimate_capped,
+                    "time_saved_ns": rounded(saved, 1),
+                    "where": location_text(f.locations[0]) if f.locations else None,
+                }
+            )
+        rows.append(
+            {
+                "kernel_id": k.id,
+                "name": k.name,
+                "launches": launches(k),
+                "launch_ids": launch_ids(k),
+                "total_ns": rounded(t, 1),
+                "mean_ns": rounded(k.duration_ns, 1),
+                "time_share": rounded(t / tot, 5) if tot > 0 else None,
+                "bound": ka.bound,
+                "grade": sol.grade if sol else None,
+                "limiter": sol.limiter if sol else None,
+                "limiter_pct": rounded(sol.limiter_pct, 1) if sol is not None else None,
+                "findings": sorted(finds, key=lambda f: -(f["time_saved_ns"] or 0.0)),
+            }
+        )
     rows.sort(key=lambda r: -(r["total_ns"] or 0.0))
     return rows
 
 
 def priorities(rows: list[dict], limit: int | None = None) -> list[dict]:
     """Findings across the report, most time saved first: what to fix first."""
-    out = [{"kernel_id": r["kernel_id"], "name": r["name"], **f} for r in rows for f in r["findings"]
-           if f["time_saved_ns"] is not None and f["time_saved_ns"] > 0]
+    out = [
+        {"kernel_id": r["kernel_id"], "name": r["name"], **f}
+        for r in rows
+        for f in r["findings"]
+        if f["time_saved_ns"] is not None and f["time_saved_ns"] > 0
+    ]
     out.sort(key=lambda f: -f["time_saved_ns"])
     return out[:limit] if limit else out

@@ -13,6 +13,7 @@ Kernel groups of one function go to the same worker, where the per-function anal
 (``AnalysisCache``) serves them as it would in one process. A worker's results carry no copy
 of the kernel or its per-instruction table: the parent re-attaches its own.
 """
+
 from __future__ import annotations
 
 import multiprocessing
@@ -73,6 +74,7 @@ def _attach(ka, k):
 
 def _analyze_chunk(indices: list[int]):
     from ..analysis import AnalysisCache, analyze_kernel
+
     assert _WORK is not None, "analyze_kernels sets the work before it starts the workers"
     profile, options, cache = _WORK
     shared = AnalysisCache() if cache else None
@@ -103,11 +105,14 @@ def analyze_kernels(profile, options, jobs: int, cache: bool = True, progress=No
 
 def _read_one(path):
     from ..readers import open_report
+
     return open_report(path)
 
 
 def read_reports(paths: list, jobs: int) -> list:
     """``open_report`` of each path in order, over ``jobs`` spawned workers (each pays the
     imports and ncu's report library start-up once, then reads its share)."""
-    with ProcessPoolExecutor(max_workers=min(jobs, len(paths)), mp_context=multiprocessing.get_context("spawn")) as pool:
+    with ProcessPoolExecutor(
+        max_workers=min(jobs, len(paths)), mp_context=multiprocessing.get_context("spawn")
+    ) as pool:
         return list(pool.map(_read_one, list(paths), chunksize=max(1, len(paths) // (jobs * 4))))

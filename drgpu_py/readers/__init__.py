@@ -10,6 +10,7 @@ raises :class:`ReportFormatError` with one line saying what is wrong. Launches a
 ``.ncu-rep`` lost are dropped with a profile note when others survive; a kernel whose
 report lacks whole sections gets a note naming them (the analysis is then partial).
 """
+
 from __future__ import annotations
 
 import os
@@ -25,10 +26,16 @@ from .isolate import in_children
 __all__ = ["KernelSelector", "open_report", "select_kernels", "sniff"]
 
 
-def open_report(path: str | Path, *, source_csv: str | Path | None = None,
-                line_report: str | Path | None = None, progress=None,
-                kernel: KernelSelector | str | None = None,
-                sass=None, jobs: int = 1) -> Profile:
+def open_report(
+    path: str | Path,
+    *,
+    source_csv: str | Path | None = None,
+    line_report: str | Path | None = None,
+    progress=None,
+    kernel: KernelSelector | str | None = None,
+    sass=None,
+    jobs: int = 1,
+) -> Profile:
     """Read a report. ``source_csv``: the per-instruction CSV for a raw CSV (else looked
     for beside it). ``line_report``: an ``.ncu-rep`` whose line table annotates a CSV.
     ``kernel``: the ``--kernel`` selector (text is parsed here); both readers may skip launches it cannot pick
@@ -45,23 +52,28 @@ def open_report(path: str | Path, *, source_csv: str | Path | None = None,
     if kind == "ncu-rep":
         if source_csv is not None:
             raise UsageError("--source-csv applies to CSV input, not to an .ncu-rep")
-        return _note_missing_sections(_read_rep_checked(p, progress, keep_id=kernel.id_filter() if kernel else None,
-                                                        sass=sass,
-                                                        jobs=jobs))
+        return _note_missing_sections(
+            _read_rep_checked(p, progress, keep_id=kernel.id_filter() if kernel else None, sass=sass, jobs=jobs)
+        )
     if kind == "csv-raw":
         from .ncu_csv import read_ncu_csv
+
         return _note_missing_sections(read_ncu_csv(p, source_csv=source_csv, line_report=line_report, kernel=kernel))
     if kind == "compressed":
-        raise ReportFormatError(f"{p} is a compressed file, not a report",
-                                hint="decompress it first (gunzip, unxz, unzip) and pass the .ncu-rep or .csv inside")
+        raise ReportFormatError(
+            f"{p} is a compressed file, not a report",
+            hint="decompress it first (gunzip, unxz, unzip) and pass the .ncu-rep or .csv inside",
+        )
     if kind == "csv-source":
         raise ReportFormatError(
             f"{p} is a source-page CSV export (per-instruction data only)",
-            hint="pass the raw-page export (ncu -i R --csv --page raw --print-units base) and give this file with --source-csv")
+            hint="pass the raw-page export (ncu -i R --csv --page raw --print-units base) and give this file with --source-csv",
+        )
     if kind == "csv-details":
         raise ReportFormatError(
             f"{p} is a details-page CSV export, which lacks the raw metrics drgpu needs",
-            hint="export with: ncu -i REPORT --csv --page raw --print-units base")
+            hint="export with: ncu -i REPORT --csv --page raw --print-units base",
+        )
     raise ReportFormatError(f"{p} is neither an Nsight Compute report (.ncu-rep) nor an ncu CSV export")
 
 
@@ -82,8 +94,10 @@ def select_kernels(profile: Profile, selector: KernelSelector | str | None) -> P
     return Profile(path=profile.path, format=profile.format, kernels=picked, notes=profile.notes)
 
 
-_DAMAGED_HINT = ("copy or profile it again; if ncu itself opens it, the installed ncu_report module may be "
-                 "older than the ncu that wrote it (pip install -U ncu-report)")
+_DAMAGED_HINT = (
+    "copy or profile it again; if ncu itself opens it, the installed ncu_report module may be "
+    "older than the ncu that wrote it (pip install -U ncu-report)"
+)
 
 
 #: Data blocks a reading process should have at least: each one loads the report and starts
@@ -113,6 +127,7 @@ def read_parts(blocks: int, jobs: int, selected: bool, report_bytes: int = 0) ->
 def _read_rep_checked(p: Path, progress=None, keep_id=None, sass=None, jobs: int = 1) -> Profile:
     """Read an .ncu-rep, turning ncu_report's silent failures into ReportFormatError."""
     from .ncu_rep import read_ncu_rep
+
     blocks, framing = rep_blocks(p)
     listings = sass.result() if sass is not None else None
     n = read_parts(0 if framing else blocks, jobs, keep_id is not None, p.stat().st_size)
@@ -122,8 +137,9 @@ def _read_rep_checked(p: Path, progress=None, keep_id=None, sass=None, jobs: int
             # read consecutive parts of a large report at once; their launches in order are
             # the whole report's.
             kw = {"progress": progress if n == 1 else None, "keep_id": keep_id, "sass": listings}
-            parts = in_children([(read_ncu_rep, (p,), {**kw, "part": (i, n) if n > 1 else None}) for i in range(n)],
-                                what=str(p))
+            parts = in_children(
+                [(read_ncu_rep, (p,), {**kw, "part": (i, n) if n > 1 else None}) for i in range(n)], what=str(p)
+            )
             profile = parts[0]
             for more in parts[1:]:
                 profile.kernels.extend(more.kernels)
@@ -132,19 +148,23 @@ def _read_rep_checked(p: Path, progress=None, keep_id=None, sass=None, jobs: int
         except Exception as e:  # native module on a damaged file
             if framing is None:
                 raise  # an intact file: a bug of ours, report it as one
-            raise ReportFormatError(f"{p} is truncated or corrupt: {framing} ({type(e).__name__})",
-                                    hint=_DAMAGED_HINT) from e
+            raise ReportFormatError(
+                f"{p} is truncated or corrupt: {framing} ({type(e).__name__})", hint=_DAMAGED_HINT
+            ) from e
     native = native_log_summary(log[0] if log else "")
     why = framing or native or "ncu_report could not decode it"
     good = [k for k in profile.kernels if k.name and k.metrics]
     if not good:
-        raise ReportFormatError(f"{p} is truncated or corrupt: no kernel launch could be read ({why})",
-                                hint=_DAMAGED_HINT)
+        raise ReportFormatError(
+            f"{p} is truncated or corrupt: no kernel launch could be read ({why})", hint=_DAMAGED_HINT
+        )
     if len(good) < len(profile.kernels):
         kept = {id(k) for k in good}
         lost = [k.id for k in profile.kernels if id(k) not in kept]
-        profile.notes.append(f"partial: {len(lost)} of {len(profile.kernels)} kernel launches (ids {_ids(lost)}) "
-                             f"could not be read ({why}); the others are analyzed")
+        profile.notes.append(
+            f"partial: {len(lost)} of {len(profile.kernels)} kernel launches (ids {_ids(lost)}) "
+            f"could not be read ({why}); the others are analyzed"
+        )
         profile.kernels = good
     elif framing:
         profile.notes.append(f"the report's block structure looks damaged ({framing}): launches may be missing")
@@ -183,8 +203,11 @@ def _note_missing_sections(profile: Profile) -> Profile:
         if stall_counters and not any(k.has(c) for c in stall_counters) and not k.has_sampling:
             lacking.append("WarpStateStats")
         if lacking:
-            k.notes.append("partial analysis: the report lacks most metrics of section(s) " + ", ".join(lacking)
-                           + " (collect them with ncu --set full, or --section NAME)")
+            k.notes.append(
+                "partial analysis: the report lacks most metrics of section(s) "
+                + ", ".join(lacking)
+                + " (collect them with ncu --set full, or --section NAME)"
+            )
         for metrics, note in optional:
             if not any(k.has(m) for m in metrics):
                 k.notes.append(note)
@@ -202,8 +225,12 @@ def _needed_metrics(chip: str | None) -> tuple[list[tuple[str, str]], list[tuple
     except DrgpuError:
         ms = load_metric_set("base")
     expected = set(ms.selection().expected)
-    needed = [(name, data.metric_section(name) or "?") for name, spec in data.metrics_table()["metrics"].items()
-              if not spec.get("optional") and any(a in expected for a in data.metric_aliases(name))]
-    optional = [(list(g.metrics), g.absent_note) for g in ms.groups.values()
-                if g.optional and g.absent_note and g.metrics]
+    needed = [
+        (name, data.metric_section(name) or "?")
+        for name, spec in data.metrics_table()["metrics"].items()
+        if not spec.get("optional") and any(a in expected for a in data.metric_aliases(name))
+    ]
+    optional = [
+        (list(g.metrics), g.absent_note) for g in ms.groups.values() if g.optional and g.absent_note and g.metrics
+    ]
     return needed, optional

@@ -6,6 +6,7 @@ report without raising (it yields no launch, or a launch with no name and no met
 its native code logs to file descriptor 2, so ``rep_framing_problem`` checks the file's
 block framing and ``native_stderr_captured`` keeps that log out of the user's terminal.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -40,14 +41,16 @@ def sniff(p: Path) -> str:
     Raises InputError when the path cannot be read, ReportFormatError when it is empty."""
     require_input_file(p)
     try:
-        with open_input(p) as fh:   # O_NONBLOCK + fstat: a path swapped for a FIFO never blocks
+        with open_input(p) as fh:  # O_NONBLOCK + fstat: a path swapped for a FIFO never blocks
             head = fh.read(4096)
             while head and not head.strip():  # leading blank lines: look past them
                 more = fh.read(1 << 16)
                 if not more:
                     break
                 head = more.lstrip() or b" "
-            while b"\n" not in head and not head.startswith(NCU_MAGIC) and len(head) < 1 << 20:  # a raw page's header of 2,000+ columns
+            while (
+                b"\n" not in head and not head.startswith(NCU_MAGIC) and len(head) < 1 << 20
+            ):  # a raw page's header of 2,000+ columns
                 more = fh.read(1 << 16)
                 if not more:
                     break
@@ -57,8 +60,10 @@ def sniff(p: Path) -> str:
     except OSError as e:
         raise InputError(f"{p}: cannot read ({e.strerror})") from e
     if not head.strip():
-        raise ReportFormatError(f"{p} is empty" + (" (blank lines only)" if head else " (0 bytes)"),
-                                hint="the export or copy may have failed; export or profile again")
+        raise ReportFormatError(
+            f"{p} is empty" + (" (blank lines only)" if head else " (0 bytes)"),
+            hint="the export or copy may have failed; export or profile again",
+        )
     if head.startswith(NCU_MAGIC):
         return "ncu-rep"
     if any(head.startswith(m) for m in _COMPRESSED):
@@ -83,8 +88,13 @@ def decode_csv_bytes(raw: bytes) -> str:
     """The text of CSV bytes: UTF-16 or UTF-32 when a byte-order mark says so (a re-save by
     an editor), else UTF-8 with undecodable bytes shown as U+FFFD; without the mark."""
     import codecs
-    for bom, enc in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-                     (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
+
+    for bom, enc in (
+        (codecs.BOM_UTF32_LE, "utf-32"),
+        (codecs.BOM_UTF32_BE, "utf-32"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    ):
         if raw.startswith(bom):
             # The head of a file may end inside a character: decode what is whole.
             return codecs.getincrementaldecoder(enc)(errors="replace").decode(raw).lstrip("\ufeff")
@@ -194,9 +204,10 @@ class KernelSelector:
     an id range (``a:b``, either end optional, ``b`` excluded) or a regular expression
     searched in the demangled and mangled names. The pattern is compiled on first use, so an
     invalid one is reported where the selection is made (a usage error, exit 2), as before."""
+
     text: str
-    lo: int | None = None        # id or id range: the first id picked (None: from the start)
-    hi: int | None = None        # the first id not picked (None: to the end)
+    lo: int | None = None  # id or id range: the first id picked (None: from the start)
+    hi: int | None = None  # the first id not picked (None: to the end)
     by_id: bool = False
 
     @classmethod
@@ -250,8 +261,13 @@ def parse_dim(s: str) -> tuple[int, int, int]:
     return x, y, z
 
 
-def instruction_frame(pcs: list[int], columns: dict[str, dict[int, float]], sass: dict[int, str],
-                      lines: dict[int, tuple[str | None, int | None]], base: int | None) -> pd.DataFrame:
+def instruction_frame(
+    pcs: list[int],
+    columns: dict[str, dict[int, float]],
+    sass: dict[int, str],
+    lines: dict[int, tuple[str | None, int | None]],
+    base: int | None,
+) -> pd.DataFrame:
     """Build the per-instruction table. Every column is a PC->value map, so rows are joined
     by PC; PCs with no value get 0 for counters (not executed / not sampled)."""
     pcs = sorted(set(pcs))
@@ -352,12 +368,17 @@ def rep_blocks(path: Path) -> tuple[int, str | None]:
                 n = fh.read(4)
                 if len(n) < 4:
                     return blocks, f"the file ends inside block {blocks + 1} ({size} bytes)"
-                if n == NCU_MAGIC:   # `cat a.ncu-rep b.ncu-rep > c.ncu-rep`: ncu_report reads neither
-                    return blocks, (f"a second report starts at byte {pos}: two reports concatenated "
-                                    f"(give them as separate files; drgpu merge combines reports)")
+                if n == NCU_MAGIC:  # `cat a.ncu-rep b.ncu-rep > c.ncu-rep`: ncu_report reads neither
+                    return blocks, (
+                        f"a second report starts at byte {pos}: two reports concatenated "
+                        f"(give them as separate files; drgpu merge combines reports)"
+                    )
                 (hlen,) = struct.unpack("<I", n)
                 if pos + 4 + hlen > size:
-                    return blocks, f"block {blocks + 1} needs {pos + 4 + hlen - size} bytes more than the file has ({size} bytes)"
+                    return (
+                        blocks,
+                        f"block {blocks + 1} needs {pos + 4 + hlen - size} bytes more than the file has ({size} bytes)",
+                    )
                 try:
                     payload = _payload_size(fh.read(hlen))
                 except ValueError as e:
@@ -429,6 +450,7 @@ def regex_time_limit(selector: str, seconds: float = REGEX_BUDGET_S):
     runs unbounded."""
     import signal
     import threading
+
     if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -444,9 +466,10 @@ def regex_time_limit(selector: str, seconds: float = REGEX_BUDGET_S):
     try:
         yield
     except _Expired:
-        raise UsageError(f"--kernel {selector!r} took over {seconds:g} s to match the report's kernel names",
-                         hint="simplify the pattern: nested quantifiers such as (a+)+ take exponential time "
-                              "on long names") from None
+        raise UsageError(
+            f"--kernel {selector!r} took over {seconds:g} s to match the report's kernel names",
+            hint="simplify the pattern: nested quantifiers such as (a+)+ take exponential time on long names",
+        ) from None
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)

@@ -19,6 +19,7 @@ from one holding that thread's lock hangs for ever. So where this process has lo
 ``DRGPU_READ_IN_PROCESS=1`` (debuggers, profilers) the function runs in this process,
 unguarded. benchmarks/RESULTS.md records the cost.
 """
+
 from __future__ import annotations
 
 import os
@@ -29,8 +30,10 @@ from typing import Any, Callable
 
 from ..errors import ReportFormatError
 
-_HINT = ("the report is damaged (NVIDIA's ncu_report module crashed reading it): copy or profile it again; "
-         "if ncu itself opens it, try a newer ncu_report (pip install -U ncu-report)")
+_HINT = (
+    "the report is damaged (NVIDIA's ncu_report module crashed reading it): copy or profile it again; "
+    "if ncu itself opens it, try a newer ncu_report (pip install -U ncu-report)"
+)
 
 
 def _signal_name(n: int) -> str:
@@ -91,6 +94,7 @@ def _start(fn: Callable[..., Any], args: tuple, kwargs: dict) -> tuple[int, int]
         try:
             os.close(r)
             import faulthandler
+
             faulthandler.disable()  # the parent reports a crash; no traceback dump from here
             try:
                 answer = ("ok", fn(*args, **kwargs))
@@ -99,8 +103,16 @@ def _start(fn: Callable[..., Any], args: tuple, kwargs: dict) -> tuple[int, int]
             try:
                 payload = pickle.dumps(answer, protocol=5)
             except Exception as e:  # noqa: BLE001 - an unpicklable exception or result
-                payload = pickle.dumps(("err", RuntimeError(f"{type(answer[1]).__name__}: {answer[1]}"
-                                                            if answer[0] == "err" else f"unpicklable result ({e})")))
+                payload = pickle.dumps(
+                    (
+                        "err",
+                        RuntimeError(
+                            f"{type(answer[1]).__name__}: {answer[1]}"
+                            if answer[0] == "err"
+                            else f"unpicklable result ({e})"
+                        ),
+                    )
+                )
             with os.fdopen(w, "wb") as fh:
                 fh.write(payload)
         except BaseException:  # noqa: BLE001 - never return into the parent's code
@@ -128,8 +140,10 @@ def _collect(pid: int, r: int, what: str) -> Any:
     try:
         kind, value = pickle.loads(payload)
     except Exception:  # noqa: BLE001 - the child died before it could answer
-        raise ReportFormatError(f"{what} could not be read: the reading process exited with code "
-                                f"{os.WEXITSTATUS(status)} and no answer", hint=_HINT) from None
+        raise ReportFormatError(
+            f"{what} could not be read: the reading process exited with code {os.WEXITSTATUS(status)} and no answer",
+            hint=_HINT,
+        ) from None
     if kind == "err":
         raise value
     return value

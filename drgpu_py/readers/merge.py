@@ -14,6 +14,7 @@ merged from those that have it (a note says so). For each matched launch:
 * the spread of durations across ranks is stored under ``drgpu__rank_*`` metrics, which the
   ``rank-imbalance`` finding reads.
 """
+
 from __future__ import annotations
 
 import math
@@ -33,7 +34,9 @@ _WEIGHTED_COLUMNS = {"shared_nway": "inst_executed"}
 
 #: Metric names (after any "SECTION.Group." prefix of a CSV export) with no rollup suffix
 #: that still count events, so they add up across ranks.
-_UNSUFFIXED_COUNTS = re.compile(r"(_sample_count|_requests|_excessive|_sectors(_\w+)?|_bytes)$|^smsp__pcsamp_warps_issue_stalled_")
+_UNSUFFIXED_COUNTS = re.compile(
+    r"(_sample_count|_requests|_excessive|_sectors(_\w+)?|_bytes)$|^smsp__pcsamp_warps_issue_stalled_"
+)
 
 DURATION = "gpu__time_duration.sum"
 SPREAD = "drgpu__rank_duration_spread"
@@ -145,7 +148,8 @@ def merge_instructions(kernels: list[KernelProfile], labels: list[str]) -> tuple
             if off in ref and ref[off][0] != op:
                 raise InputError(
                     f"kernel {kernels[0].name}: SASS differs at offset +0x{off:x} ({ref[off][1]}: {ref[off][0]}, {lab}: {op})",
-                    hint="merge only reports of the same build of the same program")
+                    hint="merge only reports of the same build of the same program",
+                )
             ref.setdefault(off, (op, lab))
     stacked = pd.concat([df.reset_index(drop=True) for _, df in frames], ignore_index=True, sort=False)
     stacked["offset"] = stacked["offset"].astype("int64")
@@ -171,12 +175,17 @@ def merge_instructions(kernels: list[KernelProfile], labels: list[str]) -> tuple
         out["sass"] = out["sass"].fillna("")
     out = out.reset_index()
     out.index = pd.Index([int(base) + int(o) for o in out["offset"]], name="pc", dtype="int64")
-    cols = ["offset"] + [c for c in df0.columns if c != "offset" and c in out] + \
-        [c for c in out.columns if c not in df0.columns and c != "offset"]
+    cols = (
+        ["offset"]
+        + [c for c in df0.columns if c != "offset" and c in out]
+        + [c for c in out.columns if c not in df0.columns and c != "offset"]
+    )
     return out[cols], int(base)
 
 
-def merge_kernels(members: list[tuple[str, KernelProfile]], kid: int, n_reports: int, ranks: bool = True) -> KernelProfile:
+def merge_kernels(
+    members: list[tuple[str, KernelProfile]], kid: int, n_reports: int, ranks: bool = True
+) -> KernelProfile:
     """Merge labelled KernelProfiles into one: launches of one kernel taken on several ranks
     (``ranks``: one per report, their duration spread kept for rank-imbalance) or several
     launches of one kernel in one report (``ranks=False``, drgpu_py.pipeline.groups: the result is the
@@ -188,8 +197,10 @@ def merge_kernels(members: list[tuple[str, KernelProfile]], kid: int, n_reports:
     first = ks[0]
     chips = {k.chip or k.compute_capability for k in ks if (k.chip or k.compute_capability)}
     if len(chips) > 1:
-        raise InputError(f"kernel {first.name}: reports come from different GPU architectures ({', '.join(sorted(chips))})",
-                         hint="merge reports of one GPU type; compare different GPUs with drgpu diff")
+        raise InputError(
+            f"kernel {first.name}: reports come from different GPU architectures ({', '.join(sorted(chips))})",
+            hint="merge reports of one GPU type; compare different GPUs with drgpu diff",
+        )
     names = sorted({n for k in ks for n in k.metrics})
     metrics = {n: combine([k.metrics.get(n, math.nan) for k in ks], rollup(n)) for n in names}
     metrics = {n: v for n, v in metrics.items() if not math.isnan(v)}
@@ -202,7 +213,9 @@ def merge_kernels(members: list[tuple[str, KernelProfile]], kid: int, n_reports:
         vals = [d for _, d in durs]
         mean = sum(vals) / len(vals)
         pre = "drgpu__rank" if ranks else "drgpu__group"
-        metrics.update({f"{pre}_duration_min": min(vals), f"{pre}_duration_max": max(vals), f"{pre}_duration_mean": mean})
+        metrics.update(
+            {f"{pre}_duration_min": min(vals), f"{pre}_duration_max": max(vals), f"{pre}_duration_mean": mean}
+        )
         if ranks:
             metrics["drgpu__rank_count"] = float(len(durs))
             if len(durs) >= 2 and mean > 0:
@@ -213,19 +226,25 @@ def merge_kernels(members: list[tuple[str, KernelProfile]], kid: int, n_reports:
         else:
             metrics["drgpu__group_duration_total"] = sum(vals)
     if ranks:
-        notes.append(f"merged from {len(ks)} of {n_reports} reports ({', '.join(labels)}); metrics combined by rollup "
-                     "(sums for counts, averages for rates and the duration, max for .max), per-instruction counts summed by function offset")
+        notes.append(
+            f"merged from {len(ks)} of {n_reports} reports ({', '.join(labels)}); metrics combined by rollup "
+            "(sums for counts, averages for rates and the duration, max for .max), per-instruction counts summed by function offset"
+        )
         if len(ks) < n_reports:
             notes.append(f"this launch is missing from {n_reports - len(ks)} report(s)")
     else:
         metrics["drgpu__group_launches"] = float(len(ks))
         strings["drgpu__group_launch_ids"] = ",".join(str(k.id) for k in ks)
-        notes.append(f"aggregated over {len(ks)} launches of this kernel: the mean launch (counts, per-instruction "
-                     "samples, rates and duration averaged; --per-launch analyzes each launch)")
+        notes.append(
+            f"aggregated over {len(ks)} launches of this kernel: the mean launch (counts, per-instruction "
+            "samples, rates and duration averaged; --per-launch analyzes each launch)"
+        )
     grids = {(k.grid, k.block) for k in ks}
     if len(grids) > 1:
-        notes.append("launch configuration differs between reports: " +
-                     "; ".join(f"{lab}: grid {k.grid} block {k.block}" for lab, k in members))
+        notes.append(
+            "launch configuration differs between reports: "
+            + "; ".join(f"{lab}: grid {k.grid} block {k.block}" for lab, k in members)
+        )
     devices = {k.device for k in ks if k.device}
     if len(devices) > 1:
         notes.append("devices differ: " + ", ".join(sorted(devices)))
@@ -237,11 +256,24 @@ def merge_kernels(members: list[tuple[str, KernelProfile]], kid: int, n_reports:
     for k in ks:
         for f, lines in k.source_text.items():
             source_text.setdefault(f, lines)
-    return KernelProfile(id=kid, name=first.name, mangled=first.mangled, device=first.device,
-                         compute_capability=first.compute_capability, chip=first.chip, sm_count=first.sm_count,
-                         grid=first.grid, block=first.block, metrics=metrics, strings=strings, instructions=df,
-                         function_base=base, source_text=source_text, process=first.process,
-                         notes=list(dict.fromkeys(notes + [n for k in ks for n in k.notes])))
+    return KernelProfile(
+        id=kid,
+        name=first.name,
+        mangled=first.mangled,
+        device=first.device,
+        compute_capability=first.compute_capability,
+        chip=first.chip,
+        sm_count=first.sm_count,
+        grid=first.grid,
+        block=first.block,
+        metrics=metrics,
+        strings=strings,
+        instructions=df,
+        function_base=base,
+        source_text=source_text,
+        process=first.process,
+        notes=list(dict.fromkeys(notes + [n for k in ks for n in k.notes])),
+    )
 
 
 def merge_profiles(profiles: list[Profile]) -> Profile:
@@ -252,8 +284,9 @@ def merge_profiles(profiles: list[Profile]) -> Profile:
     groups = match_launches(profiles)
     if not groups:
         raise NoKernelsError("none of the reports holds a kernel launch")
-    kernels = [merge_kernels([(labels[ri], k) for ri, k in members], kid, len(profiles))
-               for kid, members in enumerate(groups)]
+    kernels = [
+        merge_kernels([(labels[ri], k) for ri, k in members], kid, len(profiles)) for kid, members in enumerate(groups)
+    ]
     notes = [f"merged {len(profiles)} reports: " + ", ".join(f"{lab} ({p.path})" for lab, p in zip(labels, profiles))]
     partial = [k.name for k, members in zip(kernels, groups) if len(members) < len(profiles)]
     if partial:

@@ -34,6 +34,7 @@ Speed: cells convert column by column (``common.numbers``: one ``float`` pass pe
 ``to_number`` only for a column holding text), a block's counter columns in one pass, and
 the cyclic garbage collector is paused while a report is read.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -56,16 +57,38 @@ from ..errors import NoKernelsError, ReportFormatError
 from ..model import SOURCE_EXPORT_MISSING, KernelProfile, Profile, base_name, short_name
 from .isolate import in_child
 from .common import KernelSelector, regex_time_limit
-from .common import (LocaleNumberError, check_locale, clean_sass, decode_csv_bytes, instruction_frame,
-                     native_stderr_captured, numbers, parse_dim, rep_framing_problem, sniff, to_number)
+from .common import (
+    LocaleNumberError,
+    check_locale,
+    clean_sass,
+    decode_csv_bytes,
+    instruction_frame,
+    native_stderr_captured,
+    numbers,
+    parse_dim,
+    rep_framing_problem,
+    sniff,
+    to_number,
+)
 
-_ID_COLS = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
-            "Block Size", "Grid Size", "Device", "CC"}
+_ID_COLS = {
+    "ID",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Context",
+    "Stream",
+    "Block Size",
+    "Grid Size",
+    "Device",
+    "CC",
+}
 
 
 def _read_text(p: Path, notes: list[str] | None = None) -> str:
     require_input_file(p, "a CSV export")
-    raw = read_input_bytes(p, "a CSV export")   # O_NONBLOCK + fstat: a path swapped for a FIFO never blocks
+    raw = read_input_bytes(p, "a CSV export")  # O_NONBLOCK + fstat: a path swapped for a FIFO never blocks
     # Kernel names and sources are arbitrary bytes; undecodable ones must not stop the analysis.
     if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16/32 with a byte-order mark (an editor's re-save)
         return decode_csv_bytes(raw)
@@ -107,8 +130,12 @@ def _gc_paused():
             gc.enable()
 
 
-def read_ncu_csv(path: Path, source_csv: str | Path | None = None,
-                 line_report: str | Path | None = None, kernel: KernelSelector | str | None = None) -> Profile:
+def read_ncu_csv(
+    path: Path,
+    source_csv: str | Path | None = None,
+    line_report: str | Path | None = None,
+    kernel: KernelSelector | str | None = None,
+) -> Profile:
     """Read a raw-page export (and its source page). ``kernel``: the ``--kernel`` selector
     (text is parsed here); only the launches it picks become KernelProfiles (all of them when
     it picks none), with exactly what reading all of them would have given them."""
@@ -124,19 +151,27 @@ def _read(path: Path, source_csv, line_report, kernel) -> Profile:  # noqa: C901
     header = rows[0] if rows else []
     if "Kernel Name" not in header or "ID" not in header:
         sep = next((c for c in ";\t|" if header and c in header[0]), None)
-        raise ReportFormatError(f"{path}: not a raw-page export (no 'ID'/'Kernel Name' columns)",
-                                hint=f"the file is separated by {sep!r}, not commas: was it re-saved by a spreadsheet? "
-                                     "export again with ncu -i R --csv --page raw --print-units base" if sep else None)
+        raise ReportFormatError(
+            f"{path}: not a raw-page export (no 'ID'/'Kernel Name' columns)",
+            hint=f"the file is separated by {sep!r}, not commas: was it re-saved by a spreadsheet? "
+            "export again with ncu -i R --csv --page raw --print-units base"
+            if sep
+            else None,
+        )
     has_units = len(rows) > 1 and (not rows[1] or rows[1][0] == "")
     body = rows[2:] if has_units else rows[1:]
     if not any(any(c.strip() for c in r) for r in body):
-        raise NoKernelsError(f"{path} holds no kernel launch (a header{' and units' if has_units else ''} but no data row)",
-                             hint="was anything profiled? check ncu's output for '==WARNING== No kernels were profiled'")
+        raise NoKernelsError(
+            f"{path} holds no kernel launch (a header{' and units' if has_units else ''} but no data row)",
+            hint="was anything profiled? check ncu's output for '==WARNING== No kernels were profiled'",
+        )
     launches = [row for row in body if row and any(row)]  # one per kernel launch, in order
     for row in launches:
         if len(row) != len(header):
-            raise ReportFormatError(f"{path}: a row has {len(row)} cells, the header {len(header)}",
-                                    hint="the CSV may be truncated or edited")
+            raise ReportFormatError(
+                f"{path}: a row has {len(row)} cells, the header {len(header)}",
+                hint="the CSV may be truncated or edited",
+            )
     idx = {h: i for i, h in enumerate(header)}
     launches = _without_repeated_header(launches, header, rows[1] if has_units else None, idx, path, notes)
     if not launches:
@@ -159,8 +194,10 @@ def _read(path: Path, source_csv, line_report, kernel) -> Profile:  # noqa: C901
         sp = Path(source_csv)
         kind = sniff(sp)
         if kind != "csv-source":
-            raise ReportFormatError(f"{sp}: not a source-page CSV export",
-                                    hint="export with: ncu -i R --csv --page source --print-source sass")
+            raise ReportFormatError(
+                f"{sp}: not a source-page CSV export",
+                hint="export with: ncu -i R --csv --page source --print-source sass",
+            )
         try:
             has_rows = _attach_source(names, read, _parse_source(sp), sp)
         except LocaleNumberError as e:
@@ -172,16 +209,19 @@ def _read(path: Path, source_csv, line_report, kernel) -> Profile:  # noqa: C901
         for k in kernels:
             n = k.m("smsp__pcsamp_sample_count")
             if n > 0:
-                k.notes.append(f"{SOURCE_EXPORT_MISSING} ({n:,.0f} samples) but the source-page export is missing, "
-                               f"so no line, SASS or slicing view: export it with `{cmd}` and pass it with "
-                               "--source-csv (or put it beside the raw CSV)")
+                k.notes.append(
+                    f"{SOURCE_EXPORT_MISSING} ({n:,.0f} samples) but the source-page export is missing, "
+                    f"so no line, SASS or slicing view: export it with `{cmd}` and pass it with "
+                    "--source-csv (or put it beside the raw CSV)"
+                )
     if line_report is None:
         cand = _sibling(path, ".ncu-rep")
         if cand is not None and cand.exists():
             line_report = cand
     if line_report is not None:
-        require_input_file(line_report, "an Nsight Compute report",
-                           hint="--line-report takes the .ncu-rep the CSV was exported from")
+        require_input_file(
+            line_report, "an Nsight Compute report", hint="--line-report takes the .ncu-rep the CSV was exported from"
+        )
     any_rows = any(has_rows[pos] for pos in range(len(launches)))
     if line_report is not None and any_rows:
         everyone = [(name, has_rows[pos], read.get(pos)) for pos, name in enumerate(names)]
@@ -194,13 +234,21 @@ def _read(path: Path, source_csv, line_report, kernel) -> Profile:  # noqa: C901
 
 
 def _locale_error(path: Path, e: LocaleNumberError) -> ReportFormatError:
-    return ReportFormatError(f"{path}: the number {e.cell[:40]!r} is written in a locale's format (a decimal comma, "
-                             "or digits grouped by an apostrophe or a space); ncu writes 1,234.5",
-                             hint="export again with ncu (not re-saved by a spreadsheet), or run ncu with LC_ALL=C")
+    return ReportFormatError(
+        f"{path}: the number {e.cell[:40]!r} is written in a locale's format (a decimal comma, "
+        "or digits grouped by an apostrophe or a space); ncu writes 1,234.5",
+        hint="export again with ncu (not re-saved by a spreadsheet), or run ncu with LC_ALL=C",
+    )
 
 
-def _without_repeated_header(launches: list[list[str]], header: list[str], units: list[str] | None,
-                             idx: dict[str, int], path: Path, notes: list[str]) -> list[list[str]]:
+def _without_repeated_header(
+    launches: list[list[str]],
+    header: list[str],
+    units: list[str] | None,
+    idx: dict[str, int],
+    path: Path,
+    notes: list[str],
+) -> list[list[str]]:
     """The launch rows without copies of the header or of the units row inside the body
     (two exports concatenated, a spreadsheet's repeated title rows): they are no launches."""
     out, skipped = [], 0
@@ -243,8 +291,9 @@ def _launch_id(cell: str) -> int:
         return 0
 
 
-def _pickable(selector: KernelSelector | None, header: list[str], idx: dict[str, int], launches: list[list[str]],
-              names: list[str]) -> list[int]:
+def _pickable(
+    selector: KernelSelector | None, header: list[str], idx: dict[str, int], launches: list[list[str]], names: list[str]
+) -> list[int]:
     """Positions of the launches ``selector`` picks, as ``select_kernels`` picks them (by
     the id, or by the pattern in the name and in the mangled name when there is one); every
     launch when there is no selector or it picks none (so that kernel selection can list
@@ -315,14 +364,25 @@ def _kernels_from_rows(header: list[str], idx: dict[str, int], rows: list[list[s
 
         def get(c, row=row):
             return row[idx[c]] if c in idx else ""
+
         cc = get("CC").strip()
         sm = metrics.get("device__attribute_multiprocessor_count", metrics.get("launch__sm_count"))
-        kernels.append(KernelProfile(
-            id=_launch_id(get("ID")), name=get("Kernel Name"), mangled=strings.get("Function Name", ""),
-            device=strings.get("device__attribute_display_name", ""), compute_capability=cc,
-            chip=data.chip_for(cc), sm_count=int(sm) if sm and math.isfinite(sm) and sm > 0 else None,
-            grid=parse_dim(get("Grid Size")), block=parse_dim(get("Block Size")),
-            metrics=metrics, strings=strings, process=get("Process Name")))
+        kernels.append(
+            KernelProfile(
+                id=_launch_id(get("ID")),
+                name=get("Kernel Name"),
+                mangled=strings.get("Function Name", ""),
+                device=strings.get("device__attribute_display_name", ""),
+                compute_capability=cc,
+                chip=data.chip_for(cc),
+                sm_count=int(sm) if sm and math.isfinite(sm) and sm > 0 else None,
+                grid=parse_dim(get("Grid Size")),
+                block=parse_dim(get("Block Size")),
+                metrics=metrics,
+                strings=strings,
+                process=get("Process Name"),
+            )
+        )
     return kernels
 
 
@@ -334,10 +394,14 @@ def _parse_source(p: Path) -> list[tuple[str, list[str], list[list[str]]]]:
     rows = _rows(text, p)
     if rows and not text.endswith(("\n", "\r")):
         last = rows[-1]
-        header = next((rows[i + 1] for i in range(len(rows) - 2, -1, -1) if rows[i] and rows[i][0] == "Kernel Name"), None)
+        header = next(
+            (rows[i + 1] for i in range(len(rows) - 2, -1, -1) if rows[i] and rows[i][0] == "Kernel Name"), None
+        )
         if header is not None and last is not header and 0 < len(last) < len(header):
-            raise ReportFormatError(f"{p} is truncated: its last row has {len(last)} of {len(header)} cells and no line end",
-                                    hint="export the source page again: ncu -i R --csv --page source --print-source sass")
+            raise ReportFormatError(
+                f"{p} is truncated: its last row has {len(last)} of {len(header)} cells and no line end",
+                hint="export the source page again: ncu -i R --csv --page source --print-source sass",
+            )
     # A block starts at a "Kernel Name" row; the row after it is its header, whatever it
     # holds (even another "Kernel Name" row); its rows run to the next "Kernel Name" row.
     marks = [i for i, r in enumerate(rows) if r and r[0] == "Kernel Name"]
@@ -350,8 +414,9 @@ def _parse_source(p: Path) -> list[tuple[str, list[str], list[list[str]]]]:
         while m < len(marks) and marks[m] < i + 2:
             m += 1
         end = marks[m] if m < len(marks) else n
-        blocks.append((r[1] if len(r) > 1 else "", rows[i + 1] if i + 1 < n else [],
-                       [row for row in rows[i + 2:end] if row]))
+        blocks.append(
+            (r[1] if len(r) > 1 else "", rows[i + 1] if i + 1 < n else [], [row for row in rows[i + 2 : end] if row])
+        )
     return blocks
 
 
@@ -399,21 +464,27 @@ def _attach_source(names: list[str], read: dict[int, KernelProfile], blocks, ori
     assigned = _assign_blocks(names, blocks)
     for pos, j in enumerate(assigned):  # the first launch (read or not) whose block lacks them
         if j is not None and not {"Address", "Source"} <= set(blocks[j][1]):
-            raise ReportFormatError(f"{origin or 'the source-page CSV'}: no Address/Source columns in the block of {short_name(names[pos], 60)!r}",
-                                    hint="export with --print-source sass")
+            raise ReportFormatError(
+                f"{origin or 'the source-page CSV'}: no Address/Source columns in the block of {short_name(names[pos], 60)!r}",
+                hint="export with --print-source sass",
+            )
     spec = data.metrics_table()["instruction_columns"]
     reason_cols = {rid: s["csv"] for rid, s in data.stall_reasons().items()}
     clean = _Memo(clean_sass)  # launches of one function repeat its SASS text
     if blocks and read and all(j is None for j in assigned):
         have = ", ".join(sorted({repr(short_name(b[0], 40)) for b in blocks})[:3])
-        raise ReportFormatError(f"{origin or 'the source-page CSV'} holds none of the raw page's kernels (it has {have})",
-                                hint="give the source page exported from the same report as the raw page")
+        raise ReportFormatError(
+            f"{origin or 'the source-page CSV'} holds none of the raw page's kernels (it has {have})",
+            hint="give the source page exported from the same report as the raw page",
+        )
     for pos, k in read.items():
         j = assigned[pos]
         if j is None:
             if blocks:
-                k.notes.append(f"{Path(origin).name if origin else 'the source-page CSV'} has no block for this kernel: "
-                               "no per-instruction data")
+                k.notes.append(
+                    f"{Path(origin).name if origin else 'the source-page CSV'} has no block for this kernel: "
+                    "no per-instruction data"
+                )
             continue
         _, header, body = blocks[j]
         k.instructions, k.function_base = _instruction_table(header, body, spec, reason_cols, clean)
@@ -428,6 +499,7 @@ def _attach_source(names: list[str], read: dict[int, KernelProfile], blocks, ori
         _, header, body = blocks[j]
         a = {h: n for n, h in enumerate(header)}["Address"]
         return any(len(r) > a and _hex(r[a]) is not None for r in body)
+
     return _Memo(has_rows)
 
 
@@ -450,8 +522,10 @@ def _check_block(k: KernelProfile, origin: Path | None, last_in_file: bool) -> N
     possibly truncated export."""
     df = k.instructions
     where = origin.name if origin else "the source-page CSV"
-    for col, metric, what in (("inst_executed", "smsp__inst_executed.sum", "instructions executed"),
-                              ("samples", "smsp__pcsamp_sample_count", "PC samples")):
+    for col, metric, what in (
+        ("inst_executed", "smsp__inst_executed.sum", "instructions executed"),
+        ("samples", "smsp__pcsamp_sample_count", "PC samples"),
+    ):
         raw = k.m(metric)
         if col not in df or not math.isfinite(raw) or raw < 0:
             continue
@@ -461,16 +535,21 @@ def _check_block(k: KernelProfile, origin: Path | None, last_in_file: bool) -> N
                 f"{where}: the block of {short_name(k.name, 60)!r} counts {block:,.0f} {what}, the raw page's launch {k.id} "
                 f"{raw:,.0f}: the two exports are not of the same report",
                 hint="export both pages from one report: ncu -i R --csv --page raw --print-units base, and "
-                     "ncu -i R --csv --page source --print-source sass")
+                "ncu -i R --csv --page source --print-source sass",
+            )
         if col == "inst_executed" and raw > 0 and block < raw * (1 - _TOTALS_SLACK):
-            k.notes.append(f"{where}: the block of this kernel counts {block:,.0f} instructions executed, the raw page "
-                           f"{raw:,.0f} ({block / raw:.0%}): code outside the function ran, or the source page is "
-                           "from another run or cut short; per-line shares cover only the block")
+            k.notes.append(
+                f"{where}: the block of this kernel counts {block:,.0f} instructions executed, the raw page "
+                f"{raw:,.0f} ({block / raw:.0%}): code outside the function ran, or the source page is "
+                "from another run or cut short; per-line shares cover only the block"
+            )
     if last_in_file and len(df):
         last = str(df["sass"].iloc[-1]).split()
         if last and last[0] not in ("NOP", "BRA", "EXIT"):
-            k.notes.append(f"{where} may be truncated: the block of this kernel, the file's last, ends at "
-                           f"'{' '.join(last)[:40]}', not the BRA/NOP padding every function ends with")
+            k.notes.append(
+                f"{where} may be truncated: the block of this kernel, the file's last, ends at "
+                f"'{' '.join(last)[:40]}', not the BRA/NOP padding every function ends with"
+            )
 
 
 class _Memo(dict):
@@ -499,8 +578,9 @@ def _hex(text: str) -> int | None:
     return pc if 0 <= pc < _PC_LIMIT else None
 
 
-def _instruction_table(header: list[str], body: list[list[str]], spec: dict, reason_cols: dict,
-                       clean) -> tuple[pd.DataFrame, int | None]:
+def _instruction_table(
+    header: list[str], body: list[list[str]], spec: dict, reason_cols: dict, clean
+) -> tuple[pd.DataFrame, int | None]:
     """The per-instruction table of one source-page block (rows keyed by Address; a PC
     that repeats keeps its last row's values) and the function's base PC."""
     hidx = {h: n for n, h in enumerate(header)}
@@ -521,8 +601,12 @@ def _instruction_table(header: list[str], body: list[list[str]], spec: dict, rea
         # cells wanted in one pass (row-major; column m of w is every w-th value from m).
         wanted = [(canon, s.get("csv", [])) for canon, s in spec.items()]
         wanted += [(f"stall_{rid}", names) for rid, names in reason_cols.items()]
-        found = [(canon, hidx[c]) for canon, csv_names in wanted
-                 for c in [next((c for c in csv_names if c in hidx), None)] if c is not None]
+        found = [
+            (canon, hidx[c])
+            for canon, csv_names in wanted
+            for c in [next((c for c in csv_names if c in hidx), None)]
+            if c is not None
+        ]
         if found:
             pick = operator.itemgetter(*[j for _, j in found])
             cells = [pick(r) for r in rows] if len(found) > 1 else [(pick(r),) for r in rows]
@@ -560,6 +644,7 @@ def _line_tables(rep: Path, wanted, matches: list) -> tuple[list, list]:
     """read_line_table and the matches ``wanted`` computed, both returned from the child
     process that reads the report (ncu_report may crash on a damaged one)."""
     from .ncu_rep import read_line_table
+
     return read_line_table(rep, wanted=wanted), matches
 
 
@@ -579,6 +664,7 @@ def _attach_lines(launches: list[tuple[str, bool, KernelProfile | None]], rep: P
         named = [n for n, name in enumerate(names) if name]  # a damaged report yields launches with no name
         matches[:] = _match_tables(launches, [names[n] for n in named])
         return [named[m] for m, (_, _, k) in zip(matches, launches) if m is not None and k is not None]
+
     try:
         with native_stderr_captured():
             tables, matches[:] = in_child(_line_tables, rep, wanted, matches, what=str(rep))
@@ -601,9 +687,13 @@ def _attach_lines(launches: list[tuple[str, bool, KernelProfile | None]], rep: P
         _, by_offset, source_text = tables[match]
         df = kern.instructions
         ok = [by_offset.get(int(o)) for o in df["offset"]]
-        sass_mismatch = sum(1 for o, s in zip(df["offset"], df["sass"]) if o in by_offset and by_offset[o][2] and by_offset[o][2] != s)
+        sass_mismatch = sum(
+            1 for o, s in zip(df["offset"], df["sass"]) if o in by_offset and by_offset[o][2] and by_offset[o][2] != s
+        )
         if sass_mismatch > len(df) // 10:
-            kern.notes.append(f"{rep.name}: SASS differs from the CSV's at {sass_mismatch} offsets; line numbers not used")
+            kern.notes.append(
+                f"{rep.name}: SASS differs from the CSV's at {sass_mismatch} offsets; line numbers not used"
+            )
             continue
         df["file"] = pd.Series([t[0] if t else None for t in ok], index=df.index, dtype=object)
         df["line"] = [t[1] if t else None for t in ok]

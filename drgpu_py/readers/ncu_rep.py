@@ -19,6 +19,7 @@ once: the first SASS or line lookup of a launch costs ncu_report tens to hundred
 milliseconds, far more than all its metrics, so a cache hit makes neither.
 ``cache=False`` reads every launch afresh; tests check both give the same profile.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -47,8 +48,7 @@ def _module():
     try:
         import ncu_report
     except ImportError as e:  # pragma: no cover - dependency is declared
-        raise ToolNotFoundError("the ncu_report module is not installed",
-                                hint="pip install ncu-report") from e
+        raise ToolNotFoundError("the ncu_report module is not installed", hint="pip install ncu-report") from e
     return ncu_report
 
 
@@ -67,10 +67,10 @@ def _wanted_scalar_metrics() -> list[str]:
 class _Plan:
     """Which metric names to read, resolved once per report rather than per launch."""
 
-    scalars: list[tuple[str, list[str]]]        # canonical name -> names to try, in order
-    columns: list[tuple[str, list[str]]]        # instruction column -> per-PC metric names
-    sampling: list[tuple[str, list[str]]]       # stall reason -> sampling metric names
-    counters: list[list[str]]                   # per stall reason: counter names (first is canonical)
+    scalars: list[tuple[str, list[str]]]  # canonical name -> names to try, in order
+    columns: list[tuple[str, list[str]]]  # instruction column -> per-PC metric names
+    sampling: list[tuple[str, list[str]]]  # stall reason -> sampling metric names
+    counters: list[list[str]]  # per stall reason: counter names (first is canonical)
 
     @classmethod
     def build(cls) -> "_Plan":
@@ -80,12 +80,16 @@ class _Plan:
             if canon not in seen:  # a repeated name would be read again to the same value
                 seen.add(canon)
                 scalars.append((canon, data.metric_aliases(canon)))
-        columns = [(canon, list(spec.get("rep", [])))
-                   for canon, spec in data.metrics_table()["instruction_columns"].items()]
+        columns = [
+            (canon, list(spec.get("rep", []))) for canon, spec in data.metrics_table()["instruction_columns"].items()
+        ]
         reasons = data.stall_reasons()
-        return cls(scalars=scalars, columns=columns,
-                   sampling=[(rid, list(spec["sampling"])) for rid, spec in reasons.items()],
-                   counters=[list(spec["counter"]) for spec in reasons.values()])
+        return cls(
+            scalars=scalars,
+            columns=columns,
+            sampling=[(rid, list(spec["sampling"])) for rid, spec in reasons.items()],
+            counters=[list(spec["counter"]) for spec in reasons.values()],
+        )
 
 
 @dataclass
@@ -139,15 +143,24 @@ def _loaded(path: Path):
         try:
             ctx = nr.load_report(fd_path if os.path.exists(fd_path) else str(path))
         except Exception as e:  # the module raises plain exceptions for corrupt files
-            raise ReportFormatError(f"{path}: ncu_report could not load it ({e})",
-                                    hint="the report may be truncated or from an incompatible ncu") from e
+            raise ReportFormatError(
+                f"{path}: ncu_report could not load it ({e})",
+                hint="the report may be truncated or from an incompatible ncu",
+            ) from e
         if ctx is None:
             raise ReportFormatError(f"{path}: ncu_report could not load it")
         yield ctx
 
 
-def read_ncu_rep(path: Path, progress=None, *, keep_id: Callable[[int], bool] | None = None,
-                 cache: bool | FunctionCache = True, sass=None, part: tuple[int, int] | None = None) -> Profile:
+def read_ncu_rep(
+    path: Path,
+    progress=None,
+    *,
+    keep_id: Callable[[int], bool] | None = None,
+    cache: bool | FunctionCache = True,
+    sass=None,
+    part: tuple[int, int] | None = None,
+) -> Profile:
     """Read every launch (or those whose id ``keep_id`` accepts; all of them when it accepts
     none, so that kernel selection can say what the report holds). ``progress(done, total)``
     is called after each launch read. ``cache``: True, False, or a FunctionCache to use.
@@ -165,7 +178,7 @@ def read_ncu_rep(path: Path, progress=None, *, keep_id: Callable[[int], bool] | 
             ids = [kid for kid in ids if keep_id(kid)] or ids
         if part is not None:
             i, n = part
-            ids = ids[len(ids) * i // n:len(ids) * (i + 1) // n]
+            ids = ids[len(ids) * i // n : len(ids) * (i + 1) // n]
         plan = _Plan.build()
         functions = cache if isinstance(cache, FunctionCache) else FunctionCache() if cache else None
         kernels = []
@@ -192,8 +205,9 @@ def _scalar(m) -> float:
     return float(v) if v is not None else math.nan
 
 
-def _read_action(nr, a, kid: int, plan: _Plan | None = None, functions: FunctionCache | None = None,
-                 sass=None) -> KernelProfile:
+def _read_action(
+    nr, a, kid: int, plan: _Plan | None = None, functions: FunctionCache | None = None, sass=None
+) -> KernelProfile:
     plan = plan or _Plan.build()
     metrics: dict[str, float] = {}
     by_name = a.metric_by_name
@@ -226,21 +240,37 @@ def _read_action(nr, a, kid: int, plan: _Plan | None = None, functions: Function
     bx, by, bz = (int(metrics.get(f"launch__block_dim_{d}", 0) or 0) for d in "xyz")
     key = None
     if functions is not None:
-        key = (mangled, name, _uint(by_name("launch__context_id")),
-               metrics.get("launch__registers_per_thread"), metrics.get("launch__shared_mem_per_block_static"))
+        key = (
+            mangled,
+            name,
+            _uint(by_name("launch__context_id")),
+            metrics.get("launch__registers_per_thread"),
+            metrics.get("launch__shared_mem_per_block_static"),
+        )
     listing = None
     if sass is not None:
         from ..sass.cubin import sm_of
+
         listing = sass.function(mangled, sm_of(cc))
     df, base, source_text = _instructions(a, plan, functions, key, listing)
     if SAMPLES_MOVED in df.attrs:
         metrics[SAMPLES_MOVED] = df.attrs.pop(SAMPLES_MOVED)
     return KernelProfile(
-        id=kid, name=name, mangled=mangled, device=strings.get("device__attribute_display_name", ""),
-        compute_capability=cc, chip=data.chip_for(cc),
+        id=kid,
+        name=name,
+        mangled=mangled,
+        device=strings.get("device__attribute_display_name", ""),
+        compute_capability=cc,
+        chip=data.chip_for(cc),
         sm_count=int(sm_count) if sm_count and not math.isnan(sm_count) else None,
-        grid=(gx, gy, gz), block=(bx, by, bz), metrics=metrics, strings=strings, instructions=df,
-        function_base=base, source_text=source_text)
+        grid=(gx, gy, gz),
+        block=(bx, by, bz),
+        metrics=metrics,
+        strings=strings,
+        instructions=df,
+        function_base=base,
+        source_text=source_text,
+    )
 
 
 def _uint(m) -> int | None:
@@ -258,6 +288,7 @@ def _instance_getters() -> tuple[Callable, Callable]:
     where the module exposes them, one Python frame less per value read."""
     try:
         from ncu_report import _ncu_report as raw
+
         return raw.IMetric_as_uint64, raw.IMetric_as_double
     except (ImportError, AttributeError):  # pragma: no cover - other module layouts
         nr = _module()
@@ -361,13 +392,14 @@ def _walk(a, base: int, end: int) -> tuple[list[tuple[int, str | None]], bool]:
     return walk, True
 
 
-def _listing(a, base: int, end: int, known: set[int], functions: FunctionCache | None, key,
-             listing=None) -> tuple[dict, dict, dict]:
+def _listing(
+    a, base: int, end: int, known: set[int], functions: FunctionCache | None, key, listing=None
+) -> tuple[dict, dict, dict]:
     """(sass by PC, lines by PC, source text) for a launch, from the cache when it holds
     this function's listing and that listing answers for this launch; the SASS from
     ``listing`` (a cubin's, ``sass.cubin.FunctionSass``) when given, else ncu_report's."""
     cached = functions.listings.get(key + (base,)) if functions is not None and key is not None else None
-    if cached is not None and known <= cached.pcs:
+    if functions is not None and cached is not None and known <= cached.pcs:
         sass = cached.take(end)
         if sass is not None:
             functions.hits += 1
@@ -382,8 +414,9 @@ def _listing(a, base: int, end: int, known: set[int], functions: FunctionCache |
     source_text = _source_text(a)
     if functions is not None and key is not None and sass:
         functions.misses += 1
-        functions.listings[key + (base,)] = _Listing(walk=walk, capped=capped, lines=lines,
-                                                     source_text=source_text, pcs=frozenset(sass))
+        functions.listings[key + (base,)] = _Listing(
+            walk=walk, capped=capped, lines=lines, source_text=source_text, pcs=frozenset(sass)
+        )
         source_text = dict(source_text)
     return sass, lines, source_text
 
@@ -437,9 +470,11 @@ def _fold_gaps(cols: dict[str, dict[int, float]], sass: dict[int, str]) -> float
     return moved
 
 
-def read_line_table(path: Path, cache: bool | FunctionCache = True,
-                    wanted: Callable[[list[str]], Iterable[int]] | None = None,
-                    ) -> list[tuple[str, dict[int, tuple[str, int, str]], dict[str, list[str]]]]:
+def read_line_table(
+    path: Path,
+    cache: bool | FunctionCache = True,
+    wanted: Callable[[list[str]], Iterable[int]] | None = None,
+) -> list[tuple[str, dict[int, tuple[str, int, str]], dict[str, list[str]]]]:
     """Per kernel launch: (demangled name, {function offset: (file, line, sass)}, sources).
     Used to give CSV exports the line numbers a SASS-only source page lacks.
 
@@ -465,12 +500,19 @@ def read_line_table(path: Path, cache: bool | FunctionCache = True,
             key = None
             if functions is not None:
                 by_name = a.metric_by_name
-                key = (a.name(nr.IAction.NameBase_MANGLED) or "", name, _uint(by_name("launch__context_id")),
-                       _scalar_or_none(by_name("launch__registers_per_thread")),
-                       _scalar_or_none(by_name("launch__shared_mem_per_block_static")))
+                key = (
+                    a.name(nr.IAction.NameBase_MANGLED) or "",
+                    name,
+                    _uint(by_name("launch__context_id")),
+                    _scalar_or_none(by_name("launch__registers_per_thread")),
+                    _scalar_or_none(by_name("launch__shared_mem_per_block_static")),
+                )
             df, _, src = _instructions(a, plan, functions, key)
-            table = {int(o): (f, int(ln), s) for o, f, ln, s in zip(df["offset"], df["file"], df["line"], df["sass"])
-                     if f is not None and not pd.isna(ln)}
+            table = {
+                int(o): (f, int(ln), s)
+                for o, f, ln, s in zip(df["offset"], df["file"], df["line"], df["sass"])
+                if f is not None and not pd.isna(ln)
+            }
             out.append((name, table, src))
         return out
 

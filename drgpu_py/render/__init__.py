@@ -7,6 +7,7 @@ list``; render/list_.py) or ``diff`` (``drgpu diff``'s dict; render/diff.py), ea
 its own table of ``REGISTRIES``. ``infer_format`` maps an output file name to an analysis
 format; ``render_to`` renders and writes atomically.
 """
+
 from __future__ import annotations
 
 import math
@@ -22,16 +23,17 @@ from ..io import atomic_write
 
 @dataclass
 class RenderOptions:
-    fold_share: float = 0.02          # fold tree nodes whose subtree total is below this share
-    top_findings: int = 5             # findings shown by the text renderer
-    width: int = field(default_factory=lambda: text_width())   # text width
-    top_kernels: int = 3              # trees shown for the busiest kernel groups (0: all)
+    fold_share: float = 0.02  # fold tree nodes whose subtree total is below this share
+    top_findings: int = 5  # findings shown by the text renderer
+    width: int = field(default_factory=lambda: text_width())  # text width
+    top_kernels: int = 3  # trees shown for the busiest kernel groups (0: all)
 
 
 def text_width() -> int:
     """Width of text output: COLUMNS when set (also when piped or written to a file), else
     the terminal's width on a terminal, else 120."""
     import shutil
+
     cols = os.environ.get("COLUMNS", "")
     if cols.isdigit() and int(cols) >= 20:
         return int(cols)
@@ -92,6 +94,7 @@ def register(name: str, extensions: tuple[str, ...], binary: bool = False, kind:
     def deco(fn):
         REGISTRIES[kind][name] = RendererSpec(name, extensions, fn, binary)
         return fn
+
     return deco
 
 
@@ -103,7 +106,16 @@ def format_for(path: str | Path, kind: str) -> str | None:
 
 # Format -> the module that registers it: rendering one format imports only its module (the
 # HTML renderer's jinja2 and pandas, the DOT renderer's graphviz, rich for text), not all.
-_MODULES = {"csv": "csv_", "json": "json_", "sarif": "sarif", "text": "text", "dot": "dot", "svg": "dot", "png": "dot", "html": "html"}
+_MODULES = {
+    "csv": "csv_",
+    "json": "json_",
+    "sarif": "sarif",
+    "text": "text",
+    "dot": "dot",
+    "svg": "dot",
+    "png": "dot",
+    "html": "html",
+}
 #: Third-party packages whose absence (a stripped install) leaves a format unknown. Any other
 #: ImportError, such as a bug in a renderer module, surfaces as itself, not as "unknown format".
 OPTIONAL_PACKAGES = ("graphviz", "jinja2", "markupsafe")
@@ -136,8 +148,12 @@ def infer_format(path: str | Path) -> str:
     for spec in RENDERERS.values():
         if any(name.endswith(ext) for ext in spec.extensions):
             return spec.name
-    raise UsageError(f"cannot tell the output format from {Path(path).name!r}",
-                     hint="use an extension such as " + ", ".join(sorted({e for s in RENDERERS.values() for e in s.extensions})) + " or give --format")
+    raise UsageError(
+        f"cannot tell the output format from {Path(path).name!r}",
+        hint="use an extension such as "
+        + ", ".join(sorted({e for s in RENDERERS.values() for e in s.extensions}))
+        + " or give --format",
+    )
 
 
 def formats() -> list[str]:

@@ -6,6 +6,7 @@ is installed) and ``STEM.html`` into ``folder`` (which must exist), atomically, 
 overwrite without ``force``, and returns the paths written in that order. A missing ``dot``
 is not an error here: the DOT source and the HTML outline still carry the tree.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,8 +18,9 @@ from .dot import dot_available
 FORMATS = (("json", ".json"), ("text", ".txt"), ("dot", ".dot"), ("svg", ".svg"), ("html", ".html"))
 
 
-def write_all(analysis, folder: str | Path, stem: str, force: bool = False,
-              options: RenderOptions | None = None) -> list[Path]:
+def write_all(
+    analysis, folder: str | Path, stem: str, force: bool = False, options: RenderOptions | None = None
+) -> list[Path]:
     folder = Path(folder)
     if not folder.is_dir():
         raise OutputError(f"output folder {folder} does not exist")

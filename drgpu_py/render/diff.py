@@ -2,6 +2,7 @@
 is drgpu_py/specs/schema/diff.schema.json) as text, JSON or HTML (``templates/diff.html.j2``,
 autoescaped). Registered in ``REGISTRIES["diff"]``; ``diff_format_for`` maps an output file
 name to a format."""
+
 from __future__ import annotations
 
 import functools
@@ -13,6 +14,7 @@ from . import REGISTRIES, RenderOptions, format_for, register
 
 def _num(v, spec: str, none: str = "n/a") -> str:
     return none if v is None else format(v, spec)
+
 
 def _us(ns) -> str:
     return "n/a" if ns is None else f"{ns / 1000:.2f} us"
@@ -43,71 +45,119 @@ def render_diff_text(d: dict) -> str:  # noqa: C901 - one optional block per dif
     s = d["summary"]
     if s["matched"]:
         total = f"{_us(s['duration_ns']['base'])} -> {_us(s['duration_ns']['new'])}"
-        out.append(f"{s['matched']} matched kernel(s): {total}, measured speedup {_speed(s['speedup'])}; "
-                   f"findings resolved {s['resolved']}, new {s['new']}")
+        out.append(
+            f"{s['matched']} matched kernel(s): {total}, measured speedup {_speed(s['speedup'])}; "
+            f"findings resolved {s['resolved']}, new {s['new']}"
+        )
     for note in d["notes"]:
         out.append(f"note: {note}")
     for k in d["kernels"]:
         out.append("")
-        name = k["base"]["name"] if k["base"]["name"] == k["new"]["name"] else f"{k['base']['name']}  ->  {k['new']['name']}"
+        name = (
+            k["base"]["name"]
+            if k["base"]["name"] == k["new"]["name"]
+            else f"{k['base']['name']}  ->  {k['new']['name']}"
+        )
         out.append(f"== {name}  (base id {k['base']['id']}, new id {k['new']['id']}; matched by {k['match']})")
         dur = k["duration_ns"]
         change = "" if k["duration_change_pct"] is None else f" ({k['duration_change_pct']:+.1f}%)"
-        out.append(f"  duration        {_us(dur['base'])} -> {_us(dur['new'])}{change}   "
-                   f"measured speedup {_speed(k['speedup'])}: {k['verdict']}")
+        out.append(
+            f"  duration        {_us(dur['base'])} -> {_us(dur['new'])}{change}   "
+            f"measured speedup {_speed(k['speedup'])}: {k['verdict']}"
+        )
         if k.get("estimated_speedup") is not None:
-            out.append(f"  estimated       {_speed(k['estimated_speedup'])} for the resolved findings, "
-                       f"measured {_speed(k['speedup'])}")
+            out.append(
+                f"  estimated       {_speed(k['estimated_speedup'])} for the resolved findings, "
+                f"measured {_speed(k['speedup'])}"
+            )
         cyc = k.get("elapsed_cycles") or {}
         out.append(f"  elapsed cycles  {_cyc(cyc.get('base'))} -> {_cyc(cyc.get('new'))}  {_dcyc(cyc.get('delta'))}")
         sc = k["stall_cycle_pct"]
         st = k.get("stall_cycles") or {}
-        out.append(f"  stall cycles    {_pct(sc['base'])} -> {_pct(sc['new'])}  {_pp(sc['delta'])}   "
-                   f"({_cyc(st.get('base'))} -> {_cyc(st.get('new'))} cycles per SM, {_dcyc(st.get('delta'))})")
+        out.append(
+            f"  stall cycles    {_pct(sc['base'])} -> {_pct(sc['new'])}  {_pp(sc['delta'])}   "
+            f"({_cyc(st.get('base'))} -> {_cyc(st.get('new'))} cycles per SM, {_dcyc(st.get('delta'))})"
+        )
         ipc = k["achieved_ipc"]
         out.append(f"  achieved IPC    {_num(ipc['base'], '.3f')} -> {_num(ipc['new'], '.3f')}")
-        out.append(f"  bound           {k['bound']['base']} -> {k['bound']['new']}   "
-                   f"(busiest unit {k['top_unit']['base']} -> {k['top_unit']['new']})")
+        out.append(
+            f"  bound           {k['bound']['base']} -> {k['bound']['new']}   "
+            f"(busiest unit {k['top_unit']['base']} -> {k['top_unit']['new']})"
+        )
         occ = k["occupancy"]
-        out.append("  occupancy       theoretical {} -> {}, achieved {} -> {}".format(
-            _pct(occ["theoretical"]["base"]), _pct(occ["theoretical"]["new"]),
-            _pct(occ["achieved"]["base"]), _pct(occ["achieved"]["new"])))
+        out.append(
+            "  occupancy       theoretical {} -> {}, achieved {} -> {}".format(
+                _pct(occ["theoretical"]["base"]),
+                _pct(occ["theoretical"]["new"]),
+                _pct(occ["achieved"]["base"]),
+                _pct(occ["achieved"]["new"]),
+            )
+        )
         shares = []
         for g in k["groups"]:
             if max(abs(g["base"] or 0.0), abs(g["new"] or 0.0)) < 0.5:
                 continue
-            shares.append([g["label"], _pct(g["base"]), _pct(g["new"]), _pp(g["delta"]),
-                           _dcyc((g.get("stall_cycles") or {}).get("delta"))])
+            shares.append(
+                [
+                    g["label"],
+                    _pct(g["base"]),
+                    _pct(g["new"]),
+                    _pp(g["delta"]),
+                    _dcyc((g.get("stall_cycles") or {}).get("delta")),
+                ]
+            )
             for r in k["reasons"]:
-                if r["reason"] in _group_members().get(g["group"], ()) and max(abs(r["base"] or 0.0), abs(r["new"] or 0.0)) >= 0.5:
-                    shares.append(["  " + r["label"], _pct(r["base"]), _pct(r["new"]), _pp(r["delta"]),
-                                   _dcyc((r.get("stall_cycles") or {}).get("delta"))])
+                if (
+                    r["reason"] in _group_members().get(g["group"], ())
+                    and max(abs(r["base"] or 0.0), abs(r["new"] or 0.0)) >= 0.5
+                ):
+                    shares.append(
+                        [
+                            "  " + r["label"],
+                            _pct(r["base"]),
+                            _pct(r["new"]),
+                            _pp(r["delta"]),
+                            _dcyc((r.get("stall_cycles") or {}).get("delta")),
+                        ]
+                    )
         out += _text_table(["share of stall cycles", "base", "new", "delta", "stall cycles delta"], shares, indent=2)
         if k["memory"]:
             out.append("  memory latency split (share of stall cycles)")
-            out += _text_table(["level", "base", "new", "delta"],
-                               [[m["level"], _pct(m["base"]), _pct(m["new"]), _pp(m["delta"])] for m in k["memory"]],
-                               indent=4)
+            out += _text_table(
+                ["level", "base", "new", "delta"],
+                [[m["level"], _pct(m["base"]), _pct(m["new"]), _pp(m["delta"])] for m in k["memory"]],
+                indent=4,
+            )
         f = k["findings"]
         if not (f["resolved"] or f["persisting"] or f["new"]):
             out.append("  findings        none on either side")
         for x in f["resolved"]:
-            out.append(f"  RESOLVED   {x['id']}: {x['title']} (was {x['severity']}, est. {_speed(x['estimated_speedup'])}"
-                       + (f", {x['location']}" if x["location"] else "") + ")")
+            out.append(
+                f"  RESOLVED   {x['id']}: {x['title']} (was {x['severity']}, est. {_speed(x['estimated_speedup'])}"
+                + (f", {x['location']}" if x["location"] else "")
+                + ")"
+            )
         for x in f["persisting"]:
             b, n = x["base"], x["new"]
-            out.append(f"  PERSISTS   {x['id']}: {x['title']} ({b['severity']} -> {n['severity']}, "
-                       f"est. {_speed(b['estimated_speedup'])} -> {_speed(n['estimated_speedup'])})")
+            out.append(
+                f"  PERSISTS   {x['id']}: {x['title']} ({b['severity']} -> {n['severity']}, "
+                f"est. {_speed(b['estimated_speedup'])} -> {_speed(n['estimated_speedup'])})"
+            )
         for x in f["new"]:
-            out.append(f"  NEW        {x['id']}: {x['title']} ({x['severity']}, est. {_speed(x['estimated_speedup'])}"
-                       + (f", {x['location']}" if x["location"] else "") + ")")
+            out.append(
+                f"  NEW        {x['id']}: {x['title']} ({x['severity']}, est. {_speed(x['estimated_speedup'])}"
+                + (f", {x['location']}" if x["location"] else "")
+                + ")"
+            )
     um = d["unmatched"]
     if um["base"] or um["new"]:
         out.append("")
         for side, other in (("base", "new"), ("new", "base")):
             for k in um[side]:
-                out.append(f"unmatched ({side} only): id {k['id']} {k['name']} ({_us(k['duration_ns'])}): "
-                           f"no matching kernel in the {other} report")
+                out.append(
+                    f"unmatched ({side} only): id {k['id']} {k['name']} ({_us(k['duration_ns'])}): "
+                    f"no matching kernel in the {other} report"
+                )
     return "\n".join(out) + "\n"
 
 
@@ -119,6 +169,7 @@ def _text_table(headers: list[str], rows: list[list[str]], indent: int) -> list[
 
     from rich.console import Console
     from rich.table import Table
+
     t = Table(box=None, show_edge=False, pad_edge=False, padding=(0, 0, 0, 3), header_style="")
     for i, h in enumerate(headers):
         t.add_column(h, no_wrap=True, justify="left" if i == 0 else "right")
@@ -132,6 +183,7 @@ def _text_table(headers: list[str], rows: list[list[str]], indent: int) -> list[
 @functools.cache
 def _group_members() -> dict[str, tuple[str, ...]]:
     from ..specs import loader as data
+
     return {g["id"]: tuple(g["reasons"]) for g in data.tree_shape()["groups"]}
 
 
@@ -139,8 +191,14 @@ def render_diff_html(d: dict) -> str:
     import jinja2
 
     from ..specs.loader import share_dir
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(share_dir("templates"))),
-                             autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(share_dir("templates"))),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env.filters.update(us=_us, pct=_pct, pp=_pp, speed=_speed)
     env.globals["group_reasons"] = lambda gid: _group_members().get(gid, ())
     try:
@@ -152,6 +210,7 @@ def render_diff_html(d: dict) -> str:
 
 def render_diff_json(d: dict) -> str:
     from .json_ import dumps
+
     return dumps(d) + "\n"
 
 
@@ -174,6 +233,6 @@ def diff_format_for(path: str | Path) -> str:
     fmt = format_for(path, "diff")
     if fmt is not None:
         return fmt
-    raise UsageError(f"cannot tell the diff format from {Path(path).name!r}", hint="use .txt, .json or .html, or give --format")
-
-
+    raise UsageError(
+        f"cannot tell the diff format from {Path(path).name!r}", hint="use .txt, .json or .html, or give --format"
+    )

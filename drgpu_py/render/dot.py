@@ -16,6 +16,7 @@ the top finding (``attrs['highlight']``) is drawn thick and orange; ``missing`` 
 ``svg``/``png`` need the ``dot`` program; without it they raise :class:`ToolNotFoundError`
 and ``write_dot_fallback`` writes the ``.dot`` source beside the requested file instead.
 """
+
 from __future__ import annotations
 
 import math
@@ -37,14 +38,28 @@ DOT_HINT = "install Graphviz (e.g. apt-get install graphviz, brew install graphv
 
 # kind -> node attributes; suggestions are green, memory-chain nodes amber, missing dashed.
 STYLE = {
-    "root": {"shape": "box", "style": "rounded,filled,bold", "fillcolor": "#1c2a3a", "fontcolor": "#ffffff", "color": "#1c2a3a", "fontsize": "13"},
+    "root": {
+        "shape": "box",
+        "style": "rounded,filled,bold",
+        "fillcolor": "#1c2a3a",
+        "fontcolor": "#ffffff",
+        "color": "#1c2a3a",
+        "fontsize": "13",
+    },
     "group": {"shape": "box", "style": "rounded,filled", "fillcolor": "#d0ebff", "color": "#1971c2"},
     "reason": {"shape": "box", "style": "rounded,filled", "fillcolor": "#e7f5ff", "color": "#74c0fc"},
     "metric": {"shape": "box", "style": "filled", "fillcolor": "#f8f9fa", "color": "#adb5bd", "fontsize": "10"},
     "chain": {"shape": "box", "style": "rounded,filled", "fillcolor": "#fff3bf", "color": "#f59f00"},
     "line": {"shape": "note", "style": "filled", "fillcolor": "#f1f3f5", "color": "#868e96", "fontsize": "10"},
     "suggestion": {"shape": "box", "style": "rounded,filled", "fillcolor": "#d3f9d8", "color": "#2b8a3e"},
-    "missing": {"shape": "box", "style": "dashed", "fillcolor": "#ffffff", "color": "#adb5bd", "fontcolor": "#868e96", "fontsize": "10"},
+    "missing": {
+        "shape": "box",
+        "style": "dashed",
+        "fillcolor": "#ffffff",
+        "color": "#adb5bd",
+        "fontcolor": "#868e96",
+        "fontsize": "10",
+    },
     "folded": {"shape": "plaintext", "fontcolor": "#868e96", "fontsize": "9"},
 }
 SEVERITY_PEN = {"high": "2.5", "medium": "1.6", "low": "1"}
@@ -84,14 +99,21 @@ def _node_label(n: Node, kernel_name: str | None = None) -> str:
     if n.kind == "root":
         lines = [f"{n.name} {val}".strip()]
         if a.get("achieved_ipc") is not None:
-            lines.append(f"IPC {a['achieved_ipc']:g} of {a.get('ideal_ipc', '?'):g}" if isinstance(a.get("ideal_ipc"), (int, float))
-                         else f"IPC {a['achieved_ipc']:g}")
+            lines.append(
+                f"IPC {a['achieved_ipc']:g} of {a.get('ideal_ipc', '?'):g}"
+                if isinstance(a.get("ideal_ipc"), (int, float))
+                else f"IPC {a['achieved_ipc']:g}"
+            )
         if a.get("top_unit"):
-            lines.append(f"busiest unit: {a.get('top_unit_label') or a['top_unit']} {a.get('top_unit_pct') if a.get('top_unit_pct') is not None else '?'}%")
+            lines.append(
+                f"busiest unit: {a.get('top_unit_label') or a['top_unit']} {a.get('top_unit_pct') if a.get('top_unit_pct') is not None else '?'}%"
+            )
         if a.get("bound"):
             lines.append(f"bound: {a['bound']}")
         if a.get("sol_grade"):
-            lines.append(f"speed of light: {a['sol_grade']} ({a.get('sol_limiter_label') or a.get('sol_limiter')} {a.get('sol_pct')}%)")
+            lines.append(
+                f"speed of light: {a['sol_grade']} ({a.get('sol_limiter_label') or a.get('sol_limiter')} {a.get('sol_pct')}%)"
+            )
         return _label(*lines)
     if n.kind == "missing":
         return _label(_clip(n.name, 60), missing_text(n))
@@ -126,7 +148,11 @@ def _compact(n: Node) -> bool:
 def _compact_label(n: Node) -> str:
     lines = [graphviz.escape(_clip(f"{n.name}: {format_value(n)}" if format_value(n) else n.name, 60)) + "\\n"]
     for c in n.children:
-        text = f"{c.name}: {missing_text(c)}" if c.kind == "missing" else (f"{c.name}: {format_value(c)}" if format_value(c) else c.name)
+        text = (
+            f"{c.name}: {missing_text(c)}"
+            if c.kind == "missing"
+            else (f"{c.name}: {format_value(c)}" if format_value(c) else c.name)
+        )
         lines.append(graphviz.escape(_clip(text, 60)) + "\\l")
     return graphviz.nohtml("".join(lines))
 
@@ -152,7 +178,7 @@ def _add_tree(g: graphviz.Digraph, root: Node, prefix: str, fold_share: float, r
             return
         g.node(nid, _node_label(n), **attrs)
         shown, folded = split_folded(n, fold_share)
-        for c in (reversed(shown) if reverse else shown):
+        for c in reversed(shown) if reverse else shown:
             cid = new_id()
             eattrs: dict[str, str] = {}
             if n.attrs.get("highlight") and c.attrs.get("highlight"):
@@ -182,11 +208,23 @@ def build_graph(analysis, options: RenderOptions | None = None, kernels=None) ->
     """The analysis trees as one Digraph: the single kernel's tree, or a cluster per kernel."""
     options = options or RenderOptions()
     kernels = list(analysis.kernels if kernels is None else kernels)
-    g = graphviz.Digraph("drgpu", graph_attr={
-        "rankdir": "LR", "nodesep": "0.12", "ranksep": "0.35", "fontname": FONT, "fontsize": "14",
-        "labelloc": "t", "labeljust": "l", "bgcolor": "white", "pad": "0.2", "ordering": "out"},
+    g = graphviz.Digraph(
+        "drgpu",
+        graph_attr={
+            "rankdir": "LR",
+            "nodesep": "0.12",
+            "ranksep": "0.35",
+            "fontname": FONT,
+            "fontsize": "14",
+            "labelloc": "t",
+            "labeljust": "l",
+            "bgcolor": "white",
+            "pad": "0.2",
+            "ordering": "out",
+        },
         node_attr={"fontname": FONT, "fontsize": "11", "margin": "0.12,0.05"},
-        edge_attr={"color": "#495057", "arrowsize": "0.6", "fontname": FONT})
+        edge_attr={"color": "#495057", "arrowsize": "0.6", "fontname": FONT},
+    )
     if len(kernels) == 1:
         g.attr(label=_label(kernel_title(kernels[0])))
         _add_tree(g, kernels[0].tree, "k0", options.fold_share)
@@ -231,8 +269,9 @@ def render_png(analysis, options) -> bytes:
     return _pipe(build_graph(analysis, options), "png")
 
 
-def write_dot_fallback(analysis, output: str | Path, fmt: str, force: bool = False,
-                       options: RenderOptions | None = None) -> Path:
+def write_dot_fallback(
+    analysis, output: str | Path, fmt: str, force: bool = False, options: RenderOptions | None = None
+) -> Path:
     """Write the DOT source beside ``output`` (``X.svg`` -> ``X.dot``) when ``dot`` is
     missing, and return its path; the caller tells the user how to lay it out."""
     out = Path(output)

@@ -26,6 +26,7 @@ a 139-group page is 1.5 MB instead of 7.3 (``_pack``); ``unpack_page`` gives the
 script leaves it. This module computes plain view data (numbers, strings, chart geometry); the
 templates only lay it out.
 """
+
 from __future__ import annotations
 
 import base64
@@ -50,30 +51,56 @@ from . import RenderOptions, register
 from .dot import dot_available, format_value, is_chain, missing_text, svg_for
 from .text import short_name
 
-GROUP_COLORS = {"memory": "#1c7ed6", "synchronization": "#ae3ec9", "instruction": "#0ca678",
-                "shared": "#f59f00", "constant": "#e64980", "warpgroup": "#7048e8"}
+GROUP_COLORS = {
+    "memory": "#1c7ed6",
+    "synchronization": "#ae3ec9",
+    "instruction": "#0ca678",
+    "shared": "#f59f00",
+    "constant": "#e64980",
+    "warpgroup": "#7048e8",
+}
 OTHER_COLOR = "#868e96"
-HOT_LINE_MIN_SHARE = 0.01     # a source line is "hot" from 1% of the kernel's stall samples
+HOT_LINE_MIN_SHARE = 0.01  # a source line is "hot" from 1% of the kernel's stall samples
 HOT_LINES_MAX = 12
-CONTEXT_LINES = 2             # source lines shown around each hot line
+CONTEXT_LINES = 2  # source lines shown around each hot line
 SASS_HOTSPOTS_MAX = 12
-SASS_ROWS_MAX = 40            # SASS instructions listed under one hot source line
-GRAPH_KERNELS_MAX = 10        # kernel groups (by GPU time) drawn as a Graphviz picture: about 50 KB each;
-                              # the others keep the outline tree (a report of 140 kernels was 17 MB)
-TREE_KEYS = {"name": "n", "value": "v", "kind": "k", "chain": "c", "bar": "b", "highlight": "h", "open": "o",
-             "detail": "d", "code": "cd", "sass": "s", "href": "hr", "severity": "sev", "sid": "id",
-             "children": "ch", "folded": "f", "fold_note": "fn"}   # the lazy tree's JSON keys (report.js reads them)
-SHARE_CHART_MAX = 15          # kernel groups drawn in the summary's time-share chart
-FIX_FIRST_MAX = 10            # findings in the summary's "fix first" list
-SHORT_NAME_W = 30             # characters of a kernel's short name in the summary table
-CHART_NAME_W = 32             # ... and in its time-share chart
+SASS_ROWS_MAX = 40  # SASS instructions listed under one hot source line
+GRAPH_KERNELS_MAX = 10  # kernel groups (by GPU time) drawn as a Graphviz picture: about 50 KB each;
+# the others keep the outline tree (a report of 140 kernels was 17 MB)
+TREE_KEYS = {
+    "name": "n",
+    "value": "v",
+    "kind": "k",
+    "chain": "c",
+    "bar": "b",
+    "highlight": "h",
+    "open": "o",
+    "detail": "d",
+    "code": "cd",
+    "sass": "s",
+    "href": "hr",
+    "severity": "sev",
+    "sid": "id",
+    "children": "ch",
+    "folded": "f",
+    "fold_note": "fn",
+}  # the lazy tree's JSON keys (report.js reads them)
+SHARE_CHART_MAX = 15  # kernel groups drawn in the summary's time-share chart
+FIX_FIRST_MAX = 10  # findings in the summary's "fix first" list
+SHORT_NAME_W = 30  # characters of a kernel's short name in the summary table
+CHART_NAME_W = 32  # ... and in its time-share chart
 
 
 @cache
 def _env() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(data.share_dir("templates"))),
-                              autoescape=True, undefined=jinja2.StrictUndefined,
-                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(data.share_dir("templates"))),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
 
 
 # ---- formatting ------------------------------------------------------------------------------
@@ -131,10 +158,19 @@ def _tree_view(n: Node, fold: float, anchor: str, src_ids: set[str], depth: int 
     share_kind = n.kind in ("root", "group", "reason", "line") or (is_chain(n) and n.unit == "%")
     bar = float(n.value) if share_kind and n.unit == "%" and isinstance(n.value, (int, float)) else None
     view = {
-        "name": n.name, "value": format_value(n), "kind": n.kind, "chain": is_chain(n),
-        "bar": None if bar is None else max(0.0, min(100.0, bar)), "highlight": bool(a.get("highlight")),
-        "open": depth == 0 or bool(a.get("highlight")), "detail": "", "code": "", "sass": "", "href": "",
-        "severity": a.get("severity", ""), "sid": a.get("id", "") if n.kind == "suggestion" else "",
+        "name": n.name,
+        "value": format_value(n),
+        "kind": n.kind,
+        "chain": is_chain(n),
+        "bar": None if bar is None else max(0.0, min(100.0, bar)),
+        "highlight": bool(a.get("highlight")),
+        "open": depth == 0 or bool(a.get("highlight")),
+        "detail": "",
+        "code": "",
+        "sass": "",
+        "href": "",
+        "severity": a.get("severity", ""),
+        "sid": a.get("id", "") if n.kind == "suggestion" else "",
         "children": [_tree_view(c, fold, anchor, src_ids, depth + 1) for c in shown],
         "folded": [_tree_view(c, fold, anchor, src_ids, depth + 1) for c in folded],
         "fold_note": f"{len(folded)} below {fold * 100:g}% of stall cycles" if folded else "",
@@ -144,7 +180,9 @@ def _tree_view(n: Node, fold: float, anchor: str, src_ids: set[str], depth: int 
         if a.get("achieved_ipc") is not None:
             bits.append(f"IPC {a['achieved_ipc']:g} of {a.get('ideal_ipc', '?')}")
         if a.get("top_unit"):
-            bits.append(f"busiest unit {a.get('top_unit_label') or a['top_unit']} {_num(a.get('top_unit_pct'), '.0f', '%')}")
+            bits.append(
+                f"busiest unit {a.get('top_unit_label') or a['top_unit']} {_num(a.get('top_unit_pct'), '.0f', '%')}"
+            )
         if a.get("bound"):
             bits.append(f"{a['bound']} bound")
         view["detail"] = " · ".join(bits)
@@ -190,8 +228,14 @@ def _stall_chart(tree: Node) -> dict | None:
             continue
         for n in g.children:
             if n.kind == "reason" and isinstance(n.value, (int, float)) and n.value > 0:
-                rows.append({"label": n.name, "value": float(n.value), "group": g.name,
-                             "color": GROUP_COLORS.get(g.attrs.get("group", ""), OTHER_COLOR)})
+                rows.append(
+                    {
+                        "label": n.name,
+                        "value": float(n.value),
+                        "group": g.name,
+                        "color": GROUP_COLORS.get(g.attrs.get("group", ""), OTHER_COLOR),
+                    }
+                )
     if not rows:
         return None
     rows.sort(key=lambda r: -r["value"])
@@ -206,8 +250,15 @@ def _stall_chart(tree: Node) -> dict | None:
     for r in rows:
         if r["group"] not in [x["name"] for x in legend]:
             legend.append({"name": r["group"], "color": r["color"]})
-    return {"rows": rows, "label_w": label_w, "bar_w": bar_w, "row_h": row_h,
-            "width": label_w + bar_w + 70, "height": top * 2 + row_h * len(rows), "legend": legend}
+    return {
+        "rows": rows,
+        "label_w": label_w,
+        "bar_w": bar_w,
+        "row_h": row_h,
+        "width": label_w + bar_w + 70,
+        "height": top * 2 + row_h * len(rows),
+        "legend": legend,
+    }
 
 
 def _memory_chart(ka) -> dict:
@@ -215,14 +266,28 @@ def _memory_chart(ka) -> dict:
     units = []
     for key, (metric, label) in UNITS.items():
         v = k.m(metric)
-        units.append({"label": label, "value": None if _nan(v) else float(v), "text": _num(v, ".0f", "%"),
-                      "top": key == ka.top_unit})
+        units.append(
+            {
+                "label": label,
+                "value": None if _nan(v) else float(v),
+                "text": _num(v, ".0f", "%"),
+                "top": key == ka.top_unit,
+            }
+        )
     label_w, bar_w, row_h = 120, 300, 24
     for i, u in enumerate(units):
         u["y"] = 6 + i * row_h
         u["w"] = 0.0 if u["value"] is None else max(1.0, bar_w * min(u["value"], 100.0) / 100.0)
-    out = {"units": units, "label_w": label_w, "bar_w": bar_w, "row_h": row_h,
-           "width": label_w + bar_w + 60, "height": 12 + row_h * len(units), "split": None, "split_missing": ""}
+    out = {
+        "units": units,
+        "label_w": label_w,
+        "bar_w": bar_w,
+        "row_h": row_h,
+        "width": label_w + bar_w + 60,
+        "height": 12 + row_h * len(units),
+        "split": None,
+        "split_missing": "",
+    }
     node = ka.tree.by_key(KEY_MEMORY_SPLIT)
     if node is not None and node.kind == "missing":
         out["split_missing"] = missing_text(node)
@@ -242,10 +307,18 @@ def _memory_chart(ka) -> dict:
             for i, lv in enumerate(levels):
                 w = width * max(0.0, float(lv.value or 0.0)) / total
                 hit = lv.attrs.get("hit_rate_pct")
-                segs.append({"label": lv.name, "x": x, "w": w, "color": colors[min(i, 2)],
-                             "pct": 100.0 * float(lv.value or 0.0) / total, "share": format_value(lv),
-                             "hit": "" if hit is None else f"hit rate {hit:g}%",
-                             "latency": lv.attrs.get("latency_cycles")})
+                segs.append(
+                    {
+                        "label": lv.name,
+                        "x": x,
+                        "w": w,
+                        "color": colors[min(i, 2)],
+                        "pct": 100.0 * float(lv.value or 0.0) / total,
+                        "share": format_value(lv),
+                        "hit": "" if hit is None else f"hit rate {hit:g}%",
+                        "latency": lv.attrs.get("latency_cycles"),
+                    }
+                )
                 x += w
             out["split"] = {"segments": segs, "width": width, "share": format_value(node)}
     return out
@@ -254,12 +327,22 @@ def _memory_chart(ka) -> dict:
 def _occupancy_chart(ka) -> dict:
     k = ka.kernel
     theo, ach = k.m("sm__maximum_warps_per_active_cycle_pct"), k.m("sm__warps_active.avg.pct_of_peak_sustained_active")
-    out: dict[str, Any] = {"theoretical": _num(theo, ".0f", "%"), "achieved": _num(ach, ".0f", "%"),
-           "theo_w": 0.0 if _nan(theo) else 3.0 * min(theo, 100.0), "ach_w": 0.0 if _nan(ach) else 3.0 * min(ach, 100.0),
-           "limiter": "", "bars": [], "missing": "", "width": 480, "height": 0}
+    out: dict[str, Any] = {
+        "theoretical": _num(theo, ".0f", "%"),
+        "achieved": _num(ach, ".0f", "%"),
+        "theo_w": 0.0 if _nan(theo) else 3.0 * min(theo, 100.0),
+        "ach_w": 0.0 if _nan(ach) else 3.0 * min(ach, 100.0),
+        "limiter": "",
+        "bars": [],
+        "missing": "",
+        "width": 480,
+        "height": 0,
+    }
     node = ka.tree.by_key(KEY_OCCUPANCY_LIMITER)
     if node is None or node.kind == "missing" or not isinstance(node.attrs.get("limits"), dict):
-        out["missing"] = missing_text(node) if node is not None and node.kind == "missing" else "not collected (section Occupancy)"
+        out["missing"] = (
+            missing_text(node) if node is not None and node.kind == "missing" else "not collected (section Occupancy)"
+        )
         return out
     limits = {str(name): float(v) for name, v in node.attrs["limits"].items() if not _nan(v)}
     if not limits:
@@ -269,19 +352,28 @@ def _occupancy_chart(ka) -> dict:
     top = max(limits.values()) or 1.0
     label_w, bar_w, row_h = 130, 280, 24
     for i, (name, v) in enumerate(sorted(limits.items(), key=lambda kv: kv[1])):
-        out["bars"].append({"label": name, "y": 6 + i * row_h, "w": max(1.0, bar_w * v / top), "text": f"{v:g} blocks/SM",
-                            "limit": v == low})
-    out["limiter"] = min(limits, key=limits.__getitem__)   # as analysis picks it: the fewest blocks/SM
-    out.update(label_w=label_w, bar_w=bar_w, row_h=row_h, height=12 + row_h * len(out["bars"]), width=label_w + bar_w + 110)
+        out["bars"].append(
+            {
+                "label": name,
+                "y": 6 + i * row_h,
+                "w": max(1.0, bar_w * v / top),
+                "text": f"{v:g} blocks/SM",
+                "limit": v == low,
+            }
+        )
+    out["limiter"] = min(limits, key=limits.__getitem__)  # as analysis picks it: the fewest blocks/SM
+    out.update(
+        label_w=label_w, bar_w=bar_w, row_h=row_h, height=12 + row_h * len(out["bars"]), width=label_w + bar_w + 110
+    )
     return out
 
 
 # ---- speed of light ---------------------------------------------------------------------------
 GRADE_THRESHOLDS = (("okay", "grade_okay"), ("good", "grade_good"), ("excellent", "grade_excellent"))
-ROOF_W, ROOF_H = 470, 300                                   # roofline SVG size
+ROOF_W, ROOF_H = 470, 300  # roofline SVG size
 ROOF_PAD = {"left": 58, "right": 26, "top": 14, "bottom": 44}
-ROOF_MARGIN_DECADES = 0.3     # at least this much of a decade between the data and an axis end
-CHAR_W = {"tick": 5.6, "roof": 6.4, "point": 6.9}   # rough text widths per character (px), for placing labels
+ROOF_MARGIN_DECADES = 0.3  # at least this much of a decade between the data and an axis end
+CHAR_W = {"tick": 5.6, "roof": 6.4, "point": 6.9}  # rough text widths per character (px), for placing labels
 LABEL_LINE_H = 14
 
 
@@ -290,8 +382,15 @@ def _segment(a: tuple[float, float], b: tuple[float, float], step: float = 3.0) 
     return [(a[0] + (b[0] - a[0]) * i / n, a[1] + (b[1] - a[1]) * i / n) for i in range(n + 1)]
 
 
-def _place_label(x: float, y: float, width: float, lines: int, bounds: tuple[float, float, float, float],
-                 points: list[tuple[float, float, float]], boxes: list[tuple[float, float, float, float]]) -> tuple[float, float, str]:
+def _place_label(
+    x: float,
+    y: float,
+    width: float,
+    lines: int,
+    bounds: tuple[float, float, float, float],
+    points: list[tuple[float, float, float]],
+    boxes: list[tuple[float, float, float, float]],
+) -> tuple[float, float, str]:
     """(x, first baseline y, text-anchor) of a label of ``width`` px and ``lines`` lines
     (LABEL_LINE_H apart) beside the point (x, y): the first of
     right/left/centred, below/above, near/farther that stays inside ``bounds`` and clear of
@@ -302,7 +401,13 @@ def _place_label(x: float, y: float, width: float, lines: int, bounds: tuple[flo
     extra = LABEL_LINE_H * (lines - 1)
     for dy in (14, -8 - extra, 28, -22 - extra):
         for anchor in ("start", "end", "middle"):
-            lx = x + 8 if anchor == "start" else x - 8 if anchor == "end" else min(max(x, x0 + width / 2), x1 - width / 2)
+            lx = (
+                x + 8
+                if anchor == "start"
+                else x - 8
+                if anchor == "end"
+                else min(max(x, x0 + width / 2), x1 - width / 2)
+            )
             left = lx if anchor == "start" else lx - width if anchor == "end" else lx - width / 2
             box = (left - 2, y + dy - 12, left + width + 2, y + dy + extra + 3)
             if box[0] < x0 or box[2] > x1 or box[1] < y0 or box[3] > y1:
@@ -351,8 +456,12 @@ def _sol_view(ka) -> dict | None:
     if grade is not None:
         badge = grade + (f" · {label} {pct:.0f}% of peak" if label and pct is not None else "")
     has_sass = ctx.df is not None and not ctx.df.empty
-    return {"grade": grade, "badge": badge, "bars": _sol_bars(d, th),
-            "roofline": _roofline(d["roofline"], d["flops_source"], has_sass)}
+    return {
+        "grade": grade,
+        "badge": badge,
+        "bars": _sol_bars(d, th),
+        "roofline": _roofline(d["roofline"], d["flops_source"], has_sass),
+    }
 
 
 def _sol_bars(d: dict, th: dict) -> dict:
@@ -364,19 +473,39 @@ def _sol_bars(d: dict, th: dict) -> dict:
         label = str(spec["label"])
         short = label if len(label) <= 32 else label.split(" (")[0]
         short = short if len(short) <= 32 else short[:31] + "…"
-        rows.append({"unit": u, "label": label, "short": short,
-                     "y": top + i * row_h, "w": max(0.0, bar_w * min(v, 100.0) / 100.0) if v > 0 else 0.0,
-                     "text": _pct_text(v), "limiter": u == d["limiter"], "source": spec.get("source") or ""})
+        rows.append(
+            {
+                "unit": u,
+                "label": label,
+                "short": short,
+                "y": top + i * row_h,
+                "w": max(0.0, bar_w * min(v, 100.0) / 100.0) if v > 0 else 0.0,
+                "text": _pct_text(v),
+                "limiter": u == d["limiter"],
+                "source": spec.get("source") or "",
+            }
+        )
     body = top + row_h * len(rows)
     lines = []
     for grade, key in GRADE_THRESHOLDS:
         level = th.get(key)
         if level is None or _nan(level):
             continue
-        lines.append({"grade": grade, "pct": f"{float(level):g}%", "x": label_w + bar_w * min(float(level), 100.0) / 100.0})
-    return {"rows": rows, "lines": lines, "label_w": label_w, "bar_w": bar_w, "row_h": row_h, "body": body,
-            "width": label_w + bar_w + 110, "height": body + (20 if lines else 6),
-            "grade": d["grade"], "missing": "" if rows else "unit throughputs not collected (section SpeedOfLight)"}
+        lines.append(
+            {"grade": grade, "pct": f"{float(level):g}%", "x": label_w + bar_w * min(float(level), 100.0) / 100.0}
+        )
+    return {
+        "rows": rows,
+        "lines": lines,
+        "label_w": label_w,
+        "bar_w": bar_w,
+        "row_h": row_h,
+        "body": body,
+        "width": label_w + bar_w + 110,
+        "height": body + (20 if lines else 6),
+        "grade": d["grade"],
+        "missing": "" if rows else "unit throughputs not collected (section SpeedOfLight)",
+    }
 
 
 def _roofline_missing(r: dict, flops_source: str, has_sass: bool) -> list[str]:
@@ -385,7 +514,9 @@ def _roofline_missing(r: dict, flops_source: str, has_sass: bool) -> list[str]:
         if flops_source != "none":
             missing.append(f"no FLOPs: the floating-point work counted ({flops_source}) is zero")
         elif has_sass:
-            missing.append("no FLOPs: the report has no FLOP counters and the kernel's SASS executes no floating-point math")
+            missing.append(
+                "no FLOPs: the report has no FLOP counters and the kernel's SASS executes no floating-point math"
+            )
         else:
             missing.append("no FLOPs: the report has neither FLOP counters nor per-instruction SASS counts")
     elif r["flop_per_s"] is None:
@@ -393,7 +524,9 @@ def _roofline_missing(r: dict, flops_source: str, has_sass: bool) -> list[str]:
     if r["precision"] is not None and r["arithmetic_intensity"] is None:
         missing.append("no DRAM traffic measured (dram__bytes.sum), so no arithmetic intensity")
     if r["precision"] is not None and r["peak_flop_per_s"] is None:
-        missing.append(f"no peak FLOP/s for {r['precision']} on this GPU (needs the SM clock and the architecture's peak)")
+        missing.append(
+            f"no peak FLOP/s for {r['precision']} on this GPU (needs the SM clock and the architecture's peak)"
+        )
     if r["peak_dram_bytes_per_s"] is None:
         missing.append("no peak DRAM bandwidth (dram__bytes.sum.peak_sustained)")
     return missing
@@ -411,7 +544,9 @@ def _roofline(r: dict, flops_source: str, has_sass: bool = True) -> dict:
     title = f"Roofline ({r['precision']})" if r.get("precision") else "Roofline"
     out = {"title": title, "missing": "", "chart": None}
     missing = _roofline_missing(r, flops_source, has_sass)
-    vals: list[Any] = [r.get(k) for k in ("arithmetic_intensity", "flop_per_s", "peak_flop_per_s", "peak_dram_bytes_per_s")]
+    vals: list[Any] = [
+        r.get(k) for k in ("arithmetic_intensity", "flop_per_s", "peak_flop_per_s", "peak_dram_bytes_per_s")
+    ]
     if not missing and not all(isinstance(v, (int, float)) and v > 0 and math.isfinite(v) for v in vals):
         missing.append("the kernel's FLOP/s or arithmetic intensity is zero")
     if missing:
@@ -422,7 +557,7 @@ def _roofline(r: dict, flops_source: str, has_sass: bool = True) -> dict:
     m = ROOF_MARGIN_DECADES
     lx = [math.log10(ai), math.log10(ridge)]
     x_lo, x_hi = math.floor(min(lx) - m), math.ceil(max(lx) + m)
-    roof_lo = bw * 10.0 ** x_lo            # the memory roof at the left edge
+    roof_lo = bw * 10.0**x_lo  # the memory roof at the left edge
     ly = [math.log10(fps), math.log10(peak), math.log10(roof_lo)]
     y_lo, y_hi = math.floor(min(ly) - m), math.ceil(max(ly) + m)
     pad = ROOF_PAD
@@ -436,9 +571,9 @@ def _roofline(r: dict, flops_source: str, has_sass: bool = True) -> dict:
 
     x_step = 1 if x_hi - x_lo <= 8 else 2
     y_step = 1 if y_hi - y_lo <= 8 else 2
-    xticks = [{"x": px(10.0 ** e), **_decade_label(e), "label": e % x_step == 0} for e in range(x_lo, x_hi + 1)]
-    yticks = [{"y": py(10.0 ** e), **_decade_label(e), "label": e % y_step == 0} for e in range(y_lo, y_hi + 1)]
-    roof = [(px(10.0 ** x_lo), py(roof_lo)), (px(ridge), py(peak)), (px(10.0 ** x_hi), py(peak))]
+    xticks = [{"x": px(10.0**e), **_decade_label(e), "label": e % x_step == 0} for e in range(x_lo, x_hi + 1)]
+    yticks = [{"y": py(10.0**e), **_decade_label(e), "label": e % y_step == 0} for e in range(y_lo, y_hi + 1)]
+    roof = [(px(10.0**x_lo), py(roof_lo)), (px(ridge), py(peak)), (px(10.0**x_hi), py(peak))]
     pt_x, pt_y = px(ai), py(fps)
     pct = r.get("pct_of_attainable")
     label = [_tflops(fps)] + ([f"{pct:.0f}% of attainable"] if pct is not None else [])
@@ -460,33 +595,69 @@ def _roofline(r: dict, flops_source: str, has_sass: bool = True) -> dict:
     mem_mid = ((roof[0][0] + roof[1][0]) / 2, (roof[0][1] + roof[1][1]) / 2)
     points = [(*q, 1.0) for q in _segment(roof[0], roof[1]) + _segment(roof[1], roof[2])]
     points += [(*q, 0.3) for q in _segment((ridge_x, py(peak)), (ridge_x, bottom))]
-    if mem_show:   # the rotated DRAM label, as points 6-16 px above the middle of the memory roof
+    if mem_show:  # the rotated DRAM label, as points 6-16 px above the middle of the memory roof
         ux, uy = (roof[1][0] - roof[0][0]) / mem_len, (roof[1][1] - roof[0][1]) / mem_len
         for t in range(-int(mem_w / 2), int(mem_w / 2) + 1, 3):
             for off in (6, 11, 16):
                 points.append((mem_mid[0] + ux * t + uy * off, mem_mid[1] + uy * t - ux * off, 5.0))
-    boxes = [(right - 4 - peak_w, py(peak) - 17, right - 4, py(peak) - 3),
-             (ridge_left, bottom - 17, ridge_left + ridge_w, bottom - 3)]
-    label_x, label_y, anchor = _place_label(pt_x, pt_y, CHAR_W["point"] * max(map(len, label)), len(label),
-                                            (pad["left"] + 2, pad["top"], right - 2, bottom), points, boxes)
+    boxes = [
+        (right - 4 - peak_w, py(peak) - 17, right - 4, py(peak) - 3),
+        (ridge_left, bottom - 17, ridge_left + ridge_w, bottom - 3),
+    ]
+    label_x, label_y, anchor = _place_label(
+        pt_x,
+        pt_y,
+        CHAR_W["point"] * max(map(len, label)),
+        len(label),
+        (pad["left"] + 2, pad["top"], right - 2, bottom),
+        points,
+        boxes,
+    )
     side = r.get("side") or ""
-    return {**out, "chart": {
-        "width": ROOF_W, "height": ROOF_H, "left": pad["left"], "top": pad["top"], "right": pad["left"] + pw,
-        "bottom": pad["top"] + ph, "pw": pw, "ph": ph, "xticks": xticks, "yticks": yticks,
-        "roof": " ".join(f"{x:.1f},{y:.1f}" for x, y in roof),
-        "ridge_x": ridge_x, "ridge_y": py(peak), "ridge": ridge_label, "ridge_lx": ridge_lx, "ridge_anchor": ridge_anchor,
-        "peak_label": peak_label, "peak_y": py(peak),
-        "mem_label": mem_label, "mem_x": mem_mid[0], "mem_y": mem_mid[1], "mem_show": mem_show,
-        "mem_angle": math.degrees(math.atan2(roof[1][1] - roof[0][1], roof[1][0] - roof[0][0])),
-        "pt_x": pt_x, "pt_y": pt_y, "label": label, "line_h": LABEL_LINE_H,
-        "label_x": label_x, "label_y": label_y, "anchor": anchor,
-        "tip": f"{_tflops(fps)} at {ai:.3g} FLOP/byte (DRAM {_rate(r['dram_bytes_per_s'], 'B/s') if r.get('dram_bytes_per_s') else 'n/a'})",
-        "caption": f"Achieved {_tflops(fps)} at {ai:.3g} FLOP per DRAM byte; ridge point {ridge:.3g} FLOP/byte"
-                   + (f"; {side} side of the ridge" if side else "")
-                   + (f"; {pct:.0f}% of the attainable {_tflops(float(r['attainable_flop_per_s']))}"
-                      if pct is not None and r.get("attainable_flop_per_s") else "")
-                   + f". Roofs: DRAM {_rate(bw, 'B/s')}, {r['precision']} peak {_tflops(peak)} at the measured clock.",
-    }}
+    return {
+        **out,
+        "chart": {
+            "width": ROOF_W,
+            "height": ROOF_H,
+            "left": pad["left"],
+            "top": pad["top"],
+            "right": pad["left"] + pw,
+            "bottom": pad["top"] + ph,
+            "pw": pw,
+            "ph": ph,
+            "xticks": xticks,
+            "yticks": yticks,
+            "roof": " ".join(f"{x:.1f},{y:.1f}" for x, y in roof),
+            "ridge_x": ridge_x,
+            "ridge_y": py(peak),
+            "ridge": ridge_label,
+            "ridge_lx": ridge_lx,
+            "ridge_anchor": ridge_anchor,
+            "peak_label": peak_label,
+            "peak_y": py(peak),
+            "mem_label": mem_label,
+            "mem_x": mem_mid[0],
+            "mem_y": mem_mid[1],
+            "mem_show": mem_show,
+            "mem_angle": math.degrees(math.atan2(roof[1][1] - roof[0][1], roof[1][0] - roof[0][0])),
+            "pt_x": pt_x,
+            "pt_y": pt_y,
+            "label": label,
+            "line_h": LABEL_LINE_H,
+            "label_x": label_x,
+            "label_y": label_y,
+            "anchor": anchor,
+            "tip": f"{_tflops(fps)} at {ai:.3g} FLOP/byte (DRAM {_rate(r['dram_bytes_per_s'], 'B/s') if r.get('dram_bytes_per_s') else 'n/a'})",
+            "caption": f"Achieved {_tflops(fps)} at {ai:.3g} FLOP per DRAM byte; ridge point {ridge:.3g} FLOP/byte"
+            + (f"; {side} side of the ridge" if side else "")
+            + (
+                f"; {pct:.0f}% of the attainable {_tflops(float(r['attainable_flop_per_s']))}"
+                if pct is not None and r.get("attainable_flop_per_s")
+                else ""
+            )
+            + f". Roofs: DRAM {_rate(bw, 'B/s')}, {r['precision']} peak {_tflops(peak)} at the measured clock.",
+        },
+    }
 
 
 # ---- source view -----------------------------------------------------------------------------
@@ -506,14 +677,21 @@ def _breakdown(values, stall_cols: list[str], labels: dict, groups: dict, limit:
     for v, col in sorted(zip(vals, stall_cols), key=lambda t: -t[0]):
         if v <= 0 or len(out) >= limit:
             break
-        r = col[len("stall_"):]
-        out.append({"reason": labels.get(r, r), "pct": 100.0 * v / tot, "samples": f"{v:,.0f}",
-                    "color": GROUP_COLORS.get(groups.get(r, ""), OTHER_COLOR)})
+        r = col[len("stall_") :]
+        out.append(
+            {
+                "reason": labels.get(r, r),
+                "pct": 100.0 * v / tot,
+                "samples": f"{v:,.0f}",
+                "color": GROUP_COLORS.get(groups.get(r, ""), OTHER_COLOR),
+            }
+        )
     return out
 
 
-def _sass_rows(df: pd.DataFrame, stall_cols: list[str], labels: dict, groups: dict,
-               marks: dict[int, list[str]]) -> tuple[list[dict], int]:
+def _sass_rows(
+    df: pd.DataFrame, stall_cols: list[str], labels: dict, groups: dict, marks: dict[int, list[str]]
+) -> tuple[list[dict], int]:
     """The SASS of one source line in address order; an unrolled line can hold hundreds of
     instructions, so only the most-stalled ``SASS_ROWS_MAX`` are listed (and the rest counted),
     plus every instruction a finding points at (``marks``: offset -> finding ids)."""
@@ -528,9 +706,17 @@ def _sass_rows(df: pd.DataFrame, stall_cols: list[str], labels: dict, groups: di
     for i in keep:
         top = _breakdown(stalls[i], stall_cols, labels, groups, limit=2)
         ex = None if executed is None else executed[i]
-        rows.append({"offset": f"+0x{offsets[i]:04x}", "sass": str(df["sass"].iat[i]), "findings": marks.get(offsets[i], []),
-                     "executed": "" if _nan(ex) else f"{ex:,.0f}", "stalls": f"{tot[i]:,.0f}", "hot": tot[i] > 0,
-                     "top": ", ".join(f"{b['reason'].split(' (')[0]} {b['pct']:.0f}%" for b in top)})
+        rows.append(
+            {
+                "offset": f"+0x{offsets[i]:04x}",
+                "sass": str(df["sass"].iat[i]),
+                "findings": marks.get(offsets[i], []),
+                "executed": "" if _nan(ex) else f"{ex:,.0f}",
+                "stalls": f"{tot[i]:,.0f}",
+                "hot": tot[i] > 0,
+                "top": ", ".join(f"{b['reason'].split(' (')[0]} {b['pct']:.0f}%" for b in top),
+            }
+        )
     return rows, len(df) - len(keep)
 
 
@@ -545,13 +731,19 @@ def _source_view(ka, anchor: str) -> dict:  # noqa: C901 - one optional block pe
     stall_cols = [c for c in df.columns if c.startswith("stall_") and c != "stall_selected"]
     total = float(df[stall_cols].to_numpy().sum()) if stall_cols else 0.0
     if total <= 0:
-        out["note"] = "No PC sampling in this report: per-line stalls are unavailable (collect the SourceCounters section)."
+        out["note"] = (
+            "No PC sampling in this report: per-line stalls are unavailable (collect the SourceCounters section)."
+        )
         return out
     where: dict[tuple, list[str]] = {}
     marks: dict[int, list[str]] = {}
     for f in ka.findings:
         for loc in f.locations:
-            if loc.get("file") and loc.get("line") is not None and f.id not in where.get((loc["file"], int(loc["line"])), []):
+            if (
+                loc.get("file")
+                and loc.get("line") is not None
+                and f.id not in where.get((loc["file"], int(loc["line"])), [])
+            ):
                 where.setdefault((loc["file"], int(loc["line"])), []).append(f.id)
             if loc.get("pc_offset") is not None and f.id not in marks.get(int(loc["pc_offset"]), []):
                 marks.setdefault(int(loc["pc_offset"]), []).append(f.id)
@@ -561,10 +753,17 @@ def _source_view(ka, anchor: str) -> dict:  # noqa: C901 - one optional block pe
         d = df.assign(_stalls=df[stall_cols].sum(axis=1)).sort_values("_stalls", ascending=False)
         d = d[d["_stalls"] > 0].head(SASS_HOTSPOTS_MAX)
         for _, r in d.iterrows():
-            out["hotspots"].append({"offset": f"+0x{int(r['offset']):04x}", "sass": str(r["sass"]),
-                                    "share": 100.0 * float(r["_stalls"]) / total,
-                                    "segments": _breakdown(r[stall_cols], stall_cols, labels, groups)})
-        out["note"] = "The report has no source-line information: hot SASS instructions are shown instead (compile with -lineinfo)."
+            out["hotspots"].append(
+                {
+                    "offset": f"+0x{int(r['offset']):04x}",
+                    "sass": str(r["sass"]),
+                    "share": 100.0 * float(r["_stalls"]) / total,
+                    "segments": _breakdown(r[stall_cols], stall_cols, labels, groups),
+                }
+            )
+        out["note"] = (
+            "The report has no source-line information: hot SASS instructions are shown instead (compile with -lineinfo)."
+        )
         return out
     lined = lined.assign(line=lined["line"].astype(int))
     by_line = lined.groupby(["file", "line"])
@@ -578,7 +777,7 @@ def _source_view(ka, anchor: str) -> dict:  # noqa: C901 - one optional block pe
         files.setdefault(f, {})[int(ln)] = float(v)
     # A finding's line is where the blamer puts the cause, often not where warps wait: show it
     # expanded like a hot line even when its own stall share is small.
-    for (f, ln) in where:
+    for f, ln in where:
         if (f, ln) in line_tot.index:
             files.setdefault(f, {}).setdefault(ln, float(line_tot.loc[(f, ln)]))
     for f in sorted(files, key=lambda x: -sum(files[x].values())):
@@ -600,14 +799,28 @@ def _source_view(ka, anchor: str) -> dict:  # noqa: C901 - one optional block pe
             row = {"gap": False, "no": ln, "code": code, "hot": ln in hot_lines, "id": _src_id(anchor, f, ln)}
             if ln in hot_lines:
                 sass, more = _sass_rows(by_line.get_group((f, ln)), stall_cols, labels, groups, marks)
-                row.update(share=100.0 * hot_lines[ln] / total, samples=f"{hot_lines[ln]:,.0f}",
-                           segments=_breakdown(per_line.loc[(f, ln)], stall_cols, labels, groups),
-                           sass=sass, sass_more=more, findings=where.get((f, ln), []))
+                row.update(
+                    share=100.0 * hot_lines[ln] / total,
+                    samples=f"{hot_lines[ln]:,.0f}",
+                    segments=_breakdown(per_line.loc[(f, ln)], stall_cols, labels, groups),
+                    sass=sass,
+                    sass_more=more,
+                    findings=where.get((f, ln), []),
+                )
             rows.append(row)
-        out["files"].append({"path": f, "name": str(f).rsplit("/", 1)[-1], "rows": rows,
-                             "share": 100.0 * sum(hot_lines.values()) / total, "has_text": bool(text)})
+        out["files"].append(
+            {
+                "path": f,
+                "name": str(f).rsplit("/", 1)[-1],
+                "rows": rows,
+                "share": 100.0 * sum(hot_lines.values()) / total,
+                "has_text": bool(text),
+            }
+        )
     if not any(fv["has_text"] for fv in out["files"]):
-        out["note"] = "Source text was not imported into the report (profile with --import-source yes): line numbers and SASS only."
+        out["note"] = (
+            "Source text was not imported into the report (profile with --import-source yes): line numbers and SASS only."
+        )
     return out
 
 
@@ -625,22 +838,41 @@ def _findings_view(ka, anchor: str, src_ids: set[str]) -> list[dict]:
             sid = _src_id(anchor, loc.get("file"), loc.get("line"))
             stalled = ", ".join(location_text(s) for s in loc.get("stalled_at", []) or [])
             inl = loc.get("inlined_from")
-            locs.append({"where": location_text(loc), "share": f"{100.0 * float(loc.get('share', 0.0)):.0f}%",
-                         "inlined": location_text(inl) if isinstance(inl, dict) and inl.get("file") else "",
-                         "code": loc.get("code") or "", "sass": loc.get("sass") or "",
-                         "stalled_at": stalled, "href": "#" + sid if sid in src_ids else ""})
-        out.append({"rank": i, "anchor": f"{anchor}-f{i}", "id": f.id, "title": f.title, "severity": f.severity,
-                    "speedup": f.speedup_text(), "share": f"{100.0 * f.stall_share:.0f}%",
-                    "share_w": max(0.0, min(100.0, 100.0 * f.stall_share)), "advice": f.advice,
-                    "evidence": [{"key": str(kk), "value": _evidence_value(v)} for kk, v in (f.evidence or {}).items()],
-                    "locations": locs, "notes": list(f.notes), "model": f.speedup_model})
+            locs.append(
+                {
+                    "where": location_text(loc),
+                    "share": f"{100.0 * float(loc.get('share', 0.0)):.0f}%",
+                    "inlined": location_text(inl) if isinstance(inl, dict) and inl.get("file") else "",
+                    "code": loc.get("code") or "",
+                    "sass": loc.get("sass") or "",
+                    "stalled_at": stalled,
+                    "href": "#" + sid if sid in src_ids else "",
+                }
+            )
+        out.append(
+            {
+                "rank": i,
+                "anchor": f"{anchor}-f{i}",
+                "id": f.id,
+                "title": f.title,
+                "severity": f.severity,
+                "speedup": f.speedup_text(),
+                "share": f"{100.0 * f.stall_share:.0f}%",
+                "share_w": max(0.0, min(100.0, 100.0 * f.stall_share)),
+                "advice": f.advice,
+                "evidence": [{"key": str(kk), "value": _evidence_value(v)} for kk, v in (f.evidence or {}).items()],
+                "locations": locs,
+                "notes": list(f.notes),
+                "model": f.speedup_model,
+            }
+        )
     return out
 
 
 def _clean_svg(svg: str, anchor: str) -> Markup:
     """Graphviz's SVG, made fit to inline: no XML prolog, doctype or comments, and ids
     prefixed per kernel so several graphs can share one page. Graphviz escapes label text."""
-    svg = svg[svg.find("<svg"):]
+    svg = svg[svg.find("<svg") :]
     svg = re.sub(r"<!--.*?-->", "", svg, flags=re.S)
     svg = re.sub(r'\bid="', f'id="{anchor}-', svg)
     return Markup(svg.strip())
@@ -653,10 +885,11 @@ def _model_view(ka) -> dict | None:
     if not d.get("available"):
         return {"available": False, "reason": d.get("reason")}
     top = max(d["terms"].values()) if d["terms"] else 0.0
-    terms = [{"name": t, "cycles": v, "pct": 100.0 * v / top if top > 0 else 0.0}
-             for t, v in sorted(d["terms"].items(), key=lambda kv: -kv[1])]
-    return {**d, "term_rows": terms,
-            "error_pct": None if d.get("error") is None else 100.0 * d["error"]}
+    terms = [
+        {"name": t, "cycles": v, "pct": 100.0 * v / top if top > 0 else 0.0}
+        for t, v in sorted(d["terms"].items(), key=lambda kv: -kv[1])
+    ]
+    return {**d, "term_rows": terms, "error_pct": None if d.get("error") is None else 100.0 * d["error"]}
 
 
 def _lazy_source(source: dict) -> None:
@@ -665,11 +898,16 @@ def _lazy_source(source: dict) -> None:
     for fv in source["files"]:
         for r in fv["rows"]:
             if r.get("hot"):
-                r["detail_json"] = _script_json({
-                    "g": [[round(g["pct"], 1), g["color"], g["reason"]] for g in r["segments"]],
-                    "r": [[x["offset"], x["sass"], x["findings"], x["executed"], x["stalls"], x["top"], int(x["hot"])]
-                          for x in r["sass"]],
-                    "m": r["sass_more"]})
+                r["detail_json"] = _script_json(
+                    {
+                        "g": [[round(g["pct"], 1), g["color"], g["reason"]] for g in r["segments"]],
+                        "r": [
+                            [x["offset"], x["sass"], x["findings"], x["executed"], x["stalls"], x["top"], int(x["hot"])]
+                            for x in r["sass"]
+                        ],
+                        "m": r["sass_more"],
+                    }
+                )
 
 
 def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool, inline_tree: bool = True) -> dict:
@@ -681,7 +919,7 @@ def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool, i
     src_ids = {r["id"] for fv in source["files"] for r in fv["rows"] if not r["gap"]}
     ach, theo = k.m("sm__warps_active.avg.pct_of_peak_sustained_active"), k.m("sm__maximum_warps_per_active_cycle_pct")
     sol = ka.context.sol if ka.context is not None else None
-    if sol is not None and sol.limiter is not None:   # the speed-of-light limiter, as the badge says
+    if sol is not None and sol.limiter is not None:  # the speed-of-light limiter, as the badge says
         top_label, top_pct = sol.labels.get(sol.limiter, sol.limiter), sol.limiter_pct
     else:
         top_label, top_pct = ka.tree.attrs.get("top_unit_label"), ka.top_unit_pct
@@ -701,19 +939,41 @@ def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool, i
     top = ka.findings[0] if ka.findings else None
     tree = _tree_view(ka.tree, options.fold_share, anchor, src_ids)
     return {
-        "anchor": anchor, "id": k.id, "name": _newlines(k.name), "launches": groups.launches(k),
-        "arch": " · ".join(x for x in (f"cc {k.compute_capability}" if k.compute_capability else "",
-                                       f"{k.sm_count} SMs" if k.sm_count else "") if x), "mangled": k.mangled if k.mangled and k.mangled != k.name else "",
-        "duration_ns": None if _nan(k.duration_ns) else float(k.duration_ns), "duration": _duration(k.duration_ns),
-        "bound": ka.bound, "stall_pct": _num(ka.stall_cycle_pct, ".1f", "%"),
+        "anchor": anchor,
+        "id": k.id,
+        "name": _newlines(k.name),
+        "launches": groups.launches(k),
+        "arch": " · ".join(
+            x
+            for x in (
+                f"cc {k.compute_capability}" if k.compute_capability else "",
+                f"{k.sm_count} SMs" if k.sm_count else "",
+            )
+            if x
+        ),
+        "mangled": k.mangled if k.mangled and k.mangled != k.name else "",
+        "duration_ns": None if _nan(k.duration_ns) else float(k.duration_ns),
+        "duration": _duration(k.duration_ns),
+        "bound": ka.bound,
+        "stall_pct": _num(ka.stall_cycle_pct, ".1f", "%"),
         "stall_w": 0.0 if _nan(ka.stall_cycle_pct) else max(0.0, min(100.0, float(ka.stall_cycle_pct))),
         "summary": [{"key": a, "value": b} for a, b in summary],
-        "top": {"id": top.id, "title": top.title, "speedup": top.speedup_text(), "severity": top.severity} if top else None,
+        "top": {"id": top.id, "title": top.title, "speedup": top.speedup_text(), "severity": top.severity}
+        if top
+        else None,
         "findings": _findings_view(ka, anchor, src_ids),
-        "stalls": _stall_chart(ka.tree), "stall_source": ka.tree.attrs.get("stall_source", ""),
-        "memory": _memory_chart(ka), "occupancy": _occupancy_chart(ka), "sol": _sol_view(ka), "model": _model_view(ka),
-        "tree": tree if inline_tree else None, "tree_json": None if inline_tree else _script_json(_tree_compact(tree)), "svg": svg,
-        "source": source, "notes": list(ka.notes), "slicing": ka.slicing,
+        "stalls": _stall_chart(ka.tree),
+        "stall_source": ka.tree.attrs.get("stall_source", ""),
+        "memory": _memory_chart(ka),
+        "occupancy": _occupancy_chart(ka),
+        "sol": _sol_view(ka),
+        "model": _model_view(ka),
+        "tree": tree if inline_tree else None,
+        "tree_json": None if inline_tree else _script_json(_tree_compact(tree)),
+        "svg": svg,
+        "source": source,
+        "notes": list(ka.notes),
+        "slicing": ka.slicing,
     }
 
 
@@ -739,6 +999,7 @@ def _row_kernels(analysis, rows: list[dict]) -> list[int]:
     """For each summary row, the index of its kernel group in ``analysis.kernels``: the first
     unused one with the row's id and name, preferring one with the row's total time (a report
     built by hand can hold two kernels with the same id and name)."""
+
     def total(i: int):
         t = groups.total_ns(analysis.kernels[i].kernel)
         return None if _nan(t) else round(t, 1)
@@ -746,7 +1007,11 @@ def _row_kernels(analysis, rows: list[dict]) -> list[int]:
     free = list(range(len(analysis.kernels)))
     out = []
     for r in rows:
-        same = [i for i in free if analysis.kernels[i].kernel.id == r["kernel_id"] and analysis.kernels[i].kernel.name == r["name"]]
+        same = [
+            i
+            for i in free
+            if analysis.kernels[i].kernel.id == r["kernel_id"] and analysis.kernels[i].kernel.name == r["name"]
+        ]
         i = next((j for j in same if total(j) == r["total_ns"]), same[0] if same else free[0])
         free.remove(i)
         out.append(i)
@@ -762,16 +1027,30 @@ def _share_chart(rows: list[dict]) -> dict:
     for i, r in enumerate(shown):
         v = r["share_v"] or 0.0
         w = bar_w * v / top
-        bars.append({"href": "#" + r["anchor"], "label": short_name(r["name"], CHART_NAME_W) or r["short"][:CHART_NAME_W],
-                     "text": r["share"], "y": pad + i * row_h, "w": max(1.0, w) if v > 0 else 0.0,
-                     "tip": f"{r['name']}: {r['share']} of GPU time, {r['total']} µs in {r['launches']} launch"
-                            + ("es" if r["launches"] != 1 else "")})
+        bars.append(
+            {
+                "href": "#" + r["anchor"],
+                "label": short_name(r["name"], CHART_NAME_W) or r["short"][:CHART_NAME_W],
+                "text": r["share"],
+                "y": pad + i * row_h,
+                "w": max(1.0, w) if v > 0 else 0.0,
+                "tip": f"{r['name']}: {r['share']} of GPU time, {r['total']} µs in {r['launches']} launch"
+                + ("es" if r["launches"] != 1 else ""),
+            }
+        )
     rest = rows[SHARE_CHART_MAX:]
     rest_share = sum(r["share_v"] or 0.0 for r in rest)
-    return {"bars": bars, "label_w": label_w, "bar_w": bar_w, "row_h": row_h,
-            "width": label_w + bar_w + 56, "height": 2 * pad + row_h * len(bars),
-            "rest": f"{len(rest)} more kernel group{'s' if len(rest) != 1 else ''}: {_share_text(rest_share)} of GPU time"
-                    if rest else ""}
+    return {
+        "bars": bars,
+        "label_w": label_w,
+        "bar_w": bar_w,
+        "row_h": row_h,
+        "width": label_w + bar_w + 56,
+        "height": 2 * pad + row_h * len(bars),
+        "rest": f"{len(rest)} more kernel group{'s' if len(rest) != 1 else ''}: {_share_text(rest_share)} of GPU time"
+        if rest
+        else "",
+    }
 
 
 def _summary_view(analysis, kernels: list[dict]) -> dict | None:
@@ -787,39 +1066,68 @@ def _summary_view(analysis, kernels: list[dict]) -> dict | None:
         ranks: dict[str, int] = {}
         for n, f in enumerate(kv["findings"], 1):
             ranks.setdefault(f["id"], n)
-        for f in r["findings"]:   # where each finding is on the page (for the "fix first" list)
+        for f in r["findings"]:  # where each finding is on the page (for the "fix first" list)
             f["anchor"] = kv["anchor"]
             f["href"] = f"#{kv['anchor']}-f{ranks[f['id']]}" if f["id"] in ranks else "#" + kv["anchor"]
         label = sol.labels.get(r["limiter"], r["limiter"]) if sol is not None and r["limiter"] else ""
         limiter = f"{label.split(' (')[0]} {r['limiter_pct']:.0f}%" if label and r["limiter_pct"] is not None else ""
         top = r["findings"][0] if r["findings"] else None
         name = _newlines(r["name"])
-        table.append({
-            "anchor": kv["anchor"], "id": r["kernel_id"], "name": name,
-            "short": short_name(name, SHORT_NAME_W) or name.strip()[:SHORT_NAME_W] or f"kernel {r['kernel_id']}",
-            "launches": r["launches"], "total": _us(r["total_ns"]), "total_v": r["total_ns"],
-            "mean": _us(r["mean_ns"]), "mean_v": r["mean_ns"],
-            "share": _share_text(r["time_share"]), "share_v": r["time_share"],
-            "share_w": 0.0 if r["time_share"] is None else max(0.0, min(100.0, 100.0 * r["time_share"])),
-            "grade": r["grade"] or "", "limiter": limiter, "limiter_v": r["limiter_pct"],
-            "top": None if top is None else {"id": top["id"], "severity": top["severity"], "href": top["href"],
-                                             "speedup": _speedup(top)},
-            "saved": "" if top is None else _us(top["time_saved_ns"]),
-            "saved_v": None if top is None else top["time_saved_ns"],
-        })
+        table.append(
+            {
+                "anchor": kv["anchor"],
+                "id": r["kernel_id"],
+                "name": name,
+                "short": short_name(name, SHORT_NAME_W) or name.strip()[:SHORT_NAME_W] or f"kernel {r['kernel_id']}",
+                "launches": r["launches"],
+                "total": _us(r["total_ns"]),
+                "total_v": r["total_ns"],
+                "mean": _us(r["mean_ns"]),
+                "mean_v": r["mean_ns"],
+                "share": _share_text(r["time_share"]),
+                "share_v": r["time_share"],
+                "share_w": 0.0 if r["time_share"] is None else max(0.0, min(100.0, 100.0 * r["time_share"])),
+                "grade": r["grade"] or "",
+                "limiter": limiter,
+                "limiter_v": r["limiter_pct"],
+                "top": None
+                if top is None
+                else {"id": top["id"], "severity": top["severity"], "href": top["href"], "speedup": _speedup(top)},
+                "saved": "" if top is None else _us(top["time_saved_ns"]),
+                "saved_v": None if top is None else top["time_saved_ns"],
+            }
+        )
     for t in table:
         t["sort"] = {k: _sort_value(t[k + "_v"]) for k in ("total", "mean", "share", "limiter", "saved")}
     by_anchor = {t["anchor"]: t for t in table}
     fix = []
     for n, p in enumerate(groups.priorities(rows, FIX_FIRST_MAX), 1):
         t = by_anchor[p["anchor"]]
-        fix.append({"rank": n, "id": p["id"], "severity": p["severity"], "href": p["href"], "kernel_href": "#" + t["anchor"],
-                    "kernel_id": p["kernel_id"], "short": t["short"], "name": t["name"], "where": p["where"] or "",
-                    "speedup": _speedup(p), "saved": _us(p["time_saved_ns"]),
-                    "saved_share": _share_text(p["time_saved_ns"] / total) if total > 0 else ""})
+        fix.append(
+            {
+                "rank": n,
+                "id": p["id"],
+                "severity": p["severity"],
+                "href": p["href"],
+                "kernel_href": "#" + t["anchor"],
+                "kernel_id": p["kernel_id"],
+                "short": t["short"],
+                "name": t["name"],
+                "where": p["where"] or "",
+                "speedup": _speedup(p),
+                "saved": _us(p["time_saved_ns"]),
+                "saved_share": _share_text(p["time_saved_ns"] / total) if total > 0 else "",
+            }
+        )
     launches = sum(r["launches"] for r in rows)
-    return {"rows": table, "chart": _share_chart(table), "fix": fix, "groups": len(rows), "launches": launches,
-            "total": _duration(total) if total > 0 else "n/a"}
+    return {
+        "rows": table,
+        "chart": _share_chart(table),
+        "fix": fix,
+        "groups": len(rows),
+        "launches": launches,
+        "total": _duration(total) if total > 0 else "n/a",
+    }
 
 
 def _body_parts(kv: dict, **context) -> list[str]:
@@ -868,14 +1176,18 @@ def unpack_page(doc: str) -> str:
 def render_html(analysis, options) -> str:
     options = options or RenderOptions()
     with_svg = dot_available()
-    times = [(ka.kernel.duration_ns if not _nan(ka.kernel.duration_ns) else 0.0) * groups.launches(ka.kernel)
-             for ka in analysis.kernels]
+    times = [
+        (ka.kernel.duration_ns if not _nan(ka.kernel.duration_ns) else 0.0) * groups.launches(ka.kernel)
+        for ka in analysis.kernels
+    ]
     order = sorted(range(len(times)), key=lambda i: -times[i])
     drawn = set(order[:GRAPH_KERNELS_MAX])
     # The same heaviest groups get their outline tree and hot lines' SASS as HTML; the others
     # carry them as JSON that report.js turns into the same DOM when opened (~1/3 the bytes).
-    kernels = [_kernel_view(i, ka, analysis, options, with_svg and i in drawn, i in drawn)
-               for i, ka in enumerate(analysis.kernels)]
+    kernels = [
+        _kernel_view(i, ka, analysis, options, with_svg and i in drawn, i in drawn)
+        for i, ka in enumerate(analysis.kernels)
+    ]
     report = str(analysis.profile.path or "")
     fold = f"{options.fold_share * 100:g}%"
     # Past GRAPH_KERNELS_MAX groups, each group's charts, model, tree and source lines (nine
@@ -890,8 +1202,21 @@ def render_html(analysis, options) -> str:
         if pack:
             kv["packed"], kv["eager"] = len(bodies), i in drawn
             bodies.append(_body_parts(kv, fold=fold, graph_max=GRAPH_KERNELS_MAX, report=report))
-    return _env().get_template("report.html.j2").render(
-        title=os.path.basename(report) or "drgpu report", report=report, fmt=analysis.profile.format,
-        version=__version__, notes=list(analysis.profile.notes), kernels=kernels,
-        summary=_summary_view(analysis, kernels), launches=sum(kv["launches"] for kv in kernels),
-        fold=fold, with_svg=with_svg, graph_max=GRAPH_KERNELS_MAX, packed=_pack(bodies) if bodies else "")
+    return (
+        _env()
+        .get_template("report.html.j2")
+        .render(
+            title=os.path.basename(report) or "drgpu report",
+            report=report,
+            fmt=analysis.profile.format,
+            version=__version__,
+            notes=list(analysis.profile.notes),
+            kernels=kernels,
+            summary=_summary_view(analysis, kernels),
+            launches=sum(kv["launches"] for kv in kernels),
+            fold=fold,
+            with_svg=with_svg,
+            graph_max=GRAPH_KERNELS_MAX,
+            packed=_pack(bodies) if bodies else "",
+        )
+    )

@@ -2,6 +2,7 @@
 analysis.schema.json). ``dumps`` writes any drgpu document: indented by two spaces, UTF-8
 text as is, numpy scalars and arrays as numbers, NaN and infinities as null (JSON has
 neither). orjson does the encoding; without it, the standard library with the same rules."""
+
 from __future__ import annotations
 
 import math
@@ -38,6 +39,7 @@ def dumps(o) -> str:
         import orjson
     except ImportError:  # pragma: no cover - orjson is a dependency; kept working without it
         import json
+
         return json.dumps(_clean(o), indent=2, ensure_ascii=False)
     opts = orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
     try:
@@ -45,6 +47,7 @@ def dumps(o) -> str:
     except orjson.JSONEncodeError:
         # What orjson refuses (an int beyond 64 bits, a numpy array of objects): the standard library.
         import json
+
         return json.dumps(_clean(o), indent=2, ensure_ascii=False)
 
 

@@ -2,6 +2,7 @@
 kernel launch) as aligned text (plain, or a styled rich table on a terminal), CSV or JSON
 (drgpu_py/specs/schema/list.schema.json). Registered in ``REGISTRIES["list"]``; the kernel
 name comes last so long names never break the columns."""
+
 from __future__ import annotations
 
 import math
@@ -21,11 +22,30 @@ def _num(v, spec: str, none: str = "n/a") -> str:
 
 def list_cells(r: dict) -> list[str]:
     top = f"{r['top_finding']} ({r['top_severity']}, {r['top_speedup']:.2f}x)" if r["top_finding"] else "-"
-    return [r["report"], str(r["id"]), _num(r["duration_ns"] / 1000 if r["duration_ns"] is not None else None, ".2f"),
-            _dims(r["grid"]), _dims(r["block"]), _num(r["stall_cycle_pct"], ".1f"), r["bound"] or "?", top, r["name"]]
+    return [
+        r["report"],
+        str(r["id"]),
+        _num(r["duration_ns"] / 1000 if r["duration_ns"] is not None else None, ".2f"),
+        _dims(r["grid"]),
+        _dims(r["block"]),
+        _num(r["stall_cycle_pct"], ".1f"),
+        r["bound"] or "?",
+        top,
+        r["name"],
+    ]
 
 
-LIST_HEADER = ["report", "id", "duration_us", "grid", "block", "stall_%", "bound", "top finding (est. speedup)", "kernel"]
+LIST_HEADER = [
+    "report",
+    "id",
+    "duration_us",
+    "grid",
+    "block",
+    "stall_%",
+    "bound",
+    "top finding (est. speedup)",
+    "kernel",
+]
 
 
 def _list_table(rows: list[dict], styled: bool):
@@ -33,6 +53,7 @@ def _list_table(rows: list[dict], styled: bool):
     cell (numbers are never cut); the kernel name folds onto more lines when space is short."""
     from rich.table import Table
     from rich.text import Text
+
     cells = [list_cells(r) for r in rows]
     t = Table(box=None, show_edge=False, pad_edge=False, header_style="bold" if styled else "", padding=(0, 2, 0, 0))
     for i, head in enumerate(LIST_HEADER[:-1]):
@@ -50,6 +71,7 @@ def render_list_text(rows: list[dict], width: int = 120) -> str:
     import io
 
     from rich.console import Console
+
     buf = io.StringIO()
     # Never narrower than the cells need: piped or in a file, a row is one line whatever the
     # width (scripts split lines), numbers and names whole.
@@ -67,9 +89,21 @@ def render_list_csv(rows: list[dict]) -> str:
     """One CSV row per launch: the JSON rows' fields, grid and block as AxBxC."""
     import csv
     import io
+
     buf = io.StringIO()
-    fields = ["report", "id", "name", "duration_ns", "grid", "block", "stall_cycle_pct", "bound",
-              "top_finding", "top_severity", "top_speedup"]
+    fields = [
+        "report",
+        "id",
+        "name",
+        "duration_ns",
+        "grid",
+        "block",
+        "stall_cycle_pct",
+        "bound",
+        "top_finding",
+        "top_severity",
+        "top_speedup",
+    ]
     w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
     w.writeheader()
     for r in _finite(rows):
@@ -79,6 +113,7 @@ def render_list_csv(rows: list[dict]) -> str:
 
 def render_list_json(rows: list[dict]) -> str:
     from .json_ import dumps
+
     return dumps({"tool": "drgpu", "version": __version__, "kind": "list", "kernels": rows}) + "\n"
 
 

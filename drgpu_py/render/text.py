@@ -1,6 +1,7 @@
 """Terminal renderer (rich): per kernel a header, the stall tree (folded below the fold
 share) and the top findings with their advice and source lines. Works without a terminal
 (plain text into a string) for files and pipes."""
+
 from __future__ import annotations
 
 import io
@@ -24,8 +25,11 @@ _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 def escape(text) -> str:
     """Text for rich: markup escaped, control and bidi characters made visible."""
-    return _markup_escape(_UNSAFE.sub(lambda m: f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 0x100
-                                      else f"\\u{ord(m.group(0)):04x}", str(text)))
+    return _markup_escape(
+        _UNSAFE.sub(
+            lambda m: f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 0x100 else f"\\u{ord(m.group(0)):04x}", str(text)
+        )
+    )
 
 
 def _label(n: Node) -> str:
@@ -52,9 +56,11 @@ def _label(n: Node) -> str:
 def _add(tree: Tree, node: Node, fold: float, depth: int, compact: bool = False) -> None:
     shown, folded = split_folded(node, fold)
     for c in shown:
-        if compact and (c.kind in ("metric", "missing") or (c.kind == "group" and c.value is None
-                                                            and c.attrs.get("group") != "speed_of_light")):
-            continue   # the summary view keeps causes, lines and suggestions; -k ID shows all
+        if compact and (
+            c.kind in ("metric", "missing")
+            or (c.kind == "group" and c.value is None and c.attrs.get("group") != "speed_of_light")
+        ):
+            continue  # the summary view keeps causes, lines and suggestions; -k ID shows all
         sub = tree.add(_label(c))
         if depth < 5 and not (compact and c.attrs.get("group") == "speed_of_light"):
             _add(sub, c, fold, depth + 1, compact)
@@ -66,7 +72,6 @@ def _fmt(v, spec: str) -> str:
     return "n/a" if v is None else format(v, spec)
 
 
-
 def _us(ns) -> str:
     return "n/a" if ns is None else f"{ns / 1000:,.1f}"
 
@@ -74,20 +79,32 @@ def _us(ns) -> str:
 def render_summary(analysis, options, console: Console) -> None:
     """The application view: kernel groups by GPU time, then the fixes that save most time."""
     rows = analysis.summary()
-    tab = Table(title=f"Kernels by GPU time ({sum(r['launches'] for r in rows)} launches, {len(rows)} kernels)",
-                expand=False)
+    tab = Table(
+        title=f"Kernels by GPU time ({sum(r['launches'] for r in rows)} launches, {len(rows)} kernels)", expand=False
+    )
     numeric = ("id", "launches", "total µs", "share", "saves µs")
     for col in ("id", "kernel", "launches", "total µs", "share", "speed of light", "top finding", "saves µs"):
         # Numbers are never folded or cut: only the names and labels give way to a narrow width.
-        tab.add_column(col, overflow="fold", min_width=30 if col == "kernel" else None, no_wrap=col in numeric,
-                       justify="right" if col in numeric[1:] else "left")
+        tab.add_column(
+            col,
+            overflow="fold",
+            min_width=30 if col == "kernel" else None,
+            no_wrap=col in numeric,
+            justify="right" if col in numeric[1:] else "left",
+        )
     for r in rows[:15]:
         top = r["findings"][0] if r["findings"] else None
         sol = f"{r['grade']} ({r['limiter']} {r['limiter_pct']:.0f}%)" if r["grade"] else "n/a"
-        tab.add_row(str(r["kernel_id"]), escape(short_name(r["name"], 40)), str(r["launches"]), _us(r["total_ns"]),
-                    "n/a" if r["time_share"] is None else f"{100 * r['time_share']:.1f}%", sol,
-                    f"[{SEV_STYLE[top['severity']]}]{top['id']}[/]" if top else "-",
-                    _us(top["time_saved_ns"]) if top else "-")
+        tab.add_row(
+            str(r["kernel_id"]),
+            escape(short_name(r["name"], 40)),
+            str(r["launches"]),
+            _us(r["total_ns"]),
+            "n/a" if r["time_share"] is None else f"{100 * r['time_share']:.1f}%",
+            sol,
+            f"[{SEV_STYLE[top['severity']]}]{top['id']}[/]" if top else "-",
+            _us(top["time_saved_ns"]) if top else "-",
+        )
     if len(rows) > 15:
         tab.caption = f"{len(rows) - 15} more kernels below (JSON and HTML list all)"
     console.print(tab)
@@ -96,8 +113,10 @@ def render_summary(analysis, options, console: Console) -> None:
         console.print("[bold]Fix first[/bold] (time saved in the profiled run):")
         for i, f in enumerate(first, 1):
             where = f" at {escape(f['where'])}" if f.get("where") else ""
-            console.print(f"  {i}. {escape(f['id'])} in {escape(short_name(f['name']))} (id {f['kernel_id']}){where}: "
-                          f"{_us(f['time_saved_ns'])} µs, est. {'≥' if f.get('estimate_capped') else ''}{f['estimated_speedup']:.2f}x")
+            console.print(
+                f"  {i}. {escape(f['id'])} in {escape(short_name(f['name']))} (id {f['kernel_id']}){where}: "
+                f"{_us(f['time_saved_ns'])} µs, est. {'≥' if f.get('estimate_capped') else ''}{f['estimated_speedup']:.2f}x"
+            )
     console.print()
 
 
@@ -111,23 +130,29 @@ def render_console(analysis, options, console: Console) -> None:
             order = [r["kernel_id"] for r in analysis.summary()][:n]
             by_id = {ka.kernel.id: ka for ka in analysis.kernels}
             shown = [by_id[i] for i in order]
-            console.print(f"[dim]Trees of the {n} kernels with the most GPU time follow (--top N for more, "
-                          "--top 0 for all; -k ID for one kernel's whole tree).[/dim]\n")
+            console.print(
+                f"[dim]Trees of the {n} kernels with the most GPU time follow (--top N for more, "
+                "--top 0 for all; -k ID for one kernel's whole tree).[/dim]\n"
+            )
     for ka in shown:
         k = ka.kernel
         d = ka.to_dict()
         dur = f"{k.duration_ns / 1000:.1f} µs" if k.duration_ns == k.duration_ns else "duration n/a"
         launches = ka.kernel.m("drgpu__group_launches")
         group = f"  [{int(launches)} launches, mean shown]" if launches == launches else ""
-        head = (f"[bold]{escape(k.name)}[/bold]  (id {k.id}){group}\n{escape(k.device or 'unknown device')} cc {escape(k.compute_capability or '?')}  "
-                f"{dur}  grid {tuple(k.grid)} block {tuple(k.block)}\n"
-                f"bound: [bold]{ka.bound}[/bold]   stall cycles: {_fmt(d['stall_cycle_pct'], '.1f')}%   "
-                f"IPC {_fmt(d['achieved_ipc'], '.2f')} of {ka.tree.attrs.get('ideal_ipc'):g}   busiest unit: {ka.tree.attrs.get('top_unit_label')} "
-                f"{_fmt(ka.tree.attrs.get('top_unit_pct'), '.0f')}%")
+        head = (
+            f"[bold]{escape(k.name)}[/bold]  (id {k.id}){group}\n{escape(k.device or 'unknown device')} cc {escape(k.compute_capability or '?')}  "
+            f"{dur}  grid {tuple(k.grid)} block {tuple(k.block)}\n"
+            f"bound: [bold]{ka.bound}[/bold]   stall cycles: {_fmt(d['stall_cycle_pct'], '.1f')}%   "
+            f"IPC {_fmt(d['achieved_ipc'], '.2f')} of {ka.tree.attrs.get('ideal_ipc'):g}   busiest unit: {ka.tree.attrs.get('top_unit_label')} "
+            f"{_fmt(ka.tree.attrs.get('top_unit_pct'), '.0f')}%"
+        )
         if ka.tree.attrs.get("sol_grade"):
             a = ka.tree.attrs
-            head += (f"\nspeed of light: [bold]{a['sol_grade']}[/bold] ({escape(str(a.get('sol_limiter_label')))} at "
-                     f"{_fmt(a.get('sol_pct'), '.0f')}% of peak)")
+            head += (
+                f"\nspeed of light: [bold]{a['sol_grade']}[/bold] ({escape(str(a.get('sol_limiter_label')))} at "
+                f"{_fmt(a.get('sol_pct'), '.0f')}% of peak)"
+            )
         console.print(Panel(head, expand=False))
         t = Tree(_label(ka.tree))
         _add(t, ka.tree, options.fold_share, 0, compact)
@@ -137,11 +162,21 @@ def render_console(analysis, options, console: Console) -> None:
             for col in ("#", "finding", "severity", "est. speedup", "where"):
                 tab.add_column(col, no_wrap=col in ("#", "severity", "est. speedup"), overflow="fold")
             for i, f in enumerate(ka.findings[: options.top_findings], 1):
-                where = "\n".join(f"{escape(str(loc.get('file') or 'SASS').rsplit('/', 1)[-1])}:{loc.get('line') or hex(loc.get('pc_offset', 0))} "
-                                  f"({loc['share'] * 100:.0f}%) {escape((loc.get('code') or loc.get('sass') or '')[:50])}"
-                                  for loc in f.locations[:3]) or "-"
-                tab.add_row(str(i), f"[bold]{f.id}[/bold]\n{escape(f.title)}\n[dim]{escape(f.advice)}[/dim]",
-                            f"[{SEV_STYLE[f.severity]}]{f.severity}[/]", f.speedup_text(), where)
+                where = (
+                    "\n".join(
+                        f"{escape(str(loc.get('file') or 'SASS').rsplit('/', 1)[-1])}:{loc.get('line') or hex(loc.get('pc_offset', 0))} "
+                        f"({loc['share'] * 100:.0f}%) {escape((loc.get('code') or loc.get('sass') or '')[:50])}"
+                        for loc in f.locations[:3]
+                    )
+                    or "-"
+                )
+                tab.add_row(
+                    str(i),
+                    f"[bold]{f.id}[/bold]\n{escape(f.title)}\n[dim]{escape(f.advice)}[/dim]",
+                    f"[{SEV_STYLE[f.severity]}]{f.severity}[/]",
+                    f.speedup_text(),
+                    where,
+                )
             console.print(tab)
         else:
             console.print("[green]No findings above the thresholds.[/green]")

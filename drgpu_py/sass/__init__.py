@@ -5,13 +5,21 @@ list the SASS of cubins with nvdisasm (``sass.cubin``) or of a binary (``sass.bi
 The names below are loaded on first use (PEP 562): ``sass.cubin`` starts nvdisasm before
 the analysis modules load, so importing it must not import numpy and pandas with the slicer.
 """
+
 from __future__ import annotations
 
 import importlib
 from typing import TYPE_CHECKING
 
-_HOMES = {"Instruction": "isa", "parse_instruction": "isa", "parse_listing": "isa", "CFG": "cfg",
-          "build_cfg": "cfg", "Blame": "slicing", "blame_stalls": "slicing"}
+_HOMES = {
+    "Instruction": "isa",
+    "parse_instruction": "isa",
+    "parse_listing": "isa",
+    "CFG": "cfg",
+    "build_cfg": "cfg",
+    "Blame": "slicing",
+    "blame_stalls": "slicing",
+}
 
 __all__ = ["Instruction", "parse_instruction", "parse_listing", "CFG", "build_cfg", "Blame", "blame_stalls"]
 

@@ -21,6 +21,7 @@ compared with the report's, and a kernel whose SASS differs is left to the repor
 with a per-kernel note. The tools come from NVIDIA's PyPI wheels (``nvidia-cuda-nvdisasm``,
 ``nvidia-cuda-cuobjdump``) or PATH; a missing tool raises :class:`ToolNotFoundError`.
 """
+
 from __future__ import annotations
 
 import os
@@ -41,7 +42,7 @@ from .control import control_table, supports_control
 from .isa import SASS_LABEL
 
 _TOOL_TIMEOUT_S = 600
-_MATCH_MIN = 0.95      # share of offsets whose SASS must agree for a cubin function to be used
+_MATCH_MIN = 0.95  # share of offsets whose SASS must agree for a cubin function to be used
 
 _INST = re.compile(r"^\s*/\*([0-9a-fA-F]+)\*/\s+(.*?)\s*;?\s*/\*\s*(0x[0-9a-fA-F]+)\s*\*/\s*$")
 _HIGH = re.compile(r"^\s*/\*\s*(0x[0-9a-fA-F]+)\s*\*/\s*$")
@@ -63,7 +64,7 @@ class SassInstruction:
 
 @dataclass
 class SassFunction:
-    name: str                     # mangled name (the ELF symbol)
+    name: str  # mangled name (the ELF symbol)
     sm: int | None
     cubin: str
     insts: list[SassInstruction] = field(default_factory=list)
@@ -77,6 +78,7 @@ class SassFunction:
 
 # ---- tools ---------------------------------------------------------------------------------
 
+
 def find_tool(name: str) -> str:
     """Path of ``nvdisasm``/``cuobjdump`` (``sass.cubin.find_tool``: NVIDIA's installed PyPI
     wheels, else PATH, else ``$CUDA_HOME/bin``); ToolNotFoundError when there is none."""
@@ -89,8 +91,7 @@ def find_tool(name: str) -> str:
 
 def _run(argv: list[str], cwd: str | None = None) -> subprocess.CompletedProcess:
     try:
-        return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, errors="replace",
-                              timeout=_TOOL_TIMEOUT_S)
+        return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, errors="replace", timeout=_TOOL_TIMEOUT_S)
     except FileNotFoundError as e:
         raise ToolNotFoundError(f"{argv[0]} cannot be run: {e.strerror}") from e
     except subprocess.TimeoutExpired as e:
@@ -100,6 +101,7 @@ def _run(argv: list[str], cwd: str | None = None) -> subprocess.CompletedProcess
 def is_cubin(path: Path) -> bool:
     """An ELF file for the CUDA machine (EM_CUDA); executables and fatbins are not."""
     from ..io import require_input_file
+
     require_input_file(path, "a cubin or executable")
     try:
         with open(path, "rb") as fh:
@@ -115,8 +117,10 @@ def extract_cubins(binary: Path, workdir: Path) -> list[Path]:
     cubins = sorted(p for p in Path(workdir).iterdir() if p.is_file() and is_cubin(p))
     if not cubins:
         msg = (r.stderr or r.stdout).strip().splitlines()
-        raise InputError(f"{binary}: no cubin found" + (f" ({msg[-1]})" if msg else ""),
-                         hint="give the executable or library that holds the profiled kernels, or the cubin with --cubin")
+        raise InputError(
+            f"{binary}: no cubin found" + (f" ({msg[-1]})" if msg else ""),
+            hint="give the executable or library that holds the profiled kernels, or the cubin with --cubin",
+        )
     return cubins
 
 
@@ -125,12 +129,15 @@ def disassemble(cubin: Path) -> str:
     r = _run([find_tool("nvdisasm"), "-c", "-hex", "-g", "-gi", str(cubin)])
     if r.returncode != 0:
         msg = (r.stderr or r.stdout).strip().splitlines()
-        raise ReportFormatError(f"nvdisasm could not disassemble {cubin}" + (f": {msg[-1]}" if msg else ""),
-                                hint="give a cubin for a Turing (sm_75) or later GPU")
+        raise ReportFormatError(
+            f"nvdisasm could not disassemble {cubin}" + (f": {msg[-1]}" if msg else ""),
+            hint="give a cubin for a Turing (sm_75) or later GPU",
+        )
     return r.stdout
 
 
 # ---- parsing -----------------------------------------------------------------------------
+
 
 def parse_disassembly(text: str, cubin: str = "") -> dict[str, SassFunction]:
     """Functions of one nvdisasm listing (``-c -hex`` with optional ``-g``/``-gi``) by
@@ -139,8 +146,8 @@ def parse_disassembly(text: str, cubin: str = "") -> dict[str, SassFunction]:
     sm = None
     cur: SassFunction | None = None
     loc: tuple[str | None, int | None, list] = (None, None, [])
-    pending: tuple[SassFunction, int, str, int] | None = None   # an instruction's first line, in its function
-    group: list[tuple[str, int, list]] = []   # consecutive //## lines: innermost first
+    pending: tuple[SassFunction, int, str, int] | None = None  # an instruction's first line, in its function
+    group: list[tuple[str, int, list]] = []  # consecutive //## lines: innermost first
     in_group = False
     for raw in text.splitlines():
         if in_group and not _LINE.match(raw):
@@ -150,8 +157,17 @@ def parse_disassembly(text: str, cubin: str = "") -> dict[str, SassFunction]:
             m = _HIGH.match(raw)
             if m:
                 fn, off, txt, low = pending
-                fn.insts.append(SassInstruction(offset=off, text=txt, low=low, high=int(m.group(1), 16),
-                                                file=loc[0], line=loc[1], inlined_at=list(loc[2])))
+                fn.insts.append(
+                    SassInstruction(
+                        offset=off,
+                        text=txt,
+                        low=low,
+                        high=int(m.group(1), 16),
+                        file=loc[0],
+                        line=loc[1],
+                        inlined_at=list(loc[2]),
+                    )
+                )
                 pending = None
                 continue
             pending = None
@@ -225,7 +241,7 @@ def mangled_base(name: str) -> str:
         while j < len(s) and s[j].isdigit():
             j += 1
         n = int(s[i:j])
-        last, i = s[j:j + n], j + n
+        last, i = s[j : j + n], j + n
     return last or name
 
 
@@ -261,7 +277,6 @@ def _agreement(k: KernelProfile, fn: SassFunction) -> tuple[int, int]:
     return same, total
 
 
-
 def match_function(k: KernelProfile, funcs: list[SassFunction]) -> tuple[SassFunction | None, str, tuple[int, int]]:
     """Best cubin function for a kernel: ``(function or None, how, (same, compared))``.
     ``how`` is 'mangled name' or 'demangled name'; the SASS comparison decides among
@@ -283,6 +298,7 @@ def match_function(k: KernelProfile, funcs: list[SassFunction]) -> tuple[SassFun
 
 
 # ---- line table ------------------------------------------------------------------------------
+
 
 def apply_line_table(k: KernelProfile, fn: SassFunction) -> dict[str, int]:
     """Rewrite ``k.instructions`` file/line from the cubin (see the module docstring).
@@ -326,11 +342,14 @@ def apply_line_table(k: KernelProfile, fn: SassFunction) -> dict[str, int]:
 
 # ---- entry point -----------------------------------------------------------------------------
 
-def load_functions(cubin: str | Path | None = None, binary: str | Path | None = None,
-                   sms: set[int] | None = None) -> tuple[list[SassFunction], list[str]]:
+
+def load_functions(
+    cubin: str | Path | None = None, binary: str | Path | None = None, sms: set[int] | None = None
+) -> tuple[list[SassFunction], list[str]]:
     """Disassemble the given cubin (or the cubins in ``binary``: those for the ``sms``
     architectures when it has any, else all); returns the functions and the cubins read."""
     from ..io import require_input_file
+
     given = cubin or binary
     if not given:
         raise InputError("no cubin or binary given")
@@ -366,8 +385,9 @@ def with_control(profile: Profile, control: dict[str, dict[int, dict]]) -> Profi
     return replace(profile, kernels=kernels, notes=list(profile.notes))
 
 
-def control_from_binary(profile: Profile, cubin: str | Path | None = None,
-                        binary: str | Path | None = None) -> tuple[dict[str, dict[int, dict]], str]:
+def control_from_binary(
+    profile: Profile, cubin: str | Path | None = None, binary: str | Path | None = None
+) -> tuple[dict[str, dict[int, dict]], str]:
     """Control codes per matched kernel (by mangled and demangled name, keyed by function
     offset) and one note; rewrites matched kernels' file/line (module docstring)."""
     given = cubin or binary
@@ -391,8 +411,10 @@ def control_from_binary(profile: Profile, cubin: str | Path | None = None,
             problems.append(f"{label}: no SASS in the report")
             continue
         if same / total < _MATCH_MIN:
-            k.notes.append(f"{src}: SASS of {fn.name} differs from the report's at {total - same} of {total} offsets "
-                           f"(another build?); cubin not used, slicing used the report's SASS")
+            k.notes.append(
+                f"{src}: SASS of {fn.name} differs from the report's at {total - same} of {total} offsets "
+                f"(another build?); cubin not used, slicing used the report's SASS"
+            )
             problems.append(f"{label}: SASS differs at {total - same}/{total} offsets")
             continue
         counts = apply_line_table(k, fn)
@@ -409,11 +431,16 @@ def control_from_binary(profile: Profile, cubin: str | Path | None = None,
             k.notes.append(f"{src}: SASS of {fn.name} differs from the report's at {total - same} of {total} offsets")
         used.append(f"{label} (by {how})")
     arch = sorted({f"sm_{f.sm}" for f in funcs if f.sm})
-    note = f"SASS from {src} ({', '.join(arch) or 'unknown arch'}, {len(names)} cubin{'s' if len(names) != 1 else ''}): "
+    note = (
+        f"SASS from {src} ({', '.join(arch) or 'unknown arch'}, {len(names)} cubin{'s' if len(names) != 1 else ''}): "
+    )
     note += f"{len(used)} of {len(profile.kernels)} kernels matched and checked against the report's SASS"
     if used:
         note += "; control codes and line table used"
-        extra = [f"{filled} lines filled in" if filled else "", f"{inlined} inlined instructions moved to their call sites" if inlined else ""]
+        extra = [
+            f"{filled} lines filled in" if filled else "",
+            f"{inlined} inlined instructions moved to their call sites" if inlined else "",
+        ]
         extra = [e for e in extra if e]
         if extra:
             note += " (" + ", ".join(extra) + ")"

@@ -6,6 +6,7 @@ never raises on odd code: indirect branches (BRX/JMX) end a block with no known 
 Loops are those of the code reachable from the entry (the compiler's ``BRA`` self-loop
 padding after the last EXIT is not a loop), matching ``nvdisasm -bbcfg``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -16,15 +17,15 @@ from .isa import Instruction
 @dataclass
 class Block:
     id: int
-    start: int                 # index of the first instruction
-    end: int                   # index one past the last instruction
+    start: int  # index of the first instruction
+    end: int  # index one past the last instruction
     succs: list[int] = field(default_factory=list)
     preds: list[int] = field(default_factory=list)
 
 
 @dataclass
 class Loop:
-    header: int                # block id
+    header: int  # block id
     blocks: set[int]
     depth: int = 1
 
@@ -33,7 +34,7 @@ class Loop:
 class CFG:
     insts: list[Instruction]
     blocks: list[Block]
-    block_of: list[int]        # instruction index -> block id
+    block_of: list[int]  # instruction index -> block id
     index_of_pc: dict[int, int]
     dom: list[set[int]]
     loops: list[Loop]

@@ -25,6 +25,7 @@ raises; ``control_table(encodings)`` maps ``(offset, low, high)`` triples to
 ``read_barrier``, ``wait_mask``, ``reuse`` (barriers are ``None`` where the field is 7).
 ``supports_control(sm)`` says whether an ``sm_XY`` target uses this encoding.
 """
+
 from __future__ import annotations
 
 from typing import Iterable
@@ -70,8 +71,10 @@ def format_control(cw: dict) -> str:
     """Compact form used in notes and debugging, e.g. ``W2:R-:B--2---:Y:S01``."""
     wb, rb = cw.get("write_barrier"), cw.get("read_barrier")
     mask = "".join(str(b) if cw.get("wait_mask", 0) >> b & 1 else "-" for b in range(NUM_BARRIERS))
-    return (f"W{'-' if wb is None else wb}:R{'-' if rb is None else rb}:B{mask}:"
-            f"{'Y' if cw.get('yield') else '-'}:S{cw.get('stall', 0):02d}")
+    return (
+        f"W{'-' if wb is None else wb}:R{'-' if rb is None else rb}:B{mask}:"
+        f"{'Y' if cw.get('yield') else '-'}:S{cw.get('stall', 0):02d}"
+    )
 
 
 def supports_control(sm: int | None) -> bool:

@@ -23,6 +23,7 @@ Contract:
   compares the texts with ncu_report's on sample reports with each of these forms; the
   comparison over every sample report is recorded in benchmarks/RESULTS.md.
 """
+
 from __future__ import annotations
 
 import glob
@@ -74,7 +75,7 @@ class FunctionSass:
         def target(m: re.Match) -> str:
             name = m.group(1)
             addr = f"{base + self.labels[name]:#x}"
-            head = text[:m.start()].rstrip()
+            head = text[: m.start()].rstrip()
             # ncu separates the target from a preceding operand by a comma (RET.REL.NODEC
             # R14, 0x...), where nvdisasm writes a space; after the opcode alone, nothing.
             words = head.split()
@@ -84,6 +85,7 @@ class FunctionSass:
             # ncu keeps local labels (``(.L_x_3) 0x...``; clean_sass drops them), and
             # prints only the address for a function's name.
             return f"{sep}`({name}) {addr}" if name.startswith(".L_x_") else f"{sep}{addr}"
+
         if "`(" in text:
             text = _LABEL_SPLIT.sub(target, text)
         # nvdisasm marks operand reuse (``R2.reuse``) and annotates spills (``(*"SpillRefill"*)``);
@@ -166,7 +168,7 @@ def _elf_end(buf: bytes | memoryview, at: int) -> int | None:
     """Size of the 64-bit little-endian CUDA ELF image starting at ``at``, or None."""
     if len(buf) - at < 64 or buf[at + 4] != 2 or buf[at + 5] != 1:
         return None
-    machine, = struct.unpack_from("<H", buf, at + 18)
+    (machine,) = struct.unpack_from("<H", buf, at + 18)
     if machine != _EM_CUDA:
         return None
     phoff, shoff = struct.unpack_from("<QQ", buf, at + 0x20)
@@ -177,13 +179,13 @@ def _elf_end(buf: bytes | memoryview, at: int) -> int | None:
     if at + end > len(buf):
         return None
     for i in range(shnum):
-        typ, = struct.unpack_from("<I", buf, at + shoff + i * 64 + 4)
+        (typ,) = struct.unpack_from("<I", buf, at + shoff + i * 64 + 4)
         off, size = struct.unpack_from("<QQ", buf, at + shoff + i * 64 + 0x18)
         if typ != 8:  # SHT_NOBITS occupies no bytes
             end = max(end, off + size)
     for i in range(phnum):
-        off, = struct.unpack_from("<Q", buf, at + phoff + i * 56 + 8)
-        size, = struct.unpack_from("<Q", buf, at + phoff + i * 56 + 0x20)
+        (off,) = struct.unpack_from("<Q", buf, at + phoff + i * 56 + 8)
+        (size,) = struct.unpack_from("<Q", buf, at + phoff + i * 56 + 0x20)
         end = max(end, off + size)
     return end if at + end <= len(buf) else None
 
@@ -205,7 +207,7 @@ def _scan(buf, limit: int | None) -> list[bytes]:
     while at >= 0 and (limit is None or len(out) <= limit):
         end = _elf_end(buf, at)
         if end:
-            img = buf[at:at + end]
+            img = buf[at : at + end]
             if img not in seen:
                 seen.add(img)
                 out.append(img)
@@ -240,8 +242,14 @@ class SassSource:
                     p.write_bytes(c)
                 else:
                     p = Path(c)
-                procs.append(subprocess.Popen([tool, "-c", str(p)], stdout=subprocess.PIPE,
-                                              stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL))
+                procs.append(
+                    subprocess.Popen(
+                        [tool, "-c", str(p)],
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.DEVNULL,
+                        stdin=subprocess.DEVNULL,
+                    )
+                )
         except OSError:
             for proc in procs:
                 proc.kill()
@@ -286,7 +294,7 @@ def find_tool(name: str) -> str | None:
     $CUDA_HOME), without importing that module's dependencies; None when there is none."""
     exe = name + (".exe" if os.name == "nt" else "")
     spec = importlib.util.find_spec("nvidia")
-    for root in (list(spec.submodule_search_locations or []) if spec else []):
+    for root in list(spec.submodule_search_locations or []) if spec else []:
         for cand in sorted(glob.glob(os.path.join(root, "*", "bin", exe)), reverse=True):
             if os.access(cand, os.X_OK):
                 return cand
@@ -309,8 +317,14 @@ def cubins_in_binary(binary: str | Path, limit: int | None = None) -> list[bytes
         return []
     if limit is not None:
         try:
-            listed = subprocess.run([tool, "-lelf", str(Path(binary).resolve())], capture_output=True, text=True,
-                                    errors="replace", stdin=subprocess.DEVNULL, timeout=_TOOL_TIMEOUT_S).stdout
+            listed = subprocess.run(
+                [tool, "-lelf", str(Path(binary).resolve())],
+                capture_output=True,
+                text=True,
+                errors="replace",
+                stdin=subprocess.DEVNULL,
+                timeout=_TOOL_TIMEOUT_S,
+            ).stdout
         except (OSError, subprocess.SubprocessError):
             return []
         # cuobjdump -lelf prints "ELF file    N: NAME.sm_XY.cubin" per cubin.
@@ -318,8 +332,14 @@ def cubins_in_binary(binary: str | Path, limit: int | None = None) -> list[bytes
             return []
     with tempfile.TemporaryDirectory(prefix="drgpu-cubins-") as tmp:
         try:
-            subprocess.run([tool, "-xelf", "all", str(Path(binary).resolve())], cwd=tmp, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, timeout=_TOOL_TIMEOUT_S)
+            subprocess.run(
+                [tool, "-xelf", "all", str(Path(binary).resolve())],
+                cwd=tmp,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                stdin=subprocess.DEVNULL,
+                timeout=_TOOL_TIMEOUT_S,
+            )
         except (OSError, subprocess.SubprocessError):
             return []
         out = []

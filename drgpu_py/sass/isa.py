@@ -7,6 +7,7 @@ modifiers: ``R2.64`` and 64-bit opcodes (DFMA, IMAD.WIDE, LDG.E.64, F2F.F64.*) u
 pairs, ``.128`` quads. The classification helpers (``is_global_load`` ...) are what the
 slicer's opcode-based pruning and the detectors use.
 """
+
 from __future__ import annotations
 
 import re
@@ -20,14 +21,67 @@ SASS_LABEL = re.compile(r"`\(\.?L_x_\d+\)\s*")
 _HEX = re.compile(r"0x[0-9a-fA-F]+")
 
 # Opcodes whose first operand is not a destination.
-_NO_DEST = {"ST", "STG", "STL", "STS", "STSM", "RED", "REDG", "REDS", "BAR", "BRA", "BRX", "JMP",
-            "JMX", "EXIT", "RET", "CALL", "MEMBAR", "FENCE", "ERRBAR", "NOP", "BSYNC", "BSSY",
-            "WARPSYNC", "YIELD", "CCTL", "CCTLL", "SYNCS", "ARRIVES", "DEPBAR", "BPT", "KILL",
-            "NANOSLEEP", "UTMASTG", "UBLKCP", "UTMALDG", "UTMAPF", "WARPGROUP", "ACQBULK",
-            "BREAK", "BMOV", "STTM", "RPCMOV"}
+_NO_DEST = {
+    "ST",
+    "STG",
+    "STL",
+    "STS",
+    "STSM",
+    "RED",
+    "REDG",
+    "REDS",
+    "BAR",
+    "BRA",
+    "BRX",
+    "JMP",
+    "JMX",
+    "EXIT",
+    "RET",
+    "CALL",
+    "MEMBAR",
+    "FENCE",
+    "ERRBAR",
+    "NOP",
+    "BSYNC",
+    "BSSY",
+    "WARPSYNC",
+    "YIELD",
+    "CCTL",
+    "CCTLL",
+    "SYNCS",
+    "ARRIVES",
+    "DEPBAR",
+    "BPT",
+    "KILL",
+    "NANOSLEEP",
+    "UTMASTG",
+    "UBLKCP",
+    "UTMALDG",
+    "UTMAPF",
+    "WARPGROUP",
+    "ACQBULK",
+    "BREAK",
+    "BMOV",
+    "STTM",
+    "RPCMOV",
+}
 # Compares: leading predicate operands are destinations.
-_PRED_DEST = {"ISETP", "FSETP", "DSETP", "HSETP2", "PSETP", "PLOP3", "UISETP", "UPLOP3", "UPSETP",
-              "FCHK", "R2P", "VOTE", "VOTEU", "LEPC"}
+_PRED_DEST = {
+    "ISETP",
+    "FSETP",
+    "DSETP",
+    "HSETP2",
+    "PSETP",
+    "PLOP3",
+    "UISETP",
+    "UPLOP3",
+    "UPSETP",
+    "FCHK",
+    "R2P",
+    "VOTE",
+    "VOTEU",
+    "LEPC",
+}
 _WIDE64_OPS = {"DADD", "DMUL", "DFMA", "DMNMX", "DSETP", "DMMA"}
 
 GLOBAL_LOADS = {"LDG", "LD", "LDGSTS", "TLD", "TEX", "TLD4", "TXD", "TXQ", "SULD", "LDGDEPBAR"}
@@ -48,10 +102,10 @@ class Instruction:
     text: str
     opcode: str = "?"
     modifiers: tuple[str, ...] = ()
-    guard: str | None = None         # predicate guarding the instruction, e.g. "P0" or "!P0"
+    guard: str | None = None  # predicate guarding the instruction, e.g. "P0" or "!P0"
     defs: set[str] = field(default_factory=set)
     uses: set[str] = field(default_factory=set)
-    target: int | None = None        # branch target PC (absolute, as in the listing)
+    target: int | None = None  # branch target PC (absolute, as in the listing)
     operands: list[str] = field(default_factory=list)
 
     @property
@@ -82,8 +136,14 @@ class Instruction:
         return bool(m and re.search(r"\bU?R(\d+)\b", m.group(1)) and not re.search(r"\bRZ\b", m.group(1).split("+")[0]))
 
     def is_memory(self) -> bool:
-        return (self.is_global_load() or self.is_local() or self.is_shared() or self.is_atomic()
-                or self.opcode in ("STG", "ST", "LDC") or self.opcode.startswith("UTMA"))
+        return (
+            self.is_global_load()
+            or self.is_local()
+            or self.is_shared()
+            or self.is_atomic()
+            or self.opcode in ("STG", "ST", "LDC")
+            or self.opcode.startswith("UTMA")
+        )
 
     def is_sync(self) -> bool:
         return self.opcode in SYNC_OPS
@@ -102,9 +162,30 @@ class Instruction:
 
     def variable_latency(self) -> bool:
         """Results delivered through a scoreboard rather than after a fixed latency."""
-        return (self.is_memory() or self.is_mufu() or self.opcode in CONVERSIONS or self.is_fp64()
-                or self.opcode in ("S2R", "S2UR", "SHFL", "CS2R", "BMOV", "POPC", "FLO", "BREV",
-                                   "MATCH", "REDUX", "HMMA", "IMMA", "QGMMA", "HGMMA", "IGMMA"))
+        return (
+            self.is_memory()
+            or self.is_mufu()
+            or self.opcode in CONVERSIONS
+            or self.is_fp64()
+            or self.opcode
+            in (
+                "S2R",
+                "S2UR",
+                "SHFL",
+                "CS2R",
+                "BMOV",
+                "POPC",
+                "FLO",
+                "BREV",
+                "MATCH",
+                "REDUX",
+                "HMMA",
+                "IMMA",
+                "QGMMA",
+                "HGMMA",
+                "IGMMA",
+            )
+        )
 
 
 def _regs(operand: str, wide: int) -> list[str]:
@@ -171,7 +252,7 @@ def parse_instruction(pc: int, text: str) -> Instruction:
         inst.guard = f"{neg}{kind}{num}"
         if num != "T":
             inst.uses.add(f"{kind}{num}")
-        s = s[g.end():]
+        s = s[g.end() :]
     parts = s.split(None, 1)
     if not parts or not re.match(r"^[A-Z][A-Z0-9_]*(\.[A-Za-z0-9_]+)*$", parts[0]):
         return inst
@@ -247,8 +328,40 @@ def opcode_class(inst: Instruction) -> str:
         return "control"
     if op.startswith("U"):
         return "uniform"
-    if op in ("IADD3", "IMAD", "IMUL", "LEA", "LOP3", "SHF", "SHL", "SHR", "ISETP", "IMNMX", "IABS",
-              "SEL", "MOV", "PRMT", "POPC", "FLO", "BREV", "IDP", "VIADD", "VIMNMX", "IADD", "ISCADD",
-              "S2R", "CS2R", "SHFL", "PLOP3", "P2R", "R2P", "VOTE", "MATCH", "REDUX", "LOP", "BMSK"):
+    if op in (
+        "IADD3",
+        "IMAD",
+        "IMUL",
+        "LEA",
+        "LOP3",
+        "SHF",
+        "SHL",
+        "SHR",
+        "ISETP",
+        "IMNMX",
+        "IABS",
+        "SEL",
+        "MOV",
+        "PRMT",
+        "POPC",
+        "FLO",
+        "BREV",
+        "IDP",
+        "VIADD",
+        "VIMNMX",
+        "IADD",
+        "ISCADD",
+        "S2R",
+        "CS2R",
+        "SHFL",
+        "PLOP3",
+        "P2R",
+        "R2P",
+        "VOTE",
+        "MATCH",
+        "REDUX",
+        "LOP",
+        "BMSK",
+    ):
         return "int"
     return "other"

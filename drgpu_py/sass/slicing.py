@@ -39,6 +39,7 @@ dependency stall with no surviving producer), ``synchronization`` or ``none``.
 Contract: ``blame_stalls`` is a pure function of its inputs; ``_reaching_defs`` (also used
 by the loop-invariance detector) returns ``(producer index, distance)`` pairs.
 """
+
 from __future__ import annotations
 
 import heapq
@@ -54,8 +55,18 @@ from .control import sets_barriers, waits_on
 from .isa import Instruction
 
 DEPENDENCY_REASONS = ("long_scoreboard", "short_scoreboard", "wait")
-KINDS = ("global_memory", "local_memory", "constant_memory", "shared_memory", "arithmetic", "war",
-         "stall_count", "unresolved", "synchronization", "none")
+KINDS = (
+    "global_memory",
+    "local_memory",
+    "constant_memory",
+    "shared_memory",
+    "arithmetic",
+    "war",
+    "stall_count",
+    "unresolved",
+    "synchronization",
+    "none",
+)
 DEPENDENCY_KINDS = KINDS[:8]
 
 # Latency bounds are upper bounds on how long a result may take, so they carry a margin for
@@ -65,11 +76,37 @@ _MEMORY_MARGIN = 4
 _SHARED_MARGIN = 8
 _VARIABLE_MARGIN = 8
 _FIXED_MARGIN = 2
-_DEFAULT_LATENCY = {"l1": 33, "l2": 200, "dram": 500, "shared": 23, "fp32": 4, "fp64": 8, "mufu": 20,
-                    "constant_miss": 100}
+_DEFAULT_LATENCY = {
+    "l1": 33,
+    "l2": 200,
+    "dram": 500,
+    "shared": 23,
+    "fp32": 4,
+    "fp64": 8,
+    "mufu": 20,
+    "constant_miss": 100,
+}
 
-_L1TEX_READERS = {"STG", "ST", "STL", "RED", "REDG", "ATOM", "ATOMG", "LDG", "LD", "LDL", "TEX", "TLD", "TLD4",
-                  "SULD", "SUST", "SURED", "SUATOM", "LDGSTS"}
+_L1TEX_READERS = {
+    "STG",
+    "ST",
+    "STL",
+    "RED",
+    "REDG",
+    "ATOM",
+    "ATOMG",
+    "LDG",
+    "LD",
+    "LDL",
+    "TEX",
+    "TLD",
+    "TLD4",
+    "SULD",
+    "SUST",
+    "SURED",
+    "SUATOM",
+    "LDGSTS",
+}
 
 
 EDGE_COLUMNS = ["consumer_pc", "producer_pc", "reason", "samples", "distance", "kind"]
@@ -120,12 +157,13 @@ class Blame:
 
 @dataclass(frozen=True)
 class Reach:
-    index: int       # producer instruction index
-    distance: int    # instructions on the path, producer included, consumer excluded
-    cycles: int      # lower bound on the issue cycles along that path
+    index: int  # producer instruction index
+    distance: int  # instructions on the path, producer included, consumer excluded
+    cycles: int  # lower bound on the issue cycles along that path
 
 
 # ---- backward search ---------------------------------------------------------------------------
+
 
 def _negate(g: str) -> str:
     return g[1:] if g.startswith("!") else "!" + g
@@ -144,9 +182,16 @@ def _guard_of(ins: Instruction) -> str | None:
     return None if ins.guard in (None, "PT") else ins.guard
 
 
-def _search(cfg: CFG, idx: int, is_def: Callable[[int], bool], *, max_distance: int,
-            stop: Callable[[int], bool] | None = None, kill: bool = True,
-            cycles_of: Callable[[int], int] | None = None) -> dict[int, Reach]:
+def _search(
+    cfg: CFG,
+    idx: int,
+    is_def: Callable[[int], bool],
+    *,
+    max_distance: int,
+    stop: Callable[[int], bool] | None = None,
+    kill: bool = True,
+    cycles_of: Callable[[int], int] | None = None,
+) -> dict[int, Reach]:
     """Instructions ``j`` with ``is_def(j)`` reaching instruction ``idx`` backwards through
     the CFG, each with its shortest path (in issue cycles). ``kill``: a definition ends the
     path once the guards of the definitions met on it cover the consumer's guard.
@@ -158,7 +203,8 @@ def _search(cfg: CFG, idx: int, is_def: Callable[[int], bool], *, max_distance: 
     start = cfg.block_of[idx]
     # (cycles, distance, tie, block, last index to look at, guards met so far, first visit?)
     heap: list[tuple[int, int, int, int, int, frozenset[str | None], bool]] = [
-        (0, 0, 0, start, idx - 1, frozenset(), True)]
+        (0, 0, 0, start, idx - 1, frozenset(), True)
+    ]
     done: set[tuple[int, frozenset]] = set()
     tie = 1
     while heap:
@@ -228,6 +274,7 @@ def _reaching_defs(cfg: CFG, idx: int, reg: str, max_distance: int) -> list[tupl
 
 # ---- pruning rules ------------------------------------------------------------------------------
 
+
 def _l1tex(p: Instruction) -> bool:
     return p.is_global_load() or p.is_local() or p.opcode in ("LD", "ATOM", "ATOMG")
 
@@ -246,7 +293,11 @@ def _compatible(reason: str, producer: Instruction) -> bool:
 def _reads_late(reason: str | None, p: Instruction) -> bool:
     """Does ``p`` read its source registers after issue (so overwriting them waits)?"""
     l1tex = p.opcode in _L1TEX_READERS
-    mio = p.is_shared() or p.opcode in ("LDC", "SHFL", "MUFU") or (p.variable_latency() and not l1tex and not p.is_memory())
+    mio = (
+        p.is_shared()
+        or p.opcode in ("LDC", "SHFL", "MUFU")
+        or (p.variable_latency() and not l1tex and not p.is_memory())
+    )
     if reason == "long_scoreboard":
         return l1tex
     if reason == "short_scoreboard":
@@ -287,6 +338,7 @@ def kind_of(p: Instruction, war: bool = False) -> str:
 
 # ---- the blamer -----------------------------------------------------------------------------------
 
+
 class _Consumer:
     """Searches for one stalled instruction, computed once and shared by its reasons."""
 
@@ -313,8 +365,9 @@ class _Consumer:
             insts = self.cfg.insts
             out: dict[int, Reach] = {}
             for reg in self.ins.uses:
-                for j, r in _search(self.cfg, self.idx, _writes(insts, reg),
-                                    max_distance=self.max_distance, cycles_of=self.cycles_of).items():
+                for j, r in _search(
+                    self.cfg, self.idx, _writes(insts, reg), max_distance=self.max_distance, cycles_of=self.cycles_of
+                ).items():
                     if j not in out or r.cycles < out[j].cycles:
                         out[j] = r
             self._raw = out
@@ -325,8 +378,15 @@ class _Consumer:
             insts = self.cfg.insts
             out: dict[int, Reach] = {}
             for reg in (r for r in self.ins.defs if "P" not in r):
-                found = _search(self.cfg, self.idx, _reads(insts, reg), stop=_writes(insts, reg), kill=False,
-                                max_distance=self.max_distance, cycles_of=self.cycles_of)
+                found = _search(
+                    self.cfg,
+                    self.idx,
+                    _reads(insts, reg),
+                    stop=_writes(insts, reg),
+                    kill=False,
+                    max_distance=self.max_distance,
+                    cycles_of=self.cycles_of,
+                )
                 for j, r in found.items():
                     if j not in out or r.cycles < out[j].cycles:
                         out[j] = r
@@ -346,8 +406,15 @@ class _Consumer:
         if self._bar is None:
             out: dict[int, Reach] = {}
             for b in self.waits():
-                found = _search(self.cfg, self.idx, self._sets(b), stop=self._waits_for(b), kill=False,
-                                max_distance=self.max_distance, cycles_of=self.cycles_of)
+                found = _search(
+                    self.cfg,
+                    self.idx,
+                    self._sets(b),
+                    stop=self._waits_for(b),
+                    kill=False,
+                    max_distance=self.max_distance,
+                    cycles_of=self.cycles_of,
+                )
                 for j, r in found.items():
                     if j not in out or r.cycles < out[j].cycles:
                         out[j] = r
@@ -372,13 +439,24 @@ class _Consumer:
             wait = self.waits() if self.control else set()
             if wait:
                 bar = self.barrier_setters()
-                kept = {j: (r, kind_of(insts[j])) for j, r in raw.items()
-                        if j in bar and self.cw(j).get("write_barrier") in wait}
-                kept.update({j: (r, "war") for j, r in war.items()
-                             if j in bar and self.cw(j).get("read_barrier") in wait and j not in kept})
+                kept = {
+                    j: (r, kind_of(insts[j]))
+                    for j, r in raw.items()
+                    if j in bar and self.cw(j).get("write_barrier") in wait
+                }
+                kept.update(
+                    {
+                        j: (r, "war")
+                        for j, r in war.items()
+                        if j in bar and self.cw(j).get("read_barrier") in wait and j not in kept
+                    }
+                )
                 if not kept:  # waits for a barrier no register explains (ordering, unparsed operand)
-                    kept = {j: (r, kind_of(insts[j], war=self.cw(j).get("write_barrier") not in wait))
-                            for j, r in bar.items() if _compatible(reason, insts[j]) or _reads_late(reason, insts[j])}
+                    kept = {
+                        j: (r, kind_of(insts[j], war=self.cw(j).get("write_barrier") not in wait))
+                        for j, r in bar.items()
+                        if _compatible(reason, insts[j]) or _reads_late(reason, insts[j])
+                    }
                 if not kept:
                     kept = {j: (r, kind_of(insts[j])) for j, r in raw.items()}
             else:
@@ -423,9 +501,14 @@ def _drop_dominated_war(kept: dict[int, tuple[Reach, str]]) -> dict[int, tuple[R
     return {j: v for j, v in kept.items() if v[1] != "war" or v[0].cycles < raw_first} or kept
 
 
-def blame_stalls(cfg: CFG, df: pd.DataFrame, control: dict[int, dict] | None = None,  # noqa: C901 - the blame walk's pruning rules are read together
-                 max_distance: int = 400, latency: dict | None = None,
-                 matrix: tuple[dict[str, int], np.ndarray] | None = None) -> Blame:
+def blame_stalls(  # noqa: C901 - the blame walk's pruning rules are read together
+    cfg: CFG,
+    df: pd.DataFrame,
+    control: dict[int, dict] | None = None,
+    max_distance: int = 400,
+    latency: dict | None = None,
+    matrix: tuple[dict[str, int], np.ndarray] | None = None,
+) -> Blame:
     """``df``: the per-instruction table (indexed by PC, with ``stall_<reason>`` columns).
     ``control``: decoded control codes per PC (``stall``, ``wait_mask``, ``write_barrier``,
     ``read_barrier``) for barrier-based pruning and cycle counts; ``latency``: the
@@ -436,8 +519,10 @@ def blame_stalls(cfg: CFG, df: pd.DataFrame, control: dict[int, dict] | None = N
     lat.update({k: float(v) for k, v in (latency or {}).items() if isinstance(v, (int, float))})
     cycles_of: Callable[[int], int] | None = None
     if control:
+
         def _cycles(j: int) -> int:
             return max(1, int(control.get(cfg.insts[j].pc, {}).get("stall", 1) or 1))
+
         cycles_of = _cycles
     rows = []
     stalled = single = 0
@@ -465,12 +550,20 @@ def blame_stalls(cfg: CFG, df: pd.DataFrame, control: dict[int, dict] | None = N
             s = float(row[c])
             if s <= 0:
                 continue
-            reason = col[len("stall_"):]
+            reason = col[len("stall_") :]
             if reason in SYNC_REASONS and not SYNC_REASONS[reason](consumer):
                 # Samples land on the instruction after the barrier/fence: charge the sync op.
                 j = _preceding(cfg, idx, SYNC_REASONS[reason])
-                rows.append((int(pc), cfg.insts[j].pc if j is not None else int(pc), reason, s,
-                             0 if j is None else idx - j, "synchronization"))
+                rows.append(
+                    (
+                        int(pc),
+                        cfg.insts[j].pc if j is not None else int(pc),
+                        reason,
+                        s,
+                        0 if j is None else idx - j,
+                        "synchronization",
+                    )
+                )
                 continue
             if reason not in DEPENDENCY_REASONS:
                 rows.append((int(pc), int(pc), reason, s, 0, "synchronization" if reason in SYNC_REASONS else "none"))
@@ -492,15 +585,20 @@ def blame_stalls(cfg: CFG, df: pd.DataFrame, control: dict[int, dict] | None = N
             if len(kept) == 1:
                 single += 1
                 single_samples += s
-            weights = {j: (1.0 + float(selected.get(cfg.insts[j].pc, 0.0))) / max(1, r.distance)
-                       for j, (r, _k) in kept.items()}
+            weights = {
+                j: (1.0 + float(selected.get(cfg.insts[j].pc, 0.0))) / max(1, r.distance) for j, (r, _k) in kept.items()
+            }
             total = sum(weights.values())
             for j, w in weights.items():
                 r, kind = kept[j]
                 rows.append((int(pc), cfg.insts[j].pc, reason, s * w / total, r.distance, kind))
-    return Blame(rows=rows, single_dependency_coverage=single / stalled if stalled else 1.0,
-                 stalled_instructions=stalled, source="cubin" if control else "report",
-                 single_dependency_sample_coverage=single_samples / dep_samples if dep_samples else 1.0)
+    return Blame(
+        rows=rows,
+        single_dependency_coverage=single / stalled if stalled else 1.0,
+        stalled_instructions=stalled,
+        source="cubin" if control else "report",
+        single_dependency_sample_coverage=single_samples / dep_samples if dep_samples else 1.0,
+    )
 
 
 SYNC_REASONS = {"barrier": lambda i: i.opcode == "BAR", "membar": lambda i: i.opcode in ("MEMBAR", "FENCE", "ERRBAR")}

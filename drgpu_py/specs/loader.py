@@ -11,6 +11,7 @@ express (names that refer to another file: thresholds, stall reasons, speedup mo
 Loaders return plain dicts/lists. Architecture files are overlays: ``load_arch("gh100")`` is ``base.yaml`` deep-merged with
 ``gh100.yaml``. Results are cached per process, since the files are read-only at run time.
 """
+
 from __future__ import annotations
 
 import copy
@@ -41,7 +42,7 @@ def _parse(text: str, origin: str) -> dict:
     try:
         # libyaml's loader when present: same safe constructors, ten times faster to start up.
         doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    except (yaml.YAMLError, RecursionError) as e:   # RecursionError: nesting thousands deep
+    except (yaml.YAMLError, RecursionError) as e:  # RecursionError: nesting thousands deep
         raise DataFileError(f"{origin}: not valid YAML: {str(e)[:300]}") from e
     if not isinstance(doc, dict):
         raise DataFileError(f"{origin}: expected a mapping at the top level")
@@ -54,7 +55,8 @@ SCHEMAS = ("metrics", "tree", "thresholds", "findings", "arch", "metric_set")
 
 @functools.cache
 def _validator(name: str):
-    import jsonschema   # here, not at the top: only user-given files pay for the import
+    import jsonschema  # here, not at the top: only user-given files pay for the import
+
     text = resources.files(_DATA).joinpath("schema", "data", f"{name}.schema.json").read_text(encoding="utf-8")
     schema = json.loads(text)
     jsonschema.Draft202012Validator.check_schema(schema)
@@ -67,17 +69,28 @@ def validate(doc: dict, origin: str, name: str) -> dict:
     ``x-message`` (text, or a mapping from the failing keyword to text), the wording users see
     (fields: path, parent, key, found), in place of jsonschema's own."""
     import jsonschema
+
     err = jsonschema.exceptions.best_match(_validator(name).iter_errors(doc))
     if err is None:
         return doc
     at = [str(p) for p in err.absolute_path]
     template = err.schema.get("x-message") if isinstance(err.schema, dict) else None
-    if isinstance(template, dict):   # per failing keyword ("type", "required", ...)
+    if isinstance(template, dict):  # per failing keyword ("type", "required", ...)
         template = template.get(err.validator)
     if template:
-        found = "empty text" if err.instance == "" else {
-            dict: "a mapping", list: "a list", str: "text", bool: "a boolean", int: "a number", float: "a number",
-            type(None): "nothing"}.get(type(err.instance), type(err.instance).__name__)
+        found = (
+            "empty text"
+            if err.instance == ""
+            else {
+                dict: "a mapping",
+                list: "a list",
+                str: "text",
+                bool: "a boolean",
+                int: "a number",
+                float: "a number",
+                type(None): "nothing",
+            }.get(type(err.instance), type(err.instance).__name__)
+        )
         msg = template.format(path=".".join(at), parent=".".join(at[:-1]), key=at[-1] if at else "", found=found)
         raise DataFileError(f"{origin}: {msg}")
     raise DataFileError(f"{origin}: {'/'.join(at) or 'top level'}: {err.message[:300]}")
@@ -122,7 +135,9 @@ def metrics_table() -> dict:
 def _check_chips(spec: dict, where: str, chips: set[str]) -> None:
     got = spec.get("unavailable_on", [])
     if not set(got) <= chips:
-        raise DataFileError(f"{where}: unavailable_on must list chips of specs/arch ({', '.join(sorted(chips))}), got {got!r}")
+        raise DataFileError(
+            f"{where}: unavailable_on must list chips of specs/arch ({', '.join(sorted(chips))}), got {got!r}"
+        )
 
 
 def metric_unavailable(name: str, chip: str | None) -> bool:
@@ -192,20 +207,24 @@ def thresholds(overrides: dict[str, float] | None = None, file: str | Path | Non
     if file is not None:
         try:
             from ..io import read_input_bytes, require_input_file
+
             raw = read_input_bytes(require_input_file(file, "a thresholds file"), "a thresholds file")
         except OSError as e:
             raise DataFileError(f"cannot read thresholds file {file}: {e.strerror}") from e
         doc = _parse(decode_text(raw, str(file)), str(file))
         table = doc.get("thresholds", doc)
         if not isinstance(table, dict):
-            raise DataFileError(f"{file}: 'thresholds' should map threshold names to numbers, "
-                                f"found {type(table).__name__}", hint="e.g. thresholds: {sol_pct: 80}")
+            raise DataFileError(
+                f"{file}: 'thresholds' should map threshold names to numbers, found {type(table).__name__}",
+                hint="e.g. thresholds: {sol_pct: 80}",
+            )
         extra.update({str(k): (k, v) for k, v in table.items()})
     extra.update({k: (k, v) for k, v in (overrides or {}).items()})
     for k, (_, v) in extra.items():
         if k not in values:
             # A mistyped key is the user's usage, not a broken data file (exit 2, docs/errors.md).
             from ..errors import UsageError
+
             raise UsageError(f"unknown threshold '{k[:80]}'", hint="drgpu thresholds lists them")
         try:
             if isinstance(v, bool):
@@ -222,14 +241,21 @@ def decode_text(raw: bytes, origin: str) -> str:
     """The text of a user-given YAML file: UTF-8, or UTF-16/32 when a byte-order mark says
     so; anything else (binary data, UTF-16 without a mark) is a DataFileError (exit 8)."""
     import codecs
-    boms = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
-            (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+    boms = (
+        (codecs.BOM_UTF32_LE, "utf-32"),
+        (codecs.BOM_UTF32_BE, "utf-32"),
+        (codecs.BOM_UTF8, "utf-8-sig"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    )
     enc = next((e for bom, e in boms if raw.startswith(bom)), "utf-8")
     try:
         text = raw.decode(enc)
     except UnicodeDecodeError as e:
-        raise DataFileError(f"{origin}: not a text file ({enc} cannot decode byte {e.start}: {e.reason})",
-                            hint="save it as UTF-8 YAML") from None
+        raise DataFileError(
+            f"{origin}: not a text file ({enc} cannot decode byte {e.start}: {e.reason})", hint="save it as UTF-8 YAML"
+        ) from None
     if "\x00" in text:
         raise DataFileError(f"{origin}: not a text file (holds NUL bytes)", hint="save it as UTF-8 YAML")
     return text
@@ -271,13 +297,25 @@ def _deep_merge(base: dict, over: dict) -> dict:
 
 
 #: compute capability -> chip family file
-CC_TO_CHIP = {"7.5": "tu102", "8.0": "ga100", "8.6": "ga102", "8.7": "ga102", "8.9": "ad102",
-              "9.0": "gh100", "10.0": "gb100", "10.3": "gb100", "12.0": "gb202"}
+CC_TO_CHIP = {
+    "7.5": "tu102",
+    "8.0": "ga100",
+    "8.6": "ga102",
+    "8.7": "ga102",
+    "8.9": "ad102",
+    "9.0": "gh100",
+    "10.0": "gb100",
+    "10.3": "gb100",
+    "12.0": "gb202",
+}
 
 
 def known_chips() -> list[str]:
-    return sorted(p.name[:-5] for p in resources.files(_DATA).joinpath("arch").iterdir()
-                  if p.name.endswith(".yaml") and p.name != "base.yaml")
+    return sorted(
+        p.name[:-5]
+        for p in resources.files(_DATA).joinpath("arch").iterdir()
+        if p.name.endswith(".yaml") and p.name != "base.yaml"
+    )
 
 
 @functools.cache
@@ -285,7 +323,7 @@ def load_arch(chip: str | None) -> dict:
     """Constants for ``chip`` (e.g. 'gh100'); the base alone for unknown or missing chips."""
     base = _load("arch/base.yaml", "drgpu.arch/1")
     for key in ("issue_slots_per_sm", "max_warps_per_sm", "latency"):
-        if key not in base:   # required of the base only: the schema is the overlays' too
+        if key not in base:  # required of the base only: the schema is the overlays' too
             raise DataFileError(f"arch/base.yaml: top level: '{key}' is a required property")
     if not chip or chip not in known_chips():
         out = copy.deepcopy(base)
@@ -308,7 +346,7 @@ def chip_for(compute_capability: str | None) -> str | None:
 def share_dir(name: str) -> Path:
     """Folder of shipped non-Python data (``templates``, ``metric_sets``): inside the installed
     package (wheel) or at the source tree's top level (editable install, checkout)."""
-    pkg = Path(__file__).resolve().parent.parent   # drgpu_py/ (this module is in drgpu_py/specs/)
+    pkg = Path(__file__).resolve().parent.parent  # drgpu_py/ (this module is in drgpu_py/specs/)
     for cand in (pkg / "_share" / name, pkg.parent / name):
         if cand.is_dir():
             return cand

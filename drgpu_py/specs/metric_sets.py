@@ -15,6 +15,7 @@ Contract:
 
 Nothing here runs ncu or reads a report (:mod:`drgpu_py.ncu` does).
 """
+
 from __future__ import annotations
 
 import lzma
@@ -37,20 +38,21 @@ class Group:
     name: str
     why: str
     optional: bool = False
-    absent_note: str = ""        # said in the analysis notes when an optional group is left out
+    absent_note: str = ""  # said in the analysis notes when an optional group is left out
     sections: list[str] = field(default_factory=list)
-    metrics: dict[str, str] = field(default_factory=dict)     # explicit --metrics -> what for
-    provides: dict[str, str] = field(default_factory=dict)    # delivered by the sections -> what for
+    metrics: dict[str, str] = field(default_factory=dict)  # explicit --metrics -> what for
+    provides: dict[str, str] = field(default_factory=dict)  # delivered by the sections -> what for
 
 
 @dataclass
 class Selection:
     """What one ncu run collects."""
+
     sections: list[str]
     metrics: list[str]
     groups: list[str]
-    expected: list[str]          # names drgpu looks for in the report afterwards
-    notes: list[str] = field(default_factory=list)   # what leaving optional groups out means
+    expected: list[str]  # names drgpu looks for in the report afterwards
+    notes: list[str] = field(default_factory=list)  # what leaving optional groups out means
 
     def ncu_args(self) -> list[str]:
         args: list[str] = []
@@ -70,18 +72,21 @@ class MetricSet:
     family: str = ""
     compute_capability: list[str] = field(default_factory=list)
     origin: str = ""
-    shipped: bool = True          # one of drgpu's own files (not a user's YAML)
+    shipped: bool = True  # one of drgpu's own files (not a user's YAML)
 
     def group_names(self, optional: bool | None = None) -> list[str]:
         return [g for g, spec in self.groups.items() if optional is None or spec.optional == optional]
 
-    def selection(self, with_groups: Iterable[str] = (), add_sections: Iterable[str] = (),
-                  add_metrics: Iterable[str] = ()) -> Selection:
+    def selection(
+        self, with_groups: Iterable[str] = (), add_sections: Iterable[str] = (), add_metrics: Iterable[str] = ()
+    ) -> Selection:
         with_groups = list(with_groups)
         unknown = [g for g in with_groups if g not in self.groups]
         if unknown:
-            raise UsageError(f"unknown metric group(s) {', '.join(unknown)} in set {self.name}",
-                             hint="optional groups: " + (", ".join(self.group_names(optional=True)) or "none"))
+            raise UsageError(
+                f"unknown metric group(s) {', '.join(unknown)} in set {self.name}",
+                hint="optional groups: " + (", ".join(self.group_names(optional=True)) or "none"),
+            )
         chosen = [g for g, spec in self.groups.items() if not spec.optional or g in with_groups]
         sections: list[str] = []
         metrics: list[str] = []
@@ -95,9 +100,11 @@ class MetricSet:
         extra = [m for m in add_metrics if m not in metrics]
         metrics += extra
         expected += [m for m in extra if m not in expected]
-        notes = [spec.absent_note for g, spec in self.groups.items()
-                 if spec.optional and g not in chosen and spec.absent_note
-                 and not all(m in metrics for m in spec.metrics)]
+        notes = [
+            spec.absent_note
+            for g, spec in self.groups.items()
+            if spec.optional and g not in chosen and spec.absent_note and not all(m in metrics for m in spec.metrics)
+        ]
         return Selection(sections=sections, metrics=metrics, groups=chosen, expected=expected, notes=notes)
 
 
@@ -113,10 +120,15 @@ def available_sets() -> list[str]:
 def _parse_group(name: str, spec: dict) -> Group:
     """A group of a document that passed the metric_set schema (a 'why'; sections and/or
     metrics; 'provides' only with sections)."""
-    return Group(name=name, why=" ".join(spec["why"].split()), optional=bool(spec.get("optional", False)),
-                 absent_note=" ".join(str(spec.get("absent_note", "")).split()),
-                 sections=list(spec.get("sections", [])), metrics=dict(spec.get("metrics") or {}),
-                 provides=dict(spec.get("provides") or {}))
+    return Group(
+        name=name,
+        why=" ".join(spec["why"].split()),
+        optional=bool(spec.get("optional", False)),
+        absent_note=" ".join(str(spec.get("absent_note", "")).split()),
+        sections=list(spec.get("sections", [])),
+        metrics=dict(spec.get("metrics") or {}),
+        provides=dict(spec.get("provides") or {}),
+    )
 
 
 def _from_doc(doc: dict, origin: str, base: MetricSet | None) -> MetricSet:
@@ -124,8 +136,18 @@ def _from_doc(doc: dict, origin: str, base: MetricSet | None) -> MetricSet:
     if doc.get("inherits"):
         if base is None:
             raise DataFileError(f"{origin}: inherits {doc['inherits']!r}, which is not loaded")
-        groups = {g: Group(name=s.name, why=s.why, optional=s.optional, absent_note=s.absent_note, sections=list(s.sections),
-                           metrics=dict(s.metrics), provides=dict(s.provides)) for g, s in base.groups.items()}
+        groups = {
+            g: Group(
+                name=s.name,
+                why=s.why,
+                optional=s.optional,
+                absent_note=s.absent_note,
+                sections=list(s.sections),
+                metrics=dict(s.metrics),
+                provides=dict(s.provides),
+            )
+            for g, s in base.groups.items()
+        }
         description = doc.get("description") or base.description
     else:
         groups = {}
@@ -150,9 +172,15 @@ def _from_doc(doc: dict, origin: str, base: MetricSet | None) -> MetricSet:
     if not groups:
         raise DataFileError(f"{origin}: the set has no groups")
     cc = doc.get("compute_capability") or []
-    return MetricSet(name=name, description=" ".join(str(description).split()), groups=groups,
-                     chip=doc.get("chip"), family=doc.get("family", ""),
-                     compute_capability=[str(c) for c in (cc if isinstance(cc, list) else [cc])], origin=origin)
+    return MetricSet(
+        name=name,
+        description=" ".join(str(description).split()),
+        groups=groups,
+        chip=doc.get("chip"),
+        family=doc.get("family", ""),
+        compute_capability=[str(c) for c in (cc if isinstance(cc, list) else [cc])],
+        origin=origin,
+    )
 
 
 def load_metric_set(name_or_path: str | Path | None = None) -> MetricSet:
@@ -171,8 +199,9 @@ def load_metric_set(name_or_path: str | Path | None = None) -> MetricSet:
         chip = data.chip_for(key) or key.lower()
         path = folder / f"{chip}.yaml"
         if not path.is_file():
-            raise UsageError(f"unknown metric set {key!r}",
-                             hint="one of: " + ", ".join(available_sets()) + ", or a YAML file")
+            raise UsageError(
+                f"unknown metric set {key!r}", hint="one of: " + ", ".join(available_sets()) + ", or a YAML file"
+            )
     shipped = path.resolve().parent == folder.resolve()
     # A user's file is checked against the metric_set JSON Schema here; the shipped sets by
     # the test suite (every start would otherwise pay for importing jsonschema).
@@ -191,14 +220,29 @@ def load_metric_set(name_or_path: str | Path | None = None) -> MetricSet:
 # Catalogues and metric-name checks
 # ---------------------------------------------------------------------------------------
 _ROLLUPS = ("sum", "avg", "min", "max")
-_PCT = ("pct_of_peak_sustained_active", "pct_of_peak_sustained_elapsed",
-        "pct_of_peak_sustained_region", "pct_of_peak_sustained_frame")
-_COUNTER_SUB = ("", "peak_sustained", "peak_sustained_active", "peak_sustained_active.per_second",
-                "peak_sustained_elapsed", "peak_sustained_elapsed.per_second",
-                "peak_sustained_region", "peak_sustained_region.per_second",
-                "peak_sustained_frame", "peak_sustained_frame.per_second",
-                "per_cycle_active", "per_cycle_elapsed", "per_cycle_in_region", "per_cycle_in_frame",
-                "per_second") + _PCT
+_PCT = (
+    "pct_of_peak_sustained_active",
+    "pct_of_peak_sustained_elapsed",
+    "pct_of_peak_sustained_region",
+    "pct_of_peak_sustained_frame",
+)
+_COUNTER_SUB = (
+    "",
+    "peak_sustained",
+    "peak_sustained_active",
+    "peak_sustained_active.per_second",
+    "peak_sustained_elapsed",
+    "peak_sustained_elapsed.per_second",
+    "peak_sustained_region",
+    "peak_sustained_region.per_second",
+    "peak_sustained_frame",
+    "peak_sustained_frame.per_second",
+    "per_cycle_active",
+    "per_cycle_elapsed",
+    "per_cycle_in_region",
+    "per_cycle_in_frame",
+    "per_second",
+) + _PCT
 #: Valid suffixes per metric type (ncu Profiling Guide, "Metrics Structure"): counters take a
 #: rollup and an optional sub-metric, ratios .pct/.ratio/.max_rate, throughputs a rollup and a
 #: percentage of peak.
@@ -243,7 +287,9 @@ def metric_problem(name: str, catalogue: dict[str, str]) -> str | None:
     return None
 
 
-def check_metric_set(ms: MetricSet, catalogue: dict[str, str], include_optional: bool = True) -> list[tuple[str, str, str]]:
+def check_metric_set(
+    ms: MetricSet, catalogue: dict[str, str], include_optional: bool = True
+) -> list[tuple[str, str, str]]:
     """(group, metric, problem) for each explicit metric the chip's ncu cannot collect."""
     out = []
     for g, spec in ms.groups.items():

@@ -6,6 +6,7 @@ test suite validates every JSON document it makes against these files.
 Contract: ``load(name) -> dict`` (cached); ``validate(doc, name)`` raises
 ``jsonschema.ValidationError`` on the first disagreement (the jsonschema package is imported
 only here, on use)."""
+
 from __future__ import annotations
 
 import functools
@@ -26,6 +27,7 @@ def load(name: str) -> dict:
 @functools.cache
 def _validator(name: str):
     import jsonschema
+
     schema = load(name)
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)
@@ -34,6 +36,7 @@ def _validator(name: str):
 def validate(doc, name: str) -> None:
     """Raise jsonschema.ValidationError (the most relevant error) if ``doc`` breaks schema ``name``."""
     import jsonschema
+
     err = jsonschema.exceptions.best_match(_validator(name).iter_errors(doc))
     if err is not None:
         raise err

@@ -5,6 +5,7 @@ computed from those and NVIDIA's published H100 SXM peaks, beside drgpu's limite
 
 Usage: python sample_reports/library/table.py   (from the project root; drgpu installed)
 """
+
 import json
 import lzma
 import shutil
@@ -20,10 +21,24 @@ from drgpu_py.readers import open_report  # noqa: E402
 
 # H100 SXM5 whitepaper: dense BF16/FP16 tensor 989.4 TFLOP/s at 1830 MHz, 132 SMs; TF32 half,
 # FP8 double; FP32 67 TFLOP/s at 1980 MHz (256 FLOPs/SM/cycle); HBM3 3.35 TB/s.
-PER_SM_CYCLE = {"bf16": 989.4e12 / (132 * 1.83e9), "fp16": 989.4e12 / (132 * 1.83e9),
-                "tf32": 989.4e12 / (132 * 1.83e9) / 2, "fp8": 989.4e12 / (132 * 1.83e9) * 2, "fp32": 256.0}
-PREC = {"gemm_bf16_8192": "bf16", "gemm_bf16_4096": "bf16", "gemm_fp16_2048": "fp16", "gemm_bf16_512": "bf16",
-        "gemm_tf32_4096": "tf32", "gemm_fp32_4096": "fp32", "gemm_fp8_4096": "fp8", "sdpa_bf16": "bf16", "conv_fp16": "fp16"}
+PER_SM_CYCLE = {
+    "bf16": 989.4e12 / (132 * 1.83e9),
+    "fp16": 989.4e12 / (132 * 1.83e9),
+    "tf32": 989.4e12 / (132 * 1.83e9) / 2,
+    "fp8": 989.4e12 / (132 * 1.83e9) * 2,
+    "fp32": 256.0,
+}
+PREC = {
+    "gemm_bf16_8192": "bf16",
+    "gemm_bf16_4096": "bf16",
+    "gemm_fp16_2048": "fp16",
+    "gemm_bf16_512": "bf16",
+    "gemm_tf32_4096": "tf32",
+    "gemm_fp32_4096": "fp32",
+    "gemm_fp8_4096": "fp8",
+    "sdpa_bf16": "bf16",
+    "conv_fp16": "fp16",
+}
 HBM = 3.35e12
 
 
@@ -46,8 +61,10 @@ def main() -> None:
             fig = f"{t['min_bytes'] / dur / 1e12:.2f} TB/s = {100 * t['min_bytes'] / dur / HBM:.0f}% of HBM3"
         top = ka.findings[0] if ka.findings else None
         tf = f"{top.id} ({top.severity}, {top.estimated_speedup:.2f}x)" if top else "none"
-        print(f"| {name} | `{ka.kernel.name[:38]}` | {ka.kernel.duration_ns / 1000:.1f} | {t['median_us']:.1f} | {fig} | "
-              f"{sol.labels.get(sol.limiter, sol.limiter)} {sol.limiter_pct:.0f}% | {sol.grade} | {tf} |")
+        print(
+            f"| {name} | `{ka.kernel.name[:38]}` | {ka.kernel.duration_ns / 1000:.1f} | {t['median_us']:.1f} | {fig} | "
+            f"{sol.labels.get(sol.limiter, sol.limiter)} {sol.limiter_pct:.0f}% | {sol.grade} | {tf} |"
+        )
 
 
 if __name__ == "__main__":

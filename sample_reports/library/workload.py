@@ -18,6 +18,7 @@ Usage (on a GPU machine with PyTorch):
                                  cudaProfilerStart/Stop, after two warm-up steps
   workload.py list               the cases and their work
 """
+
 from __future__ import annotations
 
 import json
@@ -42,6 +43,7 @@ def _gemm(m, n, k, dtype, tf32=False):
         r = a @ b
         torch.backends.cuda.matmul.allow_tf32 = False
         return r
+
     size = a.element_size()
     return run, 2.0 * m * n * k, float(size * (m * k + k * n + m * n))
 
@@ -53,6 +55,7 @@ def _gemm_fp8(m, n, k):
 
     def run():
         return torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+
     return run, 2.0 * m * n * k, float(m * k + k * n + 2 * m * n)
 
 
@@ -61,6 +64,7 @@ def _sdpa(b, h, s, d, causal=False):
 
     def run():
         return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
     flops = 4.0 * b * h * s * s * d * (0.5 if causal else 1.0)
     return run, flops, float(4 * b * h * s * d * 2)
 
@@ -71,6 +75,7 @@ def _conv(n, c, hw, k, r):
 
     def run():
         return F.conv2d(x, w, padding=r // 2)
+
     return run, 2.0 * n * k * hw * hw * c * r * r, float(2 * (n * c * hw * hw + k * c * r * r + n * k * hw * hw))
 
 
@@ -79,6 +84,7 @@ def _elementwise(n):
 
     def run():
         return torch.addcmul(z, x, y)
+
     return run, 2.0 * n, float(4 * 4 * n)
 
 
@@ -87,6 +93,7 @@ def _softmax(rows, cols):
 
     def run():
         return torch.softmax(x, dim=-1)
+
     return run, 0.0, float(2 * 4 * rows * cols)
 
 
@@ -97,6 +104,7 @@ def _layernorm(rows, cols):
     def run():
         with torch.no_grad():
             return ln(x)
+
     return run, 0.0, float(2 * 2 * rows * cols)
 
 
@@ -105,6 +113,7 @@ def _reduction(n):
 
     def run():
         return x.sum()
+
     return run, float(n), float(4 * n)
 
 
@@ -117,6 +126,7 @@ def _triton(n):
 
     def run():
         return fused(x, y)
+
     return run, 0.0, float(3 * 4 * n)
 
 
@@ -125,6 +135,7 @@ def _tiny(n):
 
     def run():
         return x * 2.0
+
     return run, float(n), float(2 * 4 * n)
 
 
@@ -179,12 +190,21 @@ def time_cases(path):
             e.synchronize()
             times.append(s.elapsed_time(e) * 1e3)
         us = statistics.median(times)
-        rows[name] = {"kind": kind, "flops": flops, "min_bytes": nbytes, "median_us": round(us, 3),
-                      "tflops": round(flops / us / 1e6, 2) if flops else None,
-                      "tbytes_per_s": round(nbytes / us / 1e6, 3)}
+        rows[name] = {
+            "kind": kind,
+            "flops": flops,
+            "min_bytes": nbytes,
+            "median_us": round(us, 3),
+            "tflops": round(flops / us / 1e6, 2) if flops else None,
+            "tbytes_per_s": round(nbytes / us / 1e6, 3),
+        }
         print(name, rows[name])
-    meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
-            "cudnn": torch.backends.cudnn.version(), "sm_count": torch.cuda.get_device_properties(0).multi_processor_count}
+    meta = {
+        "device": torch.cuda.get_device_name(),
+        "torch": torch.__version__,
+        "cudnn": torch.backends.cudnn.version(),
+        "sm_count": torch.cuda.get_device_properties(0).multi_processor_count,
+    }
     with open(path, "w") as fh:
         json.dump({"meta": meta, "cases": rows}, fh, indent=1)
 
@@ -205,11 +225,16 @@ def profile(names):
 
 
 def model_step():
-    layer = torch.nn.TransformerEncoderLayer(d_model=1024, nhead=16, dim_feedforward=4096, batch_first=True,
-                                             device=dev, dtype=torch.bfloat16).eval()
+    layer = torch.nn.TransformerEncoderLayer(
+        d_model=1024, nhead=16, dim_feedforward=4096, batch_first=True, device=dev, dtype=torch.bfloat16
+    ).eval()
     x = torch.randn(8, 512, 1024, device=dev, dtype=torch.bfloat16)
-    block = torch.nn.Sequential(torch.nn.Conv2d(64, 128, 3, padding=1), torch.nn.BatchNorm2d(128),
-                                torch.nn.ReLU()).to(dev, torch.float16).to(memory_format=torch.channels_last).eval()
+    block = (
+        torch.nn.Sequential(torch.nn.Conv2d(64, 128, 3, padding=1), torch.nn.BatchNorm2d(128), torch.nn.ReLU())
+        .to(dev, torch.float16)
+        .to(memory_format=torch.channels_last)
+        .eval()
+    )
     img = torch.randn(16, 64, 112, 112, device=dev, dtype=torch.float16).to(memory_format=torch.channels_last)
     big = torch.randn(8192, 4096, device=dev)
     ln = torch.nn.LayerNorm(4096, device=dev)
@@ -222,6 +247,7 @@ def model_step():
             torch.softmax(big, dim=-1)
             ln(big)
             fused(big, big)
+
     run()
     run()
     torch.cuda.synchronize()

@@ -11,6 +11,7 @@ and the metrics drgpu reads (``specs/metrics.yaml``), and its source-page export
 ncu cannot run here, so the ``--set basic`` report is emulated: the raw export with the
 SourceCounters and WarpStateStats columns (PC sampling, stall counters) removed.
 """
+
 from __future__ import annotations
 
 import csv
@@ -23,12 +24,25 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 SAMPLE = ROOT / "sample_reports" / "few_blocks" / "few_blocks_bad"
-ID_COLS = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
-           "Block Size", "Grid Size", "Device", "CC"]
+ID_COLS = [
+    "ID",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Context",
+    "Stream",
+    "Block Size",
+    "Grid Size",
+    "Device",
+    "CC",
+]
 
 # Hostile text: HTML, quotes, braces, DOT syntax, rich markup, format strings, newlines.
-HOSTILE = ('<script>alert("x")</script> {a} ${b} %s \'q\' "q" ]; n1 -> n2 [label="pwn"]; '
-           '} digraph { [bold]x[/] [/nope] <!-- --> &amp; \\ \u202e')
+HOSTILE = (
+    '<script>alert("x")</script> {a} ${b} %s \'q\' "q" ]; n1 -> n2 [label="pwn"]; '
+    "} digraph { [bold]x[/] [/nope] <!-- --> &amp; \\ \u202e"
+)
 
 
 def _csv(rows: list[list[str]], delimiter: str = ",", newline: str = "\n") -> str:
@@ -41,6 +55,7 @@ def _csv(rows: list[list[str]], delimiter: str = ",", newline: str = "\n") -> st
 def _used_metrics() -> set[str]:
     sys.path.insert(0, str(ROOT))
     from drgpu_py.specs import loader as data
+
     names: set[str] = set()
     for canon in data.metrics_table()["metrics"]:
         names.update(data.metric_aliases(canon))
@@ -83,12 +98,25 @@ def main() -> None:
     files["gzipped.ncu-rep"] = gzip.compress(SAMPLE.with_suffix(".raw.csv").read_bytes()[:4096], mtime=0)
 
     # Details page: the header ncu 2025.3 writes for --page details (scripts/device/facts).
-    det_header = ID_COLS + ["Section Name", "Metric Name", "Metric Unit", "Metric Value", "Rule Name",
-                            "Rule Type", "Rule Description", "Estimated Speedup Type", "Estimated Speedup"]
+    det_header = ID_COLS + [
+        "Section Name",
+        "Metric Name",
+        "Metric Unit",
+        "Metric Value",
+        "Rule Name",
+        "Rule Type",
+        "Rule Description",
+        "Estimated Speedup Type",
+        "Estimated Speedup",
+    ]
     ident = row[: len(ID_COLS)]
-    files["details_page.csv"] = _csv([det_header,
-                                      ident + ["GPU Speed Of Light Throughput", "Duration", "us", "4.06", "", "", "", "", ""],
-                                      ident + ["GPU Speed Of Light Throughput", "Memory Throughput", "%", "1.20", "", "", "", "", ""]])
+    files["details_page.csv"] = _csv(
+        [
+            det_header,
+            ident + ["GPU Speed Of Light Throughput", "Duration", "us", "4.06", "", "", "", "", ""],
+            ident + ["GPU Speed Of Light Throughput", "Memory Throughput", "%", "1.20", "", "", "", "", ""],
+        ]
+    )
     files["source_page_as_raw.csv"] = _csv(src_rows[:12])
 
     files["zero_kernels.raw.csv"] = _csv([header, units])
@@ -103,28 +131,41 @@ def main() -> None:
 
     # No sampling: the SourceCounters (pcsamp, derived source metrics) and WarpStateStats
     # (stall counter) columns removed, as in a report collected without those sections.
-    drop = [i for i, h in enumerate(header) if h.startswith("smsp__pcsamp") or h.startswith("derived__")
-            or "issue_stalled" in h or h.startswith("smsp__average_warp")]
+    drop = [
+        i
+        for i, h in enumerate(header)
+        if h.startswith("smsp__pcsamp")
+        or h.startswith("derived__")
+        or "issue_stalled" in h
+        or h.startswith("smsp__average_warp")
+    ]
     keep = [i for i in range(len(header)) if i not in drop]
     files["no_sampling.raw.csv"] = _csv([[r[i] for i in keep] for r in (header, units, row)])
     # --set basic emulation (LaunchStats, Occupancy, SpeedOfLight, WorkloadDistribution):
     # only the metrics that specs/metrics.yaml files under those sections.
     from drgpu_py.specs import loader as data
+
     basic = {"LaunchStats", "Occupancy", "SpeedOfLight", "WorkloadDistribution"}
     keep = [i for i, h in enumerate(header) if h in ID_COLS or data.metric_section(h) in basic]
     files["basic_set.raw.csv"] = _csv([[r[i] for i in keep] for r in (header, units, row)])
 
     # Older ncu: metrics under their former names (aliases in specs/metrics.yaml), others gone.
-    old = {"dram__throughput.avg.pct_of_peak_sustained_elapsed": "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
-           "smsp__sass_branch_targets_threads_divergent.sum": "smsp__branch_targets_threads_divergent.sum",
-           "launch__shared_mem_per_block": "launch__shared_mem_per_block_allocated"}
+    old = {
+        "dram__throughput.avg.pct_of_peak_sustained_elapsed": "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+        "smsp__sass_branch_targets_threads_divergent.sum": "smsp__branch_targets_threads_divergent.sum",
+        "launch__shared_mem_per_block": "launch__shared_mem_per_block_allocated",
+    }
     old_header = [old.get(h, h) for h in header]
     cut = [i for i, h in enumerate(header) if h.startswith("sm__inst_executed_pipe_") or h.startswith("sm__pipe_")]
-    files["older_ncu.raw.csv"] = _csv([[r[i] for i in range(len(header)) if i not in cut]
-                                       for r in (old_header, units, row)])
+    files["older_ncu.raw.csv"] = _csv(
+        [[r[i] for i in range(len(header)) if i not in cut] for r in (old_header, units, row)]
+    )
     # Only a handful of columns (e.g. ncu --metrics with two metrics), no units row.
-    few = [i for i, h in enumerate(header) if h in ID_COLS or h.startswith("sm__cycles_elapsed")
-           or h == "gpu__time_duration.sum"]
+    few = [
+        i
+        for i, h in enumerate(header)
+        if h in ID_COLS or h.startswith("sm__cycles_elapsed") or h == "gpu__time_duration.sum"
+    ]
     files["few_metrics_no_units.raw.csv"] = _csv([[r[i] for i in few] for r in (header, row)])
 
     na = [c if h in ID_COLS else "n/a" for h, c in zip(header, row)]
@@ -141,9 +182,14 @@ def main() -> None:
     files["weird_numbers.raw.csv"] = _csv([header, units, weird])
 
     files["unknown_chip.raw.csv"] = _csv([header, units, _with(header, row, CC="99.9")])
-    files["non_utf8.raw.csv"] = _csv([header, units, _with(header, row, Kernel_Name="kern\udcff")]).encode(
-        "utf-8", errors="surrogateescape").replace(b"kern\xff", b"kern\xff\xfe caf\xe9 \x80")
-    files["nul_bytes.raw.csv"] = _csv([header, units, _with(header, row, Kernel_Name="ker\x00nel", Process_Name="p\x00")])
+    files["non_utf8.raw.csv"] = (
+        _csv([header, units, _with(header, row, Kernel_Name="kern\udcff")])
+        .encode("utf-8", errors="surrogateescape")
+        .replace(b"kern\xff", b"kern\xff\xfe caf\xe9 \x80")
+    )
+    files["nul_bytes.raw.csv"] = _csv(
+        [header, units, _with(header, row, Kernel_Name="ker\x00nel", Process_Name="p\x00")]
+    )
     long_name = "void k<" + "A" * 9990 + ">()"
     files["long_name.raw.csv"] = _csv([header, units, _with(header, row, Kernel_Name=long_name)])
     files["long_name.source.csv"] = src_text.replace(src_rows[0][1], long_name, 1)
@@ -173,13 +219,13 @@ def main() -> None:
         elif n % 3 == 1:
             r[:] = [c if j <= si else "n/a" for j, c in enumerate(r)]
         else:
-            del r[si + 3:]
+            del r[si + 3 :]
     files["source_garbage.source.csv"] = _csv(garbage)
     files["source_empty_block.source.csv"] = _csv(src_rows[:2])
     infinite = [list(r) for r in src_rows]
     for n, r in enumerate(infinite[2:]):
         if n < 8:  # +inf and -inf in the same columns: their sums are NaN
-            r[si + 1:] = ["inf" if n % 2 else "-inf"] * (len(r) - si - 1)
+            r[si + 1 :] = ["inf" if n % 2 else "-inf"] * (len(r) - si - 1)
     files["source_infinite.source.csv"] = _csv(infinite)
 
     for name, content in files.items():
