@@ -185,7 +185,7 @@ def test_spreading_full_warp_work_is_credited_as_latency_hiding():
     """skew_segments: the one warp that sums the long segment runs all 32 lanes, so spreading
     its loop over the block issues the same loads from more warps (at most latency_hiding_max);
     serial_norm's thread-0 loop runs one lane, and the fix fills the other 31 as well."""
-    from drgpu_py import data
+    from drgpu_py.specs import loader as data
 
     cap = data.thresholds()["latency_hiding_max"]
     skew = _finding("skew_segments", "bad", "barrier-imbalance")
