@@ -45,20 +45,10 @@ SPREAD = "drgpu__rank_duration_spread"
 def rollup(name: str) -> str:
     """How a metric combines across ranks: ``sum``, ``avg``, ``max``, ``min`` or ``first``.
 
-    The rule follows ncu's metric naming ``unit__counter.rollup[.submetric]``:
-
-    * ``launch__*`` and ``device__*`` describe the launch configuration and the device, not
-      work done: ``first`` (the first report's value);
-    * the kernel duration ``gpu__time_duration.sum`` is a per-launch time, not a count of work
-      (ranks run side by side): ``avg``, the typical rank; its spread is kept separately;
-    * ``.sum`` alone counts events (instructions, sectors, requests, bytes): ``sum``;
-    * ``.max`` / ``.min`` alone: ``max`` / ``min``;
-    * ``.avg`` alone, and any rate or ratio sub-metric (``.pct_of_peak_*``, ``.per_cycle_*``,
-      ``.per_second``, ``.peak_sustained``, ``.ratio``, ``.pct``): ``avg``;
-    * names without a rollup: counts (``*_sample_count``, ``*_requests``, ``*_excessive``,
-      ``*_sectors*``, ``*_bytes``) ``sum``; everything else (percentages, ratios, derived
-      averages, unknown) ``avg``, because the average of a quantity across ranks is always a
-      meaningful rank-typical value, whereas a sum of ratios is not.
+    Follows ncu's naming ``unit__counter.rollup[.submetric]``: configuration (``launch__*``,
+    ``device__*``) ``first``; the kernel duration ``avg``; event counts ``sum``; ``.max``/``.min``
+    as named; averages, rates and ratios ``avg`` (a sum of ratios means nothing). The full
+    table: docs/compare.md, ``drgpu merge``.
     """
     parts = name.split(".")
     # CSV exports qualify some metrics with their section, e.g. "TPC.TriageCompute.sm__x.avg".
