@@ -10,7 +10,7 @@ merged from those that have it (a note says so). For each matched launch:
   instructions, samples, stall samples, sectors, ...) are summed; the merged table is
   indexed by the first report's function base plus the offset. Reports whose SASS differs at
   an offset are not the same program and are refused;
-* scalar metrics are combined by their rollup (:func:`rollup`, the rule is documented there);
+* scalar metrics are combined by their rollup (:func:`rollup`; the table is in docs/compare.md);
 * the spread of durations across ranks is stored under ``drgpu__rank_*`` metrics, which the
   ``rank-imbalance`` finding reads.
 """
