@@ -1,19 +1,13 @@
 """The profile model every reader returns and every analysis pass consumes.
 
-A :class:`Profile` is a list of :class:`KernelProfile`, one per kernel launch. Each launch
-carries its identity, launch configuration, a metric table under canonical names (see
-``specs/metrics.yaml``; a metric the report lacks is simply absent, never zero) and a
-per-instruction table indexed by absolute PC. Readers join per-instruction data by PC,
-never by row position; ``offset`` is the PC relative to the function entry, which is what
-cubin disassembly and cross-report merging use.
-
-PC samples are reconciled with the kernel's own totals (``smsp__pcsamp_sample_count`` and
-the per-reason ``smsp__pcsamp_warps_issue_stalled_*``): samples at PCs the table has no row
-for (code outside the function's SASS listing, such as what the driver runs for a
-system-scope fence) are kept at kernel level, see :meth:`KernelProfile.sample_accounting`.
-
-Kernel names follow one set of rules here: ``base_name`` to match kernels across reports and
-CSV pages, ``signature`` in messages, ``short_name`` on screen.
+A :class:`Profile` is a list of :class:`KernelProfile`, one per kernel launch: its identity,
+launch configuration, a metric table under canonical names (``specs/metrics.yaml``; a metric
+the report lacks is absent, never zero) and a per-instruction table indexed by absolute PC
+(``offset``: PC relative to the function entry). Readers join per-instruction data by PC,
+never by row position. PC samples at PCs without a row stay at kernel level
+(:meth:`KernelProfile.sample_accounting`). Kernel names: ``base_name`` to match kernels
+across reports and CSV pages, ``signature`` in messages, ``short_name`` on screen
+(docs/api.md).
 """
 
 from __future__ import annotations

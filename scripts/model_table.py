@@ -177,6 +177,10 @@ where one warp works and the others wait: `global_atomics`, `const_lookup`, `sys
 A prediction near the measured cycles says the kernel runs as its instructions, dependencies
 and occupancy allow: change those to go faster.
 
+Not modelled: instruction cache misses, bank conflicts and uncoalesced replays (they enter only
+through the memory units' measured work), barriers, divergence, and tail imbalance within a
+wave. The gap to the measured cycles says which of those matter.
+
 """
 
 

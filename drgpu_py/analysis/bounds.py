@@ -3,19 +3,8 @@
 Contract: ``physical_bounds(ctx, sol, relieves, model, stall_pct, partial) -> list[Bound]`` is pure;
 ``apply_bounds(speed, bounds) -> (speed, binding bound or None)`` takes the smallest.
 
-The bounds (docs/json-schema.md lists them with their sources):
-
-* unit: no change runs the kernel faster than the busiest throughput unit it leaves alone
-  allows at that unit's peak: 100 / its % of peak (speed-of-light units, see sol.py); a
-  relieved unit for which the detector measured the share w of traffic the change removes
-  (``partial``) still counts with (1 - w) of its load;
-* launch floor: the kernel cannot take less than the shortest launch ncu measures on the chip
-  (specs/arch ``launch_floor_ns``): duration / floor;
-* latency hiding: more warps or more independent work hide latency by at most
-  ``latency_hiding_max`` (2x, GPA's bound for latency-hiding optimizers);
-* stall cycles: removing stalls cannot raise the issue rate beyond the ideal IPC:
-  1 / (1 - stall-cycle ratio), for the stall-elimination and latency-hiding models of changes
-  that issue the same instructions (not those that remove instructions).
+The bounds (``unit``, ``launch_floor``, ``latency_hiding``, ``stall_cycles``), their formulas
+and sources: docs/json-schema.md, "Bounds on every estimate".
 """
 
 from __future__ import annotations

@@ -1,27 +1,16 @@
 """Compare analyses: a one-row-per-launch listing of several reports, and the difference
-between a baseline and a new report (the "profile, change, profile again" loop).
+between a baseline and a new report.
 
-Contract: both work on the analysis JSON contract (``Analysis.to_dict()``), read into typed
-objects (:class:`~drgpu_py.analysis.saved.SavedAnalysis`: kernels, their trees as Nodes,
-their findings as Findings), so an input is either a report (``.ncu-rep`` or raw CSV,
-analyzed here) or a JSON file that ``drgpu analyze -f json`` or ``drgpu merge`` wrote
-earlier (a saved baseline). :func:`list_rows` and :func:`diff` take SavedAnalysis objects or
-the dicts they come from. Everything is pure except :func:`load`, which reads files. Tree
-nodes are found by their stable key (analysis.tree.KEY_*), never by their label. The list and diff renderers are drgpu_py.render.list_ and
-drgpu_py.render.diff.
+Contract: both work on the analysis JSON contract read into typed objects
+(:class:`~drgpu_py.analysis.saved.SavedAnalysis`), so an input is a report or a JSON file
+``drgpu analyze -f json`` or ``drgpu merge`` wrote. :func:`list_rows` (one row per launch;
+:func:`sort_rows` sorts and cuts), :func:`diff` (the ``drgpu diff --format json`` dict) and
+:func:`regressions` (what ``--fail-on-regression`` fails on) are pure and take
+SavedAnalysis objects or their dicts; only :func:`load` reads files. Tree nodes are found by
+their stable key (analysis.tree.KEY_*), never by their label; kernels with different
+function names are never paired unless ``--pair`` says so.
 
-* :func:`list_rows` -> one row per kernel launch; :func:`sort_rows` sorts and cuts.
-* :func:`diff` -> a dict (the ``drgpu diff --format json`` contract, ``kind: "diff"``):
-  kernels are matched by demangled name and launch order, then by function name without
-  template arguments and parameters (``relax<0>`` vs ``relax<1>``); ``--pair`` regexes force
-  a match. Kernels with different function names are never paired otherwise: they are listed
-  as unmatched ("no matching kernel"), and nothing is called resolved. For each matched pair:
-  the measured duration and speedup (base/new, from the two reports' durations), elapsed
-  cycles, stall-cycle % and stall cycles, each stall group's and reason's share and stall
-  cycles, the memory latency split, occupancy, the speedup the base's resolved findings
-  estimated beside the measured one, and which findings were resolved, persist (with their
-  severity and estimated speedup before and after) or are new.
-* :func:`regressions` -> what ``diff --fail-on-regression`` fails on.
+Matching rules and what is compared: docs/compare.md. Renderers: drgpu_py.render.list_, .diff.
 """
 
 from __future__ import annotations

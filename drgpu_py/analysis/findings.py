@@ -2,20 +2,13 @@
 physics, assign severity, and rank (best first).
 
 Contract: ``evaluate(ctx) -> list[Finding]``; ``ctx.sol`` and ``ctx.traits`` (sol.py) must be
-set; it reads nothing else and changes nothing but ``ctx.notes`` (what it left out and why). Every estimate goes through bounds.py (busiest unit left alone, launch floor,
-latency hiding, stall cycles). A kernel graded good or excellent on its limiting unit gets no
-``high`` finding unless the fix relieves that unit (good: at most medium; excellent: low),
-and the finding says why. Designed-in patterns are not defects: warp-specialized pipelines
-get no barrier-imbalance, tensor-core kernels (attention's softmax) and kernels without
-source lines no slow-math. Library kernels without source lines (names in findings.yaml
-``library_kernels``) get only findings with ``caller_advice``, phrased for the caller; a note
-names what was left out.
+set; it reads nothing else and changes nothing but ``ctx.notes`` (what it left out and why).
+Every estimate goes through bounds.py; a kernel graded good or excellent on its limiting
+unit gets no ``high`` finding unless the fix relieves that unit; designed-in patterns and
+library kernels without source lines are not reported as defects (a note names what was
+left out). Advice quotes only its own evidence.
 
-Advice is true to its evidence: a share it quotes is the finding's ``stall_share`` (the
-number every output shows), a detector picks the advice variant its evidence supports
-(findings.yaml ``advice_when``: e.g. atomics rather than stores draining at exit, float
-atomics that warp-reduction intrinsics do not cover), and an estimate at the model's
-ceiling is marked ``estimate_capped`` and shown as a lower bound.
+Rules and rationale: docs/json-schema.md, "Findings: severity and advice".
 """
 
 from __future__ import annotations

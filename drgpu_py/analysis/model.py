@@ -1,9 +1,5 @@
 """Static SASS performance model: what the code could achieve, from its instructions.
 
-After the assembly-level performance model (Zhou et al.: benchmark instruction latencies,
-build a single-warp dependency DAG, extend it to many warps with the occupancy, name the
-bottleneck B_ilp / B_comp / B_mem / B_pipe) with GPA's CFG and latency tables.
-
 Contract: ``kernel_model(ctx) -> KernelModel`` is a pure function of a
 :class:`KernelContext` whose ``sol`` is set (its SASS, CFG, per-PC executed counts, a few
 counters: occupancy, cycles, hit rates, bytes). A kernel without SASS (or without executed
@@ -11,30 +7,8 @@ counts) gets a model with ``available = False`` and a ``reason``. Latencies and 
 are ``specs/arch/*.yaml`` ``latency`` and ``pipe_rate``. ``what_if(model, change, **p)``
 re-evaluates the same model with a changed hot loop or occupancy.
 
-The model, per loop (instructions whose innermost loop it is) and for the code outside loops:
-
-* a single warp issues in order, one instruction per cycle at most; an instruction issues
-  when the registers, predicates and (with control codes) scoreboards it waits on are
-  ready: producer issue cycle + the producer's latency. Loop-carried dependencies arise by
-  simulating consecutive iterations. ``critical_path_cycles``: cycles per iteration with
-  unlimited issue (the dependency recurrence); ``single_warp_cycles``: with the one-per-cycle
-  issue limit and the taken branch's redirect;
-* kernel terms, per scheduler of the busiest SM (blocks spread evenly, ``ceil`` waves):
-  latency = per-warp time x warps it runs / warps resident (W overlap perfectly);
-  issue = warp instructions it issues; pipe:<p> = instructions of pipe p / its rate;
-  memory = DRAM bytes / peak bandwidth, or the L1/L2 units' measured work at their peak.
-  Predicted cycles = the largest of memory, tensor, launch and the latency term combined with
-  the largest issue-side term (their p-norm, specs/arch ``latency_issue_norm``: where both are
-  near, a warp held at a busy pipe also delays its chain); the bottleneck is the largest term's
-  name, the latency term split into ``ilp`` (the critical chain is fixed-latency arithmetic)
-  and ``latency`` (it waits on memory or variable-latency units);
-* a loop that walks constant memory by a stepping register, a pass larger than the immediate
-  constant cache (specs/arch ``constant_cache``), misses each line on each pass: the miss holds
-  the warp ``latency.constant_miss`` cycles (``constant_stream_misses``).
-
-Not modelled: instruction cache misses, bank conflicts and uncoalesced replays (only through
-the memory units' measured work), barriers, divergence, tail imbalance within a wave. The
-gap to the measured cycles says which of those matter (docs/model.md).
+Method (per-loop single-warp simulation, kernel terms, bottleneck), what it leaves out and
+how to read the gap to the measured cycles: docs/model.md.
 """
 
 from __future__ import annotations

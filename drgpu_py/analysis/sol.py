@@ -2,23 +2,12 @@
 
 Contract: ``speed_of_light(ctx) -> SpeedOfLight`` and ``kernel_traits(ctx) -> Traits`` are
 pure functions of a :class:`KernelContext` (its metrics, SASS and per-instruction counts).
+SpeedOfLight holds each unit's % of peak, the limiter and its grade (specs/thresholds.yaml
+``grade_*``), FLOPs per precision and tensor FLOPs, and the roofline point; Traits say
+whether tensor cores and warp-specialized synchronization are used and whether the report
+has source lines for the kernel.
 
-* Units: each throughput unit's achieved % of its peak, from ncu's own ``pct_of_peak``
-  metrics (issue slots, the FMA/ALU/FP64/XU/LSU pipes, L1/shared, L2, DRAM). Per-SM
-  percentages measured over *active* cycles are scaled by the share of SMs that had a block,
-  so a one-block kernel does not read as busy. The tensor unit is achieved tensor FLOP/s over
-  the dense peak of its operand type at the measured SM clock (falling back to ncu's
-  tensor-pipe busy cycles when the clock is unknown).
-* Limiter and grade: the busiest unit and its grade (specs/thresholds.yaml ``grade_*``, after
-  the tuning lecture: < 40 % poor, 40-60 % okay, 60-75 % good, > 75 % excellent).
-* Work: FLOPs per precision from ncu's FLOP counters when the report has them, else from the
-  SASS (thread instructions executed per opcode); tensor FLOPs from the executed
-  HMMA/HGMMA/QGMMA/IMMA/DMMA instructions and their shapes (2*M*N*K; a warpgroup instruction
-  is counted once per warp by ncu, so GMMA counts are divided by 4).
-* Roofline: achieved FLOP/s and DRAM bytes/s, arithmetic intensity, the ridge point of the
-  dominant precision, which side of it the kernel sits on, and its % of the attainable.
-* Traits: tensor cores used, warp-specialized synchronization (mbarrier waits, warpgroup
-  barriers, nanosleep spins, TMA), and whether the report has source lines for the kernel.
+How each unit, FLOP count and grade is derived: docs/json-schema.md, "Speed of light".
 """
 
 from __future__ import annotations

@@ -2,22 +2,16 @@
 of each report ncu wrote, and a record of the run.
 
 Contract:
-- ``ProfileRequest`` holds what ncu is asked (``validate`` checks it: a usage error, exit 2);
-  ``build_ncu_argv(ncu, request, selection)`` is pure: an argument list, never a shell line;
-  the application's arguments are appended unchanged.
-- ``Session(options)`` checks the options (application, rank variable, request, timeout) and
-  finds ncu; ``list_kernels`` runs the application once cheaply and counts its kernels;
-  ``choose()`` picks the metric set (detected GPU unless given) and checks added metric
-  names against ncu's catalogue; ``prepare_outputs()`` refuses to overwrite files without
-  ``force``; ``run_ncu(on_event)`` profiles; ``finish(on_warning)`` analyzes every report
-  ncu wrote, writes the outputs beside it and ``STEM.profile.json`` (the run's record), and
-  returns a :class:`SessionOutcome` whose ``check()`` raises the run's error, if any, once
-  the caller has shown the summary.
-- Nothing is thrown away: the report(s), ncu's full console output (``STEM.ncu.log``) and the
-  analysis files stay in the output folder whatever happens; a failing application or a
-  Ctrl-C still leaves what was profiled analyzed or at least kept. An interruption raises
+- ``ProfileRequest.validate`` raises a usage error (exit 2); ``build_ncu_argv(ncu, request,
+  selection)`` is pure: an argument list, never a shell line, the application's arguments
+  appended unchanged.
+- ``Session(options)`` checks the options and finds ncu; then ``list_kernels``, ``choose()``,
+  ``prepare_outputs()`` (never overwrites without ``force``), ``run_ncu(on_event)`` and
+  ``finish(on_warning)`` -> :class:`SessionOutcome`, whose ``check()`` raises the run's error.
+- Nothing is thrown away: report(s), ``STEM.ncu.log``, analyses and ``STEM.profile.json``
+  stay whatever happens (docs/profile.md); an interruption raises
   :class:`~drgpu_py.errors.InterruptedError_` naming what was kept.
-- Progress and messages go to the caller's callbacks; nothing here prints.
+- Nothing here prints; progress and messages go to the caller's callbacks.
 """
 
 from __future__ import annotations

@@ -1,19 +1,13 @@
-"""Start-up work done while something else runs: ``drgpu profile`` spends seconds waiting on
-ncu, and the analysis it runs afterwards would otherwise first import pandas and the
-analysis modules and compile the HTML template (about 1.5 s on the GPU host, measured in
-benchmarks/RESULTS.md).
+"""Start-up work done while ncu runs, so that ``drgpu profile``'s analysis afterwards need not
+first import its modules and compile the HTML template (docs/performance.md).
 
 Contract: ``Warmup(binary).start()`` extracts the binary's cubins and starts nvdisasm on them
-(``sass.cubin``: the report is then read without ncu_report's disassembler), imports the
-reading, analysis and rendering modules and compiles the HTML template, in a daemon thread; ``Warmup.join()`` waits for it and returns the error
-it met, if any (a failed warm-up changes nothing: the same imports run again, in the main
-thread, where their error is reported as usual). Nothing is computed that depends on the
-report, and nothing is written but temporary cubin files, removed once listed. ``ncu_report`` is never imported here: report
-reading forks a child (``readers.isolate``), and a process that holds ``ncu_report``'s own
-thread must not fork.
-
-The thread only holds Python's lock while it runs Python code; the main thread meanwhile
-sleeps in ``read`` on ncu's output pipe, so neither waits for the other.
+(``sass.cubin``), imports the reading, analysis and rendering modules and compiles the HTML
+template, in a daemon thread; ``Warmup.join()`` waits and returns the error it met, if any
+(a failed warm-up changes nothing: the imports run again in the main thread). Nothing
+depends on the report, and nothing is written but temporary cubin files, removed once
+listed. ``ncu_report`` is never imported here: report reading forks a child
+(``readers.isolate``), and a process that holds ``ncu_report``'s own thread must not fork.
 """
 
 from __future__ import annotations

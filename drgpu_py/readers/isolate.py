@@ -1,23 +1,15 @@
 """Run a reader in a child process, so that a native crash of NVIDIA's ``ncu_report`` module
-on a damaged report (a segmentation fault inside ``sass_by_pc``, say: one wrong byte in a
-report's embedded cubin is enough) becomes a typed error instead of killing drgpu without
-a word.
+on a damaged report becomes a typed error instead of killing drgpu without a word.
 
 Contract: ``in_child(fn, *args, what=PATH, **kwargs)`` returns ``fn(*args, **kwargs)`` or
-raises what it raised (drgpu's typed errors keep their message and hint; an exception that
-cannot cross the process boundary arrives as ``RuntimeError`` naming it). When the child
-dies of a signal or exits without an answer, it raises :class:`ReportFormatError` naming
-``what`` and the signal (exit 4). Ctrl-C in the parent kills the child and is re-raised.
-``in_children(calls, what=PATH)`` runs several such calls in children at once (a report read
-in parts by ``-j`` workers) and returns their results in order.
+raises what it raised (typed errors keep their message and hint; one that cannot cross the
+process boundary arrives as ``RuntimeError`` naming it). A child that dies of a signal or
+exits without an answer raises :class:`ReportFormatError` naming ``what`` and the signal
+(exit 4). Ctrl-C kills the child and is re-raised. ``in_children(calls, what=PATH)`` runs
+several calls in children at once and returns their results in order. Where a child cannot
+be used safely, or with ``DRGPU_READ_IN_PROCESS=1``, the call runs in this process, unguarded.
 
-How: ``os.fork`` (the child shares the loaded modules and the progress callback, so there is
-no start-up cost), the result pickled back through a pipe (protocol 5). ``ncu_report`` is
-loaded only in children: once loaded it runs a thread of its own, and a process forked
-from one holding that thread's lock hangs for ever. So where this process has loaded it
-(a caller that used the readers directly), where ``fork`` does not exist, or with
-``DRGPU_READ_IN_PROCESS=1`` (debuggers, profilers) the function runs in this process,
-unguarded. benchmarks/RESULTS.md records the cost.
+How and when: docs/performance.md, "Reading in child processes".
 """
 
 from __future__ import annotations

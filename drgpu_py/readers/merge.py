@@ -10,7 +10,7 @@ merged from those that have it (a note says so). For each matched launch:
   instructions, samples, stall samples, sectors, ...) are summed; the merged table is
   indexed by the first report's function base plus the offset. Reports whose SASS differs at
   an offset are not the same program and are refused;
-* scalar metrics are combined by their rollup (:func:`rollup`, the rule is documented there);
+* scalar metrics are combined by their rollup (:func:`rollup`; the table is in docs/compare.md);
 * the spread of durations across ranks is stored under ``drgpu__rank_*`` metrics, which the
   ``rank-imbalance`` finding reads.
 """
@@ -45,20 +45,10 @@ SPREAD = "drgpu__rank_duration_spread"
 def rollup(name: str) -> str:
     """How a metric combines across ranks: ``sum``, ``avg``, ``max``, ``min`` or ``first``.
 
-    The rule follows ncu's metric naming ``unit__counter.rollup[.submetric]``:
-
-    * ``launch__*`` and ``device__*`` describe the launch configuration and the device, not
-      work done: ``first`` (the first report's value);
-    * the kernel duration ``gpu__time_duration.sum`` is a per-launch time, not a count of work
-      (ranks run side by side): ``avg``, the typical rank; its spread is kept separately;
-    * ``.sum`` alone counts events (instructions, sectors, requests, bytes): ``sum``;
-    * ``.max`` / ``.min`` alone: ``max`` / ``min``;
-    * ``.avg`` alone, and any rate or ratio sub-metric (``.pct_of_peak_*``, ``.per_cycle_*``,
-      ``.per_second``, ``.peak_sustained``, ``.ratio``, ``.pct``): ``avg``;
-    * names without a rollup: counts (``*_sample_count``, ``*_requests``, ``*_excessive``,
-      ``*_sectors*``, ``*_bytes``) ``sum``; everything else (percentages, ratios, derived
-      averages, unknown) ``avg``, because the average of a quantity across ranks is always a
-      meaningful rank-typical value, whereas a sum of ratios is not.
+    Follows ncu's naming ``unit__counter.rollup[.submetric]``: configuration (``launch__*``,
+    ``device__*``) ``first``; the kernel duration ``avg``; event counts ``sum``; ``.max``/``.min``
+    as named; averages, rates and ratios ``avg`` (a sum of ratios means nothing). The full
+    table: docs/compare.md, ``drgpu merge``.
     """
     parts = name.split(".")
     # CSV exports qualify some metrics with their section, e.g. "TPC.TriageCompute.sm__x.avg".

@@ -1,38 +1,14 @@
-"""Reader for ncu CSV exports.
-
-Input: the raw page (``ncu -i R --csv --page raw --print-units base``: a header row of metric
-names, a row of units, then one row per kernel launch; numbers carry thousands separators),
-optionally with the source page (``--page source --print-source sass``: per kernel a
-``"Kernel Name",NAME`` line, a header, and one row per SASS instruction keyed by its address).
+"""Reader for ncu CSV exports: the raw page (``--page raw --print-units base``), optionally
+with the SASS source page (``--page source --print-source sass``).
 
 Contract: same Profile as the .ncu-rep reader. Source-page blocks are matched to raw rows by
-kernel name in order (the Nth block of a name goes to the Nth row of that name; names are
-compared without the casts the source page writes in template values; a row whose name no
-unused block has takes the next unused block of the same function, never another
-function's). The SASS-only source page has no file/line: those come from an ``.ncu-rep``
-line table (``line_report``, or ``X.ncu-rep`` beside ``X.raw.csv``) when one is available,
-and the kernel notes say where line numbers came from or that there are none.
+kernel name in order (never to another function's row); file/line come from an ``.ncu-rep``
+line table (``line_report``, or ``X.ncu-rep`` beside ``X.raw.csv``) when there is one, and
+the kernel notes say where line numbers came from or that there are none. ``kernel=``
+selects launches before cells are converted; each picked launch gets exactly what reading
+every launch gives it. Inputs that would read wrong are refused or noted, never misread.
 
-Selection (``kernel=``, the ``--kernel`` selector): only the launches it picks become
-KernelProfiles and only their blocks become per-instruction tables; every launch when it
-picks none. Each picked launch gets exactly what reading every launch gives it: blocks and
-line tables are still matched over all launches (by name, which costs nothing to read), and
-the notes that depend on whether any launch has per-instruction rows look at all of them.
-Both pages are still parsed whole by the csv module (a block's extent is only known by
-parsing), so errors in the text are reported whatever is selected.
-
-Refused or noted rather than read wrong (docs/errors.md): numbers in a locale's format
-(``1.234,5``, ``1'234.56``: refused, they would read 10x off); copies of the header or units
-row inside the raw page (skipped with a note, never a kernel); a source page cut inside its
-last row (refused), or whose last block does not end in the function's BRA/NOP padding
-(noted); a block counting more instructions executed or PC samples than its raw-page launch
-(refused: another run's export), or fewer instructions (noted); a source page with no block
-of any raw-page kernel (refused). UTF-16/32 with a byte-order mark is decoded; columns are
-found by name in any order.
-
-Speed: cells convert column by column (``common.numbers``: one ``float`` pass per column,
-``to_number`` only for a column holding text), a block's counter columns in one pass, and
-the cyclic garbage collector is paused while a report is read.
+Matching and selection: docs/performance.md; refusals and notes: docs/errors.md.
 """
 
 from __future__ import annotations

@@ -1,23 +1,15 @@
 """Reader for Nsight Compute reports (``.ncu-rep``) through NVIDIA's ``ncu_report`` module.
 
 Contract: ``read_ncu_rep(path)`` returns a Profile with one KernelProfile per profiled
-launch (all ranges, in report order, ids 0..n-1). Only the metrics drgpu uses are read
-(each once). Per-PC metrics are joined by their correlation id (the PC); the instruction
-listing covers the whole function (walked from its entry until the SASS ends), so
-instructions that never executed are present too, with zero counts. File/line come from
-the report's line table; source text from the imported sources, when the report has them.
-Values at a PC inside the listing without SASS go to the nearest preceding instruction (the
-count of samples moved is the metric ``model.SAMPLES_MOVED``); values at PCs past the listing
-are left out of the table and accounted at kernel level from the per-reason sample totals,
-which are read as scalars too (``KernelProfile.sample_accounting``).
+launch (all ranges, in report order, ids 0..n-1). Only the metrics drgpu uses are read.
+Per-PC metrics are joined by PC; the instruction listing covers the whole function, so
+instructions that never executed are present with zero counts. Values at a PC inside the
+listing without SASS go to the preceding instruction (``model.SAMPLES_MOVED``); values past
+the listing are accounted at kernel level (``KernelProfile.sample_accounting``).
+``keep_id`` skips launches before they are parsed; ``cache=False`` reads every launch afresh
+and gives the same profile as the function cache.
 
-Speed: ``keep_id`` (a predicate on the launch id) skips launches before ncu_report parses
-them, so ``--kernel 0:10`` on a large report reads ten launches. Launches of one function
-(same mangled and demangled name, entry PC, context, registers and static shared memory, and
-per-PC ids within the listing) share one SASS listing, line table and source text, read
-once: the first SASS or line lookup of a launch costs ncu_report tens to hundreds of
-milliseconds, far more than all its metrics, so a cache hit makes neither.
-``cache=False`` reads every launch afresh; tests check both give the same profile.
+Function cache and selection: docs/performance.md.
 """
 
 from __future__ import annotations

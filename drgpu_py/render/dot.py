@@ -1,20 +1,15 @@
 """Graphviz renderers: the analysis tree as a DOT graph (``dot``), and laid out by Graphviz's
 ``dot`` program as SVG (``svg``) or PNG (``png``).
 
-Contract: ``build_graph(analysis, options, kernels=None) -> graphviz.Digraph`` builds the
-graph with the ``graphviz`` library (which quotes every identifier and attribute), one
-graph per kernel, or a cluster per kernel when there are several. Every label passes through
-``graphviz.escape`` and ``graphviz.nohtml``, so kernel names such as ``void k<float, 4>``,
-quotes, braces and backslashes in source text reach the picture literally. DrGPU's visual
-language: the root carries the stall-cycle %, IPC, busiest unit and bound; cause groups and
-stall reasons carry their share of stall cycles; metric, source-line and suggestion leaves
-have their own shapes and colours; the L1 -> L2 -> DRAM chain is drawn as misses; the path to
-the top finding (``attrs['highlight']``) is drawn thick and orange; ``missing`` nodes say
-"not collected (section X)". Share nodes whose subtree total is below
-``RenderOptions.fold_share`` are folded into one "N folded" node per parent.
+Contract: ``build_graph(analysis, options, kernels=None) -> graphviz.Digraph``: one graph per
+kernel, or a cluster per kernel when there are several. Every label passes through
+``graphviz.escape`` and ``graphviz.nohtml``, so kernel names, quotes, braces and backslashes
+reach the picture literally. Share nodes whose subtree total is below
+``RenderOptions.fold_share`` are folded into one "N folded" node per parent. ``svg``/``png``
+without the ``dot`` program raise :class:`ToolNotFoundError`; ``write_dot_fallback`` then
+writes the ``.dot`` source beside the requested file.
 
-``svg``/``png`` need the ``dot`` program; without it they raise :class:`ToolNotFoundError`
-and ``write_dot_fallback`` writes the ``.dot`` source beside the requested file instead.
+The visual language: docs/rendering.md.
 """
 
 from __future__ import annotations

@@ -1,30 +1,14 @@
 """HTML renderer: one self-contained report file (CSS, JS and charts inline, nothing fetched).
 
-Contract: ``render_html(analysis, options) -> str``. The page is built from the Jinja2
-templates in the shipped ``templates`` folder (``data.share_dir("templates")``) with
-autoescaping on, so kernel names (``void k<float, 4>(...)``), source text and SASS are always
-escaped; the only markup inserted unescaped is the SVG that Graphviz lays out (Graphviz
-escapes the label text itself) and the JSON of lazily drawn parts (``_script_json``: ``<``,
-``>``, ``&`` escaped; the page's script inserts its strings as text). A packed group's markup
-is the template's own escaped output, carried in base64 (no ``<``, ``>``, ``&``). Per kernel the page shows a summary (device, duration,
-grid/block, registers, occupancy, bound), findings ranked with advice, evidence, locations
-and estimated speedup, the speed-of-light grade, inline-SVG charts (per-unit % of peak with the
-grade thresholds, the roofline, stall breakdown, memory hierarchy, occupancy limiter), the analysis tree as nested ``<details>`` (plus the Graphviz picture when ``dot`` is
-installed), and the hot source lines with their stall breakdown and the SASS behind them.
-A report with several kernel groups opens with an application summary: a sortable table of the
-groups (launches, total and mean time, share of GPU time, speed-of-light grade, the top finding
-and the time it would save; sorted by total time, re-sorted in the page by its inline script), a
-time-share bar chart of the largest groups and a "fix first" list of the findings that would save
-the most time (``Analysis.summary()`` and its priorities); every row and bar links to its
-kernel's section. A single kernel gets no summary. Only the ``GRAPH_KERNELS_MAX`` groups with
-the most GPU time get their tree and hot lines' SASS as HTML; the others carry them as JSON
-built into the same elements when opened, which keeps a many-group page a third smaller. Past
-``GRAPH_KERNELS_MAX`` groups, each group's charts, model, tree and source lines (the blocks of
-``kernel_body.html.j2``, drawn by the same autoescaped template) travel as one gzip stream,
-base64 in a ``<script type="application/octet-stream">`` that report.js unpacks into the page:
-a 139-group page is 1.5 MB instead of 7.3 (``_pack``); ``unpack_page`` gives the page as the
-script leaves it. This module computes plain view data (numbers, strings, chart geometry); the
-templates only lay it out.
+Contract: ``render_html(analysis, options) -> str``, built from the shipped Jinja2 templates
+(``data.share_dir("templates")``) with autoescaping on: kernel names, source text and SASS
+are always escaped. The only markup inserted unescaped is Graphviz's SVG (which escapes its
+labels), the JSON of lazily drawn parts (``_script_json``: ``<``, ``>``, ``&`` escaped) and
+packed groups (the template's own escaped output, gzip + base64). ``unpack_page`` gives a
+packed page as its script leaves it. This module computes plain view data (numbers,
+strings, chart geometry); the templates only lay it out.
+
+What the page shows, lazy and packed groups and their sizes: docs/rendering.md.
 """
 
 from __future__ import annotations

@@ -1,25 +1,15 @@
 """SASS from the binary: extract cubins (``cuobjdump -xelf all``), disassemble them
 (``nvdisasm -c -hex -g -gi``), and give the analysis what the report lacks.
 
-``control_from_binary(profile, cubin=, binary=)`` returns ``(control, note)``: ``control``
-maps each matched kernel's mangled and demangled name to ``{function offset -> control
-dict}`` (see :mod:`drgpu_py.sass.control`), and ``note`` is one line for the profile's notes
-saying what was used. As a side effect it rewrites the per-instruction tables of the
-matched kernels from the cubin's line table:
+Contract: ``control_from_binary(profile, cubin=, binary=)`` returns ``(control, note)``:
+``control`` maps each matched kernel's mangled and demangled name to ``{function offset ->
+control dict}`` (:mod:`drgpu_py.sass.control`), ``note`` is one line saying what was used.
+As a side effect it rewrites the matched kernels' per-instruction tables from the cubin's
+line table (missing lines filled, inlined code moved to its call site with ``inlined_from``).
+A kernel whose SASS differs from the report's keeps the report's, with a note. A missing
+tool raises :class:`ToolNotFoundError`.
 
-* instructions without a file/line in the report (CSV input without an ``.ncu-rep``) get
-  the cubin's;
-* instructions inlined from headers or device functions (``atomicAdd``, math library,
-  ``__threadfence``, user helpers) are attributed to the call site in the kernel (the
-  outermost frame of nvdisasm's ``inlined at`` chain), the inner location kept in an
-  ``inlined_from`` column (``{"file", "line"}``);
-* source text is read from disk for files the report did not carry, where they exist.
-
-Kernels are matched to cubin functions by mangled name, else (CSV input has no mangled
-name) by the demangled base name; either way the instruction text at every offset is
-compared with the report's, and a kernel whose SASS differs is left to the report's SASS
-with a per-kernel note. The tools come from NVIDIA's PyPI wheels (``nvidia-cuda-nvdisasm``,
-``nvidia-cuda-cuobjdump``) or PATH; a missing tool raises :class:`ToolNotFoundError`.
+Matching and inlining: docs/slicing.md.
 """
 
 from __future__ import annotations

@@ -1,23 +1,5 @@
-"""Decode the scheduling control information of Volta-and-later SASS instructions.
-
-From Volta (sm_70) on, every instruction is 128 bits wide and carries its own control
-information in bits 105..125 (bits 41..61 of the high 64-bit word), which the compiler
-(ptxas) fills in and the warp scheduler obeys:
-
-====== ===== =================================================================
-bits   width field
-====== ===== =================================================================
-41-44  4     ``stall``: cycles to wait before issuing the next instruction
-45     1     ``yield``: the raw yield bit (set on most instructions; clear lets
-             the scheduler switch to another warp after this one)
-46-48  3     ``write_barrier``: scoreboard (0-5) released when the result is
-             written; 7 = none
-49-51  3     ``read_barrier``: scoreboard released once the source registers
-             have been read (variable-latency ops that read operands late)
-52-57  6     ``wait_mask``: scoreboards that must be released before this
-             instruction issues (bit b = B<b>)
-58-61  4     ``reuse``: operand reuse-cache flags (bit 0 = operand a ...)
-====== ===== =================================================================
+"""Decode the scheduling control information of Volta-and-later SASS instructions (bits
+41..61 of each instruction's high 64-bit word; field layout: docs/slicing.md).
 
 Contract: ``decode_control(high)`` is a pure function of the high 64-bit word and never
 raises; ``control_table(encodings)`` maps ``(offset, low, high)`` triples to

@@ -1,27 +1,15 @@
 """SASS listings from cubins in the form the ``.ncu-rep`` reader takes from ncu_report, so that
-a report can be read without starting ncu_report's disassembler (its first ``sass_by_pc``
-costs 0.6-1.9 s of CPU per process, more than reading a one-kernel report's metrics).
+a report can be read without starting ncu_report's disassembler (why: docs/performance.md).
 
 Contract:
-- ``cubins_in_report(path)``: the CUDA ELF images (cubins) a ``.ncu-rep`` carries, as bytes,
-  each once (found by their ELF header; a report that stores them otherwise yields none).
-- ``cubins_in_binary(path, limit)``: the cubins an executable or library holds (``cuobjdump``;
-  none when it holds more than ``limit``).
-- ``SassSource.start(cubins)`` starts ``nvdisasm -c`` on each cubin at once (subprocesses,
-  so they run while the caller imports or profiles), unless there are more than
-  ``max_cubins()`` of them; ``result()`` waits and returns the
-  listings, or None when nvdisasm is missing or fails (the caller then reads SASS through
-  ncu_report, as before). Nothing is cached on disk; temporary cubin files are removed.
-- ``Listings.function(mangled, sm)``: the listing of one function for one architecture, or
-  None when the cubins do not hold it or hold two different functions of that name.
-- ``FunctionSass.walk(base, end)`` returns what the reader's walk over ``sass_by_pc`` returns
-  for a function loaded at ``base`` (PCs from the entry in 16-byte steps until the first PC
-  past ``end`` without SASS): each instruction's text as ncu_report prints it after
-  ``clean_sass``: branch targets inside the function are absolute addresses (ncu prints
-  ``BRA `(.L_x_3) 0x7f...``; nvdisasm prints the label alone), operands carry no
-  ``.reuse`` flag and spills no ``(*"SpillRefill"*)`` note. tests/test_perf_equivalence.py
-  compares the texts with ncu_report's on sample reports with each of these forms; the
-  comparison over every sample report is recorded in benchmarks/RESULTS.md.
+- ``cubins_in_report(path)`` / ``cubins_in_binary(path, limit)``: the cubins a report or an
+  executable holds, as bytes, each once (none when the binary holds more than ``limit``).
+- ``SassSource.start(cubins)`` starts ``nvdisasm -c`` on each (up to ``max_cubins()``);
+  ``result()`` returns the listings, or None when nvdisasm is missing or fails (the caller
+  then uses ncu_report). Nothing is cached on disk; temporary cubin files are removed.
+- ``Listings.function(mangled, sm)``: one function's listing, or None when absent or ambiguous.
+- ``FunctionSass.walk(base, end)`` returns what the reader's ``sass_by_pc`` walk returns, in
+  ncu_report's text form (tests/test_perf_equivalence.py compares the two).
 """
 
 from __future__ import annotations

@@ -1,40 +1,10 @@
 """GPA-style instruction blamer: move each stall from the instruction that waits to the
 instructions that caused it.
 
-For every instruction with dependency-stall samples (long/short scoreboard, wait) the CFG
-is walked backwards from it (``_search``, a shortest-path search over blocks) to
-
-* the reaching definitions of the registers and predicates it reads (read-after-write);
-  the walk continues past predicated definitions until the union of their guards covers
-  the consumer's guard (``@P0`` and ``@!P0``, an unguarded def, or the consumer's own
-  guard), since on other paths another definition may provide the value;
-* the earlier instructions still reading, late, a register it overwrites
-  (write-after-read: stores, shared/constant loads reading their address or data);
-* with control codes (``--cubin``): the instructions that set each scoreboard barrier
-  the consumer waits on. GPA treats the six barriers as virtual registers B0-B5: a
-  producer's write or read barrier defines ``B<b>``, a consumer's wait mask uses it. A
-  barrier is a counter, so the walk keeps collecting setters until an instruction that
-  itself waited on the barrier (everything older had completed by then).
-
-Candidates are then pruned:
-
-* opcode-based: a long-scoreboard stall blames L1TEX producers (global, local, texture,
-  atomics), a short-scoreboard stall MIO/variable-latency producers (shared memory,
-  constant loads, MUFU, conversions, shuffles ...), a wait stall fixed-latency ones;
-* barrier-based (control codes known): a read-after-write producer must set, as its write
-  barrier, one the consumer waits on, a write-after-read producer as its read barrier,
-  and no wait on that barrier may lie between them;
-* latency-based: a producer whose result is certainly ready is dropped: the path from it
-  to the consumer takes at least the sum of the stall counts on it (one cycle per
-  instruction without control codes), and paths longer than the producer's latency bound
-  (``specs/arch/*.yaml`` latencies times a contention margin) are pruned.
-
-What survives shares the samples in proportion to (1 + issued samples) / path length (GPA
-Eq. 1). Stalls that are their own cause (membar/barrier on the sync instruction, throttles,
-IMC miss, no instruction ...) stay on the stalled instruction. Every edge carries a ``kind``:
-``global_memory``, ``local_memory``, ``constant_memory`` (memory dependencies),
-``shared_memory``, ``arithmetic``, ``war`` (execution dependencies), ``unresolved`` (a
-dependency stall with no surviving producer), ``synchronization`` or ``none``.
+Each dependency stall (long/short scoreboard, wait) is walked back over the CFG to its
+candidate producers (read-after-write, write-after-read and, with control codes, scoreboard
+barriers), pruned by opcode, barrier and latency, and the survivors share the samples (GPA
+Eq. 1). Every edge carries a dependency ``kind``. Method and kinds: docs/slicing.md.
 
 Contract: ``blame_stalls`` is a pure function of its inputs; ``_reaching_defs`` (also used
 by the loop-invariance detector) returns ``(producer index, distance)`` pairs.

@@ -1,19 +1,15 @@
 """drgpu's curated metric sets for ncu, and ncu's metric catalogues (data in the shipped
-``metric_sets/`` folder, beside the package's other specs in spirit: read-only at run time).
+``metric_sets/`` folder, read-only at run time).
 
 Contract:
-- ``base.yaml`` plus one overlay per chip. ``load_metric_set(name_or_path)`` returns a
-  :class:`MetricSet`; ``MetricSet.selection()`` the ncu ``--section``/``--metrics`` arguments
-  for the chosen groups (a :class:`Selection`). An overlay ``inherits: base`` and replaces
-  whole groups, adds metrics to a group, drops or renames metrics: list edits, which a
-  mapping merge (the arch overlays' ``loader._deep_merge``) cannot express. Files are read
-  and checked by :mod:`drgpu_py.specs.loader` (``read_yaml_file``: the ``schema:`` tag, and
-  the ``metric_set`` JSON Schema for a user's file).
-- ``load_catalogue(chip)`` reads ncu's ``--query-metrics`` listing for a chip
-  (``metric_sets/catalogues``); ``metric_problem`` and ``check_metric_set`` name explicit
-  metrics that chip's ncu cannot collect.
+- ``load_metric_set(name_or_path)`` returns a :class:`MetricSet` (``base.yaml`` plus one
+  overlay per chip: ``inherits: base`` and list edits of its groups, which a mapping merge
+  cannot express; files checked by :mod:`drgpu_py.specs.loader`); ``MetricSet.selection()``
+  gives the ncu ``--section``/``--metrics`` arguments for the chosen groups.
+- ``load_catalogue(chip)`` reads ncu's ``--query-metrics`` listing for a chip;
+  ``metric_problem`` and ``check_metric_set`` name metrics that chip's ncu cannot collect.
 
-Nothing here runs ncu or reads a report (:mod:`drgpu_py.ncu` does).
+Nothing here runs ncu or reads a report (:mod:`drgpu_py.ncu` does). Format: docs/profile.md.
 """
 
 from __future__ import annotations
