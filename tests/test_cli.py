@@ -37,6 +37,21 @@ def test_output_file_and_force(tmp_path):
     assert runner.invoke(app, args + ["--force"]).exit_code == 0
 
 
+def test_an_existing_output_is_refused_before_the_report_is_read(tmp_path, monkeypatch):
+    """Without --force, an existing -o ends the run at once: no report is read or analyzed."""
+    import drgpu_py.pipeline as pipeline
+
+    def must_not_run(*a, **k):
+        raise AssertionError("the report was analyzed before the output was checked")
+
+    monkeypatch.setattr(pipeline, "analyze_reports", must_not_run)
+    out = tmp_path / "a.json"
+    out.write_text("kept")
+    r = runner.invoke(app, ["analyze", str(report_path("few_blocks", "bad")), "-o", str(out)])
+    assert r.exit_code == 6 and "exists" in r.output
+    assert out.read_text() == "kept"
+
+
 def test_missing_file_and_bad_kernel_filter(tmp_path):
     r = runner.invoke(app, ["analyze", str(tmp_path / "nope.ncu-rep")])
     assert r.exit_code == 3 and "no such file" in r.output and "Traceback" not in r.output

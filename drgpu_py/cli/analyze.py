@@ -110,6 +110,10 @@ def analyze(
         check_fold(fold)
         fail_on_value(fail_on)
         refuse_output_over_inputs(output, [*reports, source_csv, line_report, cubin, binary, thresholds_file])
+        if output is not None:
+            from ..io import check_writable
+
+            check_writable(output, force)  # an output that cannot be written is refused before the analysis
         th = data.thresholds(parse_threshold_args(threshold), thresholds_file)
         from ..readers import KernelSelector
 
