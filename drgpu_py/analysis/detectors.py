@@ -720,11 +720,12 @@ def _blamed_locations(ctx: KernelContext, reason: str) -> list[dict]:
 _THREAD_INDEX = ("SR_TID", "SR_LANEID", "SR_WARPID", "SR_LTMASK", "SR_LEMASK", "SR_GTMASK", "SR_GEMASK")
 
 
-def _thread_tainted_branches(cfg) -> list[int]:
+def _thread_tainted_branches(cfg, through_memory: bool = True) -> list[int]:
     """Indices of conditional branches whose predicate depends on the thread or warp index:
     a forward data-flow over the CFG from the S2R reads of those registers, through every
-    instruction that uses a dependent register (loads included: a value read at a
-    thread-dependent address, such as a segment bound indexed by the warp, differs too)."""
+    instruction that uses a dependent register (with ``through_memory``, loads and shuffles
+    included: a value read at a thread-dependent address, such as a segment bound indexed by
+    the warp, differs too)."""
     insts, blocks = cfg.insts, cfg.blocks
     entry: list[set[str] | None] = [None] * len(blocks)
     entry[0] = set()
@@ -736,7 +737,7 @@ def _thread_tainted_branches(cfg) -> list[int]:
         for j in range(blocks[b].start, blocks[b].end):
             ins = insts[j]
             src = ins.opcode in ("S2R", "CS2R") and any(o.startswith(_THREAD_INDEX) for o in ins.operands[1:])
-            dep = src or bool(ins.uses & live)
+            dep = src or (bool(ins.uses & live) and (through_memory or (not ins.is_memory() and ins.opcode != "SHFL")))
             if ins.opcode in ("BRA", "BREAK") and ins.guard not in (None, "PT") and dep:
                 branches.add(j)
             if dep:
@@ -799,31 +800,7 @@ def _index_bound_branches(cfg) -> set[int]:
     """Conditional branches whose predicate the thread index decides through arithmetic
     alone: the taint of ``_thread_tainted_branches`` without loads (a value read from memory,
     even at a thread-dependent address, is data, not the index)."""
-    insts, blocks = cfg.insts, cfg.blocks
-    entry: list[set[str] | None] = [None] * len(blocks)
-    entry[0] = set()
-    work = [0]
-    out: set[int] = set()
-    while work:
-        b = work.pop()
-        live = set(entry[b] or ())
-        for j in range(blocks[b].start, blocks[b].end):
-            ins = insts[j]
-            src = ins.opcode in ("S2R", "CS2R") and any(o.startswith(_THREAD_INDEX) for o in ins.operands[1:])
-            dep = src or (bool(ins.uses & live) and not ins.is_memory() and ins.opcode != "SHFL")
-            if ins.opcode in ("BRA", "BREAK") and ins.guard not in (None, "PT") and dep:
-                out.add(j)
-            if dep:
-                live |= ins.defs
-            elif ins.guard in (None, "PT"):
-                live -= ins.defs
-        for s in blocks[b].succs:
-            old = entry[s]
-            new = live if old is None else old | live
-            if old is None or new != old:
-                entry[s] = set(new)
-                work.append(s)
-    return out
+    return set(_thread_tainted_branches(cfg, through_memory=False))
 
 
 def _triangular_loops(ctx: KernelContext) -> dict[int, float]:
