@@ -172,6 +172,28 @@ def test_sample_html(case, variant):
             assert _esc(loc["code"]) in section
 
 
+def _three_instructions(k, first_sass: str) -> None:
+    """Gives kernel ``k`` a three-line source file (line 2 holds markup) and three
+    instructions, the first with SASS text ``first_sass``, the second the hot one."""
+    import pandas as pd
+
+    k.source_text = {"/src/k.cu": ["int main() {\n", "  <b>&amp;\n", "}\n"]}
+    k.instructions = pd.DataFrame(
+        {
+            "offset": [0, 16, 32],
+            "sass": [first_sass, "FFMA R1, R2, R3, R4", "EXIT"],
+            "file": ["/src/k.cu"] * 3,
+            "line": [2, 2, 3],
+            "inst_executed": [10.0, 10.0, 10.0],
+            "samples": [5.0, 90.0, 5.0],
+            "stall_long_scoreboard": [0.0, 80.0, 0.0],
+            "stall_wait": [5.0, 10.0, 5.0],
+            "stall_selected": [0.0, 0.0, 0.0],
+        },
+        index=pd.Index([1000, 1016, 1032], name="pc"),
+    )
+
+
 def _svg(doc: str, label: str) -> str | None:
     """The inline <svg> whose accessible name starts with ``label`` (case-insensitive)."""
     m = re.search(r'<svg\b[^>]*aria-label="' + re.escape(label) + r'[^"]*"[^>]*>.*?</svg>', doc, re.S | re.I)
@@ -245,25 +267,10 @@ def test_hostile_text_is_escaped():
 
 
 def test_hostile_sass_and_source_in_source_view():
-    import pandas as pd
 
     a = literal_analysis()
     k = a.kernels[0].kernel
-    k.source_text = {"/src/k.cu": ["int main() {\n", "  <b>&amp;\n", "}\n"]}
-    k.instructions = pd.DataFrame(
-        {
-            "offset": [0, 16, 32],
-            "sass": ['LDG <x> "y"', "FFMA R1, R2, R3, R4", "EXIT"],
-            "file": ["/src/k.cu"] * 3,
-            "line": [2, 2, 3],
-            "inst_executed": [10.0, 10.0, 10.0],
-            "samples": [5.0, 90.0, 5.0],
-            "stall_long_scoreboard": [0.0, 80.0, 0.0],
-            "stall_wait": [5.0, 10.0, 5.0],
-            "stall_selected": [0.0, 0.0, 0.0],
-        },
-        index=pd.Index([1000, 1016, 1032], name="pc"),
-    )
+    _three_instructions(k, 'LDG <x> "y"')
     doc = render(a, "html", RenderOptions())
     page = parse(doc)
     assert "  <b>&amp;" in page.plain and 'LDG <x> "y"' in page.plain
@@ -671,23 +678,8 @@ def test_lighter_groups_carry_tree_and_sass_as_json(monkeypatch):
     # hostile text in a lazily carried tree and SASS row stays data
     h = literal_analysis()
     k = h.kernels[0].kernel
-    import pandas as pd
 
-    k.source_text = {"/src/k.cu": ["int main() {\n", "  <b>&amp;\n", "}\n"]}
-    k.instructions = pd.DataFrame(
-        {
-            "offset": [0, 16, 32],
-            "sass": ["LDG </script><img src=x onerror=alert(1)>", "FFMA R1, R2, R3, R4", "EXIT"],
-            "file": ["/src/k.cu"] * 3,
-            "line": [2, 2, 3],
-            "inst_executed": [10.0, 10.0, 10.0],
-            "samples": [5.0, 90.0, 5.0],
-            "stall_long_scoreboard": [0.0, 80.0, 0.0],
-            "stall_wait": [5.0, 10.0, 5.0],
-            "stall_selected": [0.0, 0.0, 0.0],
-        },
-        index=pd.Index([1000, 1016, 1032], name="pc"),
-    )
+    _three_instructions(k, "LDG </script><img src=x onerror=alert(1)>")
     packed = render(h, "html", RenderOptions())
     assert not any(tag == "img" for tag, _ in parse(packed).tags)
     doc = unpack_page(packed)
