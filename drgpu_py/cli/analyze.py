@@ -11,6 +11,12 @@ import typer
 
 from ..errors import UsageError
 from .options import (
+    Fold,
+    Force,
+    Jobs,
+    Quiet,
+    Thresholds,
+    ThresholdsFile,
     check_fail_on,
     check_fold,
     data,
@@ -38,7 +44,7 @@ def analyze(
     output: Optional[Path] = typer.Option(
         None, "--output", "-o", readable=False, help="Output file (format inferred from its extension)."
     ),
-    force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
+    force: Force = False,
     source_csv: Optional[Path] = typer.Option(
         None, "--source-csv", readable=False, help="Source-page CSV export (default: X.source.csv beside X.raw.csv)."
     ),
@@ -60,27 +66,16 @@ def analyze(
         readable=False,
         help="Executable or library holding the profiled kernels (cubins are extracted).",
     ),
-    threshold: Optional[List[str]] = typer.Option(
-        None, "--threshold", "-t", help="Override a threshold: KEY=VALUE (see drgpu thresholds)."
-    ),
-    thresholds_file: Optional[Path] = typer.Option(
-        None, "--thresholds", readable=False, help="YAML file of threshold overrides."
-    ),
-    fold: float = typer.Option(
-        0.02, "--fold", help="Fold tree nodes whose subtree is below this share of stall cycles (0..1)."
-    ),
+    threshold: Thresholds = None,
+    thresholds_file: ThresholdsFile = None,
+    fold: Fold = 0.02,
     per_launch: bool = typer.Option(
         False, "--per-launch", help="Analyze every launch on its own (default: launches of one kernel as one group)."
     ),
     top: int = typer.Option(
         3, "--top", help="Terminal: trees of the N kernels with the most GPU time after the summary (0: all)."
     ),
-    jobs: int = typer.Option(
-        0,
-        "--jobs",
-        "-j",
-        help="Worker processes for kernel groups and for reading several reports (0: one per core; 1: none).",
-    ),
+    jobs: Jobs = 0,
     merge: bool = typer.Option(
         False,
         "--merge",
@@ -92,7 +87,7 @@ def analyze(
         metavar="high|medium",
         help="Exit 9 after writing the output when a finding has this severity or a higher one (for CI).",
     ),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
+    quiet: Quiet = False,
 ) -> None:
     """Analyze an existing Nsight Compute report (or CSV export), several reports of one program (merged as ranks), or a folder of them: summary, stall trees and ranked findings."""
 

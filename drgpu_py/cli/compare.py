@@ -12,7 +12,20 @@ from typing import List, Optional
 
 import typer
 
-from .options import check_fold, data, parse_threshold_args, progress_printer, run_guarded, text_width
+from .options import (
+    Fold,
+    Force,
+    Jobs,
+    Quiet,
+    Thresholds,
+    ThresholdsFile,
+    check_fold,
+    data,
+    parse_threshold_args,
+    progress_printer,
+    run_guarded,
+    text_width,
+)
 from ..errors import CheckFailedError, NoKernelsError, OutputError, UsageError
 
 
@@ -62,12 +75,10 @@ def list_cmd(
     output: Optional[Path] = typer.Option(
         None, "--output", "-o", readable=False, help="Write to this file instead of standard output."
     ),
-    force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
-    threshold: Optional[List[str]] = typer.Option(None, "--threshold", "-t", help="Override a threshold: KEY=VALUE."),
-    thresholds_file: Optional[Path] = typer.Option(
-        None, "--thresholds", readable=False, help="YAML file of threshold overrides."
-    ),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
+    force: Force = False,
+    threshold: Thresholds = None,
+    thresholds_file: ThresholdsFile = None,
+    quiet: Quiet = False,
 ) -> None:
     """One row per kernel launch of one or more reports: duration, launch shape, stall cycles, bound, top finding."""
 
@@ -128,11 +139,9 @@ def diff(
     output: Optional[Path] = typer.Option(
         None, "--output", "-o", readable=False, help="Output file (format inferred from .txt/.json/.html)."
     ),
-    force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
-    threshold: Optional[List[str]] = typer.Option(None, "--threshold", "-t", help="Override a threshold: KEY=VALUE."),
-    thresholds_file: Optional[Path] = typer.Option(
-        None, "--thresholds", readable=False, help="YAML file of threshold overrides."
-    ),
+    force: Force = False,
+    threshold: Thresholds = None,
+    thresholds_file: ThresholdsFile = None,
     fail_on_regression: bool = typer.Option(
         False,
         "--fail-on-regression",
@@ -181,21 +190,12 @@ def merge(
     output: Optional[Path] = typer.Option(
         None, "--output", "-o", readable=False, help="Output file, e.g. merged.json."
     ),
-    force: bool = typer.Option(False, "--force", help="Overwrite an existing output file."),
-    threshold: Optional[List[str]] = typer.Option(None, "--threshold", "-t", help="Override a threshold: KEY=VALUE."),
-    thresholds_file: Optional[Path] = typer.Option(
-        None, "--thresholds", readable=False, help="YAML file of threshold overrides."
-    ),
-    fold: float = typer.Option(
-        0.02, "--fold", help="Fold tree nodes whose subtree is below this share of stall cycles (0..1)."
-    ),
-    jobs: int = typer.Option(
-        0,
-        "--jobs",
-        "-j",
-        help="Worker processes reading the reports and analyzing kernel groups (0: one per core; 1: none).",
-    ),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
+    force: Force = False,
+    threshold: Thresholds = None,
+    thresholds_file: ThresholdsFile = None,
+    fold: Fold = 0.02,
+    jobs: Jobs = 0,
+    quiet: Quiet = False,
 ) -> None:
     """Merge reports of one program from several GPUs/ranks (per-PC samples summed by function offset) and analyze the result."""
 

@@ -13,13 +13,35 @@ import re
 import signal
 import sys
 from pathlib import Path
-from typing import Callable, TextIO
+from typing import Annotated, Callable, List, Optional, TextIO
 
 import typer
 
 from ..errors import DrgpuError, OutputError, UsageError
 
 EXIT_INTERNAL = 70
+
+# Options several commands take, declared once: the same flags and help on every command.
+Force = Annotated[bool, typer.Option("--force", help="Overwrite an existing output file.")]
+Thresholds = Annotated[
+    Optional[List[str]],
+    typer.Option("--threshold", "-t", help="Override a threshold: KEY=VALUE (see drgpu thresholds)."),
+]
+ThresholdsFile = Annotated[
+    Optional[Path], typer.Option("--thresholds", readable=False, help="YAML file of threshold overrides.")
+]
+Fold = Annotated[
+    float, typer.Option("--fold", help="Fold tree nodes whose subtree is below this share of stall cycles (0..1).")
+]
+Jobs = Annotated[
+    int,
+    typer.Option(
+        "--jobs",
+        "-j",
+        help="Worker processes for kernel groups and for reading several reports (0: one per core; 1: none).",
+    ),
+]
+Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")]
 
 
 def text_width() -> int:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
-from .options import data, lazy_module, parse_threshold_args, run_guarded
+from .options import Quiet, Thresholds, data, lazy_module, parse_threshold_args, run_guarded
 
 # Loaded when a command first uses them, not when ``drgpu`` starts (``drgpu --help`` and
 # ``drgpu analyze`` never need the profiler or rich's tables).
@@ -219,9 +219,7 @@ def profile(
     ncu_arg: Optional[List[str]] = typer.Option(
         None, "--ncu-arg", help="Pass one extra argument to ncu, verbatim; repeatable."
     ),
-    threshold: Optional[List[str]] = typer.Option(
-        None, "--threshold", "-t", help="Override an analysis threshold: KEY=VALUE."
-    ),
+    threshold: Thresholds = None,
     timeout: Optional[float] = typer.Option(
         None,
         "--timeout",
@@ -231,7 +229,7 @@ def profile(
     list_kernels: bool = typer.Option(
         False, "--list-kernels", help="Run the application once cheaply and list the kernels it launches."
     ),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress output."),
+    quiet: Quiet = False,
 ) -> None:
     """Profile an application with ncu and drgpu's metric set, keep the report, analyze it.
 
