@@ -328,36 +328,16 @@ def _memory_latency(parent: Node, ctx: KernelContext) -> None:
     c1, c2, c3 = f1 * lat["l1"], f2 * lat["l2"], f3 * lat["dram"]
     tot = c1 + c2 + c3 or 1.0
     mem_share = ctx.share("long_scoreboard", "lg_throttle", "tex_throttle") * 100.0
-    l1 = node.add(
-        Node(
-            "L1 hits",
-            round(mem_share * c1 / tot, 2),
-            "%",
-            "metric",
-            attrs={"hit_rate_pct": round(h1, 1), "latency_cycles": lat["l1"]},
-            key=KEY_MEMORY_L1,
-        )
+    # Each level is the child of the one before it: a miss goes on to the next level.
+    levels: tuple[tuple[str, float, dict, str, str], ...] = (
+        ("L1 hits", c1, {"hit_rate_pct": round(h1, 1)}, "l1", KEY_MEMORY_L1),
+        ("L2 hits", c2, {"hit_rate_pct": round(h2, 1)}, "l2", KEY_MEMORY_L2),
+        ("DRAM", c3, {}, "dram", KEY_MEMORY_DRAM),
     )
-    l2 = l1.add(
-        Node(
-            "L2 hits",
-            round(mem_share * c2 / tot, 2),
-            "%",
-            "metric",
-            attrs={"hit_rate_pct": round(h2, 1), "latency_cycles": lat["l2"]},
-            key=KEY_MEMORY_L2,
-        )
-    )
-    l2.add(
-        Node(
-            "DRAM",
-            round(mem_share * c3 / tot, 2),
-            "%",
-            "metric",
-            attrs={"latency_cycles": lat["dram"]},
-            key=KEY_MEMORY_DRAM,
-        )
-    )
+    at = node
+    for label, cost, attrs, level, key in levels:
+        attrs = {**attrs, "latency_cycles": lat[level]}
+        at = at.add(Node(label, round(mem_share * cost / tot, 2), "%", "metric", attrs=attrs, key=key))
     node.value = round(mem_share, 2)
     node.unit = "%"
 
