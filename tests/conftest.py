@@ -176,3 +176,50 @@ def rep_blocks(buf: bytes) -> list[tuple[int, int]]:
         out.append((pos, end))
         pos = end
     return out
+
+
+#: Cells a number parser meets in ncu's CSV exports and in damaged or localized ones:
+#: blanks, placeholders, NaN spellings, separators, signs, units and stray characters.
+ODD_NUMBER_CELLS = (
+    "",
+    " ",
+    "n/a",
+    "-",
+    "none",
+    "nan",
+    "-nan",
+    "1,234.5",
+    " 12 ",
+    "1_000",
+    "inf",
+    "-Infinity",
+    "1e5",
+    "\u00a012\u00a0",
+    "0x10",
+    "12%",
+    "(1, 2)",
+    "+5",
+    "--1",
+    "1,2,3",
+    ".5",
+    "5.",
+    ",",
+    "1,",
+    " 1, 2 ",
+    ".",
+    "+",
+    "1 2",
+    "\t3\n",
+    " none",
+)
+
+
+def sample_csv_cells(case: str = "smem_stride") -> set[str]:
+    """Every cell of a sample's CSV exports (raw and source pages)."""
+    import csv
+
+    cells: set[str] = set()
+    for f in (SAMPLES / case).glob("*.csv"):
+        with open(f, newline="", encoding="utf-8") as fh:
+            cells.update(c for r in csv.reader(fh) for c in r)
+    return cells

@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import HAVE_NCU_REPORT
+from conftest import HAVE_NCU_REPORT, ODD_NUMBER_CELLS, sample_csv_cells
 
 from drgpu_py.errors import NoKernelsError, UsageError
 from drgpu_py.readers import open_report, select_kernels
@@ -270,35 +270,8 @@ def test_line_table_reads_only_the_wanted_tables(tmp_path):
 def test_numbers_match_to_number():
     from drgpu_py.readers.common import numbers, to_number
 
-    cells = {c for f in (SAMPLES / "smem_stride").glob("*.csv") for r in _read_csv(f) for c in r}
-    odd = [
-        "",
-        " ",
-        "n/a",
-        "-",
-        "none",
-        "nan",
-        "-nan",
-        "1,234.5",
-        " 12 ",
-        "1_000",
-        "inf",
-        "\u00a012\u00a0",
-        "0x10",
-        "12%",
-        "(1, 2)",
-        "+5",
-        "--1",
-        "1,2,3",
-        ".5",
-        "5.",
-        ",",
-        "1,",
-        " 1, 2 ",
-        ".",
-        "\t3\n",
-        " none",
-    ]
+    cells = sample_csv_cells()
+    odd = list(ODD_NUMBER_CELLS)
     plain = ["1", "2.5", "1,024", "-3e4", " 7 "]
 
     def same(a, b):

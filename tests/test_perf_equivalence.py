@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import needs_ncu_report
+from conftest import ODD_NUMBER_CELLS, needs_ncu_report, sample_csv_cells
 
 from drgpu_py.analysis import AnalysisCache, analyze
 from drgpu_py.sass.cubin import SassSource, cubins_in_report, find_tool, sm_of
@@ -307,45 +307,10 @@ def _reference_to_number(v) -> float:
 
 
 def test_to_number_fast_path_matches_the_cleanup():
-    import csv
     import math
     from drgpu_py.readers.common import to_number
 
-    cells = {
-        c for f in (SAMPLES / "smem_stride").glob("*.csv") for r in csv.reader(open(f, encoding="utf-8")) for c in r
-    }
-    cells |= {
-        "",
-        " ",
-        "n/a",
-        "-",
-        "none",
-        "nan",
-        "-nan",
-        "1,234.5",
-        " 12 ",
-        "1_000",
-        "inf",
-        "-Infinity",
-        "1e5",
-        "\u00a012\u00a0",
-        "0x10",
-        "12%",
-        "(1, 2)",
-        "+5",
-        "--1",
-        "1,2,3",
-        ".5",
-        "5.",
-        ",",
-        "1,",
-        " 1, 2 ",
-        ".",
-        "+",
-        "1 2",
-        "\t3\n",
-        " none",
-    }
+    cells = sample_csv_cells() | set(ODD_NUMBER_CELLS)
     assert len(cells) > 1000
     for c in sorted(cells) + [None, 3, 2.5, True, b"1"]:
         got, want = to_number(c), _reference_to_number(c)
