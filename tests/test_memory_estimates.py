@@ -58,10 +58,10 @@ def test_a_chain_of_dependent_loads_is_one_load_in_flight():
         assert f.locations[0]["line"] == line, (case, f.locations[:2])
     k = open_report(report_path("hop_chains", "bad")).kernels[0]
     cfg = build_cfg(parse_listing(zip(k.instructions.index, k.instructions["sass"])))
-    from drgpu_py.analysis.detectors import _load_chain_depth
+    from drgpu_py.sass.dataflow import load_chain_depth
 
     loads = [sum(cfg.insts[j].is_global_load() for j in cfg.loop_instructions(lp)) for lp in cfg.loops]
-    depths = [_load_chain_depth(cfg, cfg.loop_instructions(lp)) for lp in cfg.loops]
+    depths = [load_chain_depth(cfg, cfg.loop_instructions(lp)) for lp in cfg.loops]
     assert max(depths) > 1 and all(d == n for d, n in zip(depths, loads) if n)
 
 
@@ -69,7 +69,7 @@ def test_a_returning_atomic_keeps_one_operation_per_counter_its_lanes_pick():
     """split_lists picks one of two counters by a data bit ((k >> 7) & 1 scaled to a 4-byte
     offset: an AND with a one-bit mask): a warp aggregation keeps one returning atomic per
     counter per warp (the fix issues two from lane 0), twice the one-per-instruction floor."""
-    from drgpu_py.analysis.detectors import _atomic_addresses
+    from drgpu_py.analysis.detectors.memory import _atomic_addresses
 
     ctx = analysis_of("split_lists", "bad").kernels[0].context
     atoms = [i.pc for i in ctx.insts if i.is_global_atomic()]
@@ -94,7 +94,7 @@ def test_the_moved_constant_lookups_cost_the_shared_memory_banks():
     measures 3.2 shared wavefronts per lookup; the bound binds on sbox_rounds and interp_knots,
     whose lookups cost the constant cache 61 and 108 cycles per SM, and not on const_lookup
     (a 4 KB table, 330 cycles per lookup)."""
-    from drgpu_py.analysis.detectors import _table_lookup_wavefronts, expected_max_load
+    from drgpu_py.analysis.detectors.memory import _table_lookup_wavefronts, expected_max_load
 
     assert expected_max_load(1, 32) == 1.0 and abs(expected_max_load(5, 1) - 5.0) < 1e-9
     assert abs(expected_max_load(32, 32) - 3.533) < 1e-3

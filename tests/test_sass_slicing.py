@@ -12,7 +12,7 @@ from conftest import root_line
 from test_sass_binary import bad_profile_with_cubin, needs_nvdisasm
 from drgpu_py.specs import loader as data
 from drgpu_py.sass import blame_stalls, build_cfg, parse_instruction, parse_listing
-from drgpu_py.sass.slicing import _reaching_defs
+from drgpu_py.sass.slicing import reaching_defs
 
 LAT = data.load_arch("gh100")["latency"]
 
@@ -36,16 +36,16 @@ def _cw(stall=1, wb=None, rb=None, wait=0):
 
 def test_search_continues_past_predicated_defs_until_covered():
     cfg = _cfg(["MOV R1, 0x1", "@P0 MOV R1, 0x2", "@!P0 MOV R1, 0x3", "FADD R2, R1, R1"])
-    assert [j for j, _ in _reaching_defs(cfg, 3, "R1", 100)] == [1, 2]  # P0 and !P0 cover: MOV at 0 is dead
+    assert [j for j, _ in reaching_defs(cfg, 3, "R1", 100)] == [1, 2]  # P0 and !P0 cover: MOV at 0 is dead
     cfg = _cfg(["MOV R1, 0x1", "@P0 MOV R1, 0x2", "FADD R2, R1, R1"])
-    assert [j for j, _ in _reaching_defs(cfg, 2, "R1", 100)] == [0, 1]
+    assert [j for j, _ in reaching_defs(cfg, 2, "R1", 100)] == [0, 1]
     cfg = _cfg(["MOV R1, 0x1", "@P0 MOV R1, 0x2", "@P0 FADD R2, R1, R1"])
-    assert [j for j, _ in _reaching_defs(cfg, 2, "R1", 100)] == [1]  # the consumer's own guard covers it
+    assert [j for j, _ in reaching_defs(cfg, 2, "R1", 100)] == [1]  # the consumer's own guard covers it
 
 
 def test_reaching_defs_through_a_loop_back_edge():
     cfg = _cfg(["MOV R7, RZ", "FFMA R7, R2, R7, 0.5", "ISETP.NE.AND P0, PT, R0, 0x10, PT", "@P0 BRA 0x10", "EXIT"])
-    defs = dict(_reaching_defs(cfg, 1, "R7", 100))
+    defs = dict(reaching_defs(cfg, 1, "R7", 100))
     assert set(defs) == {0, 1} and defs[0] == 1 and defs[1] == 3  # before the loop, and itself one iteration back
 
 

@@ -111,7 +111,7 @@ def test_capped_estimate_reads_as_a_lower_bound(tmp_path, monkeypatch):
     """With the model's ceiling at 95% of the time removed (20x), global_atomics' contention
     (98% of stall cycles) reaches it: every output says "at least", none prints 20.00x as if
     measured. At the shipped ceiling no sample finding reaches it (a real one is not capped)."""
-    from drgpu_py.analysis import detectors
+    from drgpu_py.analysis.detectors import base as detectors
 
     assert _finding("global_atomics", "bad", "atomic-contention").estimate_capped is False
     monkeypatch.setattr(detectors, "MAX_REMOVABLE", 0.95)
@@ -146,7 +146,7 @@ def test_barrier_finding_names_the_work_only_some_warps_run(case, line):
 def test_barrier_waits_after_one_memory_round_trip_are_not_imbalance():
     """skew_segments' fixed variant syncs after each segment's single load per thread and
     tri_scan's after a 0..15-step loop: the waits there are the slowest warp's access."""
-    from drgpu_py.analysis.detectors import _barrier_regions
+    from drgpu_py.analysis.detectors.sync import _barrier_regions
 
     for case in ("skew_segments", "tri_scan"):
         k = analysis_of(case, "fixed").kernels[0]
@@ -162,7 +162,7 @@ def test_a_triangular_loop_is_work_the_fix_removes_not_only_waits():
     estimate removes the waits and the loop's repeated steps beyond the first warp's share,
     unloading the shared-memory pipe the loop keeps busy; it holds against the measured scan."""
     from conftest import timed_speedup
-    from drgpu_py.analysis.detectors import _triangular_loops
+    from drgpu_py.analysis.detectors.sync import _triangular_loops
 
     f = _finding("tri_scan", "bad", "barrier-imbalance")
     assert f.severity == "high" and f.evidence["triangular_lane_spread"] > 1.0
@@ -225,12 +225,13 @@ def test_fast_intrinsics_are_not_slow_math(case, variant):
     """__sinf/__cosf (MUFU.SIN of x/2pi), __expf (MUFU.EX2 of x*log2 e) and __logf (MUFU.LG2
     times ln 2) are what slow-math advises: a line made of them gets no slow-math, however
     much other work it holds."""
-    from drgpu_py.analysis.detectors import _fast_intrinsic, _math_mufus
+    from drgpu_py.analysis.detectors.instruction import _math_mufus
+    from drgpu_py.sass.dataflow import fast_intrinsic
 
     k = analysis_of(case, variant).kernels[0]
     ctx = k.context
     mufus = [i for i in ctx.insts if i.is_mufu() and i.modifiers[0] in ("SIN", "COS", "EX2", "LG2")]
-    assert mufus and all(_fast_intrinsic(ctx.cfg, ctx.cfg.index_of_pc[i.pc]) for i in mufus)
+    assert mufus and all(fast_intrinsic(ctx.cfg, ctx.cfg.index_of_pc[i.pc]) for i in mufus)
     assert not _math_mufus(ctx) and "slow-math" not in [f.id for f in k.findings]
 
 

@@ -17,7 +17,7 @@ from typing import Any
 from ..specs import loader as data
 from ..model import rounded
 from .context import UNITS, KernelContext
-from .detectors import occupancy_limiter
+from .detectors.launch import occupancy_limiter
 from .findings import Finding
 from .model import KernelModel, hot_loop_lines
 from .sol import SpeedOfLight

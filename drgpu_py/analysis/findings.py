@@ -19,8 +19,8 @@ from ..specs import loader as data
 from .bounds import apply_bounds, physical_bounds, relieved_units
 from ..model import rounded
 from .context import KernelContext
-from . import detectors
 from .detectors import REGISTRY
+from .detectors import base as detector_base
 from .sol import grade_at_least
 
 #: Severities, worst first: the order findings are ranked in, --fail-on reads and diff compares by.
@@ -133,7 +133,7 @@ def evaluate(ctx: KernelContext) -> list[Finding]:
         det = REGISTRY.get(spec["detector"])
         if det is None:
             continue
-        d = det(ctx)
+        d = det.run(ctx)
         if d is None:
             continue
         why = designed_in(ctx, spec["id"])
@@ -173,12 +173,12 @@ def evaluate(ctx: KernelContext) -> list[Finding]:
                 )
         # The model's own ceiling (it never removes more than MAX_REMOVABLE of the time) is
         # not a measurement: say that the estimate is a lower bound.
-        ceiling = 1.0 / (1.0 - detectors.MAX_REMOVABLE)
+        ceiling = 1.0 / (1.0 - detector_base.MAX_REMOVABLE)
         capped = binding is None and model >= ceiling * (1 - 1e-9)
         if capped:
             notes.append(
                 f"estimate capped at {ceiling:.0f}x: the model removes at most "
-                f"{100 * detectors.MAX_REMOVABLE:.0f}% of the time, and the evidence would give more; read it as at least "
+                f"{100 * detector_base.MAX_REMOVABLE:.0f}% of the time, and the evidence would give more; read it as at least "
                 f"{ceiling:.0f}x, not as a measured value"
             )
         header = _inlined_header_note(d.locations)

@@ -524,7 +524,7 @@ def kernel_model(ctx: KernelContext) -> KernelModel:
         if ins.is_memory() and ins.opcode not in ("LDC", "ULDC"):
             tn = threads.get(ins.pc)
             lanes = float(tn) if tn is not None and tn == tn else 32.0 * n
-            bytes_ += lanes * _access_bytes(ins)
+            bytes_ += lanes * access_bytes(ins)
     flops = sum(v for v in sass_flops(ctx).values())
     m.mix = {c: round(v / total, 4) for c, v in sorted(by_cls.items(), key=lambda kv: -kv[1])}
     useful = sum(v for c, v in by_cls.items() if c in USEFUL_CLASSES)
@@ -620,7 +620,7 @@ def _tensor_cycles(ctx: KernelContext, blocks: float, sms: float) -> float:
     )
 
 
-def _access_bytes(ins: Instruction) -> int:
+def access_bytes(ins: Instruction) -> int:
     mods = set(ins.modifiers)
     for w, b in (("128", 16), ("64", 8), ("U16", 2), ("S16", 2), ("U8", 1), ("S8", 1)):
         if w in mods:

@@ -6,7 +6,7 @@ candidate producers (read-after-write, write-after-read and, with control codes,
 barriers), pruned by opcode, barrier and latency, and the survivors share the samples (GPA
 Eq. 1). Every edge carries a dependency ``kind``. Method and kinds: docs/slicing.md.
 
-Contract: ``blame_stalls`` is a pure function of its inputs; ``_reaching_defs`` (also used
+Contract: ``blame_stalls`` is a pure function of its inputs; ``reaching_defs`` (also used
 by the loop-invariance detector) returns ``(producer index, distance)`` pairs.
 """
 
@@ -230,7 +230,7 @@ def _memo(cfg: CFG) -> dict:
     return cfg.__dict__.setdefault("_slicing_memo", {})
 
 
-def _reaching_defs(cfg: CFG, idx: int, reg: str, max_distance: int) -> list[tuple[int, int]]:
+def reaching_defs(cfg: CFG, idx: int, reg: str, max_distance: int) -> list[tuple[int, int]]:
     """(producer index, distance) of definitions of ``reg`` reaching instruction ``idx``."""
     memo = _memo(cfg)
     key = ("reaching_defs", idx, reg, max_distance)

@@ -1,0 +1,16 @@
+"""Detectors: one function per finding in ``specs/findings.yaml``, by family (memory, sync,
+instruction, launch), registered by ``@detector`` (base.py) with the metrics each reads.
+
+Contract: ``REGISTRY`` maps a detector's name to its :class:`~.base.Detector` once this
+package is imported; ``detector.run(ctx) -> Detection | None`` is pure. A detector decides
+whether its problem is present (``ctx.th`` thresholds), measures how much of the kernel's
+time it concerns, and points at source lines. docs/architecture.md has the recipe for
+adding one.
+"""
+
+from __future__ import annotations
+
+from . import instruction, launch, memory, sync
+from .base import MAX_REMOVABLE, REGISTRY, Detection, Detector
+
+__all__ = ["MAX_REMOVABLE", "REGISTRY", "Detection", "Detector", "instruction", "launch", "memory", "sync"]

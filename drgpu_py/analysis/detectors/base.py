@@ -1,0 +1,194 @@
+"""What every detector shares: the ``Detection`` a detector returns, the registry its
+decorator fills, and the speedup models they compose from measured quantities.
+
+Contract: ``@detector(metrics=...)`` registers ``fn(ctx) -> Detection | None`` under
+its function name (the ``detector`` key of ``specs/findings.yaml``) with the kernel-level
+metrics it reads. Speedup models (GPA's, from measured quantities only):
+
+* stall elimination: removing a fraction r of all warp time gives 1/(1-r);
+* latency hiding: as above, bounded by total/issuing time;
+* occupancy: 1/(1 - L(1 - W/W')) for latency share L and warps W -> W', bounded by issue
+  slots and the busiest unit;
+* traffic: cutting a fraction w of a saturated unit's traffic gives up to 1/(1-w);
+* launch: filling idle SMs, bounded by the busiest unit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from ...model import rounded
+from ..context import UNITS, KernelContext
+
+
+# At most this share of a kernel's time is removable by one change: the rest (launch, the
+# first and last memory round trips, bookkeeping) stays. Tighter limits come from the
+# physical bounds (analysis/bounds.py).
+MAX_REMOVABLE = 0.99
+
+
+LATENCY_REASONS = ("long_scoreboard", "short_scoreboard", "wait", "lg_throttle", "mio_throttle", "tex_throttle")
+
+
+MEMORY_REASONS = ("long_scoreboard", "lg_throttle", "tex_throttle", "drain")
+
+
+#: Metrics behind ``ctx.units`` (the throughput units a traffic or unit bound reads) and
+#: behind ``sol.grid_and_sms``: declared by every detector that reads them through those.
+UNIT_METRICS = tuple(metric for metric, _ in UNITS.values())
+GRID_METRICS = ("launch__grid_size", "launch__sm_count")
+
+DetectorFn = Callable[[KernelContext], "Detection | None"]
+
+
+@dataclass(frozen=True)
+class Detector:
+    """A registered detector: its name (``findings.yaml``'s ``detector`` key), the function,
+    and the kernel-level metrics it reads (``KernelProfile.m`` names, for the metric-set
+    parity check; per-instruction columns are the readers' business)."""
+
+    name: str
+    run: DetectorFn
+    metrics: tuple[str, ...] = ()
+
+
+#: Detector name -> Detector, filled by ``@detector`` as the family modules are imported
+#: (``detectors/__init__.py`` imports them all).
+REGISTRY: dict[str, Detector] = {}
+
+
+def detector(*, metrics: Iterable[str] = ()) -> Callable[[DetectorFn], DetectorFn]:
+    """Register the decorated function under its name with the metrics it reads."""
+
+    def register(fn: DetectorFn) -> DetectorFn:
+        if fn.__name__ in REGISTRY:
+            raise ValueError(f"detector {fn.__name__!r} registered twice")
+        REGISTRY[fn.__name__] = Detector(fn.__name__, fn, tuple(metrics))
+        return fn
+
+    return register
+
+
+@dataclass
+class Detection:
+    stall_share: float  # share of stall cycles this finding concerns (0..1)
+    speedup: float  # estimated whole-kernel speedup (>= 1)
+    evidence: dict = field(default_factory=dict)
+    locations: list[dict] = field(default_factory=list)
+    fmt: dict = field(default_factory=dict)
+    relieves_override: list[str] | None = None
+    partial_relief: dict[str, float] | None = None  # unit -> share of its traffic the fix removes (when measured)
+    variant: str | None = None  # findings.yaml advice_when key the evidence supports
+
+
+def positive_weights(per_pc) -> dict[int, float]:
+    """PC -> value of a per-instruction column's entries above zero."""
+    pos = per_pc[per_pc > 0]
+    return {int(pc): float(v) for pc, v in zip(pos.index, pos)}
+
+
+def eliminate(r: float) -> float:
+    r = min(max(r, 0.0), MAX_REMOVABLE)
+    return 1.0 / (1.0 - r)
+
+
+def queue_charge(ctx: KernelContext, pcs, reason: str) -> float:
+    """Throttle samples of ``reason`` at OTHER instructions, charged to ``pcs`` in proportion
+    to their own share of that throttle: a queue (MIO, LSU) kept full by the matched
+    instructions also stalls every other instruction that needs it. A share of all samples."""
+    tot = ctx.samples_total
+    if tot <= 0:
+        return 0.0
+    own = sum(ctx.samples_at(pcs, (reason,)).values())
+    every = ctx.frac(reason) * tot
+    every = max(every, own)
+    if every <= 0:
+        return 0.0
+    return (every - own) * (own / every) / tot
+
+
+def lsu_relief(ctx: KernelContext, pcs) -> dict[str, float]:
+    """The share of the kernel's memory instructions that ``pcs`` execute: a fix that
+    removes them also unloads the SM's load/store and MIO pipelines by that share (the
+    busiest SM sub-unit is often that pipeline in memory-bound code)."""
+    executed = ctx.executed()
+    mem = sum(float(executed.get(i.pc) or 0.0) for i in ctx.insts if i.is_memory())
+    mine = sum(float(executed.get(pc) or 0.0) for pc in pcs)
+    if mem <= 0 or mine <= 0:
+        return {}
+    w = min(1.0, mine / mem)
+    return {"sm": w, "lsu": w}
+
+
+def traffic_speedup(ctx: KernelContext, units, w: float) -> float:
+    """Traffic model: a fix that removes a fraction ``w`` of the requests through ``units``
+    shortens the time those units are busy by that fraction. The part of the kernel's time
+    those units account for is their utilisation relative to saturation (``saturation_pct``:
+    the share of peak a unit reaches when it is the bottleneck), so the speedup is
+    1 / (1 - w * min(1, u / saturation)), bounded by the busiest unit the fix leaves alone."""
+    vals = [ctx.units.get(u, math.nan) for u in units]
+    vals = [v for v in vals if not math.isnan(v)]
+    top, top_val = ctx.top_unit()
+    # Only where these units limit the kernel: below bound_pct, or behind another unit, the
+    # kernel waits on latency, not on their throughput, and the stall model applies.
+    if not vals or w <= 0 or max(vals) < ctx.th["bound_pct"] or max(vals) < top_val:
+        return 1.0
+    busy = min(1.0, max(vals) / ctx.th["saturation_pct"])
+    return bounded_by_units(ctx, 1.0 / (1.0 - min(w, MAX_REMOVABLE) * busy), exclude=tuple(units))
+
+
+def bounded_by_units(ctx: KernelContext, s: float, exclude=()) -> float:
+    vals = [v for u, v in ctx.units.items() if u not in exclude and not math.isnan(v) and v > 0]
+    return min(s, 100.0 / max(vals)) if vals else s
+
+
+def merge_weights(*maps: dict[int, float]) -> dict[int, float]:
+    out: dict[int, float] = {}
+    for m in maps:
+        for k, v in m.items():
+            out[k] = out.get(k, 0.0) + v
+    return out
+
+
+def cost_share(ctx: KernelContext, pcs, own_reasons=None, blamed_reasons=None) -> tuple[float, dict[int, float]]:
+    """Samples at the instructions (throttles, their own stalls) plus samples the blamer
+    charges to them, as a fraction of all samples; and the per-PC weights for locations."""
+    at = ctx.samples_at(pcs, own_reasons)
+    blamed = ctx.blamed_by_pc(pcs, blamed_reasons)
+    w = merge_weights(at, blamed)
+    tot = ctx.samples_total
+    return (sum(w.values()) / tot if tot > 0 else 0.0), w
+
+
+def blamed_locations(ctx: KernelContext, reason: str) -> list[dict]:
+    """Lines of the instructions the blamer charges (the barrier/fence itself), falling
+    back to where the samples were observed."""
+    w = ctx.blamed_by_pc([i.pc for i in ctx.insts], (reason,))
+    return ctx.locations(w) if w else ctx.line_samples(reason)
+
+
+def warps_launched(k) -> float:
+    threads = k.grid[0] * k.grid[1] * k.grid[2] * k.block[0] * k.block[1] * k.block[2]
+    return threads / 32.0 if threads else 0.0
+
+
+def evidence_number(x, nd=3):
+    return rounded(x, nd)
+
+
+def launch_lanes(k) -> float:
+    """Average lanes per warp the launch configuration fills (32 unless the block size is
+    not a multiple of 32: a 16-thread block's one warp has 16)."""
+    bs = k.block[0] * k.block[1] * k.block[2]
+    if not bs or bs <= 0:
+        return 32.0
+    return bs / math.ceil(bs / 32)
+
+
+def at_call_sites(weights: dict[int, float], sites: dict[int, int]) -> dict[int, float]:
+    out: dict[int, float] = {}
+    for pc, v in weights.items():
+        out[sites.get(pc, pc)] = out.get(sites.get(pc, pc), 0.0) + v
+    return out

@@ -1,0 +1,583 @@
+"""Instruction findings: loop overhead, FP64 and conversions, integer division, low ILP,
+slow math, divergence, the instruction cache and math-pipe contention.
+
+Contract: each detector is ``fn(ctx, passes) -> Detection | None`` (detectors/base.py),
+pure, registered by ``@detector`` with the kernel-level metrics it reads.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+
+import numpy as np
+
+from ...sass.cfg import CFG
+from ...sass.dataflow import fast_intrinsic, loop_invariant
+from ...sass.slicing import reaching_defs
+from ..context import KernelContext
+from ..model import measured_speedup, what_if
+from .base import (
+    Detection,
+    at_call_sites,
+    cost_share,
+    detector,
+    eliminate,
+    evidence_number,
+    launch_lanes,
+    positive_weights,
+    warps_launched,
+)
+
+
+@detector()
+def instruction_overhead(ctx: KernelContext) -> Detection | None:
+    """An issue-bound kernel whose hot loop is small and rolled: most issued instructions
+    are loop control and index arithmetic around a little math or memory work (the assembly
+    model's instruction efficiency). Unrolling removes the per-iteration control and folds
+    index math into constant offsets; for an issue-bound loop time follows the count."""
+    cfg, df, sol = ctx.cfg, ctx.df, ctx.sol
+    if cfg is None or df.empty or sol is None or not cfg.loops:
+        return None
+    issue = sol.units.get("issue", math.nan)
+    if math.isnan(issue) or issue < ctx.th["overhead_issue_pct"]:
+        return None
+    executed = ctx.executed()
+    total = sum(v for v in executed.values() if v == v)
+    if total <= 0:
+        return None
+    cls = dict(zip((i.pc for i in ctx.insts), ctx.classes))
+    best: tuple[list[int], float, dict[int, float]] | None = None
+    for loop in cfg.loops:
+        idxs = cfg.loop_instructions(loop)
+        inner = [j for j in idxs if cfg.innermost_loop(j) is loop]
+        ex = {cfg.insts[j].pc: float(executed.get(cfg.insts[j].pc) or 0.0) for j in inner}
+        body = sum(ex.values())
+        if best is None or body > best[1]:
+            best = (inner, body, ex)
+    if best is None:  # cfg.loops is not empty
+        return None
+    inner, body, ex = best
+    if body < 0.5 * total:
+        return None
+    useful_cls = ("fp32", "fp64", "fp16", "tensor", "sfu", "memory")
+    useful = sum(v for pc, v in ex.items() if cls.get(pc) in useful_cls)
+    control = sum(v for pc, v in ex.items() if cls.get(pc) == "control")
+    integer = sum(v for pc, v in ex.items() if cls.get(pc) == "int")
+    branches = sum(v for pc, v in ex.items() if ctx.by_pc[pc].is_branch())
+    if body <= 0 or branches <= 0:
+        return None
+    overhead = 1.0 - useful / body
+    per_iter = useful / branches
+    if overhead < ctx.th["overhead_share"] or per_iter > ctx.th["overhead_useful_per_iteration"]:
+        return None
+    # The performance model's what-if: unrolled by k with k accumulators, loop control,
+    # induction steps and index arithmetic once per k iterations, loop-invariant work and
+    # range checks hoisted. Without a model: the compare-and-branch of each iteration and
+    # about half of the integer index arithmetic (folded into constant offsets) go.
+    change = _model_change(ctx, ("unroll",), hoist=True)
+    if change is not None:
+        speed, model_ev = change
+    else:
+        removed = (control + 0.5 * integer) / total
+        speed, model_ev = eliminate(removed * issue / 100.0), {}
+    weights = {pc: v for pc, v in ex.items() if cls.get(pc) in ("int", "control")}
+    return Detection(
+        stall_share=overhead,
+        speedup=speed,
+        evidence={
+            "issue_utilisation_pct": round(issue, 1),
+            "hot_loop_instruction_share": round(body / total, 3),
+            "useful_instruction_share": round(useful / body, 3),
+            "useful_instructions_per_iteration": round(per_iter, 2),
+            **model_ev,
+        },
+        locations=ctx.locations(weights),
+        fmt={"useful_pct": 100 * useful / body, "per_iter": per_iter, "issue_pct": issue},
+        relieves_override=["sm"],
+    )
+
+
+@detector()
+def fp64_conversion(ctx: KernelContext) -> Detection | None:
+    df = ctx.df
+    if df.empty:
+        return None
+    pcs = ctx.pcs_where(lambda i: i.is_fp64() or i.is_f2f64())
+    conv = ctx.pcs_where(lambda i: i.is_f2f64())
+    total = ctx.executed_total()
+    if not pcs or total <= 0 or float(df.loc[conv, "inst_executed"].sum()) <= 0:
+        return None
+    share = float(df.loc[pcs, "inst_executed"].sum()) / total
+    if share < ctx.th["fp64_inst_share"]:
+        return None
+    r, w = cost_share(ctx, pcs, None, ("short_scoreboard", "wait"))
+    r = min(r, 1.0)
+    # The float version issues an instruction of its own in place of each double one: the
+    # samples where the warp was ready but the scheduler issued another warp (not_selected,
+    # the issue slots' contention) stay; the pipe, latency and conversion waits go.
+    kept = ("selected", "not_selected")
+    r_gone, _ = cost_share(ctx, pcs, tuple(x for x in ctx.reasons if x not in kept), ("short_scoreboard", "wait"))
+    r_gone = min(r_gone, 1.0)
+    return Detection(
+        stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)),
+        speedup=eliminate(r_gone * 0.9),
+        evidence={"fp64_and_conversion_instruction_share": round(share, 4), "removed_sample_share": round(r_gone, 3)},
+        locations=ctx.locations(w),
+        fmt={"fp64_pct": 100 * share},
+    )
+
+
+def _division_window(cfg, seed: int, line_of) -> list[int]:
+    """Indices of the integer-division sequence that starts at ``seed`` (the I2F.RP that
+    converts the divisor for MUFU.RCP): the seed's basic block from the seed on, up to
+    ``_DIV_SEQUENCE`` instructions, kept to the seed's source line when lines are known."""
+    blk = cfg.block_of[seed]
+    line = line_of(cfg.insts[seed].pc)
+    out = []
+    for j in range(seed, min(len(cfg.insts), seed + _DIV_SEQUENCE)):
+        if cfg.block_of[j] != blk:
+            break
+        if line is None or line_of(cfg.insts[j].pc) in (None, line):
+            out.append(j)
+    return out
+
+
+def _sequence_cost(ctx: KernelContext, pcs, blamed_reasons) -> tuple[float, dict[int, float]]:
+    """Like cost_share for a sequence of dependent instructions: the samples at them (every
+    reason but 'selected') plus the waits the blamer charges to them at instructions outside
+    the sequence; a wait inside it is already counted where it was observed."""
+    inside = set(pcs)
+    w = dict(ctx.samples_at(pcs, None))
+    if ctx.blame is not None:
+        wanted = set(blamed_reasons)
+        for consumer, producer, reason, samples, *_ in ctx.blame.rows:
+            if producer in inside and consumer not in inside and reason in wanted and samples == samples:
+                w[producer] = w.get(producer, 0.0) + float(samples)
+    tot = ctx.samples_total
+    return (sum(w.values()) / tot if tot > 0 else 0.0), w
+
+
+_DIVISION_CLASSES = ("int", "conversion", "sfu")
+
+
+def _division_sequence(ctx: KernelContext, seed: int) -> tuple[set[int], bool]:
+    """PCs of the integer-division code that the I2F.RP at index ``seed`` belongs to, and
+    whether its divisor is the same in every iteration of the loop that redoes it. In a
+    called subroutine (a 64-bit division): every instruction of the subroutine, the calls to
+    it and the argument moves on the calling line, since the fix removes the call. Inline in
+    a loop: the integer, conversion and MUFU instructions of the seed's source line in the
+    seed's innermost loop, the quotient's corrections and sign fixes included (a line
+    dividing twice keeps both divisions in the loop even when the compiler hoisted one
+    reciprocal); the line's loads, stores, branches and floating-point math are other work.
+    Without a loop or lines: the fixed window."""
+    cfg, line_of = ctx.cfg, ctx.line_of
+    assert cfg is not None, "a seed is an instruction of the kernel's SASS"
+    ins = cfg.insts[seed]
+    divisor = [r for r in ins.uses if not r.startswith("P")]
+    sites = ctx.call_sites()
+    if ins.pc in sites:
+        body = {p for p, site in sites.items() if site == sites[ins.pc]}
+        calls = [j for j, i in enumerate(cfg.insts) if i.opcode == "CALL" and i.target in body]
+        out = body | {cfg.insts[j].pc for j in calls}
+        invariant = True
+        for j in calls:
+            loop = cfg.innermost_loop(j)
+            if loop is None:
+                continue
+            out |= _line_in_loop(ctx, cfg, j, loop)
+            # The divisor as the call passes it: the subroutine reads it unchanged.
+            invariant &= all(loop_invariant(cfg, j, r, loop, {}, 0) for r in divisor)
+        return out, invariant
+    loop, line = cfg.innermost_loop(seed), line_of(ins.pc)
+    invariant = loop is None or all(loop_invariant(cfg, seed, r, loop, {}, 0) for r in divisor)
+    if loop is None or line is None:
+        return {cfg.insts[k].pc for k in _division_window(cfg, seed, line_of)}, invariant
+    return _line_in_loop(ctx, cfg, seed, loop), invariant
+
+
+def _line_in_loop(ctx: KernelContext, cfg: CFG, idx: int, loop) -> set[int]:
+    """Integer, conversion and MUFU instructions of ``idx``'s source line in ``loop`` (its
+    innermost loop): the code the compiler emits for the division on that line."""
+    line_of = ctx.line_of
+    line = line_of(cfg.insts[idx].pc)
+    if line is None:
+        return {cfg.insts[idx].pc}
+    return {
+        cfg.insts[j].pc
+        for j in cfg.loop_instructions(loop)
+        if cfg.innermost_loop(j) is loop and line_of(cfg.insts[j].pc) == line and ctx.classes[j] in _DIVISION_CLASSES
+    }
+
+
+# An unsigned 32-bit division by a value known only at run time compiles to about 20
+# instructions (I2F.RP, MUFU.RCP, F2I, the Newton step, IMAD.HI and two corrections); what
+# the fix keeps is a share of the sequence (thresholds division_kept, division_kept_varying).
+_DIV_SEQUENCE = 20
+
+
+@detector()
+def integer_division(ctx: KernelContext) -> Detection | None:
+    """GPA's strength reduction for integer division and modulo by a run-time divisor inside
+    a loop: the reciprocal setup (I2F.RP, MUFU.RCP, F2I) is redone every iteration, or a
+    64-bit division calls the slow subroutine. Cost: the samples on the sequence and those
+    its consumers wait for, or its share of the instructions of an issue-bound kernel; the
+    fix keeps part of it (less when the divisor is loop-invariant)."""
+    cfg, df = ctx.cfg, ctx.df
+    if cfg is None or df.empty or not cfg.loops:
+        return None
+    line_of = ctx.line_of
+    executed = ctx.executed()
+    seq: set[int] = set()
+    seeds = []
+    varying = False
+    warps = warps_launched(ctx.kernel)
+    for j, ins in enumerate(cfg.insts):
+        if ins.opcode != "I2F" or "RP" not in ins.modifiers:
+            continue
+        ex = float(executed.get(ins.pc) or 0.0)
+        # Inside a loop, or in a division subroutine (64-bit) called repeatedly from one.
+        if not ex > 0 or (cfg.innermost_loop(j) is None and not (warps and ex / warps > 1.5)):
+            continue
+        seeds.append(ins.pc)
+        got, invariant = _division_sequence(ctx, j)
+        seq.update(got)
+        varying |= not invariant
+    if not seeds:
+        return None
+    pcs = sorted(seq)
+    total = ctx.executed_total()
+    share_inst = sum(float(executed.get(pc) or 0.0) for pc in pcs) / total if total > 0 else 0.0
+    r, w = _sequence_cost(ctx, pcs, ("short_scoreboard", "wait", "math_pipe_throttle"))
+    if not ctx.sampling or ctx.samples_total <= 0:
+        r = share_inst
+    if max(r, share_inst) < ctx.th["division_share"]:
+        return None
+    # The removed instructions' issue slots and the waits on their results both go: time
+    # follows the stall samples on the sequence, or, when the kernel is issue-bound, its share
+    # of the issued instructions. A loop-invariant divisor's reciprocal leaves the loop and
+    # only the multiply-high and its correction stay; a divisor that changes every iteration
+    # needs a precomputed reciprocal per divisor, loaded and applied in the loop.
+    issue = ctx.sol.units.get("issue", math.nan) if ctx.sol is not None else math.nan
+    gone = 1.0 - ctx.th["division_kept_varying" if varying else "division_kept"]
+    issue_bound = issue == issue and issue >= ctx.th["overhead_issue_pct"]
+    speed = eliminate(max(r, share_inst if issue_bound else 0.0) * gone)
+    seed_lines = {line_of(pc) for pc in seeds} - {None}
+    weights = at_call_sites({pc: v for pc, v in w.items() if line_of(pc) in seed_lines} or w, ctx.call_sites())
+    return Detection(
+        stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)),
+        speedup=speed,
+        evidence={
+            "divisions_in_loops": len(seeds),
+            "division_instruction_share": round(share_inst, 3),
+            "sample_share": round(r, 3),
+            "divisor_varies_in_loop": varying,
+        },
+        locations=ctx.locations(weights),
+        fmt={"share_pct": 100 * r, "inst_pct": 100 * share_inst},
+        relieves_override=["sm"],
+    )
+
+
+def _model_change(ctx: KernelContext, changes, hoist: bool) -> tuple[float, dict] | None:
+    """The best of the performance model's what-ifs ``changes`` (analysis/model.py) for the
+    kernel as measured (model.measured_speedup), with its evidence; None without a model or
+    when no change applies (the caller's own estimate stands)."""
+    m = getattr(ctx, "model", None)
+    if m is None or not m.available:
+        return None
+    k = int(ctx.th["model_unroll_k"])
+    best = None
+    for change in changes:
+        got = what_if(m, change, k=k, hoist=hoist) if change == "unroll" else what_if(m, change)
+        if got is not None:
+            s = measured_speedup(m, got)
+            if best is None or s > best[0]:
+                best = (s, got)
+    if best is None:
+        return None
+    s, got = best
+    return s, {
+        "model_change": got["description"],
+        "model_predicted_cycles": round(m.predicted_cycles, 1),
+        "model_predicted_cycles_after": got["predicted_cycles"],
+        "model_bottleneck_after": got["bottleneck_after"],
+    }
+
+
+@detector(metrics=("smsp__warps_eligible.avg.per_cycle_active",))
+def low_ilp(ctx: KernelContext) -> Detection | None:
+    s = ctx.share("wait")
+    if ctx.frac("wait") < ctx.th["low_ilp_share"]:
+        return None
+    elig = ctx.kernel.m("smsp__warps_eligible.avg.per_cycle_active")
+    if not math.isnan(elig) and elig >= ctx.th["low_ilp_eligible"]:
+        return None
+    # The performance model's what-ifs: the hot loop unrolled by k with k independent
+    # accumulators, or more resident warps; the better one. Without a model: the wait stalls
+    # removed, at most up to one instruction per cycle.
+    change = _model_change(ctx, ("unroll", "warps"), hoist=False)
+    if change is not None:
+        speed, model_ev = change
+    else:
+        speed, model_ev = eliminate(ctx.frac("wait")), {}
+        sel = ctx.frac("selected")
+        if sel > 0:
+            speed = min(speed, 1.0 / sel)
+    w = ctx.blamed_by_pc([i.pc for i in ctx.insts], ("wait",)) or {}
+    return Detection(
+        stall_share=s,
+        speedup=speed,
+        evidence={"wait_stall_share": round(s, 3), "eligible_warps_per_scheduler": evidence_number(elig), **model_ev},
+        locations=ctx.locations(w) or ctx.line_samples("wait"),
+        fmt={"share_pct": 100 * s, "eligible": 0.0 if math.isnan(elig) else elig},
+    )
+
+
+_TRANSCENDENTAL = ("SIN", "COS", "EX2", "LG2", "TANH")
+
+
+_MATH_MUFU = _TRANSCENDENTAL + ("RCP", "RSQ", "SQRT", "RCP64H", "RSQ64H")
+
+
+def _math_mufus(ctx: KernelContext) -> set[int]:
+    """PCs of MUFUs that do floating-point math: transcendentals, reciprocals and roots of
+    precise division, sqrt and pow. A MUFU.RCP whose operand an I2F.RP defines is the setup
+    of an integer division (integer-division), not math."""
+    out = set()
+    cfg = ctx.cfg
+    # Precise division and square root call a slow-path subroutine from their line; the
+    # fast forms (rsqrtf, __fdividef) are a lone MUFU and are not slow math.
+    call_lines = {ctx.line_of(i.pc) for i in ctx.insts if i.opcode == "CALL"} - {None}
+    in_subroutine = ctx.call_sites()
+    for i in ctx.insts:
+        if not (i.is_mufu() and i.modifiers and i.modifiers[0] in _MATH_MUFU):
+            continue
+        if i.modifiers[0] not in _TRANSCENDENTAL and ctx.line_of(i.pc) not in call_lines and i.pc not in in_subroutine:
+            continue
+        idx = cfg.index_of_pc.get(i.pc) if cfg is not None else None
+        if cfg is not None and idx is not None:
+            if fast_intrinsic(cfg, idx):
+                continue
+            if i.modifiers[0] == "RCP" and any(
+                cfg.insts[j].opcode == "I2F" and "RP" in cfg.insts[j].modifiers
+                for r in i.uses
+                for j, _ in reaching_defs(cfg, idx, r, 10_000)
+            ):
+                continue
+        out.add(i.pc)
+    return out
+
+
+def _subroutines_at_call_sites(ctx: KernelContext, df):
+    """The per-instruction table with the lines of called subroutines replaced by the line
+    of their call site (KernelContext.call_sites), so that their cost lands on the call."""
+    sites = ctx.call_sites()
+    if not sites or "line" not in df:
+        return df
+    lines = df["line"].copy()
+    hit = lines.index.isin(list(sites))
+    at = {pc: ctx.line_of(site) for pc, site in sites.items()}
+    lines[hit] = [line[1] if (line := at[pc]) else None for pc in lines.index[hit]]
+    return df.assign(line=lines)
+
+
+# Bit patterns of the small integers 2..16 as a float32 and as the high word of a float64:
+# how a literal exponent reaches a called pow in a register (IMAD.MOV.U32 R5, RZ, RZ, 0x40000000).
+_SMALL_INTEGER_BITS = {
+    **{struct.unpack("<I", struct.pack("<f", float(n)))[0]: n for n in range(2, 17)},
+    **{struct.unpack("<Q", struct.pack("<d", float(n)))[0] >> 32: n for n in range(2, 17)},
+}
+
+
+def _literal_integer_exponent(ctx: KernelContext, lines) -> int | None:
+    """The small integer a slow line passes to a called math subroutine as a literal (pow(d,
+    2.0) sets the exponent's register to 2.0's bits before the CALL), or None. GPA's strength
+    reduction: an integer power is a few multiplications."""
+    sites = ctx.call_sites()
+    calls = {ctx.line_of(i.pc) for i in ctx.insts if i.opcode == "CALL"} - {None}
+    for i in ctx.insts:
+        if i.pc in sites or ctx.line_of(i.pc) not in calls or ctx.line_of(i.pc) not in lines:
+            continue
+        if not (i.opcode in ("MOV", "UMOV") or (i.opcode == "IMAD" and "MOV" in i.modifiers)) or not i.operands:
+            continue
+        try:
+            bits = int(i.operands[-1].strip(), 16) if i.operands[-1].strip().startswith("0x") else None
+        except ValueError:
+            bits = None
+        if bits in _SMALL_INTEGER_BITS:
+            return _SMALL_INTEGER_BITS[bits]
+    return None
+
+
+@detector()
+def slow_math(ctx: KernelContext) -> Detection | None:
+    df = ctx.df
+    if df.empty or not ctx.sampling:
+        return None
+    mufu = _math_mufus(ctx)
+    if not mufu:
+        return None
+    df = _subroutines_at_call_sites(ctx, df)
+    lined = df["line"].notna().to_numpy()
+    d = df[lined] if lined.any() else df.assign(line=0)
+    # Per source line (file, line; in groupby's order), summed with arrays over the rows:
+    # executed instructions, those on transcendental MUFUs, and stall samples (all reasons).
+    gid = d.groupby(["file", "line"], dropna=False).ngroup().to_numpy()
+    n = int(gid.max()) + 1 if len(gid) else 0
+    pcs = d.index.to_numpy()
+    ex = np.nan_to_num(d["inst_executed"].to_numpy(dtype=float))
+    is_mufu = np.isin(pcs, np.fromiter(mufu, dtype=pcs.dtype, count=len(mufu)))
+    _, _, arr, _ = ctx.stall_matrix()
+    row_sums = np.nansum(arr, axis=1) if arr.shape[1] else np.zeros(len(arr))
+    samples_of = row_sums[lined] if lined.any() else row_sums
+    mu_by = np.bincount(gid, weights=np.where(is_mufu, ex, 0.0), minlength=n)
+    ex_by = np.bincount(gid, weights=ex, minlength=n)
+    samples_by = np.bincount(gid, weights=samples_of, minlength=n)
+    rows = []
+    for j in np.flatnonzero(mu_by > 0).tolist():
+        ratio = float(ex_by[j]) / float(mu_by[j])
+        if ratio >= ctx.th["slow_math_ratio"]:
+            rows.append((j, ratio, float(samples_by[j])))
+    if not rows:
+        return None
+    tot = ctx.samples_total
+    samples = sum(r[2] for r in rows)
+    frac = samples / tot if tot else 0.0
+    if frac < ctx.th["slow_math_share"]:
+        return None
+    ratio = max(r[1] for r in rows)
+    # The slow lines' executed instructions: each one the fix removes frees its issue slot and
+    # the dependent waits on it, which the samples of a long dependent sequence (a called pow)
+    # undercount against the few instructions left around it. The fix keeps about 3
+    # instructions per MUFU.
+    ex_total = float(ex.sum())
+    inst = sum(float(ex_by[row[0]]) for row in rows) / ex_total if ex_total > 0 else 0.0
+    r = max(frac, inst) * max(0.0, 1.0 - 3.0 / ratio)
+    # Weights line by line, each line's PCs in table order (as a loop over the groups gave).
+    at = np.flatnonzero(np.isin(gid, [row[0] for row in rows]))
+    at = at[np.argsort(gid[at], kind="stable")]
+    w = at_call_sites(dict(zip(pcs[at].tolist(), samples_of[at].tolist())), ctx.call_sites())
+    # Fast intrinsics run on the same special-function unit: the MUFUs stay, so the XU pipe
+    # keeps at least today's load and bounds the gain (partial relief 0).
+    lines = set()
+    if "line" in d:
+        keys = d[["file", "line"]].to_numpy()
+        lines = {(f, ln) for f, ln in keys[np.isin(gid, [row[0] for row in rows])].tolist()}
+    exponent = _literal_integer_exponent(ctx, lines)
+    evidence = {"instructions_per_mufu": round(ratio, 1), "slow_line_instruction_share": round(inst, 3)}
+    if exponent is not None:
+        evidence["literal_integer_exponent"] = exponent
+    return Detection(
+        stall_share=frac,
+        speedup=eliminate(r),
+        evidence=evidence,
+        locations=ctx.locations(w),
+        fmt={"ratio": ratio, "exponent": exponent or 0},
+        partial_relief={"xu": 0.0},
+        variant="integer_power" if exponent is not None else None,
+    )
+
+
+@detector(
+    metrics=(
+        "sm__cycles_active.avg",
+        "sm__cycles_elapsed.avg",
+        "smsp__sass_branch_targets_threads_divergent.sum",
+        "smsp__thread_inst_executed_per_inst_executed.ratio",
+    )
+)
+def divergence(ctx: KernelContext) -> Detection | None:
+    k, df = ctx.kernel, ctx.df
+    thr = k.m("smsp__thread_inst_executed_per_inst_executed.ratio")
+    if math.isnan(thr) and not df.empty and ctx.total_of("inst_executed") > 0:
+        thr = ctx.total_of("thread_inst_executed") / ctx.total_of("inst_executed")
+    # Lanes the launch never filled are partial-warps, not divergence: judge the rest.
+    lanes = launch_lanes(k)
+    if not math.isnan(thr):
+        thr = thr * 32.0 / lanes
+    if math.isnan(thr) or thr >= ctx.th["divergence_threads"]:
+        return None
+    if df.empty or not ctx.sampling:
+        r = 1.0 - thr / 32.0
+        return Detection(
+            stall_share=r,
+            speedup=eliminate(r * 0.5),
+            evidence={"avg_active_threads": round(thr, 1)},
+            fmt={"threads": thr},
+        )
+    cols = [c for c in df.columns if c.startswith("stall_")]
+    per = (df["thread_inst_executed"] / df["inst_executed"].where(df["inst_executed"] > 0)).fillna(lanes)
+    wasted = df[cols].sum(axis=1) * (1.0 - per.clip(upper=lanes) / lanes)
+    r = float(wasted.sum()) / max(ctx.samples_total, 1e-9)
+    if r <= 0.01:
+        return None
+    # Locate the branch that splits the warp: divergent branches if counted, else the
+    # instructions that run with a partial warp, weighted by the time they waste.
+    w = positive_weights(df["divergent_branches"]) if "divergent_branches" in df else {}
+    if not w:
+        w = positive_weights(wasted)
+    evidence = {
+        "avg_active_threads": round(thr, 1),
+        "divergent_branch_targets": evidence_number(k.m("smsp__sass_branch_targets_threads_divergent.sum")),
+    }
+    return Detection(
+        stall_share=r,
+        speedup=_active_only(ctx, eliminate(r), evidence),
+        evidence=evidence,
+        locations=ctx.locations(w),
+        fmt={"threads": thr},
+    )
+
+
+def _active_only(ctx: KernelContext, s: float, evidence: dict) -> float:
+    """A change inside the warps (fewer masked lanes) shortens the time the SMs are active;
+    the elapsed cycles in which an SM has no warp (the launch ramp, the last blocks'
+    tail: sm__cycles_active below sm__cycles_elapsed) stay: 1 / (a / s + 1 - a) for the
+    active share a."""
+    act, ela = ctx.kernel.m("sm__cycles_active.avg"), ctx.kernel.m("sm__cycles_elapsed.avg")
+    if s <= 1.0 or any(math.isnan(v) or v <= 0 for v in (act, ela)) or act >= ela:
+        return s
+    a = act / ela
+    evidence["sm_active_share"] = evidence_number(a)
+    return 1.0 / (a / s + 1.0 - a)
+
+
+@detector()
+def icache(ctx: KernelContext) -> Detection | None:
+    s = ctx.share("no_instruction")
+    if s < ctx.th["icache_share"]:
+        return None
+    return Detection(
+        stall_share=s,
+        speedup=eliminate(ctx.frac("no_instruction") * 0.5),
+        locations=ctx.line_samples("no_instruction"),
+        fmt={"share_pct": 100 * s},
+    )
+
+
+@detector(
+    metrics=(
+        "sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active",
+        "sm__inst_executed_pipe_fma.avg.pct_of_peak_sustained_active",
+        "sm__inst_executed_pipe_fp64.avg.pct_of_peak_sustained_active",
+        "sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active",
+    )
+)
+def pipe_contention(ctx: KernelContext) -> Detection | None:
+    s = ctx.share("math_pipe_throttle")
+    if s < ctx.th["pipe_throttle_share"]:
+        return None
+    k = ctx.kernel
+    pipes = {
+        p: k.m(f"sm__inst_executed_pipe_{p}.avg.pct_of_peak_sustained_active") for p in ("fma", "alu", "fp64", "xu")
+    }
+    pipes = {p: v for p, v in pipes.items() if not math.isnan(v)}
+    pipe = max(pipes, key=pipes.__getitem__) if pipes else "math"
+    return Detection(
+        stall_share=s,
+        speedup=eliminate(ctx.frac("math_pipe_throttle") * 0.5),
+        evidence={f"pipe_{p}_pct": round(v, 1) for p, v in pipes.items()},
+        locations=ctx.line_samples("math_pipe_throttle"),
+        fmt={"share_pct": 100 * s, "pipe": pipe.upper()},
+    )

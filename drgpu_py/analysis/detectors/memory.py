@@ -1,0 +1,637 @@
+"""Memory findings: uncoalesced and data-addressed global access, shared-memory bank
+conflicts, local memory, loop-invariant reloads, atomics, drain, LSU throttle, load latency,
+and divergent constant lookups.
+
+Contract: each detector is ``fn(ctx, passes) -> Detection | None`` (detectors/base.py),
+pure, registered by ``@detector`` with the kernel-level metrics it reads.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+
+from ...sass.dataflow import (
+    data_addressed_loads,
+    lane_values,
+    load_chain_depth,
+    loop_invariant,
+    memory_operand,
+    promoted_by_hoisting,
+    registers_in,
+    thread_varying,
+    written_in_loop,
+)
+from ..context import KernelContext
+from ..model import access_bytes
+from .base import (
+    UNIT_METRICS,
+    MEMORY_REASONS,
+    Detection,
+    cost_share,
+    detector,
+    eliminate,
+    evidence_number,
+    lsu_relief,
+    merge_weights,
+    queue_charge,
+    traffic_speedup,
+)
+
+
+@detector(
+    metrics=(
+        *UNIT_METRICS,
+        "derived__memory_l2_theoretical_sectors_global_excessive",
+        "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+        "l1tex__t_sector_hit_rate.pct",
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+        "lts__t_sector_hit_rate.pct",
+    )
+)
+def uncoalesced(ctx: KernelContext) -> Detection | None:
+    df, k = ctx.df, ctx.kernel
+    if not df.empty and ctx.total_of("l2_sectors_global") > 0:
+        sectors = ctx.total_of("l2_sectors_global")
+        per_pc = df["l2_sectors_global_excessive"]
+        # A load whose address is computed from loaded data (pointer chasing, a search's
+        # probes) scatters by its data: re-indexing the threads cannot coalesce it, so its
+        # excess sectors are not this finding's (memory-latency covers such chains).
+        dependent = data_addressed_loads(ctx.cfg, [int(pc) for pc in per_pc.index[per_pc > 0]])
+        if dependent:
+            per_pc = per_pc.drop(index=[pc for pc in dependent if pc in per_pc.index])
+        excess = float(per_pc.sum())
+    else:
+        sectors = k.m("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 0) + k.m(
+            "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", 0
+        )
+        excess = k.m("derived__memory_l2_theoretical_sectors_global_excessive", 0)
+        per_pc = None
+    if sectors <= 0:
+        return None
+    waste = excess / sectors
+    if waste < ctx.th["uncoalesced_excess"]:
+        return None
+    # Excess sectors cost bandwidth where they are served: L1 when it hits, else L2, else DRAM.
+    h1, h2 = k.m("l1tex__t_sector_hit_rate.pct", 0.0), k.m("lts__t_sector_hit_rate.pct", 0.0)
+    # Stores write through L1 to L2, and partial sectors reach DRAM: when stores carry most
+    # of the excess, the L1 hit rate (of loads) says nothing about where the waste lands.
+    stores = 0.0
+    if per_pc is not None and excess > 0:
+        st = [i.pc for i in ctx.insts if i.opcode in ("STG", "ST") and i.pc in per_pc.index]
+        stores = float(per_pc[st].sum()) / excess if st else 0.0
+    through = h1 < 50 or stores >= 0.5
+    relieves = ["l1tex"] + (["lts"] if through else []) + (["dram"] if through and (h2 < 50 or stores >= 0.5) else [])
+    mem_util = max([ctx.units[u] for u in relieves if not math.isnan(ctx.units[u])] or [0.0]) / 100.0
+    # The stall time that excess transactions cost scales with how loaded the serving units are.
+    m = ctx.frac(*MEMORY_REASONS)
+    speed = eliminate(m * waste * min(1.0, mem_util))
+    speed = max(speed, traffic_speedup(ctx, relieves, waste))
+    weights = {}
+    if per_pc is not None:
+        bad = [int(pc) for pc in per_pc.index[per_pc > 0]]
+        blamed = ctx.blamed_by_pc(bad, MEMORY_REASONS)
+        tot_ex = float(per_pc[bad].sum()) or 1.0
+        for pc in bad:
+            # Blamed stall samples locate the costly loads; excess sectors break ties.
+            weights[pc] = blamed.get(pc, 0.0) + float(per_pc[pc]) / tot_ex
+    req = k.m("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
+    sec = k.m("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
+    spr = sec / req if req and not math.isnan(req) and req > 0 else math.nan
+    return Detection(
+        stall_share=ctx.share(*MEMORY_REASONS) * waste,
+        speedup=speed,
+        evidence={"excessive_sector_share": round(waste, 3), "sectors_per_request": evidence_number(spr)},
+        locations=ctx.locations(weights),
+        fmt={"excess_pct": 100 * waste, "sectors_per_request": spr if not math.isnan(spr) else 0.0},
+        relieves_override=relieves,
+    )
+
+
+@detector(
+    metrics=(
+        *UNIT_METRICS,
+        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
+        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum",
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum",
+        "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
+    )
+)
+def bank_conflict(ctx: KernelContext) -> Detection | None:
+    """Bank conflicts from ncu's own conflict counters when the report has them (conflict
+    wavefronts / all shared wavefronts, loads and stores apart); derived from the
+    per-instruction conflict ways only when they are absent (and the evidence says so). Wide
+    accesses (LDS.128) need several wavefronts without any conflict, so wavefronts per
+    instruction alone are no evidence. Estimate: the conflict wavefronts' time goes (traffic
+    or stall model), but the instructions issued during it stay and take their issue time."""
+    k, df = ctx.kernel, ctx.df
+    shared_pcs = ctx.pcs_where(lambda i: i.is_shared())
+    ops = ("ld", "st")
+    conf = {op: k.m(f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum") for op in ops}
+    wav = {op: k.m(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum") for op in ops}
+    evidence: dict = {}
+    if not any(math.isnan(v) for v in (*conf.values(), *wav.values())):
+        total = sum(wav.values())
+        if total <= 0:
+            return None
+        excess = sum(conf.values()) / total
+        evidence = {
+            "source": "ncu conflict counters",
+            **{
+                f"conflict_share_shared_{op}": evidence_number(conf[op] / wav[op]) if wav[op] > 0 else None
+                for op in ops
+            },
+        }
+    elif not df.empty and shared_pcs:
+        ex = df.loc[shared_pcs, "inst_executed"]
+        nway = df.loc[shared_pcs, "shared_nway"].clip(lower=1)
+        ins, ways = float(ex.sum()), float((ex * nway).sum())
+        if ways <= 0 or ins <= 0:
+            return None
+        excess = max(0.0, (ways - ins) / ways)
+        evidence = {"source": "derived from per-instruction conflict ways (the report has no conflict counters)"}
+    else:
+        return None
+    if excess < ctx.th["bank_conflict_excess"]:
+        return None
+    r_share, w = cost_share(ctx, shared_pcs, ("mio_throttle", "short_scoreboard"), ("short_scoreboard",))
+    if not df.empty and shared_pcs:
+        nway = df.loc[shared_pcs, "shared_nway"]
+        # Weight each shared instruction's cost by how conflicted it is.
+        w = {pc: v * max(float(nway.get(pc, 1.0)) - 1.0, 0.0) for pc, v in w.items()} or w
+    locations = ctx.locations(w)
+    if not locations and not df.empty and shared_pcs and df.loc[shared_pcs, "shared_nway"].notna().any():
+        # The per-instruction conflict ways show no conflicted shared access: the counters'
+        # conflict wavefronts are at no instruction of the code, and no line can be changed.
+        return None
+    share = r_share if r_share > 0 else ctx.frac("mio_throttle", "short_scoreboard")
+    nways = 1.0 / max(1e-9, 1.0 - excess)
+    evidence.update(
+        {"conflict_wavefront_share": round(excess, 3), "wavefronts_per_conflict_free_access": round(nways, 2)}
+    )
+    speed = max(eliminate(share * excess), traffic_speedup(ctx, ("l1tex", "lsu"), excess))
+    # The time the conflict wavefronts take also saw instructions issued (the issue slots'
+    # measured % of peak, spread evenly over the kernel's time): removing that time does not
+    # remove those instructions, which then take their issue time at the full rate.
+    issue = (ctx.sol.units.get("issue", math.nan) if ctx.sol is not None else math.nan) / 100.0
+    if speed > 1.0 and not math.isnan(issue) and 0.0 < issue < 1.0:
+        speed = 1.0 / (1.0 / speed + (1.0 - 1.0 / speed) * issue)
+        evidence["issue_active_share"] = evidence_number(issue)
+    return Detection(
+        stall_share=ctx.share("mio_throttle", "short_scoreboard"),
+        speedup=speed,
+        evidence=evidence,
+        locations=locations,
+        fmt={"wavefronts_per_request": nways, "excess_pct": 100 * excess},
+    )
+
+
+@detector(
+    metrics=(
+        *UNIT_METRICS,
+        "derived__local_spilling_requests",
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+        "l1tex__t_sectors_pipe_lsu_mem_local_op_ld.sum",
+        "l1tex__t_sectors_pipe_lsu_mem_local_op_st.sum",
+        "smsp__inst_executed.sum",
+        "smsp__sass_inst_executed_op_global_ld.sum",
+        "smsp__sass_inst_executed_op_global_st.sum",
+        "smsp__sass_inst_executed_op_local_ld.sum",
+        "smsp__sass_inst_executed_op_local_st.sum",
+    )
+)
+def local_memory(ctx: KernelContext) -> Detection | None:
+    k, df = ctx.kernel, ctx.df
+    local = k.m("smsp__sass_inst_executed_op_local_ld.sum", 0) + k.m("smsp__sass_inst_executed_op_local_st.sum", 0)
+    pcs = ctx.pcs_where(lambda i: i.is_local())
+    if local <= 0 and not df.empty and pcs:
+        local = float(df.loc[pcs, "inst_executed"].sum())
+    total = k.m("smsp__inst_executed.sum", 0) or ctx.executed_total()
+    if total <= 0 or local / total < ctx.th["local_inst_share"]:
+        return None
+    r, w = cost_share(ctx, pcs, ("lg_throttle", "long_scoreboard"), ("long_scoreboard",))
+    # A queue full of local accesses also throttles the other memory instructions: charge
+    # those throttle samples in proportion to local memory's share of LSU instructions.
+    glob = k.m("smsp__sass_inst_executed_op_global_ld.sum", 0) + k.m("smsp__sass_inst_executed_op_global_st.sum", 0)
+    other_lg = ctx.frac("lg_throttle") - (
+        sum(ctx.samples_at(pcs, ("lg_throttle",)).values()) / ctx.samples_total if ctx.samples_total else 0.0
+    )
+    r += max(0.0, other_lg) * local / max(local + glob, 1.0)
+    if r <= 0:
+        r = ctx.frac(*MEMORY_REASONS) * min(
+            1.0, local / max(k.m("smsp__sass_inst_executed_op_global_ld.sum", 0) + local, 1.0)
+        )
+    # Local memory's share of the L1 sectors: what the fix takes off the memory units.
+    sec = {
+        sp: k.m(f"l1tex__t_sectors_pipe_lsu_mem_{sp}_op_ld.sum", 0.0)
+        + k.m(f"l1tex__t_sectors_pipe_lsu_mem_{sp}_op_st.sum", 0.0)
+        for sp in ("local", "global")
+    }
+    w_local = sec["local"] / (sec["local"] + sec["global"]) if sec["local"] > 0 else 0.0
+    speed = max(eliminate(r), traffic_speedup(ctx, ("l1tex", "lts", "dram"), w_local))
+    return Detection(
+        stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)),
+        speedup=speed,
+        partial_relief=lsu_relief(ctx, pcs) or None,
+        evidence={
+            "local_instruction_share": round(local / total, 4),
+            "spilling_requests": evidence_number(k.m("derived__local_spilling_requests")),
+        },
+        locations=ctx.locations(w),
+        fmt={"local_pct": 100 * local / total},
+    )
+
+
+@detector()
+def loop_invariant_load(ctx: KernelContext) -> Detection | None:
+    cfg = ctx.cfg
+    if cfg is None or not cfg.loops or ctx.blame is None:
+        return None
+    invariant: list[int] = []
+    for idx, ins in enumerate(cfg.insts):
+        if not (ins.is_global_load() or ins.opcode == "LDC") or ins.is_atomic():
+            continue
+        loop = cfg.innermost_loop(idx)
+        if loop is None or ins.opcode == "LDC" and not ins.is_const_indexed():
+            continue
+        addr_regs = {r for o in ins.operands if "[" in o for r in registers_in(o)} & ins.uses
+        if (
+            addr_regs
+            and all(loop_invariant(cfg, idx, reg, loop, {}, 0) for reg in addr_regs)
+            and not written_in_loop(cfg, ins, loop)
+        ):
+            invariant.append(ins.pc)
+    if not invariant:
+        return None
+    r, w = cost_share(ctx, invariant, (), ("long_scoreboard", "short_scoreboard"))
+    if r < ctx.th["invariant_load_share"]:
+        return None
+    # Hoisted, the reloads leave the loop: besides the waits for their data, every sample at
+    # them (their issue, their fixed-latency waits, the LSU queue) goes with them.
+    r_own = cost_share(ctx, invariant, None, ("long_scoreboard", "short_scoreboard"))[0]
+    # Once the reloads leave the loop, accesses to one fixed address per thread inside it
+    # (x = *p ... *p = x every iteration) no longer meet a possibly aliasing load: the
+    # compiler keeps the value in a register and stores it once after the loop (LICM's scalar
+    # promotion; lcg_state and oscillator_params' fixed loops have no STG). Their own stalls
+    # and their traffic go away with the reloads.
+    promoted = promoted_by_hoisting(cfg, invariant)
+    gone = invariant + promoted
+    r_prom = (
+        (
+            sum(ctx.samples_at(promoted, MEMORY_REASONS).values())
+            + sum(ctx.blamed_by_pc(promoted, ("long_scoreboard",)).values())
+        )
+        / ctx.samples_total
+        if promoted and ctx.samples_total > 0
+        else 0.0
+    )
+    # The reloads' share of the L2 sectors the SMs request: what hoisting takes off L1 and L2
+    # (the rest of the traffic, e.g. the loop's stores to varying addresses, stays and bounds the gain).
+    partial = None
+    if "l2_sectors_global" in ctx.df and ctx.total_of("l2_sectors_global") > 0:
+        mine = float(ctx.df.loc[[p for p in gone if p in ctx.df.index], "l2_sectors_global"].sum())
+        share = mine / ctx.total_of("l2_sectors_global")
+        partial = {"lts": share, "l1tex": share}
+    partial = {**(partial or {}), **lsu_relief(ctx, gone)}
+    return Detection(
+        stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)),
+        speedup=eliminate(max(r, r_own) + r_prom),
+        evidence={
+            "invariant_loads_in_loops": len(invariant),
+            "blamed_sample_share": round(r, 3),
+            "removed_sample_share": round(max(r, r_own), 3),
+            "promoted_accesses": len(promoted),
+            "promoted_sample_share": round(r_prom, 3),
+        },
+        locations=ctx.locations(w),
+        fmt={"share_pct": 100 * r},
+        partial_relief=partial,
+    )
+
+
+def _atomic_addresses(ctx: KernelContext, pc: int) -> int:
+    """Different addresses one warp's atomic at ``pc`` can target (its address registers'
+    lane values, at most 32): a warp aggregation keeps one atomic per address."""
+    ins = ctx.by_pc.get(pc)
+    idx = ctx.cfg.index_of_pc.get(pc) if ctx.cfg is not None else None
+    if ins is None or idx is None:
+        return 32
+    addr = memory_operand(ins)
+    regs = registers_in(addr) if addr else set()
+    n = 1
+    for r in regs:
+        n *= lane_values(ctx.cfg, idx, r)
+    return min(32, n)
+
+
+@detector(
+    metrics=(
+        *UNIT_METRICS,
+        "lts__t_sectors_srcunit_tex_op_atom.sum",
+        "lts__t_sectors_srcunit_tex_op_read.sum",
+        "lts__t_sectors_srcunit_tex_op_red.sum",
+    )
+)
+def atomics(ctx: KernelContext) -> Detection | None:
+    pcs = ctx.pcs_where(lambda i: i.is_global_atomic())
+    if not pcs:
+        return None
+    r, w = cost_share(ctx, pcs, None, ("long_scoreboard",))
+    executed = ctx.df.loc[[p for p in pcs if p in ctx.df.index], "inst_executed"].sum() > 0
+    # Outstanding atomics hold warps at EXIT (drain) and fill the LSU queue for other loads.
+    drain = ctx.frac("drain") if executed else 0.0
+    other_lg = max(
+        0.0,
+        ctx.frac("lg_throttle") - sum(ctx.samples_at(pcs, ("lg_throttle",)).values()) / max(ctx.samples_total, 1e-9),
+    )
+    # Loads queue behind the atomics in the memory system: their waits are charged in
+    # proportion to the atomics' share of the L2 sectors requested by the SMs.
+    k = ctx.kernel
+    red = k.m("lts__t_sectors_srcunit_tex_op_red.sum", 0.0) + k.m("lts__t_sectors_srcunit_tex_op_atom.sum", 0.0)
+    rd = k.m("lts__t_sectors_srcunit_tex_op_read.sum", 0.0)
+    blamed_ls = sum(ctx.blamed_by_pc(pcs, ("long_scoreboard",)).values()) / max(ctx.samples_total, 1e-9)
+    loads_wait = max(0.0, ctx.frac("long_scoreboard") - blamed_ls) if executed else 0.0
+    r_total = r + drain + other_lg + (loads_wait * red / (red + rd) if red + rd > 0 else 0.0)
+    # Reductions without a returned value (RED) that keep warps waiting while every throughput
+    # unit idles: the memory waits are the serialization at the contended addresses.
+    units = [v for v in ctx.units.values() if not math.isnan(v)]
+    if (
+        executed
+        and units
+        and max(units) < ctx.th["atomic_idle_pct"]
+        and all(not ctx.by_pc[p].defs for p in pcs if p in ctx.by_pc)
+    ):
+        r_total = max(r_total, ctx.frac(*MEMORY_REASONS))
+    if r < ctx.th["atomic_share"]:
+        return None
+    # A returning atomic (ATOM: a slot or ticket per element) gives every lane its own old
+    # value, so aggregating within the warp (ballot/popc, then a shuffle of the base) still
+    # sends one atomic per warp instruction, and L2 serializes those at the same addresses:
+    # that stream stays (split_lists). An ATOM already issued by one lane per warp is
+    # aggregated; the next level, a block scan behind a barrier, keeps one per block.
+    # Reductions without a returned value (RED) can be accumulated privately across a loop
+    # and leave next to nothing. Kept: those operations over today's L2 atomic sectors.
+    ran = ctx.executed()
+    warps_per_block = max(1.0, math.ceil(max(1, k.block[0] * k.block[1] * k.block[2]) / 32))
+    returning = 0.0
+    threads = ctx.df["thread_inst_executed"] if "thread_inst_executed" in ctx.df else None
+    for p in pcs:
+        n = float(ran.get(p) or 0.0)
+        if p not in ctx.by_pc or not ctx.by_pc[p].defs or n <= 0:
+            continue
+        lanes = float(threads[p]) / n if threads is not None else math.nan
+        # Aggregated within the warp, one atomic per warp instruction stays for each address
+        # its lanes target (split_lists: a data bit picks one of two counters, two stay).
+        returning += n / warps_per_block if lanes == lanes and lanes <= 1.0 else n * _atomic_addresses(ctx, p)
+    kept = min(1.0, returning / red) if returning > 0 and red > 0 else 0.0
+    r_total *= 1.0 - kept
+    types = _atomic_types(ctx, pcs)
+    return Detection(
+        stall_share=min(1.0, r_total * ctx.total / max(ctx.stall_total, 1e-9)),
+        speedup=eliminate(r_total),
+        evidence={
+            "atomic_sample_share": round(r, 3),
+            "kept_after_aggregation": round(kept, 4),
+            "l2_red_sectors": evidence_number(k.m("lts__t_sectors_srcunit_tex_op_red.sum")),
+            "l2_atom_sectors": evidence_number(k.m("lts__t_sectors_srcunit_tex_op_atom.sum")),
+            "atomic_data_types": sorted(types),
+        },
+        locations=ctx.locations(w),
+        fmt={"share_pct": 100 * r},
+        variant="float" if types and types <= {"float"} else "mixed" if "float" in types else None,
+    )
+
+
+_FLOAT_TYPES = ("F32", "F64", "F16", "F16x2", "BF16", "BF16x2", "F32x2", "FTZ")
+
+
+def _atomic_types(ctx: KernelContext, pcs) -> set[str]:
+    """'float' / 'integer' for the executed global atomics at ``pcs``, from the SASS type
+    modifier (RED.E.ADD.F32.FTZ.RN is a float add; RED.E.ADD, .S32, .64 are integer)."""
+    executed = ctx.executed()
+    out = set()
+    for pc in pcs:
+        ins = ctx.by_pc.get(pc)
+        if ins is None or not (executed.get(pc) or 0) > 0:
+            continue
+        out.add("float" if any(m in _FLOAT_TYPES for m in ins.modifiers) else "integer")
+    return out
+
+
+def _drain_variant(ctx: KernelContext) -> tuple[str | None, dict]:
+    """What drains at EXIT: stores, or (no global store sectors) atomics and reductions."""
+    k = ctx.kernel
+    executed = ctx.executed()
+    ran = lambda pred: sum(float(executed.get(i.pc) or 0.0) for i in ctx.insts if pred(i))  # noqa: E731
+    stores = k.m("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum")
+    store_insts = ran(lambda i: i.opcode in ("STG", "ST", "STL"))
+    atomics = ran(lambda i: i.is_global_atomic())
+    ev = {
+        "global_store_sectors": evidence_number(stores),
+        "store_instructions": evidence_number(store_insts),
+        "atomic_instructions": evidence_number(atomics),
+    }
+    no_stores = (stores == 0) if not math.isnan(stores) else (store_insts == 0 and bool(ctx.insts))
+    if no_stores and atomics > 0:
+        return "atomics", ev
+    if no_stores:
+        return "other", ev
+    return None, ev
+
+
+@detector(metrics=("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",))
+def drain(ctx: KernelContext) -> Detection | None:
+    s = ctx.share("drain")
+    if s < ctx.th["drain_share"]:
+        return None
+    variant, ev = _drain_variant(ctx)
+    return Detection(
+        stall_share=s,
+        speedup=eliminate(ctx.frac("drain") * 0.5),
+        evidence=ev,
+        variant=variant,
+        locations=ctx.line_samples("drain"),
+        fmt={"share_pct": 100 * s},
+    )
+
+
+@detector()
+def lg_throttle(ctx: KernelContext) -> Detection | None:
+    pcs = ctx.pcs_where(lambda i: (i.is_global_load() or i.opcode in ("STG", "ST")) and not i.is_atomic())
+    at = ctx.samples_at(pcs, ("lg_throttle",))
+    tot = ctx.samples_total
+    if tot <= 0:
+        s = ctx.share("lg_throttle")
+        r = ctx.frac("lg_throttle")
+    else:
+        r = sum(at.values()) / tot
+        s = r * ctx.total / max(ctx.stall_total, 1e-9)
+    if s < ctx.th["lg_throttle_share"]:
+        return None
+    return Detection(stall_share=s, speedup=eliminate(r * 0.5), locations=ctx.locations(at), fmt={"share_pct": 100 * s})
+
+
+@detector(metrics=(*UNIT_METRICS,))
+def memory_latency(ctx: KernelContext) -> Detection | None:
+    """Warps wait on global loads while the memory system has headroom: too few loads in
+    flight. The loads that carry the waits sit in a loop issuing one or two independent loads
+    per iteration (a rolled loop, a dependent index-then-value pair, or a longer body whose
+    loads each take their address from the previous one). With k independent loads in flight
+    instead of one, (1 - 1/k) of the wait is hidden (k = 4: unroll by 4); the memory units'
+    headroom bounds it. With DRAM or L2 at bound_pct or more, only chains qualify."""
+    cfg, df = ctx.cfg, ctx.df
+    if cfg is None or df.empty or not ctx.sampling or ctx.share("long_scoreboard") < ctx.th["latency_load_share"]:
+        return None
+    mem = max(
+        [ctx.units.get(u, math.nan) for u in ("dram", "lts") if not math.isnan(ctx.units.get(u, math.nan))]
+        or [math.nan]
+    )
+    # At or above bound_pct the memory system is busy enough to be the limit, except for a
+    # chain of dependent loads: each warp has one in flight whatever the bandwidth in use
+    # (hop_chains: random sector loads keep L2 at 63%, four chains in lockstep gain 1.37x),
+    # up to saturation; the unit bound then caps the gain.
+    if math.isnan(mem) or mem >= ctx.th["saturation_pct"]:
+        return None
+    chains_only = mem >= ctx.th["bound_pct"]
+    loads = ctx.pcs_where(lambda i: i.is_global_load() and not i.is_atomic())
+    waits = merge_weights(ctx.blamed_by_pc(loads, ("long_scoreboard",)), ctx.samples_at(loads, ("long_scoreboard",)))
+    executed = ctx.executed()
+
+    def loads_per_iteration(loop) -> float:
+        """Global loads executed per back-edge taken to the loop's header."""
+        body = cfg.loop_instructions(loop)
+        count = lambda pick: sum(float(executed.get(cfg.insts[j].pc) or 0.0) for j in body if pick(cfg.insts[j]))  # noqa: E731
+        iters = count(
+            lambda i: (
+                i.is_branch()
+                and i.target is not None
+                and cfg.index_of_pc.get(i.target) is not None
+                and cfg.block_of[cfg.index_of_pc[i.target]] == loop.header
+            )
+        )
+        depth = load_chain_depth(cfg, body)
+        if chains_only and depth <= 1:
+            return math.inf
+        return count(lambda i: i.is_global_load()) / iters / depth if iters > 0 else math.inf
+
+    per_loop: dict[int, float] = {}
+    hot: dict[int, float] = {}
+    for pc, w in waits.items():
+        idx = cfg.index_of_pc.get(pc)
+        loop = cfg.innermost_loop(idx) if idx is not None else None
+        if loop is None or w <= 0:
+            continue
+        if loop.header not in per_loop:
+            per_loop[loop.header] = loads_per_iteration(loop)
+        if per_loop[loop.header] <= ctx.th["latency_loads_per_iteration"]:
+            hot[pc] = w
+    tot = ctx.samples_total
+    r = sum(hot.values()) / tot if tot > 0 else 0.0
+    if r < ctx.th["latency_load_share"] * 0.5:
+        return None
+    return Detection(
+        stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)),
+        speedup=eliminate(r * 0.75),
+        evidence={"load_wait_share": round(r, 3), "memory_throughput_pct": round(mem, 1)},
+        locations=ctx.locations(hot),
+        fmt={"share_pct": 100 * r, "mem_pct": mem},
+    )
+
+
+def _divergent_constant_load(cfg, ins) -> bool:
+    m = re.search(r"c\[[^\]]*\]\[([^\]]*)\]", ins.text)
+    idx = cfg.index_of_pc.get(ins.pc) if cfg is not None else None
+    if not m or idx is None:
+        return True
+    return any(thread_varying(cfg, idx, r) for r in registers_in(m.group(1)))
+
+
+@functools.lru_cache(maxsize=64)
+def expected_max_load(balls: int, bins: int) -> float:
+    """Expected count in the fullest of ``bins`` when ``balls`` fall into them independently
+    and uniformly: sum over m of P(max > m), with P(max <= m) = balls! / bins^balls times the
+    coefficient of x^balls in (sum_{j<=m} x^j / j!)^bins."""
+    if balls <= 0 or bins <= 0:
+        return 0.0
+    total = 0.0
+    for m in range(balls):
+        term = [1.0 / math.factorial(j) if j <= m else 0.0 for j in range(balls + 1)]
+        poly = [1.0] + [0.0] * balls
+        for _ in range(bins):
+            poly = [sum(poly[i] * term[n - i] for i in range(n + 1)) for n in range(balls + 1)]
+        total += 1.0 - poly[balls] * math.factorial(balls) / bins**balls
+    return total
+
+
+def _table_lookup_wavefronts(access_bytes: int, banks: int, values: int = 32) -> float:
+    """Shared-memory wavefronts one warp's lookup needs once a divergent constant table lives
+    in shared memory (the fix the finding advises): a wavefront serves one word per bank, so
+    32 lanes reading data-selected entries take as many as their fullest bank holds. Wider
+    accesses go in phases of banks*4/bytes lanes, each spread over that many bank groups.
+    An index that takes fewer ``values`` than there are bank groups (a masked index into a
+    small contiguous table; lane_values counts up to 32) puts each entry in its own bank:
+    one wavefront a phase."""
+    phases = max(1, access_bytes // 4)
+    lanes = max(1, 32 // phases)
+    bins = min(lanes, max(1, banks // phases))
+    if values < bins:
+        return float(phases)
+    return phases * expected_max_load(lanes, bins)
+
+
+def _constant_lookup_bound(ctx: KernelContext, pcs) -> tuple[float, float]:
+    """The fix moves the lookups, it does not remove them: the replacement still serves every
+    warp lookup through L1's data stage (one wavefront per cycle per SM). With the lookups
+    spread over the SMs, the kernel cannot get shorter than that work: elapsed cycles over the
+    lookups' wavefronts per SM. Returns (bound, wavefronts per lookup); (inf, 0) if unknown."""
+    executed = ctx.executed()
+    sms = ctx.kernel.sm_count or ctx.kernel.m("device__attribute_multiprocessor_count", math.nan)
+    elapsed = ctx.kernel.m("sm__cycles_elapsed.avg", math.nan)
+    banks = int(ctx.arch.get("shared_banks", 32))
+    lookups = wavefronts = 0.0
+    for pc in pcs:
+        n = float(executed.get(pc) or 0.0)
+        ins = ctx.by_pc[pc]
+        m = re.search(r"c\[[^\]]*\]\[([^\]]*)\]", ins.text)
+        idx = ctx.cfg.index_of_pc.get(pc) if ctx.cfg is not None else None
+        values = (
+            math.prod(lane_values(ctx.cfg, idx, r) for r in registers_in(m.group(1))) if m and idx is not None else 32
+        )
+        lookups += n
+        wavefronts += n * _table_lookup_wavefronts(access_bytes(ins), banks, values)
+    if lookups <= 0 or not sms or math.isnan(sms) or math.isnan(elapsed) or elapsed <= 0:
+        return math.inf, 0.0
+    return max(1.0, elapsed / (wavefronts / sms)), wavefronts / lookups
+
+
+@detector(
+    metrics=(
+        "device__attribute_multiprocessor_count",
+        "sm__cycles_elapsed.avg",
+    )
+)
+def constant_divergence(ctx: KernelContext) -> Detection | None:
+    # Register-indexed constant loads serialize only when the index differs across lanes.
+    pcs = ctx.pcs_where(lambda i: i.is_const_indexed() and _divergent_constant_load(ctx.cfg, i))
+    if not pcs:
+        return None
+    r, w = cost_share(ctx, pcs, None, ("short_scoreboard", "long_scoreboard", "wait"))
+    r += queue_charge(ctx, pcs, "mio_throttle") + ctx.frac("imc_miss") * 0.5
+    if r < ctx.th["constant_share"]:
+        return None
+    # The rest of the kernel and the moved lookups overlap: the estimate is the smaller of
+    # removing the lookups' stalls and the time the lookups' shared-memory wavefronts take.
+    bound, per_lookup = _constant_lookup_bound(ctx, pcs)
+    evidence = {"indexed_constant_loads": len(pcs), "sample_share": round(r, 3)}
+    if per_lookup > 0:
+        evidence |= {"replacement_wavefronts_per_lookup": round(per_lookup, 2), "lookup_bound": round(bound, 2)}
+    return Detection(
+        stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)),
+        speedup=min(eliminate(r), bound),
+        evidence=evidence,
+        locations=ctx.locations(w),
+        fmt={"share_pct": 100 * r},
+    )

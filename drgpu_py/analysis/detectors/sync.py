@@ -1,0 +1,294 @@
+"""Synchronization findings: warps waiting at barriers for unbalanced work (and triangular
+loops), and fences executed in loops.
+
+Contract: each detector is ``fn(ctx, passes) -> Detection | None`` (detectors/base.py),
+pure, registered by ``@detector`` with the kernel-level metrics it reads.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ...sass.dataflow import index_bound_branches, thread_dependent_blocks
+from ..context import KernelContext
+from ..sol import grid_and_sms
+from ..tree import location_text as loc_text
+from .base import (
+    UNIT_METRICS,
+    GRID_METRICS,
+    Detection,
+    blamed_locations,
+    detector,
+    eliminate,
+    evidence_number,
+    merge_weights,
+    warps_launched,
+)
+
+
+def _triangular_loops(ctx: KernelContext) -> dict[int, float]:
+    """Loops whose trip count grows with the thread index (thread t runs about t steps: a
+    running sum or prefix that each thread recomputes from the start): block id -> the
+    lanes' spread of trip counts within a warp, in loop iterations. Two signs, both needed:
+    the loop's exit branch is decided by the thread index through arithmetic alone (SASS),
+    and the lanes of a warp leave the loop more than one iteration apart (the counters: the
+    lane-iterations a body block misses against the lanes that enter the loop). A loop that
+    strides by the block size (``for (i = tid; i < n; i += blockDim.x)``) also exits on an
+    index-derived value, but its lanes differ by at most one iteration."""
+    cfg, df = ctx.cfg, ctx.df
+    if cfg is None or df.empty or "thread_inst_executed" not in df:
+        return {}
+    exits = index_bound_branches(cfg)
+    executed = ctx.executed()
+    threads = dict(zip(df.index.tolist(), df["thread_inst_executed"].tolist()))
+    out: dict[int, float] = {}
+    for loop in cfg.loops:
+        idx = cfg.loop_instructions(loop)
+        if not any(
+            j in exits and any(s not in loop.blocks or s == loop.header for s in cfg.blocks[cfg.block_of[j]].succs)
+            for j in idx
+        ):
+            continue
+        # Lanes entering the loop: the thread instructions of its first instruction from
+        # outside (a predecessor block's last instruction).
+        preds = [b.id for b in cfg.blocks if loop.header in b.succs and b.id not in loop.blocks]
+        lanes_in = sum(float(threads.get(cfg.insts[cfg.blocks[b].end - 1].pc) or 0.0) for b in preds)
+        if lanes_in <= 0:
+            continue
+        for b in loop.blocks:
+            pc = cfg.insts[cfg.blocks[b].start].pc
+            n, t = float(executed.get(pc) or 0.0), float(threads.get(pc) or 0.0)
+            if n <= 0 or math.isnan(t):
+                continue
+            spread = (32.0 * n - t) / lanes_in
+            if spread > 1.0:
+                out[b] = max(out.get(b, 0.0), spread)
+    return out
+
+
+def _warp_cycles_per_sample(ctx: KernelContext) -> float:
+    """Warp-cycles one PC sample stands for: resident warps x active cycles x SMs over the
+    kernel's samples (NaN when a counter is missing)."""
+    k = ctx.kernel
+    _, sms = grid_and_sms(ctx)
+    warps = k.m("sm__warps_active.avg.per_cycle_active")
+    cycles = k.m("sm__cycles_active.avg")
+    total = ctx.samples_total
+    if not sms or total <= 0 or any(math.isnan(v) or v <= 0 for v in (warps, cycles)):
+        return math.nan
+    return warps * cycles * sms / total
+
+
+def _barrier_regions(ctx: KernelContext) -> list[dict]:
+    """Per barrier (program order): the waits at it (barrier samples from it to the next
+    barrier: a waiting warp is sampled at an instruction shortly after the BAR), the
+    thread-dependent work since the previous barrier, and how long a warp's interval
+    between the two lasts on average (cycles: the region's samples, waits included, in
+    warp-cycles per crossing of the barrier)."""
+    cfg = ctx.cfg
+    if cfg is None or not ctx.sampling or ctx.df.empty:
+        return []
+    # BAR.ARV only arrives; every other BAR form waits for the block.
+    bars = [j for j, i in enumerate(cfg.insts) if i.opcode == "BAR" and "ARV" not in i.modifiers]
+    if not bars:
+        return []
+    dependent = thread_dependent_blocks(cfg)
+    pcs = [i.pc for i in cfg.insts]
+    every = ctx.samples_at(pcs)
+    waits = ctx.samples_at(pcs, ("barrier",))
+    busy = {pc: every.get(pc, 0.0) - waits.get(pc, 0.0) for pc in pcs}
+    executed = ctx.executed()
+    per_sample = _warp_cycles_per_sample(ctx)
+    out = []
+    for n, b in enumerate(bars):
+        before = range(bars[n - 1] if n else 0, b)
+        after = range(b, bars[n + 1] if n + 1 < len(bars) else len(pcs))
+        wait = sum(waits.get(pcs[j], 0.0) for j in after)
+        region = wait + sum(busy[pcs[j]] for j in before)
+        work = {pcs[j]: busy[pcs[j]] for j in before if cfg.block_of[j] in dependent and busy[pcs[j]] > 0}
+        crossings = float(executed.get(pcs[b]) or 0.0)
+        interval = region * per_sample / crossings if crossings > 0 else math.nan
+        out.append(
+            {
+                "barrier": b,
+                "wait": wait,
+                "region": region,
+                "work": work,
+                "interval_cycles": interval,
+                "waits_at": [pcs[j] for j in after],
+            }
+        )
+    return out
+
+
+@detector(
+    metrics=(
+        *GRID_METRICS,
+        "sm__cycles_active.avg",
+        "sm__warps_active.avg.per_cycle_active",
+    )
+)
+def barrier(ctx: KernelContext) -> Detection | None:
+    """Warps wait at a barrier for work before it that only some warps run, or run longer:
+    code under a branch whose guard or trip count depends on the thread or warp index (from
+    the SASS). Only the waits at such barriers count, and only where the interval between
+    barriers outlasts a few memory round trips: waits in shorter intervals are the latency of
+    the slowest warp's access (a transpose, a block that syncs after one load per segment),
+    which no rebalancing removes.
+
+    Estimate: the waits go (each warp keeps its share of the work, 1 - 1/warps of the waits
+    removed), with two readings of the unbalanced work. A triangular loop (trip count growing
+    with the thread index) also loses its repeated steps beyond the first warp's share, and
+    with them their load on the issue slots and shared memory. Work that already runs on
+    full warps, spread over idle warps, issues the same instructions from more warps: latency
+    hiding, at most latency_hiding_max."""
+    s = ctx.share("barrier")
+    if s < ctx.th["barrier_share"]:
+        return None
+    regions = _barrier_regions(ctx)
+    specialized = ctx.traits is not None and ctx.traits.warp_specialized
+    min_cycles = ctx.th["barrier_interval_latencies"] * float((ctx.arch.get("latency") or {}).get("dram", 600))
+    unbalanced = [r for r in regions if r["work"] and not (r["interval_cycles"] < min_cycles)]
+    if regions and not specialized:
+        s = sum(r["wait"] for r in unbalanced) / max(ctx.stall_total, 1e-9)
+        if s < ctx.th["barrier_share"]:
+            return None
+    k = ctx.kernel
+    warps = max(1, math.ceil((k.block[0] or 1) * (k.block[1] or 1) * (k.block[2] or 1) / 32))
+    frac = s * ctx.stall_total / ctx.total if ctx.total > 0 else 0.0
+    r = frac * (1.0 - 1.0 / warps if warps > 1 else 0.5)
+    evidence: dict[str, Any] = {"barrier_stall_share": round(s, 3), "warps_per_block": warps}
+    relieves, partial, cap = None, None, math.inf
+    work_pcs = {pc for reg in unbalanced for pc in reg["work"]}
+    tri = _triangular_loops(ctx) if unbalanced and warps > 1 else {}
+    cfg = ctx.cfg
+    tri_pcs = {i.pc for j, i in enumerate(ctx.insts) if cfg is not None and cfg.block_of[j] in tri and i.pc in work_pcs}
+    if tri_pcs and ctx.total > 0:
+        # A triangular loop repeats in every thread the steps the threads before it took;
+        # sharing the partial results (a scan) leaves each warp about the first warp's
+        # share: with trip counts growing linearly over the block's W warps, 2 / (W + 1) of
+        # the mean. The waits go, and so do the loop's other instructions, which unloads
+        # the issue slots and the units they use (partial relief, measured per instruction).
+        keep = 2.0 / (warps + 1)
+        loop = sum(reg["work"].get(pc, 0.0) for reg in unbalanced for pc in tri_pcs)
+        r = (frac * ctx.total + loop * (1.0 - keep)) / ctx.total
+        executed = ctx.executed()
+        ins_all = ctx.executed_total()
+        mem_all = sum(float(executed.get(i.pc) or 0.0) for i in ctx.insts if i.is_memory())
+        ins_loop = sum(float(executed.get(pc) or 0.0) for pc in tri_pcs)
+        mem_loop = sum(float(executed.get(pc) or 0.0) for pc in tri_pcs if ctx.by_pc[pc].is_memory())
+        w_ins = (1.0 - keep) * ins_loop / ins_all if ins_all > 0 else 0.0
+        w_mem = (1.0 - keep) * mem_loop / mem_all if mem_all > 0 else 0.0
+        relieves = ["sm", "shared"]
+        partial = {u: w_ins for u in ("sm", "issue", "fma", "alu", "fp64", "xu")}
+        partial.update({"lsu": w_mem, "l1tex": w_mem})
+        evidence["triangular_loop_share"] = evidence_number(loop / ctx.total)
+        evidence["triangular_lane_spread"] = evidence_number(max(tri.values()), 2)
+    elif unbalanced and work_pcs:
+        # Work that runs on (nearly) full warps, spread over the block's other warps, issues
+        # the same instructions from more warps at once: a latency-hiding change, credited
+        # at most latency_hiding_max. Work in one or a few lanes (a thread-0 loop) also
+        # fills the idle lanes, which is more than hiding latency.
+        threads = ctx.df["thread_inst_executed"] if "thread_inst_executed" in ctx.df else None
+        executed = ctx.executed()
+        n = sum(float(executed.get(pc) or 0.0) for pc in work_pcs)
+        if threads is not None and n > 0:
+            lanes = sum(float(threads.get(pc, 0.0) or 0.0) for pc in work_pcs) / n
+            evidence["unbalanced_work_lanes"] = evidence_number(lanes, 1)
+            if lanes >= ctx.th["barrier_full_warp_lanes"]:
+                cap = ctx.th["latency_hiding_max"]
+    locations = blamed_locations(ctx, "barrier")
+    work_text = ""
+    if unbalanced:
+        # The barriers named are those the unbalanced work precedes.
+        pcs = [pc for reg in unbalanced for pc in reg["waits_at"]]
+        blamed = ctx.blamed_by_pc(pcs, ("barrier",)) or ctx.samples_at(pcs, ("barrier",))
+        locations = ctx.locations(blamed) or locations
+        work: dict[int, float] = {}
+        for reg in unbalanced:
+            work.update(reg["work"])
+        lines = [
+            dict(loc, role="work before the barrier that depends on the thread index") for loc in ctx.locations(work, 3)
+        ]
+        evidence["unbalanced_work"] = [loc_text(loc) for loc in lines]
+        evidence["barrier_interval_cycles"] = [evidence_number(reg["interval_cycles"], 0) for reg in unbalanced]
+        locations = locations[:1] + lines + locations[1:]
+        if lines:
+            work_text = (
+                " The work before it whose trip count or guard depends on the thread index is at "
+                + ", ".join(evidence["unbalanced_work"])
+                + "."
+            )
+    return Detection(
+        stall_share=min(1.0, s),
+        speedup=min(eliminate(r), max(1.0, cap)),
+        evidence=evidence,
+        locations=locations,
+        fmt={"share_pct": 100 * min(1.0, s), "unbalanced_work": work_text},
+        relieves_override=relieves,
+        partial_relief=partial,
+    )
+
+
+@detector(metrics=(*UNIT_METRICS,))
+def membar(ctx: KernelContext) -> Detection | None:
+    """Fences executed more than once per warp. A fence inside a loop also delays the loop's
+    next loads until memory has drained: their long-scoreboard waits are charged to the fence
+    (when DRAM is not busy, so the waits are not bandwidth), since they show up at the loads,
+    not on the fence line."""
+    k, df = ctx.kernel, ctx.df
+    pcs = ctx.pcs_where(lambda i: i.opcode in ("MEMBAR", "FENCE"))
+    warps = warps_launched(k)
+    per_warp = float(df.loc[pcs, "inst_executed"].sum()) / warps if pcs and warps else math.nan
+    if not math.isnan(per_warp) and per_warp <= 1.5:
+        return None  # one fence per warp is the minimum a publish pattern needs
+    r_fence = ctx.frac("membar")
+    charged: dict[int, float] = {}
+    cfg = ctx.cfg
+    dram = ctx.units.get("dram", math.nan)
+    if cfg is not None and pcs and ctx.sampling and (math.isnan(dram) or dram < ctx.th["fence_dram_pct"]):
+        # A load waits for a fence when one precedes it (straight-line or unrolled code) or
+        # shares its loop (the next iteration's load follows this iteration's fence). Each
+        # load's waits go to the nearest fence before it (else the loop's last fence).
+        fence_idx = sorted(cfg.index_of_pc[pc] for pc in pcs if pc in cfg.index_of_pc)
+        owner: dict[int, int] = {}
+        for j, ins in enumerate(cfg.insts):
+            if not ins.is_global_load() or ins.is_atomic():
+                continue
+            before = [f for f in fence_idx if f < j]
+            loop = cfg.innermost_loop(j)
+            in_loop = [f for f in fence_idx if loop is not None and cfg.block_of[f] in loop.blocks]
+            f = before[-1] if before else (in_loop[-1] if in_loop else None)
+            if f is not None:
+                owner[ins.pc] = cfg.insts[f].pc
+        if owner:
+            waits = merge_weights(
+                ctx.samples_at(list(owner), ("long_scoreboard",)), ctx.blamed_by_pc(list(owner), ("long_scoreboard",))
+            )
+            for load, w in waits.items():
+                charged[owner[load]] = charged.get(owner[load], 0.0) + w
+    r = r_fence + (sum(charged.values()) / ctx.samples_total if ctx.samples_total > 0 else 0.0)
+    s = r * ctx.total / max(ctx.stall_total, 1e-9)
+    if s < ctx.th["membar_share"]:
+        return None
+    factor = 1.0 - 1.0 / per_warp if not math.isnan(per_warp) else 0.5
+    # A device-scope fence waits about as long as the stores before it take to reach L2; the
+    # stores still go there without the fence, and other warps must cover that time, so only
+    # part of the wait goes away (fence_gpu_kept). A system-scope fence waits far longer than
+    # the stores themselves (sysfence_loop): its wait goes away.
+    if not any("SYS" in ctx.by_pc[p].modifiers for p in pcs if p in ctx.by_pc):
+        factor *= 1.0 - ctx.th["fence_gpu_kept"]
+    blamed = ctx.blamed_by_pc([i.pc for i in ctx.insts], ("membar",))
+    locs = ctx.locations(merge_weights(blamed, charged)) if (blamed or charged) else ctx.line_samples("membar")
+    return Detection(
+        stall_share=min(1.0, s),
+        speedup=eliminate(r * factor),
+        evidence={
+            "membar_stall_share": round(ctx.share("membar"), 3),
+            "fences_per_warp": evidence_number(per_warp),
+            "load_wait_share_charged_to_fences": round(r - r_fence, 3),
+        },
+        locations=locs,
+        fmt={"share_pct": 100 * min(1.0, s)},
+    )

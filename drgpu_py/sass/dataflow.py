@@ -1,0 +1,406 @@
+"""SASS data flow over a kernel's CFG: which registers vary with the thread or between loop
+iterations, which branches the thread index decides, post-dominators, chains of dependent
+loads, fast-intrinsic shapes.
+
+Contract: pure functions of a :class:`~drgpu_py.sass.cfg.CFG` (and instruction indices,
+registers, loops of it); they read nothing else and change nothing. Results that depend on
+the CFG alone are memoized on it by ``reaching_defs`` (launches of one function share it).
+"""
+
+from __future__ import annotations
+
+import re
+
+from .cfg import CFG
+from .slicing import reaching_defs
+
+
+LOAD_OPCODES = ("LDG", "LD", "LDS", "LDL", "ATOM", "ATOMG", "ATOMS", "LDGSTS", "TLD", "TEX")
+
+
+def data_addressed_loads(cfg: CFG | None, pcs) -> list[int]:
+    """Global loads among ``pcs`` whose address registers take their value, through any
+    chain of arithmetic, selects or compares, from a memory load (not from thread and block
+    indices and kernel parameters)."""
+    if cfg is None:
+        return []
+
+    def from_memory(idx: int, regs: set) -> bool:
+        # Walk the definitions back (a worklist: chains in long straight-line code are deep).
+        todo, seen = [(idx, r) for r in regs], set()
+        while todo:
+            at, reg = todo.pop()
+            for j, _ in reaching_defs(cfg, at, reg, 10_000):
+                if j in seen:
+                    continue
+                seen.add(j)
+                d = cfg.insts[j]
+                if d.opcode in LOAD_OPCODES:
+                    return True
+                todo.extend((j, u) for u in d.uses)
+        return False
+
+    out = []
+    for pc in pcs:
+        idx = cfg.index_of_pc.get(pc)
+        if idx is None:
+            continue
+        ins = cfg.insts[idx]
+        if not ins.is_global_load() or ins.is_atomic():
+            continue
+        regs = {r for o in ins.operands if "[" in o for r in registers_in(o)} & ins.uses
+        if regs and from_memory(idx, regs):
+            out.append(pc)
+    return out
+
+
+def promoted_by_hoisting(cfg, invariant: list[int]) -> list[int]:
+    """Stores (and the loads of the same address) at one loop-invariant address in the loops
+    that hold the invariant reloads, where every other global access of the loop is one of
+    those reloads: with the reloads hoisted, nothing in the loop can alias the stored value,
+    so it lives in a register. A store or load to a varying address, an atomic, a barrier or a
+    fence in the loop keeps every access in memory."""
+    out: list[int] = []
+    loops = {}
+    for pc in invariant:
+        idx = cfg.index_of_pc.get(pc)
+        loop = cfg.innermost_loop(idx) if idx is not None else None
+        if loop is not None:
+            loops[loop.header] = loop
+    inv = set(invariant)
+    for loop in loops.values():
+        body = cfg.loop_instructions(loop)
+        if any(cfg.insts[j].opcode in ("BAR", "MEMBAR", "FENCE") or cfg.insts[j].is_atomic() for j in body):
+            continue
+        stores = [j for j in body if cfg.insts[j].opcode in ("STG", "ST")]
+        if not stores:
+            continue
+        fixed_addr = {}
+        for j in stores:
+            ins = cfg.insts[j]
+            regs = {r for o in ins.operands if "[" in o for r in registers_in(o)}
+            if not regs or not all(loop_invariant(cfg, j, reg, loop, {}, 0) for reg in regs):
+                break
+            fixed_addr[j] = memory_operand(ins)
+        else:
+            # One address for the whole body: the source loop stores to one location. Several
+            # fixed addresses are a varying source address spread over an unrolled body
+            # (reload_rate's s % 8 slots), and the compiler keeps those stores.
+            addrs = set(fixed_addr.values())
+            loads = [j for j in body if cfg.insts[j].is_global_load() and cfg.insts[j].pc not in inv]
+            if len(addrs) == 1 and all(memory_operand(cfg.insts[j]) in addrs for j in loads):
+                out += [cfg.insts[j].pc for j in stores + loads]
+    return out
+
+
+STORE_OPCODES = ("STG", "ST", "ATOM", "ATOMG", "RED", "REDG")
+
+
+def memory_operand(ins) -> str | None:
+    """The memory operand of a load or store without its descriptor ('[R2.64+0x10]')."""
+    for o in ins.operands:
+        if "[" in o:
+            return re.sub(r"^desc\[[^\]]*\]", "", o.strip())
+    return None
+
+
+def written_in_loop(cfg, load, loop) -> bool:
+    """A store or atomic in the loop to the very address the load reads (same registers and
+    offset): the value changes between iterations, so the load is not invariant and must not
+    be hoisted. Also any global store in a loop that synchronizes the block (BAR): threads
+    exchange data through memory there (a neighbour's store between barriers changes what
+    this thread reads at another offset), which registers cannot prove absent."""
+    addr = memory_operand(load)
+    if addr is None:
+        return False
+    body = [cfg.insts[j] for j in cfg.loop_instructions(loop)]
+    if any(i.opcode == "BAR" for i in body) and any(i.opcode in STORE_OPCODES for i in body):
+        return True
+    return any(i.opcode in STORE_OPCODES and memory_operand(i) == addr for i in body)
+
+
+def registers_in(operand: str) -> set[str]:
+    out = set()
+    for kind, num, suffix in re.findall(r"\b(U?R)(\d+)(\.64)?\b", operand):
+        n = int(num)
+        out.update({f"{kind}{n}", f"{kind}{n + 1}"} if suffix else {f"{kind}{n}"})
+    return out
+
+
+_VARYING = (
+    "S2R",
+    "S2UR",
+    "CS2R",
+    "LDG",
+    "LD",
+    "LDL",
+    "LDS",
+    "ATOM",
+    "ATOMG",
+    "ATOMS",
+    "SHFL",
+    "TLD",
+    "TEX",
+    "VOTE",
+    "MATCH",
+)
+
+
+def loop_invariant(cfg, idx: int, reg: str, loop, memo: dict, depth: int) -> bool:
+    """Is ``reg`` as read by instruction ``idx`` the same in every iteration of ``loop``?
+    True when every reaching definition lies outside the loop, or is itself computed inside
+    the loop only from invariant values (e.g. a kernel parameter reloaded with LDC)."""
+    if depth > 8:
+        return False
+    defs = reaching_defs(cfg, idx, reg, 10_000)
+    if not defs:
+        return True
+    for j, _ in defs:
+        if cfg.block_of[j] not in loop.blocks:
+            continue
+        if j in memo:
+            if not memo[j]:
+                return False
+            continue
+        d = cfg.insts[j]
+        memo[j] = False  # a cycle through the loop's back edge means it varies
+        if d.opcode in _VARYING or (d.opcode == "LDC" and d.is_const_indexed()):
+            return False
+        ok = all(loop_invariant(cfg, j, u, loop, memo, depth + 1) for u in d.uses)
+        memo[j] = ok
+        if not ok:
+            return False
+    return True
+
+
+_PASS_VALUES = ("IADD3", "IADD", "IMAD", "LEA", "SHF", "SHL", "SHR", "MOV")  # one value in, one value out per lane
+
+
+def lane_values(cfg, idx: int, reg: str, depth: int = 0) -> int:
+    """At most how many different values ``reg`` holds across a warp's lanes as instruction
+    ``idx`` reads it: 1 if it cannot vary; 2^b where the varying part passes through an AND
+    with a b-bit immediate mask (LOP3.LUT ... 0xc0, a & b) and then only through adds, shifts
+    and moves with warp-uniform operands; else 32."""
+    if not thread_varying(cfg, idx, reg):
+        return 1
+    defs = reaching_defs(cfg, idx, reg, 10_000)
+    if depth > 8 or len(defs) != 1:
+        return 32
+    j = defs[0][0]
+    d = cfg.insts[j]
+    if d.opcode == "LOP3" and len(d.operands) >= 5 and d.operands[-2].strip() == "0xc0":
+        masks = [o for o in d.operands[1:4] if re.fullmatch(r"0x[0-9a-fA-F]+|\d+", o.strip())]
+        if masks:
+            return min(32, 2 ** bin(int(masks[0], 0)).count("1"))
+    if d.opcode in _PASS_VALUES:
+        n = 1
+        for u in d.uses:
+            if not u.startswith("P"):
+                n *= lane_values(cfg, j, u, depth + 1)
+        return min(32, n)
+    return 32
+
+
+# Special registers that differ between the warps (or lanes) of one block; the block and
+# grid indices (SR_CTAID, SR_NCTAID) are the same for every warp of a block.
+_THREAD_INDEX = ("SR_TID", "SR_LANEID", "SR_WARPID", "SR_LTMASK", "SR_LEMASK", "SR_GTMASK", "SR_GEMASK")
+
+
+def thread_tainted_branches(cfg, through_memory: bool = True) -> list[int]:
+    """Indices of conditional branches whose predicate depends on the thread or warp index:
+    a forward data-flow over the CFG from the S2R reads of those registers, through every
+    instruction that uses a dependent register (with ``through_memory``, loads and shuffles
+    included: a value read at a thread-dependent address, such as a segment bound indexed by
+    the warp, differs too)."""
+    insts, blocks = cfg.insts, cfg.blocks
+    entry: list[set[str] | None] = [None] * len(blocks)
+    entry[0] = set()
+    work = [0]
+    branches: set[int] = set()
+    while work:
+        b = work.pop()
+        live = set(entry[b] or ())
+        for j in range(blocks[b].start, blocks[b].end):
+            ins = insts[j]
+            src = ins.opcode in ("S2R", "CS2R") and any(o.startswith(_THREAD_INDEX) for o in ins.operands[1:])
+            dep = src or (bool(ins.uses & live) and (through_memory or (not ins.is_memory() and ins.opcode != "SHFL")))
+            if ins.opcode in ("BRA", "BREAK") and ins.guard not in (None, "PT") and dep:
+                branches.add(j)
+            if dep:
+                live |= ins.defs
+            elif ins.guard in (None, "PT"):
+                live -= ins.defs  # a thread-independent value replaces it on every path
+        for s in blocks[b].succs:
+            old = entry[s]
+            new = live if old is None else old | live
+            if old is None or new != old:
+                entry[s] = set(new)
+                work.append(s)
+    return sorted(branches)
+
+
+def postdominators(cfg) -> list[set[int]]:
+    """Post-dominator sets of the CFG's blocks (blocks without successors are exits)."""
+    blocks = cfg.blocks
+    n = len(blocks)
+    exits = [b.id for b in blocks if not b.succs]
+    pdom = [set(range(n)) for _ in blocks]
+    for e in exits:
+        pdom[e] = {e}
+    changed = True
+    while changed:
+        changed = False
+        for b in reversed(blocks):
+            if not b.succs:
+                continue
+            new = set.intersection(*(pdom[s] for s in b.succs)) | {b.id}
+            if new != pdom[b.id]:
+                pdom[b.id] = new
+                changed = True
+    return pdom
+
+
+def thread_dependent_blocks(cfg) -> dict[int, int]:
+    """Block id -> index of the thread-dependent branch that decides whether (or how many
+    times) a warp runs it: the blocks between such a branch and the point every path from it
+    reaches (its post-dominator). A loop whose exit depends on the thread index runs a
+    different number of times in different warps; an if on it runs in some warps only."""
+    pdom = postdominators(cfg)
+    out: dict[int, int] = {}
+    for j in thread_tainted_branches(cfg):
+        b = cfg.block_of[j]
+        stop = pdom[b] - {b}
+        seen, stack = set(), list(cfg.blocks[b].succs)
+        while stack:
+            x = stack.pop()
+            if x in seen or x in stop:
+                continue
+            seen.add(x)
+            stack.extend(cfg.blocks[x].succs)
+        for x in seen:
+            out.setdefault(x, j)
+    return out
+
+
+def index_bound_branches(cfg) -> set[int]:
+    """Conditional branches whose predicate the thread index decides through arithmetic
+    alone: the taint of ``thread_tainted_branches`` without loads (a value read from memory,
+    even at a thread-dependent address, is data, not the index)."""
+    return set(thread_tainted_branches(cfg, through_memory=False))
+
+
+def load_chain_depth(cfg, body: list[int]) -> int:
+    """The longest chain of global loads in one pass over ``body`` where each load's address
+    is computed from the previous one's value (pointer chasing, a binary search's probes):
+    those loads are in flight one at a time however many the body holds."""
+    depth: dict[str, int] = {}
+    deepest = 1
+    for j in body:
+        ins = cfg.insts[j]
+        d = max((depth.get(r, 0) for r in ins.uses), default=0)
+        if ins.is_global_load() and not ins.is_atomic():
+            d += 1
+            deepest = max(deepest, d)
+        for r in ins.defs:
+            depth[r] = d
+    return deepest
+
+
+_LANE_SOURCES = ("SR_TID", "SR_LANEID", "SR_LANEMASK")
+
+
+_PER_THREAD = ("LDG", "LD", "LDS", "LDL", "LDSM", "ATOM", "ATOMG", "ATOMS", "SHFL", "TLD", "TEX", "LDGSTS", "MATCH")
+
+
+def thread_varying(cfg, idx: int, reg: str, memo: dict | None = None, depth: int = 0) -> bool:
+    """Can ``reg``, as instruction ``idx`` reads it, differ between the lanes of a warp? Yes
+    when it derives from the thread or lane index or from per-thread loaded data; no for
+    uniform registers, kernel parameters, constants and loop counters built from them."""
+    if reg.startswith("U") or reg in ("RZ", "URZ"):
+        return False  # the uniform datapath holds one value per warp
+    memo = {} if memo is None else memo
+    if depth > 16:
+        return True  # too deep to tell: assume it varies
+    for j, _ in reaching_defs(cfg, idx, reg, 10_000):
+        if j in memo:
+            if memo[j]:
+                return True
+            continue
+        memo[j] = False  # a cycle (a loop counter) adds nothing new
+        d = cfg.insts[j]
+        varying = (
+            (d.opcode in ("S2R", "CS2R") and any(src in d.text for src in _LANE_SOURCES))
+            or d.opcode in _PER_THREAD
+            or any(thread_varying(cfg, j, u, memo, depth + 1) for u in d.uses if not u.startswith("P"))
+        )
+        memo[j] = varying
+        if varying:
+            return True
+    return False
+
+
+# The SFU takes sine and cosine arguments in revolutions and exponentials in base 2: the
+# intrinsics __sinf/__cosf and __expf/__exp10f scale their argument by one multiply (by 1/2pi,
+# log2(e) or log2(10)) straight into the MUFU, where the precise functions reduce the
+# argument first (a polynomial or an FFMA chain defines the MUFU's operand).
+_FAST_SCALE = {"SIN": (0.159154936,), "COS": (0.159154936,), "EX2": (1.44269502, 3.32192802)}
+
+
+def fast_intrinsic(cfg, idx: int) -> bool:
+    """Is the MUFU at ``idx`` a fast intrinsic (__sinf, __cosf, __expf, __exp10f, __logf)? Its operand
+    is defined by a multiply by the SFU's scale constant, through at most the denormal guard
+    of __expf (a predicated multiply by 0.5 of the same register)."""
+    ins = cfg.insts[idx]
+    if ins.modifiers[:1] == ("LG2",):
+        return _scaled_after(cfg, idx)
+    scales = _FAST_SCALE.get(ins.modifiers[0] if ins.modifiers else "")
+    if not scales or len(ins.operands) < 2:
+        return False
+    reg = ins.operands[1].lstrip("-|").rstrip("|")
+    seen: set[int] = set()
+    todo = [j for j, _ in reaching_defs(cfg, idx, reg, 10_000)]
+    if not todo:
+        return False
+    while todo:
+        j = todo.pop()
+        if j in seen:
+            continue
+        seen.add(j)
+        d = cfg.insts[j]
+        if d.opcode != "FMUL" or len(d.operands) < 3:
+            return False
+        const = float_operand(d.operands[2])
+        if const is not None and any(abs(abs(const) - c) <= 1e-6 * c for c in scales):
+            continue
+        if d.guard is not None and const == 0.5 and d.operands[1] == reg:
+            todo.extend(k for k, _ in reaching_defs(cfg, j, reg, 10_000))
+            continue
+        return False
+    return True
+
+
+def _scaled_after(cfg, idx: int) -> bool:
+    """__logf/__log10f/__log2f: the MUFU.LG2's result goes straight into a multiply by ln(2)
+    or log10(2) (through at most the denormal guard's predicated add of -24), or is the
+    result itself; the precise logf evaluates a polynomial instead of using the SFU."""
+    ins = cfg.insts[idx]
+    if not ins.operands:
+        return False
+    reg = ins.operands[0]
+    block = cfg.blocks[cfg.block_of[idx]]
+    for j in range(idx + 1, block.end):
+        d = cfg.insts[j]
+        if reg not in d.uses:
+            continue
+        if d.guard is not None and d.opcode == "FADD" and d.operands[:2] == [reg, reg]:
+            continue
+        const = float_operand(d.operands[2]) if d.opcode == "FMUL" and len(d.operands) >= 3 else None
+        return const is not None and any(abs(abs(const) - c) <= 1e-6 * c for c in (0.693147181, 0.301029996))
+    return False
+
+
+def float_operand(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
