@@ -15,7 +15,7 @@ from __future__ import annotations
 import glob
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Iterable, Mapping, Protocol
 
 from ..errors import (
     ApplicationFailedError,
@@ -32,16 +32,28 @@ from .console import APP_CODE
 
 if TYPE_CHECKING:
     from .run import RunResult
-    from .session import ProfileRequest
 
 PERM_URL = "https://developer.nvidia.com/ERR_NVGPUCTRPERM"
 
 
-def existing_reports(req: ProfileRequest) -> list[Path]:
+class ReportRequest(Protocol):
+    """What this module reads of a request (``session.ProfileRequest`` has it): typed here, so
+    that outcome does not import session, which imports outcome."""
+
+    @property
+    def kernel(self) -> str | None: ...
+
+    @property
+    def launch_skip(self) -> int | None: ...
+
+    def report_glob(self, env: Mapping[str, str] | None = None) -> str: ...
+
+
+def existing_reports(req: ReportRequest) -> list[Path]:
     return sorted(Path(p) for p in glob.glob(req.report_glob()))
 
 
-def found_reports(result: RunResult, req: ProfileRequest, started: float) -> list[Path]:
+def found_reports(result: RunResult, req: ReportRequest, started: float) -> list[Path]:
     """Reports of this run: those announced on the console that match drgpu's own ``-o``
     pattern (the application shares that stream and may print a 'Report:' line of its own:
     a path anywhere else is ignored, never read or written beside), else files matching the
@@ -72,7 +84,7 @@ def permission_error(result: RunResult) -> CounterPermissionError:
     )
 
 
-def classify(result: RunResult, req: ProfileRequest, reports: list[Path]) -> DrgpuError | None:
+def classify(result: RunResult, req: ReportRequest, reports: list[Path]) -> DrgpuError | None:
     """The error a finished run stands for (None: success). The caller analyzes ``reports``
     first whenever there are any, then raises this."""
     log = result.log_path

@@ -396,13 +396,16 @@ def _parse_source(p: Path) -> list[tuple[str, list[str], list[list[str]]]]:
     return blocks
 
 
+# A C-style cast before a template value: '(int)64', '(unsigned long)7', '(Foo::Bar)3'. The
+# one definition in this module: ``match_name`` and ``_normalised`` look it up when called.
 _CAST = re.compile(r"\((?:(?:unsigned|signed|long|short|const)\s+)*[A-Za-z_][\w:]*\)(?=[-\w.])")
+_SPACE = re.compile(r"\s+")
 
 
 def match_name(name: str) -> str:
     """A kernel name as both CSV pages can agree on it: the source page spells template
     values with casts ('poly_chain<(int)64>'), the raw page without ('poly_chain<64>')."""
-    return re.sub(r"\s+", "", _CAST.sub("", name))
+    return _SPACE.sub("", _CAST.sub("", name))
 
 
 def _assign_blocks(names: list[str], blocks) -> list[int | None]:
@@ -699,14 +702,8 @@ def _match_tables(launches: list[tuple[str, bool, KernelProfile | None]], table_
     return out
 
 
-_CAST = re.compile(r"\((?:unsigned |signed )?(?:int|bool|long|char|short|unsigned|long long)\)")
-
-
-_SPACE = re.compile(r"\s+")
-
-
 @functools.lru_cache(maxsize=4096)
 def _normalised(name: str) -> str:
     """A kernel name as both spell it: the .ncu-rep spells template arguments with casts
-    ('<(int)0>'), the CSV without."""
-    return _SPACE.sub("", _CAST.sub("", name or ""))
+    ('<(int)0>'), the CSV without (``match_name``)."""
+    return match_name(name or "")
