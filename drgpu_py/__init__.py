@@ -6,7 +6,9 @@ CLI's ``analyze`` runs; docs/api.md), :func:`drgpu_py.readers.open_report` (repo
 renderers in :mod:`drgpu_py.render`. The CLI (:mod:`drgpu_py.cli`) is a thin layer over these.
 """
 
-__version__ = "0.1.0"
+from .version import __version__
+
+__all__ = ["__version__", "analyze"]
 
 
 def analyze(
@@ -24,7 +26,7 @@ def analyze(
 
     Returns an :class:`drgpu_py.analysis.Analysis`: ``.summary()`` (kernel groups by GPU
     time, findings with the time they would save), ``.priorities()``, ``.kernels`` (per
-    group: ``.tree``, ``.findings``, ``.context.sol``), ``findings_frame()`` and
+    group: ``.tree``, ``.findings``, ``.sol``), ``findings_frame()`` and
     ``kernels_frame()`` (pandas), ``to_dict()`` (the JSON document). ``thresholds``: a dict
     of overrides (``drgpu thresholds`` lists the keys). Launches of one kernel are analyzed as
     one group unless ``per_launch``.

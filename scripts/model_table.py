@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from drgpu_py.analysis import analyze  # noqa: E402
-from drgpu_py.analysis.model import VERDICTS  # noqa: E402
+from drgpu_py.analysis.perfmodel import VERDICTS  # noqa: E402
 from drgpu_py.readers import open_report  # noqa: E402
 
 #: a hot loop holding at least this share of the executed instructions, with no global
@@ -28,7 +28,7 @@ SIMPLE_SHARE = 0.9
 
 
 def is_simple_loop(ka) -> bool:
-    m = ka.context.model
+    m = ka.perf
     if m is None or not m.available or m.hot is None or m.hot.executed / m.inst_total < SIMPLE_SHARE:
         return False
     insts = ka.context.insts
@@ -70,7 +70,7 @@ def rows(include_library: bool = True):
                 with lzma.open(src) as f, open(out, "wb") as g:
                     shutil.copyfileobj(f, g, 1 << 20)
                 for ka in analyze(open_report(out)).kernels:
-                    if ka.context.model is not None and ka.context.model.available:
+                    if ka.perf is not None and ka.perf.available:
                         yield f"library/{stem}", f"id {ka.kernel.id}", ka
 
 
@@ -207,7 +207,7 @@ def main() -> int:
     for case, variant, ka in rows():
         if variant == "bad":
             loop_rows[case] = ka
-        m = ka.context.model
+        m = ka.perf
         name = (ka.kernel.name or "")[:38].replace("|", "\\|")
         if m is None or not m.available:
             print(f"| {case} | {variant} | `{name}` | - | - | - | - | - | - | {m.reason if m else 'no model'} | - |")

@@ -1024,14 +1024,14 @@ def test_a_path_that_becomes_a_fifo_after_the_check_never_blocks(tmp_path, monke
 
     for mod in (common, ncu_csv, io_mod):
         monkeypatch.setattr(mod, "require_input_file", passes)
-    from drgpu_py.analysis import compare
+    from drgpu_py.analysis import saved
     from drgpu_py.readers import ncu_rep  # ncu_report itself is not loaded: the open fails first
 
     run = {
         "sniff": lambda: common.sniff(fifo),
         "csv": lambda: ncu_csv._read_text(fifo),
         "thresholds": lambda: data_mod.thresholds(file=fifo),
-        "baseline": lambda: compare.load_analysis_json(fifo),
+        "baseline": lambda: saved.load_analysis_json(fifo),
         "ncu-rep": lambda: ncu_rep.read_ncu_rep(fifo),
         "line-table": lambda: ncu_rep.read_line_table(fifo),
     }[reader]

@@ -458,7 +458,7 @@ def test_link_into_a_packed_group_in_chromium(browser, tmp_path, monkeypatch):
     import re
     from conftest import analysis_of
     from drgpu_py.analysis import Analysis
-    from drgpu_py.model import Profile
+    from drgpu_py.profile import Profile
     from drgpu_py.render import RenderOptions, render
     from drgpu_py.render import html as htmlmod
 

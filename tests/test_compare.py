@@ -13,8 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from drgpu_py.cli import app
-from drgpu_py.analysis.compare import NOISE, diff, list_rows, load, match_kernels, sort_rows
-from drgpu_py.model import base_name
+from drgpu_py.pipeline.compare import NOISE, diff, list_rows, load, match_kernels, sort_rows
+from drgpu_py.profile import base_name
 from drgpu_py.render.diff import render_diff
 from drgpu_py.render.list_ import render_list_text
 from drgpu_py.errors import ReportFormatError, UsageError

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, SAMPLES, needs_ncu_report
-from drgpu_py.analysis.model import simulate
+from drgpu_py.analysis.perfmodel import simulate
 from drgpu_py.sass import parse_instruction
 
 LAT = {"fp32": 4, "alu": 4, "branch": 7, "shared": 23, "l1": 33, "l2": 260, "dram": 600}

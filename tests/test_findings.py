@@ -80,7 +80,7 @@ def test_speed_of_light_caps_unrelated_findings():
     prof = open_report(report_path("serial_norm", "bad"))
     top = analysis_of("serial_norm", "bad").kernels[0]
     assert top.findings[0].id == "barrier-imbalance" and top.findings[0].severity == "high"
-    pct = top.context.sol.limiter_pct
+    pct = top.sol.limiter_pct
     th = data.thresholds({"grade_okay": pct / 4, "grade_good": pct / 3, "grade_excellent": pct / 2})
     k = analyze(prof, AnalysisOptions(thresholds=th)).kernels[0]
     f = next(f for f in k.findings if f.id == "barrier-imbalance")
@@ -112,8 +112,9 @@ def test_bank_conflicts_come_from_ncus_conflict_counters():
     assert k.m("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum") > 3 * k.m(
         "smsp__sass_inst_executed_op_shared_ld.sum"
     )
-    assert bank_conflict(fp32_gemm.context) is None
-    d = bank_conflict(analysis_of("smem_stride", "bad").kernels[0].context)
+    assert bank_conflict(fp32_gemm.context, fp32_gemm.passes) is None
+    smem = analysis_of("smem_stride", "bad").kernels[0]
+    d = bank_conflict(smem.context, smem.passes)
     assert d.evidence["source"] == "ncu conflict counters" and d.evidence["conflict_wavefront_share"] > 0.9
 
 

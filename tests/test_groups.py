@@ -34,7 +34,7 @@ def many_profile(many):
 
 
 def test_group_is_the_mean_launch_and_totals_are_the_sums(many_profile):
-    from drgpu_py.pipeline.groups import group_profile, launches, total_ns
+    from drgpu_py.analysis.groups import group_profile, launches, total_ns
 
     g = group_profile(many_profile)
     assert len(many_profile.kernels) == 1000 and len(g.kernels) == 5
@@ -133,7 +133,7 @@ def test_csv_export_groups_like_the_report(tmp_path):
     """The CSV pages of the same report give the same groups: the source page spells template
     values with casts (poly_chain<(int)64>), which must not send a launch to another
     function's SASS block (and so split its group)."""
-    from drgpu_py.pipeline.groups import group_profile, launches
+    from drgpu_py.analysis.groups import group_profile, launches
     from drgpu_py.readers import open_report
 
     for stem in ("raw", "source"):

@@ -27,8 +27,8 @@ ROOT = "drgpu_py"
 PACKAGE_DIR = Path(__file__).resolve().parent.parent / ROOT
 
 LAYERS = [
-    # base: errors, files, data specs, the profile model
-    ["drgpu_py.errors", "drgpu_py.io", "drgpu_py.specs", "drgpu_py.model", "drgpu_py.profile"],
+    # base: errors, files, data specs, the profile model, the version
+    ["drgpu_py.errors", "drgpu_py.io", "drgpu_py.specs", "drgpu_py.profile", "drgpu_py.version"],
     # reading inputs
     ["drgpu_py.sass", "drgpu_py.readers"],
     # analysis passes

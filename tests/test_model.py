@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from conftest import timed_speedup, analysis_of, manifest, near_misses
 
-from drgpu_py.analysis.model import (
+from drgpu_py.analysis.perfmodel import (
     combined,
     constant_stream_misses,
     family_of,
@@ -48,7 +48,7 @@ def test_load_on_the_chain_is_memory_latency():
 
 def _model(case, variant):
     ka = analysis_of(case, variant).kernels[0]
-    return ka, ka.context.model
+    return ka, ka.perf
 
 
 @pytest.mark.parametrize(

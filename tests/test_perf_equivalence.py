@@ -261,7 +261,7 @@ def test_json_renderer_output_is_the_analysis_dict(many):
 @pytest.mark.parametrize("pcs,base", [([0x120, 0x100, 0x110, 0x110], None), ([0x200, 0x210], 0x1F0), ([], None)])
 def test_instruction_frame_joins_columns_by_pc(pcs, base):
     from drgpu_py.specs import loader as data
-    from drgpu_py.model import INSTRUCTION_COLUMNS
+    from drgpu_py.profile import INSTRUCTION_COLUMNS
     from drgpu_py.readers.common import instruction_frame
 
     columns = {

@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 from drgpu_py.specs import loader as data
 from drgpu_py.analysis import analyze
 from drgpu_py.errors import DrgpuError
-from drgpu_py.model import KernelProfile, Profile
+from drgpu_py.profile import KernelProfile, Profile
 from drgpu_py.readers import open_report, select_kernels
 from drgpu_py.readers.common import instruction_frame
 from drgpu_py.render import RenderOptions, formats, render

@@ -20,7 +20,7 @@ from drgpu_py.analysis import Analysis, KernelAnalysis
 from drgpu_py.analysis.findings import Finding
 from drgpu_py.analysis.tree import Node
 from drgpu_py.errors import ToolNotFoundError
-from drgpu_py.model import KernelProfile, Profile
+from drgpu_py.profile import KernelProfile, Profile
 from drgpu_py.render import RenderOptions, infer_format, render
 from drgpu_py.render import dot as dotmod
 

@@ -26,7 +26,7 @@ import pytest
 from conftest import CASES, SAMPLES as SAMPLE_DIR, analysis_of
 from drgpu_py.analysis import Analysis
 from drgpu_py.errors import OutputError
-from drgpu_py.model import Profile
+from drgpu_py.profile import Profile
 from drgpu_py.render import RenderOptions, render
 from drgpu_py.render import dot as dotmod
 from drgpu_py.render.bundle import write_all
@@ -142,7 +142,7 @@ def test_sample_html(case, variant):
     classes = [attrs.get("class", "") for tag, attrs in page.tags if tag == "svg"]
     assert "bars" in classes
     # Speed of light: the grade badge beside the bound, the unit bars, the roofline or why not.
-    sol = ka.context.sol
+    sol = ka.sol
     if sol.grade is not None:
         assert sol.grade in _verdict_text(doc), "grade badge next to the bound"
     assert _svg(doc, "speed of light") is not None
@@ -595,7 +595,7 @@ def test_sol_roofline_chart(gemm_page):
 def test_sol_roofline_missing_without_flops():
     """A kernel that executes no floating-point math: one line saying what is missing, no chart."""
     case, variant = next(
-        (c, v) for c, v in SAMPLES if analysis_of(c, v).kernels[0].context.sol.roofline()["flop_per_s"] is None
+        (c, v) for c, v in SAMPLES if analysis_of(c, v).kernels[0].sol.roofline()["flop_per_s"] is None
     )
     a = analysis_of(case, variant)
     doc = render(a, "html", RenderOptions())
@@ -606,7 +606,7 @@ def test_sol_roofline_missing_without_flops():
     assert _svg(doc, "Roofline") is None and _roof_geometry(doc) is None
     bars = _svg(doc, "speed of light")
     assert bars is not None, "the unit bars still drawn"
-    sol = a.kernels[0].context.sol
+    sol = a.kernels[0].sol
     assert sol.labels[sol.limiter] in _strip(bars)
 
 

@@ -126,7 +126,7 @@ def test_tool_not_found_has_hint(monkeypatch):
 
 
 def test_missing_cubin_is_an_input_error(tmp_path):
-    from drgpu_py.model import Profile
+    from drgpu_py.profile import Profile
 
     with pytest.raises(InputError):
         control_from_binary(Profile(path="x", format="ncu-rep"), cubin=tmp_path / "nope.cubin")
@@ -279,7 +279,7 @@ def test_binary_without_device_code_is_an_input_error(tmp_path):
     exe = shutil.which("true") or shutil.which("ls")
     if exe is None:
         pytest.skip("no host executable (true/ls) to try")
-    from drgpu_py.model import Profile
+    from drgpu_py.profile import Profile
 
     with pytest.raises(InputError) as e:
         control_from_binary(Profile(path="x", format="ncu-rep"), binary=exe)

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from drgpu_py.specs import output_schema as schema
 from drgpu_py.cli import app
-from drgpu_py.analysis.compare import diff, list_rows
+from drgpu_py.pipeline.compare import diff, list_rows
 from drgpu_py.render.diff import render_diff
 from drgpu_py.render.list_ import render_list_json
 from drgpu_py.render import render

@@ -106,7 +106,7 @@ def test_tensor_flops_from_sass_equal_ncu_counters(lib):
     checked = 0
     for name, _, ka, act in lib:
         counted = sum(_m(act, n) for n in act if n.startswith("sm__ops_path_tensor_src_") and n.endswith(".sum"))
-        derived = sum(v for p, v in ka.context.sol.flops.items() if p.startswith("tensor_"))
+        derived = sum(v for p, v in ka.sol.flops.items() if p.startswith("tensor_"))
         if counted:
             checked += 1
             assert derived == pytest.approx(counted, rel=1e-9), name
@@ -125,7 +125,7 @@ def test_tensor_grade_agrees_with_independent_figure(lib):
         dur = _m(act, "gpu__time_duration.sum") * 1e-9
         clock = _m(act, "sm__cycles_elapsed.avg.per_second")
         indep = 100 * t["flops"] / dur / (WHITEPAPER_TENSOR_PER_SM_CYCLE[PRECISION[name]] * 132 * clock)
-        sol = ka.context.sol
+        sol = ka.sol
         assert sol.units["tensor"] == pytest.approx(indep, abs=8), name
         assert RANK[sol.grade] >= RANK[_grade(indep)] - (1 if abs(indep - 75) < 3 or abs(indep - 60) < 3 else 0), name
         seen += 1
@@ -138,8 +138,8 @@ def test_memory_kernels_dram_share_agrees_with_independent_figure(lib):
             continue
         dur = _m(act, "gpu__time_duration.sum") * 1e-9
         indep = 100 * t["min_bytes"] / dur / HBM3_BYTES_PER_S
-        assert ka.context.sol.units["dram"] == pytest.approx(indep, abs=8), name
-        assert RANK[ka.context.sol.grade] >= RANK[_grade(indep)], name
+        assert ka.sol.units["dram"] == pytest.approx(indep, abs=8), name
+        assert RANK[ka.sol.grade] >= RANK[_grade(indep)], name
 
 
 def test_near_peak_library_kernels_read_as_healthy(lib):
@@ -151,7 +151,7 @@ def test_near_peak_library_kernels_read_as_healthy(lib):
     relieves = {f["id"]: f["relieves"] for f in data.findings_catalogue()["findings"]}
     graded = 0
     for name, _, ka, _ in lib:
-        sol = ka.context.sol
+        sol = ka.sol
         if RANK.get(sol.grade, 0) >= RANK["good"]:
             graded += 1
             for f in ka.findings:
@@ -164,7 +164,7 @@ def test_designed_in_patterns_are_not_defects(lib):
     by = {name: ka for name, _, ka, _ in lib}
     for name in ("gemm_bf16_8192", "gemm_bf16_4096", "gemm_fp8_4096", "sdpa_bf16", "conv_fp16"):
         ka = by[name]
-        assert ka.context.traits.warp_specialized and ka.context.traits.tensor_core, name
+        assert ka.traits.warp_specialized and ka.traits.tensor_core, name
         assert "barrier-imbalance" not in [f.id for f in ka.findings], name
     assert "slow-math" not in [f.id for f in by["sdpa_bf16"].findings]
     assert "slow-math" not in [f.id for f in by["softmax_fp32"].findings]
@@ -174,12 +174,12 @@ def test_designed_in_patterns_are_not_defects(lib):
 def test_library_kernels_get_caller_advice(lib):
     by = {name: ka for name, _, ka, _ in lib}
     for name, _, ka, _ in lib:
-        if not ka.context.traits.has_line_info and name != "triton_gelu":
+        if not ka.traits.has_line_info and name != "triton_gelu":
             assert all(f.audience == "caller" for f in ka.findings), name
     small = {f.id: f for f in by["gemm_bf16_512"].findings}
     assert "grid-too-small" in small and "Batch several such calls" in small["grid-too-small"].advice
     # A Triton kernel carries its generated source's lines: it is not a library kernel.
-    assert by["triton_gelu"].context.traits.has_line_info
+    assert by["triton_gelu"].traits.has_line_info
 
 
 @pytest.mark.parametrize("stem", ["step", "full_set"])
@@ -192,20 +192,20 @@ def test_model_step_and_full_set_reports(stem):
 
     relieves = {f["id"]: f["relieves"] for f in data.findings_catalogue()["findings"]}
     kernels = library_analysis(stem).kernels
-    tensor = [ka for ka in kernels if ka.context.traits.tensor_core]
+    tensor = [ka for ka in kernels if ka.traits.tensor_core]
     assert len(tensor) >= 3
     for ka in kernels:
-        sol, ids = ka.context.sol, [f.id for f in ka.findings]
+        sol, ids = ka.sol, [f.id for f in ka.findings]
         if RANK.get(sol.grade, 0) >= RANK["good"]:
             assert all(sol.limiter in relieved_units(relieves[f.id]) for f in ka.findings if f.severity == "high"), (
                 ka.kernel.name
             )
-        if ka.context.traits.warp_specialized:
+        if ka.traits.warp_specialized:
             assert "barrier-imbalance" not in ids, ka.kernel.name
         if "sdpa" in ka.kernel.name:
             assert "slow-math" not in ids
     gemm = [ka for ka in tensor if ka.kernel.name.startswith(("nvjet", "sm90_xmma"))]
-    assert gemm and all(RANK[ka.context.sol.grade] >= RANK["okay"] for ka in gemm)
+    assert gemm and all(RANK[ka.sol.grade] >= RANK["okay"] for ka in gemm)
 
 
 def _all_analyses():
@@ -227,7 +227,7 @@ def test_every_estimate_respects_the_physical_bounds():
     does not relieve, or above any bound listed with it."""
     n = 0
     for ka in _all_analyses():
-        floor = ka.context.sol.launch_floor_ns
+        floor = ka.sol.launch_floor_ns
         for f in ka.findings:
             n += 1
             assert ka.kernel.duration_ns / f.estimated_speedup >= floor * (1 - 1e-9), (ka.kernel.name, f.id)
@@ -296,7 +296,7 @@ def test_never_silent_where_there_is_headroom(lib):
         + [ka for case in CASES for v in ("bad", "fixed") for ka in analysis_of(case, v).kernels]
     )
     for ka in kernels:
-        sol, note = ka.context.sol, [n for n in ka.notes if n.startswith("no known pattern")]
+        sol, note = ka.sol, [n for n in ka.notes if n.startswith("no known pattern")]
         if RANK.get(sol.grade, 0) >= RANK["good"] or any(f.locations or f.group == "launch" for f in ka.findings):
             assert not note, ka.kernel.name
         elif ka.stall_cycle_pct >= 30:

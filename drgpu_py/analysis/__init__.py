@@ -13,16 +13,17 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import __version__
+from ..version import __version__
 from ..specs import loader as data
-from ..model import SOURCE_EXPORT_MISSING, KernelProfile, Profile, rounded
-from ..pipeline import groups
-from .build import build_tree, classify_bound, stall_cycle_pct
+from ..profile import SOURCE_EXPORT_MISSING, KernelProfile, Profile, rounded
+from . import groups
 from .context import AnalysisCache, KernelContext
 from .findings import Finding, evaluate
-from .model import kernel_model
-from .model import to_dict as model_dict
-from .sol import SpeedOfLight, grade_at_least, kernel_traits, near_speed_of_light, speed_of_light
+from .passes import Passes, stall_cycles
+from .perfmodel import KernelModel, kernel_model
+from .perfmodel import to_dict as model_dict
+from .sol import SpeedOfLight, Traits, grade_at_least, kernel_traits, near_speed_of_light, speed_of_light
+from .stall_tree import build_tree, classify_bound
 from .tree import Node
 
 if TYPE_CHECKING:
@@ -58,6 +59,20 @@ class KernelAnalysis:
     slicing: dict
     notes: list[str]
     context: KernelContext | None = None
+    passes: Passes | None = None  # what the passes after the facts computed (None: a literal analysis)
+
+    @property
+    def sol(self) -> SpeedOfLight | None:
+        return self.passes.sol if self.passes is not None else None
+
+    @property
+    def traits(self) -> Traits | None:
+        return self.passes.traits if self.passes is not None else None
+
+    @property
+    def perf(self) -> KernelModel | None:
+        """The static SASS performance model (analysis/perfmodel.py)."""
+        return self.passes.perf if self.passes is not None else None
 
     def to_dict(self) -> dict:
         k = self.kernel
@@ -98,19 +113,17 @@ class KernelAnalysis:
 
     def _model(self) -> dict:
         """The static SASS performance model (analysis/model.py), or why there is none."""
-        ctx = self.context
-        if ctx is None or ctx.model is None:
+        if self.perf is None:
             return {"available": False, "reason": "not analyzed"}
-        return model_dict(ctx.model, ctx)
+        return model_dict(self.perf, self.context)
 
     def _sol(self, near: bool) -> dict:
         """Speed of light: the busiest unit's name and % keep their meaning (the memory/SM
         throughput units); grade, limiter, units and roofline are the speed-of-light layer."""
         out = {"unit": self.top_unit, "pct": _f(self.top_unit_pct), "near_ceiling": bool(near)}
-        ctx = self.context
-        if ctx is not None and ctx.sol is not None:
-            out.update(ctx.sol.to_dict())
-            out["traits"] = ctx.traits.to_dict() if ctx.traits is not None else None
+        if self.context is not None and self.sol is not None:
+            out.update(self.sol.to_dict())
+            out["traits"] = self.traits.to_dict() if self.traits is not None else None
         return out
 
 
@@ -122,7 +135,7 @@ class Analysis:
 
     def summary(self) -> list[dict]:
         """Kernel groups by GPU time, each with its findings and the time they would save
-        (drgpu_py.pipeline.groups.summary); computed once (renderers ask several times)."""
+        (drgpu_py.analysis.groups.summary); computed once (renderers ask several times)."""
         if self._summary is None:
             self._summary = groups.summary(self)
         return self._summary
@@ -187,14 +200,15 @@ def _analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisC
     ctx = KernelContext.build(
         k, options.thresholds, control=control, slicing_source="cubin" if control else "report", cache=cache
     )
-    ctx.traits = kernel_traits(ctx)
-    ctx.sol = speed_of_light(ctx)
-    ctx.model = kernel_model(ctx)
-    findings = evaluate(ctx)
-    tree = build_tree(ctx, findings)
-    pct, ipc, _, _ = stall_cycle_pct(ctx)
+    traits = kernel_traits(ctx)
+    sol = speed_of_light(ctx)
+    passes = Passes(traits=traits, sol=sol, perf=kernel_model(ctx, sol), stall=stall_cycles(ctx))
+    evaluation = evaluate(ctx, passes)
+    findings = evaluation.findings
+    tree = build_tree(ctx, passes, findings)
+    pct, ipc = passes.stall.pct, passes.stall.achieved_ipc
     top, top_val = ctx.top_unit()
-    notes = list(k.notes) + ctx.notes
+    notes = list(k.notes) + ctx.notes + evaluation.notes
     # Samples collected but no per-instruction table (a raw CSV alone): the reader's note
     # names the export that is missing, not the ncu section.
     if not ctx.sampling and not any(n.startswith(SOURCE_EXPORT_MISSING) for n in k.notes):
@@ -223,8 +237,7 @@ def _analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisC
             "stalled_instructions": 0,
             "dependency_kinds": {},
         }
-    sol = ctx.sol
-    silent = _silence_note(ctx, findings, pct, options.thresholds)
+    silent = _silence_note(ctx, sol, findings, pct, options.thresholds)
     if silent:
         notes.append(silent)
     if sol.limiter is not None and near_speed_of_light(sol.limiter_pct, findings, options.thresholds):
@@ -236,7 +249,7 @@ def _analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisC
         kernel=k,
         tree=tree,
         findings=findings,
-        bound=classify_bound(ctx),
+        bound=classify_bound(ctx, sol),
         stall_cycle_pct=pct,
         achieved_ipc=ipc,
         top_unit=top,
@@ -244,6 +257,7 @@ def _analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisC
         slicing=slicing,
         notes=notes,
         context=ctx,
+        passes=passes,
     )
 
 
@@ -287,10 +301,11 @@ def _sample_notes(ctx: KernelContext) -> list[str]:
     return out
 
 
-def _silence_note(ctx: KernelContext, findings: list[Finding], stall_pct: float, th: dict) -> str | None:
+def _silence_note(
+    ctx: KernelContext, sol: SpeedOfLight | None, findings: list[Finding], stall_pct: float, th: dict
+) -> str | None:
     """A kernel with headroom (graded below good, many stall cycles) is never left silent:
     without a located finding, say that no known pattern matched and where it stalls."""
-    sol = ctx.sol
     if sol is None or grade_at_least(sol.grade, "good"):
         return None
     # A located finding, or one about the launch (which has no line), already says what to do.
@@ -326,16 +341,11 @@ def analyze(
     options: AnalysisOptions | None = None,
     progress=None,
     cache: bool | AnalysisCache = True,
-    jobs: int = 1,
 ) -> Analysis:
     """``cache``: share per-function static analysis between launches (an AnalysisCache, or
-    True for a new one); False analyzes every launch from scratch (same result). ``jobs``:
-    worker processes for the kernel groups (drgpu_py.pipeline.parallel; same result as 1)."""
+    True for a new one); False analyzes every launch from scratch (same result). In one
+    process; drgpu_py.pipeline.analyze_profile spreads the kernel groups over processes."""
     options = options or AnalysisOptions()
-    if jobs > 1 and len(profile.kernels) > 1 and not isinstance(cache, AnalysisCache):
-        from ..pipeline.parallel import analyze_kernels
-
-        return Analysis(profile=profile, kernels=analyze_kernels(profile, options, jobs, bool(cache), progress))
     shared = cache if isinstance(cache, AnalysisCache) else AnalysisCache() if cache else None
     out = []
     for i, k in enumerate(profile.kernels):

@@ -18,19 +18,14 @@ import math
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import repeat
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from ..specs import loader as data
-from ..model import KernelProfile
+from ..profile import KernelProfile
 from ..sass import CFG, Blame, blame_stalls, build_cfg, parse_listing
 from ..sass.isa import Instruction, opcode_class
-
-if TYPE_CHECKING:  # both import this module
-    from .model import KernelModel
-    from .sol import SpeedOfLight, Traits
 
 UNITS = {
     "sm": ("sm__throughput.avg.pct_of_peak_sustained_elapsed", "SM (compute)"),
@@ -87,10 +82,7 @@ class KernelContext:
     by_pc: dict[int, Instruction] = field(default_factory=dict)
     classes: list[str] = field(default_factory=list)  # opcode_class of each of insts
     notes: list[str] = field(default_factory=list)
-    sol: SpeedOfLight | None = None  # set by analyze_kernel before detectors run
-    traits: Traits | None = None
     control: dict[int, dict] | None = None  # PC -> decoded control code (--cubin/--binary), else None
-    model: KernelModel | None = None  # set by analyze_kernel before detectors run
     # Lookup maps over the kernel's table and the blame edges are cached_property values,
     # built on first use and kept in the instance's __dict__ (not fields: they are neither
     # compared nor shown); drop_caches() forgets them when the kernel is detached.

@@ -1,8 +1,9 @@
 """Evaluate the findings catalogue on a kernel: run each detector, bound its speedup by
 physics, assign severity, and rank (best first).
 
-Contract: ``evaluate(ctx) -> list[Finding]``; ``ctx.sol`` and ``ctx.traits`` (sol.py) must be
-set; it reads nothing else and changes nothing but ``ctx.notes`` (what it left out and why).
+Contract: ``evaluate(ctx, passes) -> Evaluation`` is pure: the findings, and notes on what
+it left out and why; it reads the facts (``ctx``) and the passes before it (``passes``:
+traits, speed of light, performance model, stall cycles) and changes neither.
 Every estimate goes through bounds.py; a kernel graded good or excellent on its limiting
 unit gets no ``high`` finding unless the fix relieves that unit; designed-in patterns and
 library kernels without source lines are not reported as defects (a note names what was
@@ -17,8 +18,10 @@ from dataclasses import dataclass, field
 
 from ..specs import loader as data
 from .bounds import apply_bounds, physical_bounds, relieved_units
-from ..model import rounded
+from ..profile import rounded
 from .context import KernelContext
+from .passes import Passes
+from .sol import SpeedOfLight, Traits
 from .detectors import REGISTRY
 from .detectors import base as detector_base
 from .sol import grade_at_least
@@ -93,18 +96,17 @@ def _render(text: str, values: dict) -> str:
         return text
 
 
-def is_library_kernel(ctx: KernelContext) -> bool:
+def is_library_kernel(ctx: KernelContext, traits: Traits | None) -> bool:
     """A kernel of a library (cuBLAS, cuDNN, CUTLASS, NCCL, PyTorch...) whose source the
     report does not have: its user can change only the call."""
-    if ctx.traits is None or ctx.traits.has_line_info:
+    if traits is None or traits.has_line_info:
         return False
     name = ctx.kernel.name or ""
     return any(rx.search(name) for rx in data.library_kernel_patterns())
 
 
-def designed_in(ctx: KernelContext, fid: str) -> str | None:
+def designed_in(t: Traits | None, fid: str) -> str | None:
     """Why a finding is the kernel's design rather than a defect, or None."""
-    t = ctx.traits
     if t is None:
         return None
     if fid == "barrier-imbalance" and t.warp_specialized:
@@ -120,25 +122,33 @@ def designed_in(ctx: KernelContext, fid: str) -> str | None:
     return None
 
 
-def evaluate(ctx: KernelContext) -> list[Finding]:
-    from .build import stall_cycle_pct  # build imports this module
+@dataclass(frozen=True)
+class Evaluation:
+    """The findings of a kernel, ranked (worst severity, then largest estimate, first), and
+    notes on findings left out (designed-in patterns, library kernels)."""
 
-    th, sol = ctx.th, ctx.sol
-    stall_pct = stall_cycle_pct(ctx)[0]
-    library = is_library_kernel(ctx)
-    graded = sol if sol is not None and grade_at_least(sol.grade, "good") else None
+    findings: list[Finding]
+    notes: list[str]
+
+
+def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:
+    th, sol = ctx.th, passes.sol
+    stall_pct = passes.stall.pct
+    library = is_library_kernel(ctx, passes.traits)
+    graded: SpeedOfLight | None = sol if sol is not None and grade_at_least(sol.grade, "good") else None
     out: list[Finding] = []
+    notes_out: list[str] = []
     left_out: list[str] = []
     for spec in data.findings_catalogue()["findings"]:
         det = REGISTRY.get(spec["detector"])
         if det is None:
             continue
-        d = det.run(ctx)
+        d = det.run(ctx, passes)
         if d is None:
             continue
-        why = designed_in(ctx, spec["id"])
+        why = designed_in(passes.traits, spec["id"])
         if why:
-            ctx.notes.append(f"{spec['id']} not reported: {why}")
+            notes_out.append(f"{spec['id']} not reported: {why}")
             continue
         if library and not spec.get("caller_advice"):
             left_out.append(spec["id"])
@@ -212,13 +222,13 @@ def evaluate(ctx: KernelContext) -> list[Finding]:
             )
         )
     if left_out:
-        ctx.notes.append(
+        notes_out.append(
             "library kernel without source lines: findings that need changes inside it are not shown ("
             + ", ".join(left_out)
             + "); the advice given is for the caller"
         )
     out.sort(key=lambda f: (severity_rank(f.severity), -f.estimated_speedup))
-    return out
+    return Evaluation(out, notes_out)
 
 
 _HEADER_SUFFIXES = (".h", ".hpp", ".cuh", ".hxx", ".inl", ".inc")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..pipeline import groups
+from . import groups
 
 FINDING_COLUMNS = [
     "kernel",

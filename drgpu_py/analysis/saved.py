@@ -17,11 +17,13 @@ version gave those nodes (``LEGACY_KEYS``); everything after loading finds nodes
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from ..errors import ReportFormatError
 from . import tree as t
 from .findings import Finding
 from .tree import Node
@@ -177,7 +179,6 @@ class SavedAnalysis:
     def load(cls, path: str | Path) -> "SavedAnalysis":
         """A drgpu analysis JSON file, validated (see the module docstring)."""
         from ..io import require_input_file
-        from .compare import load_analysis_json
 
         return cls.from_dict(load_analysis_json(require_input_file(path)))
 
@@ -201,3 +202,65 @@ class SavedAnalysis:
                 out[name] = getattr(self, name)
         out.update(self.extra)
         return out
+
+
+#: Digits of the longest integer a drgpu JSON holds (a 64-bit count has 20): a 400-digit
+#: number is not a measurement, and Python's int of one costs more than it is worth.
+_MAX_INT_DIGITS = 24
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > _MAX_INT_DIGITS:
+        raise ValueError(f"an integer of {len(text.lstrip('-'))} digits")
+    return int(text)
+
+
+def _finite_float(text: str) -> float | None:
+    x = float(text)
+    return x if math.isfinite(x) else None  # 1e400: out of range, read as missing
+
+
+def _no_number(text: str) -> None:
+    return None  # NaN, Infinity (older drgpu and Python's json write them): missing
+
+
+def load_analysis_json(p: Path) -> dict:
+    """A saved ``drgpu analyze -f json`` (or ``merge``) output, checked against the shipped
+    analysis JSON Schema before anything reads it: a hand-edited, truncated or hostile file
+    (wrong types, missing keys, 100,000-deep nesting, 400-digit integers) is a
+    ReportFormatError (exit 4) naming where it breaks, never an internal error. Numbers
+    that are not finite (NaN, Infinity, 1e400) read as missing (null), as drgpu writes them."""
+    not_json = "give an .ncu-rep, a raw CSV export, or the output of drgpu analyze -f json"
+    from ..io import read_input_bytes
+
+    try:
+        text = read_input_bytes(p, "an analysis JSON").decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ReportFormatError(f"{p}: not a readable JSON file (not UTF-8 at byte {e.start})") from None
+    try:
+        d = json.loads(text, parse_int=_bounded_int, parse_float=_finite_float, parse_constant=_no_number)
+    except RecursionError:
+        raise ReportFormatError(f"{p}: not a readable JSON file (nested too deeply)", hint=not_json) from None
+    except ValueError as e:  # JSONDecodeError is one
+        raise ReportFormatError(f"{p}: not a readable JSON file ({str(e)[:200]})", hint=not_json) from None
+    if not isinstance(d, dict) or d.get("tool") != "drgpu" or not isinstance(d.get("kernels"), list):
+        raise ReportFormatError(f"{p} is JSON but not a drgpu analysis", hint=not_json)
+    if d.get("kind") == "diff":
+        raise ReportFormatError(f"{p} is a drgpu diff, not an analysis")
+    from ..specs import output_schema
+
+    try:
+        output_schema.validate(d, "analysis")
+    except RecursionError:
+        raise ReportFormatError(f"{p}: not a drgpu analysis (nested too deeply)", hint=not_json) from None
+    except Exception as e:  # jsonschema.ValidationError: imported only on use
+        from jsonschema import ValidationError  # already imported by the validation that raised it
+
+        if not isinstance(e, ValidationError):
+            raise
+        where = "/".join(str(x) for x in e.absolute_path) or "(top level)"
+        raise ReportFormatError(
+            f"{p}: not a valid drgpu analysis at {where[:120]}: {e.message[:200]}",
+            hint="give the unedited output of drgpu analyze -f json (or of drgpu merge) of this drgpu version",
+        ) from None
+    return d

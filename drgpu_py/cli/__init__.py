@@ -15,7 +15,7 @@ import sys
 
 import typer
 
-from .. import __version__
+from ..version import __version__
 from ..errors import Terminated
 from . import analyze, compare, profile
 

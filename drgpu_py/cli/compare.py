@@ -2,7 +2,7 @@
 baseline against a new report) and ``merge`` (reports of one program from several GPUs or
 ranks). Registered on the app by :mod:`drgpu_py.cli`; bodies run inside ``run_guarded`` so
 typed errors become one-line messages and exit codes. The work is done in
-:mod:`drgpu_py.analysis.compare` and :mod:`drgpu_py.readers.merge`."""
+:mod:`drgpu_py.pipeline.compare` and :mod:`drgpu_py.readers.merge`."""
 
 from __future__ import annotations
 
@@ -83,7 +83,7 @@ def list_cmd(
     """One row per kernel launch of one or more reports: duration, launch shape, stall cycles, bound, top finding."""
 
     def body():
-        from ..analysis.compare import list_rows, load, sort_rows
+        from ..pipeline.compare import list_rows, load, sort_rows
         from ..render.list_ import render_list_console, render_list_csv, render_list_json, render_list_text
 
         f = fmt or {".json": "json", ".csv": "csv"}.get(output.suffix.lower() if output else "", "text")
@@ -151,8 +151,8 @@ def diff(
     """Compare a baseline with a new report: measured speedup, stall and memory shares, occupancy, resolved/persisting/new findings."""
 
     def body():
-        from ..analysis.compare import diff as diff_fn
-        from ..analysis.compare import load, regressions
+        from ..pipeline.compare import diff as diff_fn
+        from ..pipeline.compare import load, regressions
         from ..render.diff import diff_format_for, render_diff
 
         f = fmt or (diff_format_for(output) if output else "text")

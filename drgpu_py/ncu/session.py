@@ -590,13 +590,13 @@ def analyze_one(rep: Path, sel: msets.Selection, result: RunResult, notes: list[
     files = write_outputs(analysis, rep.parent, stem, True)
     passes = {k.passes for k in result.kernels if k.passes is not None}
     rows = []
-    from ..pipeline.groups import launches
-    from ..model import short_name
+    from ..analysis.groups import launches
+    from ..profile import short_name
 
     for ka in analysis.kernels:
         k = ka.kernel
         top = ka.findings[0] if ka.findings else None
-        sol = ka.context.sol if ka.context is not None else None
+        sol = ka.sol
         rows.append(
             {
                 "report": stem,
@@ -617,7 +617,7 @@ def analyze_one(rep: Path, sel: msets.Selection, result: RunResult, notes: list[
 def record(path: Path, argv, ms, sel, result: RunResult, reports, missing, notes, exit_code: int) -> None:
     """A machine-readable record of the run beside the report (what was asked, what ncu did)."""
     import json
-    from .. import __version__
+    from ..version import __version__
     from ..io import atomic_write
 
     doc = {

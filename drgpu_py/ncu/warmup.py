@@ -23,7 +23,7 @@ if TYPE_CHECKING:  # imported by _run, in the warm-up thread
 MODULES = (
     "pandas",
     "drgpu_py.pipeline",
-    "drgpu_py.pipeline.groups",
+    "drgpu_py.analysis.groups",
     "drgpu_py.render.bundle",
     "drgpu_py.render.json_",
     "drgpu_py.render.text",

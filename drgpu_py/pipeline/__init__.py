@@ -1,11 +1,10 @@
 """Glue between readers, analysis and renderers used by the CLI commands: read one or more
 reports, select kernels, attach cubin information, analyze, and write the chosen format.
 
-The stages it runs between reading and analysis live here too: kernel groups
-(``pipeline.groups``: launches of one kernel analyzed as one, the application summary) and
-worker processes (``pipeline.parallel``, ``-j N``). The analysis package is imported when a
-report is analyzed, not with this package: the analysis imports ``pipeline.groups``, and a
-command that only lists reports or parses options pays for neither."""
+The fan-out over worker processes (``pipeline.parallel``, ``-j N``) lives here and only here;
+kernel groups (launches of one kernel analyzed as one) are the analysis' own
+(``analysis.groups``). The analysis package is imported when a report is analyzed, not with
+this package: a command that only lists reports or parses options does not pay for it."""
 
 from __future__ import annotations
 
@@ -17,11 +16,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import InputError, ToolNotFoundError, UsageError
-from ..model import KernelProfile, Profile
+from ..profile import KernelProfile, Profile
 from ..readers import KernelSelector, open_report, select_kernels
 
 if TYPE_CHECKING:
-    from ..analysis import Analysis
+    from ..analysis import Analysis, AnalysisOptions
 
 
 def expand_reports(reports) -> list[Path]:
@@ -78,7 +77,7 @@ def analyze_reports(
     or when it is None and they share a kernel name; reports with no kernel name in common
     are different programs: analyzed side by side (``format: "separate"``, a note says so).
     ``kernel``: a :class:`~drgpu_py.readers.KernelSelector` or its text."""
-    from ..analysis import AnalysisOptions, analyze
+    from ..analysis import AnalysisOptions
 
     kernel = KernelSelector.of(kernel)  # ``--kernel`` text (the API's) is parsed once, here
     reports = expand_reports(reports)
@@ -111,7 +110,7 @@ def analyze_reports(
         )
     profile = select_kernels(profile, kernel)
     if not per_launch:
-        from .groups import group_profile
+        from ..analysis.groups import group_profile
 
         profile = group_profile(profile)
     options = AnalysisOptions(thresholds=thresholds) if thresholds else AnalysisOptions()
@@ -121,7 +120,19 @@ def analyze_reports(
         control, note = control_from_binary(profile, cubin=cubin, binary=binary)
         profile = with_control(profile, control)
         profile.notes.append(note)
-    return analyze(profile, options, progress=progress, jobs=jobs)
+    return analyze_profile(profile, options, progress=progress, jobs=jobs)
+
+
+def analyze_profile(profile: Profile, options: AnalysisOptions, progress=None, jobs: int = 1) -> Analysis:
+    """``analysis.analyze`` of a profile, its kernel groups spread over ``jobs`` worker
+    processes when there are several (drgpu_py.pipeline.parallel; the same result as 1)."""
+    from ..analysis import Analysis, analyze
+
+    if jobs > 1 and len(profile.kernels) > 1:
+        from .parallel import analyze_kernels
+
+        return Analysis(profile=profile, kernels=analyze_kernels(profile, options, jobs, True, progress))
+    return analyze(profile, options, progress=progress)
 
 
 def _share_a_kernel(profiles) -> bool:

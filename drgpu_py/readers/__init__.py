@@ -1,4 +1,4 @@
-"""Readers: one per input format, all returning a :class:`~drgpu_py.model.Profile`.
+"""Readers: one per input format, all returning a :class:`~drgpu_py.profile.Profile`.
 
 ``open_report(path)`` tells formats apart by content, not by name: an ``.ncu-rep`` starts
 with ncu's ``NVR`` magic; a CSV is recognised by its header (raw page, source page, or the
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..specs import loader as data
 from ..errors import DrgpuError, NoKernelsError, ReportFormatError, UsageError
-from ..model import Profile, signature
+from ..profile import Profile, signature
 from .common import KernelSelector
 from .common import native_log_summary, native_stderr_captured, rep_blocks, sniff
 from .isolate import in_children

@@ -28,7 +28,7 @@ import pandas as pd
 from ..specs import loader as data
 from ..io import open_input, require_input_file
 from ..errors import InputError, ReportFormatError, UsageError
-from ..model import INSTRUCTION_COLUMNS
+from ..profile import INSTRUCTION_COLUMNS
 from ..sass.isa import SASS_LABEL
 
 NCU_MAGIC = b"NVR\x00"

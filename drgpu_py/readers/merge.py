@@ -25,7 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..errors import InputError, NoKernelsError, UsageError
-from ..model import KernelProfile, Profile
+from ..profile import KernelProfile, Profile
 
 #: Per-instruction columns that are not counters: joined, not summed.
 _TEXT_COLUMNS = ("sass", "file", "line")
@@ -178,7 +178,7 @@ def merge_kernels(
 ) -> KernelProfile:
     """Merge labelled KernelProfiles into one: launches of one kernel taken on several ranks
     (``ranks``: one per report, their duration spread kept for rank-imbalance) or several
-    launches of one kernel in one report (``ranks=False``, drgpu_py.pipeline.groups: the result is the
+    launches of one kernel in one report (``ranks=False``, drgpu_py.analysis.groups: the result is the
     group's mean launch, so counts, per-instruction counts and the duration stay consistent
     with one another; launch count and total, min and max duration are kept as
     ``drgpu__group_*`` metrics, and the group's totals are the mean times the launch count)."""

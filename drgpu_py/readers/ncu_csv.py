@@ -30,7 +30,7 @@ import pandas as pd
 from ..specs import loader as data
 from ..io import read_input_bytes, require_input_file
 from ..errors import NoKernelsError, ReportFormatError
-from ..model import SOURCE_EXPORT_MISSING, KernelProfile, Profile, base_name, short_name
+from ..profile import SOURCE_EXPORT_MISSING, KernelProfile, Profile, base_name, short_name
 from .isolate import in_child
 from .common import KernelSelector, regex_time_limit
 from .common import (

@@ -28,7 +28,7 @@ import pandas as pd
 
 from ..specs import loader as data
 from ..errors import ReportFormatError, ToolNotFoundError
-from ..model import SAMPLES_MOVED, KernelProfile, Profile
+from ..profile import SAMPLES_MOVED, KernelProfile, Profile
 from ..io import open_input
 from .common import NCU_MAGIC, clean_sass, instruction_frame
 

@@ -1,4 +1,4 @@
-"""Diff renderers: ``drgpu diff``'s dict (drgpu_py.analysis.compare.diff; the JSON contract
+"""Diff renderers: ``drgpu diff``'s dict (drgpu_py.pipeline.compare.diff; the JSON contract
 is drgpu_py/specs/schema/diff.schema.json) as text, JSON or HTML (``templates/diff.html.j2``,
 autoescaped). Registered in ``REGISTRIES["diff"]``; ``diff_format_for`` maps an output file
 name to a format."""

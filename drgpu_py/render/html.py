@@ -26,8 +26,8 @@ import jinja2
 import pandas as pd
 from markupsafe import Markup
 
-from .. import __version__
-from ..pipeline import groups
+from ..version import __version__
+from ..analysis import groups
 from ..specs import loader as data
 from ..analysis.context import UNITS
 from ..analysis.tree import KEY_MEMORY_SPLIT, KEY_OCCUPANCY_LIMITER, Node, location_text, split_folded
@@ -902,7 +902,7 @@ def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool, i
         _lazy_source(source)
     src_ids = {r["id"] for fv in source["files"] for r in fv["rows"] if not r["gap"]}
     ach, theo = k.m("sm__warps_active.avg.pct_of_peak_sustained_active"), k.m("sm__maximum_warps_per_active_cycle_pct")
-    sol = ka.context.sol if ka.context is not None else None
+    sol = ka.sol
     if sol is not None and sol.limiter is not None:  # the speed-of-light limiter, as the badge says
         top_label, top_pct = sol.labels.get(sol.limiter, sol.limiter), sol.limiter_pct
     else:
@@ -1046,7 +1046,7 @@ def _summary_view(analysis, kernels: list[dict]) -> dict | None:
     table = []
     for r, i in zip(rows, _row_kernels(analysis, rows)):
         kv, ka = kernels[i], analysis.kernels[i]
-        sol = ka.context.sol if ka.context is not None else None
+        sol = ka.sol
         ranks: dict[str, int] = {}
         for n, f in enumerate(kv["findings"], 1):
             ranks.setdefault(f["id"], n)

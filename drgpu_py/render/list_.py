@@ -1,4 +1,4 @@
-"""List renderers: the rows of ``drgpu list`` (drgpu_py.analysis.compare.list_rows, one per
+"""List renderers: the rows of ``drgpu list`` (drgpu_py.pipeline.compare.list_rows, one per
 kernel launch) as aligned text (plain, or a styled rich table on a terminal), CSV or JSON
 (drgpu_py/specs/schema/list.schema.json). Registered in ``REGISTRIES["list"]``; the kernel
 name comes last so long names never break the columns."""
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from .. import __version__
+from ..version import __version__
 from ..errors import UsageError
 from . import REGISTRIES, RenderOptions, register
 

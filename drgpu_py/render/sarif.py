@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath, PureWindowsPath
 
-from .. import __version__
+from ..version import __version__
 from . import register
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

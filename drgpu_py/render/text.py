@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.tree import Tree
 
 from ..analysis.tree import Node, split_folded
-from ..model import short_name
+from ..profile import short_name
 from . import format_value, register
 
 SEV_STYLE = {"high": "bold red", "medium": "yellow", "low": "dim"}

@@ -27,7 +27,7 @@ import pandas as pd
 from .cubin import _EM_CUDA, _SECTION, _TARGET, sm_of
 from .cubin import find_tool as locate_tool
 from ..errors import InputError, ReportFormatError, ToolNotFoundError
-from ..model import KernelProfile, Profile, signature
+from ..profile import KernelProfile, Profile, signature
 from .control import control_table, supports_control
 from .isa import SASS_LABEL
 

@@ -2,7 +2,8 @@
 instruction, launch), registered by ``@detector`` (base.py) with the metrics each reads.
 
 Contract: ``REGISTRY`` maps a detector's name to its :class:`~.base.Detector` once this
-package is imported; ``detector.run(ctx) -> Detection | None`` is pure. A detector decides
+package is imported; ``detector.run(ctx, passes) -> Detection | None`` is pure:
+it reads the kernel's facts and what the passes before it computed (analysis/passes.py). A detector decides
 whether its problem is present (``ctx.th`` thresholds), measures how much of the kernel's
 time it concerns, and points at source lines. docs/architecture.md has the recipe for
 adding one.

@@ -1,7 +1,7 @@
 """What every detector shares: the ``Detection`` a detector returns, the registry its
 decorator fills, and the speedup models they compose from measured quantities.
 
-Contract: ``@detector(metrics=...)`` registers ``fn(ctx) -> Detection | None`` under
+Contract: ``@detector(metrics=...)`` registers ``fn(ctx, passes) -> Detection | None`` under
 its function name (the ``detector`` key of ``specs/findings.yaml``) with the kernel-level
 metrics it reads. Speedup models (GPA's, from measured quantities only):
 
@@ -19,8 +19,9 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from ...model import rounded
+from ...profile import rounded
 from ..context import UNITS, KernelContext
+from ..passes import Passes
 
 
 # At most this share of a kernel's time is removable by one change: the rest (launch, the
@@ -40,7 +41,7 @@ MEMORY_REASONS = ("long_scoreboard", "lg_throttle", "tex_throttle", "drain")
 UNIT_METRICS = tuple(metric for metric, _ in UNITS.values())
 GRID_METRICS = ("launch__grid_size", "launch__sm_count")
 
-DetectorFn = Callable[[KernelContext], "Detection | None"]
+DetectorFn = Callable[[KernelContext, Passes], "Detection | None"]
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ from ...sass.cfg import CFG
 from ...sass.dataflow import fast_intrinsic, loop_invariant
 from ...sass.slicing import reaching_defs
 from ..context import KernelContext
-from ..model import measured_speedup, what_if
+from ..passes import Passes
+from ..perfmodel import KernelModel, measured_speedup, what_if
 from .base import (
     Detection,
     at_call_sites,
@@ -31,12 +32,12 @@ from .base import (
 
 
 @detector()
-def instruction_overhead(ctx: KernelContext) -> Detection | None:
+def instruction_overhead(ctx: KernelContext, passes: Passes) -> Detection | None:
     """An issue-bound kernel whose hot loop is small and rolled: most issued instructions
     are loop control and index arithmetic around a little math or memory work (the assembly
     model's instruction efficiency). Unrolling removes the per-iteration control and folds
     index math into constant offsets; for an issue-bound loop time follows the count."""
-    cfg, df, sol = ctx.cfg, ctx.df, ctx.sol
+    cfg, df, sol = ctx.cfg, ctx.df, passes.sol
     if cfg is None or df.empty or sol is None or not cfg.loops:
         return None
     issue = sol.units.get("issue", math.nan)
@@ -75,7 +76,7 @@ def instruction_overhead(ctx: KernelContext) -> Detection | None:
     # induction steps and index arithmetic once per k iterations, loop-invariant work and
     # range checks hoisted. Without a model: the compare-and-branch of each iteration and
     # about half of the integer index arithmetic (folded into constant offsets) go.
-    change = _model_change(ctx, ("unroll",), hoist=True)
+    change = _model_change(ctx, passes.perf, ("unroll",), hoist=True)
     if change is not None:
         speed, model_ev = change
     else:
@@ -99,7 +100,7 @@ def instruction_overhead(ctx: KernelContext) -> Detection | None:
 
 
 @detector()
-def fp64_conversion(ctx: KernelContext) -> Detection | None:
+def fp64_conversion(ctx: KernelContext, passes: Passes) -> Detection | None:
     df = ctx.df
     if df.empty:
         return None
@@ -217,7 +218,7 @@ _DIV_SEQUENCE = 20
 
 
 @detector()
-def integer_division(ctx: KernelContext) -> Detection | None:
+def integer_division(ctx: KernelContext, passes: Passes) -> Detection | None:
     """GPA's strength reduction for integer division and modulo by a run-time divisor inside
     a loop: the reciprocal setup (I2F.RP, MUFU.RCP, F2I) is redone every iteration, or a
     64-bit division calls the slow subroutine. Cost: the samples on the sequence and those
@@ -258,7 +259,7 @@ def integer_division(ctx: KernelContext) -> Detection | None:
     # of the issued instructions. A loop-invariant divisor's reciprocal leaves the loop and
     # only the multiply-high and its correction stay; a divisor that changes every iteration
     # needs a precomputed reciprocal per divisor, loaded and applied in the loop.
-    issue = ctx.sol.units.get("issue", math.nan) if ctx.sol is not None else math.nan
+    issue = passes.sol.units.get("issue", math.nan) if passes.sol is not None else math.nan
     gone = 1.0 - ctx.th["division_kept_varying" if varying else "division_kept"]
     issue_bound = issue == issue and issue >= ctx.th["overhead_issue_pct"]
     speed = eliminate(max(r, share_inst if issue_bound else 0.0) * gone)
@@ -279,11 +280,10 @@ def integer_division(ctx: KernelContext) -> Detection | None:
     )
 
 
-def _model_change(ctx: KernelContext, changes, hoist: bool) -> tuple[float, dict] | None:
+def _model_change(ctx: KernelContext, m: KernelModel | None, changes, hoist: bool) -> tuple[float, dict] | None:
     """The best of the performance model's what-ifs ``changes`` (analysis/model.py) for the
     kernel as measured (model.measured_speedup), with its evidence; None without a model or
     when no change applies (the caller's own estimate stands)."""
-    m = getattr(ctx, "model", None)
     if m is None or not m.available:
         return None
     k = int(ctx.th["model_unroll_k"])
@@ -306,7 +306,7 @@ def _model_change(ctx: KernelContext, changes, hoist: bool) -> tuple[float, dict
 
 
 @detector(metrics=("smsp__warps_eligible.avg.per_cycle_active",))
-def low_ilp(ctx: KernelContext) -> Detection | None:
+def low_ilp(ctx: KernelContext, passes: Passes) -> Detection | None:
     s = ctx.share("wait")
     if ctx.frac("wait") < ctx.th["low_ilp_share"]:
         return None
@@ -316,7 +316,7 @@ def low_ilp(ctx: KernelContext) -> Detection | None:
     # The performance model's what-ifs: the hot loop unrolled by k with k independent
     # accumulators, or more resident warps; the better one. Without a model: the wait stalls
     # removed, at most up to one instruction per cycle.
-    change = _model_change(ctx, ("unroll", "warps"), hoist=False)
+    change = _model_change(ctx, passes.perf, ("unroll", "warps"), hoist=False)
     if change is not None:
         speed, model_ev = change
     else:
@@ -411,7 +411,7 @@ def _literal_integer_exponent(ctx: KernelContext, lines) -> int | None:
 
 
 @detector()
-def slow_math(ctx: KernelContext) -> Detection | None:
+def slow_math(ctx: KernelContext, passes: Passes) -> Detection | None:
     df = ctx.df
     if df.empty or not ctx.sampling:
         return None
@@ -487,7 +487,7 @@ def slow_math(ctx: KernelContext) -> Detection | None:
         "smsp__thread_inst_executed_per_inst_executed.ratio",
     )
 )
-def divergence(ctx: KernelContext) -> Detection | None:
+def divergence(ctx: KernelContext, passes: Passes) -> Detection | None:
     k, df = ctx.kernel, ctx.df
     thr = k.m("smsp__thread_inst_executed_per_inst_executed.ratio")
     if math.isnan(thr) and not df.empty and ctx.total_of("inst_executed") > 0:
@@ -544,7 +544,7 @@ def _active_only(ctx: KernelContext, s: float, evidence: dict) -> float:
 
 
 @detector()
-def icache(ctx: KernelContext) -> Detection | None:
+def icache(ctx: KernelContext, passes: Passes) -> Detection | None:
     s = ctx.share("no_instruction")
     if s < ctx.th["icache_share"]:
         return None
@@ -564,7 +564,7 @@ def icache(ctx: KernelContext) -> Detection | None:
         "sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active",
     )
 )
-def pipe_contention(ctx: KernelContext) -> Detection | None:
+def pipe_contention(ctx: KernelContext, passes: Passes) -> Detection | None:
     s = ctx.share("math_pipe_throttle")
     if s < ctx.th["pipe_throttle_share"]:
         return None

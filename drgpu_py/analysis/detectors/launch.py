@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from ..context import KernelContext
+from ..passes import Passes
 from ..sol import grid_and_sms
 from .base import (
     UNIT_METRICS,
@@ -84,7 +85,7 @@ def _limiter_advice(ctx: KernelContext, limiter: str, w_new: float) -> str:
         "smsp__issue_active.avg.pct_of_peak_sustained_active",
     )
 )
-def occupancy(ctx: KernelContext) -> Detection | None:
+def occupancy(ctx: KernelContext, passes: Passes) -> Detection | None:
     k = ctx.kernel
     theo = k.m("sm__maximum_warps_per_active_cycle_pct")
     if math.isnan(theo) or theo >= ctx.th["occupancy_pct"]:
@@ -132,7 +133,7 @@ def occupancy(ctx: KernelContext) -> Detection | None:
         "sm__maximum_warps_per_active_cycle_pct",
     )
 )
-def grid_too_small(ctx: KernelContext) -> Detection | None:
+def grid_too_small(ctx: KernelContext, passes: Passes) -> Detection | None:
     blocks, sms = grid_and_sms(ctx)
     if not sms or not blocks or blocks <= ctx.th["serial_blocks"]:
         return None
@@ -168,7 +169,7 @@ def grid_too_small(ctx: KernelContext) -> Detection | None:
 
 
 @detector(metrics=(*GRID_METRICS,))
-def serial_kernel(ctx: KernelContext) -> Detection | None:
+def serial_kernel(ctx: KernelContext, passes: Passes) -> Detection | None:
     """A grid of one block (or ``serial_blocks``): whether the work could be split is not
     visible in the counters, so no SMs/blocks estimate. What batching the launches surely
     removes is about one launch floor of GPU time per launch."""
@@ -176,7 +177,7 @@ def serial_kernel(ctx: KernelContext) -> Detection | None:
     if not sms or not blocks or blocks > ctx.th["serial_blocks"] or blocks >= sms:
         return None
     dur = ctx.kernel.duration_ns
-    floor = ctx.sol.launch_floor_ns if ctx.sol is not None else math.nan
+    floor = passes.sol.launch_floor_ns if passes.sol is not None else math.nan
     if not dur or math.isnan(dur) or math.isnan(floor):
         return None
     speed = dur / max(dur - floor, floor)
@@ -196,7 +197,7 @@ def serial_kernel(ctx: KernelContext) -> Detection | None:
 
 
 @detector()
-def partial_warps(ctx: KernelContext) -> Detection | None:
+def partial_warps(ctx: KernelContext, passes: Passes) -> Detection | None:
     """Blocks whose size is not a multiple of 32 leave lanes of every last warp empty: each
     instruction issues for a whole warp and does part of its work, and the SM's block limit
     caps the resident warps. GPA's thread increase: filling the warps does the same work in
@@ -230,7 +231,7 @@ SHARED_UNITS = ("dram", "lts")  # shared by all SMs: a partial wave gets more of
         "launch__waves_per_multiprocessor",
     )
 )
-def tail_effect(ctx: KernelContext) -> Detection | None:
+def tail_effect(ctx: KernelContext, passes: Passes) -> Detection | None:
     """A last wave that fills part of the GPU. Wave model: with W waves (ncu's
     ``launch__waves_per_multiprocessor``), F = ceil(W) of them take a wave's time T, except
     that the blocks of the partial last wave (a fraction f of a wave) run alone: the part of
@@ -283,7 +284,7 @@ def tail_effect(ctx: KernelContext) -> Detection | None:
         "drgpu__rank_slowest",
     )
 )
-def rank_imbalance(ctx: KernelContext) -> Detection | None:
+def rank_imbalance(ctx: KernelContext, passes: Passes) -> Detection | None:
     """Only merged profiles (drgpu_py.readers.merge) carry the duration spread across ranks. If the
     ranks wait for each other after the kernel, the slowest sets the pace; balanced, every
     rank would take the mean time: speedup max/mean."""

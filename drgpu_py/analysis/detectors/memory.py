@@ -24,7 +24,8 @@ from ...sass.dataflow import (
     written_in_loop,
 )
 from ..context import KernelContext
-from ..model import access_bytes
+from ..passes import Passes
+from ..perfmodel import access_bytes
 from .base import (
     UNIT_METRICS,
     MEMORY_REASONS,
@@ -51,7 +52,7 @@ from .base import (
         "lts__t_sector_hit_rate.pct",
     )
 )
-def uncoalesced(ctx: KernelContext) -> Detection | None:
+def uncoalesced(ctx: KernelContext, passes: Passes) -> Detection | None:
     df, k = ctx.df, ctx.kernel
     if not df.empty and ctx.total_of("l2_sectors_global") > 0:
         sectors = ctx.total_of("l2_sectors_global")
@@ -119,7 +120,7 @@ def uncoalesced(ctx: KernelContext) -> Detection | None:
         "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
     )
 )
-def bank_conflict(ctx: KernelContext) -> Detection | None:
+def bank_conflict(ctx: KernelContext, passes: Passes) -> Detection | None:
     """Bank conflicts from ncu's own conflict counters when the report has them (conflict
     wavefronts / all shared wavefronts, loads and stores apart); derived from the
     per-instruction conflict ways only when they are absent (and the evidence says so). Wide
@@ -175,7 +176,7 @@ def bank_conflict(ctx: KernelContext) -> Detection | None:
     # The time the conflict wavefronts take also saw instructions issued (the issue slots'
     # measured % of peak, spread evenly over the kernel's time): removing that time does not
     # remove those instructions, which then take their issue time at the full rate.
-    issue = (ctx.sol.units.get("issue", math.nan) if ctx.sol is not None else math.nan) / 100.0
+    issue = (passes.sol.units.get("issue", math.nan) if passes.sol is not None else math.nan) / 100.0
     if speed > 1.0 and not math.isnan(issue) and 0.0 < issue < 1.0:
         speed = 1.0 / (1.0 / speed + (1.0 - 1.0 / speed) * issue)
         evidence["issue_active_share"] = evidence_number(issue)
@@ -203,7 +204,7 @@ def bank_conflict(ctx: KernelContext) -> Detection | None:
         "smsp__sass_inst_executed_op_local_st.sum",
     )
 )
-def local_memory(ctx: KernelContext) -> Detection | None:
+def local_memory(ctx: KernelContext, passes: Passes) -> Detection | None:
     k, df = ctx.kernel, ctx.df
     local = k.m("smsp__sass_inst_executed_op_local_ld.sum", 0) + k.m("smsp__sass_inst_executed_op_local_st.sum", 0)
     pcs = ctx.pcs_where(lambda i: i.is_local())
@@ -246,7 +247,7 @@ def local_memory(ctx: KernelContext) -> Detection | None:
 
 
 @detector()
-def loop_invariant_load(ctx: KernelContext) -> Detection | None:
+def loop_invariant_load(ctx: KernelContext, passes: Passes) -> Detection | None:
     cfg = ctx.cfg
     if cfg is None or not cfg.loops or ctx.blame is None:
         return None
@@ -335,7 +336,7 @@ def _atomic_addresses(ctx: KernelContext, pc: int) -> int:
         "lts__t_sectors_srcunit_tex_op_red.sum",
     )
 )
-def atomics(ctx: KernelContext) -> Detection | None:
+def atomics(ctx: KernelContext, passes: Passes) -> Detection | None:
     pcs = ctx.pcs_where(lambda i: i.is_global_atomic())
     if not pcs:
         return None
@@ -443,7 +444,7 @@ def _drain_variant(ctx: KernelContext) -> tuple[str | None, dict]:
 
 
 @detector(metrics=("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",))
-def drain(ctx: KernelContext) -> Detection | None:
+def drain(ctx: KernelContext, passes: Passes) -> Detection | None:
     s = ctx.share("drain")
     if s < ctx.th["drain_share"]:
         return None
@@ -459,7 +460,7 @@ def drain(ctx: KernelContext) -> Detection | None:
 
 
 @detector()
-def lg_throttle(ctx: KernelContext) -> Detection | None:
+def lg_throttle(ctx: KernelContext, passes: Passes) -> Detection | None:
     pcs = ctx.pcs_where(lambda i: (i.is_global_load() or i.opcode in ("STG", "ST")) and not i.is_atomic())
     at = ctx.samples_at(pcs, ("lg_throttle",))
     tot = ctx.samples_total
@@ -475,7 +476,7 @@ def lg_throttle(ctx: KernelContext) -> Detection | None:
 
 
 @detector(metrics=(*UNIT_METRICS,))
-def memory_latency(ctx: KernelContext) -> Detection | None:
+def memory_latency(ctx: KernelContext, passes: Passes) -> Detection | None:
     """Warps wait on global loads while the memory system has headroom: too few loads in
     flight. The loads that carry the waits sit in a loop issuing one or two independent loads
     per iteration (a rolled loop, a dependent index-then-value pair, or a longer body whose
@@ -613,7 +614,7 @@ def _constant_lookup_bound(ctx: KernelContext, pcs) -> tuple[float, float]:
         "sm__cycles_elapsed.avg",
     )
 )
-def constant_divergence(ctx: KernelContext) -> Detection | None:
+def constant_divergence(ctx: KernelContext, passes: Passes) -> Detection | None:
     # Register-indexed constant loads serialize only when the index differs across lanes.
     pcs = ctx.pcs_where(lambda i: i.is_const_indexed() and _divergent_constant_load(ctx.cfg, i))
     if not pcs:

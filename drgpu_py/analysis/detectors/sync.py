@@ -12,6 +12,7 @@ from typing import Any
 
 from ...sass.dataflow import index_bound_branches, thread_dependent_blocks
 from ..context import KernelContext
+from ..passes import Passes
 from ..sol import grid_and_sms
 from ..tree import location_text as loc_text
 from .base import (
@@ -129,7 +130,7 @@ def _barrier_regions(ctx: KernelContext) -> list[dict]:
         "sm__warps_active.avg.per_cycle_active",
     )
 )
-def barrier(ctx: KernelContext) -> Detection | None:
+def barrier(ctx: KernelContext, passes: Passes) -> Detection | None:
     """Warps wait at a barrier for work before it that only some warps run, or run longer:
     code under a branch whose guard or trip count depends on the thread or warp index (from
     the SASS). Only the waits at such barriers count, and only where the interval between
@@ -147,7 +148,7 @@ def barrier(ctx: KernelContext) -> Detection | None:
     if s < ctx.th["barrier_share"]:
         return None
     regions = _barrier_regions(ctx)
-    specialized = ctx.traits is not None and ctx.traits.warp_specialized
+    specialized = passes.traits is not None and passes.traits.warp_specialized
     min_cycles = ctx.th["barrier_interval_latencies"] * float((ctx.arch.get("latency") or {}).get("dram", 600))
     unbalanced = [r for r in regions if r["work"] and not (r["interval_cycles"] < min_cycles)]
     if regions and not specialized:
@@ -232,7 +233,7 @@ def barrier(ctx: KernelContext) -> Detection | None:
 
 
 @detector(metrics=(*UNIT_METRICS,))
-def membar(ctx: KernelContext) -> Detection | None:
+def membar(ctx: KernelContext, passes: Passes) -> Detection | None:
     """Fences executed more than once per warp. A fence inside a loop also delays the loop's
     next loads until memory has drained: their long-scoreboard waits are charged to the fence
     (when DRAM is not busy, so the waits are not bandwidth), since they show up at the loads,

@@ -15,11 +15,12 @@ import math
 from typing import Any
 
 from ..specs import loader as data
-from ..model import rounded
+from ..profile import rounded
 from .context import UNITS, KernelContext
 from .detectors.launch import occupancy_limiter
 from .findings import Finding
-from .model import KernelModel, hot_loop_lines
+from .passes import Passes
+from .perfmodel import KernelModel, hot_loop_lines
 from .sol import SpeedOfLight
 from .tree import (
     KEY_MEMORY_DRAM,
@@ -34,35 +35,10 @@ from .tree import (
 )
 
 
-def stall_cycle_pct(ctx: KernelContext) -> tuple[float, float, float, str]:
-    """(stall-cycle %, achieved IPC, ideal IPC, how it was measured)."""
-    ideal = float(ctx.arch["issue_slots_per_sm"])
-    k = ctx.kernel
-    ipc = k.m("sm__inst_issued.avg.per_cycle_active")
-    how = "sm__inst_issued.avg.per_cycle_active"
-    if math.isnan(ipc):
-        ipc = k.m("sm__inst_executed.avg.per_cycle_active")
-        how = "sm__inst_executed.avg.per_cycle_active"
-    if math.isnan(ipc):
-        if ctx.total > 0:
-            # Per scheduler, the share of samples that issued approximates issue utilisation.
-            ipc = ideal * ctx.reasons.get("selected", 0.0) / ctx.total * max(1.0, _warps_per_scheduler(ctx))
-            ipc = min(ipc, ideal)
-            how = "estimated from warp samples"
-        else:
-            return math.nan, math.nan, ideal, "not collected"
-    return max(0.0, (ideal - ipc) / ideal * 100.0), ipc, ideal, how
-
-
-def _warps_per_scheduler(ctx: KernelContext) -> float:
-    v = ctx.kernel.m("smsp__warps_active.avg.per_cycle_active")
-    return 1.0 if math.isnan(v) else v
-
-
 COMPUTE_UNITS = ("sm", "issue", "tensor", "fma", "alu", "fp64", "xu")
 
 
-def classify_bound(ctx: KernelContext) -> str:
+def classify_bound(ctx: KernelContext, sol: SpeedOfLight | None) -> str:
     """launch (short or a small grid), else memory or compute when the busiest unit (the
     speed-of-light units, or ncu's SM/L1/L2/DRAM throughputs) reaches ``bound_pct``, else
     latency."""
@@ -73,8 +49,8 @@ def classify_bound(ctx: KernelContext) -> str:
     if (not math.isnan(dur) and dur < th["launch_bound_us"] * 1000.0) or (sms and blocks and blocks / sms < 0.5):
         return "launch"
     units = {u: v for u, v in ctx.units.items() if not math.isnan(v)}
-    if ctx.sol is not None:
-        units.update(ctx.sol.units)
+    if sol is not None:
+        units.update(sol.units)
     compute = max([v for u, v in units.items() if u in COMPUTE_UNITS] or [math.nan])
     mem = max([v for u, v in units.items() if u not in COMPUTE_UNITS] or [math.nan])
     if not math.isnan(mem) and mem >= th["bound_pct"] and (math.isnan(compute) or mem >= compute):
@@ -110,10 +86,11 @@ def _value(parent: Node, label: str, value, unit: str = "", **attrs) -> Node:
     )
 
 
-def build_tree(ctx: KernelContext, findings: list[Finding]) -> Node:  # noqa: C901 - one branch per tree level, read top to bottom
-    pct, ipc, ideal, how = stall_cycle_pct(ctx)
+def build_tree(ctx: KernelContext, passes: Passes, findings: list[Finding]) -> Node:  # noqa: C901 - one branch per tree level, read top to bottom
+    stall = passes.stall
+    pct, ipc, ideal, how = stall.pct, stall.achieved_ipc, stall.ideal_ipc, stall.how
     top, top_val = ctx.top_unit()
-    bound = classify_bound(ctx)
+    bound = classify_bound(ctx, passes.sol)
     root = Node(
         "Stall cycles",
         rounded(pct, 2),
@@ -176,17 +153,17 @@ def build_tree(ctx: KernelContext, findings: list[Finding]) -> Node:  # noqa: C9
         if ctx.reason_source != "none" or gnode.children:
             root.add(gnode)
     root.children.sort(key=lambda n: -(n.value or 0.0))
-    if ctx.sol is not None:
-        root.children.insert(0, _speed_of_light(ctx.sol))
-        sol = ctx.sol
+    sol = passes.sol
+    if sol is not None:
+        root.children.insert(0, _speed_of_light(sol))
         root.attrs.update(
             sol_limiter=sol.limiter,
             sol_limiter_label=sol.labels.get(sol.limiter) if sol.limiter else None,
             sol_pct=rounded(sol.limiter_pct, 1),
             sol_grade=sol.grade,
         )
-    if ctx.model is not None and ctx.model.available:
-        root.add(_model_node(ctx, ctx.model))
+    if passes.perf is not None and passes.perf.available:
+        root.add(_model_node(ctx, passes.perf))
     for st in shape.get("root_subtrees", []):
         node = Node(st.capitalize(), None, "", "group", attrs={"group": st})
         SUBTREES[st](node, ctx)

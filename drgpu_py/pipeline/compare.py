@@ -15,18 +15,16 @@ Matching rules and what is compared: docs/compare.md. Renderers: drgpu_py.render
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from pathlib import Path
 
-from .. import __version__
-from ..errors import ReportFormatError, UsageError
-from ..model import KernelProfile, Profile, base_name
+from ..version import __version__
+from ..errors import UsageError
+from ..profile import KernelProfile, Profile, base_name
 from ..readers import select_kernels
-from . import tree as t
-from .findings import Finding, severity_rank
-from .saved import SavedAnalysis, SavedKernel
+from ..analysis import tree as t
+from ..analysis.findings import Finding, severity_rank
+from ..analysis.saved import SavedAnalysis, SavedKernel, load_analysis_json
 
 #: Relative duration change below which a kernel counts as unchanged: run-to-run noise of
 #: profiled durations is a few percent.
@@ -64,71 +62,9 @@ def load(path: str | Path, *, kernel: str | None = None, thresholds: dict | None
     if is_analysis_json(p):
         d = load_analysis_json(p)
         return select(d, kernel)
-    from ..pipeline import analyze_reports
+    from . import analyze_reports
 
     return analyze_reports([p], kernel=kernel, thresholds=thresholds).to_dict()
-
-
-#: Digits of the longest integer a drgpu JSON holds (a 64-bit count has 20): a 400-digit
-#: number is not a measurement, and Python's int of one costs more than it is worth.
-_MAX_INT_DIGITS = 24
-
-
-def _bounded_int(text: str) -> int:
-    if len(text.lstrip("-")) > _MAX_INT_DIGITS:
-        raise ValueError(f"an integer of {len(text.lstrip('-'))} digits")
-    return int(text)
-
-
-def _finite_float(text: str) -> float | None:
-    x = float(text)
-    return x if math.isfinite(x) else None  # 1e400: out of range, read as missing
-
-
-def _no_number(text: str) -> None:
-    return None  # NaN, Infinity (older drgpu and Python's json write them): missing
-
-
-def load_analysis_json(p: Path) -> dict:
-    """A saved ``drgpu analyze -f json`` (or ``merge``) output, checked against the shipped
-    analysis JSON Schema before anything reads it: a hand-edited, truncated or hostile file
-    (wrong types, missing keys, 100,000-deep nesting, 400-digit integers) is a
-    ReportFormatError (exit 4) naming where it breaks, never an internal error. Numbers
-    that are not finite (NaN, Infinity, 1e400) read as missing (null), as drgpu writes them."""
-    not_json = "give an .ncu-rep, a raw CSV export, or the output of drgpu analyze -f json"
-    from ..io import read_input_bytes
-
-    try:
-        text = read_input_bytes(p, "an analysis JSON").decode("utf-8")
-    except UnicodeDecodeError as e:
-        raise ReportFormatError(f"{p}: not a readable JSON file (not UTF-8 at byte {e.start})") from None
-    try:
-        d = json.loads(text, parse_int=_bounded_int, parse_float=_finite_float, parse_constant=_no_number)
-    except RecursionError:
-        raise ReportFormatError(f"{p}: not a readable JSON file (nested too deeply)", hint=not_json) from None
-    except ValueError as e:  # JSONDecodeError is one
-        raise ReportFormatError(f"{p}: not a readable JSON file ({str(e)[:200]})", hint=not_json) from None
-    if not isinstance(d, dict) or d.get("tool") != "drgpu" or not isinstance(d.get("kernels"), list):
-        raise ReportFormatError(f"{p} is JSON but not a drgpu analysis", hint=not_json)
-    if d.get("kind") == "diff":
-        raise ReportFormatError(f"{p} is a drgpu diff, not an analysis")
-    from ..specs import output_schema
-
-    try:
-        output_schema.validate(d, "analysis")
-    except RecursionError:
-        raise ReportFormatError(f"{p}: not a drgpu analysis (nested too deeply)", hint=not_json) from None
-    except Exception as e:  # jsonschema.ValidationError: imported only on use
-        from jsonschema import ValidationError  # already imported by the validation that raised it
-
-        if not isinstance(e, ValidationError):
-            raise
-        where = "/".join(str(x) for x in e.absolute_path) or "(top level)"
-        raise ReportFormatError(
-            f"{p}: not a valid drgpu analysis at {where[:120]}: {e.message[:200]}",
-            hint="give the unedited output of drgpu analyze -f json (or of drgpu merge) of this drgpu version",
-        ) from None
-    return d
 
 
 def select(analysis: dict, selector: str | None) -> dict:

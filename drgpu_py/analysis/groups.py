@@ -15,8 +15,8 @@ from __future__ import annotations
 import hashlib
 import math
 
-from ..analysis.tree import location_text
-from ..model import KernelProfile, Profile, rounded
+from .tree import location_text
+from ..profile import KernelProfile, Profile, rounded
 from ..readers.merge import merge_kernels
 
 
@@ -77,7 +77,7 @@ def summary(analysis) -> list[dict]:
     tot = sum(t for t in (total_ns(ka.kernel) for ka in analysis.kernels) if not math.isnan(t))
     rows = []
     for ka in analysis.kernels:
-        k, sol = ka.kernel, ka.context.sol if ka.context is not None else None
+        k, sol = ka.kernel, ka.sol
         t = total_ns(k)
         finds = []
         for f in ka.findings:

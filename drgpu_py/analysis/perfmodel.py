@@ -1,8 +1,8 @@
 """Static SASS performance model: what the code could achieve, from its instructions.
 
-Contract: ``kernel_model(ctx) -> KernelModel`` is a pure function of a
-:class:`KernelContext` whose ``sol`` is set (its SASS, CFG, per-PC executed counts, a few
-counters: occupancy, cycles, hit rates, bytes). A kernel without SASS (or without executed
+Contract: ``kernel_model(ctx, sol) -> KernelModel`` is a pure function of a
+:class:`KernelContext` (its SASS, CFG, per-PC executed counts, a few counters: occupancy,
+cycles, hit rates, bytes) and its speed of light (sol.py). A kernel without SASS (or without executed
 counts) gets a model with ``available = False`` and a ``reason``. Latencies and pipe rates
 are ``specs/arch/*.yaml`` ``latency`` and ``pipe_rate``. ``what_if(model, change, **p)``
 re-evaluates the same model with a changed hot loop or occupancy.
@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from ..sass.control import sets_barriers, waits_on
 from ..sass.isa import Instruction
 from .context import KernelContext
+from .sol import SpeedOfLight, grid_and_sms, sass_flops
 
 USEFUL_CLASSES = ("fp32", "fp64", "fp16", "tensor", "sfu", "memory")
 VERDICTS = ("ilp", "latency", "compute", "memory", "launch")
@@ -313,7 +314,7 @@ def family_of(bottleneck: str | None) -> str | None:
     return "compute"  # issue, pipe:fma/alu/fp64/xu/tensor
 
 
-def counters_verdict(ctx: KernelContext) -> str | None:
+def counters_verdict(ctx: KernelContext, sol: SpeedOfLight | None) -> str | None:
     """The counters' own answer: launch for a kernel shorter than ``launch_bound_us``; the
     speed-of-light limiter when it reaches ``bound_pct``
     (memory units and the LSU pipe -> memory, the others -> compute), else the top stall
@@ -321,7 +322,6 @@ def counters_verdict(ctx: KernelContext) -> str | None:
     dur = ctx.kernel.duration_ns
     if dur == dur and dur and dur < ctx.th["launch_bound_us"] * 1000.0:
         return "launch"
-    sol = ctx.sol
     if sol is not None and sol.limiter is not None and sol.limiter_pct >= ctx.th["bound_pct"]:
         return "memory" if sol.limiter in ("dram", "lts", "l1tex", "lsu") else "compute"
     stalls = {r: v for r, v in ctx.reasons.items() if r != "selected" and v > 0}
@@ -475,7 +475,7 @@ def _entries(ctx: KernelContext, lp, executed: dict) -> float:
     )
 
 
-def kernel_model(ctx: KernelContext) -> KernelModel:
+def kernel_model(ctx: KernelContext, sol: SpeedOfLight | None) -> KernelModel:
     k, cfg = ctx.kernel, ctx.cfg
     if cfg is None or not ctx.insts:
         return KernelModel(
@@ -511,8 +511,6 @@ def kernel_model(ctx: KernelContext) -> KernelModel:
         if "thread_inst_executed" in ctx.df
         else {}
     )
-    from .sol import sass_flops
-
     for ins, c in zip(insts, cls):
         n = _count(executed, ins.pc)
         if n <= 0:
@@ -593,22 +591,20 @@ def kernel_model(ctx: KernelContext) -> KernelModel:
         else min(m.warps_run_per_scheduler, m.max_warps_per_scheduler)
     )
     # Memory: DRAM bytes at peak bandwidth, or the L1/L2 units' measured work at their peak.
-    m.measured_cycles = _measured_cycles(ctx)
-    m.memory_cycles, m.memory_source = _memory_cycles(ctx, m.measured_cycles)
-    m.tensor_cycles = _tensor_cycles(ctx, blocks, sms)
-    sol = ctx.sol
+    m.measured_cycles = _measured_cycles(ctx, sol)
+    m.memory_cycles, m.memory_source = _memory_cycles(sol, m.measured_cycles)
+    m.tensor_cycles = _tensor_cycles(ctx, sol, blocks, sms)
     if sol is not None and sol.launch_floor_ns == sol.launch_floor_ns and sol.sm_clock_hz == sol.sm_clock_hz:
         m.launch_cycles = sol.launch_floor_ns * 1e-9 * sol.sm_clock_hz
-    m.verdict = counters_verdict(ctx)
+    m.verdict = counters_verdict(ctx, sol)
     _evaluate(m)
     m.what_if = default_what_ifs(m)
     return m
 
 
-def _tensor_cycles(ctx: KernelContext, blocks: float, sms: float) -> float:
+def _tensor_cycles(ctx: KernelContext, sol: SpeedOfLight | None, blocks: float, sms: float) -> float:
     """Tensor FLOPs (from the SASS) over the dense per-SM-cycle peak of each operand type,
     spread over the SMs that have a block."""
-    sol = ctx.sol
     if sol is None:
         return 0.0
     peaks = ctx.arch.get("peak_flops_per_sm_cycle") or {}
@@ -629,8 +625,6 @@ def access_bytes(ins: Instruction) -> int:
 
 
 def _grid(ctx: KernelContext) -> tuple[float, float]:
-    from .sol import grid_and_sms
-
     return grid_and_sms(ctx)
 
 
@@ -643,18 +637,17 @@ def _warps_launched(ctx: KernelContext, entry: float) -> float:
     return entry
 
 
-def _measured_cycles(ctx: KernelContext) -> float:
+def _measured_cycles(ctx: KernelContext, sol: SpeedOfLight | None) -> float:
     k = ctx.kernel
     v = k.m("sm__cycles_elapsed.avg")
     if v == v and v > 0:
         return v
-    clock = ctx.sol.sm_clock_hz if ctx.sol is not None else math.nan
+    clock = sol.sm_clock_hz if sol is not None else math.nan
     d = k.duration_ns
     return d * 1e-9 * clock if d and d == d and clock == clock else math.nan
 
 
-def _memory_cycles(ctx: KernelContext, measured: float) -> tuple[float, str]:
-    sol = ctx.sol
+def _memory_cycles(sol: SpeedOfLight | None, measured: float) -> tuple[float, str]:
     best, src = 0.0, "none"
     if sol is not None and sol.dram_bytes == sol.dram_bytes and sol.peak_bytes_per_s > 0 and sol.sm_clock_hz > 0:
         best, src = sol.dram_bytes / sol.peak_bytes_per_s * sol.sm_clock_hz, "dram bytes / peak bandwidth"
