@@ -1,0 +1,66 @@
+"""Each detector declares the kernel-level metrics it reads (``@detector(metrics=...)``), and
+each of them is a metric the readers read (``specs/metrics.yaml``) or one drgpu derives
+itself (``drgpu__*``, written by the merge of ranks): a misspelt or undeclared name would
+read as "not collected" and silence its detector without a word."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+
+import yaml
+
+from conftest import ROOT
+from drgpu_py.analysis.detectors import REGISTRY, base, instruction, launch, memory, sync
+
+METRIC = re.compile(r"[a-z0-9]+__[\w.]*[a-z0-9]")
+FAMILIES = (memory, sync, instruction, launch)
+
+
+def _catalogue() -> set[str]:
+    doc = yaml.safe_load((ROOT / "drgpu_py" / "specs" / "metrics.yaml").read_text())
+    names = set(doc["metrics"])
+    for spec in doc["metrics"].values():
+        names.update((spec or {}).get("aliases") or [])
+    return names
+
+
+def _literals(module) -> set[str]:
+    """Metric-shaped string constants in a module's source (f-string parts excluded)."""
+    tree = ast.parse(inspect.getsource(module))
+    inside_fstrings = {id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for v in n.values}
+    return {
+        n.value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant)
+        and isinstance(n.value, str)
+        and id(n) not in inside_fstrings
+        and METRIC.fullmatch(n.value)
+    }
+
+
+def test_every_declared_metric_is_read_by_the_readers():
+    known = _catalogue()
+    unknown = {
+        (d.name, m) for d in REGISTRY.values() for m in d.metrics if m not in known and not m.startswith("drgpu__")
+    }
+    assert not unknown, sorted(unknown)
+
+
+def test_every_metric_a_detector_module_names_is_declared():
+    """A metric named in a family module's code is declared by one of its detectors (helpers
+    read on their behalf; base.py's shared helpers read the UNIT/GRID metric groups)."""
+    for module in FAMILIES:
+        declared = {m for d in REGISTRY.values() if d.run.__module__ == module.__name__ for m in d.metrics}
+        missing = _literals(module) - declared
+        assert not missing, (module.__name__, sorted(missing))
+    assert set(base.UNIT_METRICS) <= _catalogue() and set(base.GRID_METRICS) <= _catalogue()
+
+
+def test_registry_has_one_detector_per_catalogue_entry():
+    from drgpu_py.specs import loader
+
+    wanted = {f["detector"] for f in loader.findings_catalogue()["findings"]}
+    assert wanted == set(REGISTRY), wanted ^ set(REGISTRY)
+    assert all(callable(d.run) and d.name == d.run.__name__ for d in REGISTRY.values())
