@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The JSON analysis of every shipped sample report, fingerprinted: a refactoring that must not
-change behaviour keeps every fingerprint (tests/samples/test_golden_json.py checks them).
+change behaviour keeps every fingerprint (tests/test_golden_json.py checks the
+reports; ``--check`` here checks every input, CSV exports included, and .ci/run runs it).
 
 Inputs: each ``sample_reports/CASE/CASE_{bad,fixed}.ncu-rep`` (unpacked by
 ``sample_reports/unpack.py``) and its raw/source CSV pair, and the compressed reports of
@@ -52,11 +53,17 @@ def inputs() -> list[str]:
     return sorted(set(out))
 
 
+def json_text(analysis, path: Path | str, rel: str) -> str:
+    """The JSON of an analysis of the input ``rel`` read from ``path``, its path made relative."""
+    from drgpu_py.render import render
+
+    return render(analysis, "json").replace(str(path), rel.removesuffix(".xz"))
+
+
 def document(rel: str) -> str:
     """The JSON text ``drgpu analyze -f json`` writes for one input, its path made relative."""
     from drgpu_py.analysis import analyze
     from drgpu_py.readers import open_report
-    from drgpu_py.render import render
 
     path = ROOT / rel
     tmp = None
@@ -67,9 +74,7 @@ def document(rel: str) -> str:
         with lzma.open(xz) as src, open(path, "wb") as dst:
             shutil.copyfileobj(src, dst, 1 << 20)
     try:
-        profile = open_report(path)
-        text = render(analyze(profile), "json")
-        return text.replace(str(path), rel.removesuffix(".xz"))
+        return json_text(analyze(open_report(path)), path, rel)
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
