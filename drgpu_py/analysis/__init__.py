@@ -15,6 +15,7 @@ import numpy as np
 
 from ..version import __version__
 from ..specs import loader as data
+from ..specs.records import Thresholds
 from ..profile import SOURCE_EXPORT_MISSING, KernelProfile, Profile, rounded
 from . import groups
 from .context import AnalysisCache, KernelContext
@@ -43,7 +44,7 @@ __all__ = [
 
 @dataclass
 class AnalysisOptions:
-    thresholds: dict[str, float] = field(default_factory=data.thresholds)
+    thresholds: Thresholds = field(default_factory=data.thresholds)
 
 
 @dataclass
@@ -302,7 +303,7 @@ def _sample_notes(ctx: KernelContext) -> list[str]:
 
 
 def _silence_note(
-    ctx: KernelContext, sol: SpeedOfLight | None, findings: list[Finding], stall_pct: float, th: dict
+    ctx: KernelContext, sol: SpeedOfLight | None, findings: list[Finding], stall_pct: float, th: Thresholds
 ) -> str | None:
     """A kernel with headroom (graded below good, many stall cycles) is never left silent:
     without a located finding, say that no known pattern matched and where it stalls."""

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ..specs import loader as data
+from ..specs.records import ArchConstants, Thresholds
 from ..profile import KernelProfile
 from ..sass import CFG, Blame, blame_stalls, build_cfg, parse_listing
 from ..sass.isa import Instruction, opcode_class
@@ -65,8 +66,8 @@ def _static(df: pd.DataFrame) -> tuple[list[Instruction], dict[int, Instruction]
 @dataclass
 class KernelContext:
     kernel: KernelProfile
-    th: dict[str, float]
-    arch: dict
+    th: Thresholds
+    arch: ArchConstants
     reasons: dict[str, float]  # reason -> stall weight (samples or counter ratio)
     reason_source: str  # "sampling" | "counters" | "none"
     total: float  # all weights incl. 'selected'
@@ -92,7 +93,7 @@ class KernelContext:
     def build(
         cls,
         k: KernelProfile,
-        th: dict[str, float],
+        th: Thresholds,
         control: dict[int, dict] | None = None,
         slicing_source: str = "report",
         cache: AnalysisCache | None = None,

@@ -16,6 +16,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from ..specs.records import Thresholds
 from .context import KernelContext
 
 #: unit key -> (label, metric, measured over active cycles?)
@@ -177,7 +178,7 @@ def _n(x):
     return None if x is None or (isinstance(x, float) and (math.isnan(x) or math.isinf(x))) else x
 
 
-def grade_of(pct: float, th: dict[str, float]) -> str | None:
+def grade_of(pct: float, th: Thresholds) -> str | None:
     if pct is None or math.isnan(pct):
         return None
     if pct > th["grade_excellent"]:
@@ -193,7 +194,7 @@ def grade_at_least(grade: str | None, floor: str) -> bool:
     return grade is not None and GRADES.index(grade) >= GRADES.index(floor)
 
 
-def near_speed_of_light(pct: float | None, findings, th: dict[str, float]) -> bool:
+def near_speed_of_light(pct: float | None, findings, th: Thresholds) -> bool:
     """A unit at ``pct`` % of its peak is near its speed of light: at or above ``sol_pct``
     with no high finding among ``findings`` (little to gain without reducing its work)."""
     return (

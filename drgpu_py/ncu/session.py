@@ -41,6 +41,7 @@ from ..errors import (
 )
 from ..specs import loader as data
 from ..specs import metric_sets as msets
+from ..specs.records import Thresholds
 from . import outcome
 from .console import Event
 from .run import RunResult, find_ncu, run_ncu
@@ -269,7 +270,7 @@ class SessionOptions:
     profile_from_start: bool = True
     ncu: str | None = None
     ncu_args: list[str] = field(default_factory=list)
-    thresholds: dict[str, float] | None = None  # the analysis' (loader.thresholds)
+    thresholds: Thresholds | None = None  # the analysis' (loader.thresholds)
     timeout: float | None = None
 
 

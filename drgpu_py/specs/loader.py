@@ -21,11 +21,12 @@ import math
 import re
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import yaml
 
 from ..errors import DataFileError
+from .records import ArchConstants, Thresholds
 
 _DATA = "drgpu_py.specs"
 
@@ -200,7 +201,7 @@ def threshold_docs() -> dict[str, dict]:
     return _threshold_doc()["thresholds"]
 
 
-def thresholds(overrides: dict[str, float] | None = None, file: str | Path | None = None) -> dict[str, float]:
+def thresholds(overrides: dict[str, float] | None = None, file: str | Path | None = None) -> Thresholds:
     """Default thresholds, then those of ``file`` (YAML mapping), then ``overrides``."""
     values = {k: float(v["default"]) for k, v in threshold_docs().items()}
     extra: dict[str, Any] = {}
@@ -234,7 +235,8 @@ def thresholds(overrides: dict[str, float] | None = None, file: str | Path | Non
             raise DataFileError(f"threshold '{k}' must be a number, got {str(v)[:80]!r}") from e
         if not math.isfinite(values[k]) or values[k] < 0:
             raise DataFileError(f"threshold '{k}' must be a finite number >= 0, got {str(v)[:80]!r}")
-    return values
+    # Every key of the YAML is in ``values`` (tests/test_records.py: the record names them all).
+    return cast(Thresholds, values)
 
 
 def decode_text(raw: bytes, origin: str) -> str:
@@ -319,7 +321,7 @@ def known_chips() -> list[str]:
 
 
 @functools.cache
-def load_arch(chip: str | None) -> dict:
+def load_arch(chip: str | None) -> ArchConstants:
     """Constants for ``chip`` (e.g. 'gh100'); the base alone for unknown or missing chips."""
     base = _load("arch/base.yaml", "drgpu.arch/1")
     for key in ("issue_slots_per_sm", "max_warps_per_sm", "latency"):
@@ -329,14 +331,14 @@ def load_arch(chip: str | None) -> dict:
         out = copy.deepcopy(base)
         out["name"] = chip or "unknown"
         out["known"] = False
-        return out
+        return cast(ArchConstants, out)
     over = _load(f"arch/{chip}.yaml", "drgpu.arch/1")
     unknown = set(over) - set(base) - {"inherits", "compute_capability"}
     if unknown:
         raise DataFileError(f"arch/{chip}.yaml: keys not in base.yaml: {sorted(unknown)}")
     merged = _deep_merge(base, over)
     merged["known"] = True
-    return merged
+    return cast(ArchConstants, merged)
 
 
 def chip_for(compute_capability: str | None) -> str | None:
