@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TypedDict
 
 import pandas as pd
 
@@ -41,6 +42,22 @@ INSTRUCTION_COLUMNS = [
     "shared_nway",
     "divergent_branches",
 ]
+
+
+#: One instruction's decoded SASS control code (``sass.control.decode_control``): stall
+#: count, yield flag, the scoreboard barriers it sets (None: none), the mask of barriers it
+#: waits on, the operand reuse flags. Functional form: ``yield`` is a keyword.
+ControlCode = TypedDict(
+    "ControlCode",
+    {
+        "stall": int,
+        "yield": bool,
+        "write_barrier": int | None,
+        "read_barrier": int | None,
+        "wait_mask": int,
+        "reuse": int,
+    },
+)
 
 
 # ---- kernel names: one set of rules for every output and for matching --------------------
@@ -134,7 +151,7 @@ class KernelProfile:
     notes: list[str] = field(default_factory=list)
     #: PC -> decoded SASS control code (stall count, barriers) from the kernel's cubin
     #: (--cubin/--binary: sass.binary.with_control); None when no cubin gave them.
-    control: dict[int, dict] | None = None
+    control: dict[int, ControlCode] | None = None
 
     def m(self, name: str, default: float = math.nan) -> float:
         """Metric value by canonical name, ``default`` (NaN) when not collected."""

@@ -24,7 +24,7 @@ import pandas as pd
 
 from ..specs import loader as data
 from ..specs.records import ArchConstants, Thresholds
-from ..profile import KernelProfile
+from ..profile import ControlCode, KernelProfile
 from ..sass import CFG, Blame, blame_stalls, build_cfg, parse_listing
 from ..sass.isa import Instruction, opcode_class
 
@@ -83,7 +83,7 @@ class KernelContext:
     by_pc: dict[int, Instruction] = field(default_factory=dict)
     classes: list[str] = field(default_factory=list)  # opcode_class of each of insts
     notes: list[str] = field(default_factory=list)
-    control: dict[int, dict] | None = None  # PC -> decoded control code (--cubin/--binary), else None
+    control: dict[int, ControlCode] | None = None  # PC -> decoded control code (--cubin/--binary), else None
     # Lookup maps over the kernel's table and the blame edges are cached_property values,
     # built on first use and kept in the instance's __dict__ (not fields: they are neither
     # compared nor shown); drop_caches() forgets them when the kernel is detached.
@@ -94,7 +94,7 @@ class KernelContext:
         cls,
         k: KernelProfile,
         th: Thresholds,
-        control: dict[int, dict] | None = None,
+        control: dict[int, ControlCode] | None = None,
         slicing_source: str = "report",
         cache: AnalysisCache | None = None,
     ) -> "KernelContext":

@@ -17,6 +17,7 @@ import math
 import re
 from dataclasses import dataclass, field, replace
 
+from ..profile import ControlCode
 from ..sass.control import sets_barriers, waits_on
 from ..sass.isa import Instruction
 from .context import KernelContext
@@ -144,7 +145,7 @@ def simulate(
     lat: dict,
     global_latency: float,
     issue_gap: float = 1.0,
-    control: dict[int, dict] | None = None,
+    control: dict[int, ControlCode] | None = None,
     loop: bool = True,
     branch: float | None = None,
     blocking: dict[int, float] | None = None,

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from .slicing import Blame, blame_stalls
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

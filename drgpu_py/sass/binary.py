@@ -21,13 +21,14 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TypedDict
 
 import pandas as pd
 
 from .cubin import _EM_CUDA, _SECTION, _TARGET, sm_of
 from .cubin import find_tool as locate_tool
 from ..errors import InputError, ReportFormatError, ToolNotFoundError
-from ..profile import KernelProfile, Profile, signature
+from ..profile import ControlCode, KernelProfile, Profile, signature
 from .control import control_table, supports_control
 from .isa import SASS_LABEL
 
@@ -39,6 +40,18 @@ _HIGH = re.compile(r"^\s*/\*\s*(0x[0-9a-fA-F]+)\s*\*/\s*$")
 _LINE = re.compile(r'^\s*//##\s*File\s+"([^"]*)",\s*line\s+(\d+)(.*)$')
 _INLINED = re.compile(r'inlined at\s+"([^"]*)",\s*line\s+(\d+)')
 
+#: A source location ``(file, line)``: an ``inlined at`` call site.
+CallSite = tuple[str, int]
+#: One instruction's location: file, line and the ``inlined at`` chain (innermost first).
+_Location = tuple[str | None, int | None, list[CallSite]]
+
+
+class InlinedFrom(TypedDict):
+    """An ``inlined_from`` cell of the per-instruction table: the inlined code's own line."""
+
+    file: str
+    line: int | None
+
 
 @dataclass
 class SassInstruction:
@@ -49,7 +62,7 @@ class SassInstruction:
     file: str | None = None
     line: int | None = None
     #: the ``inlined at`` chain, innermost call site first; empty when not inlined
-    inlined_at: list[tuple[str, int]] = field(default_factory=list)
+    inlined_at: list[CallSite] = field(default_factory=list)
 
 
 @dataclass
@@ -62,7 +75,7 @@ class SassFunction:
     def by_offset(self) -> dict[int, SassInstruction]:
         return {i.offset: i for i in self.insts}
 
-    def control(self) -> dict[int, dict]:
+    def control(self) -> dict[int, ControlCode]:
         return control_table((i.offset, i.low, i.high) for i in self.insts) if supports_control(self.sm) else {}
 
 
@@ -79,7 +92,7 @@ def find_tool(name: str) -> str:
     raise ToolNotFoundError(f"{name} not found", hint=f"pip install {wheel}, or put the CUDA toolkit's bin on PATH")
 
 
-def _run(argv: list[str], cwd: str | None = None) -> subprocess.CompletedProcess:
+def _run(argv: list[str], cwd: str | None = None) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, errors="replace", timeout=_TOOL_TIMEOUT_S)
     except FileNotFoundError as e:
@@ -135,9 +148,9 @@ def parse_disassembly(text: str, cubin: str = "") -> dict[str, SassFunction]:
     funcs: dict[str, SassFunction] = {}
     sm = None
     cur: SassFunction | None = None
-    loc: tuple[str | None, int | None, list] = (None, None, [])
+    loc: _Location = (None, None, [])
     pending: tuple[SassFunction, int, str, int] | None = None  # an instruction's first line, in its function
-    group: list[tuple[str, int, list]] = []  # consecutive //## lines: innermost first
+    group: list[tuple[str, int, list[CallSite]]] = []  # consecutive //## lines: innermost first
     in_group = False
     for raw in text.splitlines():
         if in_group and not _LINE.match(raw):
@@ -184,7 +197,7 @@ def parse_disassembly(text: str, cubin: str = "") -> dict[str, SassFunction]:
     return funcs
 
 
-def _location(group: list[tuple[str, int, list]]) -> tuple[str | None, int | None, list]:
+def _location(group: list[tuple[str, int, list[CallSite]]]) -> _Location:
     """One instruction's location from a run of ``//##`` lines. With ``-gi`` nvdisasm prints
     the innermost location first (``File "h.hpp", line 112 inlined at "k.cu", line 15``),
     then each enclosing one, the function's own line last."""
@@ -299,7 +312,7 @@ def apply_line_table(k: KernelProfile, fn: SassFunction) -> dict[str, int]:
     by = fn.by_offset()
     files = list(df["file"]) if "file" in df else [None] * len(df)
     lines = list(df["line"]) if "line" in df else [None] * len(df)
-    inlined_from: list[dict | None] = list(df["inlined_from"]) if "inlined_from" in df else [None] * len(df)
+    inlined_from: list[InlinedFrom | None] = list(df["inlined_from"]) if "inlined_from" in df else [None] * len(df)
     filled = moved = 0
     for n, off in enumerate(df["offset"]):
         ins = by.get(int(off))
@@ -362,7 +375,7 @@ def load_functions(
     return funcs, names
 
 
-def with_control(profile: Profile, control: dict[str, dict[int, dict]]) -> Profile:
+def with_control(profile: Profile, control: dict[str, dict[int, ControlCode]]) -> Profile:
     """A copy of ``profile`` whose kernels carry their control codes by PC
     (``KernelProfile.control``): ``control`` is control_from_binary's, by mangled or demangled
     name and keyed by function offset. ``profile`` and its kernels are not changed."""
@@ -377,7 +390,7 @@ def with_control(profile: Profile, control: dict[str, dict[int, dict]]) -> Profi
 
 def control_from_binary(
     profile: Profile, cubin: str | Path | None = None, binary: str | Path | None = None
-) -> tuple[dict[str, dict[int, dict]], str]:
+) -> tuple[dict[str, dict[int, ControlCode]], str]:
     """Control codes per matched kernel (by mangled and demangled name, keyed by function
     offset) and one note; rewrites matched kernels' file/line (module docstring)."""
     given = cubin or binary
@@ -386,7 +399,7 @@ def control_from_binary(
     sms = {sm for sm in (sm_of(k.compute_capability) for k in profile.kernels) if sm is not None}
     funcs, names = load_functions(cubin, binary, sms=sms)
     src = Path(given).name
-    control: dict[str, dict[int, dict]] = {}
+    control: dict[str, dict[int, ControlCode]] = {}
     used, problems = [], []
     filled = inlined = 0
     for k in profile.kernels:

@@ -10,14 +10,17 @@ raises; ``control_table(encodings)`` maps ``(offset, low, high)`` triples to
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
+
+if TYPE_CHECKING:  # the record type only: importing the profile model loads pandas
+    from ..profile import ControlCode
 
 NO_BARRIER = 7
 NUM_BARRIERS = 6
 _SHIFT = 41  # bit 105 of the 128-bit instruction is bit 41 of its high word
 
 
-def decode_control(high: int) -> dict:
+def decode_control(high: int) -> ControlCode:
     """Control fields of one instruction from the high 64 bits of its encoding."""
     c = (int(high) >> _SHIFT) & ((1 << 21) - 1)
     wb = (c >> 5) & 7
@@ -32,24 +35,25 @@ def decode_control(high: int) -> dict:
     }
 
 
-def control_table(encodings: Iterable[tuple[int, int, int]]) -> dict[int, dict]:
+def control_table(encodings: Iterable[tuple[int, int, int]]) -> dict[int, ControlCode]:
     """``{offset: control}`` for ``(offset, low word, high word)`` triples."""
     return {int(off): decode_control(hi) for off, _lo, hi in encodings}
 
 
-def waits_on(cw: dict | None) -> set[int]:
+def waits_on(cw: ControlCode | None) -> set[int]:
     """Scoreboard barriers an instruction waits on before issuing."""
-    mask = (cw or {}).get("wait_mask") or 0
+    mask = (cw.get("wait_mask") if cw else None) or 0
     return {b for b in range(NUM_BARRIERS) if mask >> b & 1}
 
 
-def sets_barriers(cw: dict | None) -> set[int]:
+def sets_barriers(cw: ControlCode | None) -> set[int]:
     """Scoreboard barriers an instruction sets (write and read barrier)."""
-    cw = cw or {}
+    if not cw:
+        return set()
     return {b for b in (cw.get("write_barrier"), cw.get("read_barrier")) if b is not None and b < NUM_BARRIERS}
 
 
-def format_control(cw: dict) -> str:
+def format_control(cw: ControlCode) -> str:
     """Compact form used in notes and debugging, e.g. ``W2:R-:B--2---:Y:S01``."""
     wb, rb = cw.get("write_barrier"), cw.get("read_barrier")
     mask = "".join(str(b) if cw.get("wait_mask", 0) >> b & 1 else "-" for b in range(NUM_BARRIERS))

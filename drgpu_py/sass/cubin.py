@@ -60,7 +60,7 @@ class FunctionSass:
     def _text(self, text: str, base: int) -> str:
         from ..readers.common import clean_sass  # at read time, when the reader has loaded it
 
-        def target(m: re.Match) -> str:
+        def target(m: re.Match[str]) -> str:
             name = m.group(1)
             addr = f"{base + self.labels[name]:#x}"
             head = text[: m.start()].rstrip()
@@ -152,7 +152,7 @@ class Listings:
         return sum(fn is not None for fn in self._by.values())
 
 
-def _elf_end(buf: bytes | memoryview, at: int) -> int | None:
+def _elf_end(buf: bytes | memoryview | mmap.mmap, at: int) -> int | None:
     """Size of the 64-bit little-endian CUDA ELF image starting at ``at``, or None."""
     if len(buf) - at < 64 or buf[at + 4] != 2 or buf[at + 5] != 1:
         return None
@@ -163,7 +163,7 @@ def _elf_end(buf: bytes | memoryview, at: int) -> int | None:
     phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", buf, at + 0x36)
     if shentsize != 64 or (phnum and phentsize != 56):
         return None
-    end = shoff + shentsize * shnum
+    end: int = shoff + shentsize * shnum  # struct's values are Any to mypy
     if at + end > len(buf):
         return None
     for i in range(shnum):
@@ -188,7 +188,7 @@ def cubins_in_report(path: str | Path, limit: int | None = None) -> list[bytes]:
         return []
 
 
-def _scan(buf, limit: int | None) -> list[bytes]:
+def _scan(buf: mmap.mmap, limit: int | None) -> list[bytes]:
     out: list[bytes] = []
     seen: set[bytes] = set()
     at = buf.find(b"\x7fELF")
@@ -208,7 +208,7 @@ def _scan(buf, limit: int | None) -> list[bytes]:
 class SassSource:
     """nvdisasm runs on cubins, started now, collected with ``result()``."""
 
-    def __init__(self, procs: list[subprocess.Popen], tmpdir: tempfile.TemporaryDirectory | None) -> None:
+    def __init__(self, procs: list[subprocess.Popen[bytes]], tmpdir: tempfile.TemporaryDirectory[str] | None) -> None:
         self._procs = procs
         self._tmp = tmpdir
         self._result: Listings | None = None

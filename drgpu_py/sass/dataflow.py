@@ -10,24 +10,27 @@ the CFG alone are memoized on it by ``reaching_defs`` (launches of one function 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
-from .cfg import CFG
+from .cfg import CFG, Loop
+from .isa import Instruction
 from .slicing import reaching_defs
 
 
 LOAD_OPCODES = ("LDG", "LD", "LDS", "LDL", "ATOM", "ATOMG", "ATOMS", "LDGSTS", "TLD", "TEX")
 
 
-def data_addressed_loads(cfg: CFG | None, pcs) -> list[int]:
+def data_addressed_loads(cfg: CFG | None, pcs: Iterable[int]) -> list[int]:
     """Global loads among ``pcs`` whose address registers take their value, through any
     chain of arithmetic, selects or compares, from a memory load (not from thread and block
     indices and kernel parameters)."""
     if cfg is None:
         return []
 
-    def from_memory(idx: int, regs: set) -> bool:
+    def from_memory(idx: int, regs: set[str]) -> bool:
         # Walk the definitions back (a worklist: chains in long straight-line code are deep).
-        todo, seen = [(idx, r) for r in regs], set()
+        todo = [(idx, r) for r in regs]
+        seen: set[int] = set()
         while todo:
             at, reg = todo.pop()
             for j, _ in reaching_defs(cfg, at, reg, 10_000):
@@ -54,14 +57,14 @@ def data_addressed_loads(cfg: CFG | None, pcs) -> list[int]:
     return out
 
 
-def promoted_by_hoisting(cfg, invariant: list[int]) -> list[int]:
+def promoted_by_hoisting(cfg: CFG, invariant: list[int]) -> list[int]:
     """Stores (and the loads of the same address) at one loop-invariant address in the loops
     that hold the invariant reloads, where every other global access of the loop is one of
     those reloads: with the reloads hoisted, nothing in the loop can alias the stored value,
     so it lives in a register. A store or load to a varying address, an atomic, a barrier or a
     fence in the loop keeps every access in memory."""
     out: list[int] = []
-    loops = {}
+    loops: dict[int, Loop] = {}
     for pc in invariant:
         idx = cfg.index_of_pc.get(pc)
         loop = cfg.innermost_loop(idx) if idx is not None else None
@@ -75,7 +78,7 @@ def promoted_by_hoisting(cfg, invariant: list[int]) -> list[int]:
         stores = [j for j in body if cfg.insts[j].opcode in ("STG", "ST")]
         if not stores:
             continue
-        fixed_addr = {}
+        fixed_addr: dict[int, str | None] = {}
         for j in stores:
             ins = cfg.insts[j]
             regs = {r for o in ins.operands if "[" in o for r in registers_in(o)}
@@ -96,7 +99,7 @@ def promoted_by_hoisting(cfg, invariant: list[int]) -> list[int]:
 STORE_OPCODES = ("STG", "ST", "ATOM", "ATOMG", "RED", "REDG")
 
 
-def memory_operand(ins) -> str | None:
+def memory_operand(ins: Instruction) -> str | None:
     """The memory operand of a load or store without its descriptor ('[R2.64+0x10]')."""
     for o in ins.operands:
         if "[" in o:
@@ -104,7 +107,7 @@ def memory_operand(ins) -> str | None:
     return None
 
 
-def written_in_loop(cfg, load, loop) -> bool:
+def written_in_loop(cfg: CFG, load: Instruction, loop: Loop) -> bool:
     """A store or atomic in the loop to the very address the load reads (same registers and
     offset): the value changes between iterations, so the load is not invariant and must not
     be hoisted. Also any global store in a loop that synchronizes the block (BAR): threads
@@ -120,7 +123,7 @@ def written_in_loop(cfg, load, loop) -> bool:
 
 
 def registers_in(operand: str) -> set[str]:
-    out = set()
+    out: set[str] = set()
     for kind, num, suffix in re.findall(r"\b(U?R)(\d+)(\.64)?\b", operand):
         n = int(num)
         out.update({f"{kind}{n}", f"{kind}{n + 1}"} if suffix else {f"{kind}{n}"})
@@ -146,7 +149,7 @@ _VARYING = (
 )
 
 
-def loop_invariant(cfg, idx: int, reg: str, loop, memo: dict, depth: int) -> bool:
+def loop_invariant(cfg: CFG, idx: int, reg: str, loop: Loop, memo: dict[int, bool], depth: int) -> bool:
     """Is ``reg`` as read by instruction ``idx`` the same in every iteration of ``loop``?
     True when every reaching definition lies outside the loop, or is itself computed inside
     the loop only from invariant values (e.g. a kernel parameter reloaded with LDC)."""
@@ -176,7 +179,7 @@ def loop_invariant(cfg, idx: int, reg: str, loop, memo: dict, depth: int) -> boo
 _PASS_VALUES = ("IADD3", "IADD", "IMAD", "LEA", "SHF", "SHL", "SHR", "MOV")  # one value in, one value out per lane
 
 
-def lane_values(cfg, idx: int, reg: str, depth: int = 0) -> int:
+def lane_values(cfg: CFG, idx: int, reg: str, depth: int = 0) -> int:
     """At most how many different values ``reg`` holds across a warp's lanes as instruction
     ``idx`` reads it: 1 if it cannot vary; 2^b where the varying part passes through an AND
     with a b-bit immediate mask (LOP3.LUT ... 0xc0, a & b) and then only through adds, shifts
@@ -191,7 +194,8 @@ def lane_values(cfg, idx: int, reg: str, depth: int = 0) -> int:
     if d.opcode == "LOP3" and len(d.operands) >= 5 and d.operands[-2].strip() == "0xc0":
         masks = [o for o in d.operands[1:4] if re.fullmatch(r"0x[0-9a-fA-F]+|\d+", o.strip())]
         if masks:
-            return min(32, 2 ** bin(int(masks[0], 0)).count("1"))
+            lanes: int = 2 ** bin(int(masks[0], 0)).count("1")  # int ** int is Any to mypy
+            return min(32, lanes)
     if d.opcode in _PASS_VALUES:
         n = 1
         for u in d.uses:
@@ -206,7 +210,7 @@ def lane_values(cfg, idx: int, reg: str, depth: int = 0) -> int:
 _THREAD_INDEX = ("SR_TID", "SR_LANEID", "SR_WARPID", "SR_LTMASK", "SR_LEMASK", "SR_GTMASK", "SR_GEMASK")
 
 
-def thread_tainted_branches(cfg, through_memory: bool = True) -> list[int]:
+def thread_tainted_branches(cfg: CFG, through_memory: bool = True) -> list[int]:
     """Indices of conditional branches whose predicate depends on the thread or warp index:
     a forward data-flow over the CFG from the S2R reads of those registers, through every
     instruction that uses a dependent register (with ``through_memory``, loads and shuffles
@@ -239,7 +243,7 @@ def thread_tainted_branches(cfg, through_memory: bool = True) -> list[int]:
     return sorted(branches)
 
 
-def postdominators(cfg) -> list[set[int]]:
+def postdominators(cfg: CFG) -> list[set[int]]:
     """Post-dominator sets of the CFG's blocks (blocks without successors are exits)."""
     blocks = cfg.blocks
     n = len(blocks)
@@ -260,7 +264,7 @@ def postdominators(cfg) -> list[set[int]]:
     return pdom
 
 
-def thread_dependent_blocks(cfg) -> dict[int, int]:
+def thread_dependent_blocks(cfg: CFG) -> dict[int, int]:
     """Block id -> index of the thread-dependent branch that decides whether (or how many
     times) a warp runs it: the blocks between such a branch and the point every path from it
     reaches (its post-dominator). A loop whose exit depends on the thread index runs a
@@ -270,7 +274,8 @@ def thread_dependent_blocks(cfg) -> dict[int, int]:
     for j in thread_tainted_branches(cfg):
         b = cfg.block_of[j]
         stop = pdom[b] - {b}
-        seen, stack = set(), list(cfg.blocks[b].succs)
+        seen: set[int] = set()
+        stack = list(cfg.blocks[b].succs)
         while stack:
             x = stack.pop()
             if x in seen or x in stop:
@@ -282,14 +287,14 @@ def thread_dependent_blocks(cfg) -> dict[int, int]:
     return out
 
 
-def index_bound_branches(cfg) -> set[int]:
+def index_bound_branches(cfg: CFG) -> set[int]:
     """Conditional branches whose predicate the thread index decides through arithmetic
     alone: the taint of ``thread_tainted_branches`` without loads (a value read from memory,
     even at a thread-dependent address, is data, not the index)."""
     return set(thread_tainted_branches(cfg, through_memory=False))
 
 
-def load_chain_depth(cfg, body: list[int]) -> int:
+def load_chain_depth(cfg: CFG, body: list[int]) -> int:
     """The longest chain of global loads in one pass over ``body`` where each load's address
     is computed from the previous one's value (pointer chasing, a binary search's probes):
     those loads are in flight one at a time however many the body holds."""
@@ -312,7 +317,7 @@ _LANE_SOURCES = ("SR_TID", "SR_LANEID", "SR_LANEMASK")
 _PER_THREAD = ("LDG", "LD", "LDS", "LDL", "LDSM", "ATOM", "ATOMG", "ATOMS", "SHFL", "TLD", "TEX", "LDGSTS", "MATCH")
 
 
-def thread_varying(cfg, idx: int, reg: str, memo: dict | None = None, depth: int = 0) -> bool:
+def thread_varying(cfg: CFG, idx: int, reg: str, memo: dict[int, bool] | None = None, depth: int = 0) -> bool:
     """Can ``reg``, as instruction ``idx`` reads it, differ between the lanes of a warp? Yes
     when it derives from the thread or lane index or from per-thread loaded data; no for
     uniform registers, kernel parameters, constants and loop counters built from them."""
@@ -346,7 +351,7 @@ def thread_varying(cfg, idx: int, reg: str, memo: dict | None = None, depth: int
 _FAST_SCALE = {"SIN": (0.159154936,), "COS": (0.159154936,), "EX2": (1.44269502, 3.32192802)}
 
 
-def fast_intrinsic(cfg, idx: int) -> bool:
+def fast_intrinsic(cfg: CFG, idx: int) -> bool:
     """Is the MUFU at ``idx`` a fast intrinsic (__sinf, __cosf, __expf, __exp10f, __logf)? Its operand
     is defined by a multiply by the SFU's scale constant, through at most the denormal guard
     of __expf (a predicated multiply by 0.5 of the same register)."""
@@ -379,7 +384,7 @@ def fast_intrinsic(cfg, idx: int) -> bool:
     return True
 
 
-def _scaled_after(cfg, idx: int) -> bool:
+def _scaled_after(cfg: CFG, idx: int) -> bool:
     """__logf/__log10f/__log2f: the MUFU.LG2's result goes straight into a multiply by ln(2)
     or log10(2) (through at most the denormal guard's predicated add of -24), or is the
     result itself; the precise logf evaluates a polynomial instead of using the SFU."""

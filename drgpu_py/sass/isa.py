@@ -11,7 +11,9 @@ slicer's opcode-based pruning and the detectors use.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import SupportsInt
 
 _REG = re.compile(r"(?<![\w.])(U?R)(\d+|Z)(\.64|\.128)?(?![\w])")
 _PRED = re.compile(r"(?<![\w.])(!?)(U?P)(\d|T)(?![\w])")
@@ -301,7 +303,7 @@ def parse_instruction(pc: int, text: str) -> Instruction:
     return inst
 
 
-def parse_listing(items) -> list[Instruction]:
+def parse_listing(items: Iterable[tuple[SupportsInt, str]]) -> list[Instruction]:
     """Parse ``(pc, text)`` pairs, sorted by PC."""
     return [parse_instruction(int(pc), t) for pc, t in sorted(items, key=lambda x: int(x[0]))]
 

@@ -14,15 +14,20 @@ from __future__ import annotations
 
 import heapq
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, Literal
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from .cfg import CFG
 from .control import sets_barriers, waits_on
 from .isa import Instruction
+
+if TYPE_CHECKING:  # the record type only
+    from ..profile import ControlCode
 
 DEPENDENCY_REASONS = ("long_scoreboard", "short_scoreboard", "wait")
 KINDS = (
@@ -80,12 +85,14 @@ _L1TEX_READERS = {
 
 
 EDGE_COLUMNS = ["consumer_pc", "producer_pc", "reason", "samples", "distance", "kind"]
+#: One blame edge, in EDGE_COLUMNS order.
+Edge = tuple[int, int, str, float, int, str]
 
 
 @dataclass
 class Blame:
     #: one tuple per edge, in EDGE_COLUMNS order; ``edges`` is the same as a DataFrame
-    rows: list[tuple]
+    rows: list[Edge]
     single_dependency_coverage: float
     stalled_instructions: int
     source: str = "report"
@@ -102,7 +109,7 @@ class Blame:
             self._edges = pd.DataFrame(self.rows, columns=EDGE_COLUMNS)
         return self._edges
 
-    def producer_sums(self, reasons=None) -> dict[int, float]:
+    def producer_sums(self, reasons: Iterable[str] | None = None) -> dict[int, float]:
         """Samples charged to each producer PC (ascending PC), over edges of ``reasons``
         (all when None); NaN samples count as 0, as pandas sums them."""
         wanted = None if reasons is None else set(reasons)
@@ -139,13 +146,13 @@ def _negate(g: str) -> str:
     return g[1:] if g.startswith("!") else "!" + g
 
 
-def _covers(consumer_guard: str | None, guards: frozenset) -> bool:
+def _covers(consumer_guard: str | None, guards: frozenset[str | None]) -> bool:
     """Do definitions under ``guards`` together cover every execution of the consumer?"""
     if None in guards:
         return True
     if consumer_guard is not None and consumer_guard in guards:
         return True
-    return any(_negate(g) in guards for g in guards)
+    return any(g is not None and _negate(g) in guards for g in guards)  # None: returned above
 
 
 def _guard_of(ins: Instruction) -> str | None:
@@ -175,7 +182,7 @@ def _search(
     heap: list[tuple[int, int, int, int, int, frozenset[str | None], bool]] = [
         (0, 0, 0, start, idx - 1, frozenset(), True)
     ]
-    done: set[tuple[int, frozenset]] = set()
+    done: set[tuple[int, frozenset[str | None]]] = set()
     tie = 1
     while heap:
         c, d, _, b, i, guards, first = heapq.heappop(heap)
@@ -224,16 +231,27 @@ def _reads(insts: list[Instruction], reg: str) -> Callable[[int], bool]:
     return lambda j: reg in insts[j].uses
 
 
-def _memo(cfg: CFG) -> dict:
+@dataclass
+class _Memo:
+    #: reaching_defs by (consumer index, register, max_distance)
+    reaching_defs: dict[tuple[int, str, int], list[tuple[int, int]]] = field(default_factory=dict)
+    #: searches of a stalled instruction without control codes, by (index, max_distance)
+    consumers: dict[tuple[int, int], _Consumer] = field(default_factory=dict)
+
+
+def _memo(cfg: CFG) -> _Memo:
     """Results that depend on nothing but the CFG, kept on it: launches of one function share
     their CFG (analysis.context.AnalysisCache), so each search is made once per function."""
-    return cfg.__dict__.setdefault("_slicing_memo", {})
+    memo = cfg.__dict__.get("_slicing_memo")
+    if not isinstance(memo, _Memo):
+        memo = cfg.__dict__["_slicing_memo"] = _Memo()
+    return memo
 
 
 def reaching_defs(cfg: CFG, idx: int, reg: str, max_distance: int) -> list[tuple[int, int]]:
     """(producer index, distance) of definitions of ``reg`` reaching instruction ``idx``."""
-    memo = _memo(cfg)
-    key = ("reaching_defs", idx, reg, max_distance)
+    memo = _memo(cfg).reaching_defs
+    key = (idx, reg, max_distance)
     got = memo.get(key)
     if got is None:
         insts = cfg.insts
@@ -275,7 +293,7 @@ def _reads_late(reason: str | None, p: Instruction) -> bool:
     return l1tex or mio
 
 
-def latency_bound(p: Instruction, lat: dict) -> float:
+def latency_bound(p: Instruction, lat: dict[str, float]) -> float:
     """Upper bound, in cycles, on the time ``p``'s result (or its late operand read) takes."""
     if _l1tex(p) or p.opcode in _L1TEX_READERS:
         return _MEMORY_MARGIN * lat["dram"]
@@ -288,7 +306,7 @@ def latency_bound(p: Instruction, lat: dict) -> float:
     return _FIXED_MARGIN * _fixed_latency(p, lat)
 
 
-def _fixed_latency(p: Instruction, lat: dict) -> float:
+def _fixed_latency(p: Instruction, lat: dict[str, float]) -> float:
     return lat["fp64"] if p.is_fp64() else lat["fp32"]
 
 
@@ -312,17 +330,30 @@ def kind_of(p: Instruction, war: bool = False) -> str:
 class _Consumer:
     """Searches for one stalled instruction, computed once and shared by its reasons."""
 
-    def __init__(self, cfg: CFG, idx: int, control: dict[int, dict] | None, max_distance: int, cycles_of):
+    def __init__(
+        self,
+        cfg: CFG,
+        idx: int,
+        control: dict[int, ControlCode] | None,
+        max_distance: int,
+        cycles_of: Callable[[int], int] | None,
+    ) -> None:
         self.cfg, self.idx, self.control = cfg, idx, control
         self.ins = cfg.insts[idx]
         self.max_distance, self.cycles_of = max_distance, cycles_of
         self._raw: dict[int, Reach] | None = None
         self._war: dict[int, Reach] | None = None
         self._bar: dict[int, Reach] | None = None
-        self._candidates: dict[tuple, dict[int, tuple[Reach, str]]] = {}
+        self._candidates: dict[tuple[str, tuple[tuple[str, float], ...]], dict[int, tuple[Reach, str]]] = {}
 
-    def cw(self, j: int) -> dict:
-        return (self.control or {}).get(self.cfg.insts[j].pc, {})
+    def cw(self, j: int) -> ControlCode | None:
+        """Instruction ``j``'s control code; None without control codes or without one for it."""
+        return self.control.get(self.cfg.insts[j].pc) if self.control else None
+
+    def barrier(self, j: int, which: Literal["write_barrier", "read_barrier"]) -> int | None:
+        """The barrier instruction ``j`` sets (``which``: write or read), None when none."""
+        cw = self.cw(j)
+        return cw.get(which) if cw else None
 
     def _sets(self, b: int) -> Callable[[int], bool]:
         return lambda j: b in sets_barriers(self.cw(j))
@@ -391,7 +422,7 @@ class _Consumer:
             self._bar = out
         return self._bar
 
-    def candidates(self, reason: str, lat: dict) -> dict[int, tuple[Reach, str]]:
+    def candidates(self, reason: str, lat: dict[str, float]) -> dict[int, tuple[Reach, str]]:
         """Producers kept after pruning, each with its dependency kind (callers only read it)."""
         key = (reason, tuple(sorted(lat.items())))
         got = self._candidates.get(key)
@@ -399,7 +430,7 @@ class _Consumer:
             got = self._candidates[key] = self._prune(reason, lat)
         return got
 
-    def _prune(self, reason: str, lat: dict) -> dict[int, tuple[Reach, str]]:
+    def _prune(self, reason: str, lat: dict[str, float]) -> dict[int, tuple[Reach, str]]:
         insts = self.cfg.insts
         raw = {j: r for j, r in self.raw().items() if _compatible(reason, insts[j])}
         if reason == "wait":
@@ -412,18 +443,18 @@ class _Consumer:
                 kept = {
                     j: (r, kind_of(insts[j]))
                     for j, r in raw.items()
-                    if j in bar and self.cw(j).get("write_barrier") in wait
+                    if j in bar and self.barrier(j, "write_barrier") in wait
                 }
                 kept.update(
                     {
                         j: (r, "war")
                         for j, r in war.items()
-                        if j in bar and self.cw(j).get("read_barrier") in wait and j not in kept
+                        if j in bar and self.barrier(j, "read_barrier") in wait and j not in kept
                     }
                 )
                 if not kept:  # waits for a barrier no register explains (ordering, unparsed operand)
                     kept = {
-                        j: (r, kind_of(insts[j], war=self.cw(j).get("write_barrier") not in wait))
+                        j: (r, kind_of(insts[j], war=self.barrier(j, "write_barrier") not in wait))
                         for j, r in bar.items()
                         if _compatible(reason, insts[j]) or _reads_late(reason, insts[j])
                     }
@@ -456,7 +487,8 @@ class _Consumer:
             j = cfg.blocks[b.preds[0]].end - 1
         else:
             return {}
-        if self.control and self.cw(j).get("stall") == 1:  # the next issue was allowed at once
+        cw = self.cw(j)
+        if cw and cw.get("stall") == 1:  # the next issue was allowed at once
             return {}
         return {j: (Reach(j, 1, 1), "stall_count")}
 
@@ -474,10 +506,10 @@ def _drop_dominated_war(kept: dict[int, tuple[Reach, str]]) -> dict[int, tuple[R
 def blame_stalls(  # noqa: C901 - the blame walk's pruning rules are read together
     cfg: CFG,
     df: pd.DataFrame,
-    control: dict[int, dict] | None = None,
+    control: dict[int, ControlCode] | None = None,
     max_distance: int = 400,
-    latency: dict | None = None,
-    matrix: tuple[dict[str, int], np.ndarray] | None = None,
+    latency: Mapping[str, object] | None = None,
+    matrix: tuple[dict[str, int], npt.NDArray[np.float64]] | None = None,
 ) -> Blame:
     """``df``: the per-instruction table (indexed by PC, with ``stall_<reason>`` columns).
     ``control``: decoded control codes per PC (``stall``, ``wait_mask``, ``write_barrier``,
@@ -485,16 +517,17 @@ def blame_stalls(  # noqa: C901 - the blame walk's pruning rules are read togeth
     architecture's latencies (``specs/arch``: l1, l2, dram, shared, fp32, fp64, mufu,
     constant_miss) for latency-based pruning. ``matrix``: ``df``'s stall_* columns already
     copied out, as (column -> position, array), to save copying them again."""
-    lat = dict(_DEFAULT_LATENCY)
+    lat: dict[str, float] = dict(_DEFAULT_LATENCY)
     lat.update({k: float(v) for k, v in (latency or {}).items() if isinstance(v, (int, float))})
     cycles_of: Callable[[int], int] | None = None
     if control:
 
         def _cycles(j: int) -> int:
-            return max(1, int(control.get(cfg.insts[j].pc, {}).get("stall", 1) or 1))
+            cw = control.get(cfg.insts[j].pc)
+            return max(1, int((1 if cw is None else cw.get("stall", 1)) or 1))
 
         cycles_of = _cycles
-    rows = []
+    rows: list[Edge] = []
     stalled = single = 0
     dep_samples = single_samples = 0.0
     pcs = df.index.tolist()
@@ -542,10 +575,10 @@ def blame_stalls(  # noqa: C901 - the blame walk's pruning rules are read togeth
                 if control:  # control codes are per launch: no sharing
                     cons = _Consumer(cfg, idx, control, max_distance, cycles_of)
                 else:
-                    memo = _memo(cfg)
-                    cons = memo.get(("consumer", idx, max_distance))
+                    memo = _memo(cfg).consumers
+                    cons = memo.get((idx, max_distance))
                     if cons is None:
-                        cons = memo[("consumer", idx, max_distance)] = _Consumer(cfg, idx, None, max_distance, None)
+                        cons = memo[(idx, max_distance)] = _Consumer(cfg, idx, None, max_distance, None)
             kept = cons.candidates(reason, lat)
             stalled += 1
             dep_samples += s
@@ -571,10 +604,13 @@ def blame_stalls(  # noqa: C901 - the blame walk's pruning rules are read togeth
     )
 
 
-SYNC_REASONS = {"barrier": lambda i: i.opcode == "BAR", "membar": lambda i: i.opcode in ("MEMBAR", "FENCE", "ERRBAR")}
+SYNC_REASONS: dict[str, Callable[[Instruction], bool]] = {
+    "barrier": lambda i: i.opcode == "BAR",
+    "membar": lambda i: i.opcode in ("MEMBAR", "FENCE", "ERRBAR"),
+}
 
 
-def _preceding(cfg: CFG, idx: int, pred, limit: int = 8) -> int | None:
+def _preceding(cfg: CFG, idx: int, pred: Callable[[Instruction], bool], limit: int = 8) -> int | None:
     """Nearest instruction before ``idx`` in program order satisfying ``pred`` (few steps)."""
     for j in range(idx - 1, max(-1, idx - 1 - limit), -1):
         if pred(cfg.insts[j]):

@@ -316,15 +316,15 @@ def loop_invariant_load(ctx: KernelContext, passes: Passes) -> Detection | None:
 def _atomic_addresses(ctx: KernelContext, pc: int) -> int:
     """Different addresses one warp's atomic at ``pc`` can target (its address registers'
     lane values, at most 32): a warp aggregation keeps one atomic per address."""
-    ins = ctx.by_pc.get(pc)
-    idx = ctx.cfg.index_of_pc.get(pc) if ctx.cfg is not None else None
-    if ins is None or idx is None:
+    ins, cfg = ctx.by_pc.get(pc), ctx.cfg
+    idx = cfg.index_of_pc.get(pc) if cfg is not None else None
+    if ins is None or cfg is None or idx is None:
         return 32
     addr = memory_operand(ins)
     regs = registers_in(addr) if addr else set()
     n = 1
     for r in regs:
-        n *= lane_values(ctx.cfg, idx, r)
+        n *= lane_values(cfg, idx, r)
     return min(32, n)
 
 
@@ -593,13 +593,16 @@ def _constant_lookup_bound(ctx: KernelContext, pcs) -> tuple[float, float]:
     elapsed = ctx.kernel.m("sm__cycles_elapsed.avg", math.nan)
     banks = int(ctx.arch.get("shared_banks", 32))
     lookups = wavefronts = 0.0
+    cfg = ctx.cfg
     for pc in pcs:
         n = float(executed.get(pc) or 0.0)
         ins = ctx.by_pc[pc]
         m = re.search(r"c\[[^\]]*\]\[([^\]]*)\]", ins.text)
-        idx = ctx.cfg.index_of_pc.get(pc) if ctx.cfg is not None else None
+        idx = cfg.index_of_pc.get(pc) if cfg is not None else None
         values = (
-            math.prod(lane_values(ctx.cfg, idx, r) for r in registers_in(m.group(1))) if m and idx is not None else 32
+            math.prod(lane_values(cfg, idx, r) for r in registers_in(m.group(1)))
+            if m and cfg is not None and idx is not None
+            else 32
         )
         lookups += n
         wavefronts += n * _table_lookup_wavefronts(access_bytes(ins), banks, values)
