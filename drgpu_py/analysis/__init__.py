@@ -113,7 +113,7 @@ class KernelAnalysis:
         }
 
     def _model(self) -> dict:
-        """The static SASS performance model (analysis/model.py), or why there is none."""
+        """The static SASS performance model (analysis/perfmodel.py), or why there is none."""
         if self.perf is None:
             return {"available": False, "reason": "not analyzed"}
         return model_dict(self.perf, self.context)

@@ -3,7 +3,7 @@ back into typed objects, so that ``list`` and ``diff`` read fields, trees and fi
 than walking dicts.
 
 Contract: ``SavedAnalysis.load(path)`` reads a file checked against the shipped analysis
-JSON Schema (``compare.load_analysis_json``: a broken or hostile file is a ReportFormatError);
+JSON Schema (``load_analysis_json``: a broken or hostile file is a ReportFormatError);
 ``SavedAnalysis.from_dict(doc)`` takes the dict (``Analysis.to_dict()``); ``to_dict()`` gives
 back what was read, key for key and in drgpu's order, so analyze -> JSON -> load -> JSON is
 the same text (tests/test_compare.py). A kernel's tree is a :class:`Node` and its findings

@@ -191,7 +191,7 @@ def build_tree(ctx: KernelContext, passes: Passes, findings: list[Finding]) -> N
 
 # ---- sub-trees --------------------------------------------------------------------------
 def _model_node(ctx: KernelContext, m: KernelModel) -> Node:
-    """The static performance model (analysis/model.py): predicted against measured cycles,
+    """The static performance model (analysis/perfmodel.py): predicted against measured cycles,
     each term of the prediction, and the hot loops' critical paths with their lines."""
     err = m.gap()
     node = Node(

@@ -68,7 +68,7 @@ def analyze_reports(
 ) -> Analysis:
     """``progress(done, total)``: after each kernel analyzed; ``read_progress``: after each
     launch read from a single .ncu-rep. Launches of one kernel are analyzed as one group
-    (drgpu_py.pipeline.groups) unless ``per_launch``. A folder stands for the reports in it
+    (drgpu_py.analysis.groups) unless ``per_launch``. A folder stands for the reports in it
     (``expand_reports``). ``jobs``: worker processes reading several reports and analyzing
     kernel groups (same result). ``sass``: SASS listings being made from the code's cubins
     (``sass.cubin.SassSource``) for reading a single ``.ncu-rep`` (``readers.open_report``).

@@ -863,7 +863,7 @@ def _clean_svg(svg: str, anchor: str) -> Markup:
 
 
 def _model_view(ka) -> dict | None:
-    """The static performance model's summary (analysis/model.py): bottleneck, predicted
+    """The static performance model's summary (analysis/perfmodel.py): bottleneck, predicted
     against measured cycles, its terms, the hot loops and the what-if changes."""
     d = ka._model()
     if not d.get("available"):

@@ -281,8 +281,8 @@ def integer_division(ctx: KernelContext, passes: Passes) -> Detection | None:
 
 
 def _model_change(ctx: KernelContext, m: KernelModel | None, changes, hoist: bool) -> tuple[float, dict] | None:
-    """The best of the performance model's what-ifs ``changes`` (analysis/model.py) for the
-    kernel as measured (model.measured_speedup), with its evidence; None without a model or
+    """The best of the performance model's what-ifs ``changes`` (analysis/perfmodel.py) for
+    the kernel as measured (perfmodel.measured_speedup), with its evidence; None without a model or
     when no change applies (the caller's own estimate stands)."""
     if m is None or not m.available:
         return None
