@@ -52,7 +52,7 @@ def main() -> None:
     print("| case | kernel | ncu µs | events µs | independent figure | drgpu limiter | drgpu grade | top finding |")
     print("|---|---|---|---|---|---|---|---|")
     for (name, t), ka in zip(timings.items(), an.kernels):
-        sol = ka.context.sol
+        sol = ka.sol
         dur = ka.kernel.duration_ns * 1e-9
         if name in PREC:
             peak = PER_SM_CYCLE[PREC[name]] * 132 * sol.sm_clock_hz
