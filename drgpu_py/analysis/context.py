@@ -27,6 +27,7 @@ from ..specs.records import ArchConstants, Thresholds
 from ..profile import ControlCode, KernelProfile
 from ..sass import CFG, Blame, blame_stalls, build_cfg, parse_listing
 from ..sass.isa import Instruction, opcode_class
+from .tree import Location
 
 UNITS = {
     "sm": ("sm__throughput.avg.pct_of_peak_sustained_elapsed", "SM (compute)"),
@@ -294,7 +295,7 @@ class KernelContext:
                     break
         return sites
 
-    def locations(self, weights: dict[int, float], limit: int = 5) -> list[dict]:
+    def locations(self, weights: dict[int, float], limit: int = 5) -> list[Location]:
         """Source lines ranked by the summed weight of their instructions (a PC->weight map).
         Each location names the line, its share of the weight, the heaviest SASS instruction
         on it, and the consumer line(s) where the stall was observed, if different."""
@@ -315,11 +316,11 @@ class KernelContext:
             slot["pcs"].append(pc)
             if w > slot["best"][0]:
                 slot["best"] = (w, pc)
-        out = []
+        out: list[Location] = []
         for (f, ln), slot in sorted(agg.items(), key=lambda kv: -kv[1]["w"])[:limit]:
             pc = slot["best"][1]
             _, _, off, sass, inlined, _, _ = rows[pc]
-            loc = {
+            loc: Location = {
                 "file": f if f != "<sass>" else None,
                 "line": ln if f != "<sass>" else None,
                 "share": round(slot["w"] / total, 4),
@@ -375,7 +376,7 @@ class KernelContext:
         sums = np.nansum(arr[np.ix_([row_of[p] for p in sel], cols)], axis=1)
         return dict(zip(sel, sums.tolist()))
 
-    def line_samples(self, reason: str, limit: int = 5) -> list[dict]:
+    def line_samples(self, reason: str, limit: int = 5) -> list[Location]:
         """Top source lines by the samples of one stall reason, where the stall is observed."""
         col = f"stall_{reason}"
         df = self.df

@@ -22,6 +22,7 @@ from ..profile import rounded
 from .context import KernelContext
 from .passes import Passes
 from .sol import SpeedOfLight, Traits
+from .tree import Location
 from .detectors import REGISTRY
 from .detectors import base as detector_base
 from .sol import grade_at_least
@@ -44,7 +45,7 @@ class Finding:
     estimated_speedup: float
     advice: str
     evidence: dict = field(default_factory=dict)
-    locations: list[dict] = field(default_factory=list)
+    locations: list[Location] = field(default_factory=list)
     group: str = ""
     speedup_model: str = ""
     notes: list[str] = field(default_factory=list)
@@ -234,7 +235,7 @@ def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:
 _HEADER_SUFFIXES = (".h", ".hpp", ".cuh", ".hxx", ".inl", ".inc")
 
 
-def _inlined_header_note(locations: list[dict]) -> str | None:
+def _inlined_header_note(locations: list[Location]) -> str | None:
     """A top location inside a header (atomicAdd from device_atomic_functions.hpp, a libcu++
     fence) is code inlined into the kernel. An .ncu-rep gives each instruction one file and
     line (ncu_report's source_info has no inline chain), so without the cubin's inline

@@ -12,7 +12,7 @@ lacks becomes a ``missing`` node naming the ncu section to add. Findings hang as
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 from ..specs import loader as data
 from ..profile import rounded
@@ -31,11 +31,17 @@ from .tree import (
     KEY_OCCUPANCY_LIMITER,
     KEY_OCCUPANCY_THEORETICAL,
     Node,
+    Location,
     location_text,
 )
 
 
 COMPUTE_UNITS = ("sm", "issue", "tensor", "fma", "alu", "fp64", "xu")
+
+
+def _attrs(loc: Location) -> dict[str, Any]:
+    """A location as a line node's attributes (the same object: the node shows the location)."""
+    return cast(dict[str, Any], loc)
 
 
 def classify_bound(ctx: KernelContext, sol: SpeedOfLight | None) -> str:
@@ -135,7 +141,9 @@ def build_tree(ctx: KernelContext, passes: Passes, findings: list[Finding]) -> N
             listed = max(0.0, ctx.reasons.get(r, 0.0) - outside)
             scale = listed / (listed + outside) if outside > 0 else 1.0
             for loc in ctx.line_samples(r, 3):
-                rnode.add(Node(location_text(loc), round(loc["share"] * scale * 100.0, 2), "%", "line", attrs=loc))
+                rnode.add(
+                    Node(location_text(loc), round(loc["share"] * scale * 100.0, 2), "%", "line", attrs=_attrs(loc))
+                )
             if outside > 0:
                 rnode.add(
                     Node(
@@ -181,7 +189,7 @@ def build_tree(ctx: KernelContext, passes: Passes, findings: list[Finding]) -> N
             )
         )
         for loc in f.locations[:3]:
-            sug.add(Node(location_text(loc), round(loc["share"] * 100.0, 2), "%", "line", attrs=loc))
+            sug.add(Node(location_text(loc), round(loc["share"] * 100.0, 2), "%", "line", attrs=_attrs(loc)))
         if i == 0 and f.severity != "low":
             root.attrs["highlight"] = True
             parent.attrs["highlight"] = True

@@ -12,10 +12,31 @@ the HTML charts) carries a stable ``key`` (the ``KEY_*`` constants) and is found
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 
-def location_text(loc: dict) -> str:
+class LineRef(TypedDict):
+    file: str | None
+    line: int | None
+
+
+class Location(TypedDict, total=False):
+    """A source line (or SASS offset) a finding or a tree node points at: the JSON
+    contract's location object (docs/json-schema.md). ``share`` is of the weight ranked."""
+
+    file: str | None
+    line: int | None
+    share: float
+    sass: str
+    pc_offset: int
+    note: str  # why only the SASS offset is given
+    code: str  # the source line's text, when the report embeds the source
+    inlined_from: Any  # the cubin's inline chain (sass.binary), with --cubin/--binary
+    stalled_at: list[LineRef]  # consumer lines where the stall was observed, if different
+    role: str  # what the line is to the finding (e.g. the work before a barrier)
+
+
+def location_text(loc: Location | dict[str, Any]) -> str:
     """'file.cu:LINE' for a location dict of a finding or tree node, 'SASS +0xOFF' without a file."""
     if loc.get("file"):
         return f"{str(loc['file']).rsplit('/', 1)[-1]}:{loc.get('line')}"

@@ -242,7 +242,8 @@ def _shares(b: dict, n: dict, key: str, b_ok: bool, n_ok: bool, b_total=None, n_
 
 def _finding_brief(f: Finding) -> dict:
     loc = f.locations[0] if f.locations else None
-    where = f"{Path(loc['file']).name}:{loc['line']}" if loc and loc.get("file") else None
+    file = loc.get("file") if loc else None
+    where = f"{Path(file).name}:{loc['line']}" if loc and file else None
     return {
         "id": f.id,
         "title": f.title,

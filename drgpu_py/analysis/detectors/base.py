@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from ...profile import rounded
 from ..context import UNITS, KernelContext
 from ..passes import Passes
+from ..tree import Location
 
 
 # At most this share of a kernel's time is removable by one change: the rest (launch, the
@@ -77,7 +78,7 @@ class Detection:
     stall_share: float  # share of stall cycles this finding concerns (0..1)
     speedup: float  # estimated whole-kernel speedup (>= 1)
     evidence: dict = field(default_factory=dict)
-    locations: list[dict] = field(default_factory=list)
+    locations: list[Location] = field(default_factory=list)
     fmt: dict = field(default_factory=dict)
     relieves_override: list[str] | None = None
     partial_relief: dict[str, float] | None = None  # unit -> share of its traffic the fix removes (when measured)
@@ -163,7 +164,7 @@ def cost_share(ctx: KernelContext, pcs, own_reasons=None, blamed_reasons=None) -
     return (sum(w.values()) / tot if tot > 0 else 0.0), w
 
 
-def blamed_locations(ctx: KernelContext, reason: str) -> list[dict]:
+def blamed_locations(ctx: KernelContext, reason: str) -> list[Location]:
     """Lines of the instructions the blamer charges (the barrier/fence itself), falling
     back to where the samples were observed."""
     w = ctx.blamed_by_pc([i.pc for i in ctx.insts], (reason,))

@@ -13,6 +13,7 @@ from typing import Any
 from ...sass.dataflow import index_bound_branches, thread_dependent_blocks
 from ..context import KernelContext
 from ..passes import Passes
+from ..tree import Location
 from ..sol import grid_and_sms
 from ..tree import location_text as loc_text
 from .base import (
@@ -209,8 +210,9 @@ def barrier(ctx: KernelContext, passes: Passes) -> Detection | None:
         work: dict[int, float] = {}
         for reg in unbalanced:
             work.update(reg["work"])
-        lines = [
-            dict(loc, role="work before the barrier that depends on the thread index") for loc in ctx.locations(work, 3)
+        lines: list[Location] = [
+            {**loc, "role": "work before the barrier that depends on the thread index"}
+            for loc in ctx.locations(work, 3)
         ]
         evidence["unbalanced_work"] = [loc_text(loc) for loc in lines]
         evidence["barrier_interval_cycles"] = [evidence_number(reg["interval_cycles"], 0) for reg in unbalanced]
