@@ -4,6 +4,7 @@ deletes its inputs (reports)."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
@@ -113,10 +114,9 @@ def write_stdout(text: str) -> None:
         out.write(text)
         out.flush()
     except (OSError, ValueError) as e:  # ValueError: the stream was closed
-        try:
-            sys.stdout = open(os.devnull, "w", encoding="utf-8")
-        except OSError:
-            pass
+        with contextlib.suppress(OSError):
+            # Replaces the closed stream for the rest of the process: kept open on purpose.
+            sys.stdout = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115
         why = getattr(e, "strerror", None) or str(e)
         raise OutputError(
             f"cannot write to standard output: {why}",
@@ -193,10 +193,8 @@ def atomic_write(path: str | Path, content: str | bytes, force: bool = False) ->
             _create_exclusively(tmp, p)
     except BaseException as e:
         if tmp is not None:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(tmp)
-            except OSError:
-                pass
         if isinstance(e, FileExistsError):
             raise OutputError(f"{p} exists", hint="use --force to overwrite") from e
         if isinstance(e, OSError):

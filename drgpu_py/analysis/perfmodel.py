@@ -1008,7 +1008,7 @@ def to_dict(m: KernelModel, ctx: KernelContext | None = None, loops: int = 3) ->
     ctx = ctx or m._ctx
 
     def r(x, nd=1):
-        return None if x is None or not x == x or math.isinf(x) else round(float(x), nd)
+        return None if x is None or x != x or math.isinf(x) else round(float(x), nd)
 
     out = {
         "available": True,

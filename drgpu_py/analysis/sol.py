@@ -266,13 +266,13 @@ def sass_flops(ctx: KernelContext) -> dict[str, float]:
         if op in _SCALAR_FLOPS and "MMA" not in ins.modifiers:
             prec, f = _SCALAR_FLOPS[op]
             n = threads.get(ins.pc)
-            if n is None or not n == n:
+            if n is None or n != n:
                 n = (executed.get(ins.pc) or 0.0) * 32.0
             out[prec] = out.get(prec, 0.0) + f * float(n or 0.0)
         elif op in _TENSOR_OPS:
             shape = tensor_shape(ins)
             n = executed.get(ins.pc)
-            if shape is None or n is None or not n == n:
+            if shape is None or n is None or n != n:
                 continue
             m, nn, kk = shape
             per = 2.0 * m * nn * kk / (4.0 if op in _WARPGROUP_OPS else 1.0)

@@ -10,6 +10,7 @@ what a command needs (pandas, the analysis, the renderers, ncu) is imported when
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 
@@ -93,10 +94,8 @@ def install_signal_handlers() -> None:
     does: temporary files removed, ncu's process group stopped, the run record kept."""
     for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
         if sig is not None:
-            try:
+            with contextlib.suppress(ValueError, OSError):  # not the main thread (embedded use)
                 signal.signal(sig, _on_signal)
-            except (ValueError, OSError):  # not the main thread (embedded use)
-                pass
 
 
 def main() -> None:

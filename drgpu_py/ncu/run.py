@@ -15,6 +15,7 @@ Contract:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -115,10 +116,8 @@ def stop(proc: subprocess.Popen, steps) -> None:
             break
         except subprocess.TimeoutExpired:
             continue
-    try:  # what ncu left of the group (an application that ignored ncu's signals)
+    with contextlib.suppress(OSError):  # what ncu left of the group (an application that ignored ncu's signals)
         os.killpg(proc.pid, signal.SIGKILL)
-    except OSError:
-        pass
 
 
 def _stop_steps(signum: int, grace_s: float) -> tuple:

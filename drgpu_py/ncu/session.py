@@ -16,6 +16,7 @@ Contract:
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import re
@@ -644,7 +645,6 @@ def record(path: Path, argv, ms, sel, result: RunResult, reports, missing, notes
         "notes": notes,
         "exit_code": exit_code,
     }
-    try:
+    # The record is a convenience; never let it hide the run's own outcome.
+    with contextlib.suppress(DrgpuError):
         atomic_write(path, json.dumps(doc, indent=2) + "\n", force=True)
-    except DrgpuError:
-        pass  # the record is a convenience; never let it hide the run's own outcome

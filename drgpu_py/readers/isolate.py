@@ -14,6 +14,7 @@ How and when: docs/performance.md, "Reading in child processes".
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import signal
@@ -75,10 +76,10 @@ def _kill(pid: int) -> None:
 
 def _start(fn: Callable[..., Any], args: tuple, kwargs: dict) -> tuple[int, int]:
     for stream in (sys.stdout, sys.stderr):
-        try:  # what the parent buffered must not be written twice
+        with contextlib.suppress(
+            OSError, ValueError, AttributeError
+        ):  # what the parent buffered must not be written twice
             stream.flush()
-        except (OSError, ValueError, AttributeError):
-            pass
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - runs in the child; its outcome is what the tests see

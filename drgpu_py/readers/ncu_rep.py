@@ -218,10 +218,8 @@ def _read_action(
     for name in _STRING_METRICS:
         m = by_name(name)
         if m is not None:
-            try:
+            with contextlib.suppress(*_NATIVE_ERRORS):
                 strings[name] = m.as_string()
-            except _NATIVE_ERRORS:
-                pass
     name = a.name(nr.IAction.NameBase_DEMANGLED) or a.name()
     mangled = a.name(nr.IAction.NameBase_MANGLED) or ""
     cc = ""

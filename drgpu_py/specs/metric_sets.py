@@ -253,7 +253,8 @@ def load_catalogue(chip: str, folder: Path | None = None) -> dict[str, str]:
     """ncu's ``--query-metrics --chips CHIP`` listing as {base name: type}."""
     path = (folder or metric_sets_dir() / "catalogues") / f"metrics_{chip}.txt.xz"
     try:
-        text = lzma.open(path, "rt", encoding="utf-8").read()
+        with lzma.open(path, "rt", encoding="utf-8") as fh:
+            text = fh.read()
     except FileNotFoundError as e:
         raise DataFileError(f"no metric catalogue for chip {chip} ({path.name})") from e
     except (OSError, lzma.LZMAError) as e:

@@ -91,7 +91,7 @@ def occupancy(ctx: KernelContext, passes: Passes) -> Detection | None:
     if math.isnan(theo) or theo >= ctx.th["occupancy_pct"]:
         return None
     L = ctx.share(*LATENCY_REASONS)
-    if L < ctx.th["latency_share"]:
+    if ctx.th["latency_share"] > L:
         return None
     limiter, lim = occupancy_limiter(ctx)
     if limiter is None:

@@ -378,7 +378,7 @@ def atomics(ctx: KernelContext, passes: Passes) -> Detection | None:
     ran = ctx.executed()
     warps_per_block = max(1.0, math.ceil(max(1, k.block[0] * k.block[1] * k.block[2]) / 32))
     returning = 0.0
-    threads = ctx.df["thread_inst_executed"] if "thread_inst_executed" in ctx.df else None
+    threads = ctx.df.get("thread_inst_executed", None)
     for p in pcs:
         n = float(ran.get(p) or 0.0)
         if p not in ctx.by_pc or not ctx.by_pc[p].defs or n <= 0:

@@ -192,7 +192,7 @@ def barrier(ctx: KernelContext, passes: Passes) -> Detection | None:
         # the same instructions from more warps at once: a latency-hiding change, credited
         # at most latency_hiding_max. Work in one or a few lanes (a thread-0 loop) also
         # fills the idle lanes, which is more than hiding latency.
-        threads = ctx.df["thread_inst_executed"] if "thread_inst_executed" in ctx.df else None
+        threads = ctx.df.get("thread_inst_executed", None)
         executed = ctx.executed()
         n = sum(float(executed.get(pc) or 0.0) for pc in work_pcs)
         if threads is not None and n > 0:
