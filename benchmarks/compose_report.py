@@ -36,10 +36,7 @@ def parts() -> list[Path]:
 
 def blocks(path: Path) -> tuple[bytes, bytes]:
     """(file header, result blocks) of one report."""
-    if path.suffix == ".xz":
-        blob = lzma.decompress(path.read_bytes())
-    else:
-        blob = path.read_bytes()
+    blob = lzma.decompress(path.read_bytes()) if path.suffix == ".xz" else path.read_bytes()
     (hlen,) = struct.unpack("<I", blob[4:8])
     return blob[: 8 + hlen], blob[8 + hlen :]
 

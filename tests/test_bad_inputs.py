@@ -538,7 +538,7 @@ def test_terminal_sequences_in_names_are_not_passed_to_the_terminal(tmp_path):
     import subprocess
     import sys
 
-    rows = list(_csv.reader(open(BAD / "mini.raw.csv", newline="", encoding="utf-8")))
+    rows = list(_csv.reader((BAD / "mini.raw.csv").read_text(encoding="utf-8").splitlines()))
     col = rows[0].index("Kernel Name")
     for r in rows[2:]:
         if len(r) > col:

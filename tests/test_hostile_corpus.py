@@ -347,7 +347,7 @@ def test_profile_with_a_misbehaving_ncu(tmp_path, case, outcome, expected):
     p = drgpu("profile", "--ncu", STANDIN, "--metric-set", "gh100", "-d", outdir, "--", *app, cwd=tmp_path, env=env)
     assert "Traceback" not in p.stderr
     assert not (tmp_path / "pwned").exists() and not (tmp_path / "pwned2").exists()
-    stem = Path(app[0]).name if not app[0] == sys.executable else Path(sys.executable).name
+    stem = Path(app[0]).name if app[0] != sys.executable else Path(sys.executable).name
     if outcome == "error":
         assert p.returncode == expected[0], (p.returncode, p.stderr[-3000:])
         assert "drgpu: profiler: " in p.stderr and expected[1] in p.stderr, p.stderr[-3000:]

@@ -626,7 +626,7 @@ def test_graphviz_pictures_only_for_the_kernels_with_most_time(tmp_path):
     from pathlib import Path as _Path
 
     bad = _Path(__file__).parent / "data" / "bad"
-    rows = list(_csv.reader(open(bad / "mini.raw.csv", newline="", encoding="utf-8")))
+    rows = list(_csv.reader((bad / "mini.raw.csv").read_text(encoding="utf-8").splitlines()))
     head, units, row = rows[0], rows[1], rows[2]
     idc, namec, durc = head.index("ID"), head.index("Kernel Name"), head.index("gpu__time_duration.sum")
     n = GRAPH_KERNELS_MAX + 3

@@ -13,6 +13,7 @@ sample_reports/launch: an empty kernel (the launch floor) and a one-block serial
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 
@@ -80,10 +81,8 @@ def _read_action_metrics(path: str) -> list[dict]:
     for i in range(rng.num_actions()):
         act, vals = rng.action_by_idx(i), {}
         for n in act.metric_names():
-            try:
+            with contextlib.suppress(Exception):  # noqa: BLE001 - string-valued metrics
                 vals[n] = act.metric_by_name(n).as_double()
-            except Exception:  # noqa: BLE001 - string-valued metrics
-                pass
         out.append(vals)
     return out
 
