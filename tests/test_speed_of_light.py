@@ -81,7 +81,7 @@ def _read_action_metrics(path: str) -> list[dict]:
     for i in range(rng.num_actions()):
         act, vals = rng.action_by_idx(i), {}
         for n in act.metric_names():
-            with contextlib.suppress(Exception):  # noqa: BLE001 - string-valued metrics
+            with contextlib.suppress(Exception):  # string-valued metrics raise
                 vals[n] = act.metric_by_name(n).as_double()
         out.append(vals)
     return out
