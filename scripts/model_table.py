@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Check the static performance model (drgpu_py/analysis/perfmodel.py) on the real H100 sample
+"""Check the static performance model (drgpu_py/analysis/perfmodel/) on the real H100 sample
 reports: for every kernel with SASS, the model's bottleneck class against the counters'
 verdict (speed-of-light limiter at or above bound_pct, else the top stall reason), and its
 predicted cycles against the measured ``sm__cycles_elapsed.avg``. Writes Markdown to stdout.
@@ -77,7 +77,7 @@ def rows(include_library: bool = True):
 PAGE = """# Static SASS performance model
 
 `kernels[].model` in the JSON, the "Performance model (static SASS)" branch of the tree and the
-"Performance model" card of the HTML report come from `drgpu_py/analysis/perfmodel.py`, after the
+"Performance model" card of the HTML report come from `drgpu_py/analysis/perfmodel/`, after the
 assembly-level performance model (benchmarked instruction latencies, a single-warp dependency
 DAG extended to many warps with the occupancy, bottlenecks B_ilp / B_comp / B_mem / B_pipe) and
 GPA's CFG and latency tables. It needs the report's SASS with executed counts

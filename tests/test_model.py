@@ -1,4 +1,4 @@
-"""The static SASS performance model (drgpu_py/analysis/perfmodel.py) on literal SASS and on the
+"""The static SASS performance model (drgpu_py/analysis/perfmodel/) on literal SASS and on the
 real H100 sample reports: bottleneck classes agree with the counters' verdict, predicted
 cycles of simple loops are within 30 % of the measured, the what-ifs move the right way,
 and every kernel with SASS has a model in the JSON."""

@@ -72,7 +72,7 @@ class KernelAnalysis:
 
     @property
     def perf(self) -> KernelModel | None:
-        """The static SASS performance model (analysis/perfmodel.py)."""
+        """The static SASS performance model (analysis/perfmodel/)."""
         return self.passes.perf if self.passes is not None else None
 
     def to_dict(self) -> dict:

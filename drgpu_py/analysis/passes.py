@@ -3,7 +3,7 @@
 The analysis of a kernel is a chain of passes, each a pure function of what the passes
 before it returned: ``facts`` (:class:`~.context.KernelContext`: metrics, stall mix, SASS,
 CFG, blame) -> ``traits`` and ``sol`` (sol.py) -> ``perf`` (the SASS performance model,
-perfmodel.py) -> findings (findings.py over detectors/) -> the tree (stall_tree.py). Nothing
+perfmodel/) -> findings (findings.py over detectors/) -> the tree (stall_tree.py). Nothing
 is written into an earlier pass' result afterwards.
 
 Contract: :func:`stall_cycles` is pure; :class:`Passes` is an immutable record of the

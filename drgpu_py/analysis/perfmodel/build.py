@@ -1,0 +1,322 @@
+"""Building the model of one kernel from its context and speed of light.
+
+Contract: ``kernel_model(ctx, sol) -> KernelModel`` is a pure function of a
+:class:`KernelContext` (SASS, CFG, per-PC executed counts, occupancy, cycles, hit rates,
+bytes) and its :class:`SpeedOfLight`: the instruction mix, each loop simulated (sim.py), the
+kernel terms and bottleneck (core.py) and the default what-ifs (whatif.py). Its parts are
+public where others read them: ``counters_verdict(ctx, sol)`` (the counters' own verdict),
+``constant_stream_misses`` (immediate-constant-cache misses of a loop walking constant
+memory), ``access_bytes(ins)`` (bytes per lane of a memory instruction).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from ...sass.isa import Instruction
+from ..context import KernelContext
+from ..sol import SpeedOfLight, grid_and_sms, sass_flops
+from .core import KernelModel, LoopModel, evaluate_terms, executed_count
+from .sim import pipe_of, simulate
+from .whatif import default_what_ifs, loop_control, loop_invariant
+
+
+USEFUL_CLASSES = ("fp32", "fp64", "fp16", "tensor", "sfu", "memory")
+
+
+def counters_verdict(ctx: KernelContext, sol: SpeedOfLight | None) -> str | None:
+    """The counters' own answer: launch for a kernel shorter than ``launch_bound_us``; the
+    speed-of-light limiter when it reaches ``bound_pct``
+    (memory units and the LSU pipe -> memory, the others -> compute), else the top stall
+    reason (wait -> ilp; scoreboards and memory throttles -> latency)."""
+    dur = ctx.kernel.duration_ns
+    if dur == dur and dur and dur < ctx.th["launch_bound_us"] * 1000.0:
+        return "launch"
+    if sol is not None and sol.limiter is not None and sol.limiter_pct >= ctx.th["bound_pct"]:
+        return "memory" if sol.limiter in ("dram", "lts", "l1tex", "lsu") else "compute"
+    stalls = {r: v for r, v in ctx.reasons.items() if r != "selected" and v > 0}
+    if not stalls:
+        return None
+    top = max(stalls, key=stalls.__getitem__)
+    if top == "wait":
+        return "ilp"
+    if top in ("long_scoreboard", "short_scoreboard", "lg_throttle", "tex_throttle", "drain", "imc_miss"):
+        return "latency"
+    if top in ("math_pipe_throttle", "mio_throttle", "dispatch_stall", "not_selected"):
+        return "compute"
+    return top
+
+
+def _global_latency(ctx: KernelContext, lat: dict) -> float:
+    """Expected global-load latency from the measured L1 and L2 hit rates (DRAM when unknown)."""
+    k = ctx.kernel
+    h1 = k.m("l1tex__t_sector_hit_rate.pct")
+    h2 = k.m("lts__t_sector_hit_rate.pct")
+    h1 = 0.0 if math.isnan(h1) else min(max(h1 / 100.0, 0.0), 1.0)
+    h2 = 0.0 if math.isnan(h2) else min(max(h2 / 100.0, 0.0), 1.0)
+    l1, l2, dram = (float(lat.get(x, d)) for x, d in (("l1", 33), ("l2", 200), ("dram", 500)))
+    return h1 * l1 + (1.0 - h1) * (h2 * l2 + (1.0 - h2) * dram)
+
+
+_CONST_REF = re.compile(r"c\[(0x[0-9a-fA-F]+)\]\[(U?R\d+)\s*(?:\+\s*(-?0x[0-9a-fA-F]+|-?\d+))?\]")
+
+
+def _steps(insts: list[Instruction], body: list[int]) -> dict[str, int]:
+    """Registers the loop steps by a constant each iteration (r = r + imm, its only write in
+    the body): register -> bytes per iteration."""
+    writes: dict[str, int] = {}
+    for j in body:
+        for r in insts[j].defs:
+            writes[r] = writes.get(r, 0) + 1
+    out: dict[str, int] = {}
+    for j in body:
+        ins = insts[j]
+        regs = [r for r in ins.defs if not r.startswith(("P", "UP"))]
+        if (
+            ins.opcode not in ("IADD3", "VIADD", "IADD", "UIADD3")
+            or ins.guard
+            or len(regs) != 1
+            or regs[0] not in ins.uses
+            or writes[regs[0]] != 1
+        ):
+            continue
+        imms = [o for o in ins.operands[1:] if re.fullmatch(r"-?0x[0-9a-fA-F]+|-?\d+", o)]
+        others = [o for o in ins.operands[1:] if o not in imms and o != regs[0] and o not in ("RZ", "URZ")]
+        if imms and not others:
+            out[regs[0]] = sum(int(v, 0) for v in imms)
+    return out
+
+
+def constant_stream_misses(
+    insts: list[Instruction], body: list[int], trips: float, cache: dict, miss: float
+) -> dict[int, float]:
+    """Immediate-constant-cache misses of a loop that walks constant memory: constant operands
+    c[bank][r + imm] whose register r steps by s bytes per iteration. When the bytes one pass
+    of the loop reads (|s| x ``trips``, its iterations per entry) exceed the cache
+    (``cache['bytes']``), every line comes back from the next level on each pass: the first
+    reference to each line in an iteration misses, ``miss`` cycles, once per line of the
+    |s| bytes the iteration advances (a stride below a line misses every line/|s|
+    iterations). Instruction index -> miss cycles per iteration; empty when the pass fits."""
+    line = float(cache.get("line_bytes") or 0)
+    size = float(cache.get("bytes") or 0)
+    if not (line > 0 and size > 0 and miss > 0 and trips > 0):
+        return {}
+    steps = _steps(insts, body)
+    out: dict[int, float] = {}
+    seen: set[tuple] = set()
+    for j in body:
+        for bank, reg, off in _CONST_REF.findall(insts[j].text):
+            s = abs(steps.get(reg, 0))
+            if not s or s * trips <= size:
+                continue
+            key = (bank, reg, (int(off, 0) if off else 0) // int(line))
+            if key in seen:
+                continue
+            seen.add(key)
+            out[j] = out.get(j, 0.0) + miss * min(1.0, s / line)
+    return out
+
+
+def _entries(ctx: KernelContext, lp, executed: dict) -> float:
+    """Times a loop is entered: executions of the last instruction of each block outside the
+    loop that leads to its header (0 when unknown)."""
+    cfg, insts = ctx.cfg, ctx.insts
+    if cfg is None:
+        return 0.0
+    return sum(
+        (
+            executed_count(executed, insts[cfg.blocks[b].end - 1].pc)
+            for b in cfg.blocks[lp.header].preds
+            if b not in lp.blocks and cfg.blocks[b].end > cfg.blocks[b].start
+        ),
+        0.0,
+    )
+
+
+def kernel_model(ctx: KernelContext, sol: SpeedOfLight | None) -> KernelModel:
+    k, cfg = ctx.kernel, ctx.cfg
+    if cfg is None or not ctx.insts:
+        return KernelModel(
+            available=False, reason="no SASS in the report for this kernel (collect the SourceCounters section)"
+        )
+    executed = ctx.executed()
+    total = sum(v for v in executed.values() if v == v)
+    if not total > 0:
+        return KernelModel(
+            available=False, reason="no executed-instruction counts for the SASS (SourceCounters' inst_executed)"
+        )
+    arch = ctx.arch
+    lat = dict(arch.get("latency") or {})
+    rates = {p: float(v) for p, v in (arch.get("pipe_rate") or {}).items() if v}
+    cache = dict(arch.get("constant_cache") or {})
+    g_lat = _global_latency(ctx, lat)
+    insts, cls = ctx.insts, ctx.classes
+    m = KernelModel(
+        available=True,
+        global_latency=g_lat,
+        pipe_rate=rates,
+        inst_total=total,
+        _ctx=ctx,
+        f2f64_pipe=str(arch.get("f2f64_pipe", "fp64")),
+        overlap_norm=float(arch.get("latency_issue_norm") or math.inf),
+    )
+    # Instruction mix and efficiency, whole kernel.
+    by_cls: dict[str, float] = {}
+    pipes: dict[str, float] = {}
+    bytes_ = 0.0
+    threads = (
+        dict(zip(ctx.df.index.tolist(), ctx.df["thread_inst_executed"].tolist()))
+        if "thread_inst_executed" in ctx.df
+        else {}
+    )
+    for ins, c in zip(insts, cls):
+        n = executed_count(executed, ins.pc)
+        if n <= 0:
+            continue
+        by_cls[c] = by_cls.get(c, 0.0) + n
+        p = pipe_of(ins, m.f2f64_pipe)
+        if p is not None:
+            pipes[p] = pipes.get(p, 0.0) + n
+        if ins.is_memory() and ins.opcode not in ("LDC", "ULDC"):
+            tn = threads.get(ins.pc)
+            lanes = float(tn) if tn is not None and tn == tn else 32.0 * n
+            bytes_ += lanes * access_bytes(ins)
+    flops = sum(v for v in sass_flops(ctx).values())
+    m.mix = {c: round(v / total, 4) for c, v in sorted(by_cls.items(), key=lambda kv: -kv[1])}
+    useful = sum(v for c, v in by_cls.items() if c in USEFUL_CLASSES)
+    m.instruction_efficiency = {
+        "useful_share": round(useful / total, 4),
+        "flops_per_instruction": round(flops / total, 3),
+        "bytes_per_instruction": round(bytes_ / total, 3),
+    }
+    m.pipe_counts = pipes
+    # Loops: each instruction belongs to its innermost loop.
+    in_loop: set[int] = set()
+    for lp in cfg.loops:
+        idxs = [j for j in cfg.loop_instructions(lp) if cfg.innermost_loop(j) is lp]
+        in_loop.update(cfg.loop_instructions(lp))
+        head = cfg.blocks[lp.header].start
+        iters = executed_count(executed, insts[head].pc) or max(
+            (executed_count(executed, insts[j].pc) for j in idxs), default=0.0
+        )
+        if iters <= 0 or not idxs:
+            continue
+        body = [j for j in idxs if executed_count(executed, insts[j].pc) >= 0.5 * iters]
+        ex = sum(executed_count(executed, insts[j].pc) for j in idxs)
+        lmix: dict[str, float] = {}
+        for j in idxs:
+            lmix[cls[j]] = lmix.get(cls[j], 0.0) + executed_count(executed, insts[j].pc)
+        entries = _entries(ctx, lp, executed)
+        misses = constant_stream_misses(
+            insts, body, iters / entries if entries > 0 else iters, cache, float(lat.get("constant_miss", 0))
+        )
+        dep = simulate(insts, body, lat, g_lat, issue_gap=0.0, control=ctx.control, branch=0.0, blocking=misses)
+        one = simulate(insts, body, lat, g_lat, issue_gap=1.0, control=ctx.control, blocking=misses)
+        m.loops.append(
+            LoopModel(
+                header_pc=insts[head].pc,
+                depth=lp.depth,
+                body=body,
+                iterations=iters,
+                executed=ex,
+                mix={c: round(v / ex, 4) for c, v in sorted(lmix.items(), key=lambda kv: -kv[1])} if ex > 0 else {},
+                useful_share=round(sum(v for c, v in lmix.items() if c in USEFUL_CLASSES) / ex, 4) if ex > 0 else 0.0,
+                issue_per_iteration=ex / iters,
+                critical_path_cycles=dep.cycles,
+                single_warp_cycles=one.cycles,
+                chain=one.chain or dep.chain,
+                chain_memory=one.chain_memory,
+                control_pcs=[insts[j].pc for j in loop_control(insts, body)],
+                invariant=loop_invariant(insts, body),
+                constant_misses=misses,
+            )
+        )
+    m.loops.sort(key=lambda lm: -lm.executed)
+    # Straight-line code: once per warp.
+    entry = executed_count(executed, insts[0].pc)
+    m.warps_launched = _warps_launched(ctx, entry)
+    straight = [
+        j for j in range(len(insts)) if j not in in_loop and executed_count(executed, insts[j].pc) >= 0.5 * entry > 0
+    ]
+    s = simulate(insts, straight, lat, g_lat, issue_gap=1.0, control=ctx.control, loop=False)
+    m.straight_cycles = s.cycles
+    # Occupancy and the busiest scheduler's share of the warps.
+    blocks, sms = _grid(ctx)
+    wpb = max(1.0, math.ceil(k.block[0] * k.block[1] * k.block[2] / 32.0)) if all(k.block) else 1.0
+    per_sm = math.ceil(blocks / sms) if blocks and sms else 1.0
+    m.warps_run_per_scheduler = max(1.0, math.ceil(per_sm * wpb / float(arch.get("schedulers_per_sm", 4))))
+    w = k.m("smsp__warps_active.avg.per_cycle_active")
+    m.max_warps_per_scheduler = float(arch.get("max_warps_per_sm", 64)) / float(arch.get("schedulers_per_sm", 4))
+    m.warps_per_scheduler = (
+        min(w, m.warps_run_per_scheduler)
+        if w == w and w > 0
+        else min(m.warps_run_per_scheduler, m.max_warps_per_scheduler)
+    )
+    # Memory: DRAM bytes at peak bandwidth, or the L1/L2 units' measured work at their peak.
+    m.measured_cycles = _measured_cycles(ctx, sol)
+    m.memory_cycles, m.memory_source = _memory_cycles(sol, m.measured_cycles)
+    m.tensor_cycles = _tensor_cycles(ctx, sol, blocks, sms)
+    if sol is not None and sol.launch_floor_ns == sol.launch_floor_ns and sol.sm_clock_hz == sol.sm_clock_hz:
+        m.launch_cycles = sol.launch_floor_ns * 1e-9 * sol.sm_clock_hz
+    m.verdict = counters_verdict(ctx, sol)
+    evaluate_terms(m)
+    m.what_if = default_what_ifs(m)
+    return m
+
+
+def _tensor_cycles(ctx: KernelContext, sol: SpeedOfLight | None, blocks: float, sms: float) -> float:
+    """Tensor FLOPs (from the SASS) over the dense per-SM-cycle peak of each operand type,
+    spread over the SMs that have a block."""
+    if sol is None:
+        return 0.0
+    peaks = ctx.arch.get("peak_flops_per_sm_cycle") or {}
+    active = min(blocks, sms) if blocks and sms else sms or 0.0
+    if not active:
+        return 0.0
+    return sum(
+        v / float(peaks[p]) / active for p, v in sol.flops.items() if p.startswith("tensor_") and v > 0 and peaks.get(p)
+    )
+
+
+def access_bytes(ins: Instruction) -> int:
+    mods = set(ins.modifiers)
+    for w, b in (("128", 16), ("64", 8), ("U16", 2), ("S16", 2), ("U8", 1), ("S8", 1)):
+        if w in mods:
+            return b
+    return 4
+
+
+def _grid(ctx: KernelContext) -> tuple[float, float]:
+    return grid_and_sms(ctx)
+
+
+def _warps_launched(ctx: KernelContext, entry: float) -> float:
+    k = ctx.kernel
+    blocks, _ = _grid(ctx)
+    threads = k.block[0] * k.block[1] * k.block[2] if all(k.block) else 0
+    if blocks and threads:
+        return blocks * math.ceil(threads / 32.0)
+    return entry
+
+
+def _measured_cycles(ctx: KernelContext, sol: SpeedOfLight | None) -> float:
+    k = ctx.kernel
+    v = k.m("sm__cycles_elapsed.avg")
+    if v == v and v > 0:
+        return v
+    clock = sol.sm_clock_hz if sol is not None else math.nan
+    d = k.duration_ns
+    return d * 1e-9 * clock if d and d == d and clock == clock else math.nan
+
+
+def _memory_cycles(sol: SpeedOfLight | None, measured: float) -> tuple[float, str]:
+    best, src = 0.0, "none"
+    if sol is not None and sol.dram_bytes == sol.dram_bytes and sol.peak_bytes_per_s > 0 and sol.sm_clock_hz > 0:
+        best, src = sol.dram_bytes / sol.peak_bytes_per_s * sol.sm_clock_hz, "dram bytes / peak bandwidth"
+    if sol is not None and measured == measured:
+        for u in ("lts", "l1tex"):
+            v = sol.units.get(u)
+            if v is not None and v == v and v / 100.0 * measured > best:
+                best, src = v / 100.0 * measured, f"{sol.labels.get(u, u)} measured work at its peak"
+    return best, src
