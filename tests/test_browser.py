@@ -359,7 +359,7 @@ def test_lazy_tree_and_source_match_the_inline_page(browser, tmp_path, monkeypat
     """A kernel group below the GRAPH_KERNELS_MAX heaviest carries its tree and hot lines' SASS
     as JSON: opened in Chromium, report.js builds the same text as the page that draws them
     inline (the whole tree after "Expand all"; the hot line a finding links to, with its SASS)."""
-    from drgpu_py.render import html as htmlmod
+    from drgpu_py.render.html import page as htmlmod
 
     inline = render_sample(SAMPLE, tmp_path / "inline.html")
     monkeypatch.setattr(htmlmod, "GRAPH_KERNELS_MAX", 0)  # also packs the kernel's body (more groups than that)
@@ -414,7 +414,7 @@ def test_packed_groups_unpack_in_chromium(browser, tmp_path):
     section reads as the page html.unpack_page writes (what the static tests read). Nothing
     fetched, no errors."""
     from conftest import library_report
-    from drgpu_py.render.html import GRAPH_KERNELS_MAX, unpack_page
+    from drgpu_py.render.html.page import GRAPH_KERNELS_MAX, unpack_page
 
     page = render_sample(library_report("step"), tmp_path / "step.html")
     doc = page.read_text(encoding="utf-8")
@@ -460,7 +460,7 @@ def test_link_into_a_packed_group_in_chromium(browser, tmp_path, monkeypatch):
     from drgpu_py.analysis import Analysis
     from drgpu_py.profile import Profile
     from drgpu_py.render import RenderOptions, render
-    from drgpu_py.render import html as htmlmod
+    from drgpu_py.render.html import page as htmlmod
 
     monkeypatch.setattr(htmlmod, "GRAPH_KERNELS_MAX", 1)
     kernels = [analysis_of(c, v).kernels[0] for c in ("aos_gather", "serial_norm") for v in ("bad", "fixed")]
@@ -493,7 +493,7 @@ def test_packed_hostile_text_stays_text_in_chromium(browser, tmp_path, monkeypat
     from drgpu_py.analysis import analyze
     from drgpu_py.readers import open_report
     from drgpu_py.render import RenderOptions, render
-    from drgpu_py.render import html as htmlmod
+    from drgpu_py.render.html import page as htmlmod
 
     bad = '</script><script>window.__pwned=1</script><img src=x onerror="window.__pwned=2"><svg onload="window.__pwned=3"/>'
     prof = open_report(SAMPLE)

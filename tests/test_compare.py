@@ -355,7 +355,7 @@ def test_diff_and_html_charts_find_tree_nodes_by_key_not_by_label():
     import copy
     import dataclasses
 
-    from drgpu_py.render import html
+    from drgpu_py.render.html import charts
 
     bad, fixed = _pair("reload_rate")
     ref = diff(_analysis_json(bad), _analysis_json(fixed))["kernels"][0]
@@ -374,7 +374,7 @@ def test_diff_and_html_charts_find_tree_nodes_by_key_not_by_label():
         if n.key is not None:
             n.name = "Renamed " + n.name
     renamed_ka = dataclasses.replace(ka, tree=tree)
-    for chart in (html._memory_chart, html._occupancy_chart):
+    for chart in (charts._memory_chart, charts._occupancy_chart):
         before, after = chart(ka), chart(renamed_ka)
         assert not before.get("missing") and not before.get("split_missing")
         assert _no_labels(after) == _no_labels(before)

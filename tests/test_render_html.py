@@ -30,7 +30,7 @@ from drgpu_py.profile import Profile
 from drgpu_py.render import RenderOptions, render
 from drgpu_py.render import dot as dotmod
 from drgpu_py.render.bundle import write_all
-from drgpu_py.render.html import unpack_page
+from drgpu_py.render.html.page import unpack_page
 from drgpu_py.render.text import short_name
 from test_render_dot import HOSTILE, literal_analysis
 
@@ -619,7 +619,7 @@ def test_graphviz_pictures_only_for_the_kernels_with_most_time(tmp_path):
     from drgpu_py.analysis import analyze
     from drgpu_py.readers import open_report
     from drgpu_py.render import RenderOptions, render
-    from drgpu_py.render.html import GRAPH_KERNELS_MAX
+    from drgpu_py.render.html.page import GRAPH_KERNELS_MAX
 
     if not _shutil.which("dot"):
         pytest.skip("Graphviz dot is not installed")
@@ -654,7 +654,7 @@ def test_lighter_groups_carry_tree_and_sass_as_json(monkeypatch):
     per-group bytes of the real PyTorch step much smaller than inline HTML."""
     import json as _json
     from conftest import library_analysis
-    from drgpu_py.render import html as htmlmod
+    from drgpu_py.render.html import page as htmlmod
 
     monkeypatch.setattr(htmlmod, "dot_available", lambda: False)  # compare the HTML, not the pictures
     a = library_analysis("step")
@@ -718,7 +718,7 @@ def test_many_groups_page_stays_within_its_budget(samples_page):
     each group's charts, model, tree and source lines travel in one packed stream (base64,
     nothing that can close its script element), its head and findings stay in the page; the
     page unpacked holds every group's full section, as a page without packing would."""
-    from drgpu_py.render.html import GRAPH_KERNELS_MAX, packed_bodies
+    from drgpu_py.render.html.page import GRAPH_KERNELS_MAX, packed_bodies
 
     a, doc = samples_page
     n = len(a.kernels)

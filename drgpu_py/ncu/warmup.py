@@ -58,7 +58,7 @@ class Warmup:
                 self.sass = SassSource.start(cubins_in_binary(self._binary, limit=max_cubins()))
             for name in MODULES:
                 importlib.import_module(name)
-            from ..render.html import _env
+            from ..render.html.page import _env
 
             env = _env()
             for name in ("report.html.j2", "_macros.html.j2", "report.css", "report.js"):

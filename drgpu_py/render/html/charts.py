@@ -1,0 +1,277 @@
+"""Inline-SVG chart geometry of a kernel group's section and of the application summary.
+
+Contract: each function takes analysis data (a kernel group's ``KernelAnalysis`` ``ka``, its
+tree, or the summary's table rows) and returns a plain dict of SVG coordinates, widths and
+label strings that the templates' macros draw (_macros.html.j2); None, or a ``missing`` text,
+where there is nothing to draw. ``_stall_chart``: the top stall reasons; ``_memory_chart``:
+unit throughputs and the L1 -> L2 -> DRAM latency split; ``_occupancy_chart``: occupancy and
+its limiters; ``_sol_view``: the speed-of-light grade, unit bars and roofline (roofline.py);
+``_share_chart``: the kernel groups' shares of GPU time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...analysis.context import UNITS
+from ...analysis.tree import KEY_MEMORY_SPLIT, KEY_OCCUPANCY_LIMITER, Node
+from ..dot import format_value, missing_text
+from ..text import short_name
+from .common import GROUP_COLORS, OTHER_COLOR, _nan, _num, _share_text
+from .roofline import _roofline
+
+GRADE_THRESHOLDS = (("okay", "grade_okay"), ("good", "grade_good"), ("excellent", "grade_excellent"))
+SHARE_CHART_MAX = 15  # kernel groups drawn in the summary's time-share chart
+CHART_NAME_W = 32  # characters of a kernel's short name in that chart (summary.SHORT_NAME_W: in the table)
+
+
+def _stall_chart(tree: Node) -> dict | None:
+    rows: list[dict[str, Any]] = []
+    for g in tree.children:
+        if g.kind != "group":
+            continue
+        for n in g.children:
+            if n.kind == "reason" and isinstance(n.value, (int, float)) and n.value > 0:
+                rows.append(
+                    {
+                        "label": n.name,
+                        "value": float(n.value),
+                        "group": g.name,
+                        "color": GROUP_COLORS.get(g.attrs.get("group", ""), OTHER_COLOR),
+                    }
+                )
+    if not rows:
+        return None
+    rows.sort(key=lambda r: -r["value"])
+    rows = rows[:10]
+    label_w, bar_w, row_h, top = 290, 280, 24, 6
+    for i, r in enumerate(rows):
+        r["y"] = top + i * row_h
+        r["w"] = max(1.0, bar_w * r["value"] / 100.0)
+        r["text"] = f"{r['value']:.1f}%"
+        r["short"] = r["label"] if len(r["label"]) <= 40 else r["label"][:39] + "…"
+    legend: list[dict[str, str]] = []
+    for r in rows:
+        if r["group"] not in [x["name"] for x in legend]:
+            legend.append({"name": r["group"], "color": r["color"]})
+    return {
+        "rows": rows,
+        "label_w": label_w,
+        "bar_w": bar_w,
+        "row_h": row_h,
+        "width": label_w + bar_w + 70,
+        "height": top * 2 + row_h * len(rows),
+        "legend": legend,
+    }
+
+
+def _memory_chart(ka) -> dict:
+    k = ka.kernel
+    units = []
+    for key, (metric, label) in UNITS.items():
+        v = k.m(metric)
+        units.append(
+            {
+                "label": label,
+                "value": None if _nan(v) else float(v),
+                "text": _num(v, ".0f", "%"),
+                "top": key == ka.top_unit,
+            }
+        )
+    label_w, bar_w, row_h = 120, 300, 24
+    for i, u in enumerate(units):
+        u["y"] = 6 + i * row_h
+        u["w"] = 0.0 if u["value"] is None else max(1.0, bar_w * min(u["value"], 100.0) / 100.0)
+    out = {
+        "units": units,
+        "label_w": label_w,
+        "bar_w": bar_w,
+        "row_h": row_h,
+        "width": label_w + bar_w + 60,
+        "height": 12 + row_h * len(units),
+        "split": None,
+        "split_missing": "",
+    }
+    node = ka.tree.by_key(KEY_MEMORY_SPLIT)
+    if node is not None and node.kind == "missing":
+        out["split_missing"] = missing_text(node)
+    elif node is not None:
+        levels, cur = [], node
+        colors = ["#74c0fc", "#4dabf7", "#1864ab"]
+        while cur.children:
+            cur = next((c for c in cur.children if "latency_cycles" in c.attrs), None)
+            if cur is None:
+                break
+            levels.append(cur)
+        # A level's share can come out below zero (a residual of counters); it gets no width
+        # (an SVG width below zero is an error) and its number stays in the table.
+        total = sum(max(0.0, float(lv.value or 0.0)) for lv in levels)
+        if levels and total > 0:
+            x, segs, width = 0.0, [], 420.0
+            for i, lv in enumerate(levels):
+                w = width * max(0.0, float(lv.value or 0.0)) / total
+                hit = lv.attrs.get("hit_rate_pct")
+                segs.append(
+                    {
+                        "label": lv.name,
+                        "x": x,
+                        "w": w,
+                        "color": colors[min(i, 2)],
+                        "pct": 100.0 * float(lv.value or 0.0) / total,
+                        "share": format_value(lv),
+                        "hit": "" if hit is None else f"hit rate {hit:g}%",
+                        "latency": lv.attrs.get("latency_cycles"),
+                    }
+                )
+                x += w
+            out["split"] = {"segments": segs, "width": width, "share": format_value(node)}
+    return out
+
+
+def _occupancy_chart(ka) -> dict:
+    k = ka.kernel
+    theo, ach = k.m("sm__maximum_warps_per_active_cycle_pct"), k.m("sm__warps_active.avg.pct_of_peak_sustained_active")
+    out: dict[str, Any] = {
+        "theoretical": _num(theo, ".0f", "%"),
+        "achieved": _num(ach, ".0f", "%"),
+        "theo_w": 0.0 if _nan(theo) else 3.0 * min(theo, 100.0),
+        "ach_w": 0.0 if _nan(ach) else 3.0 * min(ach, 100.0),
+        "limiter": "",
+        "bars": [],
+        "missing": "",
+        "width": 480,
+        "height": 0,
+    }
+    node = ka.tree.by_key(KEY_OCCUPANCY_LIMITER)
+    if node is None or node.kind == "missing" or not isinstance(node.attrs.get("limits"), dict):
+        out["missing"] = (
+            missing_text(node) if node is not None and node.kind == "missing" else "not collected (section Occupancy)"
+        )
+        return out
+    limits = {str(name): float(v) for name, v in node.attrs["limits"].items() if not _nan(v)}
+    if not limits:
+        out["missing"] = "not collected (section Occupancy)"
+        return out
+    low = min(limits.values())
+    top = max(limits.values()) or 1.0
+    label_w, bar_w, row_h = 130, 280, 24
+    for i, (name, v) in enumerate(sorted(limits.items(), key=lambda kv: kv[1])):
+        out["bars"].append(
+            {
+                "label": name,
+                "y": 6 + i * row_h,
+                "w": max(1.0, bar_w * v / top),
+                "text": f"{v:g} blocks/SM",
+                "limit": v == low,
+            }
+        )
+    out["limiter"] = min(limits, key=limits.__getitem__)  # as analysis picks it: the fewest blocks/SM
+    out.update(
+        label_w=label_w, bar_w=bar_w, row_h=row_h, height=12 + row_h * len(out["bars"]), width=label_w + bar_w + 110
+    )
+    return out
+
+
+def _pct_text(v: float) -> str:
+    return f"{v:.1f}%" if v < 10 else f"{v:.0f}%"
+
+
+def _sol_view(ka) -> dict | None:
+    """Grade badge, per-unit bars and roofline of the speed-of-light layer (analysis/sol.py);
+    None when the analysis carries none (a literal analysis without a context)."""
+    ctx = ka.context
+    sol = getattr(ctx, "sol", None)
+    if sol is None:
+        return None
+    d = sol.to_dict()
+    th = ctx.th
+    grade, label, pct = d["grade"], d["limiter_label"], d["limiter_pct"]
+    badge = ""
+    if grade is not None:
+        badge = grade + (f" · {label} {pct:.0f}% of peak" if label and pct is not None else "")
+    has_sass = ctx.df is not None and not ctx.df.empty
+    return {
+        "grade": grade,
+        "badge": badge,
+        "bars": _sol_bars(d, th),
+        "roofline": _roofline(d["roofline"], d["flops_source"], has_sass),
+    }
+
+
+def _sol_bars(d: dict, th: dict) -> dict:
+    units = d["units"]
+    label_w, bar_w, row_h, top = 215, 300, 24, 6
+    rows = []
+    for i, (u, spec) in enumerate(units.items()):
+        v = float(spec["pct"])
+        label = str(spec["label"])
+        short = label if len(label) <= 32 else label.split(" (")[0]
+        short = short if len(short) <= 32 else short[:31] + "…"
+        rows.append(
+            {
+                "unit": u,
+                "label": label,
+                "short": short,
+                "y": top + i * row_h,
+                "w": max(0.0, bar_w * min(v, 100.0) / 100.0) if v > 0 else 0.0,
+                "text": _pct_text(v),
+                "limiter": u == d["limiter"],
+                "source": spec.get("source") or "",
+            }
+        )
+    body = top + row_h * len(rows)
+    lines = []
+    for grade, key in GRADE_THRESHOLDS:
+        level = th.get(key)
+        if level is None or _nan(level):
+            continue
+        lines.append(
+            {"grade": grade, "pct": f"{float(level):g}%", "x": label_w + bar_w * min(float(level), 100.0) / 100.0}
+        )
+    return {
+        "rows": rows,
+        "lines": lines,
+        "label_w": label_w,
+        "bar_w": bar_w,
+        "row_h": row_h,
+        "body": body,
+        "width": label_w + bar_w + 110,
+        "height": body + (20 if lines else 6),
+        "grade": d["grade"],
+        "missing": "" if rows else "unit throughputs not collected (section SpeedOfLight)",
+    }
+
+
+def _share_chart(rows: list[dict]) -> dict:
+    """Horizontal bars of the largest groups' share of GPU time, scaled to the largest."""
+    shown = rows[:SHARE_CHART_MAX]
+    top = max((r["share_v"] or 0.0 for r in shown), default=0.0) or 1.0
+    label_w, bar_w, row_h, pad = 270, 260, 22, 4
+    bars = []
+    for i, r in enumerate(shown):
+        v = r["share_v"] or 0.0
+        w = bar_w * v / top
+        bars.append(
+            {
+                "href": "#" + r["anchor"],
+                "label": short_name(r["name"], CHART_NAME_W) or r["short"][:CHART_NAME_W],
+                "text": r["share"],
+                "y": pad + i * row_h,
+                "w": max(1.0, w) if v > 0 else 0.0,
+                "tip": f"{r['name']}: {r['share']} of GPU time, {r['total']} µs in {r['launches']} launch"
+                + ("es" if r["launches"] != 1 else ""),
+            }
+        )
+    rest = rows[SHARE_CHART_MAX:]
+    rest_share = sum(r["share_v"] or 0.0 for r in rest)
+    return {
+        "bars": bars,
+        "label_w": label_w,
+        "bar_w": bar_w,
+        "row_h": row_h,
+        "width": label_w + bar_w + 56,
+        "height": 2 * pad + row_h * len(bars),
+        "rest": f"{len(rest)} more kernel group{'s' if len(rest) != 1 else ''}: {_share_text(rest_share)} of GPU time"
+        if rest
+        else "",
+    }

@@ -1,0 +1,233 @@
+"""Roofline geometry of the speed-of-light view: log-log axes in whole decades, the memory
+and compute roofs meeting at the ridge point, and the kernel's point with its label placed
+clear of the drawn lines and the other labels.
+
+Contract: ``_roofline(r, flops_source, has_sass) -> dict`` takes the ``roofline`` part of
+``SolResult.to_dict()`` (analysis/sol.py) and returns ``{"title", "missing", "chart"}``:
+``chart`` holds the SVG coordinates and label strings the template's roofline macro draws, or
+is None with ``missing`` saying why nothing is drawn.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+ROOF_W, ROOF_H = 470, 300  # roofline SVG size
+ROOF_PAD = {"left": 58, "right": 26, "top": 14, "bottom": 44}
+ROOF_MARGIN_DECADES = 0.3  # at least this much of a decade between the data and an axis end
+CHAR_W = {"tick": 5.6, "roof": 6.4, "point": 6.9}  # rough text widths per character (px), for placing labels
+LABEL_LINE_H = 14
+
+
+def _segment(a: tuple[float, float], b: tuple[float, float], step: float = 3.0) -> list[tuple[float, float]]:
+    n = max(1, int(math.dist(a, b) / step))
+    return [(a[0] + (b[0] - a[0]) * i / n, a[1] + (b[1] - a[1]) * i / n) for i in range(n + 1)]
+
+
+def _place_label(
+    x: float,
+    y: float,
+    width: float,
+    lines: int,
+    bounds: tuple[float, float, float, float],
+    points: list[tuple[float, float, float]],
+    boxes: list[tuple[float, float, float, float]],
+) -> tuple[float, float, str]:
+    """(x, first baseline y, text-anchor) of a label of ``width`` px and ``lines`` lines
+    (LABEL_LINE_H apart) beside the point (x, y): the first of
+    right/left/centred, below/above, near/farther that stays inside ``bounds`` and clear of
+    the drawn lines and labels (``points``: x, y, weight) and other labels (``boxes``); the
+    least crowded one otherwise (text over text costs most, over a dashed guide least)."""
+    x0, y0, x1, y1 = bounds
+    best = None
+    extra = LABEL_LINE_H * (lines - 1)
+    for dy in (14, -8 - extra, 28, -22 - extra):
+        for anchor in ("start", "end", "middle"):
+            lx = (
+                x + 8
+                if anchor == "start"
+                else x - 8
+                if anchor == "end"
+                else min(max(x, x0 + width / 2), x1 - width / 2)
+            )
+            left = lx if anchor == "start" else lx - width if anchor == "end" else lx - width / 2
+            box = (left - 2, y + dy - 12, left + width + 2, y + dy + extra + 3)
+            if box[0] < x0 or box[2] > x1 or box[1] < y0 or box[3] > y1:
+                continue
+            if anchor == "middle" and box[0] - 2 <= x <= box[2] + 2 and box[1] - 5 <= y <= box[3] + 5:
+                continue
+            hits = sum(w for px, py, w in points if box[0] <= px <= box[2] and box[1] <= py <= box[3])
+            hits += sum(50 for b in boxes if b[0] < box[2] and box[0] < b[2] and b[1] < box[3] and box[1] < b[3])
+            if hits == 0:
+                return lx, y + dy, anchor
+            if best is None or hits < best[0]:
+                best = (hits, lx, y + dy, anchor)
+    if best is None:
+        return min(max(x, x0 + width / 2), x1 - width / 2), y + 18 if y + 18 < y1 else y - 10, "middle"
+    return best[1], best[2], best[3]
+
+
+def _rate(v: float, unit: str) -> str:
+    """A rate with an SI prefix: 7.3e14 FLOP/s -> '730 TFLOP/s'."""
+    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(v) >= scale:
+            return f"{v / scale:.3g} {prefix}{unit}"
+    return f"{v:.3g} {unit}"
+
+
+def _tflops(v: float) -> str:
+    t = v / 1e12
+    return f"{t:.0f} TFLOP/s" if t >= 100 else f"{t:.1f} TFLOP/s" if t >= 1 else f"{t:.3g} TFLOP/s"
+
+
+def _roofline_missing(r: dict, flops_source: str, has_sass: bool) -> list[str]:
+    missing = []
+    if r["precision"] is None:
+        if flops_source != "none":
+            missing.append(f"no FLOPs: the floating-point work counted ({flops_source}) is zero")
+        elif has_sass:
+            missing.append(
+                "no FLOPs: the report has no FLOP counters and the kernel's SASS executes no floating-point math"
+            )
+        else:
+            missing.append("no FLOPs: the report has neither FLOP counters nor per-instruction SASS counts")
+    elif r["flop_per_s"] is None:
+        missing.append("no kernel duration (gpu__time_duration.sum), so no FLOP/s")
+    if r["precision"] is not None and r["arithmetic_intensity"] is None:
+        missing.append("no DRAM traffic measured (dram__bytes.sum), so no arithmetic intensity")
+    if r["precision"] is not None and r["peak_flop_per_s"] is None:
+        missing.append(
+            f"no peak FLOP/s for {r['precision']} on this GPU (needs the SM clock and the architecture's peak)"
+        )
+    if r["peak_dram_bytes_per_s"] is None:
+        missing.append("no peak DRAM bandwidth (dram__bytes.sum.peak_sustained)")
+    return missing
+
+
+def _decade_label(e: int) -> dict:
+    return {"base": "10", "exp": str(e).replace("-", "−")}
+
+
+def _roofline(r: dict, flops_source: str, has_sass: bool = True) -> dict:
+    """Log-log roofline geometry: x arithmetic intensity (FLOP per DRAM byte), y FLOP/s; the
+    memory roof (slope = peak DRAM bytes/s) and the compute roof (peak FLOP/s) meet at the
+    ridge point. Axis ends are whole decades at least ROOF_MARGIN_DECADES beyond the ridge,
+    the kernel's point and both roofs at the left edge."""
+    title = f"Roofline ({r['precision']})" if r.get("precision") else "Roofline"
+    out = {"title": title, "missing": "", "chart": None}
+    missing = _roofline_missing(r, flops_source, has_sass)
+    vals: list[Any] = [
+        r.get(k) for k in ("arithmetic_intensity", "flop_per_s", "peak_flop_per_s", "peak_dram_bytes_per_s")
+    ]
+    if not missing and not all(isinstance(v, (int, float)) and v > 0 and math.isfinite(v) for v in vals):
+        missing.append("the kernel's FLOP/s or arithmetic intensity is zero")
+    if missing:
+        out["missing"] = "Roofline not drawn: " + "; ".join(missing) + "."
+        return out
+    ai, fps, peak, bw = (float(v) for v in vals)
+    ridge = peak / bw
+    m = ROOF_MARGIN_DECADES
+    lx = [math.log10(ai), math.log10(ridge)]
+    x_lo, x_hi = math.floor(min(lx) - m), math.ceil(max(lx) + m)
+    roof_lo = bw * 10.0**x_lo  # the memory roof at the left edge
+    ly = [math.log10(fps), math.log10(peak), math.log10(roof_lo)]
+    y_lo, y_hi = math.floor(min(ly) - m), math.ceil(max(ly) + m)
+    pad = ROOF_PAD
+    pw, ph = ROOF_W - pad["left"] - pad["right"], ROOF_H - pad["top"] - pad["bottom"]
+
+    def px(x: float) -> float:
+        return pad["left"] + (math.log10(x) - x_lo) / (x_hi - x_lo) * pw
+
+    def py(y: float) -> float:
+        return pad["top"] + (y_hi - math.log10(y)) / (y_hi - y_lo) * ph
+
+    x_step = 1 if x_hi - x_lo <= 8 else 2
+    y_step = 1 if y_hi - y_lo <= 8 else 2
+    xticks = [{"x": px(10.0**e), **_decade_label(e), "label": e % x_step == 0} for e in range(x_lo, x_hi + 1)]
+    yticks = [{"y": py(10.0**e), **_decade_label(e), "label": e % y_step == 0} for e in range(y_lo, y_hi + 1)]
+    roof = [(px(10.0**x_lo), py(roof_lo)), (px(ridge), py(peak)), (px(10.0**x_hi), py(peak))]
+    pt_x, pt_y = px(ai), py(fps)
+    pct = r.get("pct_of_attainable")
+    label = [_tflops(fps)] + ([f"{pct:.0f}% of attainable"] if pct is not None else [])
+    right, bottom = pad["left"] + pw, pad["top"] + ph
+    # Fixed labels: the peak over the right end of the compute roof, the ridge beside its
+    # dashed line at the bottom, DRAM along the memory roof when that is long enough.
+    peak_label = f"peak {_rate(peak, 'FLOP/s')}"
+    peak_w = CHAR_W["roof"] * len(peak_label)
+    ridge_label = f"ridge {ridge:.3g} FLOP/B"
+    ridge_w = CHAR_W["tick"] * len(ridge_label)
+    ridge_x = px(ridge)
+    ridge_anchor = "start" if ridge_x + 4 + ridge_w <= right else "end"
+    ridge_lx = ridge_x + 4 if ridge_anchor == "start" else ridge_x - 4
+    ridge_left = ridge_lx if ridge_anchor == "start" else ridge_lx - ridge_w
+    mem_label = f"DRAM {_rate(bw, 'B/s')}"
+    mem_w = CHAR_W["roof"] * len(mem_label)
+    mem_len = math.dist(roof[0], roof[1])
+    mem_show = mem_len >= mem_w + 20
+    mem_mid = ((roof[0][0] + roof[1][0]) / 2, (roof[0][1] + roof[1][1]) / 2)
+    points = [(*q, 1.0) for q in _segment(roof[0], roof[1]) + _segment(roof[1], roof[2])]
+    points += [(*q, 0.3) for q in _segment((ridge_x, py(peak)), (ridge_x, bottom))]
+    if mem_show:  # the rotated DRAM label, as points 6-16 px above the middle of the memory roof
+        ux, uy = (roof[1][0] - roof[0][0]) / mem_len, (roof[1][1] - roof[0][1]) / mem_len
+        for t in range(-int(mem_w / 2), int(mem_w / 2) + 1, 3):
+            for off in (6, 11, 16):
+                points.append((mem_mid[0] + ux * t + uy * off, mem_mid[1] + uy * t - ux * off, 5.0))
+    boxes = [
+        (right - 4 - peak_w, py(peak) - 17, right - 4, py(peak) - 3),
+        (ridge_left, bottom - 17, ridge_left + ridge_w, bottom - 3),
+    ]
+    label_x, label_y, anchor = _place_label(
+        pt_x,
+        pt_y,
+        CHAR_W["point"] * max(map(len, label)),
+        len(label),
+        (pad["left"] + 2, pad["top"], right - 2, bottom),
+        points,
+        boxes,
+    )
+    side = r.get("side") or ""
+    return {
+        **out,
+        "chart": {
+            "width": ROOF_W,
+            "height": ROOF_H,
+            "left": pad["left"],
+            "top": pad["top"],
+            "right": pad["left"] + pw,
+            "bottom": pad["top"] + ph,
+            "pw": pw,
+            "ph": ph,
+            "xticks": xticks,
+            "yticks": yticks,
+            "roof": " ".join(f"{x:.1f},{y:.1f}" for x, y in roof),
+            "ridge_x": ridge_x,
+            "ridge_y": py(peak),
+            "ridge": ridge_label,
+            "ridge_lx": ridge_lx,
+            "ridge_anchor": ridge_anchor,
+            "peak_label": peak_label,
+            "peak_y": py(peak),
+            "mem_label": mem_label,
+            "mem_x": mem_mid[0],
+            "mem_y": mem_mid[1],
+            "mem_show": mem_show,
+            "mem_angle": math.degrees(math.atan2(roof[1][1] - roof[0][1], roof[1][0] - roof[0][0])),
+            "pt_x": pt_x,
+            "pt_y": pt_y,
+            "label": label,
+            "line_h": LABEL_LINE_H,
+            "label_x": label_x,
+            "label_y": label_y,
+            "anchor": anchor,
+            "tip": f"{_tflops(fps)} at {ai:.3g} FLOP/byte (DRAM {_rate(r['dram_bytes_per_s'], 'B/s') if r.get('dram_bytes_per_s') else 'n/a'})",
+            "caption": f"Achieved {_tflops(fps)} at {ai:.3g} FLOP per DRAM byte; ridge point {ridge:.3g} FLOP/byte"
+            + (f"; {side} side of the ridge" if side else "")
+            + (
+                f"; {pct:.0f}% of the attainable {_tflops(float(r['attainable_flop_per_s']))}"
+                if pct is not None and r.get("attainable_flop_per_s")
+                else ""
+            )
+            + f". Roofs: DRAM {_rate(bw, 'B/s')}, {r['precision']} peak {_tflops(peak)} at the measured clock.",
+        },
+    }

@@ -1,0 +1,131 @@
+"""Application summary of a report with several kernel groups: the table of groups, the
+time-share chart and the "fix first" list, each linked to its place in the kernel sections.
+
+Contract: ``_summary_view(analysis, kernels) -> dict | None`` takes the analysis and its kernel
+views (views._kernel_view, in ``analysis.kernels`` order) and returns the summary's view data
+(``rows``, ``chart``, ``fix``, counts and total time); None for a report of one kernel group.
+"""
+
+from __future__ import annotations
+
+from ...analysis import groups
+from ..text import short_name
+from .charts import _share_chart
+from .common import _duration, _nan, _newlines, _share_text
+
+FIX_FIRST_MAX = 10  # findings in the summary's "fix first" list
+SHORT_NAME_W = 30  # characters of a kernel's short name in the summary table
+
+
+def _us(ns) -> str:
+    return "n/a" if _nan(ns) else f"{ns / 1e3:,.1f}"
+
+
+def _sort_value(v) -> str:
+    """A number as a data-value for the page's table sort ('' sorts last)."""
+    return "" if _nan(v) else repr(float(v))
+
+
+def _speedup(row: dict) -> str:
+    """A summary row's estimate, a lower bound when the model capped it (Finding.speedup_text)."""
+    return ("≥" if row.get("estimate_capped") else "") + f"{row['estimated_speedup']:.2f}x"
+
+
+def _row_kernels(analysis, rows: list[dict]) -> list[int]:
+    """For each summary row, the index of its kernel group in ``analysis.kernels``: the first
+    unused one with the row's id and name, preferring one with the row's total time (a report
+    built by hand can hold two kernels with the same id and name)."""
+
+    def total(i: int):
+        t = groups.total_ns(analysis.kernels[i].kernel)
+        return None if _nan(t) else round(t, 1)
+
+    free = list(range(len(analysis.kernels)))
+    out = []
+    for r in rows:
+        same = [
+            i
+            for i in free
+            if analysis.kernels[i].kernel.id == r["kernel_id"] and analysis.kernels[i].kernel.name == r["name"]
+        ]
+        i = next((j for j in same if total(j) == r["total_ns"]), same[0] if same else free[0])
+        free.remove(i)
+        out.append(i)
+    return out
+
+
+def _summary_view(analysis, kernels: list[dict]) -> dict | None:
+    """The application summary of a report with several kernel groups; None for one."""
+    if len(analysis.kernels) <= 1:
+        return None
+    rows = analysis.summary()
+    total = sum(r["total_ns"] or 0.0 for r in rows)
+    table = []
+    for r, i in zip(rows, _row_kernels(analysis, rows)):
+        kv, ka = kernels[i], analysis.kernels[i]
+        sol = ka.sol
+        ranks: dict[str, int] = {}
+        for n, f in enumerate(kv["findings"], 1):
+            ranks.setdefault(f["id"], n)
+        for f in r["findings"]:  # where each finding is on the page (for the "fix first" list)
+            f["anchor"] = kv["anchor"]
+            f["href"] = f"#{kv['anchor']}-f{ranks[f['id']]}" if f["id"] in ranks else "#" + kv["anchor"]
+        label = sol.labels.get(r["limiter"], r["limiter"]) if sol is not None and r["limiter"] else ""
+        limiter = f"{label.split(' (')[0]} {r['limiter_pct']:.0f}%" if label and r["limiter_pct"] is not None else ""
+        top = r["findings"][0] if r["findings"] else None
+        name = _newlines(r["name"])
+        table.append(
+            {
+                "anchor": kv["anchor"],
+                "id": r["kernel_id"],
+                "name": name,
+                "short": short_name(name, SHORT_NAME_W) or name.strip()[:SHORT_NAME_W] or f"kernel {r['kernel_id']}",
+                "launches": r["launches"],
+                "total": _us(r["total_ns"]),
+                "total_v": r["total_ns"],
+                "mean": _us(r["mean_ns"]),
+                "mean_v": r["mean_ns"],
+                "share": _share_text(r["time_share"]),
+                "share_v": r["time_share"],
+                "share_w": 0.0 if r["time_share"] is None else max(0.0, min(100.0, 100.0 * r["time_share"])),
+                "grade": r["grade"] or "",
+                "limiter": limiter,
+                "limiter_v": r["limiter_pct"],
+                "top": None
+                if top is None
+                else {"id": top["id"], "severity": top["severity"], "href": top["href"], "speedup": _speedup(top)},
+                "saved": "" if top is None else _us(top["time_saved_ns"]),
+                "saved_v": None if top is None else top["time_saved_ns"],
+            }
+        )
+    for t in table:
+        t["sort"] = {k: _sort_value(t[k + "_v"]) for k in ("total", "mean", "share", "limiter", "saved")}
+    by_anchor = {t["anchor"]: t for t in table}
+    fix = []
+    for n, p in enumerate(groups.priorities(rows, FIX_FIRST_MAX), 1):
+        t = by_anchor[p["anchor"]]
+        fix.append(
+            {
+                "rank": n,
+                "id": p["id"],
+                "severity": p["severity"],
+                "href": p["href"],
+                "kernel_href": "#" + t["anchor"],
+                "kernel_id": p["kernel_id"],
+                "short": t["short"],
+                "name": t["name"],
+                "where": p["where"] or "",
+                "speedup": _speedup(p),
+                "saved": _us(p["time_saved_ns"]),
+                "saved_share": _share_text(p["time_saved_ns"] / total) if total > 0 else "",
+            }
+        )
+    launches = sum(r["launches"] for r in rows)
+    return {
+        "rows": table,
+        "chart": _share_chart(table),
+        "fix": fix,
+        "groups": len(rows),
+        "launches": launches,
+        "total": _duration(total) if total > 0 else "n/a",
+    }

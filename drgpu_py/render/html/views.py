@@ -1,0 +1,242 @@
+"""Per-kernel-group view model: everything one kernel section of the page shows, as plain
+data for the kernel head in report.html.j2 and the body in kernel_body.html.j2.
+
+Contract: ``_kernel_view(i, ka, analysis, options, with_svg, inline_tree) -> dict``: anchor
+``k{i}``, launch summary, findings, charts (charts.py), performance model, analysis tree,
+Graphviz SVG (only ``with_svg``) and source view (source.py). With ``inline_tree`` False the
+tree and the hot lines' detail come as JSON instead (``tree_json`` with the short keys of
+TREE_KEYS, rows' ``detail_json``), which report.js turns into the same DOM when opened.
+"""
+
+from __future__ import annotations
+
+import re
+
+from markupsafe import Markup
+
+from ...analysis.tree import Node, location_text, split_folded
+from ...analysis import groups
+from .. import RenderOptions
+from ..dot import format_value, is_chain, missing_text, svg_for
+from .charts import _memory_chart, _occupancy_chart, _sol_view, _stall_chart
+from .common import _bytes, _duration, _nan, _newlines, _num, _script_json
+from .source import _lazy_source, _source_view, _src_id
+
+TREE_KEYS = {
+    "name": "n",
+    "value": "v",
+    "kind": "k",
+    "chain": "c",
+    "bar": "b",
+    "highlight": "h",
+    "open": "o",
+    "detail": "d",
+    "code": "cd",
+    "sass": "s",
+    "href": "hr",
+    "severity": "sev",
+    "sid": "id",
+    "children": "ch",
+    "folded": "f",
+    "fold_note": "fn",
+}  # the lazy tree's JSON keys (report.js reads them)
+
+
+def _evidence_value(v) -> str:
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, (list, tuple)):
+        return ", ".join(_evidence_value(x) for x in v)
+    if isinstance(v, dict):
+        return ", ".join(f"{k}: {_evidence_value(x)}" for k, x in v.items())
+    return str(v)
+
+
+def _tree_view(n: Node, fold: float, anchor: str, src_ids: set[str], depth: int = 0) -> dict:
+    shown, folded = split_folded(n, fold)
+    a = n.attrs
+    share_kind = n.kind in ("root", "group", "reason", "line") or (is_chain(n) and n.unit == "%")
+    bar = float(n.value) if share_kind and n.unit == "%" and isinstance(n.value, (int, float)) else None
+    view = {
+        "name": n.name,
+        "value": format_value(n),
+        "kind": n.kind,
+        "chain": is_chain(n),
+        "bar": None if bar is None else max(0.0, min(100.0, bar)),
+        "highlight": bool(a.get("highlight")),
+        "open": depth == 0 or bool(a.get("highlight")),
+        "detail": "",
+        "code": "",
+        "sass": "",
+        "href": "",
+        "severity": a.get("severity", ""),
+        "sid": a.get("id", "") if n.kind == "suggestion" else "",
+        "children": [_tree_view(c, fold, anchor, src_ids, depth + 1) for c in shown],
+        "folded": [_tree_view(c, fold, anchor, src_ids, depth + 1) for c in folded],
+        "fold_note": f"{len(folded)} below {fold * 100:g}% of stall cycles" if folded else "",
+    }
+    if n.kind == "root":
+        bits = []
+        if a.get("achieved_ipc") is not None:
+            bits.append(f"IPC {a['achieved_ipc']:g} of {a.get('ideal_ipc', '?')}")
+        if a.get("top_unit"):
+            bits.append(
+                f"busiest unit {a.get('top_unit_label') or a['top_unit']} {_num(a.get('top_unit_pct'), '.0f', '%')}"
+            )
+        if a.get("bound"):
+            bits.append(f"{a['bound']} bound")
+        view["detail"] = " · ".join(bits)
+    elif n.kind == "missing":
+        view["detail"] = missing_text(n)
+    elif n.kind == "line":
+        view["code"] = a.get("code") or ""
+        view["sass"] = a.get("sass") or ""
+        sid = _src_id(anchor, a.get("file"), a.get("line"))
+        view["href"] = "#" + sid if sid in src_ids else ""
+    elif n.kind == "suggestion":
+        view["detail"] = a.get("advice", "")
+    elif "latency_cycles" in a:
+        hit = f"hit rate {a['hit_rate_pct']:g}%, " if a.get("hit_rate_pct") is not None else ""
+        view["detail"] = f"{hit}~{a['latency_cycles']} cycles"
+    return view
+
+
+def _tree_compact(view: dict) -> dict:
+    """A tree view with short keys and its empty fields left out (report.js builds the DOM)."""
+    out = {}
+    for key, short in TREE_KEYS.items():
+        v = view[key]
+        if key in ("children", "folded"):
+            v = [_tree_compact(c) for c in v]
+        if v or (key == "bar" and v is not None):
+            out[short] = v
+    return out
+
+
+def _findings_view(ka, anchor: str, src_ids: set[str]) -> list[dict]:
+    out = []
+    for i, f in enumerate(ka.findings, 1):
+        locs = []
+        for loc in f.locations[:5]:
+            sid = _src_id(anchor, loc.get("file"), loc.get("line"))
+            stalled = ", ".join(location_text(s) for s in loc.get("stalled_at", []) or [])
+            inl = loc.get("inlined_from")
+            locs.append(
+                {
+                    "where": location_text(loc),
+                    "share": f"{100.0 * float(loc.get('share', 0.0)):.0f}%",
+                    "inlined": location_text(inl) if isinstance(inl, dict) and inl.get("file") else "",
+                    "code": loc.get("code") or "",
+                    "sass": loc.get("sass") or "",
+                    "stalled_at": stalled,
+                    "href": "#" + sid if sid in src_ids else "",
+                }
+            )
+        out.append(
+            {
+                "rank": i,
+                "anchor": f"{anchor}-f{i}",
+                "id": f.id,
+                "title": f.title,
+                "severity": f.severity,
+                "speedup": f.speedup_text(),
+                "share": f"{100.0 * f.stall_share:.0f}%",
+                "share_w": max(0.0, min(100.0, 100.0 * f.stall_share)),
+                "advice": f.advice,
+                "evidence": [{"key": str(kk), "value": _evidence_value(v)} for kk, v in (f.evidence or {}).items()],
+                "locations": locs,
+                "notes": list(f.notes),
+                "model": f.speedup_model,
+            }
+        )
+    return out
+
+
+def _clean_svg(svg: str, anchor: str) -> Markup:
+    """Graphviz's SVG, made fit to inline: no XML prolog, doctype or comments, and ids
+    prefixed per kernel so several graphs can share one page. Graphviz escapes label text."""
+    svg = svg[svg.find("<svg") :]
+    svg = re.sub(r"<!--.*?-->", "", svg, flags=re.S)
+    svg = re.sub(r'\bid="', f'id="{anchor}-', svg)
+    return Markup(svg.strip())
+
+
+def _model_view(ka) -> dict | None:
+    """The static performance model's summary (analysis/perfmodel/): bottleneck, predicted
+    against measured cycles, its terms, the hot loops and the what-if changes."""
+    d = ka._model()
+    if not d.get("available"):
+        return {"available": False, "reason": d.get("reason")}
+    top = max(d["terms"].values()) if d["terms"] else 0.0
+    terms = [
+        {"name": t, "cycles": v, "pct": 100.0 * v / top if top > 0 else 0.0}
+        for t, v in sorted(d["terms"].items(), key=lambda kv: -kv[1])
+    ]
+    return {**d, "term_rows": terms, "error_pct": None if d.get("error") is None else 100.0 * d["error"]}
+
+
+def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool, inline_tree: bool = True) -> dict:
+    k = ka.kernel
+    anchor = f"k{i}"
+    source = _source_view(ka, anchor)
+    if not inline_tree:
+        _lazy_source(source)
+    src_ids = {r["id"] for fv in source["files"] for r in fv["rows"] if not r["gap"]}
+    ach, theo = k.m("sm__warps_active.avg.pct_of_peak_sustained_active"), k.m("sm__maximum_warps_per_active_cycle_pct")
+    sol = ka.sol
+    if sol is not None and sol.limiter is not None:  # the speed-of-light limiter, as the badge says
+        top_label, top_pct = sol.labels.get(sol.limiter, sol.limiter), sol.limiter_pct
+    else:
+        top_label, top_pct = ka.tree.attrs.get("top_unit_label"), ka.top_unit_pct
+    summary = [
+        ("Device", k.device or "unknown"),
+        ("Duration", _duration(k.duration_ns)),
+        ("Grid × block", f"{'×'.join(map(str, k.grid))} × {'×'.join(map(str, k.block))}"),
+        ("Registers / thread", _num(k.m("launch__registers_per_thread"), ".0f")),
+        ("Shared memory / block", _bytes(k.m("launch__shared_mem_per_block"))),
+        ("Occupancy (achieved / theoretical)", f"{_num(ach, '.0f', '%')} / {_num(theo, '.0f', '%')}"),
+        ("IPC (achieved / ideal)", f"{_num(ka.achieved_ipc, '.2f')} / {ka.tree.attrs.get('ideal_ipc', 'n/a')}"),
+        ("Busiest unit", f"{top_label or 'n/a'}" + ("" if _nan(top_pct) else f" at {top_pct:.0f}% of peak")),
+    ]
+    svg = None
+    if with_svg:
+        svg = _clean_svg(svg_for(analysis, options, kernels=[ka]), anchor)
+    top = ka.findings[0] if ka.findings else None
+    tree = _tree_view(ka.tree, options.fold_share, anchor, src_ids)
+    return {
+        "anchor": anchor,
+        "id": k.id,
+        "name": _newlines(k.name),
+        "launches": groups.launches(k),
+        "arch": " · ".join(
+            x
+            for x in (
+                f"cc {k.compute_capability}" if k.compute_capability else "",
+                f"{k.sm_count} SMs" if k.sm_count else "",
+            )
+            if x
+        ),
+        "mangled": k.mangled if k.mangled and k.mangled != k.name else "",
+        "duration_ns": None if _nan(k.duration_ns) else float(k.duration_ns),
+        "duration": _duration(k.duration_ns),
+        "bound": ka.bound,
+        "stall_pct": _num(ka.stall_cycle_pct, ".1f", "%"),
+        "stall_w": 0.0 if _nan(ka.stall_cycle_pct) else max(0.0, min(100.0, float(ka.stall_cycle_pct))),
+        "summary": [{"key": a, "value": b} for a, b in summary],
+        "top": {"id": top.id, "title": top.title, "speedup": top.speedup_text(), "severity": top.severity}
+        if top
+        else None,
+        "findings": _findings_view(ka, anchor, src_ids),
+        "stalls": _stall_chart(ka.tree),
+        "stall_source": ka.tree.attrs.get("stall_source", ""),
+        "memory": _memory_chart(ka),
+        "occupancy": _occupancy_chart(ka),
+        "sol": _sol_view(ka),
+        "model": _model_view(ka),
+        "tree": tree if inline_tree else None,
+        "tree_json": None if inline_tree else _script_json(_tree_compact(tree)),
+        "svg": svg,
+        "source": source,
+        "notes": list(ka.notes),
+        "slicing": ka.slicing,
+    }
