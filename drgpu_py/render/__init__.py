@@ -10,7 +10,6 @@ format; ``render_to`` renders and writes atomically.
 
 from __future__ import annotations
 
-import math
 import os
 import sys
 from dataclasses import dataclass, field
@@ -19,6 +18,7 @@ from typing import Callable
 
 from ..errors import UsageError
 from ..io import atomic_write
+from .units import format_number as format_number, format_value as format_value
 
 
 @dataclass
@@ -40,41 +40,6 @@ def text_width() -> int:
     if sys.stdout is not None and sys.stdout.isatty():
         return max(20, shutil.get_terminal_size((120, 24)).columns)
     return 120
-
-
-_TIME_STEPS = ((1e9, "s"), (1e6, "ms"), (1e3, "µs"))
-
-
-def format_value(node) -> str:
-    """A tree node's value with its unit, as users read it ('' when it has none): shares
-    with one decimal, speedups with two, durations in ns/µs/ms/s, counts with thousands
-    separators, other values to four significant digits, never in exponent notation."""
-    v = node.value
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return ""
-    if not isinstance(v, (int, float)):
-        return f"{v} {node.unit}".strip()
-    if node.unit == "%":
-        return f"{v:.1f}%"
-    if node.unit == "x":
-        return f"{v:.2f}x"
-    if node.unit == "ns":
-        for scale, unit in _TIME_STEPS:
-            if abs(v) >= scale:
-                return f"{v / scale:,.2f} {unit}"
-    return f"{format_number(v)} {node.unit}".strip()
-
-
-def format_number(v: float) -> str:
-    """Counts with thousands separators, other values to four significant digits (small
-    ones fixed-point), never in exponent notation."""
-    if math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    if float(v).is_integer() or abs(v) >= 1000:
-        return f"{v:,.0f}"
-    if v != 0 and abs(v) < 1e-3:
-        return f"{v:.6f}".rstrip("0")
-    return f"{v:.4g}"
 
 
 @dataclass

@@ -10,18 +10,7 @@ from pathlib import Path
 
 from ..errors import DataFileError, UsageError
 from . import REGISTRIES, RenderOptions, format_for, register
-
-
-def _num(v, spec: str, none: str = "n/a") -> str:
-    return none if v is None else format(v, spec)
-
-
-def _us(ns) -> str:
-    return "n/a" if ns is None else f"{ns / 1000:.2f} us"
-
-
-def _pct(v) -> str:
-    return "n/a" if v is None else f"{v:.1f}%"
+from .units import microseconds, number
 
 
 def _pp(v) -> str:
@@ -44,7 +33,7 @@ def render_diff_text(d: dict) -> str:  # noqa: C901 - one optional block per dif
     out = [f"drgpu diff  base: {d['base']['report']}", f"            new:  {d['new']['report']}"]
     s = d["summary"]
     if s["matched"]:
-        total = f"{_us(s['duration_ns']['base'])} -> {_us(s['duration_ns']['new'])}"
+        total = f"{microseconds(s['duration_ns']['base'], '.2f', ' us')} -> {microseconds(s['duration_ns']['new'], '.2f', ' us')}"
         out.append(
             f"{s['matched']} matched kernel(s): {total}, measured speedup {_speed(s['speedup'])}; "
             f"findings resolved {s['resolved']}, new {s['new']}"
@@ -62,7 +51,7 @@ def render_diff_text(d: dict) -> str:  # noqa: C901 - one optional block per dif
         dur = k["duration_ns"]
         change = "" if k["duration_change_pct"] is None else f" ({k['duration_change_pct']:+.1f}%)"
         out.append(
-            f"  duration        {_us(dur['base'])} -> {_us(dur['new'])}{change}   "
+            f"  duration        {microseconds(dur['base'], '.2f', ' us')} -> {microseconds(dur['new'], '.2f', ' us')}{change}   "
             f"measured speedup {_speed(k['speedup'])}: {k['verdict']}"
         )
         if k.get("estimated_speedup") is not None:
@@ -75,11 +64,11 @@ def render_diff_text(d: dict) -> str:  # noqa: C901 - one optional block per dif
         sc = k["stall_cycle_pct"]
         st = k.get("stall_cycles") or {}
         out.append(
-            f"  stall cycles    {_pct(sc['base'])} -> {_pct(sc['new'])}  {_pp(sc['delta'])}   "
+            f"  stall cycles    {number(sc['base'], '.1f', suffix='%')} -> {number(sc['new'], '.1f', suffix='%')}  {_pp(sc['delta'])}   "
             f"({_cyc(st.get('base'))} -> {_cyc(st.get('new'))} cycles per SM, {_dcyc(st.get('delta'))})"
         )
         ipc = k["achieved_ipc"]
-        out.append(f"  achieved IPC    {_num(ipc['base'], '.3f')} -> {_num(ipc['new'], '.3f')}")
+        out.append(f"  achieved IPC    {number(ipc['base'], '.3f')} -> {number(ipc['new'], '.3f')}")
         out.append(
             f"  bound           {k['bound']['base']} -> {k['bound']['new']}   "
             f"(busiest unit {k['top_unit']['base']} -> {k['top_unit']['new']})"
@@ -87,10 +76,10 @@ def render_diff_text(d: dict) -> str:  # noqa: C901 - one optional block per dif
         occ = k["occupancy"]
         out.append(
             "  occupancy       theoretical {} -> {}, achieved {} -> {}".format(
-                _pct(occ["theoretical"]["base"]),
-                _pct(occ["theoretical"]["new"]),
-                _pct(occ["achieved"]["base"]),
-                _pct(occ["achieved"]["new"]),
+                number(occ["theoretical"]["base"], ".1f", suffix="%"),
+                number(occ["theoretical"]["new"], ".1f", suffix="%"),
+                number(occ["achieved"]["base"], ".1f", suffix="%"),
+                number(occ["achieved"]["new"], ".1f", suffix="%"),
             )
         )
         shares = []
@@ -100,8 +89,8 @@ def render_diff_text(d: dict) -> str:  # noqa: C901 - one optional block per dif
             shares.append(
                 [
                     g["label"],
-                    _pct(g["base"]),
-                    _pct(g["new"]),
+                    number(g["base"], ".1f", suffix="%"),
+                    number(g["new"], ".1f", suffix="%"),
                     _pp(g["delta"]),
                     _dcyc((g.get("stall_cycles") or {}).get("delta")),
                 ]
@@ -114,8 +103,8 @@ def render_diff_text(d: dict) -> str:  # noqa: C901 - one optional block per dif
                     shares.append(
                         [
                             "  " + r["label"],
-                            _pct(r["base"]),
-                            _pct(r["new"]),
+                            number(r["base"], ".1f", suffix="%"),
+                            number(r["new"], ".1f", suffix="%"),
                             _pp(r["delta"]),
                             _dcyc((r.get("stall_cycles") or {}).get("delta")),
                         ]
@@ -125,7 +114,15 @@ def render_diff_text(d: dict) -> str:  # noqa: C901 - one optional block per dif
             out.append("  memory latency split (share of stall cycles)")
             out += _text_table(
                 ["level", "base", "new", "delta"],
-                [[m["level"], _pct(m["base"]), _pct(m["new"]), _pp(m["delta"])] for m in k["memory"]],
+                [
+                    [
+                        m["level"],
+                        number(m["base"], ".1f", suffix="%"),
+                        number(m["new"], ".1f", suffix="%"),
+                        _pp(m["delta"]),
+                    ]
+                    for m in k["memory"]
+                ],
                 indent=4,
             )
         f = k["findings"]
@@ -155,7 +152,7 @@ def render_diff_text(d: dict) -> str:  # noqa: C901 - one optional block per dif
         for side, other in (("base", "new"), ("new", "base")):
             for k in um[side]:
                 out.append(
-                    f"unmatched ({side} only): id {k['id']} {k['name']} ({_us(k['duration_ns'])}): "
+                    f"unmatched ({side} only): id {k['id']} {k['name']} ({microseconds(k['duration_ns'], '.2f', ' us')}): "
                     f"no matching kernel in the {other} report"
                 )
     return "\n".join(out) + "\n"
@@ -199,7 +196,12 @@ def render_diff_html(d: dict) -> str:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(us=_us, pct=_pct, pp=_pp, speed=_speed)
+    env.filters.update(
+        us=lambda ns: microseconds(ns, ".2f", " us"),
+        pct=lambda v: number(v, ".1f", suffix="%"),
+        pp=_pp,
+        speed=_speed,
+    )
     env.globals["group_reasons"] = lambda gid: _group_members().get(gid, ())
     try:
         tpl = env.get_template("diff.html.j2")

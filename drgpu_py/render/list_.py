@@ -10,14 +10,11 @@ import math
 from ..version import __version__
 from ..errors import UsageError
 from . import REGISTRIES, RenderOptions, register
+from .units import number
 
 
 def _dims(d) -> str:
     return "x".join(str(x) for x in d) if d else "?"
-
-
-def _num(v, spec: str, none: str = "n/a") -> str:
-    return none if v is None else format(v, spec)
 
 
 def list_cells(r: dict) -> list[str]:
@@ -25,10 +22,10 @@ def list_cells(r: dict) -> list[str]:
     return [
         r["report"],
         str(r["id"]),
-        _num(r["duration_ns"] / 1000 if r["duration_ns"] is not None else None, ".2f"),
+        number(r["duration_ns"] / 1000 if r["duration_ns"] is not None else None, ".2f"),
         _dims(r["grid"]),
         _dims(r["block"]),
-        _num(r["stall_cycle_pct"], ".1f"),
+        number(r["stall_cycle_pct"], ".1f"),
         r["bound"] or "?",
         top,
         r["name"],

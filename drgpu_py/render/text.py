@@ -16,6 +16,7 @@ from rich.tree import Tree
 from ..analysis.tree import Node, split_folded
 from ..profile import short_name
 from . import format_value, register
+from .units import microseconds
 
 SEV_STYLE = {"high": "bold red", "medium": "yellow", "low": "dim"}
 # Control characters (ESC starts terminal sequences) and bidirectional overrides in kernel,
@@ -72,10 +73,6 @@ def _fmt(v, spec: str) -> str:
     return "n/a" if v is None else format(v, spec)
 
 
-def _us(ns) -> str:
-    return "n/a" if ns is None else f"{ns / 1000:,.1f}"
-
-
 def render_summary(analysis, options, console: Console) -> None:
     """The application view: kernel groups by GPU time, then the fixes that save most time."""
     rows = analysis.summary()
@@ -99,11 +96,11 @@ def render_summary(analysis, options, console: Console) -> None:
             str(r["kernel_id"]),
             escape(short_name(r["name"], 40)),
             str(r["launches"]),
-            _us(r["total_ns"]),
+            microseconds(r["total_ns"]),
             "n/a" if r["time_share"] is None else f"{100 * r['time_share']:.1f}%",
             sol,
             f"[{SEV_STYLE[top['severity']]}]{top['id']}[/]" if top else "-",
-            _us(top["time_saved_ns"]) if top else "-",
+            microseconds(top["time_saved_ns"]) if top else "-",
         )
     if len(rows) > 15:
         tab.caption = f"{len(rows) - 15} more kernels below (JSON and HTML list all)"
@@ -115,7 +112,7 @@ def render_summary(analysis, options, console: Console) -> None:
             where = f" at {escape(f['where'])}" if f.get("where") else ""
             console.print(
                 f"  {i}. {escape(f['id'])} in {escape(short_name(f['name']))} (id {f['kernel_id']}){where}: "
-                f"{_us(f['time_saved_ns'])} µs, est. {'≥' if f.get('estimate_capped') else ''}{f['estimated_speedup']:.2f}x"
+                f"{microseconds(f['time_saved_ns'])} µs, est. {'≥' if f.get('estimate_capped') else ''}{f['estimated_speedup']:.2f}x"
             )
     console.print()
 

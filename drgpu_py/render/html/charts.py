@@ -17,7 +17,8 @@ from ...analysis.context import UNITS
 from ...analysis.tree import KEY_MEMORY_SPLIT, KEY_OCCUPANCY_LIMITER, Node
 from ..dot import format_value, missing_text
 from ..text import short_name
-from .common import GROUP_COLORS, OTHER_COLOR, _nan, _num, _share_text
+from .common import GROUP_COLORS, OTHER_COLOR, _share_text
+from ..units import missing, number
 from .roofline import _roofline
 
 GRADE_THRESHOLDS = (("okay", "grade_okay"), ("good", "grade_good"), ("excellent", "grade_excellent"))
@@ -73,8 +74,8 @@ def _memory_chart(ka) -> dict:
         units.append(
             {
                 "label": label,
-                "value": None if _nan(v) else float(v),
-                "text": _num(v, ".0f", "%"),
+                "value": None if missing(v) else float(v),
+                "text": number(v, ".0f", "%"),
                 "top": key == ka.top_unit,
             }
         )
@@ -132,10 +133,10 @@ def _occupancy_chart(ka) -> dict:
     k = ka.kernel
     theo, ach = k.m("sm__maximum_warps_per_active_cycle_pct"), k.m("sm__warps_active.avg.pct_of_peak_sustained_active")
     out: dict[str, Any] = {
-        "theoretical": _num(theo, ".0f", "%"),
-        "achieved": _num(ach, ".0f", "%"),
-        "theo_w": 0.0 if _nan(theo) else 3.0 * min(theo, 100.0),
-        "ach_w": 0.0 if _nan(ach) else 3.0 * min(ach, 100.0),
+        "theoretical": number(theo, ".0f", "%"),
+        "achieved": number(ach, ".0f", "%"),
+        "theo_w": 0.0 if missing(theo) else 3.0 * min(theo, 100.0),
+        "ach_w": 0.0 if missing(ach) else 3.0 * min(ach, 100.0),
         "limiter": "",
         "bars": [],
         "missing": "",
@@ -148,7 +149,7 @@ def _occupancy_chart(ka) -> dict:
             missing_text(node) if node is not None and node.kind == "missing" else "not collected (section Occupancy)"
         )
         return out
-    limits = {str(name): float(v) for name, v in node.attrs["limits"].items() if not _nan(v)}
+    limits = {str(name): float(v) for name, v in node.attrs["limits"].items() if not missing(v)}
     if not limits:
         out["missing"] = "not collected (section Occupancy)"
         return out
@@ -223,7 +224,7 @@ def _sol_bars(d: dict, th: dict) -> dict:
     lines = []
     for grade, key in GRADE_THRESHOLDS:
         level = th.get(key)
-        if level is None or _nan(level):
+        if level is None or missing(level):
             continue
         lines.append(
             {"grade": grade, "pct": f"{float(level):g}%", "x": label_w + bar_w * min(float(level), 100.0) / 100.0}

@@ -9,9 +9,10 @@ cannot close its script element. It imports no other module of this package: the
 from __future__ import annotations
 
 import json
-import math
 
 from markupsafe import Markup
+
+from ..units import missing
 
 GROUP_COLORS = {
     "memory": "#1c7ed6",
@@ -24,26 +25,8 @@ GROUP_COLORS = {
 OTHER_COLOR = "#868e96"
 
 
-def _nan(v) -> bool:
-    return v is None or (isinstance(v, float) and math.isnan(v))
-
-
-def _num(v, spec: str = ".1f", suffix: str = "") -> str:
-    return "n/a" if _nan(v) else f"{format(v, spec)}{suffix}"
-
-
-def _duration(ns) -> str:
-    if _nan(ns):
-        return "n/a"
-    if ns >= 1e6:
-        return f"{ns / 1e6:.2f} ms"
-    if ns >= 1e3:
-        return f"{ns / 1e3:.1f} µs"
-    return f"{ns:.0f} ns"
-
-
 def _bytes(v) -> str:
-    if _nan(v):
+    if missing(v):
         return "n/a"
     return f"{v / 1024:.1f} KiB" if v >= 1024 else f"{v:.0f} B"
 
@@ -56,7 +39,7 @@ def _newlines(text: str) -> str:
 
 def _share_text(share) -> str:
     """A time share (0..1) as a percentage: '41%', '3.2%', '0.04%'."""
-    if _nan(share):
+    if missing(share):
         return "n/a"
     v = 100.0 * share
     return f"{v:.0f}%" if v >= 10 else f"{v:.1f}%" if v >= 0.1 else f"{v:.2g}%" if v > 0 else "0%"

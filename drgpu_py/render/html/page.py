@@ -25,7 +25,7 @@ from ...analysis import groups
 from ...specs import loader as data
 from .. import RenderOptions
 from ..dot import dot_available
-from .common import _nan
+from ..units import missing
 from .summary import _summary_view
 from .views import _kernel_view
 
@@ -91,7 +91,7 @@ def render_html(analysis, options) -> str:
     options = options or RenderOptions()
     with_svg = dot_available()
     times = [
-        (ka.kernel.duration_ns if not _nan(ka.kernel.duration_ns) else 0.0) * groups.launches(ka.kernel)
+        (ka.kernel.duration_ns if not missing(ka.kernel.duration_ns) else 0.0) * groups.launches(ka.kernel)
         for ka in analysis.kernels
     ]
     order = sorted(range(len(times)), key=lambda i: -times[i])

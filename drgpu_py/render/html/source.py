@@ -16,7 +16,8 @@ from typing import Any
 import pandas as pd
 
 from ...specs import loader as data
-from .common import GROUP_COLORS, OTHER_COLOR, _nan, _script_json
+from .common import GROUP_COLORS, OTHER_COLOR, _script_json
+from ..units import missing
 
 HOT_LINE_MIN_SHARE = 0.01  # a source line is "hot" from 1% of the kernel's stall samples
 HOT_LINES_MAX = 12
@@ -33,7 +34,7 @@ def _reason_meta() -> tuple[dict[str, str], dict[str, str]]:
 
 
 def _src_id(anchor: str, file, line) -> str:
-    if file is None or line is None or _nan(line):
+    if file is None or line is None or missing(line):
         return ""
     return f"{anchor}-src-{re.sub(r'[^A-Za-z0-9]+', '-', str(file).rsplit('/', 1)[-1])}-{int(line)}"
 
@@ -82,7 +83,7 @@ def _sass_rows(
                 "offset": f"+0x{offsets[i]:04x}",
                 "sass": str(df["sass"].iat[i]),
                 "findings": marks.get(offsets[i], []),
-                "executed": "" if _nan(ex) else f"{ex:,.0f}",
+                "executed": "" if missing(ex) else f"{ex:,.0f}",
                 "stalls": f"{tot[i]:,.0f}",
                 "hot": tot[i] > 0,
                 "top": ", ".join(f"{b['reason'].split(' (')[0]} {b['pct']:.0f}%" for b in top),

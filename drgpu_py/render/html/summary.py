@@ -11,19 +11,20 @@ from __future__ import annotations
 from ...analysis import groups
 from ..text import short_name
 from .charts import _share_chart
-from .common import _duration, _nan, _newlines, _share_text
+from .common import _newlines, _share_text
+from ..units import duration, missing
 
 FIX_FIRST_MAX = 10  # findings in the summary's "fix first" list
 SHORT_NAME_W = 30  # characters of a kernel's short name in the summary table
 
 
 def _us(ns) -> str:
-    return "n/a" if _nan(ns) else f"{ns / 1e3:,.1f}"
+    return "n/a" if missing(ns) else f"{ns / 1e3:,.1f}"
 
 
 def _sort_value(v) -> str:
     """A number as a data-value for the page's table sort ('' sorts last)."""
-    return "" if _nan(v) else repr(float(v))
+    return "" if missing(v) else repr(float(v))
 
 
 def _speedup(row: dict) -> str:
@@ -38,7 +39,7 @@ def _row_kernels(analysis, rows: list[dict]) -> list[int]:
 
     def total(i: int):
         t = groups.total_ns(analysis.kernels[i].kernel)
-        return None if _nan(t) else round(t, 1)
+        return None if missing(t) else round(t, 1)
 
     free = list(range(len(analysis.kernels)))
     out = []
@@ -127,5 +128,5 @@ def _summary_view(analysis, kernels: list[dict]) -> dict | None:
         "fix": fix,
         "groups": len(rows),
         "launches": launches,
-        "total": _duration(total) if total > 0 else "n/a",
+        "total": duration(total) if total > 0 else "n/a",
     }

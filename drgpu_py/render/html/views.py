@@ -19,7 +19,8 @@ from ...analysis import groups
 from .. import RenderOptions
 from ..dot import format_value, is_chain, missing_text, svg_for
 from .charts import _memory_chart, _occupancy_chart, _sol_view, _stall_chart
-from .common import _bytes, _duration, _nan, _newlines, _num, _script_json
+from .common import _bytes, _newlines, _script_json
+from ..units import duration, missing, number
 from .source import _lazy_source, _source_view, _src_id
 
 TREE_KEYS = {
@@ -81,7 +82,7 @@ def _tree_view(n: Node, fold: float, anchor: str, src_ids: set[str], depth: int 
             bits.append(f"IPC {a['achieved_ipc']:g} of {a.get('ideal_ipc', '?')}")
         if a.get("top_unit"):
             bits.append(
-                f"busiest unit {a.get('top_unit_label') or a['top_unit']} {_num(a.get('top_unit_pct'), '.0f', '%')}"
+                f"busiest unit {a.get('top_unit_label') or a['top_unit']} {number(a.get('top_unit_pct'), '.0f', '%')}"
             )
         if a.get("bound"):
             bits.append(f"{a['bound']} bound")
@@ -190,13 +191,13 @@ def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool, i
         top_label, top_pct = ka.tree.attrs.get("top_unit_label"), ka.top_unit_pct
     summary = [
         ("Device", k.device or "unknown"),
-        ("Duration", _duration(k.duration_ns)),
+        ("Duration", duration(k.duration_ns)),
         ("Grid × block", f"{'×'.join(map(str, k.grid))} × {'×'.join(map(str, k.block))}"),
-        ("Registers / thread", _num(k.m("launch__registers_per_thread"), ".0f")),
+        ("Registers / thread", number(k.m("launch__registers_per_thread"), ".0f")),
         ("Shared memory / block", _bytes(k.m("launch__shared_mem_per_block"))),
-        ("Occupancy (achieved / theoretical)", f"{_num(ach, '.0f', '%')} / {_num(theo, '.0f', '%')}"),
-        ("IPC (achieved / ideal)", f"{_num(ka.achieved_ipc, '.2f')} / {ka.tree.attrs.get('ideal_ipc', 'n/a')}"),
-        ("Busiest unit", f"{top_label or 'n/a'}" + ("" if _nan(top_pct) else f" at {top_pct:.0f}% of peak")),
+        ("Occupancy (achieved / theoretical)", f"{number(ach, '.0f', '%')} / {number(theo, '.0f', '%')}"),
+        ("IPC (achieved / ideal)", f"{number(ka.achieved_ipc, '.2f')} / {ka.tree.attrs.get('ideal_ipc', 'n/a')}"),
+        ("Busiest unit", f"{top_label or 'n/a'}" + ("" if missing(top_pct) else f" at {top_pct:.0f}% of peak")),
     ]
     svg = None
     if with_svg:
@@ -217,11 +218,11 @@ def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool, i
             if x
         ),
         "mangled": k.mangled if k.mangled and k.mangled != k.name else "",
-        "duration_ns": None if _nan(k.duration_ns) else float(k.duration_ns),
-        "duration": _duration(k.duration_ns),
+        "duration_ns": None if missing(k.duration_ns) else float(k.duration_ns),
+        "duration": duration(k.duration_ns),
         "bound": ka.bound,
-        "stall_pct": _num(ka.stall_cycle_pct, ".1f", "%"),
-        "stall_w": 0.0 if _nan(ka.stall_cycle_pct) else max(0.0, min(100.0, float(ka.stall_cycle_pct))),
+        "stall_pct": number(ka.stall_cycle_pct, ".1f", "%"),
+        "stall_w": 0.0 if missing(ka.stall_cycle_pct) else max(0.0, min(100.0, float(ka.stall_cycle_pct))),
         "summary": [{"key": a, "value": b} for a, b in summary],
         "top": {"id": top.id, "title": top.title, "speedup": top.speedup_text(), "severity": top.severity}
         if top
