@@ -180,9 +180,8 @@ def _pct_text(v: float) -> str:
 def _sol_view(ka) -> dict | None:
     """Grade badge, per-unit bars and roofline of the speed-of-light layer (analysis/sol.py);
     None when the analysis carries none (a literal analysis without a context)."""
-    ctx = ka.context
-    sol = getattr(ctx, "sol", None)
-    if sol is None:
+    ctx, sol = ka.context, ka.sol
+    if sol is None or ctx is None:
         return None
     d = sol.to_dict()
     th = ctx.th
