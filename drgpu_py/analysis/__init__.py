@@ -20,6 +20,7 @@ from ..profile import SOURCE_EXPORT_MISSING, KernelProfile, Profile, rounded
 from . import groups
 from .context import AnalysisCache, KernelContext
 from .findings import Finding, evaluate
+from .ledger import Ledger, UsefulWork, time_ledger, useful_work
 from .passes import Passes, stall_cycles
 from .perfmodel import KernelModel, kernel_model
 from .perfmodel import to_dict as model_dict
@@ -61,6 +62,8 @@ class KernelAnalysis:
     notes: list[str]
     context: KernelContext | None = None
     passes: Passes | None = None  # what the passes after the facts computed (None: a literal analysis)
+    useful: UsefulWork | None = None  # the essential work at peak and the efficiency (ledger.py)
+    ledger: Ledger | None = None  # elapsed time = useful + findings' claims + unexplained
 
     @property
     def sol(self) -> SpeedOfLight | None:
@@ -110,6 +113,7 @@ class KernelAnalysis:
             "samples": sample_summary(self.context),
             "notes": self.notes,
             "model": self._model(),
+            "ledger": self.ledger.to_dict() if self.ledger is not None else None,
         }
 
     def _model(self) -> dict:
@@ -125,6 +129,7 @@ class KernelAnalysis:
         if self.context is not None and self.sol is not None:
             out.update(self.sol.to_dict())
             out["traits"] = self.traits.to_dict() if self.traits is not None else None
+            out["useful"] = self.useful.to_dict() if self.useful is not None else None
         return out
 
 
@@ -206,7 +211,9 @@ def _analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisC
     passes = Passes(traits=traits, sol=sol, perf=kernel_model(ctx, sol), stall=stall_cycles(ctx))
     evaluation = evaluate(ctx, passes)
     findings = evaluation.findings
-    tree = build_tree(ctx, passes, findings)
+    useful = useful_work(ctx, sol)
+    ledger = time_ledger(ctx, useful, findings)
+    tree = build_tree(ctx, passes, findings, useful, ledger)
     pct, ipc = passes.stall.pct, passes.stall.achieved_ipc
     top, top_val = ctx.top_unit()
     notes = list(k.notes) + ctx.notes + evaluation.notes
@@ -259,6 +266,8 @@ def _analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisC
         notes=notes,
         context=ctx,
         passes=passes,
+        useful=useful,
+        ledger=ledger,
     )
 
 

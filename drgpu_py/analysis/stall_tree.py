@@ -19,6 +19,7 @@ from ..profile import rounded
 from .context import UNITS, KernelContext
 from .detectors.launch import occupancy_limiter
 from .findings import Finding
+from .ledger import Ledger, UsefulWork, part_label
 from .passes import Passes
 from .perfmodel import KernelModel, hot_loop_lines
 from .sol import SpeedOfLight
@@ -42,6 +43,27 @@ COMPUTE_UNITS = ("sm", "issue", "tensor", "fma", "alu", "fp64", "xu")
 def _attrs(loc: Location) -> dict[str, Any]:
     """A location as a line node's attributes (the same object: the node shows the location)."""
     return cast(dict[str, Any], loc)
+
+
+def _grades(sol: SpeedOfLight | None, useful: UsefulWork | None, ledger: Ledger | None) -> dict[str, Any]:
+    """The root's speed-of-light and useful-work grades and the time ledger in one line."""
+    out: dict[str, Any] = {}
+    if sol is not None:
+        out.update(
+            sol_limiter=sol.limiter,
+            sol_limiter_label=sol.labels.get(sol.limiter) if sol.limiter else None,
+            sol_pct=rounded(sol.limiter_pct, 1),
+            sol_grade=sol.grade,
+        )
+    if useful is not None and useful.efficiency_pct is not None:
+        out.update(
+            useful_grade=useful.grade,
+            useful_pct=rounded(useful.efficiency_pct, 1),
+            useful_label=part_label(useful.limiter),
+        )
+    if ledger is not None:
+        out["ledger"] = ledger.text()
+    return out
 
 
 def classify_bound(ctx: KernelContext, sol: SpeedOfLight | None) -> str:
@@ -92,7 +114,13 @@ def _value(parent: Node, label: str, value, unit: str = "", **attrs) -> Node:
     )
 
 
-def build_tree(ctx: KernelContext, passes: Passes, findings: list[Finding]) -> Node:  # noqa: C901 - one branch per tree level, read top to bottom
+def build_tree(  # noqa: C901 - one branch per tree level, read top to bottom
+    ctx: KernelContext,
+    passes: Passes,
+    findings: list[Finding],
+    useful: UsefulWork | None = None,
+    ledger: Ledger | None = None,
+) -> Node:
     stall = passes.stall
     pct, ipc, ideal, how = stall.pct, stall.achieved_ipc, stall.ideal_ipc, stall.how
     top, top_val = ctx.top_unit()
@@ -161,15 +189,9 @@ def build_tree(ctx: KernelContext, passes: Passes, findings: list[Finding]) -> N
         if ctx.reason_source != "none" or gnode.children:
             root.add(gnode)
     root.children.sort(key=lambda n: -(n.value or 0.0))
-    sol = passes.sol
-    if sol is not None:
-        root.children.insert(0, _speed_of_light(sol))
-        root.attrs.update(
-            sol_limiter=sol.limiter,
-            sol_limiter_label=sol.labels.get(sol.limiter) if sol.limiter else None,
-            sol_pct=rounded(sol.limiter_pct, 1),
-            sol_grade=sol.grade,
-        )
+    if passes.sol is not None:
+        root.children.insert(0, _speed_of_light(passes.sol))
+    root.attrs.update(_grades(passes.sol, useful, ledger))
     if passes.perf is not None and passes.perf.available:
         root.add(_model_node(ctx, passes.perf))
     for st in shape.get("root_subtrees", []):

@@ -88,28 +88,38 @@ def _label(*lines: str) -> str:
     return graphviz.nohtml("\\n".join(graphviz.escape(_CTRL.sub(" ", ln)) for ln in lines if ln))
 
 
+def _root_label(n: Node, val: str) -> str:
+    """The root's label: stall cycles, IPC, busiest unit, bound, grades and the time ledger."""
+    a = n.attrs
+    lines = [f"{n.name} {val}".strip()]
+    if a.get("achieved_ipc") is not None:
+        lines.append(
+            f"IPC {a['achieved_ipc']:g} of {a.get('ideal_ipc', '?'):g}"
+            if isinstance(a.get("ideal_ipc"), (int, float))
+            else f"IPC {a['achieved_ipc']:g}"
+        )
+    if a.get("top_unit"):
+        lines.append(
+            f"busiest unit: {a.get('top_unit_label') or a['top_unit']} {a.get('top_unit_pct') if a.get('top_unit_pct') is not None else '?'}%"
+        )
+    if a.get("bound"):
+        lines.append(f"bound: {a['bound']}")
+    if a.get("sol_grade"):
+        lines.append(
+            f"speed of light: {a['sol_grade']} ({a.get('sol_limiter_label') or a.get('sol_limiter')} {a.get('sol_pct')}%)"
+        )
+    if a.get("useful_grade"):
+        lines.append(f"useful work: {a['useful_grade']} ({a.get('useful_pct')}% at peak, {a.get('useful_label')})")
+    if a.get("ledger"):
+        lines.append(f"time: {a['ledger']}")
+    return _label(*lines)
+
+
 def _node_label(n: Node, kernel_name: str | None = None) -> str:
     val = format_value(n)
     a = n.attrs
     if n.kind == "root":
-        lines = [f"{n.name} {val}".strip()]
-        if a.get("achieved_ipc") is not None:
-            lines.append(
-                f"IPC {a['achieved_ipc']:g} of {a.get('ideal_ipc', '?'):g}"
-                if isinstance(a.get("ideal_ipc"), (int, float))
-                else f"IPC {a['achieved_ipc']:g}"
-            )
-        if a.get("top_unit"):
-            lines.append(
-                f"busiest unit: {a.get('top_unit_label') or a['top_unit']} {a.get('top_unit_pct') if a.get('top_unit_pct') is not None else '?'}%"
-            )
-        if a.get("bound"):
-            lines.append(f"bound: {a['bound']}")
-        if a.get("sol_grade"):
-            lines.append(
-                f"speed of light: {a['sol_grade']} ({a.get('sol_limiter_label') or a.get('sol_limiter')} {a.get('sol_pct')}%)"
-            )
-        return _label(*lines)
+        return _root_label(n, val)
     if n.kind == "missing":
         return _label(_clip(n.name, 60), missing_text(n))
     if n.kind == "line":

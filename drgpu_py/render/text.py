@@ -13,6 +13,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.tree import Tree
 
+from ..analysis.ledger import part_label
 from ..analysis.tree import Node, split_folded
 from ..profile import short_name
 from . import format_value, register
@@ -150,6 +151,14 @@ def render_console(analysis, options, console: Console) -> None:
                 f"\nspeed of light: [bold]{a['sol_grade']}[/bold] ({escape(str(a.get('sol_limiter_label')))} at "
                 f"{_fmt(a.get('sol_pct'), '.0f')}% of peak)"
             )
+        useful = ka.useful
+        if useful is not None and useful.efficiency_pct is not None:
+            head += (
+                f"\nuseful work: [bold]{useful.grade}[/bold] ({useful.efficiency_pct:.0f}% of the time at peak, "
+                f"{part_label(useful.limiter)})"
+            )
+        if ka.ledger is not None:
+            head += f"\ntime: {escape(ka.ledger.text())}"
         console.print(Panel(head, expand=False))
         t = Tree(_label(ka.tree))
         _add(t, ka.tree, options.fold_share, 0, compact)

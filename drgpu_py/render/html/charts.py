@@ -20,6 +20,7 @@ from ..text import short_name
 from .common import GROUP_COLORS, OTHER_COLOR, _share_text
 from ..units import missing, number
 from .roofline import _roofline
+from ...analysis.ledger import part_label
 
 GRADE_THRESHOLDS = (("okay", "grade_okay"), ("good", "grade_good"), ("excellent", "grade_excellent"))
 SHARE_CHART_MAX = 15  # kernel groups drawn in the summary's time-share chart
@@ -195,6 +196,39 @@ def _sol_view(ka) -> dict | None:
         "badge": badge,
         "bars": _sol_bars(d, th),
         "roofline": _roofline(d["roofline"], d["flops_source"], has_sass),
+    }
+
+
+#: Colours of the time ledger's bar: the useful time, each finding's claim (in order), the rest.
+LEDGER_USEFUL, LEDGER_UNEXPLAINED = "#2f9e44", "#adb5bd"
+LEDGER_LOSSES = ("#e03131", "#f76707", "#f59f00", "#ae3ec9", "#1c7ed6", "#e64980", "#0b7285")
+
+
+def _ledger_view(ka) -> dict | None:
+    """The time ledger as one stacked bar (useful, each finding's claim, unexplained) and its
+    legend; None without a ledger."""
+    ledger, useful = ka.ledger, ka.useful
+    if ledger is None:
+        return None
+    e, width = ledger.elapsed_ns, 520.0
+    parts = [("useful", ledger.useful_ns, LEDGER_USEFUL, f"useful work at peak ({part_label(useful.limiter)})")]
+    shown = [x for x in ledger.losses if x.ns > 0]
+    for i, x in enumerate(shown):
+        parts.append((x.owner, x.ns, LEDGER_LOSSES[i % len(LEDGER_LOSSES)], f"claimed by {x.owner}"))
+    top = ledger.unexplained_top[0] if ledger.unexplained_top else None
+    rest = "no finding claims it" + (f"; top stall {top['label']}" if top else "")
+    parts.append(("unexplained", ledger.unexplained_ns, LEDGER_UNEXPLAINED, rest))
+    x, segments = 0.0, []
+    for name, ns, color, why in parts:
+        w = width * ns / e if e > 0 else 0.0
+        segments.append({"name": name, "x": x, "w": w, "color": color, "pct": f"{100 * ns / e:.0f}%", "why": why})
+        x += w
+    eff = useful.efficiency_pct if useful is not None else None
+    return {
+        "width": width,
+        "segments": segments,
+        "grade": useful.grade if useful is not None else None,
+        "badge": f"{useful.grade} · {eff:.0f}% of the time is useful work at peak" if eff is not None else "",
     }
 
 

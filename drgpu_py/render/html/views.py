@@ -18,7 +18,7 @@ from ...analysis.tree import Node, location_text, split_folded
 from ...analysis import groups
 from .. import RenderOptions
 from ..dot import format_value, is_chain, missing_text, svg_for
-from .charts import _memory_chart, _occupancy_chart, _sol_view, _stall_chart
+from .charts import _ledger_view, _memory_chart, _occupancy_chart, _sol_view, _stall_chart
 from .common import _bytes, _newlines, _script_json
 from ..units import duration, missing, number
 from .source import _lazy_source, _source_view, _src_id
@@ -233,6 +233,7 @@ def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool, i
         "memory": _memory_chart(ka),
         "occupancy": _occupancy_chart(ka),
         "sol": _sol_view(ka),
+        "ledger": _ledger_view(ka),
         "model": _model_view(ka),
         "tree": tree if inline_tree else None,
         "tree_json": None if inline_tree else _script_json(_tree_compact(tree)),

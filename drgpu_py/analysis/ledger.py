@@ -1,0 +1,238 @@
+"""Useful work and the time ledger of a kernel: where every nanosecond of its elapsed time goes.
+
+Contract: ``useful_work(ctx, sol) -> UsefulWork`` and ``time_ledger(ctx, useful, findings) ->
+Ledger`` are pure. Useful work is the work the kernel must do, timed at each unit's peak:
+its FLOPs per precision (at that precision's peak), its DRAM bytes at ideal width (the bytes
+less the share of global sectors beyond the ideal per request, as Nsight Compute's source view
+counts them) and its essential instructions (math and memory, at full warps; loop control,
+index math, conversions and replays are overhead) at one instruction per scheduler and cycle.
+**Efficiency** is the longest of those times over the elapsed time, graded with the speed of
+light's thresholds: it measures useful work, not how busy a unit is (a unit kept busy by
+excess sectors or conflicts is busy with waste).
+
+The ledger splits the elapsed time into the useful time, the time each finding claims (what
+its fix removes: elapsed x (1 - 1/estimate)) and what no finding explains. One nanosecond has
+one owner: findings claim in order of the time they remove, each at most what the useful time
+and the claims before it leave. What is left is "unexplained", shown with its top stall
+reasons and lines. Method and limits: docs/json-schema.md, "Time ledger".
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..specs import loader as data
+from .context import KernelContext
+from .findings import Finding
+from .sol import SpeedOfLight, grade_of
+
+#: Instruction-mix classes (sass.isa.opcode_class) that are a kernel's work; the others
+#: (int, conversion, control, uniform, other) are overhead around it.
+ESSENTIAL_CLASSES = ("fp32", "fp64", "fp16", "tensor", "sfu", "memory")
+
+
+def part_label(part: str | None) -> str:
+    """A useful-work part as users read it: 'FP32 math', 'DRAM at ideal width', ..."""
+    if part is None:
+        return "n/a"
+    if part.startswith("math_"):
+        precision = part.removeprefix("math_")
+        if precision.startswith("tensor_"):
+            return f"tensor {precision.removeprefix('tensor_').upper()} math"
+        return f"{precision.upper()} math"
+    return {"dram": "DRAM at ideal width", "issue": "essential instructions"}.get(part, part)
+
+
+@dataclass(frozen=True)
+class UsefulWork:
+    """The time each part of the kernel's essential work takes at its unit's peak (ns)."""
+
+    elapsed_ns: float | None
+    times_ns: dict[str, float]  # "math_<precision>", "dram", "issue" -> ns at peak
+    sources: dict[str, str]  # how each time was measured
+    limiter: str | None  # the longest of ``times_ns``
+    efficiency_pct: float | None  # the limiter's time / elapsed, in %
+    grade: str | None  # of the efficiency (speed of light's grade thresholds)
+
+    @property
+    def useful_ns(self) -> float:
+        return self.times_ns.get(self.limiter, 0.0) if self.limiter else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "efficiency_pct": _rounded(self.efficiency_pct, 2),
+            "grade": self.grade,
+            "limiter": self.limiter,
+            "times_ns": {k: round(v, 1) for k, v in sorted(self.times_ns.items(), key=lambda kv: -kv[1])},
+            "sources": dict(sorted(self.sources.items())),
+        }
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    owner: str  # a finding's id
+    ns: float  # the elapsed time it claims
+    claimed_share: float  # of the elapsed time
+    wanted_share: float  # what its estimate alone would remove, of the elapsed time
+
+
+@dataclass(frozen=True)
+class Ledger:
+    elapsed_ns: float
+    useful_ns: float
+    losses: list[LedgerEntry]
+    unexplained_ns: float
+    unexplained_top: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        e = self.elapsed_ns
+        return {
+            "elapsed_ns": round(e, 1),
+            "useful_ns": round(self.useful_ns, 1),
+            "useful_share": round(self.useful_ns / e, 4),
+            "losses": [
+                {
+                    "finding": x.owner,
+                    "ns": round(x.ns, 1),
+                    "share": round(x.claimed_share, 4),
+                    "wanted_share": round(x.wanted_share, 4),
+                }
+                for x in self.losses
+            ],
+            "unexplained_ns": round(self.unexplained_ns, 1),
+            "unexplained_share": round(self.unexplained_ns / e, 4),
+            "unexplained_top": self.unexplained_top,
+        }
+
+    def text(self) -> str:
+        """One line: useful / each loss / unexplained, as shares of the elapsed time."""
+        e = self.elapsed_ns
+        parts = [f"useful {100 * self.useful_ns / e:.0f}%"]
+        parts += [f"{x.owner} {100 * x.claimed_share:.0f}%" for x in self.losses if x.ns > 0]
+        unexplained = f"unexplained {100 * self.unexplained_ns / e:.0f}%"
+        if self.unexplained_top:
+            top = self.unexplained_top[0]
+            where = top.get("top_line") or {}
+            at = (
+                f" at {str(where['file']).rsplit('/', 1)[-1]}:{where.get('line')}"
+                if where.get("file")
+                else (f" at SASS +0x{where['pc_offset']:x}" if where.get("pc_offset") is not None else "")
+            )
+            unexplained += f" (top stall: {top['label']}{at})"
+        parts.append(unexplained)
+        return " · ".join(parts)
+
+
+def _rounded(x: float | None, ndigits: int) -> float | None:
+    return None if x is None or not math.isfinite(x) else round(x, ndigits)
+
+
+def _ideal_sector_share(ctx: KernelContext) -> tuple[float, str]:
+    """The share of global sectors a warp's requests need at ideal width (1 - excess share)."""
+    if not ctx.df.empty and "l2_sectors_global" in ctx.df and ctx.total_of("l2_sectors_global") > 0:
+        excess = ctx.total_of("l2_sectors_global_excessive") if "l2_sectors_global_excessive" in ctx.df else 0.0
+        return max(0.0, 1.0 - excess / ctx.total_of("l2_sectors_global")), "source counters (ideal vs actual sectors)"
+    k = ctx.kernel
+    sectors = k.m("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 0.0) + k.m(
+        "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", 0.0
+    )
+    excess = k.m("derived__memory_l2_theoretical_sectors_global_excessive")
+    if sectors > 0 and not math.isnan(excess):
+        return max(0.0, 1.0 - excess / sectors), "kernel counters (excessive global sectors)"
+    return 1.0, "no sector counters: every DRAM byte counted as essential"
+
+
+def _essential_instructions(ctx: KernelContext) -> float:
+    """Warp instructions of the essential classes at full warps (thread instructions / 32)."""
+    df = ctx.df
+    if df.empty:
+        return math.nan
+    threads = df["thread_inst_executed"].tolist() if "thread_inst_executed" in df else None
+    executed = df["inst_executed"].tolist()
+    total = 0.0
+    for j, cls in enumerate(ctx.classes):
+        if cls not in ESSENTIAL_CLASSES:
+            continue
+        n = threads[j] / 32.0 if threads is not None and threads[j] == threads[j] else executed[j]
+        if n == n:
+            total += float(n)
+    return total
+
+
+def useful_work(ctx: KernelContext, sol: SpeedOfLight | None) -> UsefulWork:
+    elapsed = sol.duration_s * 1e9 if sol is not None and sol.duration_s > 0 else math.nan
+    times: dict[str, float] = {}
+    sources: dict[str, str] = {}
+    if sol is not None:
+        for precision, flops in sol.flops.items():
+            peak = sol.peak_flops_per_s.get(precision, math.nan)
+            if flops > 0 and peak > 0:
+                times[f"math_{precision}"] = flops / peak * 1e9
+                sources[f"math_{precision}"] = f"{precision} FLOPs ({sol.flops_source}) / peak FLOP/s"
+        if sol.dram_bytes > 0 and sol.peak_bytes_per_s > 0:
+            ideal, how = _ideal_sector_share(ctx)
+            times["dram"] = sol.dram_bytes * ideal / sol.peak_bytes_per_s * 1e9
+            sources["dram"] = f"DRAM bytes x {ideal:.3f} at ideal width ({how}) / peak bandwidth"
+        essential = _essential_instructions(ctx)
+        sms = ctx.kernel.sm_count or ctx.kernel.m("launch__sm_count")
+        slots = float(ctx.arch.get("issue_slots_per_sm", 4))
+        if essential > 0 and sms and sms > 0 and sol.sm_clock_hz > 0:
+            times["issue"] = essential / (slots * sms * sol.sm_clock_hz) * 1e9
+            sources["issue"] = "essential warp instructions (math, memory; at full warps) / issue slots"
+    limiter = max(times, key=times.__getitem__) if times else None
+    eff = 100.0 * times[limiter] / elapsed if limiter is not None and elapsed > 0 else None
+    return UsefulWork(
+        elapsed_ns=elapsed if elapsed > 0 else None,
+        times_ns=times,
+        sources=sources,
+        limiter=limiter,
+        efficiency_pct=eff,
+        grade=grade_of(min(eff, 100.0), ctx.th) if eff is not None else None,
+    )
+
+
+def _unexplained_top(ctx: KernelContext, limit: int = 3) -> list[dict[str, Any]]:
+    """The top stall reasons (share of stall cycles) and the line that carries most of each."""
+    stalls = {r: v for r, v in ctx.reasons.items() if r != "selected" and v > 0}
+    labels = data.stall_reasons()
+    out = []
+    for reason in sorted(stalls, key=lambda r: -stalls[r])[:limit]:
+        lines = ctx.line_samples(reason, 1)
+        where = None
+        if lines:
+            loc = lines[0]
+            where = {"file": loc.get("file"), "line": loc.get("line"), "pc_offset": loc.get("pc_offset")}
+        out.append(
+            {
+                "reason": reason,
+                "label": labels.get(reason, {}).get("label", reason),
+                "stall_share": round(ctx.share(reason), 4),
+                "top_line": where,
+            }
+        )
+    return out
+
+
+def time_ledger(ctx: KernelContext, useful: UsefulWork, findings: list[Finding]) -> Ledger | None:
+    """The kernel's elapsed time split into useful time, findings' claims and the rest."""
+    elapsed = useful.elapsed_ns
+    if elapsed is None or not elapsed > 0:
+        return None
+    useful_ns = min(useful.useful_ns, elapsed)
+    left = elapsed - useful_ns
+    wanted = [(f, elapsed * (1.0 - 1.0 / f.estimated_speedup) if f.estimated_speedup > 1.0 else 0.0) for f in findings]
+    losses = []
+    # Larger claims first; a tie keeps the findings' rank.
+    for f, want in sorted(wanted, key=lambda fw: -fw[1]):
+        got = max(0.0, min(want, left))
+        left -= got
+        losses.append(LedgerEntry(f.id, got, got / elapsed, want / elapsed))
+    return Ledger(
+        elapsed_ns=elapsed,
+        useful_ns=useful_ns,
+        losses=losses,
+        unexplained_ns=max(0.0, left),
+        unexplained_top=_unexplained_top(ctx),
+    )
