@@ -308,3 +308,26 @@ def test_never_silent_where_there_is_headroom(lib):
     assert noted >= 3
     fixed = analysis_of("chase_loads", "fixed").kernels[0]
     assert any("chase_loads.cu:14" in n for n in fixed.notes if n.startswith("no known pattern"))
+
+
+def test_useful_work_grade_agrees_with_independent_figure(lib):
+    """The efficiency grade (useful work at peak over elapsed, analysis/ledger.py) of every
+    library kernel with an independent figure (the problem's FLOPs at the whitepaper's dense
+    tensor peak, or its minimum bytes at HBM3's peak, over ncu's duration) is within one grade
+    of that figure's, and good or excellent where the figure is 60 % or more."""
+    seen = 0
+    for name, t, ka, act in lib:
+        dur = _m(act, "gpu__time_duration.sum") * 1e-9
+        if name in PRECISION:
+            clock = _m(act, "sm__cycles_elapsed.avg.per_second")
+            indep = 100 * t["flops"] / dur / (WHITEPAPER_TENSOR_PER_SM_CYCLE[PRECISION[name]] * 132 * clock)
+        elif t["kind"] == "memory" and t["min_bytes"] >= 1e8:
+            indep = 100 * t["min_bytes"] / dur / HBM3_BYTES_PER_S
+        else:
+            continue
+        grade = ka.useful.grade
+        assert abs(RANK[grade] - RANK[_grade(indep)]) <= 1, (name, indep, ka.useful.to_dict())
+        if indep >= 60:
+            assert RANK[grade] >= RANK["good"], (name, indep, ka.useful.to_dict())
+        seen += 1
+    assert seen >= 8

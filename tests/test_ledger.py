@@ -1,0 +1,92 @@
+"""The time ledger (analysis/ledger.py) on the shipped samples: every nanosecond of a kernel's
+elapsed time has one owner (useful work, a finding's claim, or "unexplained"), the efficiency
+grade measures useful work rather than busyness, and every output shows the ledger."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import CASES, analysis_of, library_analysis, timed_speedup
+
+RANK = {"poor": 0, "okay": 1, "good": 2, "excellent": 3}
+
+
+def _ledgers():
+    for case in CASES:
+        for variant in ("bad", "fixed"):
+            yield f"{case}/{variant}", analysis_of(case, variant).kernels[0]
+    for stem in ("library", "step"):
+        for ka in library_analysis(stem).kernels:
+            yield f"{stem}/{ka.kernel.id}", ka
+
+
+def test_every_ledger_adds_up_to_the_elapsed_time():
+    checked = 0
+    for where, ka in _ledgers():
+        ledger = ka.ledger
+        if ledger is None:
+            assert ka.useful is None or ka.useful.elapsed_ns is None, where
+            continue
+        parts = ledger.useful_ns + sum(x.ns for x in ledger.losses) + ledger.unexplained_ns
+        assert parts == pytest.approx(ledger.elapsed_ns, rel=0.01), where
+        assert ledger.elapsed_ns == pytest.approx(ka.kernel.duration_ns, rel=1e-9), where
+        for x in ledger.losses:
+            assert 0.0 <= x.claimed_share <= x.wanted_share + 1e-12, (where, x)
+        assert {x.owner for x in ledger.losses} == {f.id for f in ka.findings}, where
+        checked += 1
+    assert checked >= 2 * len(CASES)
+
+
+def test_claims_never_count_time_twice():
+    """Findings that want more time than useful work leaves share it: largest claim first,
+    each at most what is left, so the claims never exceed the elapsed time less useful work."""
+    overlapping = 0
+    for where, ka in _ledgers():
+        ledger = ka.ledger
+        if ledger is None:
+            continue
+        headroom = ledger.elapsed_ns - ledger.useful_ns
+        assert sum(x.ns for x in ledger.losses) <= headroom * (1 + 1e-9), where
+        wanted = sum(x.wanted_share for x in ledger.losses) * ledger.elapsed_ns
+        if wanted > headroom:
+            overlapping += 1
+            assert ledger.unexplained_ns == pytest.approx(0.0, abs=1e-6 * ledger.elapsed_ns), where
+    assert overlapping >= 1  # the samples do have findings that overlap
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if timed_speedup(c) >= 1.5])
+def test_a_bad_variant_with_a_large_measured_fix_grades_below_good(case):
+    """A kernel whose fix measured 1.5x or more is not doing useful work at 60 % of peak,
+    however busy its busiest unit is (units busy with excess sectors, conflicts, overhead)."""
+    ka = analysis_of(case, "bad").kernels[0]
+    assert RANK[ka.useful.grade] < RANK["good"], (case, ka.useful.to_dict())
+
+
+def test_unexplained_time_is_named():
+    """Wherever time is left unowned and the kernel has stall data, the ledger names the top
+    stall reasons (and their lines when the report has them)."""
+    for where, ka in _ledgers():
+        ledger = ka.ledger
+        if ledger is None or ledger.unexplained_ns <= 0 or not ka.context.reasons:
+            continue
+        assert ledger.unexplained_top, where
+        shares = [top["stall_share"] for top in ledger.unexplained_top]
+        assert shares == sorted(shares, reverse=True), where
+
+
+def test_every_output_shows_the_ledger(tmp_path):
+    from drgpu_py.render import RenderOptions, render
+
+    a = analysis_of("aos_gather", "bad")
+    ledger = a.kernels[0].ledger
+    doc = json.loads(render(a, "json"))
+    k = doc["kernels"][0]
+    assert k["ledger"]["useful_share"] == pytest.approx(ledger.useful_ns / ledger.elapsed_ns, abs=1e-4)
+    assert k["speed_of_light"]["useful"]["grade"] == a.kernels[0].useful.grade
+    assert [x["finding"] for x in k["ledger"]["losses"]] == [x.owner for x in ledger.losses]
+    text = render(a, "text", RenderOptions(width=200))
+    assert f"time: {ledger.text()}" in text and "useful work: poor" in text
+    assert "Where the time goes" in render(a, "html")
+    assert "time: useful" in render(a, "dot")
