@@ -76,7 +76,9 @@ def pair_rows(cases: dict, times: dict) -> list[dict]:
                 "bounded_by": (f.bounded_by or "") if f else "",
                 "held_out": "shape" in spec,
                 "useful_grade": bad.useful.grade if bad.useful is not None else None,
-                "unexplained": bad.ledger.unexplained_ns / bad.ledger.elapsed_ns if bad.ledger is not None else math.nan,
+                "unexplained": bad.ledger.unexplained_ns / bad.ledger.elapsed_ns
+                if bad.ledger is not None
+                else math.nan,
             }
         )
     return rows
@@ -191,7 +193,7 @@ def print_ledger(pairs: pd.DataFrame) -> None:
     over = pairs[pairs["unexplained"] > 0.30].sort_values("unexplained", ascending=False)
     print("\n## Useful work and the time ledger (bad variants)\n")
     print(
-        "The efficiency grade (`speed_of_light.useful`, docs/json-schema.md \"Time ledger\") has no fitted "
+        'The efficiency grade (`speed_of_light.useful`, docs/json-schema.md "Time ledger") has no fitted '
         "value: FLOPs at each precision's peak, DRAM bytes capped at the sectors the accesses need at "
         "ideal width, the essential instruction classes at full warps. The samples below were not used "
         "to set any of it. The DRAM cap replaced a scale by the excess-sector share after the library "
