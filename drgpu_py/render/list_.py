@@ -9,6 +9,7 @@ import math
 
 from ..version import __version__
 from ..errors import UsageError
+from ..io import csv_cell
 from . import REGISTRIES, RenderOptions, register
 
 
@@ -86,7 +87,8 @@ def render_list_console(rows: list[dict], console) -> None:
 
 
 def render_list_csv(rows: list[dict]) -> str:
-    """One CSV row per launch: the JSON rows' fields, grid and block as AxBxC."""
+    """One CSV row per launch: the JSON rows' fields, grid and block as AxBxC, each text cell
+    through ``drgpu_py.io.csv_cell`` (no formulas, no control characters)."""
     import csv
     import io
 
@@ -107,7 +109,8 @@ def render_list_csv(rows: list[dict]) -> str:
     w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
     w.writeheader()
     for r in _finite(rows):
-        w.writerow({**{k: r.get(k) for k in fields}, "grid": _dims(r.get("grid")), "block": _dims(r.get("block"))})
+        row = {**{k: r.get(k) for k in fields}, "grid": _dims(r.get("grid")), "block": _dims(r.get("block"))}
+        w.writerow({k: csv_cell(v) for k, v in row.items()})
     return buf.getvalue()
 
 
