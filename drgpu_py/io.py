@@ -32,6 +32,19 @@ def visible(text, one_line: bool = False) -> str:
     return (_CONTROLS_AND_LINES if one_line else _CONTROLS).sub(_escape_one, str(text))
 
 
+# In a JSON or HTML document drgpu writes: the same characters but tab, newline and CR.
+_DOCUMENT_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def document_text(text: str) -> str:
+    """A JSON or HTML document with each raw control character and bidi override as a
+    ``\\uNNNN`` escape: inside a JSON string (where alone they can occur in JSON) the same
+    string once parsed, in HTML text a visible escape. Nothing else changes."""
+    if not _DOCUMENT_CONTROLS.search(text):
+        return text
+    return _DOCUMENT_CONTROLS.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+
+
 # A spreadsheet runs a cell starting with one of these as a formula (OWASP: CSV injection).
 CSV_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import csv
 import io
+import json
+import os
 from pathlib import Path
 
 import pytest
@@ -16,7 +18,10 @@ from drgpu_py.cli import app
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE_DIR = ROOT / "sample_reports" / "aos_gather"
-SAMPLE_NAME = "scale_keys_aos(const Record *, float *, int)"
+SAMPLE_NAMES = {
+    "bad": "scale_keys_aos(const Record *, float *, int)",
+    "fixed": "scale_keys_soa(const float *, float *, int)",
+}
 STANDIN = ROOT / "tests" / "standin" / "ncu"
 
 runner = CliRunner()
@@ -28,9 +33,10 @@ def hostile_export(tmp_path: Path, name: str, variant: str = "bad") -> Path:
     folder.mkdir(exist_ok=True)
     for page in ("raw", "source"):
         text = (SAMPLE_DIR / f"aos_gather_{variant}.{page}.csv").read_text(encoding="utf-8")
-        assert SAMPLE_NAME in text
+        old = SAMPLE_NAMES[variant]
+        assert old in text
         quoted = name.replace('"', '""')
-        (folder / f"aos_gather_{variant}.{page}.csv").write_text(text.replace(SAMPLE_NAME, quoted), encoding="utf-8")
+        (folder / f"aos_gather_{variant}.{page}.csv").write_text(text.replace(old, quoted), encoding="utf-8")
     return folder / f"aos_gather_{variant}.raw.csv"
 
 
@@ -96,3 +102,115 @@ def test_negative_numbers_in_csv_stay_numbers(tmp_path):
     }
     got = _csv_rows(render_list_csv([row]))[0]
     assert got["duration_ns"] == "-5.0" and got["stall_cycle_pct"] == "-0.5" and got["report"] == "'-r.ncu-rep"
+
+
+# --------------------------------------------------------------------------- 3. terminal and markup injection
+EVIL = "evil\x1b]0;pwned\x07\x1b[31mred\x9b1m\u202etxt\u2066x\u2069"
+RAW_CONTROLS = ("\x1b", "\x07", "\x9b", "\u202e", "\u2066", "\u2069")
+
+
+def assert_no_raw_controls(text: str, where: str) -> None:
+    found = [repr(c) for c in RAW_CONTROLS if c in text]
+    assert not found, f"{where}: raw {', '.join(found)} in output"
+
+
+def test_list_text_csv_and_json_show_no_raw_control_characters(tmp_path):
+    rep = hostile_export(tmp_path, EVIL)
+    for fmt in ("text", "csv", "json"):
+        r = runner.invoke(app, ["list", str(rep), "-f", fmt])
+        assert r.exit_code == 0, r.output
+        assert_no_raw_controls(r.stdout, f"list -f {fmt}")
+        assert "evil" in r.stdout
+    assert json.loads(runner.invoke(app, ["list", str(rep), "-f", "json"]).stdout)["kernels"][0]["name"] == EVIL
+
+
+def test_diff_of_a_hostile_baseline_shows_no_raw_control_characters(tmp_path):
+    bad, fixed = hostile_export(tmp_path, EVIL, "bad"), hostile_export(tmp_path, EVIL, "fixed")
+    base_json = tmp_path / "base.json"
+    assert runner.invoke(app, ["analyze", str(bad), "-o", str(base_json)]).exit_code == 0
+    for base in (bad, base_json):
+        for fmt in ("text", "json", "html"):
+            r = runner.invoke(app, ["diff", str(base), str(fixed), "-f", fmt])
+            assert r.exit_code == 0, r.output
+            assert_no_raw_controls(r.stdout, f"diff {base.name} -f {fmt}")
+            assert "evil" in r.stdout
+    # JSON keeps the name itself (escaped in the text, the same string once parsed)
+    d = json.loads(runner.invoke(app, ["diff", str(base_json), str(fixed), "-f", "json"]).stdout)
+    assert d["kernels"][0]["base"]["name"] == EVIL
+
+
+def test_analysis_outputs_of_a_hostile_name_show_no_raw_control_characters(tmp_path):
+    rep = hostile_export(tmp_path, EVIL)
+    for fmt in ("text", "json", "html", "csv", "sarif", "dot"):
+        r = runner.invoke(app, ["analyze", str(rep), "-f", fmt])
+        assert r.exit_code == 0, r.output
+        assert_no_raw_controls(r.stdout, f"analyze -f {fmt}")
+
+
+def evil_report(tmp_path: Path) -> tuple[Path, str]:
+    """aos_gather's .ncu-rep with its kernel renamed in place (same length): ESC sequences."""
+    name = "\x1b[31mPWNED\x1b[0m"
+    assert len(name) == len("scale_keys_aos")
+    data = (SAMPLE_DIR / "aos_gather_bad.ncu-rep").read_bytes()
+    out = tmp_path / "evil.ncu-rep"
+    out.write_bytes(data.replace(b"scale_keys_aos", name.encode()))
+    return out, name
+
+
+def run_profile(tmp_path, monkeypatch, *args, app_argv, env=None, quiet=False):
+    e = {"STANDIN_NCU_SCENARIO": "ok", "PATH": os.environ.get("PATH", ""), "COLUMNS": "250"}
+    e.update(env or {})
+    for k, v in e.items():
+        monkeypatch.setenv(k, v)
+    from drgpu_py.ncu.session import RANK_VARS
+
+    for k in RANK_VARS:
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.chdir(tmp_path)
+    argv = ["profile", "--ncu", str(STANDIN), "--metric-set", "gh100", "-d", str(tmp_path / "out")]
+    return runner.invoke(app, [*argv, *(["-q"] if quiet else []), *args, "--", *app_argv])
+
+
+def test_profile_relays_no_raw_control_characters(tmp_path, monkeypatch):
+    """ncu's progress lines name the kernel, the application's own lines are relayed: neither
+    may drive the terminal; the analysis written beside the report holds no raw ESC either."""
+    rep, name = evil_report(tmp_path)
+    script = tmp_path / "app.sh"
+    script.write_text("#!/bin/sh\nprintf 'app \\033]0;pwned\\007\\033[31mred\\342\\200\\256txt\\n'\n")
+    script.chmod(0o755)
+    r = run_profile(
+        tmp_path,
+        monkeypatch,
+        app_argv=[str(script)],
+        env={"STANDIN_NCU_REPORT": str(rep), "STANDIN_NCU_KERNELS": f"{name},\x1b]0;title\x07k2\u202e"},
+    )
+    assert r.exit_code == 0, r.output
+    assert_no_raw_controls(r.output, "drgpu profile's console")
+    assert "PWNED" in r.output and "app " in r.output
+    out = tmp_path / "out"
+    for f in sorted(out.iterdir()):
+        if f.suffix in (".html", ".txt", ".json", ".dot", ".svg"):
+            assert_no_raw_controls(f.read_text(encoding="utf-8"), f.name)
+
+
+def test_live_progress_on_a_terminal_shows_no_raw_sequences_of_the_app():
+    """On a terminal the progress line and the lines after it name the kernel: rich draws its
+    own colours, but no OSC sequence, BEL or bidi override of the kernel name gets through."""
+    from rich.console import Console
+
+    from drgpu_py.cli.profile import ProgressView
+    from drgpu_py.ncu.console import OutputParser
+
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, width=200)
+    evil = "k\x1b]0;pwned\x07\u202eeht\x9b2J"
+    parser = OutputParser()
+    with ProgressView(console, quiet=False) as view:
+        for ev in parser.feed(f'==PROF== Profiling "{evil}" - 0: 0%....50%....100% - 12 passes\n'):
+            view(ev)
+        for ev in parser.feed("==ERROR== \x1b]0;pwned\x07 boom\nplain \x1b]8;;http://x\x07link\n"):
+            view(ev)
+    out = buf.getvalue()
+    for raw in ("\x1b]", "\x07", "\u202e", "\x9b"):
+        assert raw not in out, repr(raw)
+    assert "pwned" in out

@@ -9,7 +9,7 @@ import math
 
 from ..version import __version__
 from ..errors import UsageError
-from ..io import csv_cell
+from ..io import csv_cell, visible
 from . import REGISTRIES, RenderOptions, register
 
 
@@ -23,7 +23,7 @@ def _num(v, spec: str, none: str = "n/a") -> str:
 
 def list_cells(r: dict) -> list[str]:
     top = f"{r['top_finding']} ({r['top_severity']}, {r['top_speedup']:.2f}x)" if r["top_finding"] else "-"
-    return [
+    cells = [
         r["report"],
         str(r["id"]),
         _num(r["duration_ns"] / 1000 if r["duration_ns"] is not None else None, ".2f"),
@@ -34,6 +34,7 @@ def list_cells(r: dict) -> list[str]:
         top,
         r["name"],
     ]
+    return [visible(c) for c in cells]  # names from reports: control characters as escapes
 
 
 LIST_HEADER = [
