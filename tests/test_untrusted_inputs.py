@@ -9,6 +9,7 @@ import csv
 import io
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -214,3 +215,60 @@ def test_live_progress_on_a_terminal_shows_no_raw_sequences_of_the_app():
     for raw in ("\x1b]", "\x07", "\u202e", "\x9b"):
         assert raw not in out, repr(raw)
     assert "pwned" in out
+
+
+# --------------------------------------------------------------------------- 4. spoofed console lines
+SPOOFS = [
+    ("app-error-code", "==ERROR== The application returned an error code (3)."),
+    ("counter-permission", "==ERROR== ERR_NVGPUCTRPERM - The user does not have permission to access NVIDIA GPU"),
+    ("shutdown", "==PROF== Trying to shutdown target application"),
+    ("missing-app", "==ERROR== '/bin/x' does not exist or is not an executable."),
+    ("ncu-error", "==ERROR== Failed to profile kernel"),
+]
+
+
+@pytest.mark.parametrize("case, line", SPOOFS, ids=[c[0] for c in SPOOFS])
+def test_a_line_the_application_prints_does_not_decide_the_outcome(tmp_path, monkeypatch, case, line):
+    """ncu and the application succeed; the application prints one of ncu's messages (or a
+    fake progress line): drgpu still exits 0, analyzes the report and records what ncu did."""
+    script = tmp_path / "app.sh"
+    fake = '==PROF== Profiling "fake_kernel" - 7: 0%....50%....100% - 99 passes'
+    script.write_text(f"#!{sys.executable}\nprint({line!r})\nprint({fake!r})\n")
+    script.chmod(0o755)
+    r = run_profile(tmp_path, monkeypatch, app_argv=[str(script)], quiet=True)
+    assert r.exit_code == 0, r.output
+    rec = json.loads((tmp_path / "out" / "app.sh.profile.json").read_text())
+    assert rec["exit_code"] == 0 and rec["app_exit_code"] is None and not rec["interrupted"]
+    assert rec["ncu_errors"] == [] and rec["kernels"] == [{"name": "scale_keys_aos", "launch": 0, "passes": 12}]
+    assert (tmp_path / "out" / "app.sh.json").is_file()
+    assert line in (tmp_path / "out" / "app.sh.ncu.log").read_text()  # the log still has the app's output
+
+
+def test_ncu_own_messages_still_decide(tmp_path, monkeypatch):
+    """What ncu itself says (through its --log-file) still counts: permission (11), the
+    application's failure (12)."""
+    r = run_profile(tmp_path, monkeypatch, app_argv=["/bin/echo", "hi"], env={"STANDIN_NCU_SCENARIO": "perm"})
+    assert r.exit_code == 11, r.output
+    r = run_profile(
+        tmp_path, monkeypatch, "--force", app_argv=["/bin/echo", "hi"], env={"STANDIN_NCU_SCENARIO": "app_fail"}
+    )
+    assert r.exit_code == 12 and "exited with code 3" in r.output, r.output
+
+
+@pytest.mark.parametrize("args", [["--ncu-arg", "--log-file", "--ncu-arg", "x.log"], ["--ncu-arg", "--log-file=x.log"]])
+def test_a_log_file_of_the_users_own_is_refused(tmp_path, monkeypatch, args):
+    r = run_profile(tmp_path, monkeypatch, *args, app_argv=["/bin/echo", "hi"], quiet=True)
+    assert r.exit_code == 2 and "--log-file" in r.output, r.output
+    assert not (tmp_path / "out" / "echo.ncu-rep").exists()
+
+
+def test_ncu_is_given_a_private_log_file(tmp_path, monkeypatch):
+    argv_out = tmp_path / "ncu_argv.json"
+    r = run_profile(
+        tmp_path, monkeypatch, app_argv=["/bin/echo", "hi"], env={"STANDIN_NCU_ARGV_OUT": str(argv_out)}, quiet=True
+    )
+    assert r.exit_code == 0, r.output
+    argv = json.loads(argv_out.read_text())
+    log = Path(argv[argv.index("--log-file") + 1])
+    assert not log.is_relative_to(tmp_path) and not log.exists()  # private, removed after the run
+    assert argv.index("--log-file") < argv.index("/bin/echo")
