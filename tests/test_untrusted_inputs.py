@@ -272,3 +272,67 @@ def test_ncu_is_given_a_private_log_file(tmp_path, monkeypatch):
     log = Path(argv[argv.index("--log-file") + 1])
     assert not log.is_relative_to(tmp_path) and not log.exists()  # private, removed after the run
     assert argv.index("--log-file") < argv.index("/bin/echo")
+
+
+# --------------------------------------------------------------------------- 2. local-file disclosure
+def _secret_source(tmp_path: Path, monkeypatch) -> tuple[Path, Path, Path]:
+    """aos_gather's CSV export and a copy of its cubin whose line table names a file outside
+    the report's folder and the working folder (its folder renamed in place, same length):
+    the "secret" there exists on this machine. Returns (export, cubin, secret folder)."""
+    import secrets
+    import shutil
+
+    data = (SAMPLE_DIR / "aos_gather.sm_90.cubin").read_bytes()
+    old = b"/opt/samples"
+    assert data.count(old) >= 1
+    folder = Path("/tmp") / ("d" + secrets.token_hex(3))
+    assert len(str(folder)) == len(old)
+    folder.mkdir()
+    (folder / "aos_gather.cu").write_text("".join(f"SECRET-LINE-{i}\n" for i in range(1, 200)))
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    for page in ("raw", "source"):
+        shutil.copy(SAMPLE_DIR / f"aos_gather_bad.{page}.csv", reports / f"aos_gather_bad.{page}.csv")
+    cubin = reports / "aos_gather.sm_90.cubin"
+    cubin.write_bytes(data.replace(old, str(folder).encode()))
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    return reports / "aos_gather_bad.raw.csv", cubin, folder
+
+
+@pytest.fixture
+def secret_source(tmp_path, monkeypatch):
+    import shutil
+
+    rep, cubin, folder = _secret_source(tmp_path, monkeypatch)
+    yield rep, cubin, folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_file_named_by_the_line_table_is_not_read(secret_source):
+    rep, cubin, folder = secret_source
+    for fmt in ("text", "json"):
+        r = runner.invoke(app, ["analyze", str(rep), "--cubin", str(cubin), "-f", fmt])
+        assert r.exit_code == 0, r.output
+        assert "SECRET-LINE" not in r.stdout, fmt
+    doc = json.loads(runner.invoke(app, ["analyze", str(rep), "--cubin", str(cubin), "-f", "json"]).stdout)
+    notes = doc["notes"] + [n for k in doc["kernels"] for n in k["notes"]]
+    assert any(str(folder / "aos_gather.cu") in n and "--source-root" in n for n in notes), notes
+    # the line table itself is still used: the finding sits on its line
+    assert doc["kernels"][0]["findings"][0]["locations"][0]["line"]
+
+
+def test_source_root_lets_a_named_folder_be_read(secret_source):
+    rep, cubin, folder = secret_source
+    r = runner.invoke(app, ["analyze", str(rep), "--cubin", str(cubin), "--source-root", str(folder), "-f", "json"])
+    assert r.exit_code == 0, r.output
+    assert "SECRET-LINE" in r.stdout
+
+
+def test_a_source_below_the_working_folder_is_read(secret_source, monkeypatch):
+    rep, cubin, folder = secret_source
+    monkeypatch.chdir(folder)
+    r = runner.invoke(app, ["analyze", str(rep), "--cubin", str(cubin), "-f", "json"])
+    assert r.exit_code == 0, r.output
+    assert "SECRET-LINE" in r.stdout
