@@ -21,6 +21,7 @@ def analyze(
     line_report=None,
     cubin=None,
     binary=None,
+    source_roots=(),
 ):
     """Analyze one report (a path) or several of one program (a list: merged as ranks).
 
@@ -29,7 +30,8 @@ def analyze(
     group: ``.tree``, ``.findings``, ``.sol``), ``findings_frame()`` and
     ``kernels_frame()`` (pandas), ``to_dict()`` (the JSON document). ``thresholds``: a dict
     of overrides (``drgpu thresholds`` lists the keys). Launches of one kernel are analyzed as
-    one group unless ``per_launch``.
+    one group unless ``per_launch``. ``source_roots``: folders whose source files a cubin's
+    line table may show, besides the reports' folders and the working folder.
     """
     from pathlib import Path
 
@@ -47,4 +49,5 @@ def analyze(
         binary=binary,
         thresholds=th,
         per_launch=per_launch,
+        source_roots=source_roots,
     )

@@ -7,12 +7,58 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import stat
 import sys
 import tempfile
 from pathlib import Path
 
 from .errors import InputError, OutputError
+
+# Text drgpu did not write itself (kernel, file and NVTX names from a report, lines ncu or
+# the application printed) may hold ESC (terminal sequences), other C0/C1 controls and
+# bidirectional overrides: shown as escapes, never passed on to a terminal or a document.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROLS_AND_LINES = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _escape_one(m: re.Match) -> str:
+    c = ord(m.group(0))
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+
+
+def visible(text, one_line: bool = False) -> str:
+    """``text`` with control characters and bidi overrides as ``\\xNN``/``\\uNNNN`` escapes.
+    Tabs and newlines are kept, unless ``one_line`` (then they are escaped too)."""
+    return (_CONTROLS_AND_LINES if one_line else _CONTROLS).sub(_escape_one, str(text))
+
+
+# In a JSON or HTML document drgpu writes: the same characters but tab, newline and CR.
+_DOCUMENT_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def document_text(text: str) -> str:
+    """A JSON or HTML document with each raw control character and bidi override as a
+    ``\\uNNNN`` escape: inside a JSON string (where alone they can occur in JSON) the same
+    string once parsed, in HTML text a visible escape. Nothing else changes."""
+    if not _DOCUMENT_CONTROLS.search(text):
+        return text
+    return _DOCUMENT_CONTROLS.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+
+
+# A spreadsheet runs a cell starting with one of these as a formula (OWASP: CSV injection).
+CSV_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value):
+    """One cell for a CSV file drgpu writes: text starting like a formula gets a leading
+    single quote (OWASP's rule) and its control characters made visible; numbers, None and
+    other non-text values are returned as they are (a negative number stays a number)."""
+    if not isinstance(value, str):
+        return value
+    if value.startswith(CSV_FORMULA_STARTS):
+        value = "'" + value
+    return visible(value)
 
 
 def require_input_file(path: str | Path, what: str = "a report", hint: str | None = None) -> Path:

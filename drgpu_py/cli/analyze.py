@@ -66,6 +66,12 @@ def analyze(
         readable=False,
         help="Executable or library holding the profiled kernels (cubins are extracted).",
     ),
+    source_root: Optional[List[Path]] = typer.Option(
+        None,
+        "--source-root",
+        readable=False,
+        help="A folder whose source files the cubin's line table may show (besides the report's folder and the working folder); repeatable.",
+    ),
     threshold: Thresholds = None,
     thresholds_file: ThresholdsFile = None,
     fold: Fold = 0.02,
@@ -126,6 +132,7 @@ def analyze(
             jobs=jobs or default_jobs(),
             merge=True if merge else None,
             sass=sass,
+            source_roots=list(source_root or []),
         )
         if result.profile.format == "separate":
             typer.echo(f"drgpu: warning: {SEPARATE_NOTE}", err=True)

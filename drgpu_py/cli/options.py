@@ -9,7 +9,6 @@ types until a command runs.
 from __future__ import annotations
 
 import os
-import re
 import signal
 import sys
 from pathlib import Path
@@ -90,15 +89,12 @@ def lazy_module(name: str):
 data = lazy_module("drgpu_py.specs.loader")  # YAML data files: only commands that read them
 
 
-# A path or name in a message may hold a newline, ESC or a right-to-left override: shown as
-# escapes, so an error stays one line and never drives the terminal.
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
 def one_line(text: str) -> str:
-    return _CONTROL.sub(
-        lambda m: f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 0x100 else f"\\u{ord(m.group(0)):04x}", str(text)
-    )
+    """A path or name in a message may hold a newline, ESC or a right-to-left override: shown
+    as escapes, so an error stays one line and never drives the terminal."""
+    from ..io import visible
+
+    return visible(text, one_line=True)
 
 
 def run_guarded(fn: Callable[[], int | None]) -> None:

@@ -32,7 +32,16 @@ _markup = lazy_module("rich.markup")
 
 
 def escape(text: str) -> str:
-    return _markup.escape(text)
+    """Text from ncu, the application or a report for rich: markup escaped, control and
+    bidi characters shown as escapes (the same helper as the analysis' text output)."""
+    return _markup.escape(visible(text))
+
+
+def visible(text: str) -> str:
+    """A relayed line as plain text: ESC, other controls and bidi overrides as escapes."""
+    from ..io import visible as _visible
+
+    return _visible(text)
 
 
 # ---------------------------------------------------------------------------------------
@@ -97,11 +106,13 @@ class ProgressView:
             return
         if ev.kind in ("error", "warning", "output") and not self._echo_allowed():
             return
+        # Every relayed line may come from the application (it shares ncu's console) or name a
+        # kernel: shown with its control characters as escapes, never driving the terminal.
         if not self.live:
             if ev.kind in ("kernel_done", "connected", "disconnected", "output"):
-                self.console.print(ev.text, markup=False, highlight=False)
+                self.console.print(visible(ev.text), markup=False, highlight=False)
             elif ev.kind in ("error", "warning"):
-                self.console.print(f"ncu {ev.kind}: {ev.text}", markup=False, highlight=False)
+                self.console.print(f"ncu {ev.kind}: {visible(ev.text)}", markup=False, highlight=False)
             return
         p, t = self.progress, self.task
         if p is None or t is None:  # live only between __enter__ and __exit__
@@ -132,7 +143,7 @@ class ProgressView:
         elif ev.kind == "warning":
             self.console.print(f"[yellow]ncu warning:[/yellow] {escape(ev.text)}")
         elif ev.kind == "output":
-            self.console.print(ev.text, markup=False, highlight=False)
+            self.console.print(visible(ev.text), markup=False, highlight=False)
 
 
 # ---------------------------------------------------------------------------------------
@@ -297,7 +308,7 @@ def profile(
 
 
 def _show_kernels(console: Console, counts: dict[str, int], log: Path, app: list[str]) -> None:
-    t = _table.Table("kernel (ncu's name)", "launches", title=f"kernels launched by {os.path.basename(app[0])}")
+    t = _table.Table("kernel (ncu's name)", "launches", title=f"kernels launched by {escape(os.path.basename(app[0]))}")
     for name, n in counts.items():
         t.add_row(escape(name), str(n))
     console.print(t if counts else "no kernel was launched")

@@ -1,7 +1,10 @@
 """ncu's console output as events: ``OutputParser.feed(chunk)`` turns the stream (chunks,
 possibly mid-line) into :class:`Event` s (a launch started, replay progress, a launch done
 with its pass count, processes connecting, reports written, errors, warnings, a shutdown,
-anything else). Pure: no process, no file.
+anything else). ``AppOutput`` does the same for the application's console, whose every
+line is ``output`` whatever it says: ncu writes its own messages to its ``--log-file``, which
+the application does not share, so a line the application prints ("==ERROR== The
+application returned an error code (3).") never decides anything. Pure: no process, no file.
 """
 
 from __future__ import annotations
@@ -146,3 +149,30 @@ class OutputParser:
         if line.startswith("==WARNING=="):
             return [Event("warning", line[len("==WARNING==") :].strip())]
         return [Event("output", line)]
+
+
+class AppOutput:
+    """The application's console as ``output`` events, one per line (the first
+    ``OutputParser.MAX_LINE`` characters of each): it may print anything, ncu's message
+    prefixes included, and none of it is parsed."""
+
+    MAX_LINE = OutputParser.MAX_LINE
+
+    def __init__(self) -> None:
+        self._tail = ""
+
+    def feed(self, chunk: str) -> list[Event]:
+        if "\n" not in chunk:
+            if len(self._tail) < self.MAX_LINE:
+                self._tail += chunk[: self.MAX_LINE - len(self._tail)]
+            return []
+        pieces = chunk.split("\n")
+        first = (self._tail + pieces[0][: max(0, self.MAX_LINE - len(self._tail))]).rstrip("\r")
+        events = [Event("output", first)]
+        events += [Event("output", line[: self.MAX_LINE].rstrip("\r")) for line in pieces[1:-1]]
+        self._tail = pieces[-1][: self.MAX_LINE]
+        return events
+
+    def close(self) -> list[Event]:
+        tail, self._tail = self._tail, ""
+        return [Event("output", tail.rstrip("\r"))] if tail.strip() else []

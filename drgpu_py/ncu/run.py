@@ -3,9 +3,12 @@
 Contract:
 - ``find_ncu(explicit)``: ``--ncu``, else $NCU, else ncu on PATH, else the CUDA toolkit's;
   ToolNotFoundError when there is none.
-- ``run_ncu(argv, log_path, on_event)`` runs ncu (an argument list, never a shell line), tees
-  its whole console output to ``log_path``, parses ``==PROF==`` progress into
-  :class:`~drgpu_py.ncu.console.Event` callbacks and returns a :class:`RunResult`. ncu runs in
+- ``run_ncu(argv, log_path, on_event)`` runs ncu (an argument list, never a shell line) with
+  ``--log-file`` in a private folder: ncu's own messages (progress, errors, reports) are read
+  from there and parsed into :class:`~drgpu_py.ncu.console.Event` callbacks; the console,
+  which the application shares, is relayed as ``output`` events and decides nothing (an
+  application printing ``==ERROR== ...`` changes no outcome). Both are teed to ``log_path``
+  line by line; it returns a :class:`RunResult`. ncu runs in
   a process group of its own (with the application it starts): Ctrl-C, SIGTERM or SIGHUP
   reaching drgpu stop that whole group (``stop``), Ctrl-C gently (ncu writes what it
   profiled), and the result says ``interrupted`` (``signum``: which); nothing written is
@@ -15,12 +18,15 @@ Contract:
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 import re
+import select
 import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -28,7 +34,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import ToolNotFoundError
-from .console import APP_CODE, UNAVAILABLE, KEPT_MESSAGES, Event, OutputParser
+from .console import APP_CODE, UNAVAILABLE, KEPT_MESSAGES, AppOutput, Event, OutputParser
 
 NCU_HELP_URL = "https://developer.nvidia.com/nsight-compute"
 
@@ -129,7 +135,34 @@ def _stop_steps(signum: int, grace_s: float) -> tuple:
     return ((signal.SIGTERM, 5.0), (signal.SIGKILL, 5.0))
 
 
-def run_ncu(  # noqa: C901 - one event loop over the child's output, signals and timeout
+class _LineTee:
+    """One source's text into the shared log, whole lines at a time (ncu's messages and the
+    application's output interleave by line, never mid-line); a line longer than 64 KiB
+    goes out in pieces, so memory stays bounded."""
+
+    def __init__(self, log) -> None:
+        self.log = log
+        self.tail = ""
+
+    def write(self, text: str) -> None:
+        if "\n" in text:
+            head, _, self.tail = (self.tail + text).rpartition("\n")
+            self.log.write(head + "\n")
+        else:
+            self.tail += text
+        if len(self.tail) > 1 << 16:
+            self.log.write(self.tail)
+            self.tail = ""
+        self.log.flush()
+
+    def close(self) -> None:
+        if self.tail:
+            self.log.write(self.tail + "\n")
+            self.tail = ""
+        self.log.flush()
+
+
+def run_ncu(
     argv: list[str],
     log_path: Path,
     on_event: Callable[[Event], None] | None = None,
@@ -137,9 +170,33 @@ def run_ncu(  # noqa: C901 - one event loop over the child's output, signals and
     cwd: str | Path | None = None,
     sigint_grace_s: float = 5.0,
     timeout_s: float | None = None,
+    separate_log: bool = True,
 ) -> RunResult:
-    """Run ncu (argument list, no shell), tee its console to ``log_path``, report events."""
-    parser = OutputParser()
+    """Run ncu (argument list, no shell), tee its console to ``log_path``, report events.
+
+    ``separate_log``: ncu writes its own messages to ``--log-file`` in a private folder, and
+    only they are parsed (progress, errors, reports, the application's exit code, a
+    shutdown); the console, which ncu shares with the application, is relayed as ``output``
+    events and decides nothing. Both go to ``log_path``, line by line."""
+    with tempfile.TemporaryDirectory(prefix="drgpu-ncu-") as private:
+        ncu_log = Path(private) / "ncu.log"
+        if separate_log:
+            argv = [argv[0], "--log-file", str(ncu_log), *argv[1:]]
+        return _run(argv, log_path, on_event, env, cwd, sigint_grace_s, timeout_s, ncu_log if separate_log else None)
+
+
+def _run(  # noqa: C901 - one event loop over the child's output, ncu's log, signals and timeout
+    argv: list[str],
+    log_path: Path,
+    on_event: Callable[[Event], None] | None,
+    env: dict | None,
+    cwd: str | Path | None,
+    sigint_grace_s: float,
+    timeout_s: float | None,
+    ncu_log: Path | None,
+) -> RunResult:
+    parser = OutputParser()  # ncu's own messages
+    console: OutputParser | AppOutput = AppOutput() if ncu_log is not None else parser
     result = RunResult(argv=list(argv), returncode=None, log_path=Path(log_path), wall_s=0.0)
     t0 = time.monotonic()
 
@@ -172,6 +229,34 @@ def run_ncu(  # noqa: C901 - one event loop over the child's output, signals and
     with open(log_path, "w", encoding="utf-8", errors="replace") as log:
         log.write("# " + " ".join(_quote(a) for a in argv) + "\n")
         log.flush()
+        console_tee, ncu_tee = _LineTee(log), _LineTee(log)
+        console_text = codecs.getincrementaldecoder("utf-8")("replace")
+        ncu_text = codecs.getincrementaldecoder("utf-8")("replace")
+        ncu_fh = None
+
+        def from_console(data: bytes, final: bool = False) -> None:
+            text = console_text.decode(data, final)
+            console_tee.write(text)
+            handle(console.feed(text))
+
+        def from_ncu_log(final: bool = False) -> None:
+            """What ncu added to its log file since the last call (the whole rest if ``final``)."""
+            nonlocal ncu_fh
+            if ncu_log is None:
+                return
+            if ncu_fh is None:
+                try:
+                    # Read as ncu writes it, across calls; closed when the run ends.
+                    ncu_fh = open(ncu_log, "rb")  # noqa: SIM115
+                except OSError:
+                    return  # not written yet (or never: an ncu that failed before opening it)
+            while data := ncu_fh.read(1 << 16):
+                text = ncu_text.decode(data)
+                ncu_tee.write(text)
+                handle(parser.feed(text))
+            if final:
+                ncu_tee.write(ncu_text.decode(b"", True))
+
         try:
             # A process group of its own: a signal to drgpu can then stop ncu and the
             # application together, without drgpu signalling itself.
@@ -194,6 +279,7 @@ def run_ncu(  # noqa: C901 - one event loop over the child's output, signals and
                 f"cannot run {argv[0]}: permission denied", hint="give the path of an executable ncu with --ncu"
             ) from e
         assert proc.stdout is not None
+        fd = proc.stdout.fileno()
         watchdog = None
         if timeout_s is not None:
 
@@ -206,15 +292,17 @@ def run_ncu(  # noqa: C901 - one event loop over the child's output, signals and
             watchdog.start()
         try:
             while True:
-                chunk = proc.stdout.read1(65536) if hasattr(proc.stdout, "read1") else proc.stdout.read(4096)
-                if not chunk:
-                    break
-                text = chunk.decode("utf-8", errors="replace")
-                log.write(text)
-                log.flush()
-                handle(parser.feed(text))
-            handle(parser.close())
+                ready, _, _ = select.select([fd], [], [], 0.1)
+                if ready:
+                    chunk = os.read(fd, 65536)
+                    if not chunk:
+                        break
+                    from_console(chunk)
+                from_ncu_log()
             result.returncode = proc.wait()
+            from_console(b"", final=True)
+            from_ncu_log(final=True)
+            handle(console.close() + (parser.close() if console is not parser else []))
         except KeyboardInterrupt as e:
             result.interrupted = True
             result.signum = getattr(e, "signum", signal.SIGINT)
@@ -225,10 +313,12 @@ def run_ncu(  # noqa: C901 - one event loop over the child's output, signals and
                 rest = proc.stdout.read() or b""
             except (OSError, ValueError):
                 rest = b""
-            text = rest.decode("utf-8", errors="replace")
-            log.write(text)
-            handle(parser.feed(text) + parser.close())
+            from_console(rest, final=True)
+            from_ncu_log(final=True)
+            handle(console.close() + (parser.close() if console is not parser else []))
             result.returncode = proc.poll()
+            console_tee.close()
+            ncu_tee.close()
             log.write(
                 "\n# drgpu: interrupted by the user\n"
                 if result.signum == signal.SIGINT
@@ -237,6 +327,10 @@ def run_ncu(  # noqa: C901 - one event loop over the child's output, signals and
         finally:
             if watchdog is not None:
                 watchdog.cancel()
+            if ncu_fh is not None:
+                ncu_fh.close()
+        console_tee.close()
+        ncu_tee.close()
         if result.timed_out:
             log.write(f"\n# drgpu: ncu did not finish within {timeout_s:g} s and was stopped\n")
     result.wall_s = time.monotonic() - t0

@@ -159,6 +159,13 @@ class ProfileRequest:
                 re.compile(self.kernel)
             except re.error as e:
                 raise UsageError(f"--kernel {self.kernel!r} is not a valid regular expression: {e}") from e
+        if any(a == "--log-file" or a.startswith("--log-file=") for a in self.extra_ncu_args):
+            # ncu's own messages must reach drgpu's private log file (ncu.run): only they,
+            # never the console the application shares, decide the outcome.
+            raise UsageError(
+                "--ncu-arg --log-file is not supported: drgpu reads ncu's messages from a log file of its own",
+                hint="ncu's messages and the application's output are kept in the output folder's STEM.ncu.log",
+            )
         if self.rank_var is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.rank_var):
             raise UsageError(f"--rank-var {self.rank_var!r} is not an environment variable name")
         if "%" in str(self.output_dir):

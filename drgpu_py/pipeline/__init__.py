@@ -65,6 +65,7 @@ def analyze_reports(
     jobs: int = 1,
     merge=None,
     sass=None,
+    source_roots=(),
 ) -> Analysis:
     """``progress(done, total)``: after each kernel analyzed; ``read_progress``: after each
     launch read from a single .ncu-rep. Launches of one kernel are analyzed as one group
@@ -76,7 +77,9 @@ def analyze_reports(
     Several reports are merged (ranks of one program, drgpu_py.readers.merge) when ``merge`` is True,
     or when it is None and they share a kernel name; reports with no kernel name in common
     are different programs: analyzed side by side (``format: "separate"``, a note says so).
-    ``kernel``: a :class:`~drgpu_py.readers.KernelSelector` or its text."""
+    ``kernel``: a :class:`~drgpu_py.readers.KernelSelector` or its text. ``source_roots``:
+    folders (``--source-root``) whose source files a cubin's line table may show, besides the
+    reports' folders and the working folder (files elsewhere are not read; a note says so)."""
     from ..analysis import AnalysisOptions
 
     kernel = KernelSelector.of(kernel)  # ``--kernel`` text (the API's) is parsed once, here
@@ -117,7 +120,8 @@ def analyze_reports(
     if cubin or binary:
         from ..sass.binary import control_from_binary, with_control
 
-        control, note = control_from_binary(profile, cubin=cubin, binary=binary)
+        roots = [*(Path(r).parent for r in reports), Path.cwd(), *(Path(r) for r in source_roots)]
+        control, note = control_from_binary(profile, cubin=cubin, binary=binary, source_roots=roots)
         profile = with_control(profile, control)
         profile.notes.append(note)
     return analyze_profile(profile, options, progress=progress, jobs=jobs)

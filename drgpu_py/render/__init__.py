@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import UsageError
-from ..io import atomic_write
+from ..io import atomic_write, document_text
 from .units import format_number as format_number, format_value as format_value
 
 
@@ -133,7 +133,10 @@ def render(analysis, fmt: str, options: RenderOptions | None = None):
         _load_all()
     if fmt not in RENDERERS:
         raise UsageError(f"unknown format {fmt!r}", hint="one of: " + ", ".join(formats()))
-    return RENDERERS[fmt].render(analysis, options or RenderOptions())
+    out = RENDERERS[fmt].render(analysis, options or RenderOptions())
+    # A page holds report text in markup, attributes and script JSON: no raw control or
+    # bidi character reaches the file, wherever the template put it.
+    return document_text(out) if fmt == "html" and isinstance(out, str) else out
 
 
 def render_to(analysis, fmt: str, path: str | Path, force: bool = False, options: RenderOptions | None = None) -> Path:

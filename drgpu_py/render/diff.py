@@ -1,6 +1,7 @@
 """Diff renderers: ``drgpu diff``'s dict (drgpu_py.pipeline.compare.diff; the JSON contract
 is drgpu_py/specs/schema/diff.schema.json) as text, JSON or HTML (``templates/diff.html.j2``,
-autoescaped). Registered in ``REGISTRIES["diff"]``; ``diff_format_for`` maps an output file
+autoescaped); report text never carries a raw control character into any of them
+(drgpu_py.io.visible, document_text). Registered in ``REGISTRIES["diff"]``; ``diff_format_for`` maps an output file
 name to a format."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ import functools
 from pathlib import Path
 
 from ..errors import DataFileError, UsageError
+from ..io import document_text, visible
 from . import REGISTRIES, RenderOptions, format_for, register
 from .units import microseconds, number
 
@@ -155,7 +157,8 @@ def render_diff_text(d: dict) -> str:  # noqa: C901 - one optional block per dif
                     f"unmatched ({side} only): id {k['id']} {k['name']} ({microseconds(k['duration_ns'], '.2f', ' us')}): "
                     f"no matching kernel in the {other} report"
                 )
-    return "\n".join(out) + "\n"
+    # Names, notes and locations come from the reports: control characters as escapes.
+    return visible("\n".join(out)) + "\n"
 
 
 def _text_table(headers: list[str], rows: list[list[str]], indent: int) -> list[str]:
@@ -207,7 +210,7 @@ def render_diff_html(d: dict) -> str:
         tpl = env.get_template("diff.html.j2")
     except jinja2.TemplateNotFound as e:
         raise DataFileError("templates/diff.html.j2 is missing from the installation") from e
-    return tpl.render(d=d)
+    return document_text(tpl.render(d=d))
 
 
 def render_diff_json(d: dict) -> str:

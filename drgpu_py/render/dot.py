@@ -58,7 +58,8 @@ STYLE = {
     "folded": {"shape": "plaintext", "fontcolor": "#868e96", "fontsize": "9"},
 }
 SEVERITY_PEN = {"high": "2.5", "medium": "1.6", "low": "1"}
-_CTRL = re.compile(r"[\x00-\x1f\x7f]+")
+# Control characters (C0, DEL, C1) and bidi overrides in labels: a space (DOT labels are one line).
+_CTRL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]+")
 
 
 # ---- helpers shared with the HTML renderer -------------------------------------------------

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 
+from ..io import document_text
 from . import register
 
 
@@ -35,6 +36,10 @@ def _key(k) -> str:
 
 def dumps(o) -> str:
     """``o`` as indented JSON text (see the module docstring)."""
+    return document_text(_dumps(o))
+
+
+def _dumps(o) -> str:
     try:
         import orjson
     except ImportError:  # pragma: no cover - orjson is a dependency; kept working without it

@@ -9,6 +9,7 @@ import math
 
 from ..version import __version__
 from ..errors import UsageError
+from ..io import csv_cell, visible
 from . import REGISTRIES, RenderOptions, register
 from .units import number
 
@@ -19,7 +20,7 @@ def _dims(d) -> str:
 
 def list_cells(r: dict) -> list[str]:
     top = f"{r['top_finding']} ({r['top_severity']}, {r['top_speedup']:.2f}x)" if r["top_finding"] else "-"
-    return [
+    cells = [
         r["report"],
         str(r["id"]),
         number(r["duration_ns"] / 1000 if r["duration_ns"] is not None else None, ".2f"),
@@ -30,6 +31,7 @@ def list_cells(r: dict) -> list[str]:
         top,
         r["name"],
     ]
+    return [visible(c) for c in cells]  # names from reports: control characters as escapes
 
 
 LIST_HEADER = [
@@ -83,7 +85,8 @@ def render_list_console(rows: list[dict], console) -> None:
 
 
 def render_list_csv(rows: list[dict]) -> str:
-    """One CSV row per launch: the JSON rows' fields, grid and block as AxBxC."""
+    """One CSV row per launch: the JSON rows' fields, grid and block as AxBxC, each text cell
+    through ``drgpu_py.io.csv_cell`` (no formulas, no control characters)."""
     import csv
     import io
 
@@ -104,7 +107,8 @@ def render_list_csv(rows: list[dict]) -> str:
     w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n")
     w.writeheader()
     for r in _finite(rows):
-        w.writerow({**{k: r.get(k) for k in fields}, "grid": _dims(r.get("grid")), "block": _dims(r.get("block"))})
+        row = {**{k: r.get(k) for k in fields}, "grid": _dims(r.get("grid")), "block": _dims(r.get("block"))}
+        w.writerow({k: csv_cell(v) for k, v in row.items()})
     return buf.getvalue()
 
 

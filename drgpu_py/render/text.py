@@ -5,7 +5,6 @@ share) and the top findings with their advice and source lines. Works without a 
 from __future__ import annotations
 
 import io
-import re
 
 from rich.console import Console
 from rich.markup import escape as _markup_escape
@@ -15,23 +14,18 @@ from rich.tree import Tree
 
 from ..analysis.ledger import part_label
 from ..analysis.tree import Node, split_folded
+from ..io import visible
 from ..profile import short_name
 from . import format_value, register
 from .units import microseconds
 
 SEV_STYLE = {"high": "bold red", "medium": "yellow", "low": "dim"}
-# Control characters (ESC starts terminal sequences) and bidirectional overrides in kernel,
-# file or source text are shown as escapes, never passed to the terminal.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def escape(text) -> str:
-    """Text for rich: markup escaped, control and bidi characters made visible."""
-    return _markup_escape(
-        _UNSAFE.sub(
-            lambda m: f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 0x100 else f"\\u{ord(m.group(0)):04x}", str(text)
-        )
-    )
+    """Text for rich: markup escaped, control and bidi characters made visible
+    (drgpu_py.io.visible: ESC starts terminal sequences)."""
+    return _markup_escape(visible(text))
 
 
 def _label(n: Node) -> str:

@@ -5,7 +5,8 @@ Contract: ``control_from_binary(profile, cubin=, binary=)`` returns ``(control, 
 ``control`` maps each matched kernel's mangled and demangled name to ``{function offset ->
 control dict}`` (:mod:`drgpu_py.sass.control`), ``note`` is one line saying what was used.
 As a side effect it rewrites the matched kernels' per-instruction tables from the cubin's
-line table (missing lines filled, inlined code moved to its call site with ``inlined_from``).
+line table (missing lines filled, inlined code moved to its call site with ``inlined_from``)
+and reads the source files it names, only below ``source_roots`` (``readable_source``).
 A kernel whose SASS differs from the report's keeps the report's, with a note. A missing
 tool raises :class:`ToolNotFoundError`.
 
@@ -21,6 +22,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from collections.abc import Iterable
 from typing import TypedDict
 
 import pandas as pd
@@ -303,9 +305,27 @@ def match_function(k: KernelProfile, funcs: list[SassFunction]) -> tuple[SassFun
 # ---- line table ------------------------------------------------------------------------------
 
 
-def apply_line_table(k: KernelProfile, fn: SassFunction) -> dict[str, int]:
+def readable_source(name: str, roots: Iterable[str | Path]) -> Path | None:
+    """The file a line table names, when it may be read: a regular file below one of
+    ``roots`` (after resolving links and ``..``); None otherwise. A report or cubin is
+    untrusted: the files it names are read only from folders the user allowed."""
+    try:
+        p = Path(name).resolve()
+        if not any(p.is_relative_to(Path(r).resolve()) for r in roots):
+            return None
+        return p if p.is_file() else None
+    except (OSError, ValueError, RuntimeError):
+        return None
+
+
+def apply_line_table(
+    k: KernelProfile, fn: SassFunction, source_roots: Iterable[str | Path] | None = None
+) -> dict[str, int]:
     """Rewrite ``k.instructions`` file/line from the cubin (see the module docstring).
-    Returns counts: ``filled`` (lines the report lacked) and ``inlined`` (moved to call sites)."""
+    Returns counts: ``filled`` (lines the report lacked) and ``inlined`` (moved to call sites).
+    The text of a named source file the report does not embed is read from disk only below
+    ``source_roots`` (the report's folder, the working folder, ``--source-root``); a file
+    that exists elsewhere is not read, and a kernel note says so."""
     df = k.instructions
     if df.empty:
         return {"filled": 0, "inlined": 0}
@@ -333,10 +353,22 @@ def apply_line_table(k: KernelProfile, fn: SassFunction) -> dict[str, int]:
     df["inlined_from"] = pd.Series(inlined_from, index=df.index, dtype=object)
     if filled:  # the reader's complaint about missing lines no longer holds
         k.notes[:] = [n for n in k.notes if "no file/line information" not in n]
-    for f in {f for f in files if isinstance(f, str)} - set(k.source_text):
+    roots = [Path.cwd()] if source_roots is None else list(source_roots)
+    for f in sorted({f for f in files if isinstance(f, str)} - set(k.source_text)):
+        p = readable_source(f, roots)
+        if p is None:
+            try:
+                exists = Path(f).is_file()
+            except (OSError, ValueError):
+                exists = False
+            if exists:
+                k.notes.append(
+                    f"source file {f} (named by the line table) was not read: it is outside the report's folder "
+                    "and the working folder; give --source-root DIR to show its lines"
+                )
+            continue
         try:
-            p = Path(f)
-            if p.is_file() and p.stat().st_size < 8 << 20:
+            if p.stat().st_size < 8 << 20:
                 k.source_text[f] = p.read_text(errors="replace").splitlines()
         except OSError:
             pass
@@ -389,10 +421,15 @@ def with_control(profile: Profile, control: dict[str, dict[int, ControlCode]]) -
 
 
 def control_from_binary(
-    profile: Profile, cubin: str | Path | None = None, binary: str | Path | None = None
+    profile: Profile,
+    cubin: str | Path | None = None,
+    binary: str | Path | None = None,
+    source_roots: Iterable[str | Path] | None = None,
 ) -> tuple[dict[str, dict[int, ControlCode]], str]:
     """Control codes per matched kernel (by mangled and demangled name, keyed by function
-    offset) and one note; rewrites matched kernels' file/line (module docstring)."""
+    offset) and one note; rewrites matched kernels' file/line (module docstring).
+    ``source_roots``: the folders whose source files the line table may show (default: the
+    working folder; ``apply_line_table``)."""
     given = cubin or binary
     if not given:
         raise InputError("no cubin or binary given")
@@ -420,7 +457,7 @@ def control_from_binary(
             )
             problems.append(f"{label}: SASS differs at {total - same}/{total} offsets")
             continue
-        counts = apply_line_table(k, fn)
+        counts = apply_line_table(k, fn, source_roots)
         filled += counts["filled"]
         inlined += counts["inlined"]
         cw = fn.control()
