@@ -336,3 +336,26 @@ def test_a_source_below_the_working_folder_is_read(secret_source, monkeypatch):
     r = runner.invoke(app, ["analyze", str(rep), "--cubin", str(cubin), "-f", "json"])
     assert r.exit_code == 0, r.output
     assert "SECRET-LINE" in r.stdout
+
+
+def test_packed_html_groups_carry_no_raw_control_characters():
+    """Past the first groups a page carries each group's markup gzip-packed, and the browser
+    puts it into the document when the group is shown: a hostile kernel name in a packed group
+    must arrive there as a visible escape, as it does in the page around it."""
+    import copy
+
+    from conftest import library_analysis
+    from drgpu_py.render import render
+    from drgpu_py.render.html.page import packed_bodies
+
+    hostile = "evil\x1b]0;pwned\x07\u202etxt\x9b31m"
+    analysis = copy.deepcopy(library_analysis())
+    for ka in analysis.kernels:
+        ka.kernel.name = hostile + ka.kernel.name
+        ka.notes.append(f"from {hostile}.ncu-rep")  # notes travel in the packed bodies
+    page = render(analysis, "html")
+    bodies = packed_bodies(page)
+    assert bodies, "the library report's page packs its later groups"
+    assert any("pwned" in body for body in bodies)
+    for text in [page, *bodies]:
+        assert not any(ch in text for ch in ("\x1b", "\x07", "\u202e", "\x9b"))

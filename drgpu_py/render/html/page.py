@@ -20,6 +20,7 @@ from functools import cache
 
 import jinja2
 
+from ...io import document_text
 from ...version import __version__
 from ...analysis import groups
 from ...specs import loader as data
@@ -59,8 +60,10 @@ def _pack(parts: list[list[str]]) -> str:
     looks back only 32 KB, so like parts side by side (every group's charts, then every tree)
     compress better: on a 139-group report the 7.3 MB of bodies gave 0.63 MB this way, 1.14
     MB group after group in one stream, 1.24 MB one stream per group. ``mtime=0``: the same
-    page every run."""
-    columns = [list(col) for col in zip(*parts)]
+    page every run. Control characters and bidi overrides in a body (a hostile kernel name)
+    become visible escapes here, as render() makes them in the page around it: the browser
+    would otherwise put them raw into the document when it unpacks the group."""
+    columns = [[document_text(markup) for markup in col] for col in zip(*parts)]
     raw = json.dumps(columns, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     return base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode("ascii")
 
