@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,7 +20,8 @@ from ..specs import loader as data
 from ..specs.records import Thresholds
 from ..profile import SOURCE_EXPORT_MISSING, KernelProfile, Profile, rounded
 from . import groups
-from .context import AnalysisCache, KernelContext
+from .context import AnalysisCache as AnalysisCache  # re-exported: pipeline.parallel imports it from here
+from .context import KernelContext
 from .findings import Finding, evaluate
 from .passes import Passes, stall_cycles
 from .perfmodel import KernelModel, kernel_model
@@ -28,6 +31,8 @@ from .stall_tree import build_tree, classify_bound
 from .tree import Node
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from .saved import SavedAnalysis
 
 __all__ = [
@@ -57,7 +62,7 @@ class KernelAnalysis:
     achieved_ipc: float
     top_unit: str | None
     top_unit_pct: float
-    slicing: dict
+    slicing: dict[str, Any]
     notes: list[str]
     context: KernelContext | None = None
     passes: Passes | None = None  # what the passes after the facts computed (None: a literal analysis)
@@ -75,7 +80,7 @@ class KernelAnalysis:
         """The static SASS performance model (analysis/perfmodel/)."""
         return self.passes.perf if self.passes is not None else None
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         k = self.kernel
         near_sol = (
             self.context is not None
@@ -112,16 +117,16 @@ class KernelAnalysis:
             "model": self._model(),
         }
 
-    def _model(self) -> dict:
+    def _model(self) -> dict[str, Any]:
         """The static SASS performance model (analysis/perfmodel.py), or why there is none."""
         if self.perf is None:
             return {"available": False, "reason": "not analyzed"}
         return model_dict(self.perf, self.context)
 
-    def _sol(self, near: bool) -> dict:
+    def _sol(self, near: bool) -> dict[str, Any]:
         """Speed of light: the busiest unit's name and % keep their meaning (the memory/SM
         throughput units); grade, limiter, units and roofline are the speed-of-light layer."""
-        out = {"unit": self.top_unit, "pct": _f(self.top_unit_pct), "near_ceiling": bool(near)}
+        out: dict[str, Any] = {"unit": self.top_unit, "pct": _f(self.top_unit_pct), "near_ceiling": bool(near)}
         if self.context is not None and self.sol is not None:
             out.update(self.sol.to_dict())
             out["traits"] = self.traits.to_dict() if self.traits is not None else None
@@ -132,33 +137,33 @@ class KernelAnalysis:
 class Analysis:
     profile: Profile
     kernels: list[KernelAnalysis]
-    _summary: list[dict] | None = field(default=None, repr=False, compare=False)
+    _summary: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
-    def summary(self) -> list[dict]:
+    def summary(self) -> list[dict[str, Any]]:
         """Kernel groups by GPU time, each with its findings and the time they would save
         (drgpu_py.analysis.groups.summary); computed once (renderers ask several times)."""
         if self._summary is None:
             self._summary = groups.summary(self)
         return self._summary
 
-    def priorities(self, limit: int | None = None) -> list[dict]:
+    def priorities(self, limit: int | None = None) -> list[dict[str, Any]]:
         """Findings across the report, most time saved first."""
         return groups.priorities(self.summary(), limit)
 
-    def findings_frame(self):
+    def findings_frame(self) -> pd.DataFrame:
         """One row per finding and location (pandas DataFrame)."""
         from .frames import findings_frame
 
         return findings_frame(self)
 
-    def kernels_frame(self):
+    def kernels_frame(self) -> pd.DataFrame:
         """One row per kernel (group) analyzed (pandas DataFrame)."""
         from .frames import kernels_frame
 
         return kernels_frame(self)
 
     @staticmethod
-    def load(path) -> "SavedAnalysis":
+    def load(path: str | Path) -> "SavedAnalysis":
         """A JSON file ``to_dict()`` was written to (``drgpu analyze -f json``, ``merge``), read
         back: a :class:`~drgpu_py.analysis.saved.SavedAnalysis`, whose ``to_dict()`` is the
         file's document again. The profile and contexts are not in the JSON, so it is not an
@@ -167,7 +172,7 @@ class Analysis:
 
         return SavedAnalysis.load(path)
 
-    def to_dict(self, kernels: bool = True) -> dict:
+    def to_dict(self, kernels: bool = True) -> dict[str, Any]:
         """The JSON document; ``kernels=False`` leaves its kernel list empty (for writers
         that make each kernel's dict when they write it)."""
         rows = self.summary()
@@ -183,7 +188,7 @@ class Analysis:
         }
 
 
-def _f(x):
+def _f(x: float) -> float | None:
     return rounded(x, 4)
 
 
@@ -262,7 +267,7 @@ def _analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisC
     )
 
 
-def sample_summary(ctx: KernelContext | None) -> dict | None:
+def sample_summary(ctx: KernelContext | None) -> dict[str, Any] | None:
     """The JSON ``samples`` object: the kernel's PC samples and where they went."""
     acc = ctx.accounting if ctx is not None else None
     if not acc:
@@ -340,7 +345,7 @@ def _silence_note(
 def analyze(
     profile: Profile,
     options: AnalysisOptions | None = None,
-    progress=None,
+    progress: Callable[[int, int], object] | None = None,
     cache: bool | AnalysisCache = True,
 ) -> Analysis:
     """``cache``: share per-function static analysis between launches (an AnalysisCache, or

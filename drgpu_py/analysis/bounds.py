@@ -10,7 +10,9 @@ and sources: docs/json-schema.md, "Bounds on every estimate".
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from .context import KernelContext
 from .sol import UNIT_METRICS, SpeedOfLight
@@ -35,11 +37,11 @@ class Bound:
     limit: float  # the largest speedup it allows
     why: str
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "limit": round(self.limit, 3), "why": self.why}
 
 
-def relieved_units(relieves) -> set[str]:
+def relieved_units(relieves: Iterable[str]) -> set[str]:
     out: set[str] = set()
     for r in relieves:
         out |= RELIEF.get(r, {r})
@@ -49,7 +51,7 @@ def relieved_units(relieves) -> set[str]:
 def physical_bounds(
     ctx: KernelContext,
     sol: SpeedOfLight,
-    relieves,
+    relieves: Iterable[str],
     model: str,
     stall_pct: float,
     partial: dict[str, float] | None = None,

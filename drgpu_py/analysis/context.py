@@ -15,11 +15,14 @@ context, not from DataFrame queries. Results are the same with and without the c
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import repeat
+from typing import Any, TypedDict
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from ..specs import loader as data
@@ -37,6 +40,25 @@ UNITS = {
 }
 MEMORY_UNITS = ("l1tex", "lts", "dram")
 
+#: A listing's identity for the cache: its PCs and SASS text.
+ListingKey = tuple[tuple[int, ...], tuple[str, ...]]
+#: What the cache keeps per listing: instructions, PC -> instruction, CFG, opcode classes.
+StaticAnalysis = tuple[list[Instruction], dict[int, Instruction], CFG, list[str]]
+#: (frame, stall_* column -> position, the stall_* columns as one float array, PCs).
+StallMatrix = tuple[pd.DataFrame, dict[str, int], npt.NDArray[np.float64], npt.NDArray[Any]]
+#: Where a PC's weight is summed: (file, line), (file, None), or ('<sass>', offset).
+LineKey = tuple[str, int | None]
+#: A PC's row: (file, line as in the table, offset, sass, inlined_from, LineKey, (file, line) or None).
+RowInfo = tuple[str | None, Any, Any, str, Any, LineKey, LineKey | None]
+
+
+class _LineWeight(TypedDict):
+    """One source line's sum in ``locations``: weight, (heaviest weight, its PC), its PCs."""
+
+    w: float
+    best: tuple[float, int]
+    pcs: list[int]
+
 
 class AnalysisCache:
     """Static analysis shared across the launches of a report: per (PC, SASS) listing, the
@@ -44,12 +66,12 @@ class AnalysisCache:
     (none of them is changed by analysis)."""
 
     def __init__(self) -> None:
-        self.listings: dict[tuple, tuple[list[Instruction], dict[int, Instruction], CFG, list[str]]] = {}
+        self.listings: dict[ListingKey, StaticAnalysis] = {}
         self.hits = 0
         self.misses = 0
 
-    def static(self, df: pd.DataFrame) -> tuple[list[Instruction], dict[int, Instruction], CFG, list[str]]:
-        key = (tuple(df.index.tolist()), tuple(df["sass"].tolist()))
+    def static(self, df: pd.DataFrame) -> StaticAnalysis:
+        key: ListingKey = (tuple(df.index.tolist()), tuple(df["sass"].tolist()))
         got = self.listings.get(key)
         if got is None:
             self.misses += 1
@@ -59,7 +81,7 @@ class AnalysisCache:
         return got
 
 
-def _static(df: pd.DataFrame) -> tuple[list[Instruction], dict[int, Instruction], CFG, list[str]]:
+def _static(df: pd.DataFrame) -> StaticAnalysis:
     insts = parse_listing(zip(df.index, df["sass"]))
     return insts, {i.pc: i for i in insts}, build_cfg(insts), [opcode_class(i) for i in insts]
 
@@ -77,7 +99,7 @@ class KernelContext:
     sampling: bool = False  # the kernel's table has PC samples (KernelProfile.has_sampling)
     # KernelProfile.sample_accounting when sampling: samples at no instruction of the table
     # count in the stall mix and in samples_total (kernel level), never at a line.
-    accounting: dict | None = None
+    accounting: dict[str, Any] | None = None
     insts: list[Instruction] = field(default_factory=list)
     cfg: CFG | None = None
     blame: Blame | None = None
@@ -201,10 +223,10 @@ class KernelContext:
         df = self.df
         return dict(zip(df.index.tolist(), df["inst_executed"].tolist())) if not df.empty else {}
 
-    def pcs_where(self, pred) -> list[int]:
+    def pcs_where(self, pred: Callable[[Instruction], bool]) -> list[int]:
         return [i.pc for i in self.insts if pred(i)]
 
-    def blamed_by_pc(self, pcs, reasons=None) -> dict[int, float]:
+    def blamed_by_pc(self, pcs: Iterable[int], reasons: Iterable[str] | None = None) -> dict[int, float]:
         if self.blame is None:
             return {}
         # Per-producer sums are grouped once per reason set and then filtered: the same rows
@@ -217,7 +239,7 @@ class KernelContext:
         return {p: v for p, v in sums.items() if p in wanted}
 
     @cached_property
-    def _producer_sums(self) -> dict:
+    def _producer_sums(self) -> dict[tuple[str, ...] | None, dict[int, float]]:
         """Reason set (None: all) -> producer PC -> blamed weight, filled on use."""
         return {}
 
@@ -239,17 +261,17 @@ class KernelContext:
                     got.append(c)
         return by_producer
 
-    def _row_map(self) -> dict:
+    def _row_map(self) -> dict[int, RowInfo]:
         return self._rows
 
     @cached_property
-    def _rows(self) -> dict:
+    def _rows(self) -> dict[int, RowInfo]:
         """PC -> (file, line, offset, sass, inlined_from, location key, (file, line) or None).
         The location key groups a PC's weight: (file, line), (file, None) for a file without
         a line, or ('<sass>', offset) without either."""
         df = self.df
         inlined = df["inlined_from"].tolist() if "inlined_from" in df.columns else repeat(None)
-        rows = {}
+        rows: dict[int, RowInfo] = {}
         for pc, f, ln, off, sass, inl in zip(
             df.index.tolist(),
             df["file"].tolist(),
@@ -259,6 +281,8 @@ class KernelContext:
             inlined,
         ):
             line = None if pd.isna(ln) else int(ln)
+            key: LineKey
+            at: LineKey | None
             if f is not None:
                 key, at = (f, line), ((f, line) if line is not None else None)
             else:
@@ -266,7 +290,7 @@ class KernelContext:
             rows[pc] = (f, ln, off, sass, inl, key, at)
         return rows
 
-    def line_of(self, pc: int) -> tuple | None:
+    def line_of(self, pc: int) -> LineKey | None:
         """(file, line) of an instruction, None where the report gives it no line."""
         row = self._row_map().get(pc)
         return row[6] if row is not None else None
@@ -306,7 +330,7 @@ class KernelContext:
         if total <= 0:
             return []
         rows = self._row_map()
-        agg: dict[tuple, dict] = {}
+        agg: dict[LineKey, _LineWeight] = {}
         for pc, w in weights.items():
             if w <= 0 or pc not in rows:
                 continue
@@ -345,12 +369,12 @@ class KernelContext:
             out.append(loc)
         return out
 
-    def stall_matrix(self) -> tuple:
+    def stall_matrix(self) -> StallMatrix:
         """(frame, column -> position, stall_* columns as one array, PCs): see _stall_matrix."""
         return self._stall_arrays
 
     @cached_property
-    def _stall_arrays(self) -> tuple:
+    def _stall_arrays(self) -> StallMatrix:
         return _stall_matrix(self.df)
 
     def row_of(self) -> dict[int, int]:
@@ -361,7 +385,7 @@ class KernelContext:
     def _row_positions(self) -> dict[int, int]:
         return {pc: r for r, pc in enumerate(self.df.index.tolist())}
 
-    def samples_at(self, pcs, reasons=None) -> dict[int, float]:
+    def samples_at(self, pcs: Iterable[int], reasons: Iterable[str] | None = None) -> dict[int, float]:
         """Stall samples at each of ``pcs`` (those in the table, in the order given), over
         ``reasons`` (all but 'selected' when None); NaN counts as 0."""
         _, where, arr, _ = self.stall_matrix()
@@ -390,7 +414,7 @@ class KernelContext:
         return self.locations(dict(zip(pcs[hit].tolist(), vals[hit].tolist())), limit)
 
 
-def _stall_matrix(df: pd.DataFrame) -> tuple:
+def _stall_matrix(df: pd.DataFrame) -> StallMatrix:
     """(frame, column -> position, the stall_* columns as one float array whose columns are
     contiguous, PCs): one copy out of the frame instead of a Series per column and use."""
     at = [j for j, c in enumerate(df.columns) if c.startswith("stall_")]
@@ -400,7 +424,7 @@ def _stall_matrix(df: pd.DataFrame) -> tuple:
 
 
 def _stall_weights(
-    k: KernelProfile, stall: tuple, sampling: bool, accounting: dict | None = None
+    k: KernelProfile, stall: StallMatrix, sampling: bool, accounting: dict[str, Any] | None = None
 ) -> tuple[dict[str, float], str]:
     """Samples (or, without PC samples, kernel-wide counters) per stall reason, and which of
     the two they are; ``stall`` is the kernel's _stall_matrix. Samples the table could not

@@ -15,6 +15,7 @@ Rules and rationale: docs/json-schema.md, "Findings: severity and advice".
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..specs import loader as data
 from .bounds import apply_bounds, physical_bounds, relieved_units
@@ -44,13 +45,13 @@ class Finding:
     stall_share: float
     estimated_speedup: float
     advice: str
-    evidence: dict = field(default_factory=dict)
+    evidence: dict[str, Any] = field(default_factory=dict)
     locations: list[Location] = field(default_factory=list)
     group: str = ""
     speedup_model: str = ""
     notes: list[str] = field(default_factory=list)
     model_speedup: float = 1.0  # the model's estimate before the physical bounds
-    bounds: list[dict] = field(default_factory=list)
+    bounds: list[dict[str, Any]] = field(default_factory=list)
     bounded_by: str | None = None  # the bound that set the estimate, if any
     audience: str = "code"  # "code" (change the kernel) | "caller" (library kernel)
     estimate_capped: bool = False  # the model hit its ceiling: the speedup is at least this
@@ -59,7 +60,7 @@ class Finding:
         """The estimate as shown to the user: a capped one reads as a lower bound."""
         return f"≥{self.estimated_speedup:.2f}x (capped)" if self.estimate_capped else f"{self.estimated_speedup:.2f}x"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "title": self.title,
@@ -80,17 +81,17 @@ class Finding:
         }
 
 
-def _round(x, ndigits: int):
+def _round(x: float | None, ndigits: int) -> float | None:
     # None: a finding read back from JSON where the number was not finite (written as null).
     return None if x is None else round(x, ndigits)
 
 
-class _Fmt(dict):
-    def __missing__(self, key):
+class _Fmt(dict[str, Any]):
+    def __missing__(self, key: str) -> str:
         return "?"
 
 
-def _render(text: str, values: dict) -> str:
+def _render(text: str, values: dict[str, Any]) -> str:
     try:
         return text.format_map(_Fmt(values))
     except (ValueError, KeyError, IndexError):
@@ -253,5 +254,5 @@ def _inlined_header_note(locations: list[Location]) -> str | None:
     return None
 
 
-def _num(v: float):
+def _num(v: float) -> float | None:
     return rounded(v, 4)

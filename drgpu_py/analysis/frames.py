@@ -7,9 +7,27 @@ per kernel (group) analyzed. Both are pure and take only what the JSON document 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any, Protocol
+
 import pandas as pd
 
 from . import groups
+
+
+class _KernelRow(groups.KernelResult, Protocol):
+    @property
+    def stall_cycle_pct(self) -> float: ...
+
+
+class _Analysis(Protocol):
+    """What the frames read of an analysis (analysis.Analysis; a protocol, as the package's
+    __init__ imports this module)."""
+
+    @property
+    def kernels(self) -> Sequence[_KernelRow]: ...
+    def summary(self) -> list[dict[str, Any]]: ...
+
 
 FINDING_COLUMNS = [
     "kernel",
@@ -43,7 +61,7 @@ KERNEL_COLUMNS = [
 ]
 
 
-def findings_frame(analysis) -> pd.DataFrame:
+def findings_frame(analysis: _Analysis) -> pd.DataFrame:
     rows = []
     for ka in analysis.kernels:
         k = ka.kernel
@@ -71,7 +89,7 @@ def findings_frame(analysis) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=FINDING_COLUMNS)
 
 
-def kernels_frame(analysis) -> pd.DataFrame:
+def kernels_frame(analysis: _Analysis) -> pd.DataFrame:
     by_id = {ka.kernel.id: ka for ka in analysis.kernels}
     rows = []
     for r in analysis.summary():

@@ -14,13 +14,38 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from .tree import location_text
 from ..profile import KernelProfile, Profile, rounded
 from ..readers.merge import merge_kernels
+from .findings import Finding
+from .sol import SpeedOfLight
 
 
-def group_key(k: KernelProfile) -> tuple:
+class KernelResult(Protocol):
+    """What the summary reads of a kernel's analysis (analysis.KernelAnalysis; a protocol,
+    as the package's __init__ imports this module)."""
+
+    @property
+    def kernel(self) -> KernelProfile: ...
+    @property
+    def findings(self) -> list[Finding]: ...
+    @property
+    def bound(self) -> str: ...
+    @property
+    def sol(self) -> SpeedOfLight | None: ...
+
+
+class AnalysisResult(Protocol):
+    """What the summary reads of an analysis (analysis.Analysis)."""
+
+    @property
+    def kernels(self) -> Sequence[KernelResult]: ...
+
+
+def group_key(k: KernelProfile) -> tuple[str, tuple[int, ...], tuple[int, ...], str]:
     df = k.instructions
     code = (
         hashlib.sha1("\n".join(map(str, df["sass"].tolist())).encode()).hexdigest()
@@ -31,7 +56,7 @@ def group_key(k: KernelProfile) -> tuple:
 
 
 def group_profile(profile: Profile) -> Profile:
-    groups: dict[tuple, list[KernelProfile]] = {}
+    groups: dict[tuple[str, tuple[int, ...], tuple[int, ...], str], list[KernelProfile]] = {}
     for k in profile.kernels:
         groups.setdefault(group_key(k), []).append(k)
     if all(len(g) == 1 for g in groups.values()):
@@ -71,15 +96,15 @@ def time_saved(total: float, speedup: float) -> float:
     return total * (1.0 - 1.0 / speedup) if not math.isnan(total) and speedup > 0 else math.nan
 
 
-def summary(analysis) -> list[dict]:
+def summary(analysis: AnalysisResult) -> list[dict[str, Any]]:
     """One entry per group, by total GPU time: launches, time and share, grade and bound,
     and its findings with the time each would save."""
     tot = sum(t for t in (total_ns(ka.kernel) for ka in analysis.kernels) if not math.isnan(t))
-    rows = []
+    rows: list[dict[str, Any]] = []
     for ka in analysis.kernels:
         k, sol = ka.kernel, ka.sol
         t = total_ns(k)
-        finds = []
+        finds: list[dict[str, Any]] = []
         for f in ka.findings:
             saved = time_saved(t, f.estimated_speedup)
             finds.append(
@@ -112,7 +137,7 @@ def summary(analysis) -> list[dict]:
     return rows
 
 
-def priorities(rows: list[dict], limit: int | None = None) -> list[dict]:
+def priorities(rows: list[dict[str, Any]], limit: int | None = None) -> list[dict[str, Any]]:
     """Findings across the report, most time saved first: what to fix first."""
     out = [
         {"kernel_id": r["kernel_id"], "name": r["name"], **f}

@@ -39,7 +39,7 @@ LEGACY_KEYS = (
 )
 
 
-def node_from_dict(d: dict) -> Node:
+def node_from_dict(d: dict[str, Any]) -> Node:
     """The :class:`Node` whose ``to_dict()`` is ``d``."""
     return Node(
         name=d.get("name", ""),
@@ -63,7 +63,7 @@ def _add_legacy_keys(root: Node) -> None:
             hit.key = key
 
 
-def finding_from_dict(d: dict) -> Finding:
+def finding_from_dict(d: dict[str, Any]) -> Finding:
     """The :class:`Finding` whose ``to_dict()`` is ``d``."""
     return Finding(
         id=d.get("id", ""),
@@ -85,7 +85,7 @@ def finding_from_dict(d: dict) -> Finding:
     )
 
 
-def _json_fields(cls) -> list[str]:
+def _json_fields(cls: type[SavedKernel]) -> list[str]:
     return [f.name for f in fields(cls) if f.name not in ("extra", "written")]
 
 
@@ -115,19 +115,19 @@ class SavedKernel:
     launches: int | None = None
     launch_ids: list[int] | None = None
     total_duration_ns: float | None = None
-    speed_of_light: dict | None = None
+    speed_of_light: dict[str, Any] | None = None
     tree: Node | None = None
     findings: list[Finding] = field(default_factory=list)
-    slicing: dict | None = None
-    samples: dict | None = None
+    slicing: dict[str, Any] | None = None
+    samples: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
-    model: dict | None = None
+    model: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # keys this version does not know
     #: The known keys the JSON held, in its order (None: all, in field order).
     written: list[str] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "SavedKernel":
+    def from_dict(cls, d: dict[str, Any]) -> "SavedKernel":
         known = _json_fields(cls)
         k = cls(
             **{name: v for name, v in d.items() if name in known and name not in ("tree", "findings")},
@@ -140,7 +140,7 @@ class SavedKernel:
         k.findings = [finding_from_dict(f) for f in d.get("findings") or []]
         return k
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         names = self.written if self.written is not None else _json_fields(type(self))
         out: dict[str, Any] = {}
         for name in names:
@@ -165,8 +165,8 @@ class SavedAnalysis:
     report: str | None = None
     format: str | None = None
     notes: list[str] = field(default_factory=list)
-    summary: list[dict] = field(default_factory=list)
-    priorities: list[dict] = field(default_factory=list)
+    summary: list[dict[str, Any]] = field(default_factory=list)
+    priorities: list[dict[str, Any]] = field(default_factory=list)
     kernels: list[SavedKernel] = field(default_factory=list)
     tool: str = "drgpu"
     version: str | None = None
@@ -183,7 +183,7 @@ class SavedAnalysis:
         return cls.from_dict(load_analysis_json(require_input_file(path)))
 
     @classmethod
-    def from_dict(cls, d: dict) -> "SavedAnalysis":
+    def from_dict(cls, d: dict[str, Any]) -> "SavedAnalysis":
         a = cls(
             **{name: d[name] for name in cls._ORDER if name in d and name != "kernels"},
             kernels=[SavedKernel.from_dict(k) for k in d.get("kernels") or []],
@@ -192,7 +192,7 @@ class SavedAnalysis:
         )
         return a
 
-    def to_dict(self, kernels: bool = True) -> dict:
+    def to_dict(self, kernels: bool = True) -> dict[str, Any]:
         """The JSON document (``kernels=False``: its kernel list empty, as Analysis.to_dict)."""
         out: dict[str, Any] = {}
         for name in self.written if self.written is not None else self._ORDER:
@@ -224,7 +224,7 @@ def _no_number(text: str) -> None:
     return None  # NaN, Infinity (older drgpu and Python's json write them): missing
 
 
-def load_analysis_json(p: Path) -> dict:
+def load_analysis_json(p: Path) -> dict[str, Any]:
     """A saved ``drgpu analyze -f json`` (or ``merge``) output, checked against the shipped
     analysis JSON Schema before anything reads it: a hand-edited, truncated or hostile file
     (wrong types, missing keys, 100,000-deep nesting, 400-digit integers) is a

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from ..specs.records import Thresholds
+from ..sass.isa import Instruction
 from .context import KernelContext
 
 #: unit key -> (label, metric, measured over active cycles?)
@@ -87,7 +90,7 @@ class Traits:
     has_line_info: bool = False
     signs: list[str] = field(default_factory=list)  # the SASS opcodes that showed specialization
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "tensor_core": self.tensor_core,
             "warp_specialized": self.warp_specialized,
@@ -118,9 +121,9 @@ class SpeedOfLight:
         vals = {p: v for p, v in self.flops.items() if v > 0}
         return max(vals, key=vals.__getitem__) if vals else None
 
-    def roofline(self) -> dict:
+    def roofline(self) -> dict[str, Any]:
         p = self.dominant
-        out = {
+        out: dict[str, Any] = {
             "precision": p,
             "flops": self.flops.get(p) if p else None,
             "dram_bytes": _n(self.dram_bytes),
@@ -157,7 +160,7 @@ class SpeedOfLight:
                 )
         return out
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "limiter": self.limiter,
             "limiter_pct": _n(self.limiter_pct),
@@ -174,8 +177,16 @@ class SpeedOfLight:
         }
 
 
-def _n(x):
+def _n(x: float | None) -> float | None:
     return None if x is None or (isinstance(x, float) and (math.isnan(x) or math.isinf(x))) else x
+
+
+class Rated(Protocol):
+    """A finding as near_speed_of_light reads it (findings.Finding; a protocol, as findings
+    imports this module)."""
+
+    @property
+    def severity(self) -> str: ...
 
 
 def grade_of(pct: float, th: Thresholds) -> str | None:
@@ -194,7 +205,7 @@ def grade_at_least(grade: str | None, floor: str) -> bool:
     return grade is not None and GRADES.index(grade) >= GRADES.index(floor)
 
 
-def near_speed_of_light(pct: float | None, findings, th: Thresholds) -> bool:
+def near_speed_of_light(pct: float | None, findings: Iterable[Rated], th: Thresholds) -> bool:
     """A unit at ``pct`` % of its peak is near its speed of light: at or above ``sol_pct``
     with no high finding among ``findings`` (little to gain without reducing its work)."""
     return (
@@ -212,7 +223,7 @@ def grid_and_sms(ctx: KernelContext) -> tuple[float, float]:
     if math.isnan(blocks):
         blocks = float(k.grid[0] * k.grid[1] * k.grid[2])
     sms = k.sm_count or k.m("launch__sm_count")
-    ok = lambda v: bool(v) and math.isfinite(v) and v > 0  # noqa: E731  (hostile CSVs: nan, inf, negative)
+    ok: Callable[[float], bool] = lambda v: bool(v) and math.isfinite(v) and v > 0  # noqa: E731  (hostile CSVs: nan, inf, negative)
     return (blocks if ok(blocks) else 0.0), (sms if ok(sms) else 0.0)
 
 
@@ -222,7 +233,7 @@ def sm_fill(ctx: KernelContext) -> float:
     return min(1.0, blocks / sms) if blocks and sms else 1.0
 
 
-def tensor_shape(ins) -> tuple[int, int, int] | None:
+def tensor_shape(ins: Instruction) -> tuple[int, int, int] | None:
     """(M, N, K) of a tensor-core instruction: 'HGMMA.64x128x16...' or 'HMMA.16816...'."""
     if not ins.modifiers:
         return None
@@ -238,7 +249,7 @@ def tensor_shape(ins) -> tuple[int, int, int] | None:
     return None
 
 
-def tensor_precision(ins) -> str:
+def tensor_precision(ins: Instruction) -> str:
     mods = set(ins.modifiers[1:])
     if ins.opcode == "DMMA":
         return "tensor_fp64"
@@ -295,7 +306,7 @@ def counter_flops(ctx: KernelContext) -> dict[str, float]:
 def kernel_traits(ctx: KernelContext) -> Traits:
     df = ctx.df
     executed = ctx.executed()
-    ran = lambda ins: (executed.get(ins.pc) or 0.0) > 0  # noqa: E731  (NaN compares false)
+    ran: Callable[[Instruction], bool] = lambda ins: (executed.get(ins.pc) or 0.0) > 0  # noqa: E731  (NaN compares false)
     tensor = any(i.opcode in _TENSOR_OPS and ran(i) for i in ctx.insts)
     signs = sorted({i.opcode for i in ctx.insts if i.opcode in _SPECIALIZED})
     named_bar = any(i.opcode == "BAR" and i.operands and i.operands[0] not in ("0", "0x0") for i in ctx.insts)

@@ -84,7 +84,7 @@ def _metric(
     return parent.add(Node(label, round(v * scale, 4), unit, "metric", attrs={"metric": metric}, key=key))
 
 
-def _value(parent: Node, label: str, value, unit: str = "", **attrs) -> Node:
+def _value(parent: Node, label: str, value: float | None, unit: str = "", **attrs: Any) -> Node:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return parent.add(Node(label, None, unit, "missing", attrs=attrs))
     return parent.add(
@@ -314,7 +314,7 @@ def _memory_latency(parent: Node, ctx: KernelContext) -> None:
     tot = c1 + c2 + c3 or 1.0
     mem_share = ctx.share("long_scoreboard", "lg_throttle", "tex_throttle") * 100.0
     # Each level is the child of the one before it: a miss goes on to the next level.
-    levels: tuple[tuple[str, float, dict, str, str], ...] = (
+    levels: tuple[tuple[str, float, dict[str, Any], str, str], ...] = (
         ("L1 hits", c1, {"hit_rate_pct": round(h1, 1)}, "l1", KEY_MEMORY_L1),
         ("L2 hits", c2, {"hit_rate_pct": round(h2, 1)}, "l2", KEY_MEMORY_L2),
         ("DRAM", c3, {}, "dram", KEY_MEMORY_DRAM),

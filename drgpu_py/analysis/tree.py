@@ -12,6 +12,7 @@ the HTML charts) carries a stable ``key`` (the ``KEY_*`` constants) and is found
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Iterator
 from typing import Any, TypedDict
 
 
@@ -67,7 +68,7 @@ class Node:
         self.children.append(child)
         return child
 
-    def walk(self):
+    def walk(self) -> Iterator["Node"]:
         yield self
         for c in self.children:
             yield from c.walk()
@@ -78,7 +79,7 @@ class Node:
     def by_key(self, key: str) -> "Node | None":
         return next((n for n in self.walk() if n.key == key), None)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         # Every node carries "attrs", empty or not: one shape for readers (docs/json-schema.md);
         # "key" only where a node has one.
         out: dict[str, Any] = {"name": self.name, "value": self.value, "unit": self.unit, "kind": self.kind}

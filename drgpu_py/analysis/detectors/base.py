@@ -16,10 +16,13 @@ metrics it reads. Speedup models (GPA's, from measured quantities only):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from ...profile import rounded
+import pandas as pd
+
+from ...profile import KernelProfile, rounded
 from ..context import UNITS, KernelContext
 from ..passes import Passes
 from ..tree import Location
@@ -77,15 +80,15 @@ def detector(*, metrics: Iterable[str] = ()) -> Callable[[DetectorFn], DetectorF
 class Detection:
     stall_share: float  # share of stall cycles this finding concerns (0..1)
     speedup: float  # estimated whole-kernel speedup (>= 1)
-    evidence: dict = field(default_factory=dict)
+    evidence: dict[str, Any] = field(default_factory=dict)
     locations: list[Location] = field(default_factory=list)
-    fmt: dict = field(default_factory=dict)
+    fmt: dict[str, Any] = field(default_factory=dict)
     relieves_override: list[str] | None = None
     partial_relief: dict[str, float] | None = None  # unit -> share of its traffic the fix removes (when measured)
     variant: str | None = None  # findings.yaml advice_when key the evidence supports
 
 
-def positive_weights(per_pc) -> dict[int, float]:
+def positive_weights(per_pc: pd.Series[float]) -> dict[int, float]:
     """PC -> value of a per-instruction column's entries above zero."""
     pos = per_pc[per_pc > 0]
     return {int(pc): float(v) for pc, v in zip(pos.index, pos)}
@@ -96,7 +99,7 @@ def eliminate(r: float) -> float:
     return 1.0 / (1.0 - r)
 
 
-def queue_charge(ctx: KernelContext, pcs, reason: str) -> float:
+def queue_charge(ctx: KernelContext, pcs: Iterable[int], reason: str) -> float:
     """Throttle samples of ``reason`` at OTHER instructions, charged to ``pcs`` in proportion
     to their own share of that throttle: a queue (MIO, LSU) kept full by the matched
     instructions also stalls every other instruction that needs it. A share of all samples."""
@@ -111,7 +114,7 @@ def queue_charge(ctx: KernelContext, pcs, reason: str) -> float:
     return (every - own) * (own / every) / tot
 
 
-def lsu_relief(ctx: KernelContext, pcs) -> dict[str, float]:
+def lsu_relief(ctx: KernelContext, pcs: Iterable[int]) -> dict[str, float]:
     """The share of the kernel's memory instructions that ``pcs`` execute: a fix that
     removes them also unloads the SM's load/store and MIO pipelines by that share (the
     busiest SM sub-unit is often that pipeline in memory-bound code)."""
@@ -124,7 +127,7 @@ def lsu_relief(ctx: KernelContext, pcs) -> dict[str, float]:
     return {"sm": w, "lsu": w}
 
 
-def traffic_speedup(ctx: KernelContext, units, w: float) -> float:
+def traffic_speedup(ctx: KernelContext, units: Sequence[str], w: float) -> float:
     """Traffic model: a fix that removes a fraction ``w`` of the requests through ``units``
     shortens the time those units are busy by that fraction. The part of the kernel's time
     those units account for is their utilisation relative to saturation (``saturation_pct``:
@@ -141,7 +144,7 @@ def traffic_speedup(ctx: KernelContext, units, w: float) -> float:
     return bounded_by_units(ctx, 1.0 / (1.0 - min(w, MAX_REMOVABLE) * busy), exclude=tuple(units))
 
 
-def bounded_by_units(ctx: KernelContext, s: float, exclude=()) -> float:
+def bounded_by_units(ctx: KernelContext, s: float, exclude: Collection[str] = ()) -> float:
     vals = [v for u, v in ctx.units.items() if u not in exclude and not math.isnan(v) and v > 0]
     return min(s, 100.0 / max(vals)) if vals else s
 
@@ -154,7 +157,12 @@ def merge_weights(*maps: dict[int, float]) -> dict[int, float]:
     return out
 
 
-def cost_share(ctx: KernelContext, pcs, own_reasons=None, blamed_reasons=None) -> tuple[float, dict[int, float]]:
+def cost_share(
+    ctx: KernelContext,
+    pcs: Collection[int],
+    own_reasons: Iterable[str] | None = None,
+    blamed_reasons: Iterable[str] | None = None,
+) -> tuple[float, dict[int, float]]:
     """Samples at the instructions (throttles, their own stalls) plus samples the blamer
     charges to them, as a fraction of all samples; and the per-PC weights for locations."""
     at = ctx.samples_at(pcs, own_reasons)
@@ -171,16 +179,16 @@ def blamed_locations(ctx: KernelContext, reason: str) -> list[Location]:
     return ctx.locations(w) if w else ctx.line_samples(reason)
 
 
-def warps_launched(k) -> float:
+def warps_launched(k: KernelProfile) -> float:
     threads = k.grid[0] * k.grid[1] * k.grid[2] * k.block[0] * k.block[1] * k.block[2]
     return threads / 32.0 if threads else 0.0
 
 
-def evidence_number(x, nd=3):
+def evidence_number(x: float, nd: int = 3) -> float | None:
     return rounded(x, nd)
 
 
-def launch_lanes(k) -> float:
+def launch_lanes(k: KernelProfile) -> float:
     """Average lanes per warp the launch configuration fills (32 unless the block size is
     not a multiple of 32: a 16-thread block's one warp has 16)."""
     bs = k.block[0] * k.block[1] * k.block[2]

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import math
 import struct
+from collections.abc import Callable, Collection, Iterable
+from typing import Any
 
 import numpy as np
+import pandas as pd
 
-from ...sass.cfg import CFG
+from ...sass.cfg import CFG, Loop
 from ...sass.dataflow import fast_intrinsic, loop_invariant
 from ...sass.slicing import reaching_defs
-from ..context import KernelContext
+from ..context import KernelContext, LineKey
 from ..passes import Passes
 from ..perfmodel import KernelModel, measured_speedup, what_if
 from .base import (
@@ -129,7 +132,7 @@ def fp64_conversion(ctx: KernelContext, passes: Passes) -> Detection | None:
     )
 
 
-def _division_window(cfg, seed: int, line_of) -> list[int]:
+def _division_window(cfg: CFG, seed: int, line_of: Callable[[int], LineKey | None]) -> list[int]:
     """Indices of the integer-division sequence that starts at ``seed`` (the I2F.RP that
     converts the divisor for MUFU.RCP): the seed's basic block from the seed on, up to
     ``_DIV_SEQUENCE`` instructions, kept to the seed's source line when lines are known."""
@@ -144,7 +147,9 @@ def _division_window(cfg, seed: int, line_of) -> list[int]:
     return out
 
 
-def _sequence_cost(ctx: KernelContext, pcs, blamed_reasons) -> tuple[float, dict[int, float]]:
+def _sequence_cost(
+    ctx: KernelContext, pcs: Collection[int], blamed_reasons: Iterable[str]
+) -> tuple[float, dict[int, float]]:
     """Like cost_share for a sequence of dependent instructions: the samples at them (every
     reason but 'selected') plus the waits the blamer charges to them at instructions outside
     the sequence; a wait inside it is already counted where it was observed."""
@@ -197,7 +202,7 @@ def _division_sequence(ctx: KernelContext, seed: int) -> tuple[set[int], bool]:
     return _line_in_loop(ctx, cfg, seed, loop), invariant
 
 
-def _line_in_loop(ctx: KernelContext, cfg: CFG, idx: int, loop) -> set[int]:
+def _line_in_loop(ctx: KernelContext, cfg: CFG, idx: int, loop: Loop) -> set[int]:
     """Integer, conversion and MUFU instructions of ``idx``'s source line in ``loop`` (its
     innermost loop): the code the compiler emits for the division on that line."""
     line_of = ctx.line_of
@@ -280,7 +285,9 @@ def integer_division(ctx: KernelContext, passes: Passes) -> Detection | None:
     )
 
 
-def _model_change(ctx: KernelContext, m: KernelModel | None, changes, hoist: bool) -> tuple[float, dict] | None:
+def _model_change(
+    ctx: KernelContext, m: KernelModel | None, changes: Iterable[str], hoist: bool
+) -> tuple[float, dict[str, Any]] | None:
     """The best of the performance model's what-ifs ``changes`` (analysis/perfmodel.py) for
     the kernel as measured (perfmodel.measured_speedup), with its evidence; None without a model or
     when no change applies (the caller's own estimate stands)."""
@@ -369,7 +376,7 @@ def _math_mufus(ctx: KernelContext) -> set[int]:
     return out
 
 
-def _subroutines_at_call_sites(ctx: KernelContext, df):
+def _subroutines_at_call_sites(ctx: KernelContext, df: pd.DataFrame) -> pd.DataFrame:
     """The per-instruction table with the lines of called subroutines replaced by the line
     of their call site (KernelContext.call_sites), so that their cost lands on the call."""
     sites = ctx.call_sites()
@@ -390,7 +397,7 @@ _SMALL_INTEGER_BITS = {
 }
 
 
-def _literal_integer_exponent(ctx: KernelContext, lines) -> int | None:
+def _literal_integer_exponent(ctx: KernelContext, lines: Collection[LineKey]) -> int | None:
     """The small integer a slow line passes to a called math subroutine as a literal (pow(d,
     2.0) sets the exponent's register to 2.0's bits before the CALL), or None. GPA's strength
     reduction: an integer power is a few multiplications."""
@@ -460,7 +467,7 @@ def slow_math(ctx: KernelContext, passes: Passes) -> Detection | None:
     w = at_call_sites(dict(zip(pcs[at].tolist(), samples_of[at].tolist())), ctx.call_sites())
     # Fast intrinsics run on the same special-function unit: the MUFUs stay, so the XU pipe
     # keeps at least today's load and bounds the gain (partial relief 0).
-    lines = set()
+    lines: set[LineKey] = set()
     if "line" in d:
         keys = d[["file", "line"]].to_numpy()
         lines = {(f, ln) for f, ln in keys[np.isin(gid, [row[0] for row in rows])].tolist()}
@@ -530,7 +537,7 @@ def divergence(ctx: KernelContext, passes: Passes) -> Detection | None:
     )
 
 
-def _active_only(ctx: KernelContext, s: float, evidence: dict) -> float:
+def _active_only(ctx: KernelContext, s: float, evidence: dict[str, Any]) -> float:
     """A change inside the warps (fewer masked lanes) shortens the time the SMs are active;
     the elapsed cycles in which an SM has no warp (the launch ramp, the last blocks'
     tail: sm__cycles_active below sm__cycles_elapsed) stay: 1 / (a / s + 1 - a) for the

@@ -11,7 +11,11 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Callable, Iterable
+from typing import Any
 
+from ...sass.cfg import CFG, Loop
+from ...sass.isa import Instruction
 from ...sass.dataflow import (
     data_addressed_loads,
     lane_values,
@@ -132,7 +136,7 @@ def bank_conflict(ctx: KernelContext, passes: Passes) -> Detection | None:
     ops = ("ld", "st")
     conf = {op: k.m(f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum") for op in ops}
     wav = {op: k.m(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum") for op in ops}
-    evidence: dict = {}
+    evidence: dict[str, Any] = {}
     if not any(math.isnan(v) for v in (*conf.values(), *wav.values())):
         total = sum(wav.values())
         if total <= 0:
@@ -409,11 +413,11 @@ def atomics(ctx: KernelContext, passes: Passes) -> Detection | None:
 _FLOAT_TYPES = ("F32", "F64", "F16", "F16x2", "BF16", "BF16x2", "F32x2", "FTZ")
 
 
-def _atomic_types(ctx: KernelContext, pcs) -> set[str]:
+def _atomic_types(ctx: KernelContext, pcs: Iterable[int]) -> set[str]:
     """'float' / 'integer' for the executed global atomics at ``pcs``, from the SASS type
     modifier (RED.E.ADD.F32.FTZ.RN is a float add; RED.E.ADD, .S32, .64 are integer)."""
     executed = ctx.executed()
-    out = set()
+    out: set[str] = set()
     for pc in pcs:
         ins = ctx.by_pc.get(pc)
         if ins is None or not (executed.get(pc) or 0) > 0:
@@ -422,15 +426,18 @@ def _atomic_types(ctx: KernelContext, pcs) -> set[str]:
     return out
 
 
-def _drain_variant(ctx: KernelContext) -> tuple[str | None, dict]:
+def _drain_variant(ctx: KernelContext) -> tuple[str | None, dict[str, Any]]:
     """What drains at EXIT: stores, or (no global store sectors) atomics and reductions."""
     k = ctx.kernel
     executed = ctx.executed()
-    ran = lambda pred: sum(float(executed.get(i.pc) or 0.0) for i in ctx.insts if pred(i))  # noqa: E731
+
+    def ran(pred: Callable[[Instruction], bool]) -> float:
+        return sum(float(executed.get(i.pc) or 0.0) for i in ctx.insts if pred(i))
+
     stores = k.m("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum")
     store_insts = ran(lambda i: i.opcode in ("STG", "ST", "STL"))
     atomics = ran(lambda i: i.is_global_atomic())
-    ev = {
+    ev: dict[str, Any] = {
         "global_store_sectors": evidence_number(stores),
         "store_instructions": evidence_number(store_insts),
         "atomic_instructions": evidence_number(atomics),
@@ -501,10 +508,13 @@ def memory_latency(ctx: KernelContext, passes: Passes) -> Detection | None:
     waits = merge_weights(ctx.blamed_by_pc(loads, ("long_scoreboard",)), ctx.samples_at(loads, ("long_scoreboard",)))
     executed = ctx.executed()
 
-    def loads_per_iteration(loop) -> float:
+    def loads_per_iteration(loop: Loop) -> float:
         """Global loads executed per back-edge taken to the loop's header."""
         body = cfg.loop_instructions(loop)
-        count = lambda pick: sum(float(executed.get(cfg.insts[j].pc) or 0.0) for j in body if pick(cfg.insts[j]))  # noqa: E731
+
+        def count(pick: Callable[[Instruction], bool]) -> float:
+            return sum(float(executed.get(cfg.insts[j].pc) or 0.0) for j in body if pick(cfg.insts[j]))
+
         iters = count(
             lambda i: (
                 i.is_branch()
@@ -542,10 +552,10 @@ def memory_latency(ctx: KernelContext, passes: Passes) -> Detection | None:
     )
 
 
-def _divergent_constant_load(cfg, ins) -> bool:
+def _divergent_constant_load(cfg: CFG | None, ins: Instruction) -> bool:
     m = re.search(r"c\[[^\]]*\]\[([^\]]*)\]", ins.text)
     idx = cfg.index_of_pc.get(ins.pc) if cfg is not None else None
-    if not m or idx is None:
+    if not m or cfg is None or idx is None:  # (no CFG: no index either)
         return True
     return any(thread_varying(cfg, idx, r) for r in registers_in(m.group(1)))
 
@@ -583,7 +593,7 @@ def _table_lookup_wavefronts(access_bytes: int, banks: int, values: int = 32) ->
     return phases * expected_max_load(lanes, bins)
 
 
-def _constant_lookup_bound(ctx: KernelContext, pcs) -> tuple[float, float]:
+def _constant_lookup_bound(ctx: KernelContext, pcs: Iterable[int]) -> tuple[float, float]:
     """The fix moves the lookups, it does not remove them: the replacement still serves every
     warp lookup through L1's data stage (one wavefront per cycle per SM). With the lookups
     spread over the SMs, the kernel cannot get shorter than that work: elapsed cycles over the

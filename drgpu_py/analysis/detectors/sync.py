@@ -8,7 +8,7 @@ pure, registered by ``@detector`` with the kernel-level metrics it reads.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypedDict
 
 from ...sass.dataflow import index_bound_branches, thread_dependent_blocks
 from ..context import KernelContext
@@ -27,6 +27,20 @@ from .base import (
     merge_weights,
     warps_launched,
 )
+
+
+class BarrierRegion(TypedDict):
+    """One barrier's region (_barrier_regions): its instruction index, the barrier waits
+    at it, all samples of the region (waits included), the thread-dependent work before it
+    (PC -> samples), the mean interval between the two barriers in cycles (NaN unknown),
+    and the PCs where its waits are sampled."""
+
+    barrier: int
+    wait: float
+    region: float
+    work: dict[int, float]
+    interval_cycles: float
+    waits_at: list[int]
 
 
 def _triangular_loops(ctx: KernelContext) -> dict[int, float]:
@@ -82,7 +96,7 @@ def _warp_cycles_per_sample(ctx: KernelContext) -> float:
     return warps * cycles * sms / total
 
 
-def _barrier_regions(ctx: KernelContext) -> list[dict]:
+def _barrier_regions(ctx: KernelContext) -> list[BarrierRegion]:
     """Per barrier (program order): the waits at it (barrier samples from it to the next
     barrier: a waiting warp is sampled at an instruction shortly after the BAR), the
     thread-dependent work since the previous barrier, and how long a warp's interval
@@ -102,7 +116,7 @@ def _barrier_regions(ctx: KernelContext) -> list[dict]:
     busy = {pc: every.get(pc, 0.0) - waits.get(pc, 0.0) for pc in pcs}
     executed = ctx.executed()
     per_sample = _warp_cycles_per_sample(ctx)
-    out = []
+    out: list[BarrierRegion] = []
     for n, b in enumerate(bars):
         before = range(bars[n - 1] if n else 0, b)
         after = range(b, bars[n + 1] if n + 1 < len(bars) else len(pcs))

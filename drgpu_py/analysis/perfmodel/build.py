@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 import re
 
+from ...sass.cfg import Loop
+from ...specs.records import ConstantCache
 from ...sass.isa import Instruction
 from ..context import KernelContext
 from ..sol import SpeedOfLight, grid_and_sms, sass_flops
@@ -48,7 +50,7 @@ def counters_verdict(ctx: KernelContext, sol: SpeedOfLight | None) -> str | None
     return top
 
 
-def _global_latency(ctx: KernelContext, lat: dict) -> float:
+def _global_latency(ctx: KernelContext, lat: dict[str, float]) -> float:
     """Expected global-load latency from the measured L1 and L2 hit rates (DRAM when unknown)."""
     k = ctx.kernel
     h1 = k.m("l1tex__t_sector_hit_rate.pct")
@@ -89,7 +91,7 @@ def _steps(insts: list[Instruction], body: list[int]) -> dict[str, int]:
 
 
 def constant_stream_misses(
-    insts: list[Instruction], body: list[int], trips: float, cache: dict, miss: float
+    insts: list[Instruction], body: list[int], trips: float, cache: ConstantCache, miss: float
 ) -> dict[int, float]:
     """Immediate-constant-cache misses of a loop that walks constant memory: constant operands
     c[bank][r + imm] whose register r steps by s bytes per iteration. When the bytes one pass
@@ -104,7 +106,7 @@ def constant_stream_misses(
         return {}
     steps = _steps(insts, body)
     out: dict[int, float] = {}
-    seen: set[tuple] = set()
+    seen: set[tuple[str, str, int]] = set()
     for j in body:
         for bank, reg, off in _CONST_REF.findall(insts[j].text):
             s = abs(steps.get(reg, 0))
@@ -118,7 +120,7 @@ def constant_stream_misses(
     return out
 
 
-def _entries(ctx: KernelContext, lp, executed: dict) -> float:
+def _entries(ctx: KernelContext, lp: Loop, executed: dict[int, float]) -> float:
     """Times a loop is entered: executions of the last instruction of each block outside the
     loop that leads to its header (0 when unknown)."""
     cfg, insts = ctx.cfg, ctx.insts
@@ -149,7 +151,8 @@ def kernel_model(ctx: KernelContext, sol: SpeedOfLight | None) -> KernelModel:
     arch = ctx.arch
     lat = dict(arch.get("latency") or {})
     rates = {p: float(v) for p, v in (arch.get("pipe_rate") or {}).items() if v}
-    cache = dict(arch.get("constant_cache") or {})
+    # No constant cache in the arch data: a size of 0, for which no loop misses.
+    cache = arch.get("constant_cache") or ConstantCache(bytes=0, line_bytes=0)
     g_lat = _global_latency(ctx, lat)
     insts, cls = ctx.insts, ctx.classes
     m = KernelModel(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..context import KernelContext
 
@@ -47,7 +48,7 @@ class KernelModel:
     measured_cycles: float = math.nan
     bottleneck: str | None = None
     terms: dict[str, float] = field(default_factory=dict)
-    instruction_efficiency: dict = field(default_factory=dict)
+    instruction_efficiency: dict[str, float] = field(default_factory=dict)
     mix: dict[str, float] = field(default_factory=dict)
     loops: list[LoopModel] = field(default_factory=list)
     straight_cycles: float = 0.0  # per-warp cycles outside loops
@@ -66,7 +67,7 @@ class KernelModel:
     tensor_cycles: float = 0.0  # tensor FLOPs at the dense peak, busiest SM
     launch_cycles: float = 0.0  # the chip's shortest launch (specs/arch launch_floor_ns)
     verdict: str | None = None  # the counters' verdict (speed of light / top stall)
-    what_if: list[dict] = field(default_factory=list)
+    what_if: list[dict[str, Any]] = field(default_factory=list)
     _ctx: KernelContext | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -95,7 +96,7 @@ def family_of(bottleneck: str | None) -> str | None:
     return "compute"  # issue, pipe:fma/alu/fp64/xu/tensor
 
 
-def executed_count(executed: dict, pc: int) -> float:
+def executed_count(executed: dict[int, float], pc: int) -> float:
     v = executed.get(pc)
     return float(v) if v is not None and v == v else 0.0
 
@@ -105,8 +106,8 @@ def evaluate_terms(
     loops: list[LoopModel] | None = None,
     warps: float | None = None,
     inst_total: float | None = None,
-    pipe_counts: dict | None = None,
-) -> tuple[float, str, dict]:
+    pipe_counts: dict[str, float] | None = None,
+) -> tuple[float, str, dict[str, float]]:
     """Terms, predicted cycles and bottleneck; stored on ``m`` when called without overrides."""
     store = loops is None and warps is None and inst_total is None and pipe_counts is None
     loops = m.loops if loops is None else loops
@@ -151,4 +152,6 @@ def combined(terms: dict[str, float], norm: float) -> float:
     if not (lat > 0 and side > 0) or math.isinf(norm):
         return max(lat, side)
     hi = max(lat, side)
-    return hi * ((lat / hi) ** norm + (side / hi) ** norm) ** (1.0 / norm)
+    # (positive bases: each power is a float, though typeshed types float ** float as Any)
+    out: float = hi * ((lat / hi) ** norm + (side / hi) ** norm) ** (1.0 / norm)
+    return out

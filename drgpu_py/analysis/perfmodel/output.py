@@ -8,12 +8,13 @@ critical chain of a loop with its source lines. Both read the context's SASS row
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from ..context import KernelContext
 from .core import VERDICTS, KernelModel, LoopModel
 
 
-def hot_loop_lines(ctx: KernelContext, lm: LoopModel, limit: int = 8) -> list[dict]:
+def hot_loop_lines(ctx: KernelContext, lm: LoopModel, limit: int = 8) -> list[dict[str, Any]]:
     """The critical chain's instructions with their source lines (first ``limit``)."""
     rows = ctx._row_map()
     out = []
@@ -27,16 +28,16 @@ def hot_loop_lines(ctx: KernelContext, lm: LoopModel, limit: int = 8) -> list[di
     return out
 
 
-def to_dict(m: KernelModel, ctx: KernelContext | None = None, loops: int = 3) -> dict:
+def to_dict(m: KernelModel, ctx: KernelContext | None = None, loops: int = 3) -> dict[str, Any]:
     """The JSON ``kernels[].model`` object (docs/json-schema.md)."""
     if not m.available:
         return {"available": False, "reason": m.reason}
     ctx = ctx or m._ctx
 
-    def r(x, nd=1):
+    def r(x: float | None, nd: int = 1) -> float | None:
         return None if x is None or x != x or math.isinf(x) else round(float(x), nd)
 
-    out = {
+    out: dict[str, Any] = {
         "available": True,
         "bottleneck": m.bottleneck,
         "bottleneck_class": m.family,
@@ -78,7 +79,7 @@ def to_dict(m: KernelModel, ctx: KernelContext | None = None, loops: int = 3) ->
     return out
 
 
-def _offset(ctx: KernelContext | None, pc: int):
+def _offset(ctx: KernelContext | None, pc: int) -> int | None:
     if ctx is None:
         return None
     row = ctx._row_map().get(pc)

@@ -95,7 +95,7 @@ def pipe_of(ins: Instruction, f2f64_pipe: str = "fp64") -> str | None:
     return None
 
 
-def latency_of(ins: Instruction, lat: dict, global_latency: float) -> float:
+def latency_of(ins: Instruction, lat: dict[str, float], global_latency: float) -> float:
     """Cycles from an instruction's issue until its results can be read."""
     op = ins.opcode
     if ins.is_global_load() or op in ("ATOM", "ATOMG"):
@@ -134,7 +134,7 @@ class Sim:
 def simulate(
     insts: list[Instruction],
     body: list[int],
-    lat: dict,
+    lat: dict[str, float],
     global_latency: float,
     issue_gap: float = 1.0,
     control: dict[int, ControlCode] | None = None,

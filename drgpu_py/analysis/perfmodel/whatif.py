@@ -12,7 +12,9 @@ a loop body -> what unrolling and hoisting do to each).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import replace
+from typing import Any
 
 from ...sass.isa import Instruction
 from ..context import KernelContext
@@ -228,7 +230,7 @@ def _transformed(
 
     # Copies interleaved, as the compiler's scheduler interleaves independent chains; what
     # runs once per k iterations is in the last copy only.
-    def ren(regs, c):
+    def ren(regs: Iterable[str], c: int) -> set[str]:
         return {f"{r}~{c}" if not r.startswith(("UR", "UP")) else r for r in regs}
 
     for j in lm.body:
@@ -257,7 +259,7 @@ def _transformed(
     ), removed
 
 
-def what_if(m: KernelModel, change: str, **p) -> dict | None:
+def what_if(m: KernelModel, change: str, **p: float) -> dict[str, Any] | None:
     """Predicted cycles after a change: ``unroll`` (k: independent accumulators; loop control,
     induction steps and index arithmetic once per k iterations; ``hoist=True`` also hoists),
     ``hoist`` (the hot loop's loop-invariant instructions and range checks leave it),
@@ -316,7 +318,7 @@ def what_if(m: KernelModel, change: str, **p) -> dict | None:
     }
 
 
-def measured_speedup(m: KernelModel, change: dict | None) -> float:
+def measured_speedup(m: KernelModel, change: dict[str, Any] | None) -> float:
     """A what-if's speedup of the measured kernel. Where the counters confirm the model's
     bottleneck class, the measured cycles the model does not explain are that same limit
     running below its ideal rate and shrink with it: the ratio of the predictions. Where the
@@ -324,14 +326,15 @@ def measured_speedup(m: KernelModel, change: dict | None) -> float:
     the cycles the model says the change saves come off the measured cycles."""
     if change is None or not m.available or not m.predicted_cycles > 0 or not change["predicted_cycles"] > 0:
         return 1.0
-    ratio = m.predicted_cycles / change["predicted_cycles"]
+    after: float = change["predicted_cycles"]
+    ratio = m.predicted_cycles / after
     meas = m.measured_cycles
     if m.family == m.verdict or not (meas == meas and meas >= m.predicted_cycles):
         return max(1.0, ratio)
-    return max(1.0, meas / (meas - (m.predicted_cycles - change["predicted_cycles"])))
+    return max(1.0, meas / (meas - (m.predicted_cycles - after)))
 
 
-def default_what_ifs(m: KernelModel) -> list[dict]:
+def default_what_ifs(m: KernelModel) -> list[dict[str, Any]]:
     out = []
     for change, params in (("unroll", {"k": 4}), ("hoist", {}), ("warps", {})):
         got = what_if(m, change, **params)
