@@ -81,33 +81,33 @@ class KernelAnalysis:
         return self.passes.perf if self.passes is not None else None
 
     def to_dict(self) -> dict[str, Any]:
-        k = self.kernel
+        kernel = self.kernel
         near_sol = (
             self.context is not None
             and self.top_unit is not None
             and near_speed_of_light(self.top_unit_pct, self.findings, self.context.th)
         )
         return {
-            "id": k.id,
-            "name": k.name,
-            "mangled": k.mangled,
-            "device": k.device,
-            "compute_capability": k.compute_capability,
-            "chip": k.chip,
-            "sm_count": k.sm_count,
-            "duration_ns": _f(k.duration_ns),
-            "grid": list(k.grid),
-            "block": list(k.block),
-            "elapsed_cycles": _f(k.m("gpc__cycles_elapsed.max")),
-            "sm_active_cycles": _f(k.m("sm__cycles_active.avg")),
+            "id": kernel.id,
+            "name": kernel.name,
+            "mangled": kernel.mangled,
+            "device": kernel.device,
+            "compute_capability": kernel.compute_capability,
+            "chip": kernel.chip,
+            "sm_count": kernel.sm_count,
+            "duration_ns": _f(kernel.duration_ns),
+            "grid": list(kernel.grid),
+            "block": list(kernel.block),
+            "elapsed_cycles": _f(kernel.m("gpc__cycles_elapsed.max")),
+            "sm_active_cycles": _f(kernel.m("sm__cycles_active.avg")),
             "bound": self.bound,
             "stall_cycle_pct": _f(self.stall_cycle_pct),
             "achieved_ipc": _f(self.achieved_ipc),
             "top_unit": self.top_unit,
             "top_unit_pct": _f(self.top_unit_pct),
-            "launches": groups.launches(k),
-            "launch_ids": groups.launch_ids(k),
-            "total_duration_ns": _f(groups.total_ns(k)),
+            "launches": groups.launches(kernel),
+            "launch_ids": groups.launch_ids(kernel),
+            "total_duration_ns": _f(groups.total_ns(kernel)),
             "speed_of_light": self._sol(near_sol),
             "tree": self.tree.to_dict(),
             "findings": [f.to_dict() for f in self.findings],
@@ -188,23 +188,25 @@ class Analysis:
         }
 
 
-def _f(x: float) -> float | None:
-    return rounded(x, 4)
+def _f(value: float) -> float | None:
+    return rounded(value, 4)
 
 
-def analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisCache | None = None) -> KernelAnalysis:
+def analyze_kernel(
+    kernel: KernelProfile, options: AnalysisOptions, cache: AnalysisCache | None = None
+) -> KernelAnalysis:
     # Values no counter reaches (1e308, inf from an edited CSV) overflow or cancel in sums;
     # the result is inf/NaN, which every output shows as such, so numpy's warnings add only
     # noise on the user's terminal. errstate is scoped to this call (and thread).
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        return _analyze_kernel(k, options, cache)
+        return _analyze_kernel(kernel, options, cache)
 
 
-def _analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisCache | None) -> KernelAnalysis:
+def _analyze_kernel(kernel: KernelProfile, options: AnalysisOptions, cache: AnalysisCache | None) -> KernelAnalysis:
     # Control codes come only from a cubin (sass.binary.with_control): slicing then uses them.
-    control = k.control or None
+    control = kernel.control or None
     ctx = KernelContext.build(
-        k, options.thresholds, control=control, slicing_source="cubin" if control else "report", cache=cache
+        kernel, options.thresholds, control=control, slicing_source="cubin" if control else "report", cache=cache
     )
     traits = kernel_traits(ctx)
     sol = speed_of_light(ctx)
@@ -214,10 +216,10 @@ def _analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisC
     tree = build_tree(ctx, passes, findings)
     pct, ipc = passes.stall.pct, passes.stall.achieved_ipc
     top, top_val = ctx.top_unit()
-    notes = list(k.notes) + ctx.notes + evaluation.notes
+    notes = list(kernel.notes) + ctx.notes + evaluation.notes
     # Samples collected but no per-instruction table (a raw CSV alone): the reader's note
     # names the export that is missing, not the ncu section.
-    if not ctx.sampling and not any(n.startswith(SOURCE_EXPORT_MISSING) for n in k.notes):
+    if not ctx.sampling and not any(n.startswith(SOURCE_EXPORT_MISSING) for n in kernel.notes):
         notes.append(
             "no PC sampling in this report: per-line attribution and SASS slicing unavailable (collect the SourceCounters section)"
         )
@@ -252,7 +254,7 @@ def _analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisC
             "little to gain without reducing that unit's work"
         )
     return KernelAnalysis(
-        kernel=k,
+        kernel=kernel,
         tree=tree,
         findings=findings,
         bound=classify_bound(ctx, sol),
@@ -354,8 +356,8 @@ def analyze(
     options = options or AnalysisOptions()
     shared = cache if isinstance(cache, AnalysisCache) else AnalysisCache() if cache else None
     out = []
-    for i, k in enumerate(profile.kernels):
-        out.append(analyze_kernel(k, options, cache=shared))
+    for index, kernel in enumerate(profile.kernels):
+        out.append(analyze_kernel(kernel, options, cache=shared))
         if progress:
-            progress(i + 1, len(profile.kernels))
+            progress(index + 1, len(profile.kernels))
     return Analysis(profile=profile, kernels=out)

@@ -55,7 +55,7 @@ RowInfo = tuple[str | None, Any, Any, str, Any, LineKey, LineKey | None]
 class _LineWeight(TypedDict):
     """One source line's sum in ``locations``: weight, (heaviest weight, its PC), its PCs."""
 
-    w: float
+    weight: float
     best: tuple[float, int]
     pcs: list[int]
 
@@ -115,22 +115,22 @@ class KernelContext:
     @classmethod
     def build(
         cls,
-        k: KernelProfile,
+        kernel: KernelProfile,
         th: Thresholds,
         control: dict[int, ControlCode] | None = None,
         slicing_source: str = "report",
         cache: AnalysisCache | None = None,
     ) -> "KernelContext":
-        arch = data.load_arch(k.chip)
-        stall = _stall_matrix(k.instructions)
-        sampling = k.has_sampling
-        accounting = k.sample_accounting() if sampling else None
-        reasons, source = _stall_weights(k, stall, sampling, accounting)
+        arch = data.load_arch(kernel.chip)
+        stall = _stall_matrix(kernel.instructions)
+        sampling = kernel.has_sampling
+        accounting = kernel.sample_accounting() if sampling else None
+        reasons, source = _stall_weights(kernel, stall, sampling, accounting)
         total = sum(reasons.values())
         stall_total = total - reasons.get("selected", 0.0)
-        units = {u: k.m(name) for u, (name, _) in UNITS.items()}
+        units = {u: kernel.m(name) for u, (name, _) in UNITS.items()}
         ctx = cls(
-            kernel=k,
+            kernel=kernel,
             th=th,
             arch=arch,
             reasons=reasons,
@@ -145,9 +145,9 @@ class KernelContext:
         ctx._stall_arrays = stall  # made once here for the stall weights; stall_matrix() returns it
         if not arch.get("known"):
             ctx.notes.append(
-                f"unknown chip for compute capability '{k.compute_capability}': base architecture constants used"
+                f"unknown chip for compute capability '{kernel.compute_capability}': base architecture constants used"
             )
-        df = k.instructions
+        df = kernel.instructions
         if not df.empty:
             insts, by_pc, ctx.cfg, ctx.classes = cache.static(df) if cache is not None else _static(df)
             ctx.insts, ctx.by_pc = list(insts), dict(by_pc)
@@ -194,11 +194,11 @@ class KernelContext:
         return float(sum(v for r, v in got.items() if not reasons or r in reasons))
 
     def top_unit(self) -> tuple[str | None, float]:
-        vals = {u: v for u, v in self.units.items() if not math.isnan(v)}
+        vals = {unit: v for unit, v in self.units.items() if not math.isnan(v)}
         if not vals:
             return None, math.nan
-        u = max(vals, key=vals.__getitem__)
-        return u, vals[u]
+        unit = max(vals, key=vals.__getitem__)
+        return unit, vals[unit]
 
     def executed_total(self) -> float:
         return self.total_of("inst_executed") if not self.df.empty else 0.0
@@ -254,11 +254,11 @@ class KernelContext:
         by_producer: dict[int, list[int]] = {}
         if self.blame is None:
             return by_producer
-        for c, p, *_ in self.blame.rows:
-            if c != p:
-                got = by_producer.setdefault(p, [])
-                if c not in got:
-                    got.append(c)
+        for consumer, producer, *_ in self.blame.rows:
+            if consumer != producer:
+                got = by_producer.setdefault(producer, [])
+                if consumer not in got:
+                    got.append(consumer)
         return by_producer
 
     def _row_map(self) -> dict[int, RowInfo]:
@@ -272,7 +272,7 @@ class KernelContext:
         df = self.df
         inlined = df["inlined_from"].tolist() if "inlined_from" in df.columns else repeat(None)
         rows: dict[int, RowInfo] = {}
-        for pc, f, ln, off, sass, inl in zip(
+        for pc, file, ln, off, sass, inl in zip(
             df.index.tolist(),
             df["file"].tolist(),
             df["line"].tolist(),
@@ -283,11 +283,11 @@ class KernelContext:
             line = None if pd.isna(ln) else int(ln)
             key: LineKey
             at: LineKey | None
-            if f is not None:
-                key, at = (f, line), ((f, line) if line is not None else None)
+            if file is not None:
+                key, at = (file, line), ((file, line) if line is not None else None)
             else:
                 key, at = ("<sass>", int(off)), None
-            rows[pc] = (f, ln, off, sass, inl, key, at)
+            rows[pc] = (file, ln, off, sass, inl, key, at)
         return rows
 
     def line_of(self, pc: int) -> LineKey | None:
@@ -304,18 +304,18 @@ class KernelContext:
     @cached_property
     def _call_sites(self) -> dict[int, int]:
         insts, executed = self.insts, self.executed()
-        index = {i.pc: j for j, i in enumerate(insts)}
+        index = {ins.pc: j for j, ins in enumerate(insts)}
         callers: dict[int, tuple[float, int]] = {}
-        for i in insts:
-            if i.opcode == "CALL" and i.target is not None and i.target in index:
-                ex = float(executed.get(i.pc) or 0.0)
-                if i.target not in callers or ex > callers[i.target][0]:
-                    callers[i.target] = (ex, i.pc)
+        for ins in insts:
+            if ins.opcode == "CALL" and ins.target is not None and ins.target in index:
+                ex = float(executed.get(ins.pc) or 0.0)
+                if ins.target not in callers or ex > callers[ins.target][0]:
+                    callers[ins.target] = (ex, ins.pc)
         sites: dict[int, int] = {}
         for target, (_, site) in callers.items():
-            for i in insts[index[target] :]:
-                sites[i.pc] = site
-                if i.opcode == "RET":
+            for ins in insts[index[target] :]:
+                sites[ins.pc] = site
+                if ins.opcode == "RET":
                     break
         return sites
 
@@ -326,43 +326,43 @@ class KernelContext:
         df = self.df
         if df.empty or not weights:
             return []
-        total = sum(w for w in weights.values() if w > 0)
+        total = sum(weight for weight in weights.values() if weight > 0)
         if total <= 0:
             return []
         rows = self._row_map()
         agg: dict[LineKey, _LineWeight] = {}
-        for pc, w in weights.items():
-            if w <= 0 or pc not in rows:
+        for pc, weight in weights.items():
+            if weight <= 0 or pc not in rows:
                 continue
             key = rows[pc][5]
-            slot = agg.setdefault(key, {"w": 0.0, "best": (0.0, pc), "pcs": []})
-            slot["w"] += w
+            slot = agg.setdefault(key, {"weight": 0.0, "best": (0.0, pc), "pcs": []})
+            slot["weight"] += weight
             slot["pcs"].append(pc)
-            if w > slot["best"][0]:
-                slot["best"] = (w, pc)
+            if weight > slot["best"][0]:
+                slot["best"] = (weight, pc)
         out: list[Location] = []
-        for (f, ln), slot in sorted(agg.items(), key=lambda kv: -kv[1]["w"])[:limit]:
+        for (file, ln), slot in sorted(agg.items(), key=lambda kv: -kv[1]["weight"])[:limit]:
             pc = slot["best"][1]
             _, _, off, sass, inlined, _, _ = rows[pc]
             loc: Location = {
-                "file": f if f != "<sass>" else None,
-                "line": ln if f != "<sass>" else None,
-                "share": round(slot["w"] / total, 4),
+                "file": file if file != "<sass>" else None,
+                "line": ln if file != "<sass>" else None,
+                "share": round(slot["weight"] / total, 4),
                 "sass": sass,
                 "pc_offset": int(off),
             }
-            if f == "<sass>":
+            if file == "<sass>":
                 loc["note"] = "no line information: SASS offset given"
-            code = self.kernel.source_line(f, ln) if f not in (None, "<sass>") and ln is not None else None
+            code = self.kernel.source_line(file, ln) if file not in (None, "<sass>") and ln is not None else None
             if code is not None:
                 loc["code"] = code.strip()
             if isinstance(inlined, dict):  # from the cubin's inline info (--cubin/--binary)
                 loc["inlined_from"] = inlined
             ctx_lines = set()
-            for p in slot["pcs"]:
-                for c in self.consumers_of(p):
-                    at = rows[c][6]
-                    if at is not None and at != (f, ln):
+            for member_pc in slot["pcs"]:
+                for consumer in self.consumers_of(member_pc):
+                    at = rows[consumer][6]
+                    if at is not None and at != (file, ln):
                         ctx_lines.add(at)
             if ctx_lines:
                 loc["stalled_at"] = [{"file": cf, "line": cl} for cf, cl in sorted(ctx_lines)[:3]]
@@ -424,27 +424,27 @@ def _stall_matrix(df: pd.DataFrame) -> StallMatrix:
 
 
 def _stall_weights(
-    k: KernelProfile, stall: StallMatrix, sampling: bool, accounting: dict[str, Any] | None = None
+    kernel: KernelProfile, stall: StallMatrix, sampling: bool, accounting: dict[str, Any] | None = None
 ) -> tuple[dict[str, float], str]:
     """Samples (or, without PC samples, kernel-wide counters) per stall reason, and which of
     the two they are; ``stall`` is the kernel's _stall_matrix. Samples the table could not
     place (``accounting['by_reason']``) count for their reason."""
     reasons = data.stall_reasons()
-    if not k.instructions.empty and sampling:
+    if not kernel.instructions.empty and sampling:
         _, where, arr, _ = stall
         # One nansum over the columns adds what Series.sum adds per column (NaN as 0); the
         # values are sample counts, so the order of addition cannot change the result.
         sums = np.nansum(arr, axis=0).tolist()
-        w = {r: float(sums[where[f"stall_{r}"]]) for r in reasons if f"stall_{r}" in where}
-        for r, v in ((accounting or {}).get("by_reason") or {}).items():
-            w[r] = w.get(r, 0.0) + v
-        if sum(w.values()) > 0:
-            return w, "sampling"
-    w = {}
-    for r, spec in reasons.items():
-        v = k.m(spec["counter"][0])
-        if not math.isnan(v):
-            w[r] = v
-    if w and sum(w.values()) > 0:
-        return w, "counters"
+        weights = {reason: float(sums[where[f"stall_{reason}"]]) for reason in reasons if f"stall_{reason}" in where}
+        for reason, value in ((accounting or {}).get("by_reason") or {}).items():
+            weights[reason] = weights.get(reason, 0.0) + value
+        if sum(weights.values()) > 0:
+            return weights, "sampling"
+    weights = {}
+    for reason, spec in reasons.items():
+        value = kernel.m(spec["counter"][0])
+        if not math.isnan(value):
+            weights[reason] = value
+    if weights and sum(weights.values()) > 0:
+        return weights, "counters"
     return {}, "none"

@@ -81,9 +81,9 @@ class Finding:
         }
 
 
-def _round(x: float | None, ndigits: int) -> float | None:
+def _round(value: float | None, ndigits: int) -> float | None:
     # None: a finding read back from JSON where the number was not finite (written as null).
-    return None if x is None else round(x, ndigits)
+    return None if value is None else round(value, ndigits)
 
 
 class _Fmt(dict[str, Any]):
@@ -107,19 +107,19 @@ def is_library_kernel(ctx: KernelContext, traits: Traits | None) -> bool:
     return any(rx.search(name) for rx in data.library_kernel_patterns())
 
 
-def designed_in(t: Traits | None, fid: str) -> str | None:
+def designed_in(traits: Traits | None, fid: str) -> str | None:
     """Why a finding is the kernel's design rather than a defect, or None."""
-    if t is None:
+    if traits is None:
         return None
-    if fid == "barrier-imbalance" and t.warp_specialized:
+    if fid == "barrier-imbalance" and traits.warp_specialized:
         return (
             "barrier waits are the hand-off of a warp-specialized pipeline ("
-            + ", ".join(t.signs)
+            + ", ".join(traits.signs)
             + "), not unbalanced work"
         )
-    if fid == "slow-math" and t.tensor_core:
+    if fid == "slow-math" and traits.tensor_core:
         return "MUFU work in a tensor-core kernel is its algorithm (e.g. attention's softmax)"
-    if fid == "slow-math" and not t.has_line_info:
+    if fid == "slow-math" and not traits.has_line_info:
         return "without source lines drgpu cannot tell a precise math routine from the kernel's own math"
     return None
 
@@ -145,8 +145,8 @@ def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:
         det = REGISTRY.get(spec["detector"])
         if det is None:
             continue
-        d = det.run(ctx, passes)
-        if d is None:
+        detection = det.run(ctx, passes)
+        if detection is None:
             continue
         why = designed_in(passes.traits, spec["id"])
         if why:
@@ -155,10 +155,10 @@ def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:
         if library and not spec.get("caller_advice"):
             left_out.append(spec["id"])
             continue
-        relieves = d.relieves_override or spec["relieves"]
-        model = float(d.speedup)
+        relieves = detection.relieves_override or spec["relieves"]
+        model = float(detection.speedup)
         bounds = (
-            physical_bounds(ctx, sol, relieves, spec["speedup_model"], stall_pct, d.partial_relief)
+            physical_bounds(ctx, sol, relieves, spec["speedup_model"], stall_pct, detection.partial_relief)
             if sol is not None
             else []
         )
@@ -193,16 +193,20 @@ def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:
                 f"{100 * detector_base.MAX_REMOVABLE:.0f}% of the time, and the evidence would give more; read it as at least "
                 f"{ceiling:.0f}x, not as a measured value"
             )
-        header = _inlined_header_note(d.locations)
+        header = _inlined_header_note(detection.locations)
         if header:
             notes.append(header)
         evidence = {m: _num(ctx.kernel.m(m)) for m in spec["evidence"] if ctx.kernel.has(m)}
-        evidence.update(d.evidence)
-        text = spec["caller_advice"] if library else (spec.get("advice_when") or {}).get(d.variant) or spec["advice"]
-        share = max(0.0, min(1.0, d.stall_share))
+        evidence.update(detection.evidence)
+        text = (
+            spec["caller_advice"]
+            if library
+            else (spec.get("advice_when") or {}).get(detection.variant) or spec["advice"]
+        )
+        share = max(0.0, min(1.0, detection.stall_share))
         # One source for the numbers shown: a share in the advice is the finding's stall share
         # (the HTML card and JSON show the same).
-        fmt = dict(d.fmt, share_pct=100 * share) if "share_pct" in d.fmt else d.fmt
+        fmt = dict(detection.fmt, share_pct=100 * share) if "share_pct" in detection.fmt else detection.fmt
         out.append(
             Finding(
                 id=spec["id"],
@@ -213,7 +217,7 @@ def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:
                 estimate_capped=capped,
                 advice=" ".join(_render(text, fmt).split()),
                 evidence=evidence,
-                locations=d.locations,
+                locations=detection.locations,
                 group=spec["group"],
                 speedup_model=spec["speedup_model"],
                 notes=notes,
@@ -242,11 +246,11 @@ def _inlined_header_note(locations: list[Location]) -> str | None:
     line (ncu_report's source_info has no inline chain), so without the cubin's inline
     information (--cubin/--binary, then ``inlined_from``) the calling line is unknown: say so."""
     for loc in locations[:3]:
-        f = str(loc.get("file") or "")
-        if not f or loc.get("inlined_from"):
+        file = str(loc.get("file") or "")
+        if not file or loc.get("inlined_from"):
             continue
-        if f.lower().endswith(_HEADER_SUFFIXES) or "/include/" in f.replace("\\", "/"):
-            name = f.replace("\\", "/").rsplit("/", 1)[-1]
+        if file.lower().endswith(_HEADER_SUFFIXES) or "/include/" in file.replace("\\", "/"):
+            name = file.replace("\\", "/").rsplit("/", 1)[-1]
             return (
                 f"{name}:{loc.get('line')} is header code inlined into the kernel; the report names no "
                 "call site for inlined code: give --cubin or --binary to see the line that calls it"
@@ -254,5 +258,5 @@ def _inlined_header_note(locations: list[Location]) -> str | None:
     return None
 
 
-def _num(v: float) -> float | None:
-    return rounded(v, 4)
+def _num(value: float) -> float | None:
+    return rounded(value, 4)
