@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,7 +20,8 @@ from ..specs import loader as data
 from ..specs.records import Thresholds
 from ..profile import SOURCE_EXPORT_MISSING, KernelProfile, Profile, rounded
 from . import groups
-from .context import AnalysisCache, KernelContext
+from .context import AnalysisCache as AnalysisCache  # re-exported: pipeline.parallel imports it from here
+from .context import KernelContext
 from .findings import Finding, evaluate
 from .ledger import Ledger, UsefulWork, time_ledger, useful_work
 from .passes import Passes, stall_cycles
@@ -29,6 +32,8 @@ from .stall_tree import build_tree, classify_bound
 from .tree import Node
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from .saved import SavedAnalysis
 
 __all__ = [
@@ -58,7 +63,7 @@ class KernelAnalysis:
     achieved_ipc: float
     top_unit: str | None
     top_unit_pct: float
-    slicing: dict
+    slicing: dict[str, Any]
     notes: list[str]
     context: KernelContext | None = None
     passes: Passes | None = None  # what the passes after the facts computed (None: a literal analysis)
@@ -78,34 +83,34 @@ class KernelAnalysis:
         """The static SASS performance model (analysis/perfmodel/)."""
         return self.passes.perf if self.passes is not None else None
 
-    def to_dict(self) -> dict:
-        k = self.kernel
+    def to_dict(self) -> dict[str, Any]:
+        kernel = self.kernel
         near_sol = (
             self.context is not None
             and self.top_unit is not None
             and near_speed_of_light(self.top_unit_pct, self.findings, self.context.th)
         )
         return {
-            "id": k.id,
-            "name": k.name,
-            "mangled": k.mangled,
-            "device": k.device,
-            "compute_capability": k.compute_capability,
-            "chip": k.chip,
-            "sm_count": k.sm_count,
-            "duration_ns": _f(k.duration_ns),
-            "grid": list(k.grid),
-            "block": list(k.block),
-            "elapsed_cycles": _f(k.m("gpc__cycles_elapsed.max")),
-            "sm_active_cycles": _f(k.m("sm__cycles_active.avg")),
+            "id": kernel.id,
+            "name": kernel.name,
+            "mangled": kernel.mangled,
+            "device": kernel.device,
+            "compute_capability": kernel.compute_capability,
+            "chip": kernel.chip,
+            "sm_count": kernel.sm_count,
+            "duration_ns": _f(kernel.duration_ns),
+            "grid": list(kernel.grid),
+            "block": list(kernel.block),
+            "elapsed_cycles": _f(kernel.m("gpc__cycles_elapsed.max")),
+            "sm_active_cycles": _f(kernel.m("sm__cycles_active.avg")),
             "bound": self.bound,
             "stall_cycle_pct": _f(self.stall_cycle_pct),
             "achieved_ipc": _f(self.achieved_ipc),
             "top_unit": self.top_unit,
             "top_unit_pct": _f(self.top_unit_pct),
-            "launches": groups.launches(k),
-            "launch_ids": groups.launch_ids(k),
-            "total_duration_ns": _f(groups.total_ns(k)),
+            "launches": groups.launches(kernel),
+            "launch_ids": groups.launch_ids(kernel),
+            "total_duration_ns": _f(groups.total_ns(kernel)),
             "speed_of_light": self._sol(near_sol),
             "tree": self.tree.to_dict(),
             "findings": [f.to_dict() for f in self.findings],
@@ -116,16 +121,16 @@ class KernelAnalysis:
             "ledger": self.ledger.to_dict() if self.ledger is not None else None,
         }
 
-    def _model(self) -> dict:
+    def _model(self) -> dict[str, Any]:
         """The static SASS performance model (analysis/perfmodel.py), or why there is none."""
         if self.perf is None:
             return {"available": False, "reason": "not analyzed"}
         return model_dict(self.perf, self.context)
 
-    def _sol(self, near: bool) -> dict:
+    def _sol(self, near: bool) -> dict[str, Any]:
         """Speed of light: the busiest unit's name and % keep their meaning (the memory/SM
         throughput units); grade, limiter, units and roofline are the speed-of-light layer."""
-        out = {"unit": self.top_unit, "pct": _f(self.top_unit_pct), "near_ceiling": bool(near)}
+        out: dict[str, Any] = {"unit": self.top_unit, "pct": _f(self.top_unit_pct), "near_ceiling": bool(near)}
         if self.context is not None and self.sol is not None:
             out.update(self.sol.to_dict())
             out["traits"] = self.traits.to_dict() if self.traits is not None else None
@@ -137,33 +142,33 @@ class KernelAnalysis:
 class Analysis:
     profile: Profile
     kernels: list[KernelAnalysis]
-    _summary: list[dict] | None = field(default=None, repr=False, compare=False)
+    _summary: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
-    def summary(self) -> list[dict]:
+    def summary(self) -> list[dict[str, Any]]:
         """Kernel groups by GPU time, each with its findings and the time they would save
         (drgpu_py.analysis.groups.summary); computed once (renderers ask several times)."""
         if self._summary is None:
             self._summary = groups.summary(self)
         return self._summary
 
-    def priorities(self, limit: int | None = None) -> list[dict]:
+    def priorities(self, limit: int | None = None) -> list[dict[str, Any]]:
         """Findings across the report, most time saved first."""
         return groups.priorities(self.summary(), limit)
 
-    def findings_frame(self):
+    def findings_frame(self) -> pd.DataFrame:
         """One row per finding and location (pandas DataFrame)."""
         from .frames import findings_frame
 
         return findings_frame(self)
 
-    def kernels_frame(self):
+    def kernels_frame(self) -> pd.DataFrame:
         """One row per kernel (group) analyzed (pandas DataFrame)."""
         from .frames import kernels_frame
 
         return kernels_frame(self)
 
     @staticmethod
-    def load(path) -> "SavedAnalysis":
+    def load(path: str | Path) -> "SavedAnalysis":
         """A JSON file ``to_dict()`` was written to (``drgpu analyze -f json``, ``merge``), read
         back: a :class:`~drgpu_py.analysis.saved.SavedAnalysis`, whose ``to_dict()`` is the
         file's document again. The profile and contexts are not in the JSON, so it is not an
@@ -172,7 +177,7 @@ class Analysis:
 
         return SavedAnalysis.load(path)
 
-    def to_dict(self, kernels: bool = True) -> dict:
+    def to_dict(self, kernels: bool = True) -> dict[str, Any]:
         """The JSON document; ``kernels=False`` leaves its kernel list empty (for writers
         that make each kernel's dict when they write it)."""
         rows = self.summary()
@@ -188,23 +193,25 @@ class Analysis:
         }
 
 
-def _f(x):
-    return rounded(x, 4)
+def _f(value: float) -> float | None:
+    return rounded(value, 4)
 
 
-def analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisCache | None = None) -> KernelAnalysis:
+def analyze_kernel(
+    kernel: KernelProfile, options: AnalysisOptions, cache: AnalysisCache | None = None
+) -> KernelAnalysis:
     # Values no counter reaches (1e308, inf from an edited CSV) overflow or cancel in sums;
     # the result is inf/NaN, which every output shows as such, so numpy's warnings add only
     # noise on the user's terminal. errstate is scoped to this call (and thread).
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        return _analyze_kernel(k, options, cache)
+        return _analyze_kernel(kernel, options, cache)
 
 
-def _analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisCache | None) -> KernelAnalysis:
+def _analyze_kernel(kernel: KernelProfile, options: AnalysisOptions, cache: AnalysisCache | None) -> KernelAnalysis:
     # Control codes come only from a cubin (sass.binary.with_control): slicing then uses them.
-    control = k.control or None
+    control = kernel.control or None
     ctx = KernelContext.build(
-        k, options.thresholds, control=control, slicing_source="cubin" if control else "report", cache=cache
+        kernel, options.thresholds, control=control, slicing_source="cubin" if control else "report", cache=cache
     )
     traits = kernel_traits(ctx)
     sol = speed_of_light(ctx)
@@ -216,10 +223,10 @@ def _analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisC
     tree = build_tree(ctx, passes, findings, useful, ledger)
     pct, ipc = passes.stall.pct, passes.stall.achieved_ipc
     top, top_val = ctx.top_unit()
-    notes = list(k.notes) + ctx.notes + evaluation.notes
+    notes = list(kernel.notes) + ctx.notes + evaluation.notes
     # Samples collected but no per-instruction table (a raw CSV alone): the reader's note
     # names the export that is missing, not the ncu section.
-    if not ctx.sampling and not any(n.startswith(SOURCE_EXPORT_MISSING) for n in k.notes):
+    if not ctx.sampling and not any(n.startswith(SOURCE_EXPORT_MISSING) for n in kernel.notes):
         notes.append(
             "no PC sampling in this report: per-line attribution and SASS slicing unavailable (collect the SourceCounters section)"
         )
@@ -254,7 +261,7 @@ def _analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisC
             "little to gain without reducing that unit's work"
         )
     return KernelAnalysis(
-        kernel=k,
+        kernel=kernel,
         tree=tree,
         findings=findings,
         bound=classify_bound(ctx, sol),
@@ -271,7 +278,7 @@ def _analyze_kernel(k: KernelProfile, options: AnalysisOptions, cache: AnalysisC
     )
 
 
-def sample_summary(ctx: KernelContext | None) -> dict | None:
+def sample_summary(ctx: KernelContext | None) -> dict[str, Any] | None:
     """The JSON ``samples`` object: the kernel's PC samples and where they went."""
     acc = ctx.accounting if ctx is not None else None
     if not acc:
@@ -349,7 +356,7 @@ def _silence_note(
 def analyze(
     profile: Profile,
     options: AnalysisOptions | None = None,
-    progress=None,
+    progress: Callable[[int, int], object] | None = None,
     cache: bool | AnalysisCache = True,
 ) -> Analysis:
     """``cache``: share per-function static analysis between launches (an AnalysisCache, or
@@ -358,8 +365,8 @@ def analyze(
     options = options or AnalysisOptions()
     shared = cache if isinstance(cache, AnalysisCache) else AnalysisCache() if cache else None
     out = []
-    for i, k in enumerate(profile.kernels):
-        out.append(analyze_kernel(k, options, cache=shared))
+    for index, kernel in enumerate(profile.kernels):
+        out.append(analyze_kernel(kernel, options, cache=shared))
         if progress:
-            progress(i + 1, len(profile.kernels))
+            progress(index + 1, len(profile.kernels))
     return Analysis(profile=profile, kernels=out)

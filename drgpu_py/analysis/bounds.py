@@ -10,7 +10,9 @@ and sources: docs/json-schema.md, "Bounds on every estimate".
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from .context import KernelContext
 from .sol import UNIT_METRICS, SpeedOfLight
@@ -35,21 +37,21 @@ class Bound:
     limit: float  # the largest speedup it allows
     why: str
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "limit": round(self.limit, 3), "why": self.why}
 
 
-def relieved_units(relieves) -> set[str]:
+def relieved_units(relieves: Iterable[str]) -> set[str]:
     out: set[str] = set()
-    for r in relieves:
-        out |= RELIEF.get(r, {r})
+    for relief in relieves:
+        out |= RELIEF.get(relief, {relief})
     return out
 
 
 def physical_bounds(
     ctx: KernelContext,
     sol: SpeedOfLight,
-    relieves,
+    relieves: Iterable[str],
     model: str,
     stall_pct: float,
     partial: dict[str, float] | None = None,
@@ -65,25 +67,32 @@ def physical_bounds(
         # time; units measured per active cycle are that much less loaded over the elapsed time.
         act, ela = ctx.kernel.m("sm__cycles_active.avg"), ctx.kernel.m("sm__cycles_elapsed.avg")
         if act > 0 and ela > 0 and act <= ela:
-            units = {u: (v * act / ela if UNIT_METRICS.get(u, ("", "", False))[2] else v) for u, v in units.items()}
-    others = {u: v for u, v in units.items() if u not in relieved and v > 0 and not math.isnan(v)}
+            units = {
+                unit: (unit_pct * act / ela if UNIT_METRICS.get(unit, ("", "", False))[2] else unit_pct)
+                for unit, unit_pct in units.items()
+            }
+    others = {
+        unit: unit_pct
+        for unit, unit_pct in units.items()
+        if unit not in relieved and unit_pct > 0 and not math.isnan(unit_pct)
+    }
     # A relieved unit whose removed share of traffic is measured keeps the rest of its load.
     removed = partial or {}
     left = {
-        u: units[u] * (1.0 - w)
-        for u, w in removed.items()
-        if u in units and not math.isnan(units[u]) and units[u] * (1.0 - w) > 0
+        unit: units[unit] * (1.0 - w)
+        for unit, w in removed.items()
+        if unit in units and not math.isnan(units[unit]) and units[unit] * (1.0 - w) > 0
     }
     cands = {**others, **left}
     if cands:
-        u = max(cands, key=cands.__getitem__)
-        v = cands[u]
+        unit = max(cands, key=cands.__getitem__)
+        unit_pct = cands[unit]
         why = (
-            f"{sol.labels.get(u, u)} runs at {v:.0f}% of its peak and this change does not unload it"
-            if u not in left
-            else f"{sol.labels.get(u, u)} would still run at {v:.0f}% of its peak: the change removes {100 * removed[u]:.0f}% of its traffic"
+            f"{sol.labels.get(unit, unit)} runs at {unit_pct:.0f}% of its peak and this change does not unload it"
+            if unit not in left
+            else f"{sol.labels.get(unit, unit)} would still run at {unit_pct:.0f}% of its peak: the change removes {100 * removed[unit]:.0f}% of its traffic"
         )
-        out.append(Bound("unit", 100.0 / min(v, 100.0), why))
+        out.append(Bound("unit", 100.0 / min(unit_pct, 100.0), why))
     dur = ctx.kernel.duration_ns
     floor = sol.launch_floor_ns
     if dur and floor and not math.isnan(dur) and not math.isnan(floor) and floor > 0:
@@ -113,7 +122,7 @@ def physical_bounds(
 def apply_bounds(speed: float, bounds: list[Bound]) -> tuple[float, Bound | None]:
     speed = max(1.0, float(speed))
     binding = None
-    for b in bounds:
-        if b.limit < speed:
-            speed, binding = max(1.0, b.limit), b
+    for bound in bounds:
+        if bound.limit < speed:
+            speed, binding = max(1.0, bound.limit), bound
     return speed, binding

@@ -15,11 +15,14 @@ context, not from DataFrame queries. Results are the same with and without the c
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import repeat
+from typing import Any, TypedDict
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from ..specs import loader as data
@@ -37,6 +40,25 @@ UNITS = {
 }
 MEMORY_UNITS = ("l1tex", "lts", "dram")
 
+#: A listing's identity for the cache: its PCs and SASS text.
+ListingKey = tuple[tuple[int, ...], tuple[str, ...]]
+#: What the cache keeps per listing: instructions, PC -> instruction, CFG, opcode classes.
+StaticAnalysis = tuple[list[Instruction], dict[int, Instruction], CFG, list[str]]
+#: (frame, stall_* column -> position, the stall_* columns as one float array, PCs).
+StallMatrix = tuple[pd.DataFrame, dict[str, int], npt.NDArray[np.float64], npt.NDArray[Any]]
+#: Where a PC's weight is summed: (file, line), (file, None), or ('<sass>', offset).
+LineKey = tuple[str, int | None]
+#: A PC's row: (file, line as in the table, offset, sass, inlined_from, LineKey, (file, line) or None).
+RowInfo = tuple[str | None, Any, Any, str, Any, LineKey, LineKey | None]
+
+
+class _LineWeight(TypedDict):
+    """One source line's sum in ``locations``: weight, (heaviest weight, its PC), its PCs."""
+
+    weight: float
+    best: tuple[float, int]
+    pcs: list[int]
+
 
 class AnalysisCache:
     """Static analysis shared across the launches of a report: per (PC, SASS) listing, the
@@ -44,12 +66,12 @@ class AnalysisCache:
     (none of them is changed by analysis)."""
 
     def __init__(self) -> None:
-        self.listings: dict[tuple, tuple[list[Instruction], dict[int, Instruction], CFG, list[str]]] = {}
+        self.listings: dict[ListingKey, StaticAnalysis] = {}
         self.hits = 0
         self.misses = 0
 
-    def static(self, df: pd.DataFrame) -> tuple[list[Instruction], dict[int, Instruction], CFG, list[str]]:
-        key = (tuple(df.index.tolist()), tuple(df["sass"].tolist()))
+    def static(self, df: pd.DataFrame) -> StaticAnalysis:
+        key: ListingKey = (tuple(df.index.tolist()), tuple(df["sass"].tolist()))
         got = self.listings.get(key)
         if got is None:
             self.misses += 1
@@ -59,7 +81,7 @@ class AnalysisCache:
         return got
 
 
-def _static(df: pd.DataFrame) -> tuple[list[Instruction], dict[int, Instruction], CFG, list[str]]:
+def _static(df: pd.DataFrame) -> StaticAnalysis:
     insts = parse_listing(zip(df.index, df["sass"]))
     return insts, {i.pc: i for i in insts}, build_cfg(insts), [opcode_class(i) for i in insts]
 
@@ -77,7 +99,7 @@ class KernelContext:
     sampling: bool = False  # the kernel's table has PC samples (KernelProfile.has_sampling)
     # KernelProfile.sample_accounting when sampling: samples at no instruction of the table
     # count in the stall mix and in samples_total (kernel level), never at a line.
-    accounting: dict | None = None
+    accounting: dict[str, Any] | None = None
     insts: list[Instruction] = field(default_factory=list)
     cfg: CFG | None = None
     blame: Blame | None = None
@@ -93,22 +115,22 @@ class KernelContext:
     @classmethod
     def build(
         cls,
-        k: KernelProfile,
+        kernel: KernelProfile,
         th: Thresholds,
         control: dict[int, ControlCode] | None = None,
         slicing_source: str = "report",
         cache: AnalysisCache | None = None,
     ) -> "KernelContext":
-        arch = data.load_arch(k.chip)
-        stall = _stall_matrix(k.instructions)
-        sampling = k.has_sampling
-        accounting = k.sample_accounting() if sampling else None
-        reasons, source = _stall_weights(k, stall, sampling, accounting)
+        arch = data.load_arch(kernel.chip)
+        stall = _stall_matrix(kernel.instructions)
+        sampling = kernel.has_sampling
+        accounting = kernel.sample_accounting() if sampling else None
+        reasons, source = _stall_weights(kernel, stall, sampling, accounting)
         total = sum(reasons.values())
         stall_total = total - reasons.get("selected", 0.0)
-        units = {u: k.m(name) for u, (name, _) in UNITS.items()}
+        units = {u: kernel.m(name) for u, (name, _) in UNITS.items()}
         ctx = cls(
-            kernel=k,
+            kernel=kernel,
             th=th,
             arch=arch,
             reasons=reasons,
@@ -123,9 +145,9 @@ class KernelContext:
         ctx._stall_arrays = stall  # made once here for the stall weights; stall_matrix() returns it
         if not arch.get("known"):
             ctx.notes.append(
-                f"unknown chip for compute capability '{k.compute_capability}': base architecture constants used"
+                f"unknown chip for compute capability '{kernel.compute_capability}': base architecture constants used"
             )
-        df = k.instructions
+        df = kernel.instructions
         if not df.empty:
             insts, by_pc, ctx.cfg, ctx.classes = cache.static(df) if cache is not None else _static(df)
             ctx.insts, ctx.by_pc = list(insts), dict(by_pc)
@@ -172,11 +194,11 @@ class KernelContext:
         return float(sum(v for r, v in got.items() if not reasons or r in reasons))
 
     def top_unit(self) -> tuple[str | None, float]:
-        vals = {u: v for u, v in self.units.items() if not math.isnan(v)}
+        vals = {unit: v for unit, v in self.units.items() if not math.isnan(v)}
         if not vals:
             return None, math.nan
-        u = max(vals, key=vals.__getitem__)
-        return u, vals[u]
+        unit = max(vals, key=vals.__getitem__)
+        return unit, vals[unit]
 
     def executed_total(self) -> float:
         return self.total_of("inst_executed") if not self.df.empty else 0.0
@@ -201,10 +223,10 @@ class KernelContext:
         df = self.df
         return dict(zip(df.index.tolist(), df["inst_executed"].tolist())) if not df.empty else {}
 
-    def pcs_where(self, pred) -> list[int]:
+    def pcs_where(self, pred: Callable[[Instruction], bool]) -> list[int]:
         return [i.pc for i in self.insts if pred(i)]
 
-    def blamed_by_pc(self, pcs, reasons=None) -> dict[int, float]:
+    def blamed_by_pc(self, pcs: Iterable[int], reasons: Iterable[str] | None = None) -> dict[int, float]:
         if self.blame is None:
             return {}
         # Per-producer sums are grouped once per reason set and then filtered: the same rows
@@ -217,7 +239,7 @@ class KernelContext:
         return {p: v for p, v in sums.items() if p in wanted}
 
     @cached_property
-    def _producer_sums(self) -> dict:
+    def _producer_sums(self) -> dict[tuple[str, ...] | None, dict[int, float]]:
         """Reason set (None: all) -> producer PC -> blamed weight, filled on use."""
         return {}
 
@@ -232,25 +254,25 @@ class KernelContext:
         by_producer: dict[int, list[int]] = {}
         if self.blame is None:
             return by_producer
-        for c, p, *_ in self.blame.rows:
-            if c != p:
-                got = by_producer.setdefault(p, [])
-                if c not in got:
-                    got.append(c)
+        for consumer, producer, *_ in self.blame.rows:
+            if consumer != producer:
+                got = by_producer.setdefault(producer, [])
+                if consumer not in got:
+                    got.append(consumer)
         return by_producer
 
-    def _row_map(self) -> dict:
+    def _row_map(self) -> dict[int, RowInfo]:
         return self._rows
 
     @cached_property
-    def _rows(self) -> dict:
+    def _rows(self) -> dict[int, RowInfo]:
         """PC -> (file, line, offset, sass, inlined_from, location key, (file, line) or None).
         The location key groups a PC's weight: (file, line), (file, None) for a file without
         a line, or ('<sass>', offset) without either."""
         df = self.df
         inlined = df["inlined_from"].tolist() if "inlined_from" in df.columns else repeat(None)
-        rows = {}
-        for pc, f, ln, off, sass, inl in zip(
+        rows: dict[int, RowInfo] = {}
+        for pc, file, ln, off, sass, inl in zip(
             df.index.tolist(),
             df["file"].tolist(),
             df["line"].tolist(),
@@ -259,14 +281,16 @@ class KernelContext:
             inlined,
         ):
             line = None if pd.isna(ln) else int(ln)
-            if f is not None:
-                key, at = (f, line), ((f, line) if line is not None else None)
+            key: LineKey
+            at: LineKey | None
+            if file is not None:
+                key, at = (file, line), ((file, line) if line is not None else None)
             else:
                 key, at = ("<sass>", int(off)), None
-            rows[pc] = (f, ln, off, sass, inl, key, at)
+            rows[pc] = (file, ln, off, sass, inl, key, at)
         return rows
 
-    def line_of(self, pc: int) -> tuple | None:
+    def line_of(self, pc: int) -> LineKey | None:
         """(file, line) of an instruction, None where the report gives it no line."""
         row = self._row_map().get(pc)
         return row[6] if row is not None else None
@@ -280,18 +304,18 @@ class KernelContext:
     @cached_property
     def _call_sites(self) -> dict[int, int]:
         insts, executed = self.insts, self.executed()
-        index = {i.pc: j for j, i in enumerate(insts)}
+        index = {ins.pc: j for j, ins in enumerate(insts)}
         callers: dict[int, tuple[float, int]] = {}
-        for i in insts:
-            if i.opcode == "CALL" and i.target is not None and i.target in index:
-                ex = float(executed.get(i.pc) or 0.0)
-                if i.target not in callers or ex > callers[i.target][0]:
-                    callers[i.target] = (ex, i.pc)
+        for ins in insts:
+            if ins.opcode == "CALL" and ins.target is not None and ins.target in index:
+                ex = float(executed.get(ins.pc) or 0.0)
+                if ins.target not in callers or ex > callers[ins.target][0]:
+                    callers[ins.target] = (ex, ins.pc)
         sites: dict[int, int] = {}
         for target, (_, site) in callers.items():
-            for i in insts[index[target] :]:
-                sites[i.pc] = site
-                if i.opcode == "RET":
+            for ins in insts[index[target] :]:
+                sites[ins.pc] = site
+                if ins.opcode == "RET":
                     break
         return sites
 
@@ -302,55 +326,55 @@ class KernelContext:
         df = self.df
         if df.empty or not weights:
             return []
-        total = sum(w for w in weights.values() if w > 0)
+        total = sum(weight for weight in weights.values() if weight > 0)
         if total <= 0:
             return []
         rows = self._row_map()
-        agg: dict[tuple, dict] = {}
-        for pc, w in weights.items():
-            if w <= 0 or pc not in rows:
+        agg: dict[LineKey, _LineWeight] = {}
+        for pc, weight in weights.items():
+            if weight <= 0 or pc not in rows:
                 continue
             key = rows[pc][5]
-            slot = agg.setdefault(key, {"w": 0.0, "best": (0.0, pc), "pcs": []})
-            slot["w"] += w
+            slot = agg.setdefault(key, {"weight": 0.0, "best": (0.0, pc), "pcs": []})
+            slot["weight"] += weight
             slot["pcs"].append(pc)
-            if w > slot["best"][0]:
-                slot["best"] = (w, pc)
+            if weight > slot["best"][0]:
+                slot["best"] = (weight, pc)
         out: list[Location] = []
-        for (f, ln), slot in sorted(agg.items(), key=lambda kv: -kv[1]["w"])[:limit]:
+        for (file, ln), slot in sorted(agg.items(), key=lambda kv: -kv[1]["weight"])[:limit]:
             pc = slot["best"][1]
             _, _, off, sass, inlined, _, _ = rows[pc]
             loc: Location = {
-                "file": f if f != "<sass>" else None,
-                "line": ln if f != "<sass>" else None,
-                "share": round(slot["w"] / total, 4),
+                "file": file if file != "<sass>" else None,
+                "line": ln if file != "<sass>" else None,
+                "share": round(slot["weight"] / total, 4),
                 "sass": sass,
                 "pc_offset": int(off),
             }
-            if f == "<sass>":
+            if file == "<sass>":
                 loc["note"] = "no line information: SASS offset given"
-            code = self.kernel.source_line(f, ln) if f not in (None, "<sass>") and ln is not None else None
+            code = self.kernel.source_line(file, ln) if file not in (None, "<sass>") and ln is not None else None
             if code is not None:
                 loc["code"] = code.strip()
             if isinstance(inlined, dict):  # from the cubin's inline info (--cubin/--binary)
                 loc["inlined_from"] = inlined
             ctx_lines = set()
-            for p in slot["pcs"]:
-                for c in self.consumers_of(p):
-                    at = rows[c][6]
-                    if at is not None and at != (f, ln):
+            for member_pc in slot["pcs"]:
+                for consumer in self.consumers_of(member_pc):
+                    at = rows[consumer][6]
+                    if at is not None and at != (file, ln):
                         ctx_lines.add(at)
             if ctx_lines:
                 loc["stalled_at"] = [{"file": cf, "line": cl} for cf, cl in sorted(ctx_lines)[:3]]
             out.append(loc)
         return out
 
-    def stall_matrix(self) -> tuple:
+    def stall_matrix(self) -> StallMatrix:
         """(frame, column -> position, stall_* columns as one array, PCs): see _stall_matrix."""
         return self._stall_arrays
 
     @cached_property
-    def _stall_arrays(self) -> tuple:
+    def _stall_arrays(self) -> StallMatrix:
         return _stall_matrix(self.df)
 
     def row_of(self) -> dict[int, int]:
@@ -361,7 +385,7 @@ class KernelContext:
     def _row_positions(self) -> dict[int, int]:
         return {pc: r for r, pc in enumerate(self.df.index.tolist())}
 
-    def samples_at(self, pcs, reasons=None) -> dict[int, float]:
+    def samples_at(self, pcs: Iterable[int], reasons: Iterable[str] | None = None) -> dict[int, float]:
         """Stall samples at each of ``pcs`` (those in the table, in the order given), over
         ``reasons`` (all but 'selected' when None); NaN counts as 0."""
         _, where, arr, _ = self.stall_matrix()
@@ -390,7 +414,7 @@ class KernelContext:
         return self.locations(dict(zip(pcs[hit].tolist(), vals[hit].tolist())), limit)
 
 
-def _stall_matrix(df: pd.DataFrame) -> tuple:
+def _stall_matrix(df: pd.DataFrame) -> StallMatrix:
     """(frame, column -> position, the stall_* columns as one float array whose columns are
     contiguous, PCs): one copy out of the frame instead of a Series per column and use."""
     at = [j for j, c in enumerate(df.columns) if c.startswith("stall_")]
@@ -400,27 +424,27 @@ def _stall_matrix(df: pd.DataFrame) -> tuple:
 
 
 def _stall_weights(
-    k: KernelProfile, stall: tuple, sampling: bool, accounting: dict | None = None
+    kernel: KernelProfile, stall: StallMatrix, sampling: bool, accounting: dict[str, Any] | None = None
 ) -> tuple[dict[str, float], str]:
     """Samples (or, without PC samples, kernel-wide counters) per stall reason, and which of
     the two they are; ``stall`` is the kernel's _stall_matrix. Samples the table could not
     place (``accounting['by_reason']``) count for their reason."""
     reasons = data.stall_reasons()
-    if not k.instructions.empty and sampling:
+    if not kernel.instructions.empty and sampling:
         _, where, arr, _ = stall
         # One nansum over the columns adds what Series.sum adds per column (NaN as 0); the
         # values are sample counts, so the order of addition cannot change the result.
         sums = np.nansum(arr, axis=0).tolist()
-        w = {r: float(sums[where[f"stall_{r}"]]) for r in reasons if f"stall_{r}" in where}
-        for r, v in ((accounting or {}).get("by_reason") or {}).items():
-            w[r] = w.get(r, 0.0) + v
-        if sum(w.values()) > 0:
-            return w, "sampling"
-    w = {}
-    for r, spec in reasons.items():
-        v = k.m(spec["counter"][0])
-        if not math.isnan(v):
-            w[r] = v
-    if w and sum(w.values()) > 0:
-        return w, "counters"
+        weights = {reason: float(sums[where[f"stall_{reason}"]]) for reason in reasons if f"stall_{reason}" in where}
+        for reason, value in ((accounting or {}).get("by_reason") or {}).items():
+            weights[reason] = weights.get(reason, 0.0) + value
+        if sum(weights.values()) > 0:
+            return weights, "sampling"
+    weights = {}
+    for reason, spec in reasons.items():
+        value = kernel.m(spec["counter"][0])
+        if not math.isnan(value):
+            weights[reason] = value
+    if weights and sum(weights.values()) > 0:
+        return weights, "counters"
     return {}, "none"

@@ -15,6 +15,7 @@ Rules and rationale: docs/json-schema.md, "Findings: severity and advice".
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..specs import loader as data
 from .bounds import apply_bounds, physical_bounds, relieved_units
@@ -44,13 +45,13 @@ class Finding:
     stall_share: float
     estimated_speedup: float
     advice: str
-    evidence: dict = field(default_factory=dict)
+    evidence: dict[str, Any] = field(default_factory=dict)
     locations: list[Location] = field(default_factory=list)
     group: str = ""
     speedup_model: str = ""
     notes: list[str] = field(default_factory=list)
     model_speedup: float = 1.0  # the model's estimate before the physical bounds
-    bounds: list[dict] = field(default_factory=list)
+    bounds: list[dict[str, Any]] = field(default_factory=list)
     bounded_by: str | None = None  # the bound that set the estimate, if any
     audience: str = "code"  # "code" (change the kernel) | "caller" (library kernel)
     estimate_capped: bool = False  # the model hit its ceiling: the speedup is at least this
@@ -59,7 +60,7 @@ class Finding:
         """The estimate as shown to the user: a capped one reads as a lower bound."""
         return f"≥{self.estimated_speedup:.2f}x (capped)" if self.estimate_capped else f"{self.estimated_speedup:.2f}x"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "title": self.title,
@@ -80,17 +81,17 @@ class Finding:
         }
 
 
-def _round(x, ndigits: int):
+def _round(value: float | None, ndigits: int) -> float | None:
     # None: a finding read back from JSON where the number was not finite (written as null).
-    return None if x is None else round(x, ndigits)
+    return None if value is None else round(value, ndigits)
 
 
-class _Fmt(dict):
-    def __missing__(self, key):
+class _Fmt(dict[str, Any]):
+    def __missing__(self, key: str) -> str:
         return "?"
 
 
-def _render(text: str, values: dict) -> str:
+def _render(text: str, values: dict[str, Any]) -> str:
     try:
         return text.format_map(_Fmt(values))
     except (ValueError, KeyError, IndexError):
@@ -106,19 +107,19 @@ def is_library_kernel(ctx: KernelContext, traits: Traits | None) -> bool:
     return any(rx.search(name) for rx in data.library_kernel_patterns())
 
 
-def designed_in(t: Traits | None, fid: str) -> str | None:
+def designed_in(traits: Traits | None, fid: str) -> str | None:
     """Why a finding is the kernel's design rather than a defect, or None."""
-    if t is None:
+    if traits is None:
         return None
-    if fid == "barrier-imbalance" and t.warp_specialized:
+    if fid == "barrier-imbalance" and traits.warp_specialized:
         return (
             "barrier waits are the hand-off of a warp-specialized pipeline ("
-            + ", ".join(t.signs)
+            + ", ".join(traits.signs)
             + "), not unbalanced work"
         )
-    if fid == "slow-math" and t.tensor_core:
+    if fid == "slow-math" and traits.tensor_core:
         return "MUFU work in a tensor-core kernel is its algorithm (e.g. attention's softmax)"
-    if fid == "slow-math" and not t.has_line_info:
+    if fid == "slow-math" and not traits.has_line_info:
         return "without source lines drgpu cannot tell a precise math routine from the kernel's own math"
     return None
 
@@ -144,8 +145,8 @@ def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:
         det = REGISTRY.get(spec["detector"])
         if det is None:
             continue
-        d = det.run(ctx, passes)
-        if d is None:
+        detection = det.run(ctx, passes)
+        if detection is None:
             continue
         why = designed_in(passes.traits, spec["id"])
         if why:
@@ -154,10 +155,10 @@ def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:
         if library and not spec.get("caller_advice"):
             left_out.append(spec["id"])
             continue
-        relieves = d.relieves_override or spec["relieves"]
-        model = float(d.speedup)
+        relieves = detection.relieves_override or spec["relieves"]
+        model = float(detection.speedup)
         bounds = (
-            physical_bounds(ctx, sol, relieves, spec["speedup_model"], stall_pct, d.partial_relief)
+            physical_bounds(ctx, sol, relieves, spec["speedup_model"], stall_pct, detection.partial_relief)
             if sol is not None
             else []
         )
@@ -192,16 +193,20 @@ def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:
                 f"{100 * detector_base.MAX_REMOVABLE:.0f}% of the time, and the evidence would give more; read it as at least "
                 f"{ceiling:.0f}x, not as a measured value"
             )
-        header = _inlined_header_note(d.locations)
+        header = _inlined_header_note(detection.locations)
         if header:
             notes.append(header)
         evidence = {m: _num(ctx.kernel.m(m)) for m in spec["evidence"] if ctx.kernel.has(m)}
-        evidence.update(d.evidence)
-        text = spec["caller_advice"] if library else (spec.get("advice_when") or {}).get(d.variant) or spec["advice"]
-        share = max(0.0, min(1.0, d.stall_share))
+        evidence.update(detection.evidence)
+        text = (
+            spec["caller_advice"]
+            if library
+            else (spec.get("advice_when") or {}).get(detection.variant) or spec["advice"]
+        )
+        share = max(0.0, min(1.0, detection.stall_share))
         # One source for the numbers shown: a share in the advice is the finding's stall share
         # (the HTML card and JSON show the same).
-        fmt = dict(d.fmt, share_pct=100 * share) if "share_pct" in d.fmt else d.fmt
+        fmt = dict(detection.fmt, share_pct=100 * share) if "share_pct" in detection.fmt else detection.fmt
         out.append(
             Finding(
                 id=spec["id"],
@@ -212,7 +217,7 @@ def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:
                 estimate_capped=capped,
                 advice=" ".join(_render(text, fmt).split()),
                 evidence=evidence,
-                locations=d.locations,
+                locations=detection.locations,
                 group=spec["group"],
                 speedup_model=spec["speedup_model"],
                 notes=notes,
@@ -241,11 +246,11 @@ def _inlined_header_note(locations: list[Location]) -> str | None:
     line (ncu_report's source_info has no inline chain), so without the cubin's inline
     information (--cubin/--binary, then ``inlined_from``) the calling line is unknown: say so."""
     for loc in locations[:3]:
-        f = str(loc.get("file") or "")
-        if not f or loc.get("inlined_from"):
+        file = str(loc.get("file") or "")
+        if not file or loc.get("inlined_from"):
             continue
-        if f.lower().endswith(_HEADER_SUFFIXES) or "/include/" in f.replace("\\", "/"):
-            name = f.replace("\\", "/").rsplit("/", 1)[-1]
+        if file.lower().endswith(_HEADER_SUFFIXES) or "/include/" in file.replace("\\", "/"):
+            name = file.replace("\\", "/").rsplit("/", 1)[-1]
             return (
                 f"{name}:{loc.get('line')} is header code inlined into the kernel; the report names no "
                 "call site for inlined code: give --cubin or --binary to see the line that calls it"
@@ -253,5 +258,5 @@ def _inlined_header_note(locations: list[Location]) -> str | None:
     return None
 
 
-def _num(v: float):
-    return rounded(v, 4)
+def _num(value: float) -> float | None:
+    return rounded(value, 4)

@@ -44,11 +44,11 @@ def stall_cycles(ctx: KernelContext) -> StallCycles:
     """The kernel's stall-cycle share from its achieved IPC (issued, else executed, else
     estimated from the share of warp samples that issued)."""
     ideal = float(ctx.arch["issue_slots_per_sm"])
-    k = ctx.kernel
-    ipc = k.m("sm__inst_issued.avg.per_cycle_active")
+    kernel = ctx.kernel
+    ipc = kernel.m("sm__inst_issued.avg.per_cycle_active")
     how = "sm__inst_issued.avg.per_cycle_active"
     if math.isnan(ipc):
-        ipc = k.m("sm__inst_executed.avg.per_cycle_active")
+        ipc = kernel.m("sm__inst_executed.avg.per_cycle_active")
         how = "sm__inst_executed.avg.per_cycle_active"
     if math.isnan(ipc):
         if ctx.total > 0:
@@ -62,5 +62,5 @@ def stall_cycles(ctx: KernelContext) -> StallCycles:
 
 
 def _warps_per_scheduler(ctx: KernelContext) -> float:
-    v = ctx.kernel.m("smsp__warps_active.avg.per_cycle_active")
-    return 1.0 if math.isnan(v) else v
+    warps = ctx.kernel.m("smsp__warps_active.avg.per_cycle_active")
+    return 1.0 if math.isnan(warps) else warps

@@ -39,16 +39,16 @@ LEGACY_KEYS = (
 )
 
 
-def node_from_dict(d: dict) -> Node:
+def node_from_dict(doc: dict[str, Any]) -> Node:
     """The :class:`Node` whose ``to_dict()`` is ``d``."""
     return Node(
-        name=d.get("name", ""),
-        value=d.get("value"),
-        unit=d.get("unit", ""),
-        kind=d.get("kind", "metric"),
-        children=[node_from_dict(c) for c in d.get("children") or []],
-        attrs=d.get("attrs") or {},
-        key=d.get("key"),
+        name=doc.get("name", ""),
+        value=doc.get("value"),
+        unit=doc.get("unit", ""),
+        kind=doc.get("kind", "metric"),
+        children=[node_from_dict(c) for c in doc.get("children") or []],
+        attrs=doc.get("attrs") or {},
+        key=doc.get("key"),
     )
 
 
@@ -63,29 +63,29 @@ def _add_legacy_keys(root: Node) -> None:
             hit.key = key
 
 
-def finding_from_dict(d: dict) -> Finding:
+def finding_from_dict(doc: dict[str, Any]) -> Finding:
     """The :class:`Finding` whose ``to_dict()`` is ``d``."""
     return Finding(
-        id=d.get("id", ""),
-        title=d.get("title", ""),
-        severity=d.get("severity", ""),
-        stall_share=d.get("stall_share", math.nan),
-        estimated_speedup=d.get("estimated_speedup", math.nan),
-        advice=d.get("advice", ""),
-        evidence=d.get("evidence") or {},
-        locations=d.get("locations") or [],
-        group=d.get("group", ""),
-        speedup_model=d.get("speedup_model", ""),
-        notes=d.get("notes") or [],
-        model_speedup=d.get("model_speedup", math.nan),
-        bounds=d.get("bounds") or [],
-        bounded_by=d.get("bounded_by"),
-        audience=d.get("audience", "code"),
-        estimate_capped=bool(d.get("estimate_capped", False)),
+        id=doc.get("id", ""),
+        title=doc.get("title", ""),
+        severity=doc.get("severity", ""),
+        stall_share=doc.get("stall_share", math.nan),
+        estimated_speedup=doc.get("estimated_speedup", math.nan),
+        advice=doc.get("advice", ""),
+        evidence=doc.get("evidence") or {},
+        locations=doc.get("locations") or [],
+        group=doc.get("group", ""),
+        speedup_model=doc.get("speedup_model", ""),
+        notes=doc.get("notes") or [],
+        model_speedup=doc.get("model_speedup", math.nan),
+        bounds=doc.get("bounds") or [],
+        bounded_by=doc.get("bounded_by"),
+        audience=doc.get("audience", "code"),
+        estimate_capped=bool(doc.get("estimate_capped", False)),
     )
 
 
-def _json_fields(cls) -> list[str]:
+def _json_fields(cls: type[SavedKernel]) -> list[str]:
     return [f.name for f in fields(cls) if f.name not in ("extra", "written")]
 
 
@@ -115,41 +115,41 @@ class SavedKernel:
     launches: int | None = None
     launch_ids: list[int] | None = None
     total_duration_ns: float | None = None
-    speed_of_light: dict | None = None
+    speed_of_light: dict[str, Any] | None = None
     tree: Node | None = None
     findings: list[Finding] = field(default_factory=list)
-    slicing: dict | None = None
-    samples: dict | None = None
+    slicing: dict[str, Any] | None = None
+    samples: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
-    model: dict | None = None
+    model: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # keys this version does not know
     #: The known keys the JSON held, in its order (None: all, in field order).
     written: list[str] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def from_dict(cls, d: dict) -> "SavedKernel":
+    def from_dict(cls, doc: dict[str, Any]) -> "SavedKernel":
         known = _json_fields(cls)
-        k = cls(
-            **{name: v for name, v in d.items() if name in known and name not in ("tree", "findings")},
-            extra={name: v for name, v in d.items() if name not in known},
-            written=[name for name in d if name in known],
+        kernel = cls(
+            **{name: v for name, v in doc.items() if name in known and name not in ("tree", "findings")},
+            extra={name: v for name, v in doc.items() if name not in known},
+            written=[name for name in doc if name in known],
         )
-        if d.get("tree"):
-            k.tree = node_from_dict(d["tree"])
-            _add_legacy_keys(k.tree)
-        k.findings = [finding_from_dict(f) for f in d.get("findings") or []]
-        return k
+        if doc.get("tree"):
+            kernel.tree = node_from_dict(doc["tree"])
+            _add_legacy_keys(kernel.tree)
+        kernel.findings = [finding_from_dict(f) for f in doc.get("findings") or []]
+        return kernel
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         names = self.written if self.written is not None else _json_fields(type(self))
         out: dict[str, Any] = {}
         for name in names:
-            v = getattr(self, name)
+            value = getattr(self, name)
             if name == "tree":
-                v = v.to_dict() if v is not None else {}
+                value = value.to_dict() if value is not None else {}
             elif name == "findings":
-                v = [f.to_dict() for f in v]
-            out[name] = v
+                value = [f.to_dict() for f in value]
+            out[name] = value
         out.update(self.extra)
         return out
 
@@ -165,8 +165,8 @@ class SavedAnalysis:
     report: str | None = None
     format: str | None = None
     notes: list[str] = field(default_factory=list)
-    summary: list[dict] = field(default_factory=list)
-    priorities: list[dict] = field(default_factory=list)
+    summary: list[dict[str, Any]] = field(default_factory=list)
+    priorities: list[dict[str, Any]] = field(default_factory=list)
     kernels: list[SavedKernel] = field(default_factory=list)
     tool: str = "drgpu"
     version: str | None = None
@@ -183,16 +183,16 @@ class SavedAnalysis:
         return cls.from_dict(load_analysis_json(require_input_file(path)))
 
     @classmethod
-    def from_dict(cls, d: dict) -> "SavedAnalysis":
-        a = cls(
-            **{name: d[name] for name in cls._ORDER if name in d and name != "kernels"},
-            kernels=[SavedKernel.from_dict(k) for k in d.get("kernels") or []],
-            extra={name: v for name, v in d.items() if name not in cls._ORDER},
-            written=[name for name in d if name in cls._ORDER],
+    def from_dict(cls, doc: dict[str, Any]) -> "SavedAnalysis":
+        analysis = cls(
+            **{name: doc[name] for name in cls._ORDER if name in doc and name != "kernels"},
+            kernels=[SavedKernel.from_dict(k) for k in doc.get("kernels") or []],
+            extra={name: v for name, v in doc.items() if name not in cls._ORDER},
+            written=[name for name in doc if name in cls._ORDER],
         )
-        return a
+        return analysis
 
-    def to_dict(self, kernels: bool = True) -> dict:
+    def to_dict(self, kernels: bool = True) -> dict[str, Any]:
         """The JSON document (``kernels=False``: its kernel list empty, as Analysis.to_dict)."""
         out: dict[str, Any] = {}
         for name in self.written if self.written is not None else self._ORDER:
@@ -216,15 +216,15 @@ def _bounded_int(text: str) -> int:
 
 
 def _finite_float(text: str) -> float | None:
-    x = float(text)
-    return x if math.isfinite(x) else None  # 1e400: out of range, read as missing
+    value = float(text)
+    return value if math.isfinite(value) else None  # 1e400: out of range, read as missing
 
 
 def _no_number(text: str) -> None:
     return None  # NaN, Infinity (older drgpu and Python's json write them): missing
 
 
-def load_analysis_json(p: Path) -> dict:
+def load_analysis_json(path: Path) -> dict[str, Any]:
     """A saved ``drgpu analyze -f json`` (or ``merge``) output, checked against the shipped
     analysis JSON Schema before anything reads it: a hand-edited, truncated or hostile file
     (wrong types, missing keys, 100,000-deep nesting, 400-digit integers) is a
@@ -234,25 +234,25 @@ def load_analysis_json(p: Path) -> dict:
     from ..io import read_input_bytes
 
     try:
-        text = read_input_bytes(p, "an analysis JSON").decode("utf-8")
+        text = read_input_bytes(path, "an analysis JSON").decode("utf-8")
     except UnicodeDecodeError as e:
-        raise ReportFormatError(f"{p}: not a readable JSON file (not UTF-8 at byte {e.start})") from None
+        raise ReportFormatError(f"{path}: not a readable JSON file (not UTF-8 at byte {e.start})") from None
     try:
-        d = json.loads(text, parse_int=_bounded_int, parse_float=_finite_float, parse_constant=_no_number)
+        doc = json.loads(text, parse_int=_bounded_int, parse_float=_finite_float, parse_constant=_no_number)
     except RecursionError:
-        raise ReportFormatError(f"{p}: not a readable JSON file (nested too deeply)", hint=not_json) from None
+        raise ReportFormatError(f"{path}: not a readable JSON file (nested too deeply)", hint=not_json) from None
     except ValueError as e:  # JSONDecodeError is one
-        raise ReportFormatError(f"{p}: not a readable JSON file ({str(e)[:200]})", hint=not_json) from None
-    if not isinstance(d, dict) or d.get("tool") != "drgpu" or not isinstance(d.get("kernels"), list):
-        raise ReportFormatError(f"{p} is JSON but not a drgpu analysis", hint=not_json)
-    if d.get("kind") == "diff":
-        raise ReportFormatError(f"{p} is a drgpu diff, not an analysis")
+        raise ReportFormatError(f"{path}: not a readable JSON file ({str(e)[:200]})", hint=not_json) from None
+    if not isinstance(doc, dict) or doc.get("tool") != "drgpu" or not isinstance(doc.get("kernels"), list):
+        raise ReportFormatError(f"{path} is JSON but not a drgpu analysis", hint=not_json)
+    if doc.get("kind") == "diff":
+        raise ReportFormatError(f"{path} is a drgpu diff, not an analysis")
     from ..specs import output_schema
 
     try:
-        output_schema.validate(d, "analysis")
+        output_schema.validate(doc, "analysis")
     except RecursionError:
-        raise ReportFormatError(f"{p}: not a drgpu analysis (nested too deeply)", hint=not_json) from None
+        raise ReportFormatError(f"{path}: not a drgpu analysis (nested too deeply)", hint=not_json) from None
     except Exception as e:  # jsonschema.ValidationError: imported only on use
         from jsonschema import ValidationError  # already imported by the validation that raised it
 
@@ -260,7 +260,7 @@ def load_analysis_json(p: Path) -> dict:
             raise
         where = "/".join(str(x) for x in e.absolute_path) or "(top level)"
         raise ReportFormatError(
-            f"{p}: not a valid drgpu analysis at {where[:120]}: {e.message[:200]}",
+            f"{path}: not a valid drgpu analysis at {where[:120]}: {e.message[:200]}",
             hint="give the unedited output of drgpu analyze -f json (or of drgpu merge) of this drgpu version",
         ) from None
-    return d
+    return doc

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from ..specs.records import Thresholds
+from ..sass.isa import Instruction
 from .context import KernelContext
 
 #: unit key -> (label, metric, measured over active cycles?)
@@ -87,7 +90,7 @@ class Traits:
     has_line_info: bool = False
     signs: list[str] = field(default_factory=list)  # the SASS opcodes that showed specialization
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "tensor_core": self.tensor_core,
             "warp_specialized": self.warp_specialized,
@@ -118,11 +121,11 @@ class SpeedOfLight:
         vals = {p: v for p, v in self.flops.items() if v > 0}
         return max(vals, key=vals.__getitem__) if vals else None
 
-    def roofline(self) -> dict:
-        p = self.dominant
-        out = {
-            "precision": p,
-            "flops": self.flops.get(p) if p else None,
+    def roofline(self) -> dict[str, Any]:
+        precision = self.dominant
+        out: dict[str, Any] = {
+            "precision": precision,
+            "flops": self.flops.get(precision) if precision else None,
             "dram_bytes": _n(self.dram_bytes),
             "flop_per_s": None,
             "dram_bytes_per_s": None,
@@ -134,14 +137,14 @@ class SpeedOfLight:
             "attainable_flop_per_s": None,
             "pct_of_attainable": None,
         }
-        d = self.duration_s
-        if d > 0 and not math.isnan(self.dram_bytes):
-            out["dram_bytes_per_s"] = self.dram_bytes / d
-        if p is None or not d > 0:
+        duration = self.duration_s
+        if duration > 0 and not math.isnan(self.dram_bytes):
+            out["dram_bytes_per_s"] = self.dram_bytes / duration
+        if precision is None or not duration > 0:
             return out
-        flops = self.flops[p]
-        out["flop_per_s"] = flops / d
-        peak = self.peak_flops_per_s.get(p, math.nan)
+        flops = self.flops[precision]
+        out["flop_per_s"] = flops / duration
+        peak = self.peak_flops_per_s.get(precision, math.nan)
         out["peak_flop_per_s"] = _n(peak)
         if self.dram_bytes > 0:
             ai = flops / self.dram_bytes
@@ -153,11 +156,11 @@ class SpeedOfLight:
                     ridge_point=ridge,
                     side="memory" if ai < ridge else "compute",
                     attainable_flop_per_s=att,
-                    pct_of_attainable=100.0 * flops / d / att if att > 0 else None,
+                    pct_of_attainable=100.0 * flops / duration / att if att > 0 else None,
                 )
         return out
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "limiter": self.limiter,
             "limiter_pct": _n(self.limiter_pct),
@@ -174,8 +177,16 @@ class SpeedOfLight:
         }
 
 
-def _n(x):
-    return None if x is None or (isinstance(x, float) and (math.isnan(x) or math.isinf(x))) else x
+def _n(value: float | None) -> float | None:
+    return None if value is None or (isinstance(value, float) and (math.isnan(value) or math.isinf(value))) else value
+
+
+class Rated(Protocol):
+    """A finding as near_speed_of_light reads it (findings.Finding; a protocol, as findings
+    imports this module)."""
+
+    @property
+    def severity(self) -> str: ...
 
 
 def grade_of(pct: float, th: Thresholds) -> str | None:
@@ -194,7 +205,7 @@ def grade_at_least(grade: str | None, floor: str) -> bool:
     return grade is not None and GRADES.index(grade) >= GRADES.index(floor)
 
 
-def near_speed_of_light(pct: float | None, findings, th: Thresholds) -> bool:
+def near_speed_of_light(pct: float | None, findings: Iterable[Rated], th: Thresholds) -> bool:
     """A unit at ``pct`` % of its peak is near its speed of light: at or above ``sol_pct``
     with no high finding among ``findings`` (little to gain without reducing its work)."""
     return (
@@ -207,12 +218,12 @@ def near_speed_of_light(pct: float | None, findings, th: Thresholds) -> bool:
 
 def grid_and_sms(ctx: KernelContext) -> tuple[float, float]:
     """(blocks in the grid, SMs), each 0 when unknown or not a positive finite number."""
-    k = ctx.kernel
-    blocks = k.m("launch__grid_size")
+    kernel = ctx.kernel
+    blocks = kernel.m("launch__grid_size")
     if math.isnan(blocks):
-        blocks = float(k.grid[0] * k.grid[1] * k.grid[2])
-    sms = k.sm_count or k.m("launch__sm_count")
-    ok = lambda v: bool(v) and math.isfinite(v) and v > 0  # noqa: E731  (hostile CSVs: nan, inf, negative)
+        blocks = float(kernel.grid[0] * kernel.grid[1] * kernel.grid[2])
+    sms = kernel.sm_count or kernel.m("launch__sm_count")
+    ok: Callable[[float], bool] = lambda v: bool(v) and math.isfinite(v) and v > 0  # noqa: E731  (hostile CSVs: nan, inf, negative)
     return (blocks if ok(blocks) else 0.0), (sms if ok(sms) else 0.0)
 
 
@@ -222,23 +233,23 @@ def sm_fill(ctx: KernelContext) -> float:
     return min(1.0, blocks / sms) if blocks and sms else 1.0
 
 
-def tensor_shape(ins) -> tuple[int, int, int] | None:
+def tensor_shape(ins: Instruction) -> tuple[int, int, int] | None:
     """(M, N, K) of a tensor-core instruction: 'HGMMA.64x128x16...' or 'HMMA.16816...'."""
     if not ins.modifiers:
         return None
-    m = re.fullmatch(r"(\d+)x(\d+)x(\d+)", ins.modifiers[0])
-    if m:
-        return int(m[1]), int(m[2]), int(m[3])
-    s = ins.modifiers[0]
-    if s.isdigit():
-        if s.startswith("16"):
-            return 16, int(s[2]), int(s[3:])
-        if s.startswith("88"):
-            return 8, 8, int(s[2:])
+    match = re.fullmatch(r"(\d+)x(\d+)x(\d+)", ins.modifiers[0])
+    if match:
+        return int(match[1]), int(match[2]), int(match[3])
+    shape_text = ins.modifiers[0]
+    if shape_text.isdigit():
+        if shape_text.startswith("16"):
+            return 16, int(shape_text[2]), int(shape_text[3:])
+        if shape_text.startswith("88"):
+            return 8, 8, int(shape_text[2:])
     return None
 
 
-def tensor_precision(ins) -> str:
+def tensor_precision(ins: Instruction) -> str:
     mods = set(ins.modifiers[1:])
     if ins.opcode == "DMMA":
         return "tensor_fp64"
@@ -264,28 +275,28 @@ def sass_flops(ctx: KernelContext) -> dict[str, float]:
     for ins in ctx.insts:
         op = ins.opcode
         if op in _SCALAR_FLOPS and "MMA" not in ins.modifiers:
-            prec, f = _SCALAR_FLOPS[op]
-            n = threads.get(ins.pc)
-            if n is None or n != n:
-                n = (executed.get(ins.pc) or 0.0) * 32.0
-            out[prec] = out.get(prec, 0.0) + f * float(n or 0.0)
+            prec, flops_each = _SCALAR_FLOPS[op]
+            count = threads.get(ins.pc)
+            if count is None or count != count:
+                count = (executed.get(ins.pc) or 0.0) * 32.0
+            out[prec] = out.get(prec, 0.0) + flops_each * float(count or 0.0)
         elif op in _TENSOR_OPS:
             shape = tensor_shape(ins)
-            n = executed.get(ins.pc)
-            if shape is None or n is None or n != n:
+            count = executed.get(ins.pc)
+            if shape is None or count is None or count != count:
                 continue
-            m, nn, kk = shape
-            per = 2.0 * m * nn * kk / (4.0 if op in _WARPGROUP_OPS else 1.0)
-            p = tensor_precision(ins)
-            out[p] = out.get(p, 0.0) + per * float(n)
+            dim_m, nn, kk = shape
+            per = 2.0 * dim_m * nn * kk / (4.0 if op in _WARPGROUP_OPS else 1.0)
+            precision = tensor_precision(ins)
+            out[precision] = out.get(precision, 0.0) + per * float(count)
     return out
 
 
 def counter_flops(ctx: KernelContext) -> dict[str, float]:
-    k = ctx.kernel
+    kernel = ctx.kernel
     out = {}
     for prec, parts in _COUNTER_FLOPS.items():
-        vals = [(k.m(f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum"), f) for op, f in parts]
+        vals = [(kernel.m(f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum"), f) for op, f in parts]
         if all(math.isnan(v) for v, _ in vals):
             continue
         out[prec] = sum(0.0 if math.isnan(v) else v * f for v, f in vals)
@@ -295,7 +306,7 @@ def counter_flops(ctx: KernelContext) -> dict[str, float]:
 def kernel_traits(ctx: KernelContext) -> Traits:
     df = ctx.df
     executed = ctx.executed()
-    ran = lambda ins: (executed.get(ins.pc) or 0.0) > 0  # noqa: E731  (NaN compares false)
+    ran: Callable[[Instruction], bool] = lambda ins: (executed.get(ins.pc) or 0.0) > 0  # noqa: E731  (NaN compares false)
     tensor = any(i.opcode in _TENSOR_OPS and ran(i) for i in ctx.insts)
     signs = sorted({i.opcode for i in ctx.insts if i.opcode in _SPECIALIZED})
     named_bar = any(i.opcode == "BAR" and i.operands and i.operands[0] not in ("0", "0x0") for i in ctx.insts)
@@ -309,24 +320,24 @@ def kernel_traits(ctx: KernelContext) -> Traits:
 
 
 def speed_of_light(ctx: KernelContext) -> SpeedOfLight:  # noqa: C901 - one guarded step per unit and ceiling; splitting it scatters the rule
-    k, th, arch = ctx.kernel, ctx.th, ctx.arch
+    kernel, th, arch = ctx.kernel, ctx.th, ctx.arch
     fill = sm_fill(ctx)
     units: dict[str, float] = {}
     sources: dict[str, str] = {}
-    for u, (_, metric, active) in UNIT_METRICS.items():
-        v = k.m(metric)
-        if u == "l1tex" and math.isnan(v):
-            metric, v = L1_FALLBACK, k.m(L1_FALLBACK)
-        if not math.isnan(v) and not math.isinf(v):
-            units[u] = max(0.0, v * (fill if active else 1.0))
-            sources[u] = metric + (f" x {fill:.3f} (share of SMs with a block)" if active and fill < 1.0 else "")
-    dur_ns = k.duration_ns
+    for unit, (_, metric, active) in UNIT_METRICS.items():
+        value = kernel.m(metric)
+        if unit == "l1tex" and math.isnan(value):
+            metric, value = L1_FALLBACK, kernel.m(L1_FALLBACK)
+        if not math.isnan(value) and not math.isinf(value):
+            units[unit] = max(0.0, value * (fill if active else 1.0))
+            sources[unit] = metric + (f" x {fill:.3f} (share of SMs with a block)" if active and fill < 1.0 else "")
+    dur_ns = kernel.duration_ns
     dur = dur_ns * 1e-9 if dur_ns and not math.isnan(dur_ns) else math.nan
-    clock = k.m("sm__cycles_elapsed.avg.per_second")
+    clock = kernel.m("sm__cycles_elapsed.avg.per_second")
     if math.isnan(clock) or clock <= 0:
-        khz = k.m("device__attribute_clock_rate")  # the boost clock: peaks become upper bounds
+        khz = kernel.m("device__attribute_clock_rate")  # the boost clock: peaks become upper bounds
         clock = khz * 1e3 if not math.isnan(khz) and khz > 0 else math.nan
-    sms = k.sm_count or k.m("launch__sm_count")
+    sms = kernel.sm_count or kernel.m("launch__sm_count")
     peaks_sm = arch.get("peak_flops_per_sm_cycle", {})
     peak_flops = {}
     for prec, per in peaks_sm.items():
@@ -336,24 +347,24 @@ def speed_of_light(ctx: KernelContext) -> SpeedOfLight:  # noqa: C901 - one guar
         ("fp32", "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained"),
         ("fp64", "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained"),
     ):
-        v = k.m(metric)
-        if not math.isnan(v) and v > 0 and not math.isnan(clock):
-            peak_flops[prec] = 2.0 * v * clock  # ncu's own per-cycle FMA peak, whole GPU
+        value = kernel.m(metric)
+        if not math.isnan(value) and value > 0 and not math.isnan(clock):
+            peak_flops[prec] = 2.0 * value * clock  # ncu's own per-cycle FMA peak, whole GPU
     cflops = counter_flops(ctx)
     sflops = sass_flops(ctx)
-    flops = {p: v for p, v in sflops.items() if p.startswith("tensor_")}
-    for p in ("fp32", "fp64", "fp16"):
-        if p in cflops:
-            flops[p] = cflops[p]
-        elif p in sflops:
-            flops[p] = sflops[p]
+    flops = {precision: value for precision, value in sflops.items() if precision.startswith("tensor_")}
+    for precision in ("fp32", "fp64", "fp16"):
+        if precision in cflops:
+            flops[precision] = cflops[precision]
+        elif precision in sflops:
+            flops[precision] = sflops[precision]
     src = "+".join(s for s, ok in (("counters", bool(cflops)), ("sass", bool(sflops))) if ok) or "none"
     # Tensor unit: achieved tensor FLOP/s against the dense peak of each operand type.
     tensor_share = 0.0
     have_tensor_peak = False
-    for p, v in flops.items():
-        if p.startswith("tensor_") and v > 0 and p in peak_flops and dur > 0:
-            tensor_share += v / dur / peak_flops[p]
+    for precision, value in flops.items():
+        if precision.startswith("tensor_") and value > 0 and precision in peak_flops and dur > 0:
+            tensor_share += value / dur / peak_flops[precision]
             have_tensor_peak = True
     if have_tensor_peak:
         units["tensor"] = 100.0 * tensor_share
@@ -361,18 +372,18 @@ def speed_of_light(ctx: KernelContext) -> SpeedOfLight:  # noqa: C901 - one guar
     if not units.keys() & {"issue", "tensor", "fma", "alu", "fp64", "xu", "lsu"}:
         # Without per-pipe figures (e.g. ncu's basic set), the SM's overall throughput (the
         # busiest of its sub-units, as ncu's SpeedOfLight section reports it) stands in.
-        v = k.m("sm__throughput.avg.pct_of_peak_sustained_elapsed")
-        if not math.isnan(v) and not math.isinf(v):
-            units["sm"], sources["sm"] = max(0.0, v), "sm__throughput.avg.pct_of_peak_sustained_elapsed"
-    dram_bytes = k.m("dram__bytes.sum")
+        value = kernel.m("sm__throughput.avg.pct_of_peak_sustained_elapsed")
+        if not math.isnan(value) and not math.isinf(value):
+            units["sm"], sources["sm"] = max(0.0, value), "sm__throughput.avg.pct_of_peak_sustained_elapsed"
+    dram_bytes = kernel.m("dram__bytes.sum")
     if math.isnan(dram_bytes):
-        r, w = k.m("dram__bytes_read.sum"), k.m("dram__bytes_write.sum")
-        dram_bytes = r + w if not (math.isnan(r) or math.isnan(w)) else math.nan
-    peak_bw = k.m("dram__bytes.sum.peak_sustained") * k.m("dram__cycles_elapsed.avg.per_second")
+        read_bytes, write_bytes = kernel.m("dram__bytes_read.sum"), kernel.m("dram__bytes_write.sum")
+        dram_bytes = read_bytes + write_bytes if not (math.isnan(read_bytes) or math.isnan(write_bytes)) else math.nan
+    peak_bw = kernel.m("dram__bytes.sum.peak_sustained") * kernel.m("dram__cycles_elapsed.avg.per_second")
     if math.isnan(peak_bw) and arch.get("dram_bytes_per_s"):
         peak_bw = float(arch["dram_bytes_per_s"])
     limiter, lim_pct = (max(units, key=units.__getitem__), max(units.values())) if units else (None, math.nan)
-    labels = {u: spec[0] for u, spec in UNIT_METRICS.items()} | {"sm": "SM (busiest sub-unit)"}
+    labels = {unit: spec[0] for unit, spec in UNIT_METRICS.items()} | {"sm": "SM (busiest sub-unit)"}
     return SpeedOfLight(
         units=units,
         unit_sources=sources,

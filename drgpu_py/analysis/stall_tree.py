@@ -70,10 +70,10 @@ def classify_bound(ctx: KernelContext, sol: SpeedOfLight | None) -> str:
     """launch (short or a small grid), else memory or compute when the busiest unit (the
     speed-of-light units, or ncu's SM/L1/L2/DRAM throughputs) reaches ``bound_pct``, else
     latency."""
-    k, th = ctx.kernel, ctx.th
-    dur = k.duration_ns
-    blocks = k.m("launch__grid_size", float(k.grid[0] * k.grid[1] * k.grid[2]))
-    sms = k.sm_count or k.m("launch__sm_count")
+    kernel, th = ctx.kernel, ctx.th
+    dur = kernel.duration_ns
+    blocks = kernel.m("launch__grid_size", float(kernel.grid[0] * kernel.grid[1] * kernel.grid[2]))
+    sms = kernel.sm_count or kernel.m("launch__sm_count")
     if (not math.isnan(dur) and dur < th["launch_bound_us"] * 1000.0) or (sms and blocks and blocks / sms < 0.5):
         return "launch"
     units = {u: v for u, v in ctx.units.items() if not math.isnan(v)}
@@ -97,16 +97,16 @@ def _metric(
     scale: float = 1.0,
     key: str | None = None,
 ) -> Node:
-    v = ctx.kernel.m(metric)
-    if math.isnan(v):
+    value = ctx.kernel.m(metric)
+    if math.isnan(value):
         attrs: dict[str, Any] = {"metric": metric, "section": data.metric_section(metric) or "?"}
         if data.metric_unavailable(metric, ctx.kernel.chip):
             attrs["unavailable_on"] = ctx.kernel.chip
         return parent.add(Node(label, None, unit, "missing", attrs=attrs, key=key))
-    return parent.add(Node(label, round(v * scale, 4), unit, "metric", attrs={"metric": metric}, key=key))
+    return parent.add(Node(label, round(value * scale, 4), unit, "metric", attrs={"metric": metric}, key=key))
 
 
-def _value(parent: Node, label: str, value, unit: str = "", **attrs) -> Node:
+def _value(parent: Node, label: str, value: float | None, unit: str = "", **attrs: Any) -> Node:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return parent.add(Node(label, None, unit, "missing", attrs=attrs))
     return parent.add(
@@ -143,7 +143,7 @@ def build_tree(  # noqa: C901 - one branch per tree level, read top to bottom
         },
     )
     shape = data.tree_shape()
-    labels = {r: s["label"] for r, s in data.stall_reasons().items()}
+    labels = {reason: spec["label"] for reason, spec in data.stall_reasons().items()}
     group_nodes: dict[str, Node] = {}
     if ctx.reason_source == "none":
         root.add(
@@ -155,20 +155,20 @@ def build_tree(  # noqa: C901 - one branch per tree level, read top to bottom
                 attrs={"section": "WarpStateStats", "metric": "smsp__average_warps_issue_stalled_*"},
             )
         )
-    for g in shape["groups"]:
-        share = ctx.share(*g["reasons"]) * 100.0
-        gnode = Node(g["label"], round(share, 2), "%", "group", attrs={"group": g["id"]})
-        group_nodes[g["id"]] = gnode
-        for r in g["reasons"]:
-            s = ctx.share(r) * 100.0
-            if s <= 0:
+    for group in shape["groups"]:
+        share = ctx.share(*group["reasons"]) * 100.0
+        gnode = Node(group["label"], round(share, 2), "%", "group", attrs={"group": group["id"]})
+        group_nodes[group["id"]] = gnode
+        for reason in group["reasons"]:
+            reason_pct = ctx.share(reason) * 100.0
+            if reason_pct <= 0:
                 continue
-            rnode = gnode.add(Node(labels[r], round(s, 2), "%", "reason", attrs={"reason": r}))
+            rnode = gnode.add(Node(labels[reason], round(reason_pct, 2), "%", "reason", attrs={"reason": reason}))
             # Line shares are of the reason's samples: those at no listed instruction too.
-            outside = ctx.unattributed(r)
-            listed = max(0.0, ctx.reasons.get(r, 0.0) - outside)
+            outside = ctx.unattributed(reason)
+            listed = max(0.0, ctx.reasons.get(reason, 0.0) - outside)
             scale = listed / (listed + outside) if outside > 0 else 1.0
-            for loc in ctx.line_samples(r, 3):
+            for loc in ctx.line_samples(reason, 3):
                 rnode.add(
                     Node(location_text(loc), round(loc["share"] * scale * 100.0, 2), "%", "line", attrs=_attrs(loc))
                 )
@@ -182,7 +182,7 @@ def build_tree(  # noqa: C901 - one branch per tree level, read top to bottom
                         attrs={"samples": round(outside, 1)},
                     )
                 )
-        for st in g.get("subtrees", []):
+        for st in group.get("subtrees", []):
             builder = SUBTREES.get(st)
             if builder:
                 builder(gnode, ctx)
@@ -199,20 +199,25 @@ def build_tree(  # noqa: C901 - one branch per tree level, read top to bottom
         SUBTREES[st](node, ctx)
         group_nodes[st] = node
         root.add(node)
-    for i, f in enumerate(findings):
-        parent = group_nodes.get(f.group) or root
+    for rank, finding in enumerate(findings):
+        parent = group_nodes.get(finding.group) or root
         sug = parent.add(
             Node(
-                f.title,
-                round(f.estimated_speedup, 3),
+                finding.title,
+                round(finding.estimated_speedup, 3),
                 "x",
                 "suggestion",
-                attrs={"id": f.id, "severity": f.severity, "advice": f.advice, "estimate_capped": f.estimate_capped},
+                attrs={
+                    "id": finding.id,
+                    "severity": finding.severity,
+                    "advice": finding.advice,
+                    "estimate_capped": finding.estimate_capped,
+                },
             )
         )
-        for loc in f.locations[:3]:
+        for loc in finding.locations[:3]:
             sug.add(Node(location_text(loc), round(loc["share"] * 100.0, 2), "%", "line", attrs=_attrs(loc)))
-        if i == 0 and f.severity != "low":
+        if rank == 0 and finding.severity != "low":
             root.attrs["highlight"] = True
             parent.attrs["highlight"] = True
             sug.attrs["highlight"] = True
@@ -220,10 +225,10 @@ def build_tree(  # noqa: C901 - one branch per tree level, read top to bottom
 
 
 # ---- sub-trees --------------------------------------------------------------------------
-def _model_node(ctx: KernelContext, m: KernelModel) -> Node:
+def _model_node(ctx: KernelContext, model: KernelModel) -> Node:
     """The static performance model (analysis/perfmodel.py): predicted against measured cycles,
     each term of the prediction, and the hot loops' critical paths with their lines."""
-    err = m.gap()
+    err = model.gap()
     node = Node(
         "Performance model (static SASS)",
         None,
@@ -231,16 +236,16 @@ def _model_node(ctx: KernelContext, m: KernelModel) -> Node:
         "group",
         attrs={
             "group": "model",
-            "bottleneck": m.bottleneck,
-            "counters_verdict": m.verdict,
-            "predicted_cycles": round(m.predicted_cycles, 1),
-            "measured_cycles": rounded(m.measured_cycles, 1),
+            "bottleneck": model.bottleneck,
+            "counters_verdict": model.verdict,
+            "predicted_cycles": round(model.predicted_cycles, 1),
+            "measured_cycles": rounded(model.measured_cycles, 1),
             "error_pct": rounded(100.0 * err, 1),
         },
     )
-    for t, v in sorted(m.terms.items(), key=lambda kv: -kv[1]):
-        node.add(Node(f"{t} bound", round(v, 1), "cycles", "metric", attrs={"term": t}))
-    for lm in m.loops[:3]:
+    for term, cycles in sorted(model.terms.items(), key=lambda kv: -kv[1]):
+        node.add(Node(f"{term} bound", round(cycles, 1), "cycles", "metric", attrs={"term": term}))
+    for lm in model.loops[:3]:
         ln = node.add(
             Node(
                 f"Loop at +0x{_off(ctx, lm.header_pc):x}: critical path per iteration",
@@ -256,8 +261,8 @@ def _model_node(ctx: KernelContext, m: KernelModel) -> Node:
         )
         for loc in hot_loop_lines(ctx, lm, 3):
             ln.add(Node(location_text(loc), None, "", "line", attrs=loc))
-    for w in m.what_if:
-        node.add(Node(f"What if: {w['description']}", w["speedup"], "x", "metric", attrs=w))
+    for change in model.what_if:
+        node.add(Node(f"What if: {change['description']}", change["speedup"], "x", "metric", attrs=change))
     return node
 
 
@@ -283,44 +288,44 @@ def _speed_of_light(sol: SpeedOfLight) -> Node:
                 attrs={"section": "SpeedOfLight", "metric": "*.pct_of_peak_sustained_*"},
             )
         )
-    for u, v in sorted(sol.units.items(), key=lambda kv: -kv[1]):
-        if v < 1.0 and u != sol.limiter:
+    for unit, unit_pct in sorted(sol.units.items(), key=lambda kv: -kv[1]):
+        if unit_pct < 1.0 and unit != sol.limiter:
             continue  # idle units: in the JSON's speed_of_light.units, not in the tree
         node.add(
             Node(
-                sol.labels.get(u, u),
-                round(v, 2),
+                sol.labels.get(unit, unit),
+                round(unit_pct, 2),
                 "%",
                 "metric",
-                attrs={"unit": u, "source": sol.unit_sources.get(u), "limiter": u == sol.limiter},
+                attrs={"unit": unit, "source": sol.unit_sources.get(unit), "limiter": unit == sol.limiter},
             )
         )
-    r = sol.roofline()
-    if r["flop_per_s"] is not None:
+    roofline = sol.roofline()
+    if roofline["flop_per_s"] is not None:
         rn = node.add(
             Node(
-                f"Roofline ({r['precision']})",
-                round(r["flop_per_s"] / 1e12, 3),
+                f"Roofline ({roofline['precision']})",
+                round(roofline["flop_per_s"] / 1e12, 3),
                 "TFLOP/s",
                 "metric",
-                attrs={k: v for k, v in r.items() if v is not None},
+                attrs={k: v for k, v in roofline.items() if v is not None},
             )
         )
-        if r["arithmetic_intensity"] is not None:
-            _value(rn, "Arithmetic intensity", r["arithmetic_intensity"], "FLOP/byte")
-        if r["peak_flop_per_s"] is not None:
-            _value(rn, "Peak at the measured clock", r["peak_flop_per_s"] / 1e12, "TFLOP/s")
-        if r["pct_of_attainable"] is not None:
-            _value(rn, f"Of the attainable ({r['side']} side of the ridge)", r["pct_of_attainable"], "%")
-    if r["dram_bytes_per_s"] is not None:
-        _value(node, "DRAM bandwidth achieved", r["dram_bytes_per_s"] / 1e12, "TB/s")
+        if roofline["arithmetic_intensity"] is not None:
+            _value(rn, "Arithmetic intensity", roofline["arithmetic_intensity"], "FLOP/byte")
+        if roofline["peak_flop_per_s"] is not None:
+            _value(rn, "Peak at the measured clock", roofline["peak_flop_per_s"] / 1e12, "TFLOP/s")
+        if roofline["pct_of_attainable"] is not None:
+            _value(rn, f"Of the attainable ({roofline['side']} side of the ridge)", roofline["pct_of_attainable"], "%")
+    if roofline["dram_bytes_per_s"] is not None:
+        _value(node, "DRAM bandwidth achieved", roofline["dram_bytes_per_s"] / 1e12, "TB/s")
     return node
 
 
 def _memory_latency(parent: Node, ctx: KernelContext) -> None:
-    k = ctx.kernel
-    h1 = k.m("l1tex__t_sector_hit_rate.pct")
-    h2 = k.m("lts__t_sector_hit_rate.pct")
+    kernel = ctx.kernel
+    h1 = kernel.m("l1tex__t_sector_hit_rate.pct")
+    h2 = kernel.m("lts__t_sector_hit_rate.pct")
     node = parent.add(Node("Memory latency split", None, "", "metric", key=KEY_MEMORY_SPLIT))
     if math.isnan(h1) or math.isnan(h2):
         node.kind = "missing"
@@ -336,7 +341,7 @@ def _memory_latency(parent: Node, ctx: KernelContext) -> None:
     tot = c1 + c2 + c3 or 1.0
     mem_share = ctx.share("long_scoreboard", "lg_throttle", "tex_throttle") * 100.0
     # Each level is the child of the one before it: a miss goes on to the next level.
-    levels: tuple[tuple[str, float, dict, str, str], ...] = (
+    levels: tuple[tuple[str, float, dict[str, Any], str, str], ...] = (
         ("L1 hits", c1, {"hit_rate_pct": round(h1, 1)}, "l1", KEY_MEMORY_L1),
         ("L2 hits", c2, {"hit_rate_pct": round(h2, 1)}, "l2", KEY_MEMORY_L2),
         ("DRAM", c3, {}, "dram", KEY_MEMORY_DRAM),
@@ -350,10 +355,10 @@ def _memory_latency(parent: Node, ctx: KernelContext) -> None:
 
 
 def _memory_efficiency(parent: Node, ctx: KernelContext) -> None:
-    k = ctx.kernel
+    kernel = ctx.kernel
     node = parent.add(Node("Access efficiency", None, "", "metric"))
-    req = k.m("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
-    sec = k.m("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
+    req = kernel.m("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
+    sec = kernel.m("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
     _value(
         node,
         "Global load sectors per request",
@@ -375,9 +380,9 @@ def _memory_efficiency(parent: Node, ctx: KernelContext) -> None:
 
 
 def _synchronization(parent: Node, ctx: KernelContext) -> None:
-    k = ctx.kernel
+    kernel = ctx.kernel
     node = parent.add(Node("Block and barriers", None, "", "metric"))
-    bs = k.block[0] * k.block[1] * k.block[2]
+    bs = kernel.block[0] * kernel.block[1] * kernel.block[2]
     _value(node, "Block size", bs or math.nan, "threads")
     _value(node, "Warps per block", math.ceil(bs / 32) if bs else math.nan, "warps")
     _metric(node, ctx, "Barriers per block", "launch__barrier_count")
@@ -395,14 +400,14 @@ def _instruction_mix(parent: Node, ctx: KernelContext) -> None:
     for ins, cls in zip(ctx.insts, ctx.classes):
         mix[cls] = mix.get(cls, 0.0) + (float(executed[ins.pc]) if ins.pc in executed else 0.0)
     tot = sum(mix.values()) or 1.0
-    for cls, v in sorted(mix.items(), key=lambda kv: kv[1], reverse=True):  # largest first, ties in order
-        if v > 0:
-            node.add(Node(cls, round(100.0 * v / tot, 2), "%", "metric"))
+    for cls, executed_count in sorted(mix.items(), key=lambda kv: kv[1], reverse=True):  # largest first, ties in order
+        if executed_count > 0:
+            node.add(Node(cls, round(100.0 * executed_count / tot, 2), "%", "metric"))
 
 
 def _pipes(parent: Node, ctx: KernelContext) -> None:
     node = parent.add(Node("Pipe utilisation", None, "", "metric"))
-    for p, label in (
+    for pipe, label in (
         ("fma", "FMA"),
         ("alu", "ALU"),
         ("fp64", "FP64"),
@@ -411,15 +416,15 @@ def _pipes(parent: Node, ctx: KernelContext) -> None:
         ("cbu", "Branch"),
         ("uniform", "Uniform"),
     ):
-        _metric(node, ctx, label, f"sm__inst_executed_pipe_{p}.avg.pct_of_peak_sustained_active", "%")
+        _metric(node, ctx, label, f"sm__inst_executed_pipe_{pipe}.avg.pct_of_peak_sustained_active", "%")
 
 
 def _shared_memory(parent: Node, ctx: KernelContext) -> None:
-    k = ctx.kernel
+    kernel = ctx.kernel
     node = parent.add(Node("Shared memory", None, "", "metric"))
     for op in ("ld", "st"):
-        ins = k.m(f"smsp__sass_inst_executed_op_shared_{op}.sum")
-        wav = k.m(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum")
+        ins = kernel.m(f"smsp__sass_inst_executed_op_shared_{op}.sum")
+        wav = kernel.m(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum")
         _value(
             node,
             f"Wavefronts per shared {'load' if op == 'ld' else 'store'}",
@@ -465,8 +470,8 @@ def _occupancy(parent: Node, ctx: KernelContext) -> None:
                 key=KEY_OCCUPANCY_LIMITER,
             )
         )
-        for n, v in sorted(lim.items(), key=lambda kv: kv[1]):
-            ln.add(Node(n, v, "blocks/SM", "metric"))
+        for limit, blocks in sorted(lim.items(), key=lambda kv: kv[1]):
+            ln.add(Node(limit, blocks, "blocks/SM", "metric"))
     else:
         parent.add(
             Node(
@@ -483,13 +488,19 @@ def _occupancy(parent: Node, ctx: KernelContext) -> None:
 
 
 def _launch(parent: Node, ctx: KernelContext) -> None:
-    k = ctx.kernel
-    blocks = k.grid[0] * k.grid[1] * k.grid[2]
-    _value(parent, "Grid", blocks or math.nan, "blocks", dims=list(k.grid))
-    _value(parent, "Block", k.block[0] * k.block[1] * k.block[2] or math.nan, "threads", dims=list(k.block))
-    _value(parent, "SMs", k.sm_count or math.nan, "")
-    if blocks and k.sm_count:
-        _value(parent, "Blocks per SM", blocks / k.sm_count, "")
+    kernel = ctx.kernel
+    blocks = kernel.grid[0] * kernel.grid[1] * kernel.grid[2]
+    _value(parent, "Grid", blocks or math.nan, "blocks", dims=list(kernel.grid))
+    _value(
+        parent,
+        "Block",
+        kernel.block[0] * kernel.block[1] * kernel.block[2] or math.nan,
+        "threads",
+        dims=list(kernel.block),
+    )
+    _value(parent, "SMs", kernel.sm_count or math.nan, "")
+    if blocks and kernel.sm_count:
+        _value(parent, "Blocks per SM", blocks / kernel.sm_count, "")
     _metric(parent, ctx, "Duration", "gpu__time_duration.sum", "ns")
 
 

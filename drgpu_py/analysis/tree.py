@@ -12,6 +12,7 @@ the HTML charts) carries a stable ``key`` (the ``KEY_*`` constants) and is found
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Iterator
 from typing import Any, TypedDict
 
 
@@ -67,10 +68,10 @@ class Node:
         self.children.append(child)
         return child
 
-    def walk(self):
+    def walk(self) -> Iterator["Node"]:
         yield self
-        for c in self.children:
-            yield from c.walk()
+        for child in self.children:
+            yield from child.walk()
 
     def find(self, name: str) -> "Node | None":
         return next((n for n in self.walk() if n.name == name), None)
@@ -78,7 +79,7 @@ class Node:
     def by_key(self, key: str) -> "Node | None":
         return next((n for n in self.walk() if n.key == key), None)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         # Every node carries "attrs", empty or not: one shape for readers (docs/json-schema.md);
         # "key" only where a node has one.
         out: dict[str, Any] = {"name": self.name, "value": self.value, "unit": self.unit, "kind": self.kind}
@@ -98,12 +99,12 @@ def split_folded(node: Node, fold_share: float) -> tuple[list[Node], list[Node]]
     node is folded when its whole subtree stays below the fold share; suggestions and the
     highlighted path (the top finding's) never are."""
     shown, folded = [], []
-    for c in node.children:
-        small = c.kind in FOLDABLE and c.unit == "%" and subtree_total(c) < fold_share * 100.0
-        if small and not c.attrs.get("highlight"):
-            folded.append(c)
+    for child in node.children:
+        small = child.kind in FOLDABLE and child.unit == "%" and subtree_total(child) < fold_share * 100.0
+        if small and not child.attrs.get("highlight"):
+            folded.append(child)
         else:
-            shown.append(c)
+            shown.append(child)
     return shown, folded
 
 

@@ -189,6 +189,7 @@ def _tree_parts(k: SavedKernel) -> dict:
     tree = k.tree
     has_stalls = tree is not None and tree.attrs.get("stall_source", "none") != "none"
     reasons, groups = {}, {}
+    n: t.Node | None  # a tree node, then a keyed node that may be absent
     for n in tree.walk() if tree is not None else ():
         if n.kind == "reason" and "reason" in n.attrs:
             reasons[n.attrs["reason"]] = (n.name, n.value)

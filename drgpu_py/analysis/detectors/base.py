@@ -16,10 +16,13 @@ metrics it reads. Speedup models (GPA's, from measured quantities only):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from ...profile import rounded
+import pandas as pd
+
+from ...profile import KernelProfile, rounded
 from ..context import UNITS, KernelContext
 from ..passes import Passes
 from ..tree import Location
@@ -77,26 +80,26 @@ def detector(*, metrics: Iterable[str] = ()) -> Callable[[DetectorFn], DetectorF
 class Detection:
     stall_share: float  # share of stall cycles this finding concerns (0..1)
     speedup: float  # estimated whole-kernel speedup (>= 1)
-    evidence: dict = field(default_factory=dict)
+    evidence: dict[str, Any] = field(default_factory=dict)
     locations: list[Location] = field(default_factory=list)
-    fmt: dict = field(default_factory=dict)
+    fmt: dict[str, Any] = field(default_factory=dict)
     relieves_override: list[str] | None = None
     partial_relief: dict[str, float] | None = None  # unit -> share of its traffic the fix removes (when measured)
     variant: str | None = None  # findings.yaml advice_when key the evidence supports
 
 
-def positive_weights(per_pc) -> dict[int, float]:
+def positive_weights(per_pc: pd.Series[float]) -> dict[int, float]:
     """PC -> value of a per-instruction column's entries above zero."""
     pos = per_pc[per_pc > 0]
     return {int(pc): float(v) for pc, v in zip(pos.index, pos)}
 
 
-def eliminate(r: float) -> float:
-    r = min(max(r, 0.0), MAX_REMOVABLE)
-    return 1.0 / (1.0 - r)
+def eliminate(removed_share: float) -> float:
+    removed_share = min(max(removed_share, 0.0), MAX_REMOVABLE)
+    return 1.0 / (1.0 - removed_share)
 
 
-def queue_charge(ctx: KernelContext, pcs, reason: str) -> float:
+def queue_charge(ctx: KernelContext, pcs: Iterable[int], reason: str) -> float:
     """Throttle samples of ``reason`` at OTHER instructions, charged to ``pcs`` in proportion
     to their own share of that throttle: a queue (MIO, LSU) kept full by the matched
     instructions also stalls every other instruction that needs it. A share of all samples."""
@@ -111,7 +114,7 @@ def queue_charge(ctx: KernelContext, pcs, reason: str) -> float:
     return (every - own) * (own / every) / tot
 
 
-def lsu_relief(ctx: KernelContext, pcs) -> dict[str, float]:
+def lsu_relief(ctx: KernelContext, pcs: Iterable[int]) -> dict[str, float]:
     """The share of the kernel's memory instructions that ``pcs`` execute: a fix that
     removes them also unloads the SM's load/store and MIO pipelines by that share (the
     busiest SM sub-unit is often that pipeline in memory-bound code)."""
@@ -120,70 +123,75 @@ def lsu_relief(ctx: KernelContext, pcs) -> dict[str, float]:
     mine = sum(float(executed.get(pc) or 0.0) for pc in pcs)
     if mem <= 0 or mine <= 0:
         return {}
-    w = min(1.0, mine / mem)
-    return {"sm": w, "lsu": w}
+    share = min(1.0, mine / mem)
+    return {"sm": share, "lsu": share}
 
 
-def traffic_speedup(ctx: KernelContext, units, w: float) -> float:
-    """Traffic model: a fix that removes a fraction ``w`` of the requests through ``units``
+def traffic_speedup(ctx: KernelContext, units: Sequence[str], removed_share: float) -> float:
+    """Traffic model: a fix that removes a fraction ``removed_share`` of the requests through ``units``
     shortens the time those units are busy by that fraction. The part of the kernel's time
     those units account for is their utilisation relative to saturation (``saturation_pct``:
     the share of peak a unit reaches when it is the bottleneck), so the speedup is
-    1 / (1 - w * min(1, u / saturation)), bounded by the busiest unit the fix leaves alone."""
+    1 / (1 - removed_share * min(1, u / saturation)), bounded by the busiest unit the fix leaves alone."""
     vals = [ctx.units.get(u, math.nan) for u in units]
     vals = [v for v in vals if not math.isnan(v)]
     top, top_val = ctx.top_unit()
     # Only where these units limit the kernel: below bound_pct, or behind another unit, the
     # kernel waits on latency, not on their throughput, and the stall model applies.
-    if not vals or w <= 0 or max(vals) < ctx.th["bound_pct"] or max(vals) < top_val:
+    if not vals or removed_share <= 0 or max(vals) < ctx.th["bound_pct"] or max(vals) < top_val:
         return 1.0
     busy = min(1.0, max(vals) / ctx.th["saturation_pct"])
-    return bounded_by_units(ctx, 1.0 / (1.0 - min(w, MAX_REMOVABLE) * busy), exclude=tuple(units))
+    return bounded_by_units(ctx, 1.0 / (1.0 - min(removed_share, MAX_REMOVABLE) * busy), exclude=tuple(units))
 
 
-def bounded_by_units(ctx: KernelContext, s: float, exclude=()) -> float:
+def bounded_by_units(ctx: KernelContext, speedup: float, exclude: Collection[str] = ()) -> float:
     vals = [v for u, v in ctx.units.items() if u not in exclude and not math.isnan(v) and v > 0]
-    return min(s, 100.0 / max(vals)) if vals else s
+    return min(speedup, 100.0 / max(vals)) if vals else speedup
 
 
 def merge_weights(*maps: dict[int, float]) -> dict[int, float]:
     out: dict[int, float] = {}
-    for m in maps:
-        for k, v in m.items():
-            out[k] = out.get(k, 0.0) + v
+    for weights in maps:
+        for pc, weight in weights.items():
+            out[pc] = out.get(pc, 0.0) + weight
     return out
 
 
-def cost_share(ctx: KernelContext, pcs, own_reasons=None, blamed_reasons=None) -> tuple[float, dict[int, float]]:
+def cost_share(
+    ctx: KernelContext,
+    pcs: Collection[int],
+    own_reasons: Iterable[str] | None = None,
+    blamed_reasons: Iterable[str] | None = None,
+) -> tuple[float, dict[int, float]]:
     """Samples at the instructions (throttles, their own stalls) plus samples the blamer
     charges to them, as a fraction of all samples; and the per-PC weights for locations."""
     at = ctx.samples_at(pcs, own_reasons)
     blamed = ctx.blamed_by_pc(pcs, blamed_reasons)
-    w = merge_weights(at, blamed)
+    weights = merge_weights(at, blamed)
     tot = ctx.samples_total
-    return (sum(w.values()) / tot if tot > 0 else 0.0), w
+    return (sum(weights.values()) / tot if tot > 0 else 0.0), weights
 
 
 def blamed_locations(ctx: KernelContext, reason: str) -> list[Location]:
     """Lines of the instructions the blamer charges (the barrier/fence itself), falling
     back to where the samples were observed."""
-    w = ctx.blamed_by_pc([i.pc for i in ctx.insts], (reason,))
-    return ctx.locations(w) if w else ctx.line_samples(reason)
+    weights = ctx.blamed_by_pc([i.pc for i in ctx.insts], (reason,))
+    return ctx.locations(weights) if weights else ctx.line_samples(reason)
 
 
-def warps_launched(k) -> float:
-    threads = k.grid[0] * k.grid[1] * k.grid[2] * k.block[0] * k.block[1] * k.block[2]
+def warps_launched(kernel: KernelProfile) -> float:
+    threads = kernel.grid[0] * kernel.grid[1] * kernel.grid[2] * kernel.block[0] * kernel.block[1] * kernel.block[2]
     return threads / 32.0 if threads else 0.0
 
 
-def evidence_number(x, nd=3):
-    return rounded(x, nd)
+def evidence_number(value: float, nd: int = 3) -> float | None:
+    return rounded(value, nd)
 
 
-def launch_lanes(k) -> float:
+def launch_lanes(kernel: KernelProfile) -> float:
     """Average lanes per warp the launch configuration fills (32 unless the block size is
     not a multiple of 32: a 16-thread block's one warp has 16)."""
-    bs = k.block[0] * k.block[1] * k.block[2]
+    bs = kernel.block[0] * kernel.block[1] * kernel.block[2]
     if not bs or bs <= 0:
         return 32.0
     return bs / math.ceil(bs / 32)
@@ -191,6 +199,6 @@ def launch_lanes(k) -> float:
 
 def at_call_sites(weights: dict[int, float], sites: dict[int, int]) -> dict[int, float]:
     out: dict[int, float] = {}
-    for pc, v in weights.items():
-        out[sites.get(pc, pc)] = out.get(sites.get(pc, pc), 0.0) + v
+    for pc, weight in weights.items():
+        out[sites.get(pc, pc)] = out.get(sites.get(pc, pc), 0.0) + weight
     return out

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 import math
 import struct
+from collections.abc import Callable, Collection, Iterable
+from typing import Any
 
 import numpy as np
+import pandas as pd
 
-from ...sass.cfg import CFG
+from ...sass.cfg import CFG, Loop
 from ...sass.dataflow import fast_intrinsic, loop_invariant
 from ...sass.slicing import reaching_defs
-from ..context import KernelContext
+from ..context import KernelContext, LineKey
 from ..passes import Passes
 from ..perfmodel import KernelModel, measured_speedup, what_if
 from .base import (
@@ -112,8 +115,8 @@ def fp64_conversion(ctx: KernelContext, passes: Passes) -> Detection | None:
     share = float(df.loc[pcs, "inst_executed"].sum()) / total
     if share < ctx.th["fp64_inst_share"]:
         return None
-    r, w = cost_share(ctx, pcs, None, ("short_scoreboard", "wait"))
-    r = min(r, 1.0)
+    removed_share, weights = cost_share(ctx, pcs, None, ("short_scoreboard", "wait"))
+    removed_share = min(removed_share, 1.0)
     # The float version issues an instruction of its own in place of each double one: the
     # samples where the warp was ready but the scheduler issued another warp (not_selected,
     # the issue slots' contention) stay; the pipe, latency and conversion waits go.
@@ -121,42 +124,44 @@ def fp64_conversion(ctx: KernelContext, passes: Passes) -> Detection | None:
     r_gone, _ = cost_share(ctx, pcs, tuple(x for x in ctx.reasons if x not in kept), ("short_scoreboard", "wait"))
     r_gone = min(r_gone, 1.0)
     return Detection(
-        stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)),
+        stall_share=min(1.0, removed_share * ctx.total / max(ctx.stall_total, 1e-9)),
         speedup=eliminate(r_gone * 0.9),
         evidence={"fp64_and_conversion_instruction_share": round(share, 4), "removed_sample_share": round(r_gone, 3)},
-        locations=ctx.locations(w),
+        locations=ctx.locations(weights),
         fmt={"fp64_pct": 100 * share},
     )
 
 
-def _division_window(cfg, seed: int, line_of) -> list[int]:
+def _division_window(cfg: CFG, seed: int, line_of: Callable[[int], LineKey | None]) -> list[int]:
     """Indices of the integer-division sequence that starts at ``seed`` (the I2F.RP that
     converts the divisor for MUFU.RCP): the seed's basic block from the seed on, up to
     ``_DIV_SEQUENCE`` instructions, kept to the seed's source line when lines are known."""
     blk = cfg.block_of[seed]
     line = line_of(cfg.insts[seed].pc)
     out = []
-    for j in range(seed, min(len(cfg.insts), seed + _DIV_SEQUENCE)):
-        if cfg.block_of[j] != blk:
+    for index in range(seed, min(len(cfg.insts), seed + _DIV_SEQUENCE)):
+        if cfg.block_of[index] != blk:
             break
-        if line is None or line_of(cfg.insts[j].pc) in (None, line):
-            out.append(j)
+        if line is None or line_of(cfg.insts[index].pc) in (None, line):
+            out.append(index)
     return out
 
 
-def _sequence_cost(ctx: KernelContext, pcs, blamed_reasons) -> tuple[float, dict[int, float]]:
+def _sequence_cost(
+    ctx: KernelContext, pcs: Collection[int], blamed_reasons: Iterable[str]
+) -> tuple[float, dict[int, float]]:
     """Like cost_share for a sequence of dependent instructions: the samples at them (every
     reason but 'selected') plus the waits the blamer charges to them at instructions outside
     the sequence; a wait inside it is already counted where it was observed."""
     inside = set(pcs)
-    w = dict(ctx.samples_at(pcs, None))
+    weights = dict(ctx.samples_at(pcs, None))
     if ctx.blame is not None:
         wanted = set(blamed_reasons)
         for consumer, producer, reason, samples, *_ in ctx.blame.rows:
             if producer in inside and consumer not in inside and reason in wanted and samples == samples:
-                w[producer] = w.get(producer, 0.0) + float(samples)
+                weights[producer] = weights.get(producer, 0.0) + float(samples)
     tot = ctx.samples_total
-    return (sum(w.values()) / tot if tot > 0 else 0.0), w
+    return (sum(weights.values()) / tot if tot > 0 else 0.0), weights
 
 
 _DIVISION_CLASSES = ("int", "conversion", "sfu")
@@ -182,13 +187,13 @@ def _division_sequence(ctx: KernelContext, seed: int) -> tuple[set[int], bool]:
         calls = [j for j, i in enumerate(cfg.insts) if i.opcode == "CALL" and i.target in body]
         out = body | {cfg.insts[j].pc for j in calls}
         invariant = True
-        for j in calls:
-            loop = cfg.innermost_loop(j)
+        for index in calls:
+            loop = cfg.innermost_loop(index)
             if loop is None:
                 continue
-            out |= _line_in_loop(ctx, cfg, j, loop)
+            out |= _line_in_loop(ctx, cfg, index, loop)
             # The divisor as the call passes it: the subroutine reads it unchanged.
-            invariant &= all(loop_invariant(cfg, j, r, loop, {}, 0) for r in divisor)
+            invariant &= all(loop_invariant(cfg, index, r, loop, {}, 0) for r in divisor)
         return out, invariant
     loop, line = cfg.innermost_loop(seed), line_of(ins.pc)
     invariant = loop is None or all(loop_invariant(cfg, seed, r, loop, {}, 0) for r in divisor)
@@ -197,7 +202,7 @@ def _division_sequence(ctx: KernelContext, seed: int) -> tuple[set[int], bool]:
     return _line_in_loop(ctx, cfg, seed, loop), invariant
 
 
-def _line_in_loop(ctx: KernelContext, cfg: CFG, idx: int, loop) -> set[int]:
+def _line_in_loop(ctx: KernelContext, cfg: CFG, idx: int, loop: Loop) -> set[int]:
     """Integer, conversion and MUFU instructions of ``idx``'s source line in ``loop`` (its
     innermost loop): the code the compiler emits for the division on that line."""
     line_of = ctx.line_of
@@ -233,15 +238,15 @@ def integer_division(ctx: KernelContext, passes: Passes) -> Detection | None:
     seeds = []
     varying = False
     warps = warps_launched(ctx.kernel)
-    for j, ins in enumerate(cfg.insts):
+    for index, ins in enumerate(cfg.insts):
         if ins.opcode != "I2F" or "RP" not in ins.modifiers:
             continue
         ex = float(executed.get(ins.pc) or 0.0)
         # Inside a loop, or in a division subroutine (64-bit) called repeatedly from one.
-        if not ex > 0 or (cfg.innermost_loop(j) is None and not (warps and ex / warps > 1.5)):
+        if not ex > 0 or (cfg.innermost_loop(index) is None and not (warps and ex / warps > 1.5)):
             continue
         seeds.append(ins.pc)
-        got, invariant = _division_sequence(ctx, j)
+        got, invariant = _division_sequence(ctx, index)
         seq.update(got)
         varying |= not invariant
     if not seeds:
@@ -249,10 +254,10 @@ def integer_division(ctx: KernelContext, passes: Passes) -> Detection | None:
     pcs = sorted(seq)
     total = ctx.executed_total()
     share_inst = sum(float(executed.get(pc) or 0.0) for pc in pcs) / total if total > 0 else 0.0
-    r, w = _sequence_cost(ctx, pcs, ("short_scoreboard", "wait", "math_pipe_throttle"))
+    removed_share, sequence_weights = _sequence_cost(ctx, pcs, ("short_scoreboard", "wait", "math_pipe_throttle"))
     if not ctx.sampling or ctx.samples_total <= 0:
-        r = share_inst
-    if max(r, share_inst) < ctx.th["division_share"]:
+        removed_share = share_inst
+    if max(removed_share, share_inst) < ctx.th["division_share"]:
         return None
     # The removed instructions' issue slots and the waits on their results both go: time
     # follows the stall samples on the sequence, or, when the kernel is issue-bound, its share
@@ -262,44 +267,48 @@ def integer_division(ctx: KernelContext, passes: Passes) -> Detection | None:
     issue = passes.sol.units.get("issue", math.nan) if passes.sol is not None else math.nan
     gone = 1.0 - ctx.th["division_kept_varying" if varying else "division_kept"]
     issue_bound = issue == issue and issue >= ctx.th["overhead_issue_pct"]
-    speed = eliminate(max(r, share_inst if issue_bound else 0.0) * gone)
+    speed = eliminate(max(removed_share, share_inst if issue_bound else 0.0) * gone)
     seed_lines = {line_of(pc) for pc in seeds} - {None}
-    weights = at_call_sites({pc: v for pc, v in w.items() if line_of(pc) in seed_lines} or w, ctx.call_sites())
+    weights = at_call_sites(
+        {pc: v for pc, v in sequence_weights.items() if line_of(pc) in seed_lines} or sequence_weights, ctx.call_sites()
+    )
     return Detection(
-        stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)),
+        stall_share=min(1.0, removed_share * ctx.total / max(ctx.stall_total, 1e-9)),
         speedup=speed,
         evidence={
             "divisions_in_loops": len(seeds),
             "division_instruction_share": round(share_inst, 3),
-            "sample_share": round(r, 3),
+            "sample_share": round(removed_share, 3),
             "divisor_varies_in_loop": varying,
         },
         locations=ctx.locations(weights),
-        fmt={"share_pct": 100 * r, "inst_pct": 100 * share_inst},
+        fmt={"share_pct": 100 * removed_share, "inst_pct": 100 * share_inst},
         relieves_override=["sm"],
     )
 
 
-def _model_change(ctx: KernelContext, m: KernelModel | None, changes, hoist: bool) -> tuple[float, dict] | None:
+def _model_change(
+    ctx: KernelContext, model: KernelModel | None, changes: Iterable[str], hoist: bool
+) -> tuple[float, dict[str, Any]] | None:
     """The best of the performance model's what-ifs ``changes`` (analysis/perfmodel.py) for
     the kernel as measured (perfmodel.measured_speedup), with its evidence; None without a model or
     when no change applies (the caller's own estimate stands)."""
-    if m is None or not m.available:
+    if model is None or not model.available:
         return None
-    k = int(ctx.th["model_unroll_k"])
+    unroll_k = int(ctx.th["model_unroll_k"])
     best = None
     for change in changes:
-        got = what_if(m, change, k=k, hoist=hoist) if change == "unroll" else what_if(m, change)
+        got = what_if(model, change, k=unroll_k, hoist=hoist) if change == "unroll" else what_if(model, change)
         if got is not None:
-            s = measured_speedup(m, got)
-            if best is None or s > best[0]:
-                best = (s, got)
+            speedup = measured_speedup(model, got)
+            if best is None or speedup > best[0]:
+                best = (speedup, got)
     if best is None:
         return None
-    s, got = best
-    return s, {
+    speedup, got = best
+    return speedup, {
         "model_change": got["description"],
-        "model_predicted_cycles": round(m.predicted_cycles, 1),
+        "model_predicted_cycles": round(model.predicted_cycles, 1),
         "model_predicted_cycles_after": got["predicted_cycles"],
         "model_bottleneck_after": got["bottleneck_after"],
     }
@@ -307,7 +316,7 @@ def _model_change(ctx: KernelContext, m: KernelModel | None, changes, hoist: boo
 
 @detector(metrics=("smsp__warps_eligible.avg.per_cycle_active",))
 def low_ilp(ctx: KernelContext, passes: Passes) -> Detection | None:
-    s = ctx.share("wait")
+    stall_share = ctx.share("wait")
     if ctx.frac("wait") < ctx.th["low_ilp_share"]:
         return None
     elig = ctx.kernel.m("smsp__warps_eligible.avg.per_cycle_active")
@@ -324,13 +333,17 @@ def low_ilp(ctx: KernelContext, passes: Passes) -> Detection | None:
         sel = ctx.frac("selected")
         if sel > 0:
             speed = min(speed, 1.0 / sel)
-    w = ctx.blamed_by_pc([i.pc for i in ctx.insts], ("wait",)) or {}
+    weights = ctx.blamed_by_pc([i.pc for i in ctx.insts], ("wait",)) or {}
     return Detection(
-        stall_share=s,
+        stall_share=stall_share,
         speedup=speed,
-        evidence={"wait_stall_share": round(s, 3), "eligible_warps_per_scheduler": evidence_number(elig), **model_ev},
-        locations=ctx.locations(w) or ctx.line_samples("wait"),
-        fmt={"share_pct": 100 * s, "eligible": 0.0 if math.isnan(elig) else elig},
+        evidence={
+            "wait_stall_share": round(stall_share, 3),
+            "eligible_warps_per_scheduler": evidence_number(elig),
+            **model_ev,
+        },
+        locations=ctx.locations(weights) or ctx.line_samples("wait"),
+        fmt={"share_pct": 100 * stall_share, "eligible": 0.0 if math.isnan(elig) else elig},
     )
 
 
@@ -350,26 +363,30 @@ def _math_mufus(ctx: KernelContext) -> set[int]:
     # fast forms (rsqrtf, __fdividef) are a lone MUFU and are not slow math.
     call_lines = {ctx.line_of(i.pc) for i in ctx.insts if i.opcode == "CALL"} - {None}
     in_subroutine = ctx.call_sites()
-    for i in ctx.insts:
-        if not (i.is_mufu() and i.modifiers and i.modifiers[0] in _MATH_MUFU):
+    for ins in ctx.insts:
+        if not (ins.is_mufu() and ins.modifiers and ins.modifiers[0] in _MATH_MUFU):
             continue
-        if i.modifiers[0] not in _TRANSCENDENTAL and ctx.line_of(i.pc) not in call_lines and i.pc not in in_subroutine:
+        if (
+            ins.modifiers[0] not in _TRANSCENDENTAL
+            and ctx.line_of(ins.pc) not in call_lines
+            and ins.pc not in in_subroutine
+        ):
             continue
-        idx = cfg.index_of_pc.get(i.pc) if cfg is not None else None
+        idx = cfg.index_of_pc.get(ins.pc) if cfg is not None else None
         if cfg is not None and idx is not None:
             if fast_intrinsic(cfg, idx):
                 continue
-            if i.modifiers[0] == "RCP" and any(
+            if ins.modifiers[0] == "RCP" and any(
                 cfg.insts[j].opcode == "I2F" and "RP" in cfg.insts[j].modifiers
-                for r in i.uses
+                for r in ins.uses
                 for j, _ in reaching_defs(cfg, idx, r, 10_000)
             ):
                 continue
-        out.add(i.pc)
+        out.add(ins.pc)
     return out
 
 
-def _subroutines_at_call_sites(ctx: KernelContext, df):
+def _subroutines_at_call_sites(ctx: KernelContext, df: pd.DataFrame) -> pd.DataFrame:
     """The per-instruction table with the lines of called subroutines replaced by the line
     of their call site (KernelContext.call_sites), so that their cost lands on the call."""
     sites = ctx.call_sites()
@@ -390,19 +407,19 @@ _SMALL_INTEGER_BITS = {
 }
 
 
-def _literal_integer_exponent(ctx: KernelContext, lines) -> int | None:
+def _literal_integer_exponent(ctx: KernelContext, lines: Collection[LineKey]) -> int | None:
     """The small integer a slow line passes to a called math subroutine as a literal (pow(d,
     2.0) sets the exponent's register to 2.0's bits before the CALL), or None. GPA's strength
     reduction: an integer power is a few multiplications."""
     sites = ctx.call_sites()
     calls = {ctx.line_of(i.pc) for i in ctx.insts if i.opcode == "CALL"} - {None}
-    for i in ctx.insts:
-        if i.pc in sites or ctx.line_of(i.pc) not in calls or ctx.line_of(i.pc) not in lines:
+    for ins in ctx.insts:
+        if ins.pc in sites or ctx.line_of(ins.pc) not in calls or ctx.line_of(ins.pc) not in lines:
             continue
-        if not (i.opcode in ("MOV", "UMOV") or (i.opcode == "IMAD" and "MOV" in i.modifiers)) or not i.operands:
+        if not (ins.opcode in ("MOV", "UMOV") or (ins.opcode == "IMAD" and "MOV" in ins.modifiers)) or not ins.operands:
             continue
         try:
-            bits = int(i.operands[-1].strip(), 16) if i.operands[-1].strip().startswith("0x") else None
+            bits = int(ins.operands[-1].strip(), 16) if ins.operands[-1].strip().startswith("0x") else None
         except ValueError:
             bits = None
         if bits in _SMALL_INTEGER_BITS:
@@ -420,25 +437,25 @@ def slow_math(ctx: KernelContext, passes: Passes) -> Detection | None:
         return None
     df = _subroutines_at_call_sites(ctx, df)
     lined = df["line"].notna().to_numpy()
-    d = df[lined] if lined.any() else df.assign(line=0)
+    table = df[lined] if lined.any() else df.assign(line=0)
     # Per source line (file, line; in groupby's order), summed with arrays over the rows:
     # executed instructions, those on transcendental MUFUs, and stall samples (all reasons).
-    gid = d.groupby(["file", "line"], dropna=False).ngroup().to_numpy()
-    n = int(gid.max()) + 1 if len(gid) else 0
-    pcs = d.index.to_numpy()
-    ex = np.nan_to_num(d["inst_executed"].to_numpy(dtype=float))
+    gid = table.groupby(["file", "line"], dropna=False).ngroup().to_numpy()
+    n_lines = int(gid.max()) + 1 if len(gid) else 0
+    pcs = table.index.to_numpy()
+    ex = np.nan_to_num(table["inst_executed"].to_numpy(dtype=float))
     is_mufu = np.isin(pcs, np.fromiter(mufu, dtype=pcs.dtype, count=len(mufu)))
     _, _, arr, _ = ctx.stall_matrix()
     row_sums = np.nansum(arr, axis=1) if arr.shape[1] else np.zeros(len(arr))
     samples_of = row_sums[lined] if lined.any() else row_sums
-    mu_by = np.bincount(gid, weights=np.where(is_mufu, ex, 0.0), minlength=n)
-    ex_by = np.bincount(gid, weights=ex, minlength=n)
-    samples_by = np.bincount(gid, weights=samples_of, minlength=n)
+    mu_by = np.bincount(gid, weights=np.where(is_mufu, ex, 0.0), minlength=n_lines)
+    ex_by = np.bincount(gid, weights=ex, minlength=n_lines)
+    samples_by = np.bincount(gid, weights=samples_of, minlength=n_lines)
     rows = []
-    for j in np.flatnonzero(mu_by > 0).tolist():
-        ratio = float(ex_by[j]) / float(mu_by[j])
+    for line_group in np.flatnonzero(mu_by > 0).tolist():
+        ratio = float(ex_by[line_group]) / float(mu_by[line_group])
         if ratio >= ctx.th["slow_math_ratio"]:
-            rows.append((j, ratio, float(samples_by[j])))
+            rows.append((line_group, ratio, float(samples_by[line_group])))
     if not rows:
         return None
     tot = ctx.samples_total
@@ -453,16 +470,16 @@ def slow_math(ctx: KernelContext, passes: Passes) -> Detection | None:
     # instructions per MUFU.
     ex_total = float(ex.sum())
     inst = sum(float(ex_by[row[0]]) for row in rows) / ex_total if ex_total > 0 else 0.0
-    r = max(frac, inst) * max(0.0, 1.0 - 3.0 / ratio)
+    removed_share = max(frac, inst) * max(0.0, 1.0 - 3.0 / ratio)
     # Weights line by line, each line's PCs in table order (as a loop over the groups gave).
     at = np.flatnonzero(np.isin(gid, [row[0] for row in rows]))
     at = at[np.argsort(gid[at], kind="stable")]
-    w = at_call_sites(dict(zip(pcs[at].tolist(), samples_of[at].tolist())), ctx.call_sites())
+    weights = at_call_sites(dict(zip(pcs[at].tolist(), samples_of[at].tolist())), ctx.call_sites())
     # Fast intrinsics run on the same special-function unit: the MUFUs stay, so the XU pipe
     # keeps at least today's load and bounds the gain (partial relief 0).
-    lines = set()
-    if "line" in d:
-        keys = d[["file", "line"]].to_numpy()
+    lines: set[LineKey] = set()
+    if "line" in table:
+        keys = table[["file", "line"]].to_numpy()
         lines = {(f, ln) for f, ln in keys[np.isin(gid, [row[0] for row in rows])].tolist()}
     exponent = _literal_integer_exponent(ctx, lines)
     evidence = {"instructions_per_mufu": round(ratio, 1), "slow_line_instruction_share": round(inst, 3)}
@@ -470,9 +487,9 @@ def slow_math(ctx: KernelContext, passes: Passes) -> Detection | None:
         evidence["literal_integer_exponent"] = exponent
     return Detection(
         stall_share=frac,
-        speedup=eliminate(r),
+        speedup=eliminate(removed_share),
         evidence=evidence,
-        locations=ctx.locations(w),
+        locations=ctx.locations(weights),
         fmt={"ratio": ratio, "exponent": exponent or 0},
         partial_relief={"xu": 0.0},
         variant="integer_power" if exponent is not None else None,
@@ -488,71 +505,71 @@ def slow_math(ctx: KernelContext, passes: Passes) -> Detection | None:
     )
 )
 def divergence(ctx: KernelContext, passes: Passes) -> Detection | None:
-    k, df = ctx.kernel, ctx.df
-    thr = k.m("smsp__thread_inst_executed_per_inst_executed.ratio")
+    kernel, df = ctx.kernel, ctx.df
+    thr = kernel.m("smsp__thread_inst_executed_per_inst_executed.ratio")
     if math.isnan(thr) and not df.empty and ctx.total_of("inst_executed") > 0:
         thr = ctx.total_of("thread_inst_executed") / ctx.total_of("inst_executed")
     # Lanes the launch never filled are partial-warps, not divergence: judge the rest.
-    lanes = launch_lanes(k)
+    lanes = launch_lanes(kernel)
     if not math.isnan(thr):
         thr = thr * 32.0 / lanes
     if math.isnan(thr) or thr >= ctx.th["divergence_threads"]:
         return None
     if df.empty or not ctx.sampling:
-        r = 1.0 - thr / 32.0
+        wasted_share = 1.0 - thr / 32.0
         return Detection(
-            stall_share=r,
-            speedup=eliminate(r * 0.5),
+            stall_share=wasted_share,
+            speedup=eliminate(wasted_share * 0.5),
             evidence={"avg_active_threads": round(thr, 1)},
             fmt={"threads": thr},
         )
     cols = [c for c in df.columns if c.startswith("stall_")]
     per = (df["thread_inst_executed"] / df["inst_executed"].where(df["inst_executed"] > 0)).fillna(lanes)
     wasted = df[cols].sum(axis=1) * (1.0 - per.clip(upper=lanes) / lanes)
-    r = float(wasted.sum()) / max(ctx.samples_total, 1e-9)
-    if r <= 0.01:
+    wasted_share = float(wasted.sum()) / max(ctx.samples_total, 1e-9)
+    if wasted_share <= 0.01:
         return None
     # Locate the branch that splits the warp: divergent branches if counted, else the
     # instructions that run with a partial warp, weighted by the time they waste.
-    w = positive_weights(df["divergent_branches"]) if "divergent_branches" in df else {}
-    if not w:
-        w = positive_weights(wasted)
+    weights = positive_weights(df["divergent_branches"]) if "divergent_branches" in df else {}
+    if not weights:
+        weights = positive_weights(wasted)
     evidence = {
         "avg_active_threads": round(thr, 1),
-        "divergent_branch_targets": evidence_number(k.m("smsp__sass_branch_targets_threads_divergent.sum")),
+        "divergent_branch_targets": evidence_number(kernel.m("smsp__sass_branch_targets_threads_divergent.sum")),
     }
     return Detection(
-        stall_share=r,
-        speedup=_active_only(ctx, eliminate(r), evidence),
+        stall_share=wasted_share,
+        speedup=_active_only(ctx, eliminate(wasted_share), evidence),
         evidence=evidence,
-        locations=ctx.locations(w),
+        locations=ctx.locations(weights),
         fmt={"threads": thr},
     )
 
 
-def _active_only(ctx: KernelContext, s: float, evidence: dict) -> float:
+def _active_only(ctx: KernelContext, speedup: float, evidence: dict[str, Any]) -> float:
     """A change inside the warps (fewer masked lanes) shortens the time the SMs are active;
     the elapsed cycles in which an SM has no warp (the launch ramp, the last blocks'
     tail: sm__cycles_active below sm__cycles_elapsed) stay: 1 / (a / s + 1 - a) for the
     active share a."""
     act, ela = ctx.kernel.m("sm__cycles_active.avg"), ctx.kernel.m("sm__cycles_elapsed.avg")
-    if s <= 1.0 or any(math.isnan(v) or v <= 0 for v in (act, ela)) or act >= ela:
-        return s
-    a = act / ela
-    evidence["sm_active_share"] = evidence_number(a)
-    return 1.0 / (a / s + 1.0 - a)
+    if speedup <= 1.0 or any(math.isnan(v) or v <= 0 for v in (act, ela)) or act >= ela:
+        return speedup
+    active_share = act / ela
+    evidence["sm_active_share"] = evidence_number(active_share)
+    return 1.0 / (active_share / speedup + 1.0 - active_share)
 
 
 @detector()
 def icache(ctx: KernelContext, passes: Passes) -> Detection | None:
-    s = ctx.share("no_instruction")
-    if s < ctx.th["icache_share"]:
+    stall_share = ctx.share("no_instruction")
+    if stall_share < ctx.th["icache_share"]:
         return None
     return Detection(
-        stall_share=s,
+        stall_share=stall_share,
         speedup=eliminate(ctx.frac("no_instruction") * 0.5),
         locations=ctx.line_samples("no_instruction"),
-        fmt={"share_pct": 100 * s},
+        fmt={"share_pct": 100 * stall_share},
     )
 
 
@@ -565,19 +582,20 @@ def icache(ctx: KernelContext, passes: Passes) -> Detection | None:
     )
 )
 def pipe_contention(ctx: KernelContext, passes: Passes) -> Detection | None:
-    s = ctx.share("math_pipe_throttle")
-    if s < ctx.th["pipe_throttle_share"]:
+    stall_share = ctx.share("math_pipe_throttle")
+    if stall_share < ctx.th["pipe_throttle_share"]:
         return None
-    k = ctx.kernel
+    kernel = ctx.kernel
     pipes = {
-        p: k.m(f"sm__inst_executed_pipe_{p}.avg.pct_of_peak_sustained_active") for p in ("fma", "alu", "fp64", "xu")
+        p: kernel.m(f"sm__inst_executed_pipe_{p}.avg.pct_of_peak_sustained_active")
+        for p in ("fma", "alu", "fp64", "xu")
     }
     pipes = {p: v for p, v in pipes.items() if not math.isnan(v)}
     pipe = max(pipes, key=pipes.__getitem__) if pipes else "math"
     return Detection(
-        stall_share=s,
+        stall_share=stall_share,
         speedup=eliminate(ctx.frac("math_pipe_throttle") * 0.5),
         evidence={f"pipe_{p}_pct": round(v, 1) for p, v in pipes.items()},
         locations=ctx.line_samples("math_pipe_throttle"),
-        fmt={"share_pct": 100 * s, "pipe": pipe.upper()},
+        fmt={"share_pct": 100 * stall_share, "pipe": pipe.upper()},
     )

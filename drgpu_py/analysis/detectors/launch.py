@@ -44,8 +44,8 @@ LIMITERS = {
 
 
 def occupancy_limiter(ctx: KernelContext) -> tuple[str | None, dict[str, float]]:
-    k = ctx.kernel
-    lim = {name: k.m(metric) for name, (metric, _) in LIMITERS.items()}
+    kernel = ctx.kernel
+    lim = {name: kernel.m(metric) for name, (metric, _) in LIMITERS.items()}
     lim = {n: v for n, v in lim.items() if not math.isnan(v)}
     if not lim:
         return None, {}
@@ -86,18 +86,18 @@ def _limiter_advice(ctx: KernelContext, limiter: str, w_new: float) -> str:
     )
 )
 def occupancy(ctx: KernelContext, passes: Passes) -> Detection | None:
-    k = ctx.kernel
-    theo = k.m("sm__maximum_warps_per_active_cycle_pct")
+    kernel = ctx.kernel
+    theo = kernel.m("sm__maximum_warps_per_active_cycle_pct")
     if math.isnan(theo) or theo >= ctx.th["occupancy_pct"]:
         return None
-    L = ctx.share(*LATENCY_REASONS)
-    if ctx.th["latency_share"] > L:
+    latency_share = ctx.share(*LATENCY_REASONS)
+    if ctx.th["latency_share"] > latency_share:
         return None
     limiter, lim = occupancy_limiter(ctx)
     if limiter is None:
         return None
-    wpb = max(1, math.ceil(max(1, k.block[0] * k.block[1] * k.block[2]) / 32))
-    max_warps = k.m("device__attribute_max_warps_per_multiprocessor", ctx.arch["max_warps_per_sm"])
+    wpb = max(1, math.ceil(max(1, kernel.block[0] * kernel.block[1] * kernel.block[2]) / 32))
+    max_warps = kernel.m("device__attribute_max_warps_per_multiprocessor", ctx.arch["max_warps_per_sm"])
     others = [v for n, v in lim.items() if n != limiter]
     new_blocks = min(others) if others else lim[limiter]
     w_cur = theo / 100.0 * max_warps
@@ -105,13 +105,13 @@ def occupancy(ctx: KernelContext, passes: Passes) -> Detection | None:
     if w_new <= w_cur:
         return None
     speed = 1.0 / max(1.0 - MAX_REMOVABLE, 1.0 - ctx.frac(*LATENCY_REASONS) * (1.0 - w_cur / w_new))
-    issue = k.m("smsp__issue_active.avg.pct_of_peak_sustained_active")
+    issue = kernel.m("smsp__issue_active.avg.pct_of_peak_sustained_active")
     if not math.isnan(issue) and issue > 0:
         speed = min(speed, 100.0 / issue)
     speed = bounded_by_units(ctx, speed)
-    achieved = k.m("sm__warps_active.avg.pct_of_peak_sustained_active")
+    achieved = kernel.m("sm__warps_active.avg.pct_of_peak_sustained_active")
     return Detection(
-        stall_share=L,
+        stall_share=latency_share,
         speedup=max(speed, 1.0),
         evidence={
             "theoretical_occupancy_pct": round(theo, 1),
@@ -144,10 +144,10 @@ def grid_too_small(ctx: KernelContext, passes: Passes) -> Detection | None:
     # GPA's block increase: more blocks fill the idle SMs, and each SM also gets up to its
     # theoretical occupancy of warps instead of one block's, which hides latency (occupancy
     # model, at most latency_hiding_max).
-    k = ctx.kernel
-    wpb = max(1, math.ceil(max(1, k.block[0] * k.block[1] * k.block[2]) / 32))
-    theo = k.m("sm__maximum_warps_per_active_cycle_pct")
-    max_warps = k.m("device__attribute_max_warps_per_multiprocessor", ctx.arch["max_warps_per_sm"])
+    kernel = ctx.kernel
+    wpb = max(1, math.ceil(max(1, kernel.block[0] * kernel.block[1] * kernel.block[2]) / 32))
+    theo = kernel.m("sm__maximum_warps_per_active_cycle_pct")
+    max_warps = kernel.m("device__attribute_max_warps_per_multiprocessor", ctx.arch["max_warps_per_sm"])
     w_new = theo / 100.0 * max_warps if not math.isnan(theo) else float(wpb)
     hide = 1.0
     if w_new > wpb:
@@ -202,11 +202,11 @@ def partial_warps(ctx: KernelContext, passes: Passes) -> Detection | None:
     instruction issues for a whole warp and does part of its work, and the SM's block limit
     caps the resident warps. GPA's thread increase: filling the warps does the same work in
     lanes/32 of the issue slots, bounded like every estimate by the busiest other unit."""
-    k = ctx.kernel
-    bs = k.block[0] * k.block[1] * k.block[2]
+    kernel = ctx.kernel
+    bs = kernel.block[0] * kernel.block[1] * kernel.block[2]
     if not bs or bs % 32 == 0:
         return None
-    lanes = launch_lanes(k)
+    lanes = launch_lanes(kernel)
     eff = lanes / 32.0
     if eff > ctx.th["partial_warp_fill"]:
         return None
@@ -240,21 +240,21 @@ def tail_effect(ctx: KernelContext, passes: Passes) -> Detection | None:
     last wave takes T * max(f, s), s = 1 - u, the part that does not shrink. Evenly spread
     work takes W * T, so the speedup is (F - 1 + max(f, s)) / W. A memory-bound kernel's tail
     costs little (s small): evening it out gains little, as measured."""
-    k = ctx.kernel
-    waves = k.m("launch__waves_per_multiprocessor")
+    kernel = ctx.kernel
+    waves = kernel.m("launch__waves_per_multiprocessor")
     if math.isnan(waves) or waves < 1.0 or waves >= ctx.th["tail_waves"]:
         return None
     full = math.ceil(waves - 1e-9)
     last = waves - (full - 1)
     blocks, sms = grid_and_sms(ctx)
-    per_sm = k.m("launch__occupancy_limit_blocks")
+    per_sm = kernel.m("launch__occupancy_limit_blocks")
     resident = blocks / (waves * sms) if blocks and sms and waves > 0 else (per_sm if per_sm == per_sm else 1.0)
     units = {u: v for u, v in ctx.units.items() if not math.isnan(v)}
     shared = [units[u] for u in SHARED_UNITS if u in units]
     if resident > 1.5:
         shared += [v for u, v in units.items() if u not in SHARED_UNITS]
-    s = 1.0 - min(100.0, max(shared or [0.0])) / 100.0
-    tail = max(last, s)
+    idle_share = 1.0 - min(100.0, max(shared or [0.0])) / 100.0
+    tail = max(last, idle_share)
     loss = (tail - last) / (full - 1 + tail)  # time the last wave runs with idle SMs
     if loss < ctx.th["tail_loss"]:
         return None
@@ -288,14 +288,14 @@ def rank_imbalance(ctx: KernelContext, passes: Passes) -> Detection | None:
     """Only merged profiles (drgpu_py.readers.merge) carry the duration spread across ranks. If the
     ranks wait for each other after the kernel, the slowest sets the pace; balanced, every
     rank would take the mean time: speedup max/mean."""
-    k = ctx.kernel
-    spread = k.m("drgpu__rank_duration_spread")
+    kernel = ctx.kernel
+    spread = kernel.m("drgpu__rank_duration_spread")
     if math.isnan(spread) or spread < ctx.th["rank_imbalance"]:
         return None
-    hi, mean = k.m("drgpu__rank_duration_max"), k.m("drgpu__rank_duration_mean")
+    hi, mean = kernel.m("drgpu__rank_duration_max"), kernel.m("drgpu__rank_duration_mean")
     if math.isnan(hi) or math.isnan(mean) or mean <= 0 or hi <= 0:
         return None
-    slow, fast = k.strings.get("drgpu__rank_slowest", "?"), k.strings.get("drgpu__rank_fastest", "?")
+    slow, fast = kernel.strings.get("drgpu__rank_slowest", "?"), kernel.strings.get("drgpu__rank_fastest", "?")
     return Detection(
         stall_share=1.0 - mean / hi,
         speedup=hi / mean,
@@ -303,14 +303,14 @@ def rank_imbalance(ctx: KernelContext, passes: Passes) -> Detection | None:
             "duration_spread": round(spread, 3),
             "slowest_rank": slow,
             "fastest_rank": fast,
-            "durations": k.strings.get("drgpu__rank_durations", ""),
+            "durations": kernel.strings.get("drgpu__rank_durations", ""),
         },
         fmt={
             "spread_pct": 100 * spread,
-            "ranks": int(k.m("drgpu__rank_count", 0)),
+            "ranks": int(kernel.m("drgpu__rank_count", 0)),
             "slowest": slow,
             "fastest": fast,
             "max_us": hi / 1000,
-            "min_us": k.m("drgpu__rank_duration_min", 0) / 1000,
+            "min_us": kernel.m("drgpu__rank_duration_min", 0) / 1000,
         },
     )

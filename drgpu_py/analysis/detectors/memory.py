@@ -11,7 +11,11 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Callable, Iterable
+from typing import Any
 
+from ...sass.cfg import CFG, Loop
+from ...sass.isa import Instruction
 from ...sass.dataflow import (
     data_addressed_loads,
     lane_values,
@@ -53,7 +57,7 @@ from .base import (
     )
 )
 def uncoalesced(ctx: KernelContext, passes: Passes) -> Detection | None:
-    df, k = ctx.df, ctx.kernel
+    df, kernel = ctx.df, ctx.kernel
     if not df.empty and ctx.total_of("l2_sectors_global") > 0:
         sectors = ctx.total_of("l2_sectors_global")
         per_pc = df["l2_sectors_global_excessive"]
@@ -65,10 +69,10 @@ def uncoalesced(ctx: KernelContext, passes: Passes) -> Detection | None:
             per_pc = per_pc.drop(index=[pc for pc in dependent if pc in per_pc.index])
         excess = float(per_pc.sum())
     else:
-        sectors = k.m("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 0) + k.m(
+        sectors = kernel.m("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 0) + kernel.m(
             "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", 0
         )
-        excess = k.m("derived__memory_l2_theoretical_sectors_global_excessive", 0)
+        excess = kernel.m("derived__memory_l2_theoretical_sectors_global_excessive", 0)
         per_pc = None
     if sectors <= 0:
         return None
@@ -76,7 +80,7 @@ def uncoalesced(ctx: KernelContext, passes: Passes) -> Detection | None:
     if waste < ctx.th["uncoalesced_excess"]:
         return None
     # Excess sectors cost bandwidth where they are served: L1 when it hits, else L2, else DRAM.
-    h1, h2 = k.m("l1tex__t_sector_hit_rate.pct", 0.0), k.m("lts__t_sector_hit_rate.pct", 0.0)
+    h1, h2 = kernel.m("l1tex__t_sector_hit_rate.pct", 0.0), kernel.m("lts__t_sector_hit_rate.pct", 0.0)
     # Stores write through L1 to L2, and partial sectors reach DRAM: when stores carry most
     # of the excess, the L1 hit rate (of loads) says nothing about where the waste lands.
     stores = 0.0
@@ -87,8 +91,8 @@ def uncoalesced(ctx: KernelContext, passes: Passes) -> Detection | None:
     relieves = ["l1tex"] + (["lts"] if through else []) + (["dram"] if through and (h2 < 50 or stores >= 0.5) else [])
     mem_util = max([ctx.units[u] for u in relieves if not math.isnan(ctx.units[u])] or [0.0]) / 100.0
     # The stall time that excess transactions cost scales with how loaded the serving units are.
-    m = ctx.frac(*MEMORY_REASONS)
-    speed = eliminate(m * waste * min(1.0, mem_util))
+    memory_frac = ctx.frac(*MEMORY_REASONS)
+    speed = eliminate(memory_frac * waste * min(1.0, mem_util))
     speed = max(speed, traffic_speedup(ctx, relieves, waste))
     weights = {}
     if per_pc is not None:
@@ -98,8 +102,8 @@ def uncoalesced(ctx: KernelContext, passes: Passes) -> Detection | None:
         for pc in bad:
             # Blamed stall samples locate the costly loads; excess sectors break ties.
             weights[pc] = blamed.get(pc, 0.0) + float(per_pc[pc]) / tot_ex
-    req = k.m("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
-    sec = k.m("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
+    req = kernel.m("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
+    sec = kernel.m("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
     spr = sec / req if req and not math.isnan(req) and req > 0 else math.nan
     return Detection(
         stall_share=ctx.share(*MEMORY_REASONS) * waste,
@@ -127,12 +131,12 @@ def bank_conflict(ctx: KernelContext, passes: Passes) -> Detection | None:
     accesses (LDS.128) need several wavefronts without any conflict, so wavefronts per
     instruction alone are no evidence. Estimate: the conflict wavefronts' time goes (traffic
     or stall model), but the instructions issued during it stay and take their issue time."""
-    k, df = ctx.kernel, ctx.df
+    kernel, df = ctx.kernel, ctx.df
     shared_pcs = ctx.pcs_where(lambda i: i.is_shared())
     ops = ("ld", "st")
-    conf = {op: k.m(f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum") for op in ops}
-    wav = {op: k.m(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum") for op in ops}
-    evidence: dict = {}
+    conf = {op: kernel.m(f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum") for op in ops}
+    wav = {op: kernel.m(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum") for op in ops}
+    evidence: dict[str, Any] = {}
     if not any(math.isnan(v) for v in (*conf.values(), *wav.values())):
         total = sum(wav.values())
         if total <= 0:
@@ -157,12 +161,12 @@ def bank_conflict(ctx: KernelContext, passes: Passes) -> Detection | None:
         return None
     if excess < ctx.th["bank_conflict_excess"]:
         return None
-    r_share, w = cost_share(ctx, shared_pcs, ("mio_throttle", "short_scoreboard"), ("short_scoreboard",))
+    r_share, weights = cost_share(ctx, shared_pcs, ("mio_throttle", "short_scoreboard"), ("short_scoreboard",))
     if not df.empty and shared_pcs:
         nway = df.loc[shared_pcs, "shared_nway"]
         # Weight each shared instruction's cost by how conflicted it is.
-        w = {pc: v * max(float(nway.get(pc, 1.0)) - 1.0, 0.0) for pc, v in w.items()} or w
-    locations = ctx.locations(w)
+        weights = {pc: v * max(float(nway.get(pc, 1.0)) - 1.0, 0.0) for pc, v in weights.items()} or weights
+    locations = ctx.locations(weights)
     if not locations and not df.empty and shared_pcs and df.loc[shared_pcs, "shared_nway"].notna().any():
         # The per-instruction conflict ways show no conflicted shared access: the counters'
         # conflict wavefronts are at no instruction of the code, and no line can be changed.
@@ -205,43 +209,47 @@ def bank_conflict(ctx: KernelContext, passes: Passes) -> Detection | None:
     )
 )
 def local_memory(ctx: KernelContext, passes: Passes) -> Detection | None:
-    k, df = ctx.kernel, ctx.df
-    local = k.m("smsp__sass_inst_executed_op_local_ld.sum", 0) + k.m("smsp__sass_inst_executed_op_local_st.sum", 0)
+    kernel, df = ctx.kernel, ctx.df
+    local = kernel.m("smsp__sass_inst_executed_op_local_ld.sum", 0) + kernel.m(
+        "smsp__sass_inst_executed_op_local_st.sum", 0
+    )
     pcs = ctx.pcs_where(lambda i: i.is_local())
     if local <= 0 and not df.empty and pcs:
         local = float(df.loc[pcs, "inst_executed"].sum())
-    total = k.m("smsp__inst_executed.sum", 0) or ctx.executed_total()
+    total = kernel.m("smsp__inst_executed.sum", 0) or ctx.executed_total()
     if total <= 0 or local / total < ctx.th["local_inst_share"]:
         return None
-    r, w = cost_share(ctx, pcs, ("lg_throttle", "long_scoreboard"), ("long_scoreboard",))
+    removed_share, weights = cost_share(ctx, pcs, ("lg_throttle", "long_scoreboard"), ("long_scoreboard",))
     # A queue full of local accesses also throttles the other memory instructions: charge
     # those throttle samples in proportion to local memory's share of LSU instructions.
-    glob = k.m("smsp__sass_inst_executed_op_global_ld.sum", 0) + k.m("smsp__sass_inst_executed_op_global_st.sum", 0)
+    glob = kernel.m("smsp__sass_inst_executed_op_global_ld.sum", 0) + kernel.m(
+        "smsp__sass_inst_executed_op_global_st.sum", 0
+    )
     other_lg = ctx.frac("lg_throttle") - (
         sum(ctx.samples_at(pcs, ("lg_throttle",)).values()) / ctx.samples_total if ctx.samples_total else 0.0
     )
-    r += max(0.0, other_lg) * local / max(local + glob, 1.0)
-    if r <= 0:
-        r = ctx.frac(*MEMORY_REASONS) * min(
-            1.0, local / max(k.m("smsp__sass_inst_executed_op_global_ld.sum", 0) + local, 1.0)
+    removed_share += max(0.0, other_lg) * local / max(local + glob, 1.0)
+    if removed_share <= 0:
+        removed_share = ctx.frac(*MEMORY_REASONS) * min(
+            1.0, local / max(kernel.m("smsp__sass_inst_executed_op_global_ld.sum", 0) + local, 1.0)
         )
     # Local memory's share of the L1 sectors: what the fix takes off the memory units.
     sec = {
-        sp: k.m(f"l1tex__t_sectors_pipe_lsu_mem_{sp}_op_ld.sum", 0.0)
-        + k.m(f"l1tex__t_sectors_pipe_lsu_mem_{sp}_op_st.sum", 0.0)
+        sp: kernel.m(f"l1tex__t_sectors_pipe_lsu_mem_{sp}_op_ld.sum", 0.0)
+        + kernel.m(f"l1tex__t_sectors_pipe_lsu_mem_{sp}_op_st.sum", 0.0)
         for sp in ("local", "global")
     }
     w_local = sec["local"] / (sec["local"] + sec["global"]) if sec["local"] > 0 else 0.0
-    speed = max(eliminate(r), traffic_speedup(ctx, ("l1tex", "lts", "dram"), w_local))
+    speed = max(eliminate(removed_share), traffic_speedup(ctx, ("l1tex", "lts", "dram"), w_local))
     return Detection(
-        stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)),
+        stall_share=min(1.0, removed_share * ctx.total / max(ctx.stall_total, 1e-9)),
         speedup=speed,
         partial_relief=lsu_relief(ctx, pcs) or None,
         evidence={
             "local_instruction_share": round(local / total, 4),
-            "spilling_requests": evidence_number(k.m("derived__local_spilling_requests")),
+            "spilling_requests": evidence_number(kernel.m("derived__local_spilling_requests")),
         },
-        locations=ctx.locations(w),
+        locations=ctx.locations(weights),
         fmt={"local_pct": 100 * local / total},
     )
 
@@ -267,8 +275,8 @@ def loop_invariant_load(ctx: KernelContext, passes: Passes) -> Detection | None:
             invariant.append(ins.pc)
     if not invariant:
         return None
-    r, w = cost_share(ctx, invariant, (), ("long_scoreboard", "short_scoreboard"))
-    if r < ctx.th["invariant_load_share"]:
+    removed_share, weights = cost_share(ctx, invariant, (), ("long_scoreboard", "short_scoreboard"))
+    if removed_share < ctx.th["invariant_load_share"]:
         return None
     # Hoisted, the reloads leave the loop: besides the waits for their data, every sample at
     # them (their issue, their fixed-latency waits, the LSU queue) goes with them.
@@ -298,17 +306,17 @@ def loop_invariant_load(ctx: KernelContext, passes: Passes) -> Detection | None:
         partial = {"lts": share, "l1tex": share}
     partial = {**(partial or {}), **lsu_relief(ctx, gone)}
     return Detection(
-        stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)),
-        speedup=eliminate(max(r, r_own) + r_prom),
+        stall_share=min(1.0, removed_share * ctx.total / max(ctx.stall_total, 1e-9)),
+        speedup=eliminate(max(removed_share, r_own) + r_prom),
         evidence={
             "invariant_loads_in_loops": len(invariant),
-            "blamed_sample_share": round(r, 3),
-            "removed_sample_share": round(max(r, r_own), 3),
+            "blamed_sample_share": round(removed_share, 3),
+            "removed_sample_share": round(max(removed_share, r_own), 3),
             "promoted_accesses": len(promoted),
             "promoted_sample_share": round(r_prom, 3),
         },
-        locations=ctx.locations(w),
-        fmt={"share_pct": 100 * r},
+        locations=ctx.locations(weights),
+        fmt={"share_pct": 100 * removed_share},
         partial_relief=partial,
     )
 
@@ -322,10 +330,10 @@ def _atomic_addresses(ctx: KernelContext, pc: int) -> int:
         return 32
     addr = memory_operand(ins)
     regs = registers_in(addr) if addr else set()
-    n = 1
-    for r in regs:
-        n *= lane_values(cfg, idx, r)
-    return min(32, n)
+    addresses = 1
+    for reg in regs:
+        addresses *= lane_values(cfg, idx, reg)
+    return min(32, addresses)
 
 
 @detector(
@@ -340,7 +348,7 @@ def atomics(ctx: KernelContext, passes: Passes) -> Detection | None:
     pcs = ctx.pcs_where(lambda i: i.is_global_atomic())
     if not pcs:
         return None
-    r, w = cost_share(ctx, pcs, None, ("long_scoreboard",))
+    removed_share, weights = cost_share(ctx, pcs, None, ("long_scoreboard",))
     executed = ctx.df.loc[[p for p in pcs if p in ctx.df.index], "inst_executed"].sum() > 0
     # Outstanding atomics hold warps at EXIT (drain) and fill the LSU queue for other loads.
     drain = ctx.frac("drain") if executed else 0.0
@@ -350,12 +358,14 @@ def atomics(ctx: KernelContext, passes: Passes) -> Detection | None:
     )
     # Loads queue behind the atomics in the memory system: their waits are charged in
     # proportion to the atomics' share of the L2 sectors requested by the SMs.
-    k = ctx.kernel
-    red = k.m("lts__t_sectors_srcunit_tex_op_red.sum", 0.0) + k.m("lts__t_sectors_srcunit_tex_op_atom.sum", 0.0)
-    rd = k.m("lts__t_sectors_srcunit_tex_op_read.sum", 0.0)
+    kernel = ctx.kernel
+    red = kernel.m("lts__t_sectors_srcunit_tex_op_red.sum", 0.0) + kernel.m(
+        "lts__t_sectors_srcunit_tex_op_atom.sum", 0.0
+    )
+    rd = kernel.m("lts__t_sectors_srcunit_tex_op_read.sum", 0.0)
     blamed_ls = sum(ctx.blamed_by_pc(pcs, ("long_scoreboard",)).values()) / max(ctx.samples_total, 1e-9)
     loads_wait = max(0.0, ctx.frac("long_scoreboard") - blamed_ls) if executed else 0.0
-    r_total = r + drain + other_lg + (loads_wait * red / (red + rd) if red + rd > 0 else 0.0)
+    r_total = removed_share + drain + other_lg + (loads_wait * red / (red + rd) if red + rd > 0 else 0.0)
     # Reductions without a returned value (RED) that keep warps waiting while every throughput
     # unit idles: the memory waits are the serialization at the contended addresses.
     units = [v for v in ctx.units.values() if not math.isnan(v)]
@@ -366,7 +376,7 @@ def atomics(ctx: KernelContext, passes: Passes) -> Detection | None:
         and all(not ctx.by_pc[p].defs for p in pcs if p in ctx.by_pc)
     ):
         r_total = max(r_total, ctx.frac(*MEMORY_REASONS))
-    if r < ctx.th["atomic_share"]:
+    if removed_share < ctx.th["atomic_share"]:
         return None
     # A returning atomic (ATOM: a slot or ticket per element) gives every lane its own old
     # value, so aggregating within the warp (ballot/popc, then a shuffle of the base) still
@@ -376,17 +386,19 @@ def atomics(ctx: KernelContext, passes: Passes) -> Detection | None:
     # Reductions without a returned value (RED) can be accumulated privately across a loop
     # and leave next to nothing. Kept: those operations over today's L2 atomic sectors.
     ran = ctx.executed()
-    warps_per_block = max(1.0, math.ceil(max(1, k.block[0] * k.block[1] * k.block[2]) / 32))
+    warps_per_block = max(1.0, math.ceil(max(1, kernel.block[0] * kernel.block[1] * kernel.block[2]) / 32))
     returning = 0.0
     threads = ctx.df.get("thread_inst_executed", None)
-    for p in pcs:
-        n = float(ran.get(p) or 0.0)
-        if p not in ctx.by_pc or not ctx.by_pc[p].defs or n <= 0:
+    for pc in pcs:
+        warp_insts = float(ran.get(pc) or 0.0)
+        if pc not in ctx.by_pc or not ctx.by_pc[pc].defs or warp_insts <= 0:
             continue
-        lanes = float(threads[p]) / n if threads is not None else math.nan
+        lanes = float(threads[pc]) / warp_insts if threads is not None else math.nan
         # Aggregated within the warp, one atomic per warp instruction stays for each address
         # its lanes target (split_lists: a data bit picks one of two counters, two stay).
-        returning += n / warps_per_block if lanes == lanes and lanes <= 1.0 else n * _atomic_addresses(ctx, p)
+        returning += (
+            warp_insts / warps_per_block if lanes == lanes and lanes <= 1.0 else warp_insts * _atomic_addresses(ctx, pc)
+        )
     kept = min(1.0, returning / red) if returning > 0 and red > 0 else 0.0
     r_total *= 1.0 - kept
     types = _atomic_types(ctx, pcs)
@@ -394,14 +406,14 @@ def atomics(ctx: KernelContext, passes: Passes) -> Detection | None:
         stall_share=min(1.0, r_total * ctx.total / max(ctx.stall_total, 1e-9)),
         speedup=eliminate(r_total),
         evidence={
-            "atomic_sample_share": round(r, 3),
+            "atomic_sample_share": round(removed_share, 3),
             "kept_after_aggregation": round(kept, 4),
-            "l2_red_sectors": evidence_number(k.m("lts__t_sectors_srcunit_tex_op_red.sum")),
-            "l2_atom_sectors": evidence_number(k.m("lts__t_sectors_srcunit_tex_op_atom.sum")),
+            "l2_red_sectors": evidence_number(kernel.m("lts__t_sectors_srcunit_tex_op_red.sum")),
+            "l2_atom_sectors": evidence_number(kernel.m("lts__t_sectors_srcunit_tex_op_atom.sum")),
             "atomic_data_types": sorted(types),
         },
-        locations=ctx.locations(w),
-        fmt={"share_pct": 100 * r},
+        locations=ctx.locations(weights),
+        fmt={"share_pct": 100 * removed_share},
         variant="float" if types and types <= {"float"} else "mixed" if "float" in types else None,
     )
 
@@ -409,11 +421,11 @@ def atomics(ctx: KernelContext, passes: Passes) -> Detection | None:
 _FLOAT_TYPES = ("F32", "F64", "F16", "F16x2", "BF16", "BF16x2", "F32x2", "FTZ")
 
 
-def _atomic_types(ctx: KernelContext, pcs) -> set[str]:
+def _atomic_types(ctx: KernelContext, pcs: Iterable[int]) -> set[str]:
     """'float' / 'integer' for the executed global atomics at ``pcs``, from the SASS type
     modifier (RED.E.ADD.F32.FTZ.RN is a float add; RED.E.ADD, .S32, .64 are integer)."""
     executed = ctx.executed()
-    out = set()
+    out: set[str] = set()
     for pc in pcs:
         ins = ctx.by_pc.get(pc)
         if ins is None or not (executed.get(pc) or 0) > 0:
@@ -422,15 +434,18 @@ def _atomic_types(ctx: KernelContext, pcs) -> set[str]:
     return out
 
 
-def _drain_variant(ctx: KernelContext) -> tuple[str | None, dict]:
+def _drain_variant(ctx: KernelContext) -> tuple[str | None, dict[str, Any]]:
     """What drains at EXIT: stores, or (no global store sectors) atomics and reductions."""
-    k = ctx.kernel
+    kernel = ctx.kernel
     executed = ctx.executed()
-    ran = lambda pred: sum(float(executed.get(i.pc) or 0.0) for i in ctx.insts if pred(i))  # noqa: E731
-    stores = k.m("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum")
+
+    def ran(pred: Callable[[Instruction], bool]) -> float:
+        return sum(float(executed.get(i.pc) or 0.0) for i in ctx.insts if pred(i))
+
+    stores = kernel.m("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum")
     store_insts = ran(lambda i: i.opcode in ("STG", "ST", "STL"))
     atomics = ran(lambda i: i.is_global_atomic())
-    ev = {
+    ev: dict[str, Any] = {
         "global_store_sectors": evidence_number(stores),
         "store_instructions": evidence_number(store_insts),
         "atomic_instructions": evidence_number(atomics),
@@ -445,17 +460,17 @@ def _drain_variant(ctx: KernelContext) -> tuple[str | None, dict]:
 
 @detector(metrics=("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",))
 def drain(ctx: KernelContext, passes: Passes) -> Detection | None:
-    s = ctx.share("drain")
-    if s < ctx.th["drain_share"]:
+    stall_share = ctx.share("drain")
+    if stall_share < ctx.th["drain_share"]:
         return None
     variant, ev = _drain_variant(ctx)
     return Detection(
-        stall_share=s,
+        stall_share=stall_share,
         speedup=eliminate(ctx.frac("drain") * 0.5),
         evidence=ev,
         variant=variant,
         locations=ctx.line_samples("drain"),
-        fmt={"share_pct": 100 * s},
+        fmt={"share_pct": 100 * stall_share},
     )
 
 
@@ -465,14 +480,19 @@ def lg_throttle(ctx: KernelContext, passes: Passes) -> Detection | None:
     at = ctx.samples_at(pcs, ("lg_throttle",))
     tot = ctx.samples_total
     if tot <= 0:
-        s = ctx.share("lg_throttle")
-        r = ctx.frac("lg_throttle")
+        stall_share = ctx.share("lg_throttle")
+        removed_share = ctx.frac("lg_throttle")
     else:
-        r = sum(at.values()) / tot
-        s = r * ctx.total / max(ctx.stall_total, 1e-9)
-    if s < ctx.th["lg_throttle_share"]:
+        removed_share = sum(at.values()) / tot
+        stall_share = removed_share * ctx.total / max(ctx.stall_total, 1e-9)
+    if stall_share < ctx.th["lg_throttle_share"]:
         return None
-    return Detection(stall_share=s, speedup=eliminate(r * 0.5), locations=ctx.locations(at), fmt={"share_pct": 100 * s})
+    return Detection(
+        stall_share=stall_share,
+        speedup=eliminate(removed_share * 0.5),
+        locations=ctx.locations(at),
+        fmt={"share_pct": 100 * stall_share},
+    )
 
 
 @detector(metrics=(*UNIT_METRICS,))
@@ -501,10 +521,13 @@ def memory_latency(ctx: KernelContext, passes: Passes) -> Detection | None:
     waits = merge_weights(ctx.blamed_by_pc(loads, ("long_scoreboard",)), ctx.samples_at(loads, ("long_scoreboard",)))
     executed = ctx.executed()
 
-    def loads_per_iteration(loop) -> float:
+    def loads_per_iteration(loop: Loop) -> float:
         """Global loads executed per back-edge taken to the loop's header."""
         body = cfg.loop_instructions(loop)
-        count = lambda pick: sum(float(executed.get(cfg.insts[j].pc) or 0.0) for j in body if pick(cfg.insts[j]))  # noqa: E731
+
+        def count(pick: Callable[[Instruction], bool]) -> float:
+            return sum(float(executed.get(cfg.insts[j].pc) or 0.0) for j in body if pick(cfg.insts[j]))
+
         iters = count(
             lambda i: (
                 i.is_branch()
@@ -520,46 +543,46 @@ def memory_latency(ctx: KernelContext, passes: Passes) -> Detection | None:
 
     per_loop: dict[int, float] = {}
     hot: dict[int, float] = {}
-    for pc, w in waits.items():
+    for pc, wait in waits.items():
         idx = cfg.index_of_pc.get(pc)
         loop = cfg.innermost_loop(idx) if idx is not None else None
-        if loop is None or w <= 0:
+        if loop is None or wait <= 0:
             continue
         if loop.header not in per_loop:
             per_loop[loop.header] = loads_per_iteration(loop)
         if per_loop[loop.header] <= ctx.th["latency_loads_per_iteration"]:
-            hot[pc] = w
+            hot[pc] = wait
     tot = ctx.samples_total
-    r = sum(hot.values()) / tot if tot > 0 else 0.0
-    if r < ctx.th["latency_load_share"] * 0.5:
+    removed_share = sum(hot.values()) / tot if tot > 0 else 0.0
+    if removed_share < ctx.th["latency_load_share"] * 0.5:
         return None
     return Detection(
-        stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)),
-        speedup=eliminate(r * 0.75),
-        evidence={"load_wait_share": round(r, 3), "memory_throughput_pct": round(mem, 1)},
+        stall_share=min(1.0, removed_share * ctx.total / max(ctx.stall_total, 1e-9)),
+        speedup=eliminate(removed_share * 0.75),
+        evidence={"load_wait_share": round(removed_share, 3), "memory_throughput_pct": round(mem, 1)},
         locations=ctx.locations(hot),
-        fmt={"share_pct": 100 * r, "mem_pct": mem},
+        fmt={"share_pct": 100 * removed_share, "mem_pct": mem},
     )
 
 
-def _divergent_constant_load(cfg, ins) -> bool:
-    m = re.search(r"c\[[^\]]*\]\[([^\]]*)\]", ins.text)
+def _divergent_constant_load(cfg: CFG | None, ins: Instruction) -> bool:
+    match = re.search(r"c\[[^\]]*\]\[([^\]]*)\]", ins.text)
     idx = cfg.index_of_pc.get(ins.pc) if cfg is not None else None
-    if not m or idx is None:
+    if not match or cfg is None or idx is None:  # (no CFG: no index either)
         return True
-    return any(thread_varying(cfg, idx, r) for r in registers_in(m.group(1)))
+    return any(thread_varying(cfg, idx, r) for r in registers_in(match.group(1)))
 
 
 @functools.lru_cache(maxsize=64)
 def expected_max_load(balls: int, bins: int) -> float:
     """Expected count in the fullest of ``bins`` when ``balls`` fall into them independently
-    and uniformly: sum over m of P(max > m), with P(max <= m) = balls! / bins^balls times the
-    coefficient of x^balls in (sum_{j<=m} x^j / j!)^bins."""
+    and uniformly: sum over fill of P(max > fill), with P(max <= fill) = balls! / bins^balls times the
+    coefficient of x^balls in (sum_{j<=fill} x^j / j!)^bins."""
     if balls <= 0 or bins <= 0:
         return 0.0
     total = 0.0
-    for m in range(balls):
-        term = [1.0 / math.factorial(j) if j <= m else 0.0 for j in range(balls + 1)]
+    for fill in range(balls):
+        term = [1.0 / math.factorial(j) if j <= fill else 0.0 for j in range(balls + 1)]
         poly = [1.0] + [0.0] * balls
         for _ in range(bins):
             poly = [sum(poly[i] * term[n - i] for i in range(n + 1)) for n in range(balls + 1)]
@@ -583,7 +606,7 @@ def _table_lookup_wavefronts(access_bytes: int, banks: int, values: int = 32) ->
     return phases * expected_max_load(lanes, bins)
 
 
-def _constant_lookup_bound(ctx: KernelContext, pcs) -> tuple[float, float]:
+def _constant_lookup_bound(ctx: KernelContext, pcs: Iterable[int]) -> tuple[float, float]:
     """The fix moves the lookups, it does not remove them: the replacement still serves every
     warp lookup through L1's data stage (one wavefront per cycle per SM). With the lookups
     spread over the SMs, the kernel cannot get shorter than that work: elapsed cycles over the
@@ -595,17 +618,17 @@ def _constant_lookup_bound(ctx: KernelContext, pcs) -> tuple[float, float]:
     lookups = wavefronts = 0.0
     cfg = ctx.cfg
     for pc in pcs:
-        n = float(executed.get(pc) or 0.0)
+        warp_insts = float(executed.get(pc) or 0.0)
         ins = ctx.by_pc[pc]
-        m = re.search(r"c\[[^\]]*\]\[([^\]]*)\]", ins.text)
+        match = re.search(r"c\[[^\]]*\]\[([^\]]*)\]", ins.text)
         idx = cfg.index_of_pc.get(pc) if cfg is not None else None
         values = (
-            math.prod(lane_values(cfg, idx, r) for r in registers_in(m.group(1)))
-            if m and cfg is not None and idx is not None
+            math.prod(lane_values(cfg, idx, r) for r in registers_in(match.group(1)))
+            if match and cfg is not None and idx is not None
             else 32
         )
-        lookups += n
-        wavefronts += n * _table_lookup_wavefronts(access_bytes(ins), banks, values)
+        lookups += warp_insts
+        wavefronts += warp_insts * _table_lookup_wavefronts(access_bytes(ins), banks, values)
     if lookups <= 0 or not sms or math.isnan(sms) or math.isnan(elapsed) or elapsed <= 0:
         return math.inf, 0.0
     return max(1.0, elapsed / (wavefronts / sms)), wavefronts / lookups
@@ -622,20 +645,20 @@ def constant_divergence(ctx: KernelContext, passes: Passes) -> Detection | None:
     pcs = ctx.pcs_where(lambda i: i.is_const_indexed() and _divergent_constant_load(ctx.cfg, i))
     if not pcs:
         return None
-    r, w = cost_share(ctx, pcs, None, ("short_scoreboard", "long_scoreboard", "wait"))
-    r += queue_charge(ctx, pcs, "mio_throttle") + ctx.frac("imc_miss") * 0.5
-    if r < ctx.th["constant_share"]:
+    removed_share, weights = cost_share(ctx, pcs, None, ("short_scoreboard", "long_scoreboard", "wait"))
+    removed_share += queue_charge(ctx, pcs, "mio_throttle") + ctx.frac("imc_miss") * 0.5
+    if removed_share < ctx.th["constant_share"]:
         return None
     # The rest of the kernel and the moved lookups overlap: the estimate is the smaller of
     # removing the lookups' stalls and the time the lookups' shared-memory wavefronts take.
     bound, per_lookup = _constant_lookup_bound(ctx, pcs)
-    evidence = {"indexed_constant_loads": len(pcs), "sample_share": round(r, 3)}
+    evidence = {"indexed_constant_loads": len(pcs), "sample_share": round(removed_share, 3)}
     if per_lookup > 0:
         evidence |= {"replacement_wavefronts_per_lookup": round(per_lookup, 2), "lookup_bound": round(bound, 2)}
     return Detection(
-        stall_share=min(1.0, r * ctx.total / max(ctx.stall_total, 1e-9)),
-        speedup=min(eliminate(r), bound),
+        stall_share=min(1.0, removed_share * ctx.total / max(ctx.stall_total, 1e-9)),
+        speedup=min(eliminate(removed_share), bound),
         evidence=evidence,
-        locations=ctx.locations(w),
-        fmt={"share_pct": 100 * r},
+        locations=ctx.locations(weights),
+        fmt={"share_pct": 100 * removed_share},
     )

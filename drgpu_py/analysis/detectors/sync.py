@@ -8,7 +8,7 @@ pure, registered by ``@detector`` with the kernel-level metrics it reads.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypedDict
 
 from ...sass.dataflow import index_bound_branches, thread_dependent_blocks
 from ..context import KernelContext
@@ -27,6 +27,20 @@ from .base import (
     merge_weights,
     warps_launched,
 )
+
+
+class BarrierRegion(TypedDict):
+    """One barrier's region (_barrier_regions): its instruction index, the barrier waits
+    at it, all samples of the region (waits included), the thread-dependent work before it
+    (PC -> samples), the mean interval between the two barriers in cycles (NaN unknown),
+    and the PCs where its waits are sampled."""
+
+    barrier: int
+    wait: float
+    region: float
+    work: dict[int, float]
+    interval_cycles: float
+    waits_at: list[int]
 
 
 def _triangular_loops(ctx: KernelContext) -> dict[int, float]:
@@ -58,31 +72,31 @@ def _triangular_loops(ctx: KernelContext) -> dict[int, float]:
         lanes_in = sum(float(threads.get(cfg.insts[cfg.blocks[b].end - 1].pc) or 0.0) for b in preds)
         if lanes_in <= 0:
             continue
-        for b in loop.blocks:
-            pc = cfg.insts[cfg.blocks[b].start].pc
-            n, t = float(executed.get(pc) or 0.0), float(threads.get(pc) or 0.0)
-            if n <= 0 or math.isnan(t):
+        for block_id in loop.blocks:
+            pc = cfg.insts[cfg.blocks[block_id].start].pc
+            warp_insts, thread_insts = float(executed.get(pc) or 0.0), float(threads.get(pc) or 0.0)
+            if warp_insts <= 0 or math.isnan(thread_insts):
                 continue
-            spread = (32.0 * n - t) / lanes_in
+            spread = (32.0 * warp_insts - thread_insts) / lanes_in
             if spread > 1.0:
-                out[b] = max(out.get(b, 0.0), spread)
+                out[block_id] = max(out.get(block_id, 0.0), spread)
     return out
 
 
 def _warp_cycles_per_sample(ctx: KernelContext) -> float:
     """Warp-cycles one PC sample stands for: resident warps x active cycles x SMs over the
     kernel's samples (NaN when a counter is missing)."""
-    k = ctx.kernel
+    kernel = ctx.kernel
     _, sms = grid_and_sms(ctx)
-    warps = k.m("sm__warps_active.avg.per_cycle_active")
-    cycles = k.m("sm__cycles_active.avg")
+    warps = kernel.m("sm__warps_active.avg.per_cycle_active")
+    cycles = kernel.m("sm__cycles_active.avg")
     total = ctx.samples_total
     if not sms or total <= 0 or any(math.isnan(v) or v <= 0 for v in (warps, cycles)):
         return math.nan
     return warps * cycles * sms / total
 
 
-def _barrier_regions(ctx: KernelContext) -> list[dict]:
+def _barrier_regions(ctx: KernelContext) -> list[BarrierRegion]:
     """Per barrier (program order): the waits at it (barrier samples from it to the next
     barrier: a waiting warp is sampled at an instruction shortly after the BAR), the
     thread-dependent work since the previous barrier, and how long a warp's interval
@@ -102,18 +116,18 @@ def _barrier_regions(ctx: KernelContext) -> list[dict]:
     busy = {pc: every.get(pc, 0.0) - waits.get(pc, 0.0) for pc in pcs}
     executed = ctx.executed()
     per_sample = _warp_cycles_per_sample(ctx)
-    out = []
-    for n, b in enumerate(bars):
-        before = range(bars[n - 1] if n else 0, b)
-        after = range(b, bars[n + 1] if n + 1 < len(bars) else len(pcs))
+    out: list[BarrierRegion] = []
+    for position, bar_index in enumerate(bars):
+        before = range(bars[position - 1] if position else 0, bar_index)
+        after = range(bar_index, bars[position + 1] if position + 1 < len(bars) else len(pcs))
         wait = sum(waits.get(pcs[j], 0.0) for j in after)
         region = wait + sum(busy[pcs[j]] for j in before)
         work = {pcs[j]: busy[pcs[j]] for j in before if cfg.block_of[j] in dependent and busy[pcs[j]] > 0}
-        crossings = float(executed.get(pcs[b]) or 0.0)
+        crossings = float(executed.get(pcs[bar_index]) or 0.0)
         interval = region * per_sample / crossings if crossings > 0 else math.nan
         out.append(
             {
-                "barrier": b,
+                "barrier": bar_index,
                 "wait": wait,
                 "region": region,
                 "work": work,
@@ -145,22 +159,22 @@ def barrier(ctx: KernelContext, passes: Passes) -> Detection | None:
     with them their load on the issue slots and shared memory. Work that already runs on
     full warps, spread over idle warps, issues the same instructions from more warps: latency
     hiding, at most latency_hiding_max."""
-    s = ctx.share("barrier")
-    if s < ctx.th["barrier_share"]:
+    barrier_share = ctx.share("barrier")
+    if barrier_share < ctx.th["barrier_share"]:
         return None
     regions = _barrier_regions(ctx)
     specialized = passes.traits is not None and passes.traits.warp_specialized
     min_cycles = ctx.th["barrier_interval_latencies"] * float((ctx.arch.get("latency") or {}).get("dram", 600))
-    unbalanced = [r for r in regions if r["work"] and not (r["interval_cycles"] < min_cycles)]
+    unbalanced = [region for region in regions if region["work"] and not (region["interval_cycles"] < min_cycles)]
     if regions and not specialized:
-        s = sum(r["wait"] for r in unbalanced) / max(ctx.stall_total, 1e-9)
-        if s < ctx.th["barrier_share"]:
+        barrier_share = sum(region["wait"] for region in unbalanced) / max(ctx.stall_total, 1e-9)
+        if barrier_share < ctx.th["barrier_share"]:
             return None
-    k = ctx.kernel
-    warps = max(1, math.ceil((k.block[0] or 1) * (k.block[1] or 1) * (k.block[2] or 1) / 32))
-    frac = s * ctx.stall_total / ctx.total if ctx.total > 0 else 0.0
-    r = frac * (1.0 - 1.0 / warps if warps > 1 else 0.5)
-    evidence: dict[str, Any] = {"barrier_stall_share": round(s, 3), "warps_per_block": warps}
+    kernel = ctx.kernel
+    warps = max(1, math.ceil((kernel.block[0] or 1) * (kernel.block[1] or 1) * (kernel.block[2] or 1) / 32))
+    frac = barrier_share * ctx.stall_total / ctx.total if ctx.total > 0 else 0.0
+    removed_share = frac * (1.0 - 1.0 / warps if warps > 1 else 0.5)
+    evidence: dict[str, Any] = {"barrier_stall_share": round(barrier_share, 3), "warps_per_block": warps}
     relieves, partial, cap = None, None, math.inf
     work_pcs = {pc for reg in unbalanced for pc in reg["work"]}
     tri = _triangular_loops(ctx) if unbalanced and warps > 1 else {}
@@ -174,7 +188,7 @@ def barrier(ctx: KernelContext, passes: Passes) -> Detection | None:
         # the issue slots and the units they use (partial relief, measured per instruction).
         keep = 2.0 / (warps + 1)
         loop = sum(reg["work"].get(pc, 0.0) for reg in unbalanced for pc in tri_pcs)
-        r = (frac * ctx.total + loop * (1.0 - keep)) / ctx.total
+        removed_share = (frac * ctx.total + loop * (1.0 - keep)) / ctx.total
         executed = ctx.executed()
         ins_all = ctx.executed_total()
         mem_all = sum(float(executed.get(i.pc) or 0.0) for i in ctx.insts if i.is_memory())
@@ -194,9 +208,9 @@ def barrier(ctx: KernelContext, passes: Passes) -> Detection | None:
         # fills the idle lanes, which is more than hiding latency.
         threads = ctx.df.get("thread_inst_executed", None)
         executed = ctx.executed()
-        n = sum(float(executed.get(pc) or 0.0) for pc in work_pcs)
-        if threads is not None and n > 0:
-            lanes = sum(float(threads.get(pc, 0.0) or 0.0) for pc in work_pcs) / n
+        work_insts = sum(float(executed.get(pc) or 0.0) for pc in work_pcs)
+        if threads is not None and work_insts > 0:
+            lanes = sum(float(threads.get(pc, 0.0) or 0.0) for pc in work_pcs) / work_insts
             evidence["unbalanced_work_lanes"] = evidence_number(lanes, 1)
             if lanes >= ctx.th["barrier_full_warp_lanes"]:
                 cap = ctx.th["latency_hiding_max"]
@@ -224,11 +238,11 @@ def barrier(ctx: KernelContext, passes: Passes) -> Detection | None:
                 + "."
             )
     return Detection(
-        stall_share=min(1.0, s),
-        speedup=min(eliminate(r), max(1.0, cap)),
+        stall_share=min(1.0, barrier_share),
+        speedup=min(eliminate(removed_share), max(1.0, cap)),
         evidence=evidence,
         locations=locations,
-        fmt={"share_pct": 100 * min(1.0, s), "unbalanced_work": work_text},
+        fmt={"share_pct": 100 * min(1.0, barrier_share), "unbalanced_work": work_text},
         relieves_override=relieves,
         partial_relief=partial,
     )
@@ -240,9 +254,9 @@ def membar(ctx: KernelContext, passes: Passes) -> Detection | None:
     next loads until memory has drained: their long-scoreboard waits are charged to the fence
     (when DRAM is not busy, so the waits are not bandwidth), since they show up at the loads,
     not on the fence line."""
-    k, df = ctx.kernel, ctx.df
+    kernel, df = ctx.kernel, ctx.df
     pcs = ctx.pcs_where(lambda i: i.opcode in ("MEMBAR", "FENCE"))
-    warps = warps_launched(k)
+    warps = warps_launched(kernel)
     per_warp = float(df.loc[pcs, "inst_executed"].sum()) / warps if pcs and warps else math.nan
     if not math.isnan(per_warp) and per_warp <= 1.5:
         return None  # one fence per warp is the minimum a publish pattern needs
@@ -256,24 +270,24 @@ def membar(ctx: KernelContext, passes: Passes) -> Detection | None:
         # load's waits go to the nearest fence before it (else the loop's last fence).
         fence_idx = sorted(cfg.index_of_pc[pc] for pc in pcs if pc in cfg.index_of_pc)
         owner: dict[int, int] = {}
-        for j, ins in enumerate(cfg.insts):
+        for index, ins in enumerate(cfg.insts):
             if not ins.is_global_load() or ins.is_atomic():
                 continue
-            before = [f for f in fence_idx if f < j]
-            loop = cfg.innermost_loop(j)
-            in_loop = [f for f in fence_idx if loop is not None and cfg.block_of[f] in loop.blocks]
-            f = before[-1] if before else (in_loop[-1] if in_loop else None)
-            if f is not None:
-                owner[ins.pc] = cfg.insts[f].pc
+            before = [fence for fence in fence_idx if fence < index]
+            loop = cfg.innermost_loop(index)
+            in_loop = [fence for fence in fence_idx if loop is not None and cfg.block_of[fence] in loop.blocks]
+            fence = before[-1] if before else (in_loop[-1] if in_loop else None)
+            if fence is not None:
+                owner[ins.pc] = cfg.insts[fence].pc
         if owner:
             waits = merge_weights(
                 ctx.samples_at(list(owner), ("long_scoreboard",)), ctx.blamed_by_pc(list(owner), ("long_scoreboard",))
             )
-            for load, w in waits.items():
-                charged[owner[load]] = charged.get(owner[load], 0.0) + w
-    r = r_fence + (sum(charged.values()) / ctx.samples_total if ctx.samples_total > 0 else 0.0)
-    s = r * ctx.total / max(ctx.stall_total, 1e-9)
-    if s < ctx.th["membar_share"]:
+            for load, wait in waits.items():
+                charged[owner[load]] = charged.get(owner[load], 0.0) + wait
+    removed_share = r_fence + (sum(charged.values()) / ctx.samples_total if ctx.samples_total > 0 else 0.0)
+    stall_share = removed_share * ctx.total / max(ctx.stall_total, 1e-9)
+    if stall_share < ctx.th["membar_share"]:
         return None
     factor = 1.0 - 1.0 / per_warp if not math.isnan(per_warp) else 0.5
     # A device-scope fence waits about as long as the stores before it take to reach L2; the
@@ -285,13 +299,13 @@ def membar(ctx: KernelContext, passes: Passes) -> Detection | None:
     blamed = ctx.blamed_by_pc([i.pc for i in ctx.insts], ("membar",))
     locs = ctx.locations(merge_weights(blamed, charged)) if (blamed or charged) else ctx.line_samples("membar")
     return Detection(
-        stall_share=min(1.0, s),
-        speedup=eliminate(r * factor),
+        stall_share=min(1.0, stall_share),
+        speedup=eliminate(removed_share * factor),
         evidence={
             "membar_stall_share": round(ctx.share("membar"), 3),
             "fences_per_warp": evidence_number(per_warp),
-            "load_wait_share_charged_to_fences": round(r - r_fence, 3),
+            "load_wait_share_charged_to_fences": round(removed_share - r_fence, 3),
         },
         locations=locs,
-        fmt={"share_pct": 100 * min(1.0, s)},
+        fmt={"share_pct": 100 * min(1.0, stall_share)},
     )

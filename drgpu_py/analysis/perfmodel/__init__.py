@@ -4,7 +4,7 @@ Contract: ``kernel_model(ctx, sol) -> KernelModel`` is a pure function of a
 :class:`KernelContext` (its SASS, CFG, per-PC executed counts, a few counters: occupancy,
 cycles, hit rates, bytes) and its speed of light (sol.py). A kernel without SASS (or without executed
 counts) gets a model with ``available = False`` and a ``reason``. Latencies and pipe rates
-are ``specs/arch/*.yaml`` ``latency`` and ``pipe_rate``. ``what_if(model, change, **p)``
+are ``specs/arch/*.yaml`` ``latency`` and ``pipe_rate``. ``what_if(model, change, **params)``
 re-evaluates the same model with a changed hot loop or occupancy.
 
 Method (per-loop single-warp simulation, kernel terms, bottleneck), what it leaves out and

@@ -14,6 +14,8 @@ from __future__ import annotations
 import math
 import re
 
+from ...sass.cfg import Loop
+from ...specs.records import ConstantCache
 from ...sass.isa import Instruction
 from ..context import KernelContext
 from ..sol import SpeedOfLight, grid_and_sms, sass_flops
@@ -48,11 +50,11 @@ def counters_verdict(ctx: KernelContext, sol: SpeedOfLight | None) -> str | None
     return top
 
 
-def _global_latency(ctx: KernelContext, lat: dict) -> float:
+def _global_latency(ctx: KernelContext, lat: dict[str, float]) -> float:
     """Expected global-load latency from the measured L1 and L2 hit rates (DRAM when unknown)."""
-    k = ctx.kernel
-    h1 = k.m("l1tex__t_sector_hit_rate.pct")
-    h2 = k.m("lts__t_sector_hit_rate.pct")
+    kernel = ctx.kernel
+    h1 = kernel.m("l1tex__t_sector_hit_rate.pct")
+    h2 = kernel.m("lts__t_sector_hit_rate.pct")
     h1 = 0.0 if math.isnan(h1) else min(max(h1 / 100.0, 0.0), 1.0)
     h2 = 0.0 if math.isnan(h2) else min(max(h2 / 100.0, 0.0), 1.0)
     l1, l2, dram = (float(lat.get(x, d)) for x, d in (("l1", 33), ("l2", 200), ("dram", 500)))
@@ -66,12 +68,12 @@ def _steps(insts: list[Instruction], body: list[int]) -> dict[str, int]:
     """Registers the loop steps by a constant each iteration (r = r + imm, its only write in
     the body): register -> bytes per iteration."""
     writes: dict[str, int] = {}
-    for j in body:
-        for r in insts[j].defs:
-            writes[r] = writes.get(r, 0) + 1
+    for idx in body:
+        for reg in insts[idx].defs:
+            writes[reg] = writes.get(reg, 0) + 1
     out: dict[str, int] = {}
-    for j in body:
-        ins = insts[j]
+    for idx in body:
+        ins = insts[idx]
         regs = [r for r in ins.defs if not r.startswith(("P", "UP"))]
         if (
             ins.opcode not in ("IADD3", "VIADD", "IADD", "UIADD3")
@@ -89,7 +91,7 @@ def _steps(insts: list[Instruction], body: list[int]) -> dict[str, int]:
 
 
 def constant_stream_misses(
-    insts: list[Instruction], body: list[int], trips: float, cache: dict, miss: float
+    insts: list[Instruction], body: list[int], trips: float, cache: ConstantCache, miss: float
 ) -> dict[int, float]:
     """Immediate-constant-cache misses of a loop that walks constant memory: constant operands
     c[bank][r + imm] whose register r steps by s bytes per iteration. When the bytes one pass
@@ -104,21 +106,21 @@ def constant_stream_misses(
         return {}
     steps = _steps(insts, body)
     out: dict[int, float] = {}
-    seen: set[tuple] = set()
-    for j in body:
-        for bank, reg, off in _CONST_REF.findall(insts[j].text):
-            s = abs(steps.get(reg, 0))
-            if not s or s * trips <= size:
+    seen: set[tuple[str, str, int]] = set()
+    for idx in body:
+        for bank, reg, off in _CONST_REF.findall(insts[idx].text):
+            stride = abs(steps.get(reg, 0))
+            if not stride or stride * trips <= size:
                 continue
             key = (bank, reg, (int(off, 0) if off else 0) // int(line))
             if key in seen:
                 continue
             seen.add(key)
-            out[j] = out.get(j, 0.0) + miss * min(1.0, s / line)
+            out[idx] = out.get(idx, 0.0) + miss * min(1.0, stride / line)
     return out
 
 
-def _entries(ctx: KernelContext, lp, executed: dict) -> float:
+def _entries(ctx: KernelContext, lp: Loop, executed: dict[int, float]) -> float:
     """Times a loop is entered: executions of the last instruction of each block outside the
     loop that leads to its header (0 when unknown)."""
     cfg, insts = ctx.cfg, ctx.insts
@@ -135,7 +137,7 @@ def _entries(ctx: KernelContext, lp, executed: dict) -> float:
 
 
 def kernel_model(ctx: KernelContext, sol: SpeedOfLight | None) -> KernelModel:
-    k, cfg = ctx.kernel, ctx.cfg
+    kernel, cfg = ctx.kernel, ctx.cfg
     if cfg is None or not ctx.insts:
         return KernelModel(
             available=False, reason="no SASS in the report for this kernel (collect the SourceCounters section)"
@@ -149,10 +151,11 @@ def kernel_model(ctx: KernelContext, sol: SpeedOfLight | None) -> KernelModel:
     arch = ctx.arch
     lat = dict(arch.get("latency") or {})
     rates = {p: float(v) for p, v in (arch.get("pipe_rate") or {}).items() if v}
-    cache = dict(arch.get("constant_cache") or {})
+    # No constant cache in the arch data: a size of 0, for which no loop misses.
+    cache = arch.get("constant_cache") or ConstantCache(bytes=0, line_bytes=0)
     g_lat = _global_latency(ctx, lat)
     insts, cls = ctx.insts, ctx.classes
-    m = KernelModel(
+    model = KernelModel(
         available=True,
         global_latency=g_lat,
         pipe_rate=rates,
@@ -170,27 +173,27 @@ def kernel_model(ctx: KernelContext, sol: SpeedOfLight | None) -> KernelModel:
         if "thread_inst_executed" in ctx.df
         else {}
     )
-    for ins, c in zip(insts, cls):
-        n = executed_count(executed, ins.pc)
-        if n <= 0:
+    for ins, ins_class in zip(insts, cls):
+        count = executed_count(executed, ins.pc)
+        if count <= 0:
             continue
-        by_cls[c] = by_cls.get(c, 0.0) + n
-        p = pipe_of(ins, m.f2f64_pipe)
-        if p is not None:
-            pipes[p] = pipes.get(p, 0.0) + n
+        by_cls[ins_class] = by_cls.get(ins_class, 0.0) + count
+        pipe = pipe_of(ins, model.f2f64_pipe)
+        if pipe is not None:
+            pipes[pipe] = pipes.get(pipe, 0.0) + count
         if ins.is_memory() and ins.opcode not in ("LDC", "ULDC"):
             tn = threads.get(ins.pc)
-            lanes = float(tn) if tn is not None and tn == tn else 32.0 * n
+            lanes = float(tn) if tn is not None and tn == tn else 32.0 * count
             bytes_ += lanes * access_bytes(ins)
     flops = sum(v for v in sass_flops(ctx).values())
-    m.mix = {c: round(v / total, 4) for c, v in sorted(by_cls.items(), key=lambda kv: -kv[1])}
+    model.mix = {c: round(v / total, 4) for c, v in sorted(by_cls.items(), key=lambda kv: -kv[1])}
     useful = sum(v for c, v in by_cls.items() if c in USEFUL_CLASSES)
-    m.instruction_efficiency = {
+    model.instruction_efficiency = {
         "useful_share": round(useful / total, 4),
         "flops_per_instruction": round(flops / total, 3),
         "bytes_per_instruction": round(bytes_ / total, 3),
     }
-    m.pipe_counts = pipes
+    model.pipe_counts = pipes
     # Loops: each instruction belongs to its innermost loop.
     in_loop: set[int] = set()
     for lp in cfg.loops:
@@ -205,15 +208,15 @@ def kernel_model(ctx: KernelContext, sol: SpeedOfLight | None) -> KernelModel:
         body = [j for j in idxs if executed_count(executed, insts[j].pc) >= 0.5 * iters]
         ex = sum(executed_count(executed, insts[j].pc) for j in idxs)
         lmix: dict[str, float] = {}
-        for j in idxs:
-            lmix[cls[j]] = lmix.get(cls[j], 0.0) + executed_count(executed, insts[j].pc)
+        for idx in idxs:
+            lmix[cls[idx]] = lmix.get(cls[idx], 0.0) + executed_count(executed, insts[idx].pc)
         entries = _entries(ctx, lp, executed)
         misses = constant_stream_misses(
             insts, body, iters / entries if entries > 0 else iters, cache, float(lat.get("constant_miss", 0))
         )
         dep = simulate(insts, body, lat, g_lat, issue_gap=0.0, control=ctx.control, branch=0.0, blocking=misses)
         one = simulate(insts, body, lat, g_lat, issue_gap=1.0, control=ctx.control, blocking=misses)
-        m.loops.append(
+        model.loops.append(
             LoopModel(
                 header_pc=insts[head].pc,
                 depth=lp.depth,
@@ -232,37 +235,37 @@ def kernel_model(ctx: KernelContext, sol: SpeedOfLight | None) -> KernelModel:
                 constant_misses=misses,
             )
         )
-    m.loops.sort(key=lambda lm: -lm.executed)
+    model.loops.sort(key=lambda lm: -lm.executed)
     # Straight-line code: once per warp.
     entry = executed_count(executed, insts[0].pc)
-    m.warps_launched = _warps_launched(ctx, entry)
+    model.warps_launched = _warps_launched(ctx, entry)
     straight = [
         j for j in range(len(insts)) if j not in in_loop and executed_count(executed, insts[j].pc) >= 0.5 * entry > 0
     ]
-    s = simulate(insts, straight, lat, g_lat, issue_gap=1.0, control=ctx.control, loop=False)
-    m.straight_cycles = s.cycles
+    straight_sim = simulate(insts, straight, lat, g_lat, issue_gap=1.0, control=ctx.control, loop=False)
+    model.straight_cycles = straight_sim.cycles
     # Occupancy and the busiest scheduler's share of the warps.
     blocks, sms = _grid(ctx)
-    wpb = max(1.0, math.ceil(k.block[0] * k.block[1] * k.block[2] / 32.0)) if all(k.block) else 1.0
+    wpb = max(1.0, math.ceil(kernel.block[0] * kernel.block[1] * kernel.block[2] / 32.0)) if all(kernel.block) else 1.0
     per_sm = math.ceil(blocks / sms) if blocks and sms else 1.0
-    m.warps_run_per_scheduler = max(1.0, math.ceil(per_sm * wpb / float(arch.get("schedulers_per_sm", 4))))
-    w = k.m("smsp__warps_active.avg.per_cycle_active")
-    m.max_warps_per_scheduler = float(arch.get("max_warps_per_sm", 64)) / float(arch.get("schedulers_per_sm", 4))
-    m.warps_per_scheduler = (
-        min(w, m.warps_run_per_scheduler)
-        if w == w and w > 0
-        else min(m.warps_run_per_scheduler, m.max_warps_per_scheduler)
+    model.warps_run_per_scheduler = max(1.0, math.ceil(per_sm * wpb / float(arch.get("schedulers_per_sm", 4))))
+    warps_active = kernel.m("smsp__warps_active.avg.per_cycle_active")
+    model.max_warps_per_scheduler = float(arch.get("max_warps_per_sm", 64)) / float(arch.get("schedulers_per_sm", 4))
+    model.warps_per_scheduler = (
+        min(warps_active, model.warps_run_per_scheduler)
+        if warps_active == warps_active and warps_active > 0
+        else min(model.warps_run_per_scheduler, model.max_warps_per_scheduler)
     )
     # Memory: DRAM bytes at peak bandwidth, or the L1/L2 units' measured work at their peak.
-    m.measured_cycles = _measured_cycles(ctx, sol)
-    m.memory_cycles, m.memory_source = _memory_cycles(sol, m.measured_cycles)
-    m.tensor_cycles = _tensor_cycles(ctx, sol, blocks, sms)
+    model.measured_cycles = _measured_cycles(ctx, sol)
+    model.memory_cycles, model.memory_source = _memory_cycles(sol, model.measured_cycles)
+    model.tensor_cycles = _tensor_cycles(ctx, sol, blocks, sms)
     if sol is not None and sol.launch_floor_ns == sol.launch_floor_ns and sol.sm_clock_hz == sol.sm_clock_hz:
-        m.launch_cycles = sol.launch_floor_ns * 1e-9 * sol.sm_clock_hz
-    m.verdict = counters_verdict(ctx, sol)
-    evaluate_terms(m)
-    m.what_if = default_what_ifs(m)
-    return m
+        model.launch_cycles = sol.launch_floor_ns * 1e-9 * sol.sm_clock_hz
+    model.verdict = counters_verdict(ctx, sol)
+    evaluate_terms(model)
+    model.what_if = default_what_ifs(model)
+    return model
 
 
 def _tensor_cycles(ctx: KernelContext, sol: SpeedOfLight | None, blocks: float, sms: float) -> float:
@@ -281,9 +284,9 @@ def _tensor_cycles(ctx: KernelContext, sol: SpeedOfLight | None, blocks: float, 
 
 def access_bytes(ins: Instruction) -> int:
     mods = set(ins.modifiers)
-    for w, b in (("128", 16), ("64", 8), ("U16", 2), ("S16", 2), ("U8", 1), ("S8", 1)):
-        if w in mods:
-            return b
+    for width, size in (("128", 16), ("64", 8), ("U16", 2), ("S16", 2), ("U8", 1), ("S8", 1)):
+        if width in mods:
+            return size
     return 4
 
 
@@ -292,22 +295,22 @@ def _grid(ctx: KernelContext) -> tuple[float, float]:
 
 
 def _warps_launched(ctx: KernelContext, entry: float) -> float:
-    k = ctx.kernel
+    kernel = ctx.kernel
     blocks, _ = _grid(ctx)
-    threads = k.block[0] * k.block[1] * k.block[2] if all(k.block) else 0
+    threads = kernel.block[0] * kernel.block[1] * kernel.block[2] if all(kernel.block) else 0
     if blocks and threads:
         return blocks * math.ceil(threads / 32.0)
     return entry
 
 
 def _measured_cycles(ctx: KernelContext, sol: SpeedOfLight | None) -> float:
-    k = ctx.kernel
-    v = k.m("sm__cycles_elapsed.avg")
-    if v == v and v > 0:
-        return v
+    kernel = ctx.kernel
+    elapsed = kernel.m("sm__cycles_elapsed.avg")
+    if elapsed == elapsed and elapsed > 0:
+        return elapsed
     clock = sol.sm_clock_hz if sol is not None else math.nan
-    d = k.duration_ns
-    return d * 1e-9 * clock if d and d == d and clock == clock else math.nan
+    duration = kernel.duration_ns
+    return duration * 1e-9 * clock if duration and duration == duration and clock == clock else math.nan
 
 
 def _memory_cycles(sol: SpeedOfLight | None, measured: float) -> tuple[float, str]:
@@ -315,8 +318,8 @@ def _memory_cycles(sol: SpeedOfLight | None, measured: float) -> tuple[float, st
     if sol is not None and sol.dram_bytes == sol.dram_bytes and sol.peak_bytes_per_s > 0 and sol.sm_clock_hz > 0:
         best, src = sol.dram_bytes / sol.peak_bytes_per_s * sol.sm_clock_hz, "dram bytes / peak bandwidth"
     if sol is not None and measured == measured:
-        for u in ("lts", "l1tex"):
-            v = sol.units.get(u)
-            if v is not None and v == v and v / 100.0 * measured > best:
-                best, src = v / 100.0 * measured, f"{sol.labels.get(u, u)} measured work at its peak"
+        for unit in ("lts", "l1tex"):
+            unit_pct = sol.units.get(unit)
+            if unit_pct is not None and unit_pct == unit_pct and unit_pct / 100.0 * measured > best:
+                best, src = unit_pct / 100.0 * measured, f"{sol.labels.get(unit, unit)} measured work at its peak"
     return best, src

@@ -1,8 +1,8 @@
 """The model's records and its kernel terms: LoopModel, KernelModel, the bottleneck.
 
 Contract: :class:`KernelModel` (with one :class:`LoopModel` per executed loop) is what
-build.kernel_model fills in; ``evaluate_terms(m, ...)`` turns it into the kernel terms, the
-predicted cycles and the bottleneck (stored on ``m`` when called without overrides: what-ifs
+build.kernel_model fills in; ``evaluate_terms(model, ...)`` turns it into the kernel terms, the
+predicted cycles and the bottleneck (stored on ``model`` when called without overrides: what-ifs
 pass a changed hot loop, occupancy or instruction counts); ``combined(terms, norm)`` is how
 the latency and issue-side terms add up; ``family_of(bottleneck)`` is the class compared with
 the counters' verdict (one of ``VERDICTS``). ``executed_count(executed, pc)`` reads a per-PC
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..context import KernelContext
 
@@ -47,7 +48,7 @@ class KernelModel:
     measured_cycles: float = math.nan
     bottleneck: str | None = None
     terms: dict[str, float] = field(default_factory=dict)
-    instruction_efficiency: dict = field(default_factory=dict)
+    instruction_efficiency: dict[str, float] = field(default_factory=dict)
     mix: dict[str, float] = field(default_factory=dict)
     loops: list[LoopModel] = field(default_factory=list)
     straight_cycles: float = 0.0  # per-warp cycles outside loops
@@ -66,7 +67,7 @@ class KernelModel:
     tensor_cycles: float = 0.0  # tensor FLOPs at the dense peak, busiest SM
     launch_cycles: float = 0.0  # the chip's shortest launch (specs/arch launch_floor_ns)
     verdict: str | None = None  # the counters' verdict (speed of light / top stall)
-    what_if: list[dict] = field(default_factory=list)
+    what_if: list[dict[str, Any]] = field(default_factory=list)
     _ctx: KernelContext | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -95,46 +96,46 @@ def family_of(bottleneck: str | None) -> str | None:
     return "compute"  # issue, pipe:fma/alu/fp64/xu/tensor
 
 
-def executed_count(executed: dict, pc: int) -> float:
-    v = executed.get(pc)
-    return float(v) if v is not None and v == v else 0.0
+def executed_count(executed: dict[int, float], pc: int) -> float:
+    count = executed.get(pc)
+    return float(count) if count is not None and count == count else 0.0
 
 
 def evaluate_terms(
-    m: KernelModel,
+    model: KernelModel,
     loops: list[LoopModel] | None = None,
     warps: float | None = None,
     inst_total: float | None = None,
-    pipe_counts: dict | None = None,
-) -> tuple[float, str, dict]:
-    """Terms, predicted cycles and bottleneck; stored on ``m`` when called without overrides."""
+    pipe_counts: dict[str, float] | None = None,
+) -> tuple[float, str, dict[str, float]]:
+    """Terms, predicted cycles and bottleneck; stored on ``model`` when called without overrides."""
     store = loops is None and warps is None and inst_total is None and pipe_counts is None
-    loops = m.loops if loops is None else loops
-    w = m.warps_per_scheduler if warps is None else warps
-    inst_total = m.inst_total if inst_total is None else inst_total
-    pipe_counts = m.pipe_counts if pipe_counts is None else pipe_counts
-    launched = m.warps_launched if m.warps_launched and m.warps_launched == m.warps_launched else 1.0
-    run = m.warps_run_per_scheduler
+    loops = model.loops if loops is None else loops
+    resident = model.warps_per_scheduler if warps is None else warps
+    inst_total = model.inst_total if inst_total is None else inst_total
+    pipe_counts = model.pipe_counts if pipe_counts is None else pipe_counts
+    launched = model.warps_launched if model.warps_launched and model.warps_launched == model.warps_launched else 1.0
+    run = model.warps_run_per_scheduler
     # Per-warp time: straight-line code plus each loop's iterations at its single-warp rate.
-    per_warp = m.straight_cycles + sum(lm.iterations / launched * lm.single_warp_cycles for lm in loops)
-    terms = {"latency": per_warp * run / max(1.0, min(w, run)), "issue": inst_total / launched * run}
-    for p, n in pipe_counts.items():
-        r = m.pipe_rate.get(p)
-        if r:
-            terms[f"pipe:{p}"] = n / launched * run / r
-    terms["memory"] = m.memory_cycles
-    if m.tensor_cycles > 0:
-        terms["pipe:tensor"] = m.tensor_cycles
-    if m.launch_cycles > 0:
-        terms["launch"] = m.launch_cycles
+    per_warp = model.straight_cycles + sum(lm.iterations / launched * lm.single_warp_cycles for lm in loops)
+    terms = {"latency": per_warp * run / max(1.0, min(resident, run)), "issue": inst_total / launched * run}
+    for pipe, count in pipe_counts.items():
+        rate = model.pipe_rate.get(pipe)
+        if rate:
+            terms[f"pipe:{pipe}"] = count / launched * run / rate
+    terms["memory"] = model.memory_cycles
+    if model.tensor_cycles > 0:
+        terms["pipe:tensor"] = model.tensor_cycles
+    if model.launch_cycles > 0:
+        terms["launch"] = model.launch_cycles
     name = max(terms, key=terms.__getitem__)
-    pred = max(terms[name], combined(terms, m.overlap_norm))
+    pred = max(terms[name], combined(terms, model.overlap_norm))
     if name == "latency":
         hot = loops[0] if loops else None
         name = "latency" if hot is None or hot.chain_memory else "ilp"
     if store:
-        m.terms = {t: round(v, 1) for t, v in terms.items()}
-        m.predicted_cycles, m.bottleneck = pred, name
+        model.terms = {t: round(v, 1) for t, v in terms.items()}
+        model.predicted_cycles, model.bottleneck = pred, name
     return pred, name, terms
 
 
@@ -151,4 +152,6 @@ def combined(terms: dict[str, float], norm: float) -> float:
     if not (lat > 0 and side > 0) or math.isinf(norm):
         return max(lat, side)
     hi = max(lat, side)
-    return hi * ((lat / hi) ** norm + (side / hi) ** norm) ** (1.0 / norm)
+    # (positive bases: each power is a float, though typeshed types float ** float as Any)
+    out: float = hi * ((lat / hi) ** norm + (side / hi) ** norm) ** (1.0 / norm)
+    return out

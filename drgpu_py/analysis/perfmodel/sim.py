@@ -95,7 +95,7 @@ def pipe_of(ins: Instruction, f2f64_pipe: str = "fp64") -> str | None:
     return None
 
 
-def latency_of(ins: Instruction, lat: dict, global_latency: float) -> float:
+def latency_of(ins: Instruction, lat: dict[str, float], global_latency: float) -> float:
     """Cycles from an instruction's issue until its results can be read."""
     op = ins.opcode
     if ins.is_global_load() or op in ("ATOM", "ATOMG"):
@@ -134,7 +134,7 @@ class Sim:
 def simulate(
     insts: list[Instruction],
     body: list[int],
-    lat: dict,
+    lat: dict[str, float],
     global_latency: float,
     issue_gap: float = 1.0,
     control: dict[int, ControlCode] | None = None,
@@ -153,15 +153,15 @@ def simulate(
     iters = _SIM_ITERATIONS if loop else 1
     branch = float(lat.get("branch", 0)) if branch is None else branch
     ready: dict[str, tuple[float, int]] = {}  # register/predicate/barrier -> (cycle, producer)
-    t = -issue_gap
+    cycle = -issue_gap
     marks = []
     last_held: list[tuple[int, int | None]] = []  # (index, producer that held it) in the last iteration
     for _ in range(iters):
-        marks.append(t)
+        marks.append(cycle)
         last_held = []
-        for pos, j in enumerate(body):
-            ins = insts[j]
-            at, held = t + issue_gap, None
+        for pos, idx in enumerate(body):
+            ins = insts[idx]
+            at, held = cycle + issue_gap, None
             # Sorted: of producers ready at the same cycle the first key holds the
             # instruction, and a set's order of strings changes with the hash seed of each
             # process (the critical chain, hence the JSON, would change from run to run).
@@ -173,21 +173,24 @@ def simulate(
                 got = ready.get(key)
                 if got is not None and got[0] > at:
                     at, held = got
-            t = max(at, t + issue_gap)
-            if blocking and j in blocking:
-                t += blocking[j]
-            done = t + latency_of(ins, lat, global_latency)
-            for r in ins.defs:
-                ready[r] = (done, j)
+            cycle = max(at, cycle + issue_gap)
+            if blocking and idx in blocking:
+                cycle += blocking[idx]
+            done = cycle + latency_of(ins, lat, global_latency)
+            for reg in ins.defs:
+                ready[reg] = (done, idx)
             if cw:
                 wb, rb = cw.get("write_barrier"), cw.get("read_barrier")
-                for b in sets_barriers(cw):
+                for barrier in sets_barriers(cw):
                     # A read barrier frees the source registers soon after issue.
-                    ready[f"B{b}"] = (done if b == wb else t + float(lat.get("alu", 4)) if b == rb else done, j)
-            last_held.append((j, held))
+                    ready[f"B{barrier}"] = (
+                        done if barrier == wb else cycle + float(lat.get("alu", 4)) if barrier == rb else done,
+                        idx,
+                    )
+            last_held.append((idx, held))
             if loop and ins.is_branch() and pos == len(body) - 1:
-                t += branch
-    marks.append(t)
+                cycle += branch
+    marks.append(cycle)
     half = iters // 2
     cycles = (marks[-1] - marks[half]) / (iters - half) if loop else marks[-1] + issue_gap
     chain, chain_memory = _critical_chain(insts, last_held, blocking)
@@ -209,17 +212,20 @@ def _critical_chain(
     pos = len(order) - 1
     seen = set()
     while pos >= 0 and order[pos] not in seen:
-        j = order[pos]
-        seen.add(j)
-        p = held_of.get(j)
-        if p is not None:
-            chain.append(p)
+        idx = order[pos]
+        seen.add(idx)
+        producer = held_of.get(idx)
+        if producer is not None:
+            chain.append(producer)
             chain_memory = (
-                chain_memory or _memory_latency(insts[p]) or insts[p].is_shared() or bool(blocking and p in blocking)
+                chain_memory
+                or _memory_latency(insts[producer])
+                or insts[producer].is_shared()
+                or bool(blocking and producer in blocking)
             )
-            if p not in order:
+            if producer not in order:
                 break
-            nxt = order.index(p)
+            nxt = order.index(producer)
             if nxt >= pos:  # loop-carried: the producer is in the previous iteration
                 break
             pos = nxt
