@@ -1,0 +1,208 @@
+"""Hostile inputs, second pass: each test builds its hostile input at test time.
+
+Outputs over inputs reached through a folder, the ``--list-kernels`` log and ``--name`` of
+``drgpu profile``, dangling links and file modes in the atomic writer, zero-filled
+``.ncu-rep`` tails, YAML alias bombs, values that used to end in an internal error (exit 70)
+and CSVs re-saved in a locale's number format.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from drgpu_py.cli import app
+from drgpu_py.io import atomic_write
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLES = ROOT / "sample_reports"
+R = SAMPLES / "aos_gather" / "aos_gather_bad.ncu-rep"
+MINI = ROOT / "tests" / "data" / "bad" / "mini.raw.csv"
+STANDIN = ROOT / "tests" / "standin" / "ncu"
+runner = CliRunner()
+
+
+def _sha(p: Path) -> str:
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+def _drgpu(*argv: str, timeout: float = 120, env: dict | None = None, cwd=None) -> subprocess.CompletedProcess:
+    e = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200", **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "drgpu_py", *argv],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=e,
+        cwd=cwd,
+    )
+
+
+# ---- 1. an output over a member of an input folder ------------------------------------------
+
+
+def test_output_over_a_report_inside_an_input_folder_is_refused(tmp_path):
+    reps = tmp_path / "reps"
+    reps.mkdir()
+    shutil.copy(R, reps)
+    shutil.copy(SAMPLES / "serial_norm" / "serial_norm_bad.ncu-rep", reps)
+    victim = reps / "serial_norm_bad.ncu-rep"
+    before = _sha(victim)
+    r = runner.invoke(app, ["analyze", str(reps), "-f", "json", "-o", str(victim), "--force"])
+    assert r.exit_code == 6, r.output
+    assert "never overwrites its inputs" in r.output
+    assert _sha(victim) == before
+
+
+def test_output_over_a_csv_companion_inside_an_input_folder_is_refused(tmp_path):
+    reps = tmp_path / "reps"
+    reps.mkdir()
+    shutil.copy(MINI, reps / "a.raw.csv")
+    companion = reps / "a.source.csv"
+    companion.write_text("not read: a companion the reader would pick up\n")
+    before = _sha(companion)
+    r = runner.invoke(app, ["analyze", str(reps), "-f", "json", "-o", str(companion), "--force"])
+    assert r.exit_code == 6, r.output
+    assert "never overwrites its inputs" in r.output
+    assert _sha(companion) == before
+    # a new file in the folder is fine
+    r = runner.invoke(app, ["analyze", str(reps), "-o", str(reps / "out.json")])
+    assert r.exit_code == 0, r.output
+
+
+@pytest.mark.parametrize("cmd", ["list", "merge", "diff"])
+def test_output_over_the_thresholds_file_is_refused(tmp_path, cmd):
+    a, b = tmp_path / "a.raw.csv", tmp_path / "b.raw.csv"
+    shutil.copy(MINI, a)
+    shutil.copy(MINI, b)
+    th = tmp_path / "t.yaml"
+    th.write_text("{}\n")
+    r = runner.invoke(app, [cmd, str(a), str(b), "--thresholds", str(th), "-o", str(th), "-f", "json", "--force"])
+    assert r.exit_code == 6, r.output
+    assert "never overwrites its inputs" in r.output and th.read_text() == "{}\n"
+
+
+# ---- 2. profile --list-kernels writes its log with the guarded writer ------------------------
+
+
+def _list_kernels(tmp_path: Path, *extra: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return _drgpu(
+        "profile",
+        "--ncu",
+        str(STANDIN),
+        "-d",
+        str(tmp_path / "out"),
+        "--list-kernels",
+        "-q",
+        *extra,
+        "--",
+        "/bin/echo",
+        "hi",
+        timeout=timeout,
+        env={"STANDIN_NCU_KERNELS": "gemm,softmax"},
+        cwd=tmp_path,
+    )
+
+
+def test_list_kernels_log_is_not_replaced_without_force(tmp_path):
+    (tmp_path / "out").mkdir()
+    log = tmp_path / "out" / "echo.list-kernels.log"
+    log.write_text("keep me\n")
+    r = _list_kernels(tmp_path)
+    assert r.returncode == 6, r.stderr
+    assert "exists" in r.stderr and "--force" in r.stderr
+    assert log.read_text() == "keep me\n"
+    r = _list_kernels(tmp_path, "--force")
+    assert r.returncode == 0, r.stderr
+    assert "gemm" in r.stdout and "softmax" in log.read_text()
+
+
+def test_list_kernels_log_never_writes_through_a_link_or_into_a_fifo(tmp_path):
+    (tmp_path / "out").mkdir()
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not drgpu's\n")
+    log = tmp_path / "out" / "echo.list-kernels.log"
+    log.symlink_to(outside)
+    r = _list_kernels(tmp_path)
+    assert r.returncode == 6, r.stderr
+    assert outside.read_text() == "not drgpu's\n" and log.is_symlink()
+    log.unlink()
+    os.mkfifo(log)
+    for extra in ((), ("--force",)):
+        r = _list_kernels(tmp_path, *extra, timeout=30)  # the unfixed code blocked here for ever
+        assert r.returncode == 6, r.stderr
+        assert "not a regular file" in r.stderr
+        assert stat.S_ISFIFO(os.lstat(log).st_mode)
+
+
+def test_list_kernels_log_is_written(tmp_path):
+    r = _list_kernels(tmp_path)
+    assert r.returncode == 0, r.stderr
+    log = tmp_path / "out" / "echo.list-kernels.log"
+    assert "gemm" in log.read_text()
+    assert not [p for p in log.parent.iterdir() if p.name.endswith(".tmp")]
+
+
+# ---- 3. profile --name, dangling -o links, modes kept by --force ------------------------------
+
+
+@pytest.mark.parametrize("name", [".", "..", "a/b", "a\\b", "sub/../x"])
+def test_profile_names_that_leave_the_folder_are_usage_errors(tmp_path, name):
+    r = _drgpu(
+        "profile",
+        "--ncu",
+        str(STANDIN),
+        "--metric-set",
+        "gh100",
+        "-d",
+        str(tmp_path / "out"),
+        "--name",
+        name,
+        "-q",
+        "--",
+        "/bin/echo",
+        cwd=tmp_path,
+    )
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert "--name" in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "out") == []
+    assert not (tmp_path / "out").exists() or not list((tmp_path / "out").iterdir())
+
+
+def test_output_through_a_dangling_link_is_refused(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    link = tmp_path / "out.json"
+    link.symlink_to(elsewhere / "planted.json")
+    for extra in ((), ("--force",)):
+        r = runner.invoke(app, ["analyze", str(MINI), "-o", str(link), *extra])
+        assert r.exit_code == 6, r.output
+        assert "dangling" in r.output or "points to" in r.output
+        assert not (elsewhere / "planted.json").exists() and link.is_symlink()
+
+
+def test_force_keeps_the_mode_of_the_file_it_replaces(tmp_path):
+    out = tmp_path / "secret.json"
+    out.write_text("old\n")
+    out.chmod(0o600)
+    atomic_write(out, "new\n", force=True)
+    assert out.read_text() == "new\n" and stat.S_IMODE(out.stat().st_mode) == 0o600
+    out.chmod(0o640)
+    r = runner.invoke(app, ["analyze", str(MINI), "-o", str(out), "--force"])
+    assert r.exit_code == 0, r.output
+    assert stat.S_IMODE(out.stat().st_mode) == 0o640
+    fresh = tmp_path / "fresh.json"
+    old = os.umask(0o022)
+    try:
+        atomic_write(fresh, "x\n")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o644
