@@ -14,6 +14,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -206,3 +207,80 @@ def test_force_keeps_the_mode_of_the_file_it_replaces(tmp_path):
     finally:
         os.umask(old)
     assert stat.S_IMODE(fresh.stat().st_mode) == 0o644
+
+
+# ---- 4. .ncu-rep with a zero-filled tail -------------------------------------------------------
+
+
+ZERO_TAIL_LIMIT_S = 150.0
+
+
+def _peak_rss_run(argv: list[str], timeout: float) -> tuple[int, str, float, int]:
+    """(exit code, stderr, seconds, peak RSS in KiB) of ``drgpu ARGV`` run in a fresh wrapper
+    process, so the peak is that of this one child."""
+    wrapper = (
+        "import os, resource, signal, subprocess, sys, time\n"
+        "t = time.monotonic()\n"
+        "p = subprocess.Popen(sys.argv[2:], stderr=subprocess.PIPE, text=True, start_new_session=True)\n"
+        "try:\n"
+        "    err = p.communicate(timeout=float(sys.argv[1]))[1]\n"
+        "except subprocess.TimeoutExpired:\n"
+        "    os.killpg(p.pid, signal.SIGKILL)\n"  # drgpu and its reading children
+        "    err = p.communicate()[1] + '(timed out)'\n"
+        "print(p.returncode, time.monotonic() - t, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+        "sys.stdout.write(err)\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", wrapper, str(timeout), sys.executable, "-m", "drgpu_py", *argv],
+        capture_output=True,
+        text=True,
+        timeout=timeout + 60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    first, _, rest = r.stdout.partition("\n")
+    code, secs, rss = first.split()
+    return int(code), rest, float(secs), int(rss)
+
+
+def test_sparse_4gb_report_of_zeros_is_refused_fast_and_small(tmp_path):
+    z = tmp_path / "z.ncu-rep"
+    z.write_bytes(R.read_bytes()[:8])
+    os.truncate(z, 4 << 30)  # sparse: no disk used
+    # Generous for a loaded 2-core machine: the unfixed code ran past 180 s at 4.2 GB.
+    code, err, secs, rss = _peak_rss_run(["analyze", str(z), "-q"], timeout=ZERO_TAIL_LIMIT_S)
+    assert code == 4, err
+    assert "zero" in err and "truncated or corrupt" in err, err
+    assert secs < 60 and rss < 1_000_000, (secs, rss)
+    assert "Traceback" not in err
+
+
+def test_report_with_a_zero_tail_is_refused_with_the_fix(tmp_path):
+    good = R.read_bytes()
+    z = tmp_path / "tail.ncu-rep"
+    z.write_bytes(good + b"\0" * 4096)
+    r = _drgpu("analyze", str(z), "-q")
+    assert r.returncode == 4, r.stderr
+    assert "4,096 zero bytes" in r.stderr and f"truncate -s {len(good)}" in r.stderr, r.stderr
+
+
+def test_zero_runs_inside_the_framing_are_skipped_fast(tmp_path):
+    from conftest import rep_blocks as blocks_of
+    from drgpu_py.readers.common import rep_blocks
+
+    src = R.read_bytes()
+    want = len(blocks_of(src))
+    assert rep_blocks(R) == (want, None)
+    # a run of zero words (empty blocks) between two blocks: the walk steps over it
+    cut = blocks_of(src)[1][0]
+    real = tmp_path / "inner.ncu-rep"
+    real.write_bytes(src[:cut] + b"\0" * (4 << 20) + src[cut:])
+    sparse = tmp_path / "hole.ncu-rep"
+    with open(sparse, "wb") as fh:
+        fh.write(src[:cut])
+        fh.seek(cut + (64 << 20))  # a hole of 64 MiB, no disk used
+        fh.write(src[cut:])
+    for p in (real, sparse):
+        t = time.monotonic()
+        got = rep_blocks(p)
+        assert time.monotonic() - t < 20, p
+        assert got == (want, None), (p, got)

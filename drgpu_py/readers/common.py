@@ -14,7 +14,6 @@ import functools
 import math
 import os
 import re
-import struct
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -29,9 +28,11 @@ from ..specs import loader as data
 from ..io import open_input, require_input_file
 from ..errors import InputError, ReportFormatError, UsageError
 from ..profile import INSTRUCTION_COLUMNS
+
+# The .ncu-rep framing walk lives in sass.container (no numpy/pandas); its names are re-exported here.
+from ..sass.container import NCU_MAGIC, RepWalk, _payload_size, rep_blocks, rep_framing_problem, rep_walk  # noqa: F401
 from ..sass.isa import SASS_LABEL
 
-NCU_MAGIC = b"NVR\x00"
 #: gzip, xz, zip, zstd, bzip2: a report someone compressed before handing it over.
 _COMPRESSED = (b"\x1f\x8b", b"\xfd7zXZ\x00", b"PK\x03\x04", b"\x28\xb5\x2f\xfd", b"BZh")
 
@@ -297,100 +298,6 @@ def instruction_frame(
         if col not in cols:
             cols[col] = 0.0
     return pd.DataFrame(cols, index=index)
-
-
-def _varint(buf: bytes, i: int) -> tuple[int, int]:
-    x = shift = 0
-    while True:
-        if i >= len(buf) or shift > 63:
-            raise ValueError("varint runs past the end")
-        c = buf[i]
-        i += 1
-        x |= (c & 0x7F) << shift
-        shift += 7
-        if c < 0x80:
-            return x, i
-
-
-def _payload_size(header: bytes) -> int:
-    """Field 5 (varint) of a block header message: the size of the block's payload."""
-    i, size = 0, 0
-    while i < len(header):
-        key, i = _varint(header, i)
-        field_no, wire = key >> 3, key & 7
-        if wire == 0:
-            v, i = _varint(header, i)
-            if field_no == 5:
-                size = v
-        elif wire == 2:
-            n, i = _varint(header, i)
-            i += n
-        elif wire == 1:
-            i += 8
-        elif wire == 5:
-            i += 4
-        else:
-            raise ValueError(f"wire type {wire}")
-    if i != len(header):
-        raise ValueError("header overruns its size")
-    return size
-
-
-def rep_framing_problem(path: Path) -> str | None:
-    """Describe damage to an ``.ncu-rep``'s block framing, or None when it is intact.
-
-    The layout (ncu 2023-2025): magic, u32 size + file header, then blocks of u32 size +
-    block header (protobuf; field 5 = payload size) + payload, ending exactly at EOF. It is
-    not a documented format, so callers use the answer to explain a load that already looks
-    broken, or as a note, never to refuse a report ncu_report reads."""
-    return rep_blocks(path)[1]
-
-
-def rep_blocks(path: Path) -> tuple[int, str | None]:
-    """(data blocks, problem) of ``rep_framing_problem``'s walk over the framing: the block
-    count (ncu 2025.3 writes about ten per launch) sizes a read, never checks one."""
-    blocks = 0
-    try:
-        size = path.stat().st_size
-        with open(path, "rb") as fh:
-            if fh.read(4) != NCU_MAGIC:
-                return blocks, "no Nsight Compute magic"
-            pos = 4
-            n = fh.read(4)
-            if len(n) < 4:
-                return blocks, f"the file ends inside its header ({size} bytes)"
-            (hlen,) = struct.unpack("<I", n)
-            pos += 4 + hlen
-            if pos > size:
-                return blocks, f"the file ends inside its header ({size} bytes)"
-            fh.seek(pos)
-            while pos < size:
-                n = fh.read(4)
-                if len(n) < 4:
-                    return blocks, f"the file ends inside block {blocks + 1} ({size} bytes)"
-                if n == NCU_MAGIC:  # `cat a.ncu-rep b.ncu-rep > c.ncu-rep`: ncu_report reads neither
-                    return blocks, (
-                        f"a second report starts at byte {pos}: two reports concatenated "
-                        f"(give them as separate files; drgpu merge combines reports)"
-                    )
-                (hlen,) = struct.unpack("<I", n)
-                if pos + 4 + hlen > size:
-                    return (
-                        blocks,
-                        f"block {blocks + 1} needs {pos + 4 + hlen - size} bytes more than the file has ({size} bytes)",
-                    )
-                try:
-                    payload = _payload_size(fh.read(hlen))
-                except ValueError as e:
-                    return blocks, f"block {blocks + 1} has an unreadable header ({e})"
-                pos += 4 + hlen + payload
-                if pos > size:
-                    return blocks, f"block {blocks + 1} needs {pos - size} bytes more than the file has ({size} bytes)"
-                fh.seek(pos)
-                blocks += 1
-            return blocks, (None if blocks else "the file holds no data block")
-    except OSError as e:
-        return blocks, f"cannot read it ({e.strerror})"
 
 
 @contextlib.contextmanager

@@ -43,6 +43,7 @@ from .common import (
     numbers,
     parse_dim,
     rep_framing_problem,
+    rep_walk,
     sniff,
     to_number,
 )
@@ -644,6 +645,11 @@ def _attach_lines(launches: list[tuple[str, bool, KernelProfile | None]], rep: P
         matches[:] = _match_tables(launches, [names[n] for n in named])
         return [named[m] for m, (_, _, k) in zip(matches, launches) if m is not None and k is not None]
 
+    walk = rep_walk(rep)
+    if walk.zero_tail is not None:  # ncu_report would load all of its zeros into memory
+        for k in kernels:
+            k.notes.append(f"line table of {rep.name} unreadable ({walk.problem}); no line numbers")
+        return False
     try:
         with native_stderr_captured():
             tables, matches[:] = in_child(_line_tables, rep, wanted, matches, what=str(rep))
