@@ -284,3 +284,52 @@ def test_zero_runs_inside_the_framing_are_skipped_fast(tmp_path):
         got = rep_blocks(p)
         assert time.monotonic() - t < 20, p
         assert got == (want, None), (p, got)
+
+
+# ---- 5. YAML alias bombs ---------------------------------------------------------------------------
+
+
+def _alias_bomb(top: str) -> str:
+    """About 400 bytes that expand to 9**9 (387 million) strings: each level lists the one
+    before nine times."""
+    lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for i in range(1, 9):
+        lines.append(f"a{i}: &a{i} [" + ",".join([f"*a{i - 1}"] * 9) + "]")
+    return top + "\n".join(lines) + "\n"
+
+
+def test_alias_bomb_as_thresholds_file_is_a_data_error(tmp_path):
+    bomb = tmp_path / "t.yaml"
+    bomb.write_text(_alias_bomb("") + "thresholds: {sol_pct: *a8}\n")
+    code, err, secs, rss = _peak_rss_run(["analyze", str(MINI), "--thresholds", str(bomb), "-q"], timeout=90)
+    assert code == 8, err
+    assert "t.yaml" in err and "alias" in err, err
+    assert secs < 30 and rss < 1_000_000, (secs, rss)
+
+
+def test_alias_bomb_as_metric_set_is_a_data_error(tmp_path):
+    from drgpu_py.specs.metric_sets import SCHEMA
+
+    bomb = tmp_path / "set.yaml"
+    bomb.write_text(_alias_bomb(f"schema: {SCHEMA}\nname: bomb\n") + "groups: {g: {why: x, metrics: *a8}}\n")
+    code, err, secs, rss = _peak_rss_run(
+        ["profile", "--ncu", str(STANDIN), "--metric-set", str(bomb), "--dry-run", "--", "/bin/echo"], timeout=90
+    )
+    assert code == 8, err
+    assert "set.yaml" in err and "alias" in err, err
+    assert secs < 30 and rss < 1_000_000, (secs, rss)
+
+
+def test_yaml_loader_bounds_alias_expansion_not_plain_files(tmp_path):
+    from drgpu_py.errors import DataFileError
+    from drgpu_py.specs import loader
+
+    with pytest.raises(DataFileError, match="alias"):
+        loader._parse(_alias_bomb(""), "bomb.yaml")
+    with pytest.raises(DataFileError, match="alias"):
+        loader._parse("a: &a [1, *a]\n", "loop.yaml")  # a list holding itself
+    # a few aliases, as a hand-written file may use them, are fine
+    doc = loader._parse("base: &b {x: 1, y: [1, 2]}\none: *b\ntwo: *b\n", "ok.yaml")
+    assert doc["one"] == doc["two"] == {"x": 1, "y": [1, 2]}
+    for name in ("metrics.yaml", "tree.yaml", "findings.yaml", "thresholds.yaml"):
+        assert loader._read(name)
