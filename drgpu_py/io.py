@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import shutil
 import stat
 import sys
@@ -104,6 +105,17 @@ def os_error(e: OSError) -> InputError | OutputError:
     return InputError(f"operating-system error: {e.strerror or e}")
 
 
+#: Lone surrogates: what Python makes of bytes that are not UTF-8 in a file name
+#: (surrogate escapes) or what a JSON escape (\\udcff) can hold; no UTF-8 text has them.
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def clean_text(text: str) -> str:
+    """``text`` as UTF-8 can hold it: each lone surrogate (an undecodable byte of a file
+    name, a kernel name from a JSON escape) becomes U+FFFD, as undecodable bytes of a CSV do."""
+    return _SURROGATES.sub("\ufffd", text) if _SURROGATES.search(text) else text
+
+
 def write_stdout(text: str) -> None:
     """Write ``text`` to standard output now (flushed): a closed stdout, a full disk
     (``> /dev/full``) or a closed pipe is an OutputError (exit 6), not a traceback. After a
@@ -112,7 +124,7 @@ def write_stdout(text: str) -> None:
     if out is None:
         raise OutputError("standard output is closed", hint="give an output file with -o")
     try:
-        out.write(text)
+        out.write(clean_text(text))
         out.flush()
     except (OSError, ValueError) as e:  # ValueError: the stream was closed
         try:
@@ -197,7 +209,7 @@ def atomic_write(path: str | Path, content: str | bytes | BinaryIO, force: bool 
     failure (disk full, Ctrl-C) nothing is left. A file replaced under ``force`` keeps its
     permission bits (a 0600 output stays private)."""
     p = check_writable(path, force)
-    data = content.encode("utf-8") if isinstance(content, str) else content
+    data = clean_text(content).encode("utf-8") if isinstance(content, str) else content
     tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=str(p.parent if str(p.parent) else "."))

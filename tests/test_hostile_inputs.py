@@ -9,6 +9,7 @@ and CSVs re-saved in a locale's number format.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import stat
@@ -333,3 +334,87 @@ def test_yaml_loader_bounds_alias_expansion_not_plain_files(tmp_path):
     assert doc["one"] == doc["two"] == {"x": 1, "y": [1, 2]}
     for name in ("metrics.yaml", "tree.yaml", "findings.yaml", "thresholds.yaml"):
         assert loader._read(name)
+
+
+# ---- 6. what used to end in an internal error (exit 70) ---------------------------------------
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif", "html", "text"])
+def test_undecodable_bytes_in_a_report_name_reach_every_output_as_text(tmp_path, fmt):
+    name = os.fsdecode(b"k\xff\xfe.raw.csv")  # bytes no UTF-8 decoder accepts: surrogate escapes
+    rep = tmp_path / name
+    shutil.copy(MINI, rep)
+    out = tmp_path / f"out.{fmt}"
+    r = runner.invoke(app, ["analyze", str(rep), "-f", fmt, "-o", str(out), "-q"])
+    assert r.exit_code == 0, r.output
+    text = out.read_bytes().decode("utf-8")  # valid UTF-8
+    assert "k\ufffd\ufffd" in text or fmt == "sarif", text[:300]
+    if fmt in ("json", "sarif"):
+        doc = json.loads(text)
+        assert "\\udc" not in text and not any(0xD800 <= ord(c) <= 0xDFFF for c in json.dumps(doc, ensure_ascii=False))
+    r = _drgpu("analyze", str(rep), "-f", fmt, "-q")  # to standard output
+    assert r.returncode == 0, r.stderr
+
+
+def test_undecodable_kernel_names_from_a_saved_analysis_are_text(tmp_path):
+    saved = tmp_path / "a.json"
+    r = runner.invoke(app, ["analyze", str(MINI), "-o", str(saved), "-q"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(saved.read_text())
+    doc["kernels"][0]["name"] = "saxpy\udcff\ud800"  # lone surrogates, as JSON escapes allow
+    saved.write_text(json.dumps(doc))  # ensure_ascii: the escapes \udcff, \ud800
+    for argv in (
+        ["list", str(saved), "-f", "json"],
+        ["diff", str(saved), str(saved), "-f", "json"],
+        ["diff", str(saved), str(saved), "-f", "html"],
+    ):
+        out = tmp_path / ("o." + argv[-1])
+        r = runner.invoke(app, [*argv, "-o", str(out), "--force"])
+        assert r.exit_code == 0, (argv, r.output)
+        text = out.read_bytes().decode("utf-8")
+        assert "saxpy\ufffd\ufffd" in text or "saxpy\\ufffd\\ufffd" in text or argv[-1] == "html", text[:400]
+        assert "\\udcff" not in text and "\\ud800" not in text
+
+
+def test_integers_of_thousands_of_digits_are_usage_or_data_errors(tmp_path):
+    digits = "1" * 5000
+    for k in (digits, f"{digits}:", f"1:{digits}"):
+        r = runner.invoke(app, ["analyze", str(MINI), "-k", k, "-q"])
+        assert r.exit_code == 2, r.output
+        assert "--kernel" in r.output and len(r.output) < 600, r.output
+    r = runner.invoke(app, ["analyze", str(MINI), "-t", f"sol_pct={digits}", "-q"])
+    assert r.exit_code == 2 and len(r.output) < 600, r.output
+    th = tmp_path / "t.yaml"
+    th.write_text(f"thresholds: {{sol_pct: {digits}}}\n")
+    r = runner.invoke(app, ["analyze", str(MINI), "--thresholds", str(th), "-q"])
+    assert r.exit_code == 8, r.output
+    assert "t.yaml" in r.output and len(r.output) < 600, r.output
+
+
+def test_profile_kernel_pattern_python_cannot_compile_is_a_usage_error(tmp_path):
+    r = _drgpu(
+        "profile",
+        "--ncu",
+        str(STANDIN),
+        "--metric-set",
+        "gh100",
+        "-d",
+        str(tmp_path / "out"),
+        "--kernel",
+        "a{4294967296}",
+        "--dry-run",
+        "--",
+        "/bin/echo",
+        cwd=tmp_path,
+    )
+    assert r.returncode == 2, r.stderr
+    assert "is not a valid regular expression" in r.stderr
+
+
+def test_library_analyze_of_no_report_is_a_usage_error():
+    import drgpu_py
+    from drgpu_py.errors import UsageError
+
+    for empty in ([], ()):
+        with pytest.raises(UsageError, match="no report"):
+            drgpu_py.analyze(empty)

@@ -153,10 +153,15 @@ def parse_threshold_args(items: list[str] | None) -> dict[str, float]:
         try:
             out[k] = float(v)
         except ValueError as e:
-            raise UsageError(f"--threshold {k}: {v!r} is not a number") from e
+            raise UsageError(f"--threshold {k}: {_short(v)!r} is not a number") from e
         if not math.isfinite(out[k]) or out[k] < 0:
-            raise UsageError(f"--threshold {k}: {v!r} must be a finite number >= 0")
+            raise UsageError(f"--threshold {k}: {_short(v)!r} must be a finite number >= 0")
     return out
+
+
+def _short(text: str, keep: int = 40) -> str:
+    """A value for a message: a number of 5,000 digits is shown by its first digits."""
+    return text if len(text) <= keep else f"{text[:keep]}... ({len(text):,} characters)"
 
 
 def refuse_output_over_inputs(output: Path | None, inputs: list) -> None:

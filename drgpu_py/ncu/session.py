@@ -156,7 +156,7 @@ class ProfileRequest:
         if self.kernel is not None:
             try:
                 re.compile(self.kernel)
-            except re.error as e:
+            except (re.error, OverflowError, RecursionError, ValueError) as e:  # as analyze's readers.kernel_regex
                 raise UsageError(f"--kernel {self.kernel!r} is not a valid regular expression: {e}") from e
         if self.rank_var is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.rank_var):
             raise UsageError(f"--rank-var {self.rank_var!r} is not an environment variable name")

@@ -216,6 +216,13 @@ class KernelSelector:
         """None for no selector (None or empty text)."""
         if not text:
             return None
+        if re.fullmatch(r"[\d:]+", text) and max(map(len, text.split(":"))) > 18:
+            # No report has 10^18 launches; int() refuses over 4,300 digits (a ValueError).
+            raise UsageError(
+                f"--kernel {text[:40]}{'...' if len(text) > 40 else ''}: a launch id of "
+                f"{max(map(len, text.split(':'))):,} digits is beyond any report's launches",
+                hint="give a launch id, an id range a:b, or a name pattern",
+            )
         if re.fullmatch(r"\d+", text):
             return cls(text, int(text), int(text) + 1, True)
         if re.fullmatch(r"\d*:\d*", text):

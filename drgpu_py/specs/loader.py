@@ -112,6 +112,8 @@ def _parse(text: str, origin: str, bounded: bool = True) -> dict:
         ) from None
     except (yaml.YAMLError, RecursionError) as e:  # RecursionError: nesting thousands deep
         raise DataFileError(f"{origin}: not valid YAML: {str(e)[:300]}") from e
+    except ValueError as e:  # a value the constructors refuse: an integer of over 4,300 digits
+        raise DataFileError(f"{origin}: a value cannot be read: {str(e)[:120]}") from None
     if not isinstance(doc, dict):
         raise DataFileError(f"{origin}: expected a mapping at the top level")
     return doc
