@@ -418,3 +418,62 @@ def test_library_analyze_of_no_report_is_a_usage_error():
     for empty in ([], ()):
         with pytest.raises(UsageError, match="no report"):
             drgpu_py.analyze(empty)
+
+
+# ---- 7. CSVs re-saved in a German locale -------------------------------------------------------
+
+
+def _resave(dest: Path, fmt) -> Path:
+    """MINI with every number cell of its launch rows rewritten by ``fmt(value)``, as a
+    spreadsheet set to a German locale saves it (units row and text cells unchanged)."""
+    import csv
+    import io
+
+    from drgpu_py.readers.common import to_number
+
+    rows = list(csv.reader(io.StringIO(MINI.read_text(encoding="utf-8"))))
+    ident = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream", "Device", "CC"}
+    keep = {j for j, h in enumerate(rows[0]) if h in ident or h.endswith("Size")}
+    for row in rows[2:]:
+        for j, c in enumerate(row):
+            v = to_number(c)
+            if j not in keep and v == v and c.strip():
+                row[j] = fmt(v)
+    out = io.StringIO()
+    csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(rows)
+    dest.write_text(out.getvalue(), encoding="utf-8")
+    return dest
+
+
+def _german(v: float, decimals: int, group: bool) -> str:
+    text = f"{v:,.{decimals}f}" if group else f"{v:.{decimals}f}"
+    return text.replace(",", "_").replace(".", ",").replace("_", ".")
+
+
+@pytest.mark.parametrize(
+    "label, fmt",
+    [
+        ("three decimals, below 1000", lambda v: _german(v % 1000, 3, False)),
+        ("three decimals, no grouping", lambda v: _german(v, 3, False)),
+        # no '0,000' and nothing over 999: the units row tells ('%' cells of 1,000 % or more)
+        ("three decimals, 1 to 999, zeros as 0", lambda v: _german(1 + v % 998, 3, False) if v else "0"),
+        ("three decimals, grouped", lambda v: _german(v, 3, True)),
+        ("whole numbers, thousands dots", lambda v: _german(round(v), 0, True)),
+        ("whole numbers over 1000, thousands dots", lambda v: _german(round(v) + 1000, 0, True)),
+    ],
+)
+def test_csv_resaved_in_a_german_locale_is_refused(tmp_path, label, fmt):
+    csv_path = _resave(tmp_path / "de.raw.csv", fmt)
+    r = runner.invoke(app, ["analyze", str(csv_path), "-f", "json", "-q"])
+    assert r.exit_code == 4, (label, r.output[:2000])
+    assert "locale" in r.output and "--csv" in r.output, r.output
+
+
+def test_ncu_formatted_csv_with_thousands_commas_is_still_read(tmp_path):
+    # the same cells in ncu's own format (1,234.56; 94,912 is 94912) are analyzed as before
+    csv_path = _resave(tmp_path / "en.raw.csv", lambda v: f"{v:,.2f}" if v != int(v) else f"{int(v):,}")
+    r = runner.invoke(app, ["analyze", str(csv_path), "-f", "json", "-q"])
+    assert r.exit_code == 0, r.output
+    base = runner.invoke(app, ["analyze", str(MINI), "-f", "json", "-q"])
+    a, b = json.loads(r.stdout), json.loads(base.stdout)
+    assert a["kernels"][0]["duration_ns"] == pytest.approx(b["kernels"][0]["duration_ns"], rel=1e-3)

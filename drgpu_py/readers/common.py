@@ -142,9 +142,13 @@ class LocaleNumberError(ValueError):
     10 to 1,000 times off, so the reader refuses the file (it names the cell);
     ``check_locale`` raises it."""
 
-    def __init__(self, cell: str):
+    def __init__(self, cell: str, why: str | None = None):
         super().__init__(cell)
         self.cell = cell
+        self.why = why or "a decimal comma, or digits grouped by an apostrophe or a space"
+
+    def __reduce__(self):
+        return type(self), (self.cell, self.why)
 
 
 #: A comma that is no thousands separator of ncu's (not followed by exactly three digits,
@@ -190,6 +194,58 @@ def check_locale(cells) -> None:
         for c in cells:
             if _LOCALE_GROUPS.match(c):
                 raise LocaleNumberError(c.strip())
+
+
+#: Number cells ncu never writes: a comma after a leading 0 or after four digits ('0,500',
+#: '1234,567': ncu groups thousands from the first digit), two thousands dots ('1.234.567').
+_NOT_NCU = re.compile(
+    r"^\s*[-+]?(?:0,\d{3}|\d{4,},\d{3}|\d{1,3}(?:\.\d{3}){2,})\s*$",
+    re.M,
+)
+#: A decimal point as ncu writes it: followed by one, two, or four and more digits (a
+#: thousands dot has exactly three after it), or after ncu's thousands comma ('1,234.5').
+_NCU_POINT = re.compile(r"^\s*[-+]?\d[\d,]*\.(?:\d{1,2}|\d{4,})\s*$|\d,\d{3}\.\d", re.M)
+#: '94.912': ncu's 94.912, or a thousands dot (94912); ncu writes at most two decimals.
+_DOT_GROUPS = re.compile(r"^\s*[-+]?\d{1,3}(?:\.\d{3})+\s*$", re.M)
+#: '94,912': ncu's 94912, or a decimal comma with three decimals (94.912).
+_COMMA_GROUPS = re.compile(r"^\s*[-+]?\d{1,3}(?:,\d{3})+\s*$")
+_RESAVED = (
+    "as a spreadsheet set to a German (or similar) locale re-saves it; read by ncu's rule, values are 1,000 times off"
+)
+
+
+def check_locale_page(columns, units=None) -> None:
+    """Raise LocaleNumberError when the number cells of a raw page, taken together, show a
+    locale's format that ``check_locale`` cannot tell from one cell: a re-save with three
+    fixed decimals ('94,912' for 94.912, '0,000') or thousands dots on whole numbers
+    ('94.912' for 94912). Refused when a cell is one ncu never writes ('0,500', '1234,567',
+    '1.234.567'); when the page has no decimal point as ncu writes it ('12.5': every ncu
+    export has many) and a cell with a dot before three digits; or when it has none and a
+    percentage (units row '%') reads 1,000 % or more by ncu's rule ('94,912' %)."""
+    cells = [c for col in columns for c in col if isinstance(c, str) and c]
+    joined = "\n".join(cells)
+    if "," not in joined and "." not in joined:
+        return
+    bad = _NOT_NCU.search(joined)
+    if bad:
+        raise LocaleNumberError(bad.group(0).strip(), f"a number ncu never writes, {_RESAVED}")
+    if _NCU_POINT.search(joined):
+        return
+    dots = _DOT_GROUPS.search(joined)
+    if dots:
+        raise LocaleNumberError(
+            dots.group(0).strip(),
+            f"no number in the file has a decimal point as ncu writes it (12.5): thousands dots, {_RESAVED}",
+        )
+    for col, unit in zip(columns, units or ()):
+        if unit == "%":
+            cell = next((c for c in col if isinstance(c, str) and _COMMA_GROUPS.match(c)), None)
+            if cell is not None:
+                raise LocaleNumberError(
+                    cell.strip(),
+                    f"a percentage of {to_number(cell):,.0f} % by ncu's rule and no decimal point in the file: "
+                    f"a decimal comma, {_RESAVED}",
+                )
 
 
 #: A cell made of digits, separators and a sign: a number, whatever its locale.
