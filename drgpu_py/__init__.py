@@ -39,6 +39,10 @@ def analyze(
     from .pipeline import analyze_reports
 
     paths = [reports] if isinstance(reports, (str, Path)) else list(reports)
+    if not paths:
+        from .errors import UsageError
+
+        raise UsageError("no report given: analyze needs a report path or a list of them")
     th = data.thresholds(thresholds) if thresholds else None
     return analyze_reports(
         paths,

@@ -8,10 +8,12 @@ import contextlib
 import errno
 import os
 import re
+import shutil
 import stat
 import sys
 import tempfile
 from pathlib import Path
+from typing import BinaryIO
 
 from .errors import InputError, OutputError
 
@@ -149,6 +151,17 @@ def os_error(e: OSError) -> InputError | OutputError:
     return InputError(f"operating-system error: {e.strerror or e}")
 
 
+#: Lone surrogates: what Python makes of bytes that are not UTF-8 in a file name
+#: (surrogate escapes) or what a JSON escape (\\udcff) can hold; no UTF-8 text has them.
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def clean_text(text: str) -> str:
+    """``text`` as UTF-8 can hold it: each lone surrogate (an undecodable byte of a file
+    name, a kernel name from a JSON escape) becomes U+FFFD, as undecodable bytes of a CSV do."""
+    return _SURROGATES.sub("\ufffd", text) if _SURROGATES.search(text) else text
+
+
 def write_stdout(text: str) -> None:
     """Write ``text`` to standard output now (flushed): a closed stdout, a full disk
     (``> /dev/full``) or a closed pipe is an OutputError (exit 6), not a traceback. After a
@@ -157,7 +170,7 @@ def write_stdout(text: str) -> None:
     if out is None:
         raise OutputError("standard output is closed", hint="give an output file with -o")
     try:
-        out.write(text)
+        out.write(clean_text(text))
         out.flush()
     except (OSError, ValueError) as e:  # ValueError: the stream was closed
         with contextlib.suppress(OSError):
@@ -177,12 +190,21 @@ def check_writable(path: str | Path, force: bool) -> Path:
     regular file is written through: the file it points to is replaced."""
     p = Path(path)
     try:
-        if p.is_symlink():
+        link = p.is_symlink()
+        if link:
             p = Path(os.path.realpath(p))
         exists, is_dir = p.exists(), p.is_dir()
         mode = p.stat().st_mode if exists else None
     except OSError as e:  # e.g. a parent folder we may not search, a link loop
         raise OutputError(f"cannot write {path}: {e.strerror}") from e
+    if link and not exists:
+        # Writing through it would create a file wherever the link points (another user's
+        # folder, a planted name): never what -o meant.
+        raise OutputError(
+            f"{path} is a dangling symbolic link (it points to {_link_target(path)}, which does not exist): "
+            "drgpu does not create files where a link points",
+            hint="remove the link, or give another name",
+        )
     if is_dir:
         raise OutputError(f"{p} is a directory", hint="give a file name")
     if mode is not None and not stat.S_ISREG(mode):
@@ -202,6 +224,13 @@ def check_writable(path: str | Path, force: bool) -> Path:
     return p
 
 
+def _link_target(path: str | Path) -> str:
+    try:
+        return os.readlink(path)
+    except OSError:
+        return "a name that is gone"
+
+
 def _create_exclusively(tmp: str, p: Path) -> None:
     """Move ``tmp`` to ``p`` only if ``p`` does not exist, atomically: a hard link fails when
     the name exists, so of two runs writing the same new output one wins and the other is
@@ -219,20 +248,29 @@ def _create_exclusively(tmp: str, p: Path) -> None:
     os.unlink(tmp)
 
 
-def atomic_write(path: str | Path, content: str | bytes, force: bool = False) -> Path:
-    """Write ``content`` to ``path`` all at once: readers of ``path`` see the old file or the
-    complete new one, never a part; on any failure (disk full, Ctrl-C) nothing is left."""
+def atomic_write(path: str | Path, content: str | bytes | BinaryIO, force: bool = False) -> Path:
+    """Write ``content`` (text, bytes, or a binary file read to its end) to ``path`` all at
+    once: readers of ``path`` see the old file or the complete new one, never a part; on any
+    failure (disk full, Ctrl-C) nothing is left. A file replaced under ``force`` keeps its
+    permission bits (a 0600 output stays private)."""
     p = check_writable(path, force)
-    data = content.encode("utf-8") if isinstance(content, str) else content
+    data = clean_text(content).encode("utf-8") if isinstance(content, str) else content
     tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=str(p.parent if str(p.parent) else "."))
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        # mkstemp creates 0600; outputs are shared, so give them the usual umask mode.
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
+            if isinstance(data, bytes):
+                fh.write(data)
+            else:
+                shutil.copyfileobj(data, fh, 1 << 20)
+        try:
+            mode = stat.S_IMODE(os.stat(p).st_mode)  # the file --force replaces: its mode
+        except FileNotFoundError:
+            # mkstemp creates 0600; outputs are shared, so give them the usual umask mode.
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
         if force:
             os.replace(tmp, p)
         else:

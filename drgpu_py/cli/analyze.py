@@ -154,9 +154,32 @@ def start_report_sass(reports) -> object | None:
                 return None
     except OSError:
         return None
+    if _ends_in_zeros(reports[0]):
+        from ..sass.container import rep_walk
+
+        if rep_walk(Path(reports[0])).zero_tail is not None:
+            return None  # the reader refuses it: no scan of gigabytes of zeros for cubins first
     from ..sass.cubin import SassSource, cubins_in_report, max_cubins
 
     return SassSource.start(cubins_in_report(reports[0], limit=max_cubins()))
+
+
+def _ends_in_zeros(path) -> bool:
+    """Whether the file's last four bytes are zeros (no report ncu writes ends so; a
+    zero-filled tail does): read with one pread, nothing else."""
+    import os
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    try:
+        size = os.fstat(fd).st_size
+        return size >= 8 and os.pread(fd, 4, size - 4) == b"\0\0\0\0"
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def thresholds_cmd() -> None:

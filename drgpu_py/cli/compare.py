@@ -23,30 +23,15 @@ from .options import (
     data,
     parse_threshold_args,
     progress_printer,
+    refuse_output_over_inputs,
     run_guarded,
     text_width,
 )
-from ..errors import CheckFailedError, NoKernelsError, OutputError, UsageError
+from ..errors import CheckFailedError, NoKernelsError, UsageError
 
 
 def _thresholds(threshold, thresholds_file):
     return data.thresholds(parse_threshold_args(threshold), thresholds_file) if (threshold or thresholds_file) else None
-
-
-def _not_an_input(output: Optional[Path], inputs: List[Path]) -> None:
-    """drgpu never modifies its inputs: not even --force may write the output over one."""
-    if output is None or not output.exists():
-        return
-    for src in inputs:
-        try:
-            same = src.exists() and output.samefile(src)
-        except OSError:
-            same = False
-        if same:
-            raise OutputError(
-                f"{output} is an input of this run; drgpu never overwrites its inputs",
-                hint="choose another output file",
-            )
 
 
 def _emit(text: str, output: Optional[Path], force: bool) -> None:
@@ -89,7 +74,7 @@ def list_cmd(
         f = fmt or {".json": "json", ".csv": "csv"}.get(output.suffix.lower() if output else "", "text")
         if f not in ("text", "json", "csv"):
             raise UsageError(f"unknown format {f!r} for list", hint="one of: text, json, csv")
-        _not_an_input(output, list(reports))
+        refuse_output_over_inputs(output, [*reports, thresholds_file])
         th = _thresholds(threshold, thresholds_file)
         sort_rows([], sort, top)  # validate the options before the (slow) analysis
         progress = progress_printer("reading reports", quiet)
@@ -158,7 +143,7 @@ def diff(
         f = fmt or (diff_format_for(output) if output else "text")
         if f not in ("text", "json", "html"):
             raise UsageError(f"unknown format {f!r} for diff", hint="one of: text, json, html")
-        _not_an_input(output, [base, new])
+        refuse_output_over_inputs(output, [base, new, thresholds_file])
         th = _thresholds(threshold, thresholds_file)
         from ..readers import KernelSelector
 
@@ -209,7 +194,7 @@ def merge(
         if len(paths) < 2:
             raise UsageError("merge needs at least two reports", hint="use drgpu analyze for a single report")
         check_fold(fold)
-        _not_an_input(output, list(paths))
+        refuse_output_over_inputs(output, [*reports, *paths, thresholds_file])
         th = data.thresholds(parse_threshold_args(threshold), thresholds_file)
         from ..readers import KernelSelector
 

@@ -149,10 +149,15 @@ def parse_threshold_args(items: list[str] | None) -> dict[str, float]:
         try:
             out[k] = float(v)
         except ValueError as e:
-            raise UsageError(f"--threshold {k}: {v!r} is not a number") from e
+            raise UsageError(f"--threshold {k}: {_short(v)!r} is not a number") from e
         if not math.isfinite(out[k]) or out[k] < 0:
-            raise UsageError(f"--threshold {k}: {v!r} must be a finite number >= 0")
+            raise UsageError(f"--threshold {k}: {_short(v)!r} must be a finite number >= 0")
     return out
+
+
+def _short(text: str, keep: int = 40) -> str:
+    """A value for a message: a number of 5,000 digits is shown by its first digits."""
+    return text if len(text) <= keep else f"{text[:keep]}... ({len(text):,} characters)"
 
 
 def refuse_output_over_inputs(output: Path | None, inputs: list) -> None:
@@ -161,7 +166,8 @@ def refuse_output_over_inputs(output: Path | None, inputs: list) -> None:
         return
     from ..readers.ncu_csv import _sibling  # a CSV's auto-detected companions are inputs too
 
-    inputs = inputs + [_sibling(Path(r), sfx) for r in inputs if r is not None for sfx in (".source.csv", ".ncu-rep")]
+    inputs = [m for r in inputs if r is not None for m in _with_members(Path(r))]
+    inputs = inputs + [_sibling(Path(r), sfx) for r in inputs for sfx in (".source.csv", ".ncu-rep")]
     for src in inputs:
         try:
             same = src is not None and Path(src).exists() and Path(output).exists() and Path(output).samefile(src)
@@ -172,6 +178,17 @@ def refuse_output_over_inputs(output: Path | None, inputs: list) -> None:
                 f"{output} is an input of this run ({src}); drgpu never overwrites its inputs",
                 hint="choose another output file",
             )
+
+
+def _with_members(path: Path) -> list[Path]:
+    """An input, and when it is a folder, every report in it that the run may read (its
+    ``.ncu-rep`` files and raw CSV exports: a folder stands for them)."""
+    try:
+        if path.is_dir():
+            return [path, *path.glob("*.ncu-rep"), *path.glob("*.raw.csv")]
+    except OSError:  # a folder we may not list: the reader says so
+        pass
+    return [path]
 
 
 def progress_printer(label: str, quiet: bool):

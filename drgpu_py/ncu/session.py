@@ -40,6 +40,7 @@ from ..errors import (
     ToolNotFoundError,
     UsageError,
 )
+from ..io import atomic_write, check_writable
 from ..specs import loader as data
 from ..specs import metric_sets as msets
 from ..specs.records import Thresholds
@@ -157,7 +158,7 @@ class ProfileRequest:
         if self.kernel is not None:
             try:
                 re.compile(self.kernel)
-            except re.error as e:
+            except (re.error, OverflowError, RecursionError, ValueError) as e:  # as analyze's readers.kernel_regex
                 raise UsageError(f"--kernel {self.kernel!r} is not a valid regular expression: {e}") from e
         if any(a == "--log-file" or a.startswith("--log-file=") for a in self.extra_ncu_args):
             # ncu's own messages must reach drgpu's private log file (ncu.run): only they,
@@ -175,6 +176,13 @@ class ProfileRequest:
                 f"--output-dir {str(self.output_dir)!r} holds '%', which ncu expands in report names "
                 "(%p, %q{VAR}, %h, %i): the report would land elsewhere",
                 hint="choose a folder name without '%'",
+            )
+        if self.stem in (".", "..") or any(sep and sep in self.stem for sep in (os.sep, os.altsep, "/", "\\")):
+            # output_dir / "." is the folder itself: the report and analyses would be named
+            # after it, one level up (-d out --name . wrote out.ncu-rep beside out/).
+            raise UsageError(
+                f"--name {self.stem!r} is not a file name: it names a folder or holds a path separator",
+                hint="give a plain name such as 'run1'; the folder is --output-dir",
             )
         if not re.fullmatch(r"[A-Za-z0-9._-]+", self.stem):
             raise UsageError(f"--name {self.stem!r}: use letters, digits, '.', '_' and '-' only")
@@ -371,6 +379,14 @@ class Session:
         """A cheap run (one timing metric, one pass per launch, no filter): launches per
         kernel name, in order of first launch, and ncu's log."""
         req = self.req
+        try:
+            req.output_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise OutputError(f"cannot create {req.output_dir}: {e.strerror}") from e
+        log = req.output_dir / f"{req.stem}.list-kernels.log"
+        # The log follows the outputs' rules (io.atomic_write): an existing one is kept without
+        # --force, a FIFO, device or dangling link is refused before the application runs.
+        check_writable(log, req.force)
         with tempfile.TemporaryDirectory(prefix="drgpu-list-") as tmp:
             lreq = ProfileRequest(
                 app=req.app,
@@ -384,9 +400,19 @@ class Session:
                 force=True,
             )
             argv = build_ncu_argv(self.ncu, lreq, msets.Selection([], ["gpu__time_duration.sum"], [], []))
-            req.output_dir.mkdir(parents=True, exist_ok=True)
-            log = req.output_dir / f"{req.stem}.list-kernels.log"
-            res = run_ncu(argv, log, on_event=on_event)
+            tmp_log = Path(tmp) / "list-kernels.log"
+            try:
+                res = run_ncu(argv, tmp_log, on_event=on_event)
+            except DrgpuError:
+                if tmp_log.exists():  # what ncu said before failing, kept if it can be
+                    try:
+                        with open(tmp_log, "rb") as fh:
+                            atomic_write(log, fh, force=req.force)
+                    except DrgpuError:
+                        pass
+                raise
+            with open(tmp_log, "rb") as fh:
+                atomic_write(log, fh, force=req.force)
         if res.permission_denied:
             raise outcome.permission_error(res)
         counts: dict[str, int] = {}

@@ -20,7 +20,7 @@ from ..specs import loader as data
 from ..errors import DrgpuError, NoKernelsError, ReportFormatError, UsageError
 from ..profile import Profile, signature
 from .common import KernelSelector
-from .common import native_log_summary, native_stderr_captured, rep_blocks, sniff
+from .common import native_log_summary, native_stderr_captured, rep_walk, sniff
 from .isolate import in_children
 
 __all__ = ["KernelSelector", "open_report", "select_kernels", "sniff"]
@@ -128,7 +128,20 @@ def _read_rep_checked(p: Path, progress=None, keep_id=None, sass=None, jobs: int
     """Read an .ncu-rep, turning ncu_report's silent failures into ReportFormatError."""
     from .ncu_rep import read_ncu_rep
 
-    blocks, framing = rep_blocks(p)
+    walk = rep_walk(p)
+    blocks, framing = walk.blocks, walk.problem
+    if walk.zero_tail is not None:
+        # Refused before ncu_report loads it: it reads the whole file into memory (4 GB of a
+        # sparse file's zeros), and no report ncu writes ends in zeros.
+        raise ReportFormatError(
+            f"{p} is truncated or corrupt: {framing}",
+            hint=(
+                f"the {blocks} block(s) before the zeros may be a whole report: analyze a copy cut there "
+                f"(cp REPORT copy.ncu-rep; truncate -s {walk.zero_tail} copy.ncu-rep); else copy or profile again"
+                if blocks
+                else "copy or profile again"
+            ),
+        )
     listings = sass.result() if sass is not None else None
     n = read_parts(0 if framing else blocks, jobs, keep_id is not None, p.stat().st_size)
     with native_stderr_captured() as log:

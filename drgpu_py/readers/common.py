@@ -14,7 +14,6 @@ import functools
 import math
 import os
 import re
-import struct
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -29,9 +28,11 @@ from ..specs import loader as data
 from ..io import open_input, require_input_file
 from ..errors import InputError, ReportFormatError, UsageError
 from ..profile import INSTRUCTION_COLUMNS
+
+# The .ncu-rep framing walk lives in sass.container (no numpy/pandas); its names are re-exported here.
+from ..sass.container import NCU_MAGIC, RepWalk, _payload_size, rep_blocks, rep_framing_problem, rep_walk  # noqa: F401
 from ..sass.isa import SASS_LABEL
 
-NCU_MAGIC = b"NVR\x00"
 #: gzip, xz, zip, zstd, bzip2: a report someone compressed before handing it over.
 _COMPRESSED = (b"\x1f\x8b", b"\xfd7zXZ\x00", b"PK\x03\x04", b"\x28\xb5\x2f\xfd", b"BZh")
 
@@ -141,9 +142,13 @@ class LocaleNumberError(ValueError):
     10 to 1,000 times off, so the reader refuses the file (it names the cell);
     ``check_locale`` raises it."""
 
-    def __init__(self, cell: str):
+    def __init__(self, cell: str, why: str | None = None):
         super().__init__(cell)
         self.cell = cell
+        self.why = why or "a decimal comma, or digits grouped by an apostrophe or a space"
+
+    def __reduce__(self):
+        return type(self), (self.cell, self.why)
 
 
 #: A comma that is no thousands separator of ncu's (not followed by exactly three digits,
@@ -191,6 +196,58 @@ def check_locale(cells) -> None:
                 raise LocaleNumberError(c.strip())
 
 
+#: Number cells ncu never writes: a comma after a leading 0 or after four digits ('0,500',
+#: '1234,567': ncu groups thousands from the first digit), two thousands dots ('1.234.567').
+_NOT_NCU = re.compile(
+    r"^\s*[-+]?(?:0,\d{3}|\d{4,},\d{3}|\d{1,3}(?:\.\d{3}){2,})\s*$",
+    re.M,
+)
+#: A decimal point as ncu writes it: followed by one, two, or four and more digits (a
+#: thousands dot has exactly three after it), or after ncu's thousands comma ('1,234.5').
+_NCU_POINT = re.compile(r"^\s*[-+]?\d[\d,]*\.(?:\d{1,2}|\d{4,})\s*$|\d,\d{3}\.\d", re.M)
+#: '94.912': ncu's 94.912, or a thousands dot (94912); ncu writes at most two decimals.
+_DOT_GROUPS = re.compile(r"^\s*[-+]?\d{1,3}(?:\.\d{3})+\s*$", re.M)
+#: '94,912': ncu's 94912, or a decimal comma with three decimals (94.912).
+_COMMA_GROUPS = re.compile(r"^\s*[-+]?\d{1,3}(?:,\d{3})+\s*$")
+_RESAVED = (
+    "as a spreadsheet set to a German (or similar) locale re-saves it; read by ncu's rule, values are 1,000 times off"
+)
+
+
+def check_locale_page(columns, units=None) -> None:
+    """Raise LocaleNumberError when the number cells of a raw page, taken together, show a
+    locale's format that ``check_locale`` cannot tell from one cell: a re-save with three
+    fixed decimals ('94,912' for 94.912, '0,000') or thousands dots on whole numbers
+    ('94.912' for 94912). Refused when a cell is one ncu never writes ('0,500', '1234,567',
+    '1.234.567'); when the page has no decimal point as ncu writes it ('12.5': every ncu
+    export has many) and a cell with a dot before three digits; or when it has none and a
+    percentage (units row '%') reads 1,000 % or more by ncu's rule ('94,912' %)."""
+    cells = [c for col in columns for c in col if isinstance(c, str) and c]
+    joined = "\n".join(cells)
+    if "," not in joined and "." not in joined:
+        return
+    bad = _NOT_NCU.search(joined)
+    if bad:
+        raise LocaleNumberError(bad.group(0).strip(), f"a number ncu never writes, {_RESAVED}")
+    if _NCU_POINT.search(joined):
+        return
+    dots = _DOT_GROUPS.search(joined)
+    if dots:
+        raise LocaleNumberError(
+            dots.group(0).strip(),
+            f"no number in the file has a decimal point as ncu writes it (12.5): thousands dots, {_RESAVED}",
+        )
+    for col, unit in zip(columns, units or ()):
+        if unit == "%":
+            cell = next((c for c in col if isinstance(c, str) and _COMMA_GROUPS.match(c)), None)
+            if cell is not None:
+                raise LocaleNumberError(
+                    cell.strip(),
+                    f"a percentage of {to_number(cell):,.0f} % by ncu's rule and no decimal point in the file: "
+                    f"a decimal comma, {_RESAVED}",
+                )
+
+
 #: A cell made of digits, separators and a sign: a number, whatever its locale.
 _NUMBERLIKE = re.compile(r"\s*[-+]?[\d.,]*\d[\d.,]*\s*")
 #: A digit, an apostrophe or a (no-break, thin) space, a digit: a locale's digit grouping.
@@ -215,6 +272,13 @@ class KernelSelector:
         """None for no selector (None or empty text)."""
         if not text:
             return None
+        if re.fullmatch(r"[\d:]+", text) and max(map(len, text.split(":"))) > 18:
+            # No report has 10^18 launches; int() refuses over 4,300 digits (a ValueError).
+            raise UsageError(
+                f"--kernel {text[:40]}{'...' if len(text) > 40 else ''}: a launch id of "
+                f"{max(map(len, text.split(':'))):,} digits is beyond any report's launches",
+                hint="give a launch id, an id range a:b, or a name pattern",
+            )
         if re.fullmatch(r"\d+", text):
             return cls(text, int(text), int(text) + 1, True)
         if re.fullmatch(r"\d*:\d*", text):
@@ -297,100 +361,6 @@ def instruction_frame(
         if col not in cols:
             cols[col] = 0.0
     return pd.DataFrame(cols, index=index)
-
-
-def _varint(buf: bytes, i: int) -> tuple[int, int]:
-    x = shift = 0
-    while True:
-        if i >= len(buf) or shift > 63:
-            raise ValueError("varint runs past the end")
-        c = buf[i]
-        i += 1
-        x |= (c & 0x7F) << shift
-        shift += 7
-        if c < 0x80:
-            return x, i
-
-
-def _payload_size(header: bytes) -> int:
-    """Field 5 (varint) of a block header message: the size of the block's payload."""
-    i, size = 0, 0
-    while i < len(header):
-        key, i = _varint(header, i)
-        field_no, wire = key >> 3, key & 7
-        if wire == 0:
-            v, i = _varint(header, i)
-            if field_no == 5:
-                size = v
-        elif wire == 2:
-            n, i = _varint(header, i)
-            i += n
-        elif wire == 1:
-            i += 8
-        elif wire == 5:
-            i += 4
-        else:
-            raise ValueError(f"wire type {wire}")
-    if i != len(header):
-        raise ValueError("header overruns its size")
-    return size
-
-
-def rep_framing_problem(path: Path) -> str | None:
-    """Describe damage to an ``.ncu-rep``'s block framing, or None when it is intact.
-
-    The layout (ncu 2023-2025): magic, u32 size + file header, then blocks of u32 size +
-    block header (protobuf; field 5 = payload size) + payload, ending exactly at EOF. It is
-    not a documented format, so callers use the answer to explain a load that already looks
-    broken, or as a note, never to refuse a report ncu_report reads."""
-    return rep_blocks(path)[1]
-
-
-def rep_blocks(path: Path) -> tuple[int, str | None]:
-    """(data blocks, problem) of ``rep_framing_problem``'s walk over the framing: the block
-    count (ncu 2025.3 writes about ten per launch) sizes a read, never checks one."""
-    blocks = 0
-    try:
-        size = path.stat().st_size
-        with open(path, "rb") as fh:
-            if fh.read(4) != NCU_MAGIC:
-                return blocks, "no Nsight Compute magic"
-            pos = 4
-            n = fh.read(4)
-            if len(n) < 4:
-                return blocks, f"the file ends inside its header ({size} bytes)"
-            (hlen,) = struct.unpack("<I", n)
-            pos += 4 + hlen
-            if pos > size:
-                return blocks, f"the file ends inside its header ({size} bytes)"
-            fh.seek(pos)
-            while pos < size:
-                n = fh.read(4)
-                if len(n) < 4:
-                    return blocks, f"the file ends inside block {blocks + 1} ({size} bytes)"
-                if n == NCU_MAGIC:  # `cat a.ncu-rep b.ncu-rep > c.ncu-rep`: ncu_report reads neither
-                    return blocks, (
-                        f"a second report starts at byte {pos}: two reports concatenated "
-                        f"(give them as separate files; drgpu merge combines reports)"
-                    )
-                (hlen,) = struct.unpack("<I", n)
-                if pos + 4 + hlen > size:
-                    return (
-                        blocks,
-                        f"block {blocks + 1} needs {pos + 4 + hlen - size} bytes more than the file has ({size} bytes)",
-                    )
-                try:
-                    payload = _payload_size(fh.read(hlen))
-                except ValueError as e:
-                    return blocks, f"block {blocks + 1} has an unreadable header ({e})"
-                pos += 4 + hlen + payload
-                if pos > size:
-                    return blocks, f"block {blocks + 1} needs {pos - size} bytes more than the file has ({size} bytes)"
-                fh.seek(pos)
-                blocks += 1
-            return blocks, (None if blocks else "the file holds no data block")
-    except OSError as e:
-        return blocks, f"cannot read it ({e.strerror})"
 
 
 @contextlib.contextmanager

@@ -36,6 +36,7 @@ from .common import KernelSelector, regex_time_limit
 from .common import (
     LocaleNumberError,
     check_locale,
+    check_locale_page,
     clean_sass,
     decode_csv_bytes,
     instruction_frame,
@@ -43,6 +44,7 @@ from .common import (
     numbers,
     parse_dim,
     rep_framing_problem,
+    rep_walk,
     sniff,
     to_number,
 )
@@ -155,7 +157,7 @@ def _read(path: Path, source_csv, line_report, kernel) -> Profile:  # noqa: C901
     names = [row[idx["Kernel Name"]] for row in launches]
     picked = _pickable(kernel, header, idx, launches, names)
     try:
-        kernels = _kernels_from_rows(header, idx, [launches[i] for i in picked])
+        kernels = _kernels_from_rows(header, idx, [launches[i] for i in picked], rows[1] if has_units else None)
     except LocaleNumberError as e:
         raise _locale_error(path, e) from None
     read = dict(zip(picked, kernels))  # launch position -> its KernelProfile
@@ -211,9 +213,9 @@ def _read(path: Path, source_csv, line_report, kernel) -> Profile:  # noqa: C901
 
 def _locale_error(path: Path, e: LocaleNumberError) -> ReportFormatError:
     return ReportFormatError(
-        f"{path}: the number {e.cell[:40]!r} is written in a locale's format (a decimal comma, "
-        "or digits grouped by an apostrophe or a space); ncu writes 1,234.5",
-        hint="export again with ncu (not re-saved by a spreadsheet), or run ncu with LC_ALL=C",
+        f"{path}: the number {e.cell[:40]!r} is written in a locale's format ({e.why}); ncu writes 1,234.5",
+        hint="export again with ncu's --csv, not re-saved by a spreadsheet: "
+        "ncu -i REPORT.ncu-rep --csv --page raw --print-units base > X.raw.csv (LC_ALL=C if ncu's own locale differs)",
     )
 
 
@@ -301,7 +303,9 @@ def _mangled(row: list[str], fn_cols: list[int]) -> str:
     return mangled
 
 
-def _kernels_from_rows(header: list[str], idx: dict[str, int], rows: list[list[str]]) -> list[KernelProfile]:
+def _kernels_from_rows(
+    header: list[str], idx: dict[str, int], rows: list[list[str]], units: list[str] | None = None
+) -> list[KernelProfile]:
     """KernelProfiles of raw-page rows (each as long as the header). Cells convert column by
     column (``numbers``), as ``to_number`` would convert them one by one: a raw page has
     thousands of columns, nearly all numeric in every row."""
@@ -312,6 +316,9 @@ def _kernels_from_rows(header: list[str], idx: dict[str, int], rows: list[list[s
     columns = list(zip(*rows))
     for j in metric_cols:
         check_locale(columns[j])
+    check_locale_page(
+        [columns[j] for j in metric_cols], [units[j] if units and j < len(units) else "" for j in metric_cols]
+    )
     values = [numbers(columns[j]) for j in metric_cols]
     # The columns with a non-number somewhere: where a row's text values ("strings") are.
     text_cols = [(k, j) for k, (j, col) in enumerate(zip(metric_cols, values)) if any(map(math.isnan, col))]
@@ -644,6 +651,11 @@ def _attach_lines(launches: list[tuple[str, bool, KernelProfile | None]], rep: P
         matches[:] = _match_tables(launches, [names[n] for n in named])
         return [named[m] for m, (_, _, k) in zip(matches, launches) if m is not None and k is not None]
 
+    walk = rep_walk(rep)
+    if walk.zero_tail is not None:  # ncu_report would load all of its zeros into memory
+        for k in kernels:
+            k.notes.append(f"line table of {rep.name} unreadable ({walk.problem}); no line numbers")
+        return False
     try:
         with native_stderr_captured():
             tables, matches[:] = in_child(_line_tables, rep, wanted, matches, what=str(rep))

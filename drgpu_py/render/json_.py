@@ -45,15 +45,20 @@ def _dumps(o) -> str:
     except ImportError:  # pragma: no cover - orjson is a dependency; kept working without it
         import json
 
-        return json.dumps(_clean(o), indent=2, ensure_ascii=False)
+        from ..io import clean_text
+
+        return clean_text(json.dumps(_clean(o), indent=2, ensure_ascii=False))
     opts = orjson.OPT_INDENT_2 | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS
     try:
         return orjson.dumps(o, option=opts).decode("utf-8")
     except orjson.JSONEncodeError:
-        # What orjson refuses (an int beyond 64 bits, a numpy array of objects): the standard library.
+        # What orjson refuses (an int beyond 64 bits, a numpy array of objects, a lone
+        # surrogate from a file name that is not UTF-8): the standard library, as valid UTF-8.
         import json
 
-        return json.dumps(_clean(o), indent=2, ensure_ascii=False)
+        from ..io import clean_text
+
+        return clean_text(json.dumps(_clean(o), indent=2, ensure_ascii=False))
 
 
 @register("json", (".json",))

@@ -36,15 +36,82 @@ def _read(name: str) -> dict:
         text = resources.files(_DATA).joinpath(name).read_text(encoding="utf-8")
     except FileNotFoundError as e:
         raise DataFileError(f"data file {name} is missing from the installation") from e
-    return _parse(text, name)
+    return _parse(text, name, bounded=False)
 
 
-def _parse(text: str, origin: str) -> dict:
+#: Nodes a YAML document may stand for once its aliases are expanded. Aliases share what
+#: they point to, so a 400-byte file of nested aliases ("a billion laughs") stands for 387
+#: million strings: anything that walks it (schema validation, str(), a copy) then runs for
+#: minutes in gigabytes. drgpu's largest data file has under 2,000 nodes.
+MAX_YAML_NODES = 1_000_000
+
+
+class _AliasBomb(yaml.YAMLError):
+    pass
+
+
+def _expanded_size(root) -> int:
+    """The number of nodes ``root`` stands for with every alias expanded, counted without
+    expanding them (each shared node once, memoized); over MAX_YAML_NODES, or an alias to a
+    node that holds it (a list holding itself), raises _AliasBomb."""
+    size: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            on_path.discard(key)
+            parts = [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else node.value
+            n = 1 + sum(size[id(c)] for c in parts)
+            if n > MAX_YAML_NODES:
+                raise _AliasBomb(f"its aliases expand to over {MAX_YAML_NODES:,} values")
+            size[key] = n
+            continue
+        if key in size:
+            continue
+        if key in on_path:
+            raise _AliasBomb("an alias refers to a value that holds it (a recursive structure)")
+        if not isinstance(node, (yaml.SequenceNode, yaml.MappingNode)):
+            size[key] = 1
+            continue
+        on_path.add(key)
+        stack.append((node, True))
+        children = [n for pair in node.value for n in pair] if isinstance(node, yaml.MappingNode) else node.value
+        stack.extend((c, False) for c in children if id(c) not in size)
+    return size[id(root)]
+
+
+def _load_yaml(text: str, bounded: bool = True):
+    """``yaml.safe_load`` (libyaml's parser when present: same safe constructors, ten times
+    faster to start up); ``bounded``: the composed document's alias expansion is checked
+    before any value is built from it (the packaged files, read-only, are not)."""
+    if not bounded:
+        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
     try:
-        # libyaml's loader when present: same safe constructors, ten times faster to start up.
-        doc = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _expanded_size(node)
+        return loader.construct_document(node)
+    finally:
+        loader.dispose()
+
+
+def _parse(text: str, origin: str, bounded: bool = True) -> dict:
+    """The mapping of a YAML document; ``bounded`` (every file a user gives): aliases that
+    expand past MAX_YAML_NODES are refused (DataFileError)."""
+    try:
+        doc = _load_yaml(text, bounded)
+    except _AliasBomb as e:
+        raise DataFileError(
+            f"{origin}: refused: {e}", hint="write the values out, or use fewer nested aliases (&anchor / *alias)"
+        ) from None
     except (yaml.YAMLError, RecursionError) as e:  # RecursionError: nesting thousands deep
         raise DataFileError(f"{origin}: not valid YAML: {str(e)[:300]}") from e
+    except ValueError as e:  # a value the constructors refuse: an integer of over 4,300 digits
+        raise DataFileError(f"{origin}: a value cannot be read: {str(e)[:120]}") from None
     if not isinstance(doc, dict):
         raise DataFileError(f"{origin}: expected a mapping at the top level")
     return doc
