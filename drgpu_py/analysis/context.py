@@ -319,7 +319,7 @@ class KernelContext:
                     break
         return sites
 
-    def locations(self, weights: dict[int, float], limit: int = 5) -> list[Location]:
+    def locations(self, weights: dict[int, float], limit: int = 5) -> list[Location]:  # noqa: PLR0912 - one pass ranking lines; each optional key of a location is a branch
         """Source lines ranked by the summed weight of their instructions (a PC->weight map).
         Each location names the line, its share of the weight, the heaviest SASS instruction
         on it, and the consumer line(s) where the stall was observed, if different."""

@@ -133,7 +133,7 @@ class Evaluation:
     notes: list[str]
 
 
-def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:
+def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:  # noqa: PLR0915 - one finding's path through catalogue, bounds, severity and notes, in order
     th, sol = ctx.th, passes.sol
     stall_pct = passes.stall.pct
     library = is_library_kernel(ctx, passes.traits)

@@ -114,7 +114,7 @@ def _value(parent: Node, label: str, value: float | None, unit: str = "", **attr
     )
 
 
-def build_tree(  # noqa: C901 - one branch per tree level, read top to bottom
+def build_tree(  # noqa: C901, PLR0912 - one branch per tree level, read top to bottom
     ctx: KernelContext,
     passes: Passes,
     findings: list[Finding],

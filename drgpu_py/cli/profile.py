@@ -101,7 +101,7 @@ class ProgressView:
             )
         return self.echoed <= ECHO_LIMIT
 
-    def __call__(self, ev: Event) -> None:
+    def __call__(self, ev: Event) -> None:  # noqa: PLR0912 - one branch per console event kind
         if self.quiet:
             return
         if ev.kind in ("error", "warning", "output") and not self._echo_allowed():

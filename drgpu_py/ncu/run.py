@@ -185,7 +185,7 @@ def run_ncu(
         return _run(argv, log_path, on_event, env, cwd, sigint_grace_s, timeout_s, ncu_log if separate_log else None)
 
 
-def _run(  # noqa: C901 - one event loop over the child's output, ncu's log, signals and timeout
+def _run(  # noqa: C901, PLR0912, PLR0915 - one event loop over the child's output, ncu's log, signals and timeout
     argv: list[str],
     log_path: Path,
     on_event: Callable[[Event], None] | None,
@@ -200,7 +200,7 @@ def _run(  # noqa: C901 - one event loop over the child's output, ncu's log, sig
     result = RunResult(argv=list(argv), returncode=None, log_path=Path(log_path), wall_s=0.0)
     t0 = time.monotonic()
 
-    def handle(events: list[Event]) -> None:
+    def handle(events: list[Event]) -> None:  # noqa: PLR0912 - one branch per console event kind
         for ev in events:
             if ev.kind == "kernel_done":
                 result.kernels.append(KernelRun(ev.kernel or "?", ev.launch or 0, ev.passes))

@@ -37,7 +37,7 @@ from ..sass.isa import SASS_LABEL
 _COMPRESSED = (b"\x1f\x8b", b"\xfd7zXZ\x00", b"PK\x03\x04", b"\x28\xb5\x2f\xfd", b"BZh")
 
 
-def sniff(p: Path) -> str:
+def sniff(p: Path) -> str:  # noqa: PLR0912 - one check per input format, most specific first
     """Return 'ncu-rep', 'csv-raw', 'csv-source', 'csv-details', 'compressed' or 'unknown'.
     Raises InputError when the path cannot be read, ReportFormatError when it is empty."""
     require_input_file(p)

@@ -173,7 +173,7 @@ def merge_instructions(kernels: list[KernelProfile], labels: list[str]) -> tuple
     return out[cols], int(base)
 
 
-def merge_kernels(
+def merge_kernels(  # noqa: PLR0912 - one branch per kind of value merged (counts, rates, strings)
     members: list[tuple[str, KernelProfile]], kid: int, n_reports: int, ranks: bool = True
 ) -> KernelProfile:
     """Merge labelled KernelProfiles into one: launches of one kernel taken on several ranks

@@ -121,7 +121,7 @@ def read_ncu_csv(
         return _read(path, source_csv, line_report, KernelSelector.of(kernel))
 
 
-def _read(path: Path, source_csv, line_report, kernel) -> Profile:  # noqa: C901 - one pass over the export's optional pages and columns
+def _read(path: Path, source_csv, line_report, kernel) -> Profile:  # noqa: C901, PLR0912, PLR0915 - one pass over the export's optional pages and columns
     notes: list[str] = []
     rows = _rows(_read_text(path, notes), path)
     while rows and not any(c.strip() for c in rows[0]):  # blank lines before the header
@@ -303,7 +303,7 @@ def _mangled(row: list[str], fn_cols: list[int]) -> str:
     return mangled
 
 
-def _kernels_from_rows(
+def _kernels_from_rows(  # noqa: PLR0912 - one guarded read per optional column of the export
     header: list[str], idx: dict[str, int], rows: list[list[str]], units: list[str] | None = None
 ) -> list[KernelProfile]:
     """KernelProfiles of raw-page rows (each as long as the header). Cells convert column by
@@ -564,7 +564,7 @@ def _hex(text: str) -> int | None:
     return pc if 0 <= pc < _PC_LIMIT else None
 
 
-def _instruction_table(
+def _instruction_table(  # noqa: PLR0912 - one guarded read per optional column of the export
     header: list[str], body: list[list[str]], spec: dict, reason_cols: dict, clean
 ) -> tuple[pd.DataFrame, int | None]:
     """The per-instruction table of one source-page block (rows keyed by Address; a PC

@@ -420,7 +420,7 @@ def with_control(profile: Profile, control: dict[str, dict[int, ControlCode]]) -
     return replace(profile, kernels=kernels, notes=list(profile.notes))
 
 
-def control_from_binary(
+def control_from_binary(  # noqa: PLR0912 - one branch per input form (cubin, binary) and match outcome
     profile: Profile,
     cubin: str | Path | None = None,
     binary: str | Path | None = None,

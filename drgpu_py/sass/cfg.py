@@ -51,7 +51,7 @@ class CFG:
         return [i for b in sorted(loop.blocks) for i in range(self.blocks[b].start, self.blocks[b].end)]
 
 
-def build_cfg(insts: list[Instruction]) -> CFG:  # noqa: C901 - the classic leaders/blocks/edges construction in one place
+def build_cfg(insts: list[Instruction]) -> CFG:  # noqa: C901, PLR0912 - the classic leaders/blocks/edges construction in one place
     n = len(insts)
     index_of_pc = {ins.pc: i for i, ins in enumerate(insts)}
     leaders = {0} if n else set()

@@ -244,7 +244,7 @@ def _src_width(opcode: str, mods: tuple[str, ...]) -> int:
     return 1
 
 
-def parse_instruction(pc: int, text: str) -> Instruction:
+def parse_instruction(pc: int, text: str) -> Instruction:  # noqa: PLR0912 - one branch per SASS operand form
     inst = Instruction(pc=pc, text=text)
     s = text.strip().rstrip(";").strip()
     s = SASS_LABEL.sub("", s)

@@ -159,7 +159,7 @@ def _guard_of(ins: Instruction) -> str | None:
     return None if ins.guard in (None, "PT") else ins.guard
 
 
-def _search(
+def _search(  # noqa: PLR0912 - the backward search's stop rules are read together
     cfg: CFG,
     idx: int,
     is_def: Callable[[int], bool],
@@ -503,7 +503,7 @@ def _drop_dominated_war(kept: dict[int, tuple[Reach, str]]) -> dict[int, tuple[R
     return {j: v for j, v in kept.items() if v[1] != "war" or v[0].cycles < raw_first} or kept
 
 
-def blame_stalls(  # noqa: C901 - the blame walk's pruning rules are read together
+def blame_stalls(  # noqa: C901, PLR0912, PLR0915 - the blame walk's pruning rules are read together
     cfg: CFG,
     df: pd.DataFrame,
     control: dict[int, ControlCode] | None = None,

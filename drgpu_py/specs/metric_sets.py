@@ -127,7 +127,7 @@ def _parse_group(name: str, spec: dict) -> Group:
     )
 
 
-def _from_doc(doc: dict, origin: str, base: MetricSet | None) -> MetricSet:
+def _from_doc(doc: dict, origin: str, base: MetricSet | None) -> MetricSet:  # noqa: PLR0912 - one check per key of a metric-set file
     name = doc.get("name") or Path(origin).stem
     if doc.get("inherits"):
         if base is None:

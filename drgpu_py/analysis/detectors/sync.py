@@ -145,7 +145,7 @@ def _barrier_regions(ctx: KernelContext) -> list[BarrierRegion]:
         "sm__warps_active.avg.per_cycle_active",
     )
 )
-def barrier(ctx: KernelContext, passes: Passes) -> Detection | None:
+def barrier(ctx: KernelContext, passes: Passes) -> Detection | None:  # noqa: PLR0915 - the two readings of unbalanced work (triangular loop, spread work) are read together
     """Warps wait at a barrier for work before it that only some warps run, or run longer:
     code under a branch whose guard or trip count depends on the thread or warp index (from
     the SASS). Only the waits at such barriers count, and only where the interval between

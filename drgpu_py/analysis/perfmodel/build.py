@@ -136,7 +136,7 @@ def _entries(ctx: KernelContext, lp: Loop, executed: dict[int, float]) -> float:
     )
 
 
-def kernel_model(ctx: KernelContext, sol: SpeedOfLight | None) -> KernelModel:
+def kernel_model(ctx: KernelContext, sol: SpeedOfLight | None) -> KernelModel:  # noqa: PLR0915 - the model's terms gathered in one place, in the order docs/model.md gives them
     kernel, cfg = ctx.kernel, ctx.cfg
     if cfg is None or not ctx.insts:
         return KernelModel(

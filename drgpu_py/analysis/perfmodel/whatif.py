@@ -89,7 +89,7 @@ def _address_regs(ins: Instruction) -> set[str]:
     return out
 
 
-def unroll_roles(insts: list[Instruction], body: list[int], invariant: list[int]) -> dict[int, str]:  # noqa: C901 - one fixed-point pass per role, each reading the roles before it
+def unroll_roles(insts: list[Instruction], body: list[int], invariant: list[int]) -> dict[int, str]:  # noqa: C901, PLR0912, PLR0915 - one fixed-point pass per role, each reading the roles before it
     """What each instruction of a loop body becomes when the loop is unrolled by k:
 
     * ``control``: the back edge's branch and the compare and counter that feed it (once per k);
@@ -264,7 +264,7 @@ def _transformed(
     ), removed
 
 
-def what_if(model: KernelModel, change: str, **params: float) -> dict[str, Any] | None:
+def what_if(model: KernelModel, change: str, **params: float) -> dict[str, Any] | None:  # noqa: PLR0912 - one branch per what-if change
     """Predicted cycles after a change: ``unroll`` (k: independent accumulators; loop control,
     induction steps and index arithmetic once per k iterations; ``hoist=True`` also hoists),
     ``hoist`` (the hot loop's loop-invariant instructions and range checks leave it),

@@ -109,7 +109,7 @@ def _decade_label(e: int) -> dict:
     return {"base": "10", "exp": str(e).replace("-", "−")}
 
 
-def _roofline(r: dict, flops_source: str, has_sass: bool = True) -> dict:
+def _roofline(r: dict, flops_source: str, has_sass: bool = True) -> dict:  # noqa: PLR0915 - the chart's geometry computed in one place
     """Log-log roofline geometry: x arithmetic intensity (FLOP per DRAM byte), y FLOP/s; the
     memory roof (slope = peak DRAM bytes/s) and the compute roof (peak FLOP/s) meet at the
     ridge point. Axis ends are whole decades at least ROOF_MARGIN_DECADES beyond the ridge,

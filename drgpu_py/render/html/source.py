@@ -92,7 +92,7 @@ def _sass_rows(
     return rows, len(df) - len(keep)
 
 
-def _source_view(ka, anchor: str) -> dict:  # noqa: C901 - one optional block per source-view column, in output order
+def _source_view(ka, anchor: str) -> dict:  # noqa: C901, PLR0912, PLR0915 - one optional block per source-view column, in output order
     k = ka.kernel
     df = k.instructions
     labels, groups = _reason_meta()
