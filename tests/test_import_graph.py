@@ -274,3 +274,16 @@ def test_circles_and_upward_imports_are_found(tmp_path):
         "drgpu_py.errors -> drgpu_py.readers (line 1)",
         "drgpu_py.render -> drgpu_py (line 1)",
     ]
+
+
+#: The longest a module of drgpu_py may be: past it, a module holds more than one concern.
+MAX_MODULE_LINES = 800
+
+
+def test_no_module_is_over_the_line_limit():
+    long = {
+        str(p.relative_to(PACKAGE_DIR.parent)): n
+        for p in PACKAGE_DIR.rglob("*.py")
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert not long, f"modules over {MAX_MODULE_LINES} lines: {long}"
