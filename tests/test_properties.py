@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 from drgpu_py.specs import loader as data
 from drgpu_py.analysis import analyze
 from drgpu_py.errors import DrgpuError
+from drgpu_py.io import document_text
 from drgpu_py.profile import KernelProfile, Profile
 from drgpu_py.readers import open_report, select_kernels
 from drgpu_py.readers.common import instruction_frame
@@ -298,7 +299,8 @@ def test_rendered_outputs_always_parse(ks):
         assert not any("alert(1)" in s for s in p.script), "a name reached a <script> as code"
         shown = "".join(p.text)
         for k in ks:
-            visible = k.name.replace("\r\n", "\n").replace("\r", "\n").strip()
+            # Control characters and bidi overrides are shown as escapes (io.document_text).
+            visible = document_text(k.name.replace("\r\n", "\n").replace("\r", "\n").strip())
             if visible and "\x00" not in visible and len(visible) < 60:
                 assert visible[:20] in shown, "kernel name not shown as text"
     if "dot" in out and shutil.which("dot"):

@@ -177,23 +177,23 @@ def _essential_instructions(ctx: KernelContext) -> float:
 
 
 def useful_work(ctx: KernelContext, sol: SpeedOfLight | None) -> UsefulWork:
-    elapsed = sol.duration_s * 1e9 if sol is not None and sol.duration_s > 0 else math.nan
+    elapsed = sol.duration_s * 1e9 if sol is not None and 0 < sol.duration_s < math.inf else math.nan
     times: dict[str, float] = {}
     sources: dict[str, str] = {}
     if sol is not None:
         for precision, flops in sol.flops.items():
             peak = sol.peak_flops_per_s.get(precision, math.nan)
-            if flops > 0 and peak > 0:
+            if 0 < flops < math.inf and 0 < peak < math.inf:
                 times[f"math_{precision}"] = flops / peak * 1e9
                 sources[f"math_{precision}"] = f"{precision} FLOPs ({sol.flops_source}) / peak FLOP/s"
-        if sol.dram_bytes > 0 and sol.peak_bytes_per_s > 0:
+        if 0 < sol.dram_bytes < math.inf and 0 < sol.peak_bytes_per_s < math.inf:
             essential, how = _essential_dram_bytes(ctx, sol.dram_bytes)
             times["dram"] = essential / sol.peak_bytes_per_s * 1e9
             sources["dram"] = f"{how} / peak bandwidth"
         essential = _essential_instructions(ctx)
         sms = ctx.kernel.sm_count or ctx.kernel.m("launch__sm_count")
         slots = float(ctx.arch.get("issue_slots_per_sm", 4))
-        if essential > 0 and sms and sms > 0 and sol.sm_clock_hz > 0:
+        if 0 < essential < math.inf and sms and 0 < sms < math.inf and 0 < sol.sm_clock_hz < math.inf:
             times["issue"] = essential / (slots * sms * sol.sm_clock_hz) * 1e9
             sources["issue"] = "essential warp instructions (math, memory; at full warps) / issue slots"
     limiter = max(times, key=times.__getitem__) if times else None
@@ -223,7 +223,7 @@ def _unexplained_top(ctx: KernelContext, limit: int = 3) -> list[dict[str, Any]]
             {
                 "reason": reason,
                 "label": labels.get(reason, {}).get("label", reason),
-                "stall_share": round(ctx.share(reason), 4),
+                "stall_share": _rounded(ctx.share(reason), 4),
                 "top_line": where,
             }
         )
@@ -233,7 +233,7 @@ def _unexplained_top(ctx: KernelContext, limit: int = 3) -> list[dict[str, Any]]
 def time_ledger(ctx: KernelContext, useful: UsefulWork, findings: list[Finding]) -> Ledger | None:
     """The kernel's elapsed time split into useful time, findings' claims and the rest."""
     elapsed = useful.elapsed_ns
-    if elapsed is None or not elapsed > 0:
+    if elapsed is None or not 0 < elapsed < math.inf:
         return None
     useful_ns = min(useful.useful_ns, elapsed)
     left = elapsed - useful_ns
