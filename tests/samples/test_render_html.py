@@ -625,7 +625,7 @@ def test_graphviz_pictures_only_for_the_kernels_with_most_time(tmp_path):
         pytest.skip("Graphviz dot is not installed")
     from pathlib import Path as _Path
 
-    bad = _Path(__file__).parent / "data" / "bad"
+    bad = _Path(__file__).parents[1] / "data" / "bad"
     rows = list(_csv.reader(open(bad / "mini.raw.csv", newline="", encoding="utf-8")))
     head, units, row = rows[0], rows[1], rows[2]
     idc, namec, durc = head.index("ID"), head.index("Kernel Name"), head.index("gpu__time_duration.sum")
