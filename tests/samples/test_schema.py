@@ -22,7 +22,7 @@ from drgpu_py.render.diff import render_diff
 from drgpu_py.render.list_ import render_list_json
 from drgpu_py.render import render
 
-from conftest import CASES, ROOT, analysis_of, library_report, report_path
+from conftest import CASES, ROOT, analysis_of, api_analysis, library_report, report_path
 
 runner = CliRunner()
 VARIANTS = [
@@ -58,7 +58,7 @@ def test_grouped_per_launch_merged_and_separate_outputs_match_the_schema():
     step = library_report("step")
     a, b = report_path("few_blocks", "bad"), report_path("aos_gather", "bad")
     outs = {
-        "grouped": analyze_reports([step]),
+        "grouped": api_analysis(step),  # analyze_reports([step]) through drgpu_py.analyze, made once per run
         "per-launch": analyze_reports([step], per_launch=True),
         "merged": analyze_reports([a, a]),
         "separate": analyze_reports([a, b]),
