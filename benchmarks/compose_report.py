@@ -3,7 +3,7 @@
 
 An ``.ncu-rep`` is a file header followed by self-contained result blocks, so appending the
 blocks of several reports gives one report holding all their launches (the same
-construction as tests/test_perf_equivalence.py). The report holds, ``--repeat`` times and
+construction as tests/samples/test_perf_equivalence.py). The report holds, ``--repeat`` times and
 interleaved as an application launches them: both launches (bad and fixed) of every case in
 ``sample_reports/CASE/``, the two rank reports and the two launch-bound ones (all H100 profiles
 made with ncu's full set), and, with ``--library``, once, the 16 library kernels (cuBLAS,

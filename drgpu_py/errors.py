@@ -2,7 +2,7 @@
 
 The CLI maps any :class:`DrgpuError` to a one-line message on stderr and ``exit_code``;
 nothing below the CLI calls ``sys.exit``. docs/errors.md lists the same codes with example
-messages; ``tests/test_bad_inputs.py`` keeps the two in step.
+messages; ``tests/robustness/test_bad_inputs.py`` keeps the two in step.
 """
 
 from __future__ import annotations

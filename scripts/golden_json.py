@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The JSON analysis of every shipped sample report, fingerprinted: a refactoring that must not
-change behaviour keeps every fingerprint (tests/test_golden_json.py checks the
+change behaviour keeps every fingerprint (tests/samples/test_golden_json.py checks the
 reports; ``--check`` here checks every input, CSV exports included, and .ci/run runs it).
 
 Inputs: each ``sample_reports/CASE/CASE_{bad,fixed}.ncu-rep`` (unpacked by

@@ -3,9 +3,11 @@ cache of their analyses, so each report is read and analyzed once per test run."
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import functools
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -40,10 +42,46 @@ HAVE_NCU_REPORT = importlib.util.find_spec("ncu_report") is not None
 needs_ncu_report = pytest.mark.skipif(not HAVE_NCU_REPORT, reason="ncu_report is not installed")
 
 
-def pytest_collection_modifyitems(items):
+# Tests of these kinds read only the intact shipped reports: they read them in the test process
+# (one ncu_report start-up per process instead of one per read in a child, about 1 s of CPU
+# each), unless marked child_reader (a module reading reports too large to keep: ncu_report
+# holds every in-process read's memory, 1.4 GB for the 1,000-launch report). unit/,
+# robustness/ and e2e/ keep the child-process reader that a user's drgpu has.
+IN_PROCESS_KINDS = ("samples",)
+
+
+def _in_process(item) -> bool:
+    return item.get_closest_marker("in_process_reader") is not None
+
+
+def pytest_collection_modifyitems(config, items):
     """Tests that call the .ncu-rep reader in the test process run last: from then on every
-    read is in-process (readers.isolate) and ncu_report keeps each report's memory."""
-    items.sort(key=lambda item: item.get_closest_marker("in_process_reader") is not None)
+    read is in-process (readers.isolate) and ncu_report keeps each report's memory. With
+    pytest-xdist (``--dist loadfile``, scopes in collection order) a module goes whole to one
+    worker, so a module's tests are all in-process or none."""
+    tests = Path(__file__).resolve().parent
+    for item in items:
+        kind = item.path.parent.name if item.path.parent.parent == tests else None
+        if kind in IN_PROCESS_KINDS and not item.get_closest_marker("child_reader"):
+            item.add_marker(pytest.mark.in_process_reader)
+    items.sort(key=_in_process)
+    if getattr(config.option, "dist", "no") != "no":
+        kinds: dict = {}
+        for item in items:
+            kinds.setdefault(item.path, set()).add(_in_process(item))
+        mixed = sorted(str(p.relative_to(tests)) for p, k in kinds.items() if len(k) > 1)
+        if mixed:
+            raise pytest.UsageError(
+                f"in_process_reader marks only some tests of {', '.join(mixed)}: under pytest-xdist a module "
+                "runs on one worker, so mark the whole module (pytestmark) or move the tests to tests/samples/"
+            )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """An in-process test loads ncu_report before its fixtures read anything."""
+    if HAVE_NCU_REPORT and _in_process(item) and "ncu_report" not in sys.modules:
+        import ncu_report  # noqa: F401
 
 
 def near_misses() -> dict:
@@ -75,12 +113,79 @@ def report_path(case: str, variant: str, ext: str = "ncu-rep") -> Path:
     return SAMPLES / case / f"{case}_{variant}.{ext}"
 
 
-@functools.cache
-def analysis_of(case: str, variant: str, ext: str = "ncu-rep"):
+# ---- one read and analysis of each report per test run, shared by pytest-xdist's workers ----
+SHARED_ENV = "DRGPU_TESTS_SHARED"  # the folder the workers share (set by the controller)
+
+
+def pytest_configure(config):
+    """Under pytest-xdist the controller makes the folder its workers share results through."""
+    import os
+    import tempfile
+
+    if hasattr(config, "workerinput") or getattr(config.option, "dist", "no") == "no":
+        return
+    config._drgpu_shared = tempfile.mkdtemp(prefix="drgpu-tests-")
+    os.environ[SHARED_ENV] = config._drgpu_shared
+
+
+def pytest_unconfigure(config):
+    import os
+    import shutil
+
+    folder = getattr(config, "_drgpu_shared", None)
+    if folder:
+        os.environ.pop(SHARED_ENV, None)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _shared_slot(key: str):
+    """(path or None) for KEY in the workers' shared folder, held under an exclusive lock: the
+    first worker to ask makes the file, the others wait for it and read it."""
+    import fcntl
+    import os
+
+    folder = os.environ.get(SHARED_ENV)
+    if not folder or not Path(folder).is_dir():
+        yield None
+        return
+    path = Path(folder) / re.sub(r"[^\w.-]", "_", key)
+    with open(path.with_name(path.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield path
+
+
+def shared(key: str, compute):
+    """``compute()``, made once per test run: under pytest-xdist the first worker to need it
+    pickles it for the others (an unpicklable result is made by each worker)."""
+    import pickle
+
+    with _shared_slot(key + ".pickle") as path:
+        if path is not None and path.exists():
+            return pickle.loads(path.read_bytes())
+        value = compute()
+        if path is not None:
+            try:
+                data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+            except Exception:  # noqa: BLE001 - not shareable: each worker makes its own
+                return value
+            tmp = path.with_name(path.name + ".tmp")
+            tmp.write_bytes(data)
+            tmp.replace(path)
+        return value
+
+
+def _analyze_path(path: Path):
     from drgpu_py.analysis import analyze
     from drgpu_py.readers import open_report
 
-    return analyze(open_report(report_path(case, variant, ext)))
+    return analyze(open_report(path))
+
+
+@functools.cache
+def analysis_of(case: str, variant: str, ext: str = "ncu-rep"):
+    path = report_path(case, variant, ext)
+    return shared(f"analysis-{case}-{variant}.{ext}", lambda: _analyze_path(path))
 
 
 @pytest.fixture(scope="session")
@@ -92,16 +197,36 @@ def samples_manifest() -> dict:
 def xz_report(relpath: str) -> Path:
     """sample_reports/RELPATH.ncu-rep.xz decompressed once per test run into a temporary
     folder (reports kept compressed to keep the tree small)."""
+    return _unxz(SAMPLES / f"{relpath}.ncu-rep.xz", Path(relpath).name + ".ncu-rep", relpath.replace("/", "-"))
+
+
+@functools.cache
+def many_kernels_report() -> Path:
+    """benchmarks/data/many_kernels.ncu-rep.xz (1,000 launches of 5 kernels), decompressed once
+    per test run."""
+    return _unxz(ROOT / "benchmarks" / "data" / "many_kernels.ncu-rep.xz", "many_kernels.ncu-rep", "many_kernels")
+
+
+def _unxz(src: Path, name: str, key: str) -> Path:
     import atexit
     import lzma
     import shutil
     import tempfile
 
+    with _shared_slot("xz-" + key) as slot:
+        if slot is not None:  # one copy for every worker (shared analyses name the same path)
+            slot.mkdir(exist_ok=True)
+            out = slot / name
+            if not out.exists():
+                with lzma.open(src) as fin, open(slot / "part", "wb") as dst:
+                    shutil.copyfileobj(fin, dst, 1 << 20)
+                (slot / "part").replace(out)
+            return out
     folder = Path(tempfile.mkdtemp(prefix="drgpu-xz-"))
     atexit.register(shutil.rmtree, folder, True)
-    out = folder / (Path(relpath).name + ".ncu-rep")
-    with lzma.open(SAMPLES / f"{relpath}.ncu-rep.xz") as src, open(out, "wb") as dst:
-        shutil.copyfileobj(src, dst, 1 << 20)
+    out = folder / name
+    with lzma.open(src) as fin, open(out, "wb") as dst:
+        shutil.copyfileobj(fin, dst, 1 << 20)
     return out
 
 
@@ -114,10 +239,17 @@ def library_report(stem: str = "library") -> Path:
 
 @functools.cache
 def library_analysis(stem: str = "library"):
-    from drgpu_py.analysis import analyze
-    from drgpu_py.readers import open_report
+    path = library_report(stem)
+    return shared(f"library-analysis-{stem}", lambda: _analyze_path(path))
 
-    return analyze(open_report(library_report(stem)))
+
+@functools.cache
+def api_analysis(path: Path):
+    """``drgpu_py.analyze(path)`` (the Python API: launches of one kernel grouped), made once
+    per test run."""
+    import drgpu_py
+
+    return shared(f"api-analysis-{path.name}", lambda: drgpu_py.analyze(path))
 
 
 # ---- every JSON document the tests make is validated against the shipped schemas ----------

@@ -6,7 +6,7 @@ Contract: ``SavedAnalysis.load(path)`` reads a file checked against the shipped 
 JSON Schema (``load_analysis_json``: a broken or hostile file is a ReportFormatError);
 ``SavedAnalysis.from_dict(doc)`` takes the dict (``Analysis.to_dict()``); ``to_dict()`` gives
 back what was read, key for key and in drgpu's order, so analyze -> JSON -> load -> JSON is
-the same text (tests/test_compare.py). A kernel's tree is a :class:`Node` and its findings
+the same text (tests/samples/test_compare.py). A kernel's tree is a :class:`Node` and its findings
 are :class:`Finding` objects; the sections nothing here reads (speed of light, slicing,
 samples, the static model) stay dicts, passed through as written. Keys this version does
 not know are kept and written after the known ones.

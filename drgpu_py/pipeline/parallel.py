@@ -2,7 +2,7 @@
 read, in a ``concurrent.futures.ProcessPoolExecutor``.
 
 Contract: the result is the one the serial path gives, object for object in the same order
-(the JSON is byte-identical to ``-j 1``; tests/test_parallel.py). ``jobs <= 1``, a single
+(the JSON is byte-identical to ``-j 1``; tests/samples/test_parallel.py). ``jobs <= 1``, a single
 kernel group or a single report never starts a worker: one-kernel runs pay nothing.
 
 Analysis workers are forked (where fork exists): they inherit the profile, options and the

@@ -9,7 +9,7 @@ Contract:
   then uses ncu_report). Nothing is cached on disk; temporary cubin files are removed.
 - ``Listings.function(mangled, sm)``: one function's listing, or None when absent or ambiguous.
 - ``FunctionSass.walk(base, end)`` returns what the reader's ``sass_by_pc`` walk returns, in
-  ncu_report's text form (tests/test_perf_equivalence.py compares the two).
+  ncu_report's text form (tests/samples/test_perf_equivalence.py compares the two).
 """
 
 from __future__ import annotations

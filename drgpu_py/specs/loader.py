@@ -302,7 +302,7 @@ def thresholds(overrides: dict[str, float] | None = None, file: str | Path | Non
             raise DataFileError(f"threshold '{k}' must be a number, got {str(v)[:80]!r}") from e
         if not math.isfinite(values[k]) or values[k] < 0:
             raise DataFileError(f"threshold '{k}' must be a finite number >= 0, got {str(v)[:80]!r}")
-    # Every key of the YAML is in ``values`` (tests/test_records.py: the record names them all).
+    # Every key of the YAML is in ``values`` (tests/unit/test_records.py: the record names them all).
     return cast(Thresholds, values)
 
 

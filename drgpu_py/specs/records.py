@@ -1,6 +1,6 @@
 """Typed records for the data files' contents that cross modules: thresholds and per-chip
 architecture constants. Keys are checked statically (mypy) where code reads them by name, and
-against the YAML files by tests (tests/test_records.py): a key the code reads but the data
+against the YAML files by tests (tests/unit/test_records.py): a key the code reads but the data
 lacks, or the data has but the record omits, fails there instead of reading as missing.
 
 Contract: type declarations only; the loaders (specs/loader.py) return these shapes.

@@ -3,7 +3,7 @@
 Run from the repository root: ``python tests/data/bad/make_corpus.py``. The files it
 writes are committed, so the tests never depend on this script; it exists so that every
 case can be traced to how it was made. Cases derived from the 1 MB ``.ncu-rep`` samples
-(truncation, byte flips) are not committed: ``tests/test_bad_inputs.py`` builds them at
+(truncation, byte flips) are not committed: ``tests/robustness/test_bad_inputs.py`` builds them at
 test time, as described by ``cases.yaml``.
 
 Base: ``sample_reports/few_blocks/few_blocks_bad.raw.csv`` reduced to the identity columns

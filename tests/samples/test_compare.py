@@ -248,19 +248,14 @@ def test_diff_and_list_json_are_strict_json(tmp_path):
     """No bare NaN/Infinity in any JSON drgpu writes (diff, list, analyze): strict parsers
     (JavaScript's JSON.parse, jq) reject them."""
     import json
-    import subprocess
-    import sys
 
     def strict(text):
         return json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))
 
     a, b = str(report_path("serial_norm", "bad")), str(report_path("aos_gather", "bad"))
     # A saved baseline whose numbers are not finite (Python's json writes NaN/Infinity).
-    base = json.loads(
-        subprocess.run(
-            [sys.executable, "-m", "drgpu_py", "analyze", b, "-f", "json"], capture_output=True, text=True, timeout=300
-        ).stdout
-    )
+    # (The CLI in this process: what it writes is the text a drgpu process prints.)
+    base = json.loads(runner.invoke(app, ["analyze", b, "-f", "json"]).stdout)
     base["kernels"][0]["duration_ns"] = float("nan")
     base["kernels"][0]["stall_cycle_pct"] = float("inf")
     odd = tmp_path / "baseline.json"
@@ -273,8 +268,8 @@ def test_diff_and_list_json_are_strict_json(tmp_path):
         ["analyze", a, "-f", "json"],
         ["diff", str(report_path("fence_loop", "bad")), str(report_path("fence_loop", "fixed")), "-f", "json"],
     ):
-        r = subprocess.run([sys.executable, "-m", "drgpu_py", *argv], capture_output=True, text=True, timeout=300)
-        assert r.returncode == 0, r.stderr
+        r = runner.invoke(app, argv)
+        assert r.exit_code == 0, r.output
         strict(r.stdout)
 
 

@@ -39,7 +39,7 @@ from drgpu_py.readers import open_report, select_kernels
 from drgpu_py.readers.common import instruction_frame
 from drgpu_py.render import RenderOptions, formats, render
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # Bounded for a ~20 s file. No shrink phase: shrinking these large inputs takes minutes; a
 # failure prints its @reproduce_failure blob, and shrinking can be enabled locally to study it.
 # (Developed with max_examples=400 per property: all passed after the fixes noted in git.)

@@ -200,7 +200,7 @@ def test_two_real_ranks_merge_by_name_and_sum_their_samples():
     names, one process per rank): one kernel, rank_count 2, counts summed at each offset."""
     from pathlib import Path
 
-    ranks = Path(__file__).resolve().parent.parent / "sample_reports" / "ranks"
+    ranks = Path(__file__).resolve().parents[2] / "sample_reports" / "ranks"
     r0, r1 = (open_report(ranks / f"precise_math.rank{i}.ncu-rep") for i in (0, 1))
     m = merge_profiles([r0, r1])
     assert [k.name for k in m.kernels] == [r0.kernels[0].name] == [r1.kernels[0].name]

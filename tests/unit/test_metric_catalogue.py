@@ -16,7 +16,7 @@ from drgpu_py.specs import loader as data
 from drgpu_py.analysis.tree import Node
 from drgpu_py.render.dot import missing_text
 
-HERE = Path(__file__).resolve().parent / "data" / "ncu_metrics"
+HERE = Path(__file__).resolve().parents[1] / "data" / "ncu_metrics"
 NOT_LISTED = (
     "launch__",
     "device__",

@@ -23,7 +23,7 @@ from conftest import HAVE_NCU_REPORT, ODD_NUMBER_CELLS, sample_csv_cells
 from drgpu_py.errors import NoKernelsError, UsageError
 from drgpu_py.readers import open_report, select_kernels
 
-SAMPLES = Path(__file__).resolve().parent.parent / "sample_reports"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_reports"
 AOS = "scale_keys_aos(const Record *, float *, int)"
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Iterator, NamedTuple
 
 ROOT = "drgpu_py"
-PACKAGE_DIR = Path(__file__).resolve().parent.parent / ROOT
+PACKAGE_DIR = Path(__file__).resolve().parents[2] / ROOT
 
 LAYERS = [
     # base: errors, files, data specs, the profile model, the version

@@ -12,7 +12,7 @@ import pytest
 
 from drgpu_py.sass.cubin import Listings, SassSource, cubins_in_report, find_tool, parse_listing
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_reports"
 needs_nvdisasm = pytest.mark.skipif(find_tool("nvdisasm") is None, reason="nvdisasm is not installed")
 

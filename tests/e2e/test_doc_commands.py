@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SAMPLES = ROOT / "sample_reports"
 _COMMAND = re.compile(r"^(drgpu(?=\s|$)(?!:)|python |pip |pytest|mpirun |ruff |pre-commit )")
@@ -31,7 +31,7 @@ NOT_RUN = {
     "pip install . && drgpu analyze sample_reports/aos_gather/aos_gather_bad.ncu-rep": "installs into the environment; the analyze half runs as the README's usage lines do",
     'pip install -e ".[test]" && pytest': "installs, then runs the whole suite, which this test is part of",
     "drgpu analyze many_kernels.ncu-rep": "the 1,000-launch benchmark report (87 MB) takes minutes to read; benchmarks/RESULTS.md records the run",
-    "mpirun -np 4 drgpu profile -d prof -- ./mpi_app": "needs an MPI launcher; tests/test_profile.py::test_one_report_per_rank_in_a_shared_folder runs ranks by hand",
+    "mpirun -np 4 drgpu profile -d prof -- ./mpi_app": "needs an MPI launcher; tests/e2e/test_profile.py::test_one_report_per_rank_in_a_shared_folder runs ranks by hand",
     "mpirun -np 64 sh -c 'drgpu analyze reports/app.rank${OMPI_COMM_WORLD_RANK}.ncu-rep -j 1 -q -o json/rank${OMPI_COMM_WORLD_RANK}.json'": "needs an MPI launcher; the same command with SLURM_ARRAY_TASK_ID runs",
     "drgpu profile [OPTIONS] -- APP [ARGS...]": "a synopsis, not a command",
     "ruff check .": "the linter over the whole tree: .ci/run runs it before the tests",
@@ -42,7 +42,7 @@ NOT_RUN = {
     "python benchmarks/bench_analyze.py --report /tmp/bench/standin_1000.ncu-rep --repeat 2": "a benchmark on the stand-in report written by the command before it",
     "python benchmarks/compose_report.py /tmp/composed.ncu-rep --repeat 6": "composes a 196 MB benchmark report",
     "python benchmarks/bench_jobs.py --report /tmp/composed.ncu-rep --jobs 1,2 --out /tmp/jobs": "a benchmark on the composed report",
-    "python tests/test_browser.py sample_reports/aos_gather/aos_gather_bad.ncu-rep docs/img/report.png": "rewrites the committed screenshot; tests/test_browser.py renders and screenshots the same report",
+    "python tests/e2e/test_browser.py sample_reports/aos_gather/aos_gather_bad.ncu-rep docs/img/report.png": "rewrites the committed screenshot; tests/e2e/test_browser.py renders and screenshots the same report",
 }
 # Commands whose documented outcome is not exit 0.
 EXIT = {

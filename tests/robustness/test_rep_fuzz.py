@@ -6,7 +6,7 @@ second report appended. Every damaged file must end in one of the documented out
 * an analysis (exit 0) of launches that each kept a name and metrics; when the file's block
   framing is damaged the profile carries a note saying so (a partial analysis);
 * a native crash of NVIDIA's ``ncu_report``, which drgpu's child-process reader turns into
-  exit 4 (tests/test_bad_inputs.py checks that path through the CLI).
+  exit 4 (tests/robustness/test_bad_inputs.py checks that path through the CLI).
 
 Never a traceback, a hang or an analysis without a note of a file whose framing is broken.
 The format has no checksums: a flipped byte inside a metric's value changes that value and
@@ -37,7 +37,7 @@ from pathlib import Path
 import pytest
 from conftest import rep_blocks
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "sample_reports" / "launch" / "serial_steps_floor.ncu-rep"  # 179 KB, 2 launches, 12 blocks
 OTHER = ROOT / "sample_reports" / "aos_gather" / "aos_gather_bad.ncu-rep"
 FLIPS, OVERWRITES = 200, 120  # the full sweep's random mutations
@@ -132,7 +132,7 @@ def _worker(folder: str, start: int, full: bool) -> None:
 def sweep(folder: Path, full: bool) -> list[dict]:
     """Run the workers; one result per mutation."""
     n, results = len(mutations(full)), []
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "DRGPU_READ_IN_PROCESS": "1"}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests")]), "DRGPU_READ_IN_PROCESS": "1"}
     while len(results) < n:
         start = len(results)
         p = subprocess.Popen(

@@ -6,7 +6,7 @@ Each case has one documented outcome (docs/errors.md): a clean error (one ``drgp
 line, the documented exit code, nothing written) or an analysis, partial (a note says what
 is missing) or full. The lists below are the cases; ``test_counts_in_docs`` checks the
 counts table in docs/errors.md against them, the bad-input corpus (tests/data/bad/cases.yaml)
-and the damaged-report sweep (tests/test_rep_fuzz.py).
+and the damaged-report sweep (tests/robustness/test_rep_fuzz.py).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BAD = ROOT / "tests" / "data" / "bad"
 STANDIN = ROOT / "tests" / "standin" / "ncu"
 REP = ROOT / "sample_reports" / "launch" / "serial_steps_floor.ncu-rep"  # small: 2 launches
@@ -305,7 +305,7 @@ PROFILE = [
     ("ncu-floods-its-console", "full", "scale_keys_aos"),
 ]
 # Cases of this group tested elsewhere: (test file, test function, outcome).
-PROFILE_ELSEWHERE = [("tests/test_profile.py", "test_timeout_stops_a_hanging_ncu", "error")]
+PROFILE_ELSEWHERE = [("tests/e2e/test_profile.py", "test_timeout_stops_a_hanging_ncu", "error")]
 
 WEIRD_ARGS = [
     "two words",

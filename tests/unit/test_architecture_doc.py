@@ -4,7 +4,7 @@ detectors that fill them.
 (a) Every ``drgpu_py/...`` path the document names exists (a file, or a package folder), and
 every dotted ``drgpu_py.x.y`` name is a module or package, or a name defined at the top of
 one (a function, class, assignment or import), or a method of such a class. The layer list
-it quotes is tests/test_import_graph.py's ``LAYERS``.
+it quotes is tests/unit/test_import_graph.py's ``LAYERS``.
 
 (b) Every ``{placeholder}`` of a finding's ``title``, ``advice``, ``caller_advice`` and
 ``advice_when`` texts is a key its detector can put in ``Detection.fmt``, or one that
@@ -34,7 +34,7 @@ import yaml
 from drgpu_py.analysis import findings as findings_module
 from drgpu_py.analysis.detectors import REGISTRY
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "architecture.md"
 PACKAGE = ROOT / "drgpu_py"
 CATALOGUE = PACKAGE / "specs" / "findings.yaml"
@@ -150,7 +150,7 @@ def _layers_of(source: str, origin: str) -> list:
 def test_the_quoted_layer_list_is_the_import_graph_tests():
     blocks = re.findall(r"```python\n(LAYERS = \[.*?\n\])\n```", doc_text(), re.S)
     assert len(blocks) == 1, "docs/architecture.md quotes LAYERS once, in a python block"
-    graph_test = ROOT / "tests" / "test_import_graph.py"
+    graph_test = ROOT / "tests" / "unit" / "test_import_graph.py"
     assert _layers_of(blocks[0], "docs/architecture.md") == _layers_of(graph_test.read_text(), str(graph_test))
 
 

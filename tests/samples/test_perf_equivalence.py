@@ -27,7 +27,7 @@ from drgpu_py.readers.ncu_rep import FunctionCache, read_line_table, read_ncu_re
 
 pytestmark = [needs_ncu_report, pytest.mark.in_process_reader]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_reports"
 ALL_REPORTS = sorted(SAMPLES.glob("*/*.ncu-rep"))
 # Different shapes: global gather, shared-memory conflicts, barriers, FMA chain, atomics, fences.

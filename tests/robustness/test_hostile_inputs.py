@@ -24,7 +24,7 @@ from typer.testing import CliRunner
 from drgpu_py.cli import app
 from drgpu_py.io import atomic_write
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_reports"
 R = SAMPLES / "aos_gather" / "aos_gather_bad.ncu-rep"
 MINI = ROOT / "tests" / "data" / "bad" / "mini.raw.csv"

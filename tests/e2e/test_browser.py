@@ -9,7 +9,7 @@ hostile text as text.
 
 Skips only where Chromium (or the ``websocket-client`` package) is absent. Run as a script to
 refresh the documentation screenshot:
-``python tests/test_browser.py sample_reports/aos_gather/aos_gather_bad.ncu-rep docs/img/report.png``.
+``python tests/e2e/test_browser.py sample_reports/aos_gather/aos_gather_bad.ncu-rep docs/img/report.png``.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_reports" / "aos_gather" / "aos_gather_bad.ncu-rep"
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 

@@ -13,17 +13,16 @@ import sys
 import pandas as pd
 import pytest
 
-from conftest import ROOT, SAMPLES, library_report
+from conftest import ROOT, SAMPLES, api_analysis, library_report, many_kernels_report
 
 MANY = ROOT / "benchmarks" / "data" / "many_kernels.ncu-rep.xz"
+# Each in-process read of the 1,000-launch report would keep 1.4 GB (conftest.IN_PROCESS_KINDS).
+pytestmark = pytest.mark.child_reader
 
 
 @pytest.fixture(scope="module")
-def many(tmp_path_factory):
-    out = tmp_path_factory.mktemp("many") / "many_kernels.ncu-rep"
-    with lzma.open(MANY) as src, open(out, "wb") as dst:
-        shutil.copyfileobj(src, dst, 1 << 20)
-    return out
+def many():
+    return many_kernels_report()  # MANY decompressed once per test run
 
 
 @pytest.fixture(scope="module")
@@ -54,9 +53,7 @@ def test_group_is_the_mean_launch_and_totals_are_the_sums(many_profile):
 
 
 def test_summary_ranks_by_time_and_time_saved(many):
-    import drgpu_py
-
-    a = drgpu_py.analyze(many)
+    a = api_analysis(many)  # drgpu_py.analyze(many), shared with test_render_html
     rows = a.summary()
     assert [r["total_ns"] for r in rows] == sorted((r["total_ns"] for r in rows), reverse=True)
     assert sum(r["time_share"] for r in rows) == pytest.approx(1.0, abs=1e-3)
@@ -95,9 +92,7 @@ def test_default_terminal_output_is_short_and_opens_with_the_summary(many):
 
 
 def test_model_step_groups_and_api_frames():
-    import drgpu_py
-
-    a = drgpu_py.analyze(library_report("step"))
+    a = api_analysis(library_report("step"))  # drgpu_py.analyze(step), shared with test_render_html
     rows = a.summary()
     assert sum(r["launches"] for r in rows) == 18 and len(rows) == 15
     kf, ff = a.kernels_frame(), a.findings_frame()

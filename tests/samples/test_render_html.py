@@ -346,10 +346,9 @@ def test_summary_of_several_kernels():
 def step_page():
     """The real PyTorch model step (18 launches in 15 kernel groups), analyzed as the Python
     API does (launches of one kernel grouped) and rendered."""
-    import drgpu_py
-    from conftest import library_report
+    from conftest import api_analysis, library_report
 
-    a = drgpu_py.analyze(library_report("step"))
+    a = api_analysis(library_report("step"))  # drgpu_py.analyze(step), made once per run
     return a, render(a, "html", RenderOptions())
 
 
@@ -470,14 +469,11 @@ MANY_XZ = SAMPLE_DIR.parent / "benchmarks" / "data" / "many_kernels.ncu-rep.xz"
 MAX_MANY_HTML = 2_000_000  # bytes; measured 0.35 MB (0.56 MB with the Graphviz pictures) for 5 groups
 
 
-def test_many_launches_page_stays_small(tmp_path):
+def test_many_launches_page_stays_small():
     """1,000 launches of 5 kernels: one summary row and one section per group, not per launch."""
-    import drgpu_py
+    from conftest import api_analysis, many_kernels_report
 
-    path = tmp_path / "many_kernels.ncu-rep"
-    with lzma.open(MANY_XZ) as src, open(path, "wb") as dst:
-        shutil.copyfileobj(src, dst, 1 << 20)
-    a = drgpu_py.analyze(path)
+    a = api_analysis(many_kernels_report())  # drgpu_py.analyze of MANY_XZ, made once per run
     doc = render(a, "html", RenderOptions())
     size = len(doc.encode("utf-8"))
     assert size < MAX_MANY_HTML, f"{size / 1e6:.2f} MB"
@@ -625,7 +621,7 @@ def test_graphviz_pictures_only_for_the_kernels_with_most_time(tmp_path):
         pytest.skip("Graphviz dot is not installed")
     from pathlib import Path as _Path
 
-    bad = _Path(__file__).parent / "data" / "bad"
+    bad = _Path(__file__).parents[1] / "data" / "bad"
     rows = list(_csv.reader((bad / "mini.raw.csv").read_text(encoding="utf-8").splitlines()))
     head, units, row = rows[0], rows[1], rows[2]
     idc, namec, durc = head.index("ID"), head.index("Kernel Name"), head.index("gpu__time_duration.sum")

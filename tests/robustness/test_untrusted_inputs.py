@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from drgpu_py.cli import app
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_DIR = ROOT / "sample_reports" / "aos_gather"
 SAMPLE_NAMES = {
     "bad": "scale_keys_aos(const Record *, float *, int)",

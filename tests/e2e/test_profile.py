@@ -36,7 +36,7 @@ from drgpu_py.errors import (
     UsageError,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 STANDIN = ROOT / "tests" / "standin" / "ncu"
 FACTS = ROOT / "scripts" / "device" / "facts"
 SAMPLE = ROOT / "sample_reports" / "aos_gather" / "aos_gather_bad.ncu-rep"

@@ -32,7 +32,7 @@ from drgpu_py.cli import app
 from drgpu_py.errors import ALL_ERRORS, OutputError
 from drgpu_py.io import atomic_write
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 BAD = ROOT / "tests" / "data" / "bad"
 CASES = yaml.safe_load((BAD / "cases.yaml").read_text(encoding="utf-8"))["cases"]
 AS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
