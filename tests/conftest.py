@@ -15,6 +15,15 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_reports"
+#: The stand-in ncu (tests/standin/ncu) that `drgpu profile` runs in place of Nsight Compute.
+STANDIN = ROOT / "tests" / "standin" / "ncu"
+
+
+def standin_profile(out_dir, *args, metric_set: str | None = "gh100") -> list[str]:
+    """``drgpu profile`` argv through the stand-in ncu, writing into ``out_dir``, with ``args``
+    (options, then ``--`` and the application) after it."""
+    set_args = ["--metric-set", metric_set] if metric_set else []
+    return ["profile", "--ncu", str(STANDIN), *set_args, "-d", str(out_dir), *args]
 
 
 def _unpack_samples() -> None:

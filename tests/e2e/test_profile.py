@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HAVE_NCU_REPORT
+from conftest import HAVE_NCU_REPORT, STANDIN, standin_profile
 from typer.testing import CliRunner
 
 from drgpu_py.ncu import console as ncu_console
@@ -37,7 +37,6 @@ from drgpu_py.errors import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-STANDIN = ROOT / "tests" / "standin" / "ncu"
 FACTS = ROOT / "scripts" / "device" / "facts"
 SAMPLE = ROOT / "sample_reports" / "aos_gather" / "aos_gather_bad.ncu-rep"
 CHIPS = ["tu102", "ga100", "ga102", "ad102", "gh100", "gb100", "gb202"]
@@ -375,19 +374,7 @@ def run_profile(tmp_path, *args, scenario="ok", env=None, app_argv=None, monkeyp
         if k not in e:
             monkeypatch.delenv(k, raising=False)
     monkeypatch.chdir(tmp_path)
-    argv = [
-        "profile",
-        "--ncu",
-        str(STANDIN),
-        "--metric-set",
-        "gh100",
-        "-d",
-        str(tmp_path / "out"),
-        "-q",
-        *args,
-        "--",
-        *(app_argv or ["/bin/echo", "app says hi"]),
-    ]
+    argv = standin_profile(tmp_path / "out", "-q", *args, "--", *(app_argv or ["/bin/echo", "app says hi"]))
     return runner.invoke(app, argv)
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from conftest import STANDIN, standin_profile
 from drgpu_py.cli import app
 from drgpu_py.io import atomic_write
 
@@ -28,7 +29,6 @@ ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_reports"
 R = SAMPLES / "aos_gather" / "aos_gather_bad.ncu-rep"
 MINI = ROOT / "tests" / "data" / "bad" / "mini.raw.csv"
-STANDIN = ROOT / "tests" / "standin" / "ncu"
 runner = CliRunner()
 
 
@@ -97,17 +97,7 @@ def test_output_over_the_thresholds_file_is_refused(tmp_path, cmd):
 
 def _list_kernels(tmp_path: Path, *extra: str, timeout: float = 120) -> subprocess.CompletedProcess:
     return _drgpu(
-        "profile",
-        "--ncu",
-        str(STANDIN),
-        "-d",
-        str(tmp_path / "out"),
-        "--list-kernels",
-        "-q",
-        *extra,
-        "--",
-        "/bin/echo",
-        "hi",
+        *standin_profile(tmp_path / "out", "--list-kernels", "-q", *extra, "--", "/bin/echo", "hi", metric_set=None),
         timeout=timeout,
         env={"STANDIN_NCU_KERNELS": "gemm,softmax"},
         cwd=tmp_path,
@@ -158,21 +148,7 @@ def test_list_kernels_log_is_written(tmp_path):
 
 @pytest.mark.parametrize("name", [".", "..", "a/b", "a\\b", "sub/../x"])
 def test_profile_names_that_leave_the_folder_are_usage_errors(tmp_path, name):
-    r = _drgpu(
-        "profile",
-        "--ncu",
-        str(STANDIN),
-        "--metric-set",
-        "gh100",
-        "-d",
-        str(tmp_path / "out"),
-        "--name",
-        name,
-        "-q",
-        "--",
-        "/bin/echo",
-        cwd=tmp_path,
-    )
+    r = _drgpu(*standin_profile(tmp_path / "out", "--name", name, "-q", "--", "/bin/echo"), cwd=tmp_path)
     assert r.returncode == 2, (r.returncode, r.stderr)
     assert "--name" in r.stderr
     assert sorted(p.name for p in tmp_path.iterdir() if p.name != "out") == []
@@ -393,18 +369,7 @@ def test_integers_of_thousands_of_digits_are_usage_or_data_errors(tmp_path):
 
 def test_profile_kernel_pattern_python_cannot_compile_is_a_usage_error(tmp_path):
     r = _drgpu(
-        "profile",
-        "--ncu",
-        str(STANDIN),
-        "--metric-set",
-        "gh100",
-        "-d",
-        str(tmp_path / "out"),
-        "--kernel",
-        "a{4294967296}",
-        "--dry-run",
-        "--",
-        "/bin/echo",
+        *standin_profile(tmp_path / "out", "--kernel", "a{4294967296}", "--dry-run", "--", "/bin/echo"),
         cwd=tmp_path,
     )
     assert r.returncode == 2, r.stderr

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from conftest import standin_profile
 from drgpu_py.cli import app
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,7 +24,6 @@ SAMPLE_NAMES = {
     "bad": "scale_keys_aos(const Record *, float *, int)",
     "fixed": "scale_keys_soa(const float *, float *, int)",
 }
-STANDIN = ROOT / "tests" / "standin" / "ncu"
 
 runner = CliRunner()
 
@@ -168,7 +168,7 @@ def run_profile(tmp_path, monkeypatch, *args, app_argv, env=None, quiet=False):
     for k in RANK_VARS:
         monkeypatch.delenv(k, raising=False)
     monkeypatch.chdir(tmp_path)
-    argv = ["profile", "--ncu", str(STANDIN), "--metric-set", "gh100", "-d", str(tmp_path / "out")]
+    argv = standin_profile(tmp_path / "out")
     return runner.invoke(app, [*argv, *(["-q"] if quiet else []), *args, "--", *app_argv])
 
 
