@@ -26,11 +26,8 @@ from typing import Any
 from ..specs import loader as data
 from .context import KernelContext
 from .findings import Finding
+from .perfmodel import USEFUL_CLASSES
 from .sol import SpeedOfLight, grade_of
-
-#: Instruction-mix classes (sass.isa.opcode_class) that are a kernel's work; the others
-#: (int, conversion, control, uniform, other) are overhead around it.
-ESSENTIAL_CLASSES = ("fp32", "fp64", "fp16", "tensor", "sfu", "memory")
 
 
 def part_label(part: str | None) -> str:
@@ -168,7 +165,7 @@ def _essential_instructions(ctx: KernelContext) -> float:
     executed = df["inst_executed"].tolist()
     total = 0.0
     for j, cls in enumerate(ctx.classes):
-        if cls not in ESSENTIAL_CLASSES:
+        if cls not in USEFUL_CLASSES:  # int, conversion, control, uniform: overhead
             continue
         n = threads[j] / 32.0 if threads is not None and threads[j] == threads[j] else executed[j]
         if n == n:

@@ -20,7 +20,7 @@ from ...sass.dataflow import fast_intrinsic, loop_invariant
 from ...sass.slicing import reaching_defs
 from ..context import KernelContext, LineKey
 from ..passes import Passes
-from ..perfmodel import KernelModel, measured_speedup, what_if
+from ..perfmodel import USEFUL_CLASSES, KernelModel, measured_speedup, what_if
 from .base import (
     Detection,
     at_call_sites,
@@ -64,8 +64,7 @@ def instruction_overhead(ctx: KernelContext, passes: Passes) -> Detection | None
     inner, body, ex = best
     if body < 0.5 * total:
         return None
-    useful_cls = ("fp32", "fp64", "fp16", "tensor", "sfu", "memory")
-    useful = sum(v for pc, v in ex.items() if cls.get(pc) in useful_cls)
+    useful = sum(v for pc, v in ex.items() if cls.get(pc) in USEFUL_CLASSES)
     control = sum(v for pc, v in ex.items() if cls.get(pc) == "control")
     integer = sum(v for pc, v in ex.items() if cls.get(pc) == "int")
     branches = sum(v for pc, v in ex.items() if ctx.by_pc[pc].is_branch())
