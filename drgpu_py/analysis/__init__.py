@@ -23,7 +23,7 @@ from . import groups
 from .context import AnalysisCache as AnalysisCache  # re-exported: pipeline.parallel imports it from here
 from .context import KernelContext
 from .findings import Finding, evaluate
-from .ledger import Ledger, UsefulWork, time_ledger, useful_work
+from .ledger import Ledger, UsefulWork, settle, useful_work
 from .passes import Passes, stall_cycles
 from .perfmodel import KernelModel, kernel_model
 from .perfmodel import to_dict as model_dict
@@ -88,7 +88,12 @@ class KernelAnalysis:
         near_sol = (
             self.context is not None
             and self.top_unit is not None
-            and near_speed_of_light(self.top_unit_pct, self.findings, self.context.th)
+            and near_speed_of_light(
+                self.top_unit_pct,
+                self.findings,
+                self.context.th,
+                self.useful.efficiency_pct if self.useful is not None else None,
+            )
         )
         return {
             "id": kernel.id,
@@ -217,9 +222,8 @@ def _analyze_kernel(kernel: KernelProfile, options: AnalysisOptions, cache: Anal
     sol = speed_of_light(ctx)
     passes = Passes(traits=traits, sol=sol, perf=kernel_model(ctx, sol), stall=stall_cycles(ctx))
     evaluation = evaluate(ctx, passes)
-    findings = evaluation.findings
     useful = useful_work(ctx, sol)
-    ledger = time_ledger(ctx, useful, findings)
+    findings, ledger = settle(ctx, useful, evaluation.findings)
     tree = build_tree(ctx, passes, findings, useful, ledger)
     pct, ipc = passes.stall.pct, passes.stall.achieved_ipc
     top, top_val = ctx.top_unit()
@@ -252,10 +256,12 @@ def _analyze_kernel(kernel: KernelProfile, options: AnalysisOptions, cache: Anal
             "stalled_instructions": 0,
             "dependency_kinds": {},
         }
-    silent = _silence_note(ctx, sol, findings, pct, options.thresholds)
+    silent = _silence_note(ctx, sol, useful, findings, pct, options.thresholds)
     if silent:
         notes.append(silent)
-    if sol.limiter is not None and near_speed_of_light(sol.limiter_pct, findings, options.thresholds):
+    if sol.limiter is not None and near_speed_of_light(
+        sol.limiter_pct, findings, options.thresholds, useful.efficiency_pct
+    ):
         notes.append(
             f"near speed of light: {sol.labels.get(sol.limiter, sol.limiter)} at {sol.limiter_pct:.0f}% of peak; "
             "little to gain without reducing that unit's work"
@@ -319,11 +325,19 @@ def _sample_notes(ctx: KernelContext) -> list[str]:
 
 
 def _silence_note(
-    ctx: KernelContext, sol: SpeedOfLight | None, findings: list[Finding], stall_pct: float, th: Thresholds
+    ctx: KernelContext,
+    sol: SpeedOfLight | None,
+    useful: UsefulWork,
+    findings: list[Finding],
+    stall_pct: float,
+    th: Thresholds,
 ) -> str | None:
-    """A kernel with headroom (graded below good, many stall cycles) is never left silent:
-    without a located finding, say that no known pattern matched and where it stalls."""
-    if sol is None or grade_at_least(sol.grade, "good"):
+    """A kernel with headroom (graded below good on its useful work where that is known, else
+    on its busiest unit; many stall cycles) is never left silent: without a located finding,
+    say that no known pattern matched and where it stalls."""
+    on_useful = useful.grade is not None
+    grade = useful.grade if on_useful else (sol.grade if sol is not None else None)
+    if sol is None or grade_at_least(grade, "good"):
         return None
     # A located finding, or one about the launch (which has no line), already says what to do.
     if (
@@ -346,9 +360,13 @@ def _silence_note(
             if loc.get("file")
             else f" at SASS +0x{loc.get('pc_offset', 0):x}"
         ) + f" ({loc.get('sass', '')})"
-    grade = sol.grade or "ungraded"
+    graded = (
+        f"{grade} on useful work ({useful.efficiency_pct:.0f}% efficiency)"
+        if on_useful and useful.efficiency_pct is not None
+        else f"{grade or 'ungraded'} on its limiting unit"
+    )
     return (
-        f"no known pattern: the kernel is {grade} on its limiting unit with {stall_pct:.0f}% stall cycles, and no "
+        f"no known pattern: the kernel is {graded} with {stall_pct:.0f}% stall cycles, and no "
         f"finding locates the cause; the top stall is {label} ({100 * ctx.share(top):.0f}% of stall cycles){where}"
     )
 

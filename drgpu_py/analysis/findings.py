@@ -4,10 +4,10 @@ physics, assign severity, and rank (best first).
 Contract: ``evaluate(ctx, passes) -> Evaluation`` is pure: the findings, and notes on what
 it left out and why; it reads the facts (``ctx``) and the passes before it (``passes``:
 traits, speed of light, performance model, stall cycles) and changes neither.
-Every estimate goes through bounds.py; a kernel graded good or excellent on its limiting
-unit gets no ``high`` finding unless the fix relieves that unit; designed-in patterns and
-library kernels without source lines are not reported as defects (a note names what was
-left out). Advice quotes only its own evidence.
+Every estimate goes through bounds.py; severity is the estimate's alone, on any grade (the
+time ledger, ledger.py, then settles overlapping estimates and severities); designed-in
+patterns and library kernels without source lines are not reported as defects (a note names
+what was left out). Advice quotes only its own evidence.
 
 Rules and rationale: docs/json-schema.md, "Findings: severity and advice".
 """
@@ -18,15 +18,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..specs import loader as data
-from .bounds import apply_bounds, physical_bounds, relieved_units
+from .bounds import apply_bounds, physical_bounds
 from ..profile import rounded
 from .context import KernelContext
 from .passes import Passes
-from .sol import SpeedOfLight, Traits
+from ..specs.records import Thresholds
+from .sol import Traits
 from .tree import Location
 from .detectors import REGISTRY
 from .detectors import base as detector_base
-from .sol import grade_at_least
 
 #: Severities, worst first: the order findings are ranked in, --fail-on reads and diff compares by.
 SEVERITIES = ("high", "medium", "low")
@@ -55,10 +55,17 @@ class Finding:
     bounded_by: str | None = None  # the bound that set the estimate, if any
     audience: str = "code"  # "code" (change the kernel) | "caller" (library kernel)
     estimate_capped: bool = False  # the model hit its ceiling: the speedup is at least this
+    time_share: float | None = None  # of the elapsed time, what the ledger gives it (None: no ledger)
+    estimated_speedup_alone: float | None = None  # made alone, before larger findings' fixes (ledger.py)
+    relieves: tuple[str, ...] = ()  # the catalogue's units the fix unloads (bounds.RELIEF keys)
 
     def speedup_text(self) -> str:
-        """The estimate as shown to the user: a capped one reads as a lower bound."""
-        return f"≥{self.estimated_speedup:.2f}x (capped)" if self.estimate_capped else f"{self.estimated_speedup:.2f}x"
+        """The estimate as shown to the user: a capped one reads as a lower bound; with a
+        ledger, the share of the kernel's time it removes (the estimate is 1 / (1 - share))."""
+        text = f"≥{self.estimated_speedup:.2f}x (capped)" if self.estimate_capped else f"{self.estimated_speedup:.2f}x"
+        if self.time_share is not None:
+            text += f", {100 * self.time_share:.0f}% of the time"
+        return text
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -72,6 +79,8 @@ class Finding:
             "bounds": self.bounds,
             "audience": self.audience,
             "estimate_capped": self.estimate_capped,
+            "time_share": _round(self.time_share, 4),
+            "estimated_speedup_alone": _round(self.estimated_speedup_alone, 3),
             "advice": self.advice,
             "evidence": self.evidence,
             "locations": self.locations,
@@ -133,11 +142,10 @@ class Evaluation:
     notes: list[str]
 
 
-def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:  # noqa: PLR0915 - one finding's path through catalogue, bounds, severity and notes, in order
+def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:
     th, sol = ctx.th, passes.sol
     stall_pct = passes.stall.pct
     library = is_library_kernel(ctx, passes.traits)
-    graded: SpeedOfLight | None = sol if sol is not None and grade_at_least(sol.grade, "good") else None
     out: list[Finding] = []
     notes_out: list[str] = []
     left_out: list[str] = []
@@ -168,21 +176,7 @@ def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:  # noqa: PLR0915
         notes = []
         if binding is not None:
             notes.append(f"estimate bounded: {binding.why}")
-        sev = "high" if speed >= th["high_speedup"] else "medium" if speed >= th["medium_speedup"] else "low"
-        # (a grade and its limiter come together: both are the busiest unit's)
-        if (
-            graded is not None
-            and graded.limiter is not None
-            and graded.limiter not in relieved_units(relieves)
-            and sev != "low"
-        ):
-            cap = "low" if graded.grade == "excellent" else "medium"
-            if sev == "high" or cap == "low":
-                sev = cap
-                notes.append(
-                    f"the kernel is graded {graded.grade} ({graded.labels.get(graded.limiter, graded.limiter)} at "
-                    f"{graded.limiter_pct:.0f}% of peak) and this change does not reduce that unit's work"
-                )
+        sev = severity_of(speed, th)
         # The model's own ceiling (it never removes more than MAX_REMOVABLE of the time) is
         # not a measurement: say that the estimate is a lower bound.
         ceiling = 1.0 / (1.0 - detector_base.MAX_REMOVABLE)
@@ -225,6 +219,7 @@ def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:  # noqa: PLR0915
                 bounds=[b.to_dict() for b in bounds],
                 bounded_by=binding.kind if binding else None,
                 audience="caller" if library else "code",
+                relieves=tuple(relieves),
             )
         )
     if left_out:
@@ -233,8 +228,17 @@ def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:  # noqa: PLR0915
             + ", ".join(left_out)
             + "); the advice given is for the caller"
         )
-    out.sort(key=lambda f: (severity_rank(f.severity), -f.estimated_speedup))
-    return Evaluation(out, notes_out)
+    return Evaluation(ranked(out), notes_out)
+
+
+def severity_of(speed: float, th: Thresholds) -> str:
+    """The severity of an estimate, on any grade: what the fix buys decides it."""
+    return "high" if speed >= th["high_speedup"] else "medium" if speed >= th["medium_speedup"] else "low"
+
+
+def ranked(findings: list[Finding]) -> list[Finding]:
+    """Worst severity first, then the largest estimate (the input's order breaks ties)."""
+    return sorted(findings, key=lambda f: (severity_rank(f.severity), -f.estimated_speedup))
 
 
 _HEADER_SUFFIXES = (".h", ".hpp", ".cuh", ".hxx", ".inl", ".inc")

@@ -20,12 +20,14 @@ reasons and lines. Method and limits: docs/json-schema.md, "Time ledger".
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..specs import loader as data
 from .context import KernelContext
-from .findings import Finding
+from .bounds import relieved_units
+from .findings import Finding, ranked, severity_of
 from .perfmodel import USEFUL_CLASSES
 from .sol import SpeedOfLight, grade_of
 
@@ -52,6 +54,7 @@ class UsefulWork:
     limiter: str | None  # the longest of ``times_ns``
     efficiency_pct: float | None  # the limiter's time / elapsed, in %
     grade: str | None  # of the efficiency (speed of light's grade thresholds)
+    dram_bytes_essential: float | None = None  # the DRAM bytes counted as useful (at ideal width)
 
     @property
     def useful_ns(self) -> float:
@@ -64,6 +67,7 @@ class UsefulWork:
             "limiter": self.limiter,
             "times_ns": {k: round(v, 1) for k, v in sorted(self.times_ns.items(), key=lambda kv: -kv[1])},
             "sources": dict(sorted(self.sources.items())),
+            "dram_bytes_essential": _rounded(self.dram_bytes_essential, 0),
         }
 
 
@@ -72,7 +76,9 @@ class LedgerEntry:
     owner: str  # a finding's id
     ns: float  # the elapsed time it claims
     claimed_share: float  # of the elapsed time
-    wanted_share: float  # what its estimate alone would remove, of the elapsed time
+    wanted_share: float  # what its bounded estimate asked for, of the elapsed time
+    alone_share: float  # what it removes made alone: at most the elapsed time less floor_share
+    floor_share: float  # the useful work its change leaves, of the elapsed time
 
 
 @dataclass(frozen=True)
@@ -82,6 +88,7 @@ class Ledger:
     losses: list[LedgerEntry]
     unexplained_ns: float
     unexplained_top: list[dict[str, Any]] = field(default_factory=list)
+    useful_counted_ns: float | None = None  # the useful time before claims that remove useful work
 
     def to_dict(self) -> dict[str, Any]:
         e = self.elapsed_ns
@@ -89,12 +96,16 @@ class Ledger:
             "elapsed_ns": round(e, 1),
             "useful_ns": round(self.useful_ns, 1),
             "useful_share": round(self.useful_ns / e, 4),
+            "useful_counted_share": round(
+                (self.useful_counted_ns if self.useful_counted_ns is not None else self.useful_ns) / e, 4
+            ),
             "losses": [
                 {
                     "finding": x.owner,
                     "ns": round(x.ns, 1),
                     "share": round(x.claimed_share, 4),
                     "wanted_share": round(x.wanted_share, 4),
+                    "alone_share": round(x.alone_share, 4),
                 }
                 for x in self.losses
             ],
@@ -106,7 +117,11 @@ class Ledger:
     def text(self) -> str:
         """One line: useful / each loss / unexplained, as shares of the elapsed time."""
         e = self.elapsed_ns
-        parts = [f"useful {100 * self.useful_ns / e:.0f}%"]
+        useful = f"useful {100 * self.useful_ns / e:.0f}%"
+        counted = self.useful_counted_ns
+        if counted is not None and counted > self.useful_ns * (1 + 1e-6) + 1e-9 * e:
+            useful += f" (of {100 * counted / e:.0f}% counted useful; the rest is work a fix removes)"
+        parts = [useful]
         parts += [f"{x.owner} {100 * x.claimed_share:.0f}%" for x in self.losses if x.ns > 0]
         unexplained = f"unexplained {100 * self.unexplained_ns / e:.0f}%"
         if self.unexplained_top:
@@ -177,6 +192,7 @@ def useful_work(ctx: KernelContext, sol: SpeedOfLight | None) -> UsefulWork:
     elapsed = sol.duration_s * 1e9 if sol is not None and 0 < sol.duration_s < math.inf else math.nan
     times: dict[str, float] = {}
     sources: dict[str, str] = {}
+    dram_essential = None
     if sol is not None:
         for precision, flops in sol.flops.items():
             peak = sol.peak_flops_per_s.get(precision, math.nan)
@@ -184,8 +200,8 @@ def useful_work(ctx: KernelContext, sol: SpeedOfLight | None) -> UsefulWork:
                 times[f"math_{precision}"] = flops / peak * 1e9
                 sources[f"math_{precision}"] = f"{precision} FLOPs ({sol.flops_source}) / peak FLOP/s"
         if 0 < sol.dram_bytes < math.inf and 0 < sol.peak_bytes_per_s < math.inf:
-            essential, how = _essential_dram_bytes(ctx, sol.dram_bytes)
-            times["dram"] = essential / sol.peak_bytes_per_s * 1e9
+            dram_essential, how = _essential_dram_bytes(ctx, sol.dram_bytes)
+            times["dram"] = dram_essential / sol.peak_bytes_per_s * 1e9
             sources["dram"] = f"{how} / peak bandwidth"
         essential = _essential_instructions(ctx)
         sms = ctx.kernel.sm_count or ctx.kernel.m("launch__sm_count")
@@ -202,6 +218,7 @@ def useful_work(ctx: KernelContext, sol: SpeedOfLight | None) -> UsefulWork:
         limiter=limiter,
         efficiency_pct=eff,
         grade=grade_of(min(eff, 100.0), ctx.th) if eff is not None else None,
+        dram_bytes_essential=dram_essential,
     )
 
 
@@ -227,24 +244,118 @@ def _unexplained_top(ctx: KernelContext, limit: int = 3) -> list[dict[str, Any]]
     return out
 
 
+def part_unit(part: str) -> str:
+    """The speed-of-light unit that does a useful-work part (bounds.RELIEF's names)."""
+    if part in ("dram", "issue"):
+        return part
+    precision = part.removeprefix("math_")
+    if precision.startswith("tensor"):
+        return "tensor"
+    return "fp64" if precision == "fp64" else "fma"
+
+
+def useful_left_by(useful: UsefulWork, relieves: Iterable[str]) -> float:
+    """The useful time a change that unloads ``relieves`` leaves: the longest part whose unit it
+    does not unload (slow-math's fix removes FP64 math that counted as useful; a coalescing fix
+    leaves the FLOPs and the essential DRAM bytes)."""
+    relieved = relieved_units(relieves)
+    return max((t for part, t in useful.times_ns.items() if part_unit(part) not in relieved), default=0.0)
+
+
 def time_ledger(ctx: KernelContext, useful: UsefulWork, findings: list[Finding]) -> Ledger | None:
-    """The kernel's elapsed time split into useful time, findings' claims and the rest."""
+    """The kernel's elapsed time split into useful time, findings' claims and the rest.
+
+    Each finding asks for the time its bounded estimate removes; alone, it can have at most
+    the elapsed time less the useful work its change leaves (``useful_left_by``). Findings
+    claim largest first, each at most what the claims before it and that useful work leave; a
+    claim that reaches into the time counted useful (its change removes work that counted as
+    useful) takes it from the useful time, so the parts always add up to the elapsed time.
+    """
     elapsed = useful.elapsed_ns
     if elapsed is None or not 0 < elapsed < math.inf:
         return None
-    useful_ns = min(useful.useful_ns, elapsed)
-    left = elapsed - useful_ns
+    counted = min(useful.useful_ns, elapsed)
+    useful_ns, claimed = counted, 0.0
     wanted = [(f, elapsed * (1.0 - 1.0 / f.estimated_speedup) if f.estimated_speedup > 1.0 else 0.0) for f in findings]
     losses = []
     # Larger claims first; a tie keeps the findings' rank.
     for f, want in sorted(wanted, key=lambda fw: -fw[1]):
-        got = max(0.0, min(want, left))
-        left -= got
-        losses.append(LedgerEntry(f.id, got, got / elapsed, want / elapsed))
+        floor = min(useful_left_by(useful, f.relieves), counted)
+        alone = max(0.0, min(want, elapsed - floor))
+        got = max(0.0, min(alone, elapsed - claimed - min(floor, useful_ns)))
+        if got > elapsed - claimed - useful_ns:
+            useful_ns = elapsed - claimed - got
+        claimed += got
+        losses.append(LedgerEntry(f.id, got, got / elapsed, want / elapsed, alone / elapsed, floor / elapsed))
     return Ledger(
         elapsed_ns=elapsed,
         useful_ns=useful_ns,
         losses=losses,
-        unexplained_ns=max(0.0, left),
+        unexplained_ns=max(0.0, elapsed - useful_ns - claimed),
         unexplained_top=_unexplained_top(ctx),
+        useful_counted_ns=counted,
+    )
+
+
+def settle(ctx: KernelContext, useful: UsefulWork, findings: list[Finding]) -> tuple[list[Finding], Ledger | None]:
+    """The findings with the estimates their ledger shares imply, and the ledger.
+
+    A finding's estimate becomes elapsed / (elapsed - the time the ledger gives it), so the
+    share its text states and its estimate cannot disagree; ``estimated_speedup_alone`` is what
+    the change buys made alone (before the larger findings' fixes). Where the ledger gives it
+    less than its bounded estimate asked for, the ``ledger`` bound says what took the rest;
+    severity then follows the settled estimate, on any grade. Without an elapsed time there is
+    no ledger and the findings are returned as they are.
+    """
+    ledger = time_ledger(ctx, useful, findings)
+    if ledger is None:
+        return findings, None
+    by_id = {f.id: f for f in findings}
+    settled = []
+    before: list[str] = []  # the findings that claimed ahead of the one at hand
+    for entry in ledger.losses:
+        settled.append(_settled(by_id[entry.owner], entry, ledger.elapsed_ns, before, ctx))
+        if entry.ns > 0:
+            before.append(entry.owner)
+    return ranked(settled), ledger
+
+
+def _speedup(elapsed: float, removed: float) -> float:
+    return elapsed / max(elapsed - removed, 1e-9 * elapsed)
+
+
+def _settled(finding: Finding, entry: LedgerEntry, elapsed: float, before: list[str], ctx: KernelContext) -> Finding:
+    speed = _speedup(elapsed, entry.ns)
+    alone = _speedup(elapsed, entry.alone_share * elapsed)
+    if entry.ns >= entry.wanted_share * elapsed * (1 - 1e-9):
+        # Not cut: the settled estimate is the bounded one (up to rounding).
+        return replace(finding, time_share=entry.claimed_share, estimated_speedup_alone=alone)
+    reasons = []
+    if entry.alone_share < entry.wanted_share * (1 - 1e-9):
+        reasons.append(
+            f"the useful work this change leaves takes {100 * entry.floor_share:.0f}% of the kernel's time at peak"
+        )
+    if entry.claimed_share < entry.alone_share * (1 - 1e-9) and before:
+        reasons.append(f"{', '.join(before)} claim{'s' if len(before) == 1 else ''} time ahead of it")
+    why = (
+        " and ".join(reasons or ["the useful work at peak"])
+        + f": {100 * entry.claimed_share:.0f}% of the time is left to this change (it asked for {100 * entry.wanted_share:.0f}%"
+        + (
+            f"; alone it would remove {100 * entry.alone_share:.0f}%, {alone:.2f}x)"
+            if alone > speed * (1 + 1e-9)
+            else ")"
+        )
+    )
+    bound = {"kind": "ledger", "limit": round(speed, 3), "why": why}
+    notes = [n for n in finding.notes if not n.startswith(("estimate bounded:", "estimate capped"))]
+    return replace(
+        finding,
+        estimated_speedup=speed,
+        estimated_speedup_alone=alone,
+        time_share=entry.claimed_share,
+        severity=severity_of(speed, ctx.th),
+        bounds=[*finding.bounds, bound],
+        bounded_by="ledger",
+        estimate_capped=False,
+        notes=[f"estimate bounded: {why}", *notes],
     )

@@ -82,6 +82,8 @@ def finding_from_dict(doc: dict[str, Any]) -> Finding:
         bounded_by=doc.get("bounded_by"),
         audience=doc.get("audience", "code"),
         estimate_capped=bool(doc.get("estimate_capped", False)),
+        time_share=doc.get("time_share"),
+        estimated_speedup_alone=doc.get("estimated_speedup_alone"),
     )
 
 

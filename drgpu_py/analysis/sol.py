@@ -205,14 +205,19 @@ def grade_at_least(grade: str | None, floor: str) -> bool:
     return grade is not None and GRADES.index(grade) >= GRADES.index(floor)
 
 
-def near_speed_of_light(pct: float | None, findings: Iterable[Rated], th: Thresholds) -> bool:
+def near_speed_of_light(
+    pct: float | None, findings: Iterable[Rated], th: Thresholds, efficiency_pct: float | None = None
+) -> bool:
     """A unit at ``pct`` % of its peak is near its speed of light: at or above ``sol_pct``
-    with no high finding among ``findings`` (little to gain without reducing its work)."""
+    with no high finding among ``findings`` (little to gain without reducing its work), and,
+    where the useful work is known (``efficiency_pct``, ledger.py), the kernel graded at least
+    good on it: a unit kept busy by excess sectors or conflicts is busy with waste."""
     return (
         pct is not None
         and not math.isnan(pct)
         and pct >= th["sol_pct"]
         and not any(f.severity == "high" for f in findings)
+        and (efficiency_pct is None or efficiency_pct >= th["grade_good"])
     )
 
 

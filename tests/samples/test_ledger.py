@@ -90,3 +90,43 @@ def test_every_output_shows_the_ledger(tmp_path):
     assert f"time: {ledger.text()}" in text and "useful work: poor" in text
     assert "Where the time goes" in render(a, "html")
     assert "time: useful" in render(a, "dot")
+
+
+def test_every_estimate_is_what_its_ledger_share_implies():
+    """A finding's estimate is elapsed / (elapsed - the time the ledger gives it): the share
+    its text states and its estimate agree; where the ledger gave it less than its own bounded
+    estimate wanted, the ``ledger`` bound names the cut."""
+    checked = cut = 0
+    for where, ka in _ledgers():
+        ledger = ka.ledger
+        if ledger is None:
+            assert all(f.time_share is None for f in ka.findings), where
+            continue
+        entries = {x.owner: x for x in ledger.losses}
+        for f in ka.findings:
+            entry = entries[f.id]
+            assert f.time_share == pytest.approx(entry.claimed_share, abs=1e-12), (where, f.id)
+            assert f.estimated_speedup == pytest.approx(1.0 / (1.0 - f.time_share), rel=1e-6), (where, f.id)
+            assert f"{100 * f.time_share:.0f}% of the time" in f.speedup_text(), (where, f.id)
+            if entry.claimed_share < entry.wanted_share - 1e-9:
+                cut += 1
+                assert f.bounded_by == "ledger", (where, f.id)
+                assert f.bounds[-1]["kind"] == "ledger" and f.bounds[-1]["why"] in " ".join(f.notes), (where, f.id)
+            else:
+                assert f.bounded_by != "ledger", (where, f.id)
+            checked += 1
+    assert checked >= len(CASES) and cut >= 1
+
+
+def test_severity_follows_the_estimate_on_any_grade():
+    """A finding's severity is its settled estimate's, whatever the speed-of-light grade: a
+    loss worth 1.25x or more is high on a kernel graded excellent on its busiest unit too."""
+    from drgpu_py.analysis.findings import severity_of
+
+    high_on_busy = 0
+    for where, ka in _ledgers():
+        for f in ka.findings:
+            assert f.severity == severity_of(f.estimated_speedup, ka.context.th), (where, f.id)
+            if f.severity == "high" and ka.sol is not None and RANK.get(ka.sol.grade or "", -1) >= RANK["good"]:
+                high_on_busy += 1
+    assert high_on_busy >= 1  # aos_gather/bad: DRAM 'excellent', uncoalesced high

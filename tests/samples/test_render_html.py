@@ -752,3 +752,28 @@ def test_many_groups_page_stays_within_its_budget(samples_page):
                 if loc.get("sass"):
                     assert _esc(loc["sass"]) in full
     assert size < 0.5 * len(full.encode("utf-8")), "packing is what keeps the page small"
+
+
+def test_roofline_shows_the_useful_point_beside_the_measured_one():
+    """A kernel moving more DRAM bytes than its accesses need at ideal width (aos_gather's
+    bad variant: 78 % excess sectors) gets a second, open point: the same FLOP/s at the
+    intensity of its essential bytes, to the right of the measured point; a kernel whose
+    traffic is all essential gets one point."""
+    a = analysis_of("aos_gather", "bad")
+    ka = a.kernels[0]
+    r = ka.to_dict()["speed_of_light"]["roofline"]
+    essential = ka.useful.dram_bytes_essential
+    assert essential is not None and essential < 0.95 * r["dram_bytes"]
+    doc = render(a, "html", RenderOptions())
+    g = _roof_geometry(doc)
+    circles = re.findall(r'<circle\b[^>]*\bcx="([\d.]+)"[^>]*\bcy="([\d.]+)"', g["svg"])
+    assert len(circles) == 2
+    (mx, my), (ux, uy) = ((float(x), float(y)) for x, y in circles)
+    assert (mx, my) == g["point"] and uy == pytest.approx(my)
+    assert ux == pytest.approx(_log_pos(g["xticks"], r["flops"] / essential), abs=1.0) and ux > mx
+    assert "Open circle: the same work with only the DRAM bytes" in parse(doc).plain
+    fixed = analysis_of("aos_gather", "fixed")
+    f = fixed.kernels[0]
+    if f.useful.dram_bytes_essential is not None and f.useful.dram_bytes_essential >= 0.95 * f.sol.dram_bytes:
+        g = _roof_geometry(render(fixed, "html", RenderOptions()))
+        assert g is None or len(re.findall(r"<circle\b", g["svg"])) == 1

@@ -195,7 +195,12 @@ def _sol_view(ka) -> dict | None:
         "grade": grade,
         "badge": badge,
         "bars": _sol_bars(d, th),
-        "roofline": _roofline(d["roofline"], d["flops_source"], has_sass),
+        "roofline": _roofline(
+            d["roofline"],
+            d["flops_source"],
+            has_sass,
+            ka.useful.dram_bytes_essential if getattr(ka, "useful", None) is not None else None,
+        ),
     }
 
 

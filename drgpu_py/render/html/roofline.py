@@ -2,10 +2,13 @@
 and compute roofs meeting at the ridge point, and the kernel's point with its label placed
 clear of the drawn lines and the other labels.
 
-Contract: ``_roofline(r, flops_source, has_sass) -> dict`` takes the ``roofline`` part of
-``SolResult.to_dict()`` (analysis/sol.py) and returns ``{"title", "missing", "chart"}``:
-``chart`` holds the SVG coordinates and label strings the template's roofline macro draws, or
-is None with ``missing`` saying why nothing is drawn.
+Contract: ``_roofline(r, flops_source, has_sass, essential_dram_bytes) -> dict`` takes the
+``roofline`` part of ``SolResult.to_dict()`` (analysis/sol.py) and the DRAM bytes the time
+ledger counts as useful (analysis/ledger.py, None when unknown) and returns ``{"title",
+"missing", "chart"}``: ``chart`` holds the SVG coordinates and label strings the template's
+roofline macro draws, or is None with ``missing`` saying why nothing is drawn. Two points when
+the kernel moves more DRAM bytes than its accesses need: the measured one, and the same work
+with only the essential bytes (further right: the distance to the roof is waste, not a limit).
 """
 
 from __future__ import annotations
@@ -109,7 +112,17 @@ def _decade_label(e: int) -> dict:
     return {"base": "10", "exp": str(e).replace("-", "−")}
 
 
-def _roofline(r: dict, flops_source: str, has_sass: bool = True) -> dict:  # noqa: PLR0915 - the chart's geometry computed in one place
+def _useful_intensity(r: dict, essential_dram_bytes: float | None) -> float | None:
+    """FLOP per essential DRAM byte, when the essential bytes are known and at least 5 % below
+    the measured ones (else the two points coincide)."""
+    flops, moved = r.get("flops"), r.get("dram_bytes")
+    if not (essential_dram_bytes and flops and moved) or not 0 < essential_dram_bytes < 0.95 * moved:
+        return None
+    ai = flops / essential_dram_bytes
+    return ai if math.isfinite(ai) and ai > 0 else None
+
+
+def _roofline(r: dict, flops_source: str, has_sass: bool = True, essential_dram_bytes: float | None = None) -> dict:  # noqa: PLR0915 - the chart's geometry computed in one place
     """Log-log roofline geometry: x arithmetic intensity (FLOP per DRAM byte), y FLOP/s; the
     memory roof (slope = peak DRAM bytes/s) and the compute roof (peak FLOP/s) meet at the
     ridge point. Axis ends are whole decades at least ROOF_MARGIN_DECADES beyond the ridge,
@@ -127,8 +140,9 @@ def _roofline(r: dict, flops_source: str, has_sass: bool = True) -> dict:  # noq
         return out
     ai, fps, peak, bw = (float(v) for v in vals)
     ridge = peak / bw
+    useful_ai = _useful_intensity(r, essential_dram_bytes)
     m = ROOF_MARGIN_DECADES
-    lx = [math.log10(ai), math.log10(ridge)]
+    lx = [math.log10(ai), math.log10(ridge)] + ([math.log10(useful_ai)] if useful_ai else [])
     x_lo, x_hi = math.floor(min(lx) - m), math.ceil(max(lx) + m)
     roof_lo = bw * 10.0**x_lo  # the memory roof at the left edge
     ly = [math.log10(fps), math.log10(peak), math.log10(roof_lo)]
@@ -173,6 +187,8 @@ def _roofline(r: dict, flops_source: str, has_sass: bool = True) -> dict:  # noq
         for t in range(-int(mem_w / 2), int(mem_w / 2) + 1, 3):
             for off in (6, 11, 16):
                 points.append((mem_mid[0] + ux * t + uy * off, mem_mid[1] + uy * t - ux * off, 5.0))
+    if useful_ai is not None:  # the open circle and the dashed line to it: keep the label off them
+        points += [(*q, 5.0) for q in _segment((pt_x, pt_y), (px(useful_ai), pt_y))]
     boxes = [
         (right - 4 - peak_w, py(peak) - 17, right - 4, py(peak) - 3),
         (ridge_left, bottom - 17, ridge_left + ridge_w, bottom - 3),
@@ -187,6 +203,15 @@ def _roofline(r: dict, flops_source: str, has_sass: bool = True) -> dict:  # noq
         boxes,
     )
     side = r.get("side") or ""
+    useful_point = None
+    if useful_ai is not None:
+        attainable = min(peak, bw * useful_ai)
+        useful_point = {
+            "x": px(useful_ai),
+            "y": pt_y,
+            "tip": f"the same work with only the DRAM bytes its accesses need at ideal width: {useful_ai:.3g} FLOP/byte, "
+            f"{100 * fps / attainable:.0f}% of the attainable {_tflops(attainable)} there",
+        }
     return {
         **out,
         "chart": {
@@ -220,6 +245,7 @@ def _roofline(r: dict, flops_source: str, has_sass: bool = True) -> dict:  # noq
             "label_x": label_x,
             "label_y": label_y,
             "anchor": anchor,
+            "useful": useful_point,
             "tip": f"{_tflops(fps)} at {ai:.3g} FLOP/byte (DRAM {_rate(r['dram_bytes_per_s'], 'B/s') if r.get('dram_bytes_per_s') else 'n/a'})",
             "caption": f"Achieved {_tflops(fps)} at {ai:.3g} FLOP per DRAM byte; ridge point {ridge:.3g} FLOP/byte"
             + (f"; {side} side of the ridge" if side else "")
@@ -228,6 +254,12 @@ def _roofline(r: dict, flops_source: str, has_sass: bool = True) -> dict:  # noq
                 if pct is not None and r.get("attainable_flop_per_s")
                 else ""
             )
-            + f". Roofs: DRAM {_rate(bw, 'B/s')}, {r['precision']} peak {_tflops(peak)} at the measured clock.",
+            + f". Roofs: DRAM {_rate(bw, 'B/s')}, {r['precision']} peak {_tflops(peak)} at the measured clock."
+            + (
+                f" Open circle: the same work with only the DRAM bytes its accesses need at ideal width "
+                f"({useful_ai:.3g} FLOP/byte, {100 * fps / min(peak, bw * useful_ai):.0f}% of the attainable there)."
+                if useful_ai is not None
+                else ""
+            ),
         },
     }
