@@ -20,14 +20,34 @@ reasons and lines. Method and limits: docs/json-schema.md, "Time ledger".
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ..specs import loader as data
 from .context import KernelContext
-from .findings import Finding
 from .perfmodel import USEFUL_CLASSES
 from .sol import SpeedOfLight, grade_of
+
+#: The kernel metrics the useful work reads itself (beyond the speed of light's): the global
+#: sectors at ideal width when the report has no per-instruction sector counts, and the SMs.
+LEDGER_METRICS: tuple[str, ...] = (
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+    "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
+    "derived__memory_l2_theoretical_sectors_global_excessive",
+    "launch__sm_count",
+)
+
+
+class Claim(Protocol):
+    """A finding as the ledger reads it (findings.Finding; a protocol, so that this module
+    does not import findings, which lists these metrics with its own: analysis/coverage.py)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def estimated_speedup(self) -> float: ...
 
 
 def part_label(part: str | None) -> str:
@@ -227,7 +247,7 @@ def _unexplained_top(ctx: KernelContext, limit: int = 3) -> list[dict[str, Any]]
     return out
 
 
-def time_ledger(ctx: KernelContext, useful: UsefulWork, findings: list[Finding]) -> Ledger | None:
+def time_ledger(ctx: KernelContext, useful: UsefulWork, findings: Sequence[Claim]) -> Ledger | None:
     """The kernel's elapsed time split into useful time, findings' claims and the rest."""
     elapsed = useful.elapsed_ns
     if elapsed is None or not 0 < elapsed < math.inf:
