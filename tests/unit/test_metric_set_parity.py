@@ -6,8 +6,8 @@ explicit ``--metrics`` and what the chosen sections provide) holds every metric 
 ``coverage.metric_needs()`` (each finding's detector, the speed of light, the useful work and
 time ledger), under its canonical name or an alias of specs/metrics.yaml; and every explicit
 one exists on the chip. A metric missing there is a finding drgpu's own reports evaluate
-without its evidence (issue 33: without l1tex__throughput, global-uncoalesced's estimate fell
-to 1.0x and the finding was dropped, where ``--set full`` gave 6.6x).
+without its evidence (issue 33: without l1tex__throughput, global-uncoalesced's traffic term is
+empty; on sample_reports/rowwalk_sum the finding, 3.3x with ``--set full``, was dropped).
 """
 
 from __future__ import annotations
