@@ -34,7 +34,7 @@ class Group:
     name: str
     why: str
     optional: bool = False
-    absent_note: str = ""  # said in the analysis notes when an optional group is left out
+    absent_note: str = ""  # said in the analysis notes when a report lacks the group's metrics
     sections: list[str] = field(default_factory=list)
     metrics: dict[str, str] = field(default_factory=dict)  # explicit --metrics -> what for
     provides: dict[str, str] = field(default_factory=dict)  # delivered by the sections -> what for
