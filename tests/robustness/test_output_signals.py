@@ -72,17 +72,25 @@ def replace(src, dst, *a, **k):
         mark("renamed"); time.sleep(2)
 
 os.fdopen, os.open, os.unlink, os.link, os.replace = fdopen, open_, unlink, link, replace
+if hook == "exit":
+    import typer
+
+    class SlowExit(typer.Exit):  # the command's body has ended: drgpu is on its way out
+        def __init__(self, *a, **k):
+            mark("exiting"); time.sleep(2); super().__init__(*a, **k)
+
+    typer.Exit = SlowExit
 sys.argv[0] = "drgpu"
 from drgpu_py.cli import main
 main()
 """
 
 
-def _start(tmp: Path, hook: str, out: Path, *extra) -> subprocess.Popen:
+def _start(tmp: Path, hook: str, out: Path, *extra, command=("analyze", str(REP))) -> subprocess.Popen:
     marks = tmp / "marks"
     marks.mkdir(exist_ok=True)
     return subprocess.Popen(
-        [sys.executable, "-c", _HOOKED, "analyze", str(REP), "-o", str(out), *extra],
+        [sys.executable, "-c", _HOOKED, *command, "-o", str(out), *extra],
         cwd=out.parent,
         env={**ENV, "HOOK": hook, "MARKS": str(marks)},
         stdout=subprocess.PIPE,
@@ -219,3 +227,21 @@ def test_an_output_name_of_245_characters_is_written(tmp_path):
     assert p.returncode == 0, p.stderr[-2000:]
     assert sorted(f.name for f in tmp_path.iterdir()) == [name]
     assert '"kernels"' in (tmp_path / name).read_text()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_a_signal_as_merge_finishes_exits_128_plus_it_with_a_message(tmp_path, sig):
+    """The body has written its output and returned; the signal comes as drgpu exits (was
+    130 without a message for SIGTERM: the CLI framework's handling of KeyboardInterrupt)."""
+    ranks = sorted(str(p) for p in (ROOT / "sample_reports" / "ranks").glob("*.ncu-rep"))
+    out = tmp_path / "w" / "merged.json"
+    out.parent.mkdir()
+    p = _start(tmp_path, "exit", out, "-j", "1", command=("merge", *ranks))
+    _wait_for(p, lambda: (tmp_path / "marks" / "exiting").exists(), "end of the command")
+    os.killpg(p.pid, sig)
+    p.wait(timeout=120)
+    err = p.stderr.read()
+    assert p.returncode == 128 + sig, (p.returncode, err[-2000:])
+    assert f"drgpu: interrupted ({signal.Signals(sig).name})" in err and "Traceback" not in err, err
+    assert sorted(f.name for f in out.parent.iterdir()) == ["merged.json"]
+    assert '"kernels"' in out.read_text()
