@@ -8,12 +8,14 @@ import contextlib
 import errno
 import os
 import re
+import secrets
 import shutil
+import signal
 import stat
 import sys
-import tempfile
+import threading
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO, Iterator
 
 from .errors import InputError, OutputError
 
@@ -104,6 +106,34 @@ def open_input(path: str | Path, what: str = "a report"):
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def open_output_text(path: str | Path):
+    """A file drgpu writes as it goes (ncu's log under ``drgpu profile``), opened for text
+    writing (UTF-8, undecodable text replaced), created or truncated, never blocking: opened
+    with O_NONBLOCK and checked on the opened descriptor, so a FIFO, device or socket at the
+    name (or a link to one) is refused (exit 6) instead of waited on or written into."""
+    p = Path(path)
+    flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    not_regular = OutputError(
+        f"{p} is not a regular file (a device, FIFO or socket): drgpu does not write over it",
+        hint="remove it, or give another --output-dir/--name",
+    )
+    try:
+        fd = os.open(p, flags, 0o666)
+    except OSError as e:
+        if e.errno == errno.ENXIO:  # a FIFO nobody reads
+            raise not_regular from None
+        raise OutputError(f"cannot write {p}: {e.strerror or e}") from e
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise not_regular
+        os.ftruncate(fd, 0)
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "w", encoding="utf-8", errors="replace")
     except BaseException:
         os.close(fd)
         raise
@@ -248,36 +278,111 @@ def _create_exclusively(tmp: str, p: Path) -> None:
     os.unlink(tmp)
 
 
+#: The signals drgpu stops on (Ctrl-C, kill, a closed terminal: cli.install_signal_handlers).
+_STOP_SIGNALS = tuple(
+    sig for sig in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)) if sig is not None
+)
+
+
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP held back for the few system calls inside (creating a
+    temporary file, renaming it into place, removing it): a signal arriving then acts once
+    they are done, so an interruption never falls between a file's creation and the record
+    of its name, or between a rename and the forgetting of the temporary name. Python runs
+    signal handlers in the main thread only: elsewhere this defers nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    old: dict[int, Any] = {}  # each signal's handler: a function, SIG_DFL or SIG_IGN
+    try:
+        for sig in _STOP_SIGNALS:
+            if signal.getsignal(sig) is not None:  # None: a handler not set from Python, left alone
+                old[sig] = signal.signal(sig, lambda signum, frame: held.append(signum))
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+        if held:
+            handler = old.get(held[0])
+            if callable(handler):
+                handler(held[0], None)  # raises KeyboardInterrupt (Terminated under the CLI)
+            elif handler == signal.SIG_DFL:
+                os.kill(os.getpid(), held[0])
+
+
+_TEMP_STEM_BYTES = 40
+
+
+def _temp_name(p: Path) -> Path:
+    """A temporary name beside ``p``: ``.STEM.RANDOM.tmp``, STEM the start of ``p``'s name
+    cut to 40 bytes, so that a name near NAME_MAX (255 bytes) still has a temporary one."""
+    stem = p.name[:_TEMP_STEM_BYTES]
+    while len(stem.encode("utf-8", "surrogatepass")) > _TEMP_STEM_BYTES:
+        stem = stem[:-1]
+    parent = p.parent if str(p.parent) else Path(".")
+    return parent / f".{stem}.{secrets.token_hex(4)}.tmp"
+
+
+def _create_temp(p: Path) -> tuple[Path, BinaryIO]:
+    """The temporary file for ``p``, created (O_EXCL, mode 0600) and opened for binary
+    writing. Call it under ``signals_deferred`` and assign its result there: a signal then
+    acts once the caller knows the name to remove."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+    for _ in range(100):
+        tmp = _temp_name(p)
+        try:
+            fd = os.open(tmp, flags, 0o600)
+        except FileExistsError:
+            continue
+        try:
+            return tmp, os.fdopen(fd, "wb")
+        except BaseException:
+            os.close(fd)
+            os.unlink(tmp)
+            raise
+    raise FileExistsError(errno.EEXIST, "no free temporary name", str(p))
+
+
 def atomic_write(path: str | Path, content: str | bytes | BinaryIO, force: bool = False) -> Path:
     """Write ``content`` (text, bytes, or a binary file read to its end) to ``path`` all at
     once: readers of ``path`` see the old file or the complete new one, never a part; on any
     failure (disk full, Ctrl-C) nothing is left. A file replaced under ``force`` keeps its
-    permission bits (a 0600 output stays private)."""
+    permission bits (a 0600 output stays private).
+
+    Signals (Ctrl-C, SIGTERM, SIGHUP) interrupt the writing itself; around the temporary
+    file's creation, the rename into place and the removal of the temporary file they are
+    deferred (``signals_deferred``): an interrupted write leaves the complete output or none,
+    and never the temporary file."""
     p = check_writable(path, force)
     data = clean_text(content).encode("utf-8") if isinstance(content, str) else content
-    tmp = None
+    tmp: Path | None = None
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=str(p.parent if str(p.parent) else "."))
-        with os.fdopen(fd, "wb") as fh:
+        with signals_deferred():
+            tmp, fh = _create_temp(p)
+        with fh:
             if isinstance(data, bytes):
                 fh.write(data)
             else:
                 shutil.copyfileobj(data, fh, 1 << 20)
-        try:
-            mode = stat.S_IMODE(os.stat(p).st_mode)  # the file --force replaces: its mode
-        except FileNotFoundError:
-            # mkstemp creates 0600; outputs are shared, so give them the usual umask mode.
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(tmp, mode)
-        if force:
-            os.replace(tmp, p)
-        else:
-            _create_exclusively(tmp, p)
+        with signals_deferred():
+            try:
+                mode = stat.S_IMODE(os.stat(p).st_mode)  # the file --force replaces: its mode
+            except FileNotFoundError:
+                # Created 0600; outputs are shared, so give them the usual umask mode.
+                umask = os.umask(0)
+                os.umask(umask)
+                mode = 0o666 & ~umask
+            os.chmod(tmp, mode)
+            if force:
+                os.replace(tmp, p)
+            else:
+                _create_exclusively(str(tmp), p)
+            tmp = None  # in place: nothing to remove, whatever comes now
     except BaseException as e:
         if tmp is not None:
-            with contextlib.suppress(OSError):
+            with signals_deferred(), contextlib.suppress(OSError):
                 os.unlink(tmp)
         if isinstance(e, FileExistsError):
             raise OutputError(f"{p} exists", hint="use --force to overwrite") from e

@@ -23,7 +23,8 @@ from . import groups
 from .context import AnalysisCache as AnalysisCache  # re-exported: pipeline.parallel imports it from here
 from .context import KernelContext
 from .findings import Finding, evaluate
-from .ledger import Ledger, UsefulWork, settle, useful_work
+from .ledger import Ledger, UsefulWork, useful_work
+from .settle import settle
 from .passes import Passes, stall_cycles
 from .perfmodel import KernelModel, kernel_model
 from .perfmodel import to_dict as model_dict

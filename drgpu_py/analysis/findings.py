@@ -2,7 +2,8 @@
 physics, assign severity, and rank (best first).
 
 Contract: ``evaluate(ctx, passes) -> Evaluation`` is pure: the findings, and notes on what
-it left out and why; it reads the facts (``ctx``) and the passes before it (``passes``:
+it left out and why and on the metrics its detectors needed that the report lacks
+(coverage.py); it reads the facts (``ctx``) and the passes before it (``passes``:
 traits, speed of light, performance model, stall cycles) and changes neither.
 Every estimate goes through bounds.py; severity is the estimate's alone, on any grade (the
 time ledger, ledger.py, then settles overlapping estimates and severities); designed-in
@@ -19,6 +20,7 @@ from typing import Any
 
 from ..specs import loader as data
 from .bounds import apply_bounds, physical_bounds
+from .coverage import missing_metric_notes
 from ..profile import rounded
 from .context import KernelContext
 from .passes import Passes
@@ -149,6 +151,7 @@ def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:
     out: list[Finding] = []
     notes_out: list[str] = []
     left_out: list[str] = []
+    detected: list[str] = []  # reported or not: what the report lacks is noted for these
     for spec in data.findings_catalogue()["findings"]:
         det = REGISTRY.get(spec["detector"])
         if det is None:
@@ -163,6 +166,7 @@ def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:
         if library and not spec.get("caller_advice"):
             left_out.append(spec["id"])
             continue
+        detected.append(spec["id"])
         relieves = detection.relieves_override or spec["relieves"]
         model = float(detection.speedup)
         bounds = (
@@ -228,6 +232,7 @@ def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:
             + ", ".join(left_out)
             + "); the advice given is for the caller"
         )
+    notes_out.extend(missing_metric_notes(ctx.kernel, detected))
     return Evaluation(ranked(out), notes_out)
 
 

@@ -63,6 +63,33 @@ _COUNTER_FLOPS = {
     "fp64": (("dfma", 2), ("dadd", 1), ("dmul", 1)),
     "fp16": (("hfma", 4), ("hadd", 2), ("hmul", 2)),
 }
+
+#: Every kernel metric the speed of light reads (``speed_of_light``, ``counter_flops``,
+#: ``grid_and_sms``) when the report has it: drgpu's default metric set collects them all
+#: (analysis/coverage.py lists them with the findings' metrics; the parity test checks).
+SOL_METRICS: tuple[str, ...] = (
+    "gpu__time_duration.sum",
+    *(metric for _, metric, _ in UNIT_METRICS.values()),
+    "sm__cycles_elapsed.avg.per_second",
+    "launch__grid_size",
+    "launch__sm_count",
+    "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained",
+    "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained",
+    *(f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum" for parts in _COUNTER_FLOPS.values() for op, _ in parts),
+    "dram__bytes.sum",
+    "dram__bytes.sum.peak_sustained",
+    "dram__cycles_elapsed.avg.per_second",
+)
+#: Metrics the speed of light reads only in place of one of SOL_METRICS that the report
+#: lacks (stand-in -> what it stands in for; sm__throughput stands in for the issue and pipe
+#: units together): reports of other sets may have only these.
+SOL_STAND_INS: dict[str, str] = {
+    L1_FALLBACK: "l1tex__throughput.avg.pct_of_peak_sustained_elapsed",
+    "sm__throughput.avg.pct_of_peak_sustained_elapsed": "smsp__issue_active.avg.pct_of_peak_sustained_active",
+    "device__attribute_clock_rate": "sm__cycles_elapsed.avg.per_second",
+    "dram__bytes_read.sum": "dram__bytes.sum",
+    "dram__bytes_write.sum": "dram__bytes.sum",
+}
 _TENSOR_OPS = {
     "HMMA",
     "HGMMA",

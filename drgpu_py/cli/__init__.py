@@ -11,6 +11,7 @@ what a command needs (pandas, the analysis, the renderers, ncu) is imported when
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import sys
 
@@ -19,6 +20,7 @@ import typer
 from ..version import __version__
 from ..errors import Terminated
 from . import analyze, compare, profile
+from .options import command_finished
 
 
 class _PlainHelpGroup(typer.core.TyperGroup):
@@ -86,16 +88,30 @@ app.command()(compare.merge)
 
 
 def _on_signal(signum, frame) -> None:
+    if command_finished():
+        # The body has ended (its outputs complete or absent) and drgpu is on its way out
+        # (the message, the exit code, the interpreter's shutdown): an exception raised now
+        # would escape the command's handling (the CLI framework turns it into a silent
+        # 130), so exit now with the documented 128 + the signal, and say so.
+        with contextlib.suppress(OSError):
+            os.write(2, f"drgpu: interrupted ({signal.Signals(signum).name}) as the command finished\n".encode())
+        os._exit(128 + signum)
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
     raise Terminated(signum)
 
 
 def install_signal_handlers() -> None:
     """SIGTERM (kill, a batch scheduler) and SIGHUP (the terminal closed) stop drgpu as Ctrl-C
-    does: temporary files removed, ncu's process group stopped, the run record kept."""
-    for sig in (signal.SIGTERM, getattr(signal, "SIGHUP", None)):
-        if sig is not None:
-            with contextlib.suppress(ValueError, OSError):  # not the main thread (embedded use)
-                signal.signal(sig, _on_signal)
+    does: temporary files removed, ncu's process group stopped, the run record kept. Ctrl-C
+    raises KeyboardInterrupt as Python's own handler does (unless it is ignored, as in a
+    background job). Once the command's body has ended, any of them exits at once with
+    128 + the signal and a message (``_on_signal``)."""
+    for sig in (signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", None)):
+        if sig is None or (sig == signal.SIGINT and signal.getsignal(sig) is not signal.default_int_handler):
+            continue
+        with contextlib.suppress(ValueError, OSError):  # not the main thread (embedded use)
+            signal.signal(sig, _on_signal)
 
 
 def main() -> None:

@@ -25,6 +25,7 @@ from .options import (
     progress_printer,
     refuse_output_over_inputs,
     run_guarded,
+    stdout_console,
 )
 
 # Path options and arguments pass readable=False: typer's own check prints a usage block (exit 2)
@@ -186,12 +187,12 @@ def thresholds_cmd() -> None:
     """List the analysis thresholds, their defaults and what they mean."""
 
     def body():
-        from rich.console import Console
         from rich.table import Table
 
+        console = stdout_console()
         t = Table("key", "default", "meaning")
         for k, spec in data.threshold_docs().items():
             t.add_row(k, f"{spec['default']:g}", spec["doc"])
-        Console().print(t)
+        console.print(t)
 
     run_guarded(body)

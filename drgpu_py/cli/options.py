@@ -97,10 +97,24 @@ def one_line(text: str) -> str:
     return visible(text, one_line=True)
 
 
+class _Command:
+    """Whether the command's body has ended (returned or raised): from then on its outcome is
+    decided and its outputs are complete or absent (cli's signal handler reads this)."""
+
+    finished = False
+
+
+def command_finished() -> bool:
+    return _Command.finished
+
+
 def run_guarded(fn: Callable[[], int | None]) -> None:
     """Run a command body; turn drgpu errors into a message and an exit code."""
     try:
-        code = fn() or 0
+        try:
+            code = fn() or 0
+        finally:
+            _Command.finished = True
     except DrgpuError as e:
         # Plain writes: one message per line, never wrapped to the terminal width.
         typer.echo(f"drgpu: {e.kind}: {one_line(e.message)}", err=True)
@@ -130,6 +144,16 @@ def run_guarded(fn: Callable[[], int | None]) -> None:
         typer.echo("  hint: rerun with DRGPU_DEBUG=1 for a traceback and report it", err=True)
         raise typer.Exit(EXIT_INTERNAL) from None
     raise typer.Exit(code)
+
+
+def stdout_console():
+    """A rich Console on standard output for a command's table, or an OutputError (exit 6)
+    when standard output is closed (``>&-``): rich would write into nothing and exit 0."""
+    if sys.stdout is None:
+        raise OutputError("standard output is closed", hint="give the command a standard output: > FILE")
+    from rich.console import Console
+
+    return Console()
 
 
 def parse_threshold_args(items: list[str] | None) -> dict[str, float]:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, List, Optional
 
 import typer
 
-from .options import Quiet, Thresholds, data, lazy_module, parse_threshold_args, run_guarded
+from .options import Quiet, Thresholds, data, lazy_module, parse_threshold_args, run_guarded, stdout_console
 
 # Loaded when a command first uses them, not when ``drgpu`` starts (``drgpu --help`` and
 # ``drgpu analyze`` never need the profiler or rich's tables).
@@ -384,7 +384,7 @@ def metrics_cmd(
     """List drgpu's metric sets and what each metric is for."""
 
     def body():
-        console = _console.Console()
+        console = stdout_console()
         t = _table.Table(
             "set",
             "chip family",

@@ -3,9 +3,9 @@
 Contract:
 - ``found_reports(result, request, started)``: the reports this run wrote.
 - ``classify(result, request, reports)`` maps a finished run to a typed error (or None): ncu
-  missing is found earlier by ``run.find_ncu``; counter permission (11), the application
-  failing (12), no kernel profiled (13). A failing application with reports is still analyzed
-  by the caller.
+  missing is found earlier by ``run.find_ncu``; counter permission (11), ncu dying of a
+  signal (10, ``ncu_signal``), the application failing (12), no kernel profiled (13). A
+  failing application or a crashed ncu with reports is still analyzed by the caller.
 - ``unavailable_metrics(report, expected)`` names the requested metrics a report lacks or
   holds as n/a: ncu accepts unknown metric names silently (exit 0), so this is the only check.
 """
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import glob
 import re
+import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping, Protocol
 
@@ -73,6 +74,39 @@ def found_reports(result: RunResult, req: ReportRequest, started: float) -> list
     return sorted(out)
 
 
+def ncu_signal(result: RunResult) -> str | None:
+    """'11 (SIGSEGV)' when ncu itself died of a signal (a negative exit status) that drgpu
+    did not send it (an interruption or ``--timeout`` is reported as such), else None."""
+    code = result.returncode
+    if code is None or code >= 0 or result.interrupted or result.timed_out:
+        return None
+    try:
+        name = signal.Signals(-code).name
+    except ValueError:
+        name = "an unknown signal"
+    return f"{-code} ({name})"
+
+
+def crash_error(result: RunResult, reports: list[Path]) -> ProfilerError | None:
+    """The error of a run in which ncu died of a signal (``ncu_signal``), else None. A report
+    it wrote first may lack what ncu had yet to write (a launch in flight, its last block):
+    the caller analyzes what reads, but the run did not end as ncu ends."""
+    died = ncu_signal(result)
+    if died is None:
+        return None
+    log = result.log_path
+    if not reports:
+        return ProfilerError(
+            f"ncu died of signal {died} and wrote no report", hint=f"ncu's output, up to the crash: {log}"
+        )
+    return ProfilerError(
+        f"ncu died of signal {died} after writing "
+        + ", ".join(p.name for p in reports)
+        + "; what it wrote was analyzed, but may be incomplete",
+        hint=f"ncu's output, up to the crash: {log}; rerun to get a report ncu finished",
+    )
+
+
 def permission_error(result: RunResult) -> CounterPermissionError:
     """The error of a run that ncu could not profile for want of permission (``permission_denied``)."""
     return CounterPermissionError(
@@ -84,10 +118,9 @@ def permission_error(result: RunResult) -> CounterPermissionError:
     )
 
 
-def classify(result: RunResult, req: ReportRequest, reports: list[Path]) -> DrgpuError | None:
-    """The error a finished run stands for (None: success). The caller analyzes ``reports``
-    first whenever there are any, then raises this."""
-    log = result.log_path
+def setup_error(result: RunResult) -> DrgpuError | None:
+    """What stopped ncu from profiling at all: no permission to the counters, an application
+    it could not start, a report name it could not expand; else None."""
     if result.permission_denied:
         return permission_error(result)
     missing_app = next((e for e in result.errors if "does not exist or is not an executable" in e), None)
@@ -100,9 +133,22 @@ def classify(result: RunResult, req: ReportRequest, reports: list[Path]) -> Drgp
             hint="ncu expands %q{VAR} from its own environment, so --rank-var needs one drgpu per rank: "
             "mpirun -np N drgpu profile -- APP (drgpu picks the rank variable up by itself)",
         )
+    return None
+
+
+def classify(result: RunResult, req: ReportRequest, reports: list[Path]) -> DrgpuError | None:
+    """The error a finished run stands for (None: success). The caller analyzes ``reports``
+    first whenever there are any, then raises this."""
+    log = result.log_path
+    setup = setup_error(result)
+    if setup is not None:
+        return setup
     other = [e for e in result.errors if not APP_CODE.search(e)]
     if result.interrupted:
         return None  # the caller reports the interruption with what was kept
+    crashed = crash_error(result, reports)
+    if crashed is not None:
+        return crashed
     if not reports:
         if result.kernels and not result.app_exit_code and not other:
             # ncu said it profiled launches, then no report appeared (a full disk, an -o it could not write)

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import ToolNotFoundError
+from ..io import open_output_text
 from .console import APP_CODE, UNAVAILABLE, KEPT_MESSAGES, AppOutput, Event, OutputParser
 
 NCU_HELP_URL = "https://developer.nvidia.com/nsight-compute"
@@ -226,7 +227,8 @@ def _run(  # noqa: C901, PLR0912, PLR0915 - one event loop over the child's outp
             if on_event:
                 on_event(ev)
 
-    with open(log_path, "w", encoding="utf-8", errors="replace") as log:
+    # Never a blocking open: a FIFO at the log's name (with --force) is refused, not waited on.
+    with open_output_text(log_path) as log:
         log.write("# " + " ".join(_quote(a) for a in argv) + "\n")
         log.flush()
         console_tee, ncu_tee = _LineTee(log), _LineTee(log)

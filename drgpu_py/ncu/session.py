@@ -51,6 +51,7 @@ from .run import RunResult, find_ncu, run_ncu
 if TYPE_CHECKING:  # started by run_ncu, imported there
     from .warmup import Warmup
 
+_SIGNALS = {int(s) for s in signal.Signals}
 RANK_VARS = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID", "MV2_COMM_WORLD_RANK")
 NCU_HELP_URL = "https://developer.nvidia.com/nsight-compute"
 PERM_URL = "https://developer.nvidia.com/ERR_NVGPUCTRPERM"
@@ -434,6 +435,7 @@ class Session:
 
     def prepare_outputs(self) -> None:
         check_outputs_free(self.req, self.log_path)
+        check_outputs_regular(self.req, [self.log_path, self.record_path])
         try:
             self.req.output_dir.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -582,6 +584,19 @@ def check_outputs_free(req: ProfileRequest, log_path: Path) -> None:
         )
 
 
+def check_outputs_regular(req: ProfileRequest, paths: list[Path]) -> None:
+    """Before ncu runs, with or without --force: no file this run writes (``paths``, and the
+    report and analyses by name) may be a FIFO, device or socket, or a dangling link: a FIFO
+    opened for writing blocks until someone reads it, and --force never replaces such a node."""
+    from ..render.bundle import FORMATS
+
+    base = req.report_glob()[: -len(".ncu-rep")]
+    named = {Path(p) for ext in [".ncu-rep"] + [ext for _, ext in FORMATS] for p in glob.glob(base + ext)}
+    for p in sorted(set(paths) | named):
+        if os.path.lexists(p):
+            check_writable(p, True)
+
+
 def write_outputs(analysis, folder: Path, stem: str, force: bool) -> list[Path]:
     from ..render import missing_optional
 
@@ -605,8 +620,11 @@ def write_outputs(analysis, folder: Path, stem: str, force: bool) -> list[Path]:
 def analyze_one(rep: Path, sel: msets.Selection, result: RunResult, notes: list[str], th, sass=None):
     """Analyze one report: check the requested metrics, write the outputs beside it (their
     names were checked free before profiling, or --force was given)."""
+    from ..io import require_input_file
     from ..pipeline import analyze_reports
 
+    # ncu may leave a FIFO, device or socket at the report's name: never opened (it would block).
+    require_input_file(rep, "a report")
     try:
         missing = outcome.unavailable_metrics(rep, sel.expected)
     except ToolNotFoundError:
@@ -669,6 +687,9 @@ def record(path: Path, argv, ms, sel, result: RunResult, reports, missing, notes
         "interrupted": result.interrupted,
         "signal": signal.Signals(result.signum).name if result.signum else None,
         "timed_out": result.timed_out,
+        "ncu_signal": signal.Signals(-result.returncode).name
+        if result.returncode is not None and result.returncode < 0 and -result.returncode in _SIGNALS
+        else None,
         "kernels": [{"name": k.name, "launch": k.launch, "passes": k.passes} for k in result.kernels],
         "reports": [str(p) for p in reports],
         "missing_metrics": missing,

@@ -192,9 +192,9 @@ def _ids(ids: list[int]) -> str:
 
 def _note_missing_sections(profile: Profile) -> Profile:
     """Note on each kernel what its report lacks that the analysis would use, and how to
-    collect it: the ncu sections most of whose needed metrics are absent, and each optional
-    metric group of drgpu's set (``metric_sets/``) that the report lacks and whose absence
-    changes a result (its ``absent_note``).
+    collect it: the ncu sections most of whose needed metrics are absent, and each metric
+    group of drgpu's set (``metric_sets/``) with an ``absent_note`` (its absence changes a
+    result) whose metrics the report lacks.
 
     "Needed" means what drgpu's own default set for the kernel's chip collects: a report
     made by ``drgpu profile`` is complete by that measure, whatever ``--set full`` adds."""
@@ -203,7 +203,7 @@ def _note_missing_sections(profile: Profile) -> Profile:
     for k in profile.kernels:
         if k.chip not in sets:
             sets[k.chip] = _needed_metrics(k.chip)
-        needed, optional = sets[k.chip]
+        needed, noted = sets[k.chip]
         total: dict[str, int] = {}
         absent: dict[str, int] = {}
         for name, sec in needed:
@@ -221,7 +221,7 @@ def _note_missing_sections(profile: Profile) -> Profile:
                 + ", ".join(lacking)
                 + " (collect them with ncu --set full, or --section NAME)"
             )
-        for metrics, note in optional:
+        for metrics, note in noted:
             if not any(k.has(m) for m in metrics):
                 k.notes.append(note)
     return profile
@@ -229,8 +229,8 @@ def _note_missing_sections(profile: Profile) -> Profile:
 
 def _needed_metrics(chip: str | None) -> tuple[list[tuple[str, str]], list[tuple[list[str], str]]]:
     """([(canonical metric, its section)] of metrics.yaml that drgpu's default set for
-    ``chip`` collects under one of their names, [(metrics, absent_note)] of the set's optional
-    groups that have a note); the base set for a chip without one of its own."""
+    ``chip`` collects under one of their names, [(metrics, absent_note)] of the set's groups
+    that have a note); the base set for a chip without one of its own."""
     from ..specs.metric_sets import load_metric_set
 
     try:
@@ -243,7 +243,5 @@ def _needed_metrics(chip: str | None) -> tuple[list[tuple[str, str]], list[tuple
         for name, spec in data.metrics_table()["metrics"].items()
         if not spec.get("optional") and any(a in expected for a in data.metric_aliases(name))
     ]
-    optional = [
-        (list(g.metrics), g.absent_note) for g in ms.groups.values() if g.optional and g.absent_note and g.metrics
-    ]
-    return needed, optional
+    noted = [(list(g.metrics), g.absent_note) for g in ms.groups.values() if g.absent_note and g.metrics]
+    return needed, noted

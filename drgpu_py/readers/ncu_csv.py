@@ -137,6 +137,12 @@ def _read(path: Path, source_csv, line_report, kernel) -> Profile:  # noqa: C901
             else None,
         )
     has_units = len(rows) > 1 and (not rows[1] or rows[1][0] == "")
+    if has_units and len(rows[1]) != len(header):
+        # A file cut inside its units row is a damaged export, not one without launches.
+        raise ReportFormatError(
+            f"{path} is truncated or edited: its units row has {len(rows[1])} of the header's {len(header)} cells",
+            hint="copy or export it again: ncu -i R --csv --page raw --print-units base",
+        )
     body = rows[2:] if has_units else rows[1:]
     if not any(any(c.strip() for c in r) for r in body):
         raise NoKernelsError(

@@ -84,9 +84,16 @@ def _clip(text: str, n: int) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+#: Characters of one label line: a kernel name of 200 KB (a template-heavy name, a hostile
+#: report) made ``dot`` fail (exit 6, "Broken pipe"); the full name is in every other format.
+LABEL_LINE_MAX = 500
+
+
 def _label(*lines: str) -> str:
-    """A plain-text label: each line escaped (backslashes, '<...>'), joined by DOT newlines."""
-    return graphviz.nohtml("\\n".join(graphviz.escape(_CTRL.sub(" ", ln)) for ln in lines if ln))
+    """A plain-text label: each line escaped (backslashes, '<...>'), cut to
+    ``LABEL_LINE_MAX`` characters, joined by DOT newlines."""
+    cut = [ln if len(ln) <= LABEL_LINE_MAX else ln[: LABEL_LINE_MAX - 1] + "…" for ln in lines if ln]
+    return graphviz.nohtml("\\n".join(graphviz.escape(_CTRL.sub(" ", ln)) for ln in cut))
 
 
 def _root_label(n: Node, val: str) -> str:

@@ -180,10 +180,17 @@ def read_yaml_file(path: Path, schema: str, what: str, validate_as: str | None =
     """A data file outside the package's specs (a metric set), parsed and its ``schema:``
     checked, then validated against JSON Schema ``validate_as`` when given (a file from the
     user); ``what`` names it in the message when it cannot be read."""
-    try:
-        raw = Path(path).read_bytes()
-    except OSError as e:
-        raise DataFileError(f"cannot read {what} {path}: {e.strerror}") from e
+    if validate_as:
+        # The user's file is an input: one that cannot be read (permission denied, a FIFO) is
+        # exit 3 as every input is (docs/errors.md); only its content is a data error (8).
+        from ..io import read_input_bytes
+
+        raw = read_input_bytes(path, f"a {what} file")
+    else:
+        try:
+            raw = Path(path).read_bytes()
+        except OSError as e:
+            raise DataFileError(f"cannot read {what} {path}: {e.strerror}") from e
     doc = _parse(decode_text(raw, Path(path).name), Path(path).name)
     _check_schema(doc, Path(path).name, schema)
     return validate(doc, Path(path).name, validate_as) if validate_as else doc

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
-from ..errors import DataFileError, InputError, UsageError
+from ..errors import DataFileError, UsageError
 from . import loader as data
 
 SCHEMA = "drgpu.metric_set/1"
@@ -34,7 +34,7 @@ class Group:
     name: str
     why: str
     optional: bool = False
-    absent_note: str = ""  # said in the analysis notes when an optional group is left out
+    absent_note: str = ""  # said in the analysis notes when a report lacks the group's metrics
     sections: list[str] = field(default_factory=list)
     metrics: dict[str, str] = field(default_factory=dict)  # explicit --metrics -> what for
     provides: dict[str, str] = field(default_factory=dict)  # delivered by the sections -> what for
@@ -188,9 +188,10 @@ def load_metric_set(name_or_path: str | Path | None = None) -> MetricSet:
     folder = metric_sets_dir()
     p = Path(key)
     if p.suffix in (".yaml", ".yml") or os.sep in key or "/" in key:
-        if not p.is_file():
-            raise InputError(f"metric set file {p} does not exist")
-        path = p
+        from ..io import require_input_file
+
+        # Missing, a folder, a FIFO or device, a link loop: exit 3, as every input file.
+        path = require_input_file(p, "a metric set file")
     else:
         chip = data.chip_for(key) or key.lower()
         path = folder / f"{chip}.yaml"

@@ -62,16 +62,25 @@ def test_every_shipped_set_loads_and_selects_the_needed_sections():
         assert all(why for g in ms.groups.values() for why in list(g.metrics.values()) + list(g.provides.values()))
 
 
-def test_optional_groups_only_on_request_and_their_absence_is_noted():
+def test_optional_groups_only_on_request_and_their_absence_is_noted(tmp_path):
     ms = msets.load_metric_set("gh100")
     default = ms.selection()
-    assert "sm__throughput.avg.pct_of_peak_sustained_elapsed" not in default.metrics
-    assert any("--with unit_throughput" in n for n in default.notes)
-    full = ms.selection(["unit_throughput", "stall_counters"])
-    assert "sm__throughput.avg.pct_of_peak_sustained_elapsed" in full.metrics
-    assert "WarpStateStats" in full.sections
+    # the SM and L1 unit throughputs are in the default set: findings' estimates read them
+    assert "sm__throughput.avg.pct_of_peak_sustained_elapsed" in default.metrics
+    assert "l1tex__throughput.avg.pct_of_peak_sustained_elapsed" in default.metrics
+    assert not default.notes  # no optional group of the shipped sets changes a result
+    full = ms.selection(["unit_throughput", "stall_counters"])  # naming a default group is allowed
+    assert "WarpStateStats" in full.sections and "WarpStateStats" not in default.sections
     assert "smsp__average_warps_issue_stalled_gmma_per_issue_active.ratio" in full.metrics  # gh100 overlay
     assert not full.notes
+    own = tmp_path / "own.yaml"
+    own.write_text(
+        "schema: drgpu.metric_set/1\nname: own\ninherits: base\ngroups:\n  extra:\n    optional: true\n"
+        "    why: a test group\n    absent_note: extra left out\n"
+        "    metrics: {sm__inst_executed_pipe_tensor.avg.pct_of_peak_sustained_active: tensor pipe}\n"
+    )
+    mine = msets.load_metric_set(own)
+    assert mine.selection().notes == ["extra left out"] and not mine.selection(["extra"]).notes
     with pytest.raises(UsageError, match="unknown metric group"):
         ms.selection(["no_such_group"])
     args = default.ncu_args()
@@ -400,7 +409,8 @@ def test_success_keeps_report_log_and_analysis(tmp_path, monkeypatch):
     assert "global-uncoalesced" in r.output and "12" in r.output
     doc = json.loads((out / "echo.json").read_text())
     assert doc["kernels"][0]["findings"][0]["id"] == "global-uncoalesced"
-    assert any("--with unit_throughput" in n for n in doc["notes"])
+    # the stand-in's report (ncu --set full) lacks nothing a finding reads
+    assert not any("not evaluated fully" in n for k in doc["kernels"] for n in k["notes"] + doc["notes"])
     rec = json.loads((out / "echo.profile.json").read_text())
     assert rec["kernels"] == [{"name": "scale_keys_aos", "launch": 0, "passes": 12}]
     assert rec["exit_code"] == 0 and rec["metric_set"] == "gh100"
@@ -586,7 +596,8 @@ def test_metrics_command_lists_sets_and_purposes(monkeypatch):
         "sampling",
         "smsp__pcsamp_sample_count",
         "PC samples per instruction",
-        "unit_throughput (optional)",
+        "context (optional)",
+        "unit_throughput",
         "--section WarpStateStats",
     ):
         assert text in r.output, text

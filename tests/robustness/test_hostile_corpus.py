@@ -305,7 +305,17 @@ PROFILE = [
     ("ncu-floods-its-console", "full", "scale_keys_aos"),
 ]
 # Cases of this group tested elsewhere: (test file, test function, outcome).
-PROFILE_ELSEWHERE = [("tests/e2e/test_profile.py", "test_timeout_stops_a_hanging_ncu", "error")]
+PROFILE_ELSEWHERE = [
+    ("tests/e2e/test_profile.py", "test_timeout_stops_a_hanging_ncu", "error"),
+    ("tests/robustness/test_profile_edges.py", "test_ncu_dying_of_a_signal_after_its_report_is_exit_10", "error"),
+    ("tests/robustness/test_profile_edges.py", "test_ncu_dying_of_a_signal_without_a_report_names_it", "error"),
+    ("tests/robustness/test_profile_edges.py", "test_ncu_leaving_a_fifo_as_its_report_is_refused_not_opened", "error"),
+    (
+        "tests/robustness/test_profile_edges.py",
+        "test_a_fifo_at_an_output_path_is_refused_before_ncu_runs_even_with_force",
+        "error",
+    ),
+]
 
 WEIRD_ARGS = [
     "two words",

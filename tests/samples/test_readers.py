@@ -103,18 +103,21 @@ def _notes(path):
     return [n for k in open_report(path).kernels for n in k.notes]
 
 
-def test_report_from_drgpus_own_set_is_not_called_partial():
-    """A rank report of `drgpu profile` (default gh100 set: PC samples, no stall counters, no
-    SM/L1 throughput) is complete for the analysis; only the bound-label caveat is said."""
+def test_report_from_drgpus_earlier_set_names_what_it_lacks():
+    """A rank report of an earlier `drgpu profile` (its default gh100 set then: PC samples, no
+    stall counters, no SM/L1 throughput, no SM cycles) lacks what today's default set collects
+    from SpeedOfLight, and the unit throughputs' note says what that changes; nothing else."""
     notes = _notes(SAMPLES / "ranks" / "precise_math.rank0.ncu-rep")
-    assert not any(n.startswith("partial analysis") for n in notes), notes
-    caveat = [n for n in notes if "--with unit_throughput" in n]
-    assert caveat and "'latency' bound" in caveat[0]
+    partial = [n for n in notes if n.startswith("partial analysis")]
+    assert len(partial) == 1 and "section(s) SpeedOfLight (" in partial[0], notes
+    caveat = [n for n in notes if n.startswith("SM and L1 speed-of-light throughputs are not in the report")]
+    assert caveat and "'latency' bound" in caveat[0] and "findings" in caveat[0]
+    assert "unaffected" not in caveat[0]
 
 
 def test_full_set_report_has_no_missing_data_notes():
     notes = _notes(report_path("aos_gather", "bad"))
-    assert not any(n.startswith("partial analysis") or "unit_throughput" in n for n in notes), notes
+    assert not any(n.startswith(("partial analysis", "SM and L1")) for n in notes), notes
 
 
 def test_basic_set_report_names_the_sections_to_collect():

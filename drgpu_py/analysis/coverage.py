@@ -1,0 +1,80 @@
+"""Which kernel metrics the analysis reads, and which of them a report lacks.
+
+Contract:
+- ``metric_needs()`` is the one list of what the analysis reads from a kernel's metrics: per
+  finding of ``specs/findings.yaml``, what its detector declares (``@detector(metrics=...)``);
+  for the speed of light, ``sol.SOL_METRICS``; for the useful work and time ledger,
+  ``ledger.LEDGER_METRICS``. drgpu's default metric set of every chip collects all of them
+  (tests/unit/test_metric_set_parity.py).
+- ``missing_metric_notes(kernel, finding_ids)`` is pure: for the findings whose detectors
+  found their pattern on ``kernel`` (``findings.evaluate`` passes their ids), the metrics
+  they read that the report lacks, as notes: one per group of findings that lack the same
+  metrics, naming where those are collected. A finding evaluated without a metric it needs
+  can come out too low (or be dropped below the reporting floor) or unbounded; the note says
+  so instead of staying silent. Reports of drgpu's default set or of ``ncu --set full`` get
+  none.
+
+Not counted as lacking: ``drgpu__*`` metrics (drgpu writes them when it merges the reports of
+ranks: no ncu report has them) and a detector's EVIDENCE_ONLY metrics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..profile import KernelProfile
+from ..specs import loader as data
+from .detectors import REGISTRY
+from .ledger import LEDGER_METRICS
+from .sol import SOL_METRICS
+
+#: metric_needs() keys of the passes that are not findings.
+SPEED_OF_LIGHT = "speed-of-light"
+TIME_LEDGER = "time-ledger"
+
+#: Detector -> metrics it reads only to show them as evidence: whether the finding is made
+#: and its estimate do not depend on them, so a report without them gets no note.
+EVIDENCE_ONLY: dict[str, frozenset[str]] = {
+    "local_memory": frozenset({"derived__local_spilling_requests"}),
+    "divergence": frozenset({"smsp__sass_branch_targets_threads_divergent.sum"}),
+    "occupancy": frozenset({"sm__warps_active.avg.pct_of_peak_sustained_active"}),
+}
+
+
+def metric_needs() -> dict[str, tuple[str, ...]]:
+    """Finding id (catalogue order), then SPEED_OF_LIGHT and TIME_LEDGER -> the kernel
+    metrics it reads (canonical names of specs/metrics.yaml, or drgpu's own ``drgpu__*``)."""
+    needs = {spec["id"]: REGISTRY[spec["detector"]].metrics for spec in data.findings_catalogue()["findings"]}
+    needs[SPEED_OF_LIGHT] = SOL_METRICS
+    needs[TIME_LEDGER] = LEDGER_METRICS
+    return needs
+
+
+def lacking(kernel: KernelProfile, finding_id: str) -> tuple[str, ...]:
+    """The metrics the finding's detector needs that ``kernel``'s report lacks, sorted."""
+    spec = next((s for s in data.findings_catalogue()["findings"] if s["id"] == finding_id), None)
+    det = REGISTRY.get(spec["detector"]) if spec else None
+    if det is None:
+        return ()
+    shown_only = EVIDENCE_ONLY.get(det.name, frozenset())
+    return tuple(
+        sorted({m for m in det.metrics if not m.startswith("drgpu__") and m not in shown_only and not kernel.has(m)})
+    )
+
+
+def missing_metric_notes(kernel: KernelProfile, finding_ids: Iterable[str]) -> list[str]:
+    """One note per group of the findings (in the order given) that lack the same metrics."""
+    groups: dict[tuple[str, ...], list[str]] = {}
+    for fid in finding_ids:
+        absent = lacking(kernel, fid)
+        if absent:
+            groups.setdefault(absent, []).append(fid)
+    return [_note(ids, absent) for absent, ids in groups.items()]
+
+
+def _note(finding_ids: list[str], absent: tuple[str, ...]) -> str:
+    sections = [s for s in dict.fromkeys(data.metric_section(m) for m in absent) if s]
+    where = "drgpu profile's default set" + (
+        ", or ncu " + " ".join(f"--section {s}" for s in sections) if sections else ""
+    )
+    return f"{', '.join(finding_ids)} not evaluated fully: the report lacks {', '.join(absent)} (collected by {where})"
