@@ -154,7 +154,8 @@ class Ledger:
                 if where.get("file")
                 else (f" at SASS +0x{where['pc_offset']:x}" if where.get("pc_offset") is not None else "")
             )
-            unexplained += f" (top stall: {top['label']}{at})"
+            # The label without its parenthetical gloss keeps the line short; JSON has the whole one.
+            unexplained += f" (top stall: {str(top['label']).split(' (')[0]}{at})"
         parts.append(unexplained)
         return " · ".join(parts)
 
