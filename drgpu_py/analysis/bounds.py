@@ -116,7 +116,8 @@ def physical_bounds(
                 f"removing every stall would reach the ideal issue rate: {stall_pct:.0f}% of issue cycles stall",
             )
         )
-    return out
+    # A limit that overflows (a unit at 1e-320 % of its peak in an edited report) bounds nothing.
+    return [b for b in out if math.isfinite(b.limit)]
 
 
 def apply_bounds(speed: float, bounds: list[Bound]) -> tuple[float, Bound | None]:
