@@ -27,6 +27,9 @@ ENV = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONIOENCODING": "utf-8", "COLU
 _HOOKED = """
 import os, sys, time
 hook, marks = os.environ["HOOK"], os.environ["MARKS"]
+# How long a hooked step pauses: the test polls for the marker every 5 ms, so half a second
+# leaves it a hundred looks before the step goes on.
+PAUSE = 0.5
 
 def mark(name):
     open(os.path.join(marks, name), "w").close()
@@ -53,23 +56,23 @@ def fdopen(fd, *a, **k):
 def open_(path, *a, **k):
     fd = real_open(path, *a, **k)
     if hook == "create" and is_tmp(path):
-        mark("created"); time.sleep(2)
+        mark("created"); time.sleep(PAUSE)
     return fd
 
 def unlink(path, *a, **k):
     if is_tmp(path):
-        mark("unlinking"); time.sleep(2)
+        mark("unlinking"); time.sleep(PAUSE)
     return real_unlink(path, *a, **k)
 
 def link(src, dst, *a, **k):
     real_link(src, dst, *a, **k)
     if is_tmp(src):
-        mark("renamed"); time.sleep(2)
+        mark("renamed"); time.sleep(PAUSE)
 
 def replace(src, dst, *a, **k):
     real_replace(src, dst, *a, **k)
     if is_tmp(src):
-        mark("renamed"); time.sleep(2)
+        mark("renamed"); time.sleep(PAUSE)
 
 os.fdopen, os.open, os.unlink, os.link, os.replace = fdopen, open_, unlink, link, replace
 if hook == "exit":
@@ -77,7 +80,7 @@ if hook == "exit":
 
     class SlowExit(typer.Exit):  # the command's body has ended: drgpu is on its way out
         def __init__(self, *a, **k):
-            mark("exiting"); time.sleep(2); super().__init__(*a, **k)
+            mark("exiting"); time.sleep(PAUSE); super().__init__(*a, **k)
 
     typer.Exit = SlowExit
 sys.argv[0] = "drgpu"
