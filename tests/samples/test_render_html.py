@@ -777,3 +777,14 @@ def test_roofline_shows_the_useful_point_beside_the_measured_one():
     if f.useful.dram_bytes_essential is not None and f.useful.dram_bytes_essential >= 0.95 * f.sol.dram_bytes:
         g = _roof_geometry(render(fixed, "html", RenderOptions()))
         assert g is None or len(re.findall(r"<circle\b", g["svg"])) == 1
+
+
+def test_rendering_the_page_leaves_the_analysis_as_it_was():
+    """The page links each "fix first" finding to its place; it does so on copies, so the JSON
+    of an analysis is the same before and after its HTML (it once carried the page's anchors)."""
+    from conftest import library_analysis
+
+    a = library_analysis("step")
+    before = render(a, "json")
+    render(a, "html", RenderOptions())
+    assert render(a, "json") == before

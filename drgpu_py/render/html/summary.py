@@ -59,7 +59,9 @@ def _summary_view(analysis, kernels: list[dict]) -> dict | None:
     """The application summary of a report with several kernel groups; None for one."""
     if len(analysis.kernels) <= 1:
         return None
-    rows = analysis.summary()
+    # Copies: the page adds each finding's anchor and link to its rows, and the analysis's own
+    # summary (which JSON and text render) must not carry them.
+    rows = [dict(r, findings=[dict(f) for f in r["findings"]]) for r in analysis.summary()]
     total = sum(r["total_ns"] or 0.0 for r in rows)
     table = []
     for r, i in zip(rows, _row_kernels(analysis, rows)):
