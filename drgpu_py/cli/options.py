@@ -238,7 +238,7 @@ def _with_members(path: Path) -> list[Path]:
 def progress_printer(label: str, quiet: bool):
     """A callback (done, total) that shows a rich progress bar on stderr for long work (five
     items or more); None when quiet or stderr is not a terminal."""
-    if quiet or not sys.stderr.isatty():
+    if quiet or sys.stderr is None or not sys.stderr.isatty():  # None: standard error closed (2>&-)
         return None
     try:
         # A copy of the terminal's descriptor: while a report is read, descriptor 2 is sent

@@ -225,3 +225,32 @@ def test_sigterm_around_the_end_of_a_command_has_only_documented_outcomes(tmp_pa
                 assert err == "", err  # the default action: nothing said
         seen.add(p.returncode)
     assert seen <= {0, 143, -signal.SIGTERM}, seen
+
+
+# ---- standard error closed ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "code"),
+    [
+        (["analyze", "missing.ncu-rep"], 3),
+        (["list", "missing.json"], 3),
+        (["diff", "missing.json", "missing.json"], 3),
+        (["analyze", str(MINI), "-o", "{out}"], 0),  # not quiet: the progress bar asks stderr
+        (["thresholds"], 0),
+    ],
+)
+def test_a_closed_standard_error_changes_no_outcome(tmp_path, argv, code):
+    """``2>&-``: a missing input was an internal error (exit 70: the progress bar asked the
+    closed stream whether it is a terminal); the message is lost, the exit code is not."""
+    argv = [a.replace("{out}", str(tmp_path / "o.json")) for a in argv]
+    p = subprocess.run(
+        [sys.executable, "-m", "drgpu_py", *argv],
+        stdout=subprocess.DEVNULL,
+        stderr=None,
+        env=ENV,
+        cwd=tmp_path,
+        timeout=300,
+        preexec_fn=lambda: os.close(2),
+    )
+    assert p.returncode == code, p.returncode
