@@ -23,7 +23,7 @@ import json
 import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from ..errors import ReportFormatError
 from . import tree as t
@@ -247,12 +247,18 @@ def _no_number(text: str) -> None:
     return None  # NaN, Infinity (older drgpu and Python's json write them): missing
 
 
-def load_analysis_json(path: Path) -> dict[str, Any]:
+#: Kernels from which loading a saved analysis reports its progress (about 2 s of checking).
+PROGRESS_FROM = 2000
+
+
+def load_analysis_json(path: Path, progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """A saved ``drgpu analyze -f json`` (or ``merge``) output, checked against the shipped
     analysis JSON Schema before anything reads it: a hand-edited, truncated or hostile file
     (wrong types, missing keys, 100,000-deep nesting, 400-digit integers) is a
     ReportFormatError (exit 4) naming where it breaks, never an internal error. Numbers
-    that are not finite (NaN, Infinity, 1e400) read as missing (null), as drgpu writes them."""
+    that are not finite (NaN, Infinity, 1e400) read as missing (null), as drgpu writes them.
+    ``progress(done, total)`` is called as the kernels of a file of ``PROGRESS_FROM`` or more
+    are checked."""
     not_json = "give an .ncu-rep, a raw CSV export, or the output of drgpu analyze -f json"
     from ..io import read_input_bytes
 
@@ -274,7 +280,8 @@ def load_analysis_json(path: Path) -> dict[str, Any]:
     from ..specs import output_schema
 
     try:
-        output_schema.validate(doc, "analysis")
+        many = len(doc["kernels"]) >= PROGRESS_FROM
+        output_schema.validate(doc, "analysis", progress=progress if many else None)
     except RecursionError:
         raise ReportFormatError(f"{path}: not a drgpu analysis (nested too deeply)", hint=not_json) from None
     except Exception as e:  # jsonschema.ValidationError: imported only on use

@@ -262,14 +262,42 @@ def _compiled_kernel(name: str) -> Check | None:
     return None if items is None else _Compiler(load(name)).compile(items)
 
 
-def is_valid(doc: Any, name: str) -> bool:
-    """Whether ``doc`` follows schema ``name`` (the compiled check; no jsonschema)."""
-    return _compiled(name)(doc)
+@functools.cache
+def _kernels_apart(name: str) -> bool:
+    """Whether a document's kernels may be checked one at a time: its ``kernels`` property
+    is a plain array of items and no top-level keyword looks into the whole document."""
+    schema = load(name)
+    kernels = schema.get("properties", {}).get("kernels", {})
+    whole = {"allOf", "anyOf", "oneOf", "not", "if", "$ref", "dependentSchemas", "unevaluatedProperties"}
+    return set(kernels) <= {"type", "items", "description"} and not whole & set(schema)
 
 
-def validate(doc, name: str) -> None:
-    """Raise jsonschema.ValidationError (the most relevant error) if ``doc`` breaks schema ``name``."""
-    if is_valid(doc, name):
+#: Kernels checked between two calls of a ``progress`` callback.
+PROGRESS_EVERY = 500
+
+
+def is_valid(doc: Any, name: str, progress: Callable[[int, int], None] | None = None) -> bool:
+    """Whether ``doc`` follows schema ``name`` (the compiled check; no jsonschema).
+    ``progress(done, total)`` is called as its kernels are checked, when there are some."""
+    kernels = doc.get("kernels") if isinstance(doc, dict) else None
+    if progress is None or not isinstance(kernels, list) or not _kernels_apart(name):
+        return _compiled(name)(doc)
+    check = _compiled_kernel(name)
+    if check is None or not _compiled(name)({**doc, "kernels": []}):
+        return _compiled(name)(doc)
+    for i, k in enumerate(kernels):
+        if not check(k):
+            return False
+        if i % PROGRESS_EVERY == PROGRESS_EVERY - 1:
+            progress(i + 1, len(kernels))
+    progress(len(kernels), len(kernels))
+    return True
+
+
+def validate(doc, name: str, progress: Callable[[int, int], None] | None = None) -> None:
+    """Raise jsonschema.ValidationError (the most relevant error) if ``doc`` breaks schema
+    ``name``; ``progress`` as for ``is_valid``."""
+    if is_valid(doc, name, progress):
         return
     import jsonschema
 

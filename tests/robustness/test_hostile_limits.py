@@ -254,3 +254,67 @@ def test_a_closed_standard_error_changes_no_outcome(tmp_path, argv, code):
         preexec_fn=lambda: os.close(2),
     )
     assert p.returncode == code, p.returncode
+
+
+# ---- numbers in the Indian (lakh) grouping ------------------------------------------------------
+
+
+def _lakh(cell: str) -> str:
+    """``268,440,320`` as ``26,84,40,320``: the last three digits, then groups of two."""
+    head, dot, frac = cell.partition(".")
+    digits = head.replace(",", "")
+    if not digits.isdigit() or len(digits) <= 3:
+        return cell
+    rest, last = digits[:-3], digits[-3:]
+    groups = []
+    while len(rest) > 2:
+        groups.insert(0, rest[-2:])
+        rest = rest[:-2]
+    return ",".join([rest, *groups, last]) + dot + frac
+
+
+def test_numbers_in_the_indian_lakh_grouping_are_refused(tmp_path):
+    """A spreadsheet re-save in an Indian locale groups 268,440,320 as 26,84,40,320: read
+    by ncu's rule it would be 268440320 or nonsense; refused naming a cell (exit 4)."""
+    import csv
+    import io
+
+    rows = list(csv.reader(io.StringIO(MINI.read_text(encoding="utf-8"))))
+    first = rows[0].index("CC") + 1
+    changed = 0
+    for row in rows[2:]:
+        for j in range(first, len(row)):
+            new = _lakh(row[j])
+            changed += new != row[j]
+            row[j] = new
+    assert changed > 5
+    out = io.StringIO()
+    csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(rows)
+    p = tmp_path / "lakh.raw.csv"
+    p.write_text(out.getvalue(), encoding="utf-8")
+    r = _drgpu("analyze", str(p), "-q")
+    assert r.returncode == 4, r.stderr
+    assert "locale's format" in r.stderr, r.stderr
+
+
+def test_an_error_after_a_stop_signal_in_the_body_is_the_interruption(monkeypatch, capsys):
+    """A SIGTERM inside a lazy import (1 run in 4 of a sweep) left a half-loaded module whose
+    next import raised ImportError: exit 70. An error after a stop signal came is reported as
+    the interruption (the sweep above meets it by chance; this is the deterministic case)."""
+    import typer
+
+    from drgpu_py.cli import options
+
+    monkeypatch.setattr(options._Command, "started", False)
+    monkeypatch.setattr(options._Command, "finished", False)
+    monkeypatch.setattr(options._Command, "signalled", 0)
+
+    def body():
+        options.note_signal(signal.SIGTERM)  # what cli._on_signal records before raising
+        raise ImportError("cannot import name 'Table' from 'rich.table'")
+
+    with pytest.raises(typer.Exit) as e:
+        options.run_guarded(body)
+    assert e.value.exit_code == 143
+    err = capsys.readouterr().err
+    assert "drgpu: interrupted (SIGTERM)" in err and "internal error" not in err, err

@@ -126,3 +126,24 @@ def test_validate_names_the_failing_kernel_at_its_place(analysis):
     with pytest.raises(jsonschema.ValidationError) as e:
         o.validate(doc, "analysis")
     assert list(e.value.absolute_path)[:3] == ["kernels", 33, "bound"]
+
+
+def test_progress_is_reported_as_kernels_are_checked(analysis, tmp_path, monkeypatch):
+    """A long load says how far it is (docs/compare.md): kernels are checked one at a time,
+    with the same answer as the whole document's check."""
+    from drgpu_py.analysis import saved
+
+    assert o._kernels_apart("analysis")
+    doc = {**analysis, "kernels": [copy.deepcopy(analysis["kernels"][0]) for _ in range(1200)]}
+    calls: list[tuple[int, int]] = []
+    assert o.is_valid(doc, "analysis", progress=lambda d, t: calls.append((d, t)))
+    assert calls == [(500, 1200), (1000, 1200), (1200, 1200)]
+    doc["kernels"][700]["bound"] = 7
+    assert not o.is_valid(doc, "analysis", progress=lambda d, t: None) and not o.is_valid(doc, "analysis")
+    small = {**analysis, "kernels": [copy.deepcopy(analysis["kernels"][0]) for _ in range(12)]}
+    p = tmp_path / "s.json"
+    p.write_text(json.dumps(small))
+    monkeypatch.setattr(saved, "PROGRESS_FROM", 10)
+    seen: list[tuple[int, int]] = []
+    saved.load_analysis_json(p, progress=lambda d, t: seen.append((d, t)))
+    assert seen == [(12, 12)]
