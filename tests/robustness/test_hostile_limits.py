@@ -85,10 +85,11 @@ def test_a_short_zero_tail_is_refused_and_a_utf32_line_end_is_not(tmp_path):
 
 def test_a_line_longer_than_any_export_is_refused_before_it_is_held(tmp_path, monkeypatch):
     """A file of text without line ends (the limit is 256 MiB, lowered here to 2 MiB)."""
+    import drgpu_py.readers.csv_text as csv_text
     import drgpu_py.readers.ncu_csv as ncu_csv
     from drgpu_py.errors import ReportFormatError
 
-    monkeypatch.setattr(ncu_csv, "_LINE_LIMIT", 2 << 20)
+    monkeypatch.setattr(csv_text, "_LINE_LIMIT", 2 << 20)
     p = tmp_path / "long.raw.csv"
     p.write_bytes(MINI.read_bytes().split(b"\n")[0] + b"\n" + b"A" * (3 << 20))
     with pytest.raises(ReportFormatError, match="a line of over 2 MiB"):
