@@ -231,7 +231,9 @@ def print_held_out(times: dict) -> None:
         f"bad variants whose fix measured 1.5x or more graded below good on useful work: {below} of {len(big)}; "
         f"more than 30 % of the time unexplained: {int((rows['unexplained'] > 0.30).sum())} of {len(rows)}.\n"
     )
-    print("| case | expected finding | severity | estimated | measured | ratio | top finding | useful grade | unexplained |")
+    print(
+        "| case | expected finding | severity | estimated | measured | ratio | top finding | useful grade | unexplained |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for r in rows.sort_values(["finding", "case"]).itertuples():
         mark = "" if (max(r.ratio, 1 / r.ratio) if r.ratio == r.ratio else math.inf) <= WITHIN else " ⚠"

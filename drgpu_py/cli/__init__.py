@@ -20,7 +20,7 @@ import typer
 from ..version import __version__
 from ..errors import Terminated
 from . import analyze, compare, profile
-from .options import command_finished
+from .options import command_finished, command_started, note_signal
 
 
 class _PlainHelpGroup(typer.core.TyperGroup):
@@ -88,14 +88,18 @@ app.command()(compare.merge)
 
 
 def _on_signal(signum, frame) -> None:
-    if command_finished():
+    if command_finished() or not command_started():
         # The body has ended (its outputs complete or absent) and drgpu is on its way out
         # (the message, the exit code, the interpreter's shutdown): an exception raised now
         # would escape the command's handling (the CLI framework turns it into a silent
         # 130), so exit now with the documented 128 + the signal, and say so.
+        # Before the body starts (the CLI's modules loading, the options parsed) nothing is
+        # written yet: the same exit, else the CLI framework's silent 130 for any signal.
+        when = " as the command finished" if command_finished() else ""
         with contextlib.suppress(OSError):
-            os.write(2, f"drgpu: interrupted ({signal.Signals(signum).name}) as the command finished\n".encode())
+            os.write(2, f"drgpu: interrupted ({signal.Signals(signum).name}){when}\n".encode())
         os._exit(128 + signum)
+    note_signal(signum)
     if signum == signal.SIGINT:
         raise KeyboardInterrupt
     raise Terminated(signum)

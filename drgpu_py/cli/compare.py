@@ -78,13 +78,14 @@ def list_cmd(
         th = _thresholds(threshold, thresholds_file)
         sort_rows([], sort, top)  # validate the options before the (slow) analysis
         progress = progress_printer("reading reports", quiet)
+        checking = progress_printer("checking saved kernels", quiet)
         from ..readers import KernelSelector
 
         selector = KernelSelector.parse(kernel)
         analyses = []
         for i, r in enumerate(reports):
             try:
-                analyses.append(load(r, kernel=selector, thresholds=th))
+                analyses.append(load(r, kernel=selector, thresholds=th, progress=checking))
             except NoKernelsError:
                 if not kernel:
                     raise
@@ -148,7 +149,12 @@ def diff(
         from ..readers import KernelSelector
 
         selector = KernelSelector.parse(kernel)
-        d = diff_fn(load(base, kernel=selector, thresholds=th), load(new, kernel=selector, thresholds=th), pairs=pair)
+        checking = progress_printer("checking saved kernels", False)  # on a terminal only
+        d = diff_fn(
+            load(base, kernel=selector, thresholds=th, progress=checking),
+            load(new, kernel=selector, thresholds=th, progress=checking),
+            pairs=pair,
+        )
         _emit(render_diff(d, f), output, force)
         if fail_on_regression:
             found = regressions(d)

@@ -98,20 +98,34 @@ def one_line(text: str) -> str:
 
 
 class _Command:
-    """Whether the command's body has ended (returned or raised): from then on its outcome is
-    decided and its outputs are complete or absent (cli's signal handler reads this)."""
+    """Whether the command's body has started and ended (returned or raised): before it
+    starts and once it has ended nothing is being written, its outcome is decided and its
+    outputs are complete or absent (cli's signal handler reads this); ``signalled``: the
+    stop signal that came during it (0: none)."""
 
+    started = False
     finished = False
+    signalled = 0
 
 
 def command_finished() -> bool:
     return _Command.finished
 
 
+def command_started() -> bool:
+    return _Command.started
+
+
+def note_signal(signum: int) -> None:
+    """Record a stop signal that came during the body (cli's signal handler calls this)."""
+    _Command.signalled = _Command.signalled or signum
+
+
 def run_guarded(fn: Callable[[], int | None]) -> None:
     """Run a command body; turn drgpu errors into a message and an exit code."""
     try:
         try:
+            _Command.started = True
             code = fn() or 0
         finally:
             _Command.finished = True
@@ -138,6 +152,12 @@ def run_guarded(fn: Callable[[], int | None]) -> None:
         typer.echo(f"drgpu: {err.kind}: {one_line(err.message)}", err=True)
         raise typer.Exit(err.exit_code) from None
     except Exception as e:  # never show users a traceback unless asked
+        if _Command.signalled:
+            # The signal's exception was raised inside an import, which it left half done:
+            # what fails next (an ImportError of that module) is the interruption's doing.
+            signum = _Command.signalled
+            typer.echo(f"drgpu: interrupted ({signal.Signals(signum).name})", err=True)
+            raise typer.Exit(128 + signum) from None
         if os.environ.get("DRGPU_DEBUG"):
             raise
         typer.echo(f"drgpu: internal error: {type(e).__name__}: {e}", err=True)
@@ -218,7 +238,7 @@ def _with_members(path: Path) -> list[Path]:
 def progress_printer(label: str, quiet: bool):
     """A callback (done, total) that shows a rich progress bar on stderr for long work (five
     items or more); None when quiet or stderr is not a terminal."""
-    if quiet or not sys.stderr.isatty():
+    if quiet or sys.stderr is None or not sys.stderr.isatty():  # None: standard error closed (2>&-)
         return None
     try:
         # A copy of the terminal's descriptor: while a report is read, descriptor 2 is sent

@@ -52,15 +52,16 @@ def is_analysis_json(path: str | Path) -> bool:
     return head.lstrip().startswith(b"{")
 
 
-def load(path: str | Path, *, kernel: str | None = None, thresholds: dict | None = None) -> dict:
+def load(path: str | Path, *, kernel: str | None = None, thresholds: dict | None = None, progress=None) -> dict:
     """The analysis dict of a report, or of a drgpu analysis JSON file; ``kernel`` selects
     launches with :func:`drgpu_py.readers.select_kernels` semantics in both cases.
-    ``SavedAnalysis.from_dict`` (or ``load_saved``) makes it typed."""
+    ``SavedAnalysis.from_dict`` (or ``load_saved``) makes it typed. ``progress(done, total)``:
+    called as the kernels of a large JSON file are checked (``load_analysis_json``)."""
     from ..io import require_input_file
 
     p = require_input_file(path)
     if is_analysis_json(p):
-        d = load_analysis_json(p)
+        d = load_analysis_json(p, progress=progress)
         return select(d, kernel)
     from . import analyze_reports
 

@@ -142,6 +142,18 @@ def _read_rep_checked(p: Path, progress=None, keep_id=None, sass=None, jobs: int
                 else "copy or profile again"
             ),
         )
+    if walk.foreign is not None:
+        # ncu_report skips a stray empty block without a word: bytes appended to a report
+        # (docs/errors.md: 4) would otherwise read as the report they follow.
+        raise ReportFormatError(
+            f"{p} is truncated or corrupt: {framing}",
+            hint=(
+                f"the {blocks} block(s) before it may be a whole report: analyze a copy cut there "
+                f"(cp REPORT copy.ncu-rep; truncate -s {walk.foreign} copy.ncu-rep); else copy or profile again"
+                if blocks
+                else "copy or profile again"
+            ),
+        )
     listings = sass.result() if sass is not None else None
     n = read_parts(0 if framing else blocks, jobs, keep_id is not None, p.stat().st_size)
     with native_stderr_captured() as log:

@@ -14,10 +14,8 @@ Matching and selection: docs/performance.md; refusals and notes: docs/errors.md.
 from __future__ import annotations
 
 import contextlib
-import csv
 import functools
 import gc
-import io
 import math
 import operator
 import re
@@ -28,17 +26,18 @@ from pathlib import Path
 import pandas as pd
 
 from ..specs import loader as data
-from ..io import read_input_bytes, require_input_file
+from ..io import require_input_file
 from ..errors import NoKernelsError, ReportFormatError
 from ..profile import SOURCE_EXPORT_MISSING, KernelProfile, Profile, base_name, short_name
 from .isolate import in_child
+from .csv_text import ragged, text_pieces
+from .csv_text import rows as csv_rows
 from .common import KernelSelector, regex_time_limit
 from .common import (
     LocaleNumberError,
     check_locale,
     check_locale_page,
     clean_sass,
-    decode_csv_bytes,
     instruction_frame,
     native_stderr_captured,
     numbers,
@@ -62,35 +61,6 @@ _ID_COLS = {
     "Device",
     "CC",
 }
-
-
-def _read_text(p: Path, notes: list[str] | None = None) -> str:
-    require_input_file(p, "a CSV export")
-    raw = read_input_bytes(p, "a CSV export")  # O_NONBLOCK + fstat: a path swapped for a FIFO never blocks
-    # Kernel names and sources are arbitrary bytes; undecodable ones must not stop the analysis.
-    if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):  # UTF-16/32 with a byte-order mark (an editor's re-save)
-        return decode_csv_bytes(raw)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        text = raw.decode("utf-8", errors="replace")
-        if notes is not None:
-            notes.append(f"{p.name} is not valid UTF-8: undecodable bytes shown as \ufffd")
-    return text.lstrip("\ufeff")
-
-
-#: The longest cell the csv module may read: its default (128 KiB) is shorter than some
-#: template-heavy kernel names; a cell past this is a malformed file.
-_FIELD_LIMIT = 1 << 26
-
-
-def _rows(text: str, origin: Path) -> list[list[str]]:
-    if csv.field_size_limit() < _FIELD_LIMIT:
-        csv.field_size_limit(_FIELD_LIMIT)
-    try:
-        return list(csv.reader(io.StringIO(text)))
-    except csv.Error as e:
-        raise ReportFormatError(f"{origin}: malformed CSV ({e})") from e
 
 
 @contextlib.contextmanager
@@ -123,7 +93,7 @@ def read_ncu_csv(
 
 def _read(path: Path, source_csv, line_report, kernel) -> Profile:  # noqa: C901, PLR0912, PLR0915 - one pass over the export's optional pages and columns
     notes: list[str] = []
-    rows = _rows(_read_text(path, notes), path)
+    rows = csv_rows(text_pieces(path, notes), path, stop=ragged())
     while rows and not any(c.strip() for c in rows[0]):  # blank lines before the header
         rows.pop(0)
     header = rows[0] if rows else []
@@ -379,9 +349,9 @@ def _parse_source(p: Path) -> list[tuple[str, list[str], list[list[str]]]]:
     """Split a source-page export into (kernel name, header, rows) blocks. A file cut
     short inside its last row (no final newline, fewer cells than its header: ``head -c``,
     an interrupted copy) is refused: its last kernel would lose instructions and samples."""
-    text = _read_text(p)
-    rows = _rows(text, p)
-    if rows and not text.endswith(("\n", "\r")):
+    pieces = list(text_pieces(p))
+    rows = csv_rows(pieces, p)
+    if rows and not pieces[-1].endswith(("\n", "\r")):
         last = rows[-1]
         header = next(
             (rows[i + 1] for i in range(len(rows) - 2, -1, -1) if rows[i] and rows[i][0] == "Kernel Name"), None

@@ -34,10 +34,17 @@ def _varint(buf: bytes, i: int) -> tuple[int, int]:
 
 def _payload_size(header: bytes) -> int:
     """Field 5 (varint) of a block header message: the size of the block's payload."""
+    return _header_fields(header)[0]
+
+
+def _header_fields(header: bytes) -> tuple[int, frozenset[int]]:
+    """(payload size, the field numbers present) of a block header message."""
     i, size = 0, 0
+    seen: set[int] = set()
     while i < len(header):
         key, i = _varint(header, i)
         field_no, wire = key >> 3, key & 7
+        seen.add(field_no)
         if wire == 0:
             v, i = _varint(header, i)
             if field_no == 5:
@@ -53,7 +60,7 @@ def _payload_size(header: bytes) -> int:
             raise ValueError(f"wire type {wire}")
     if i != len(header):
         raise ValueError("header overruns its size")
-    return size
+    return size, frozenset(seen)
 
 
 def rep_framing_problem(path: Path) -> str | None:
@@ -76,11 +83,14 @@ def rep_blocks(path: Path) -> tuple[int, str | None]:
 @dataclass(frozen=True)
 class RepWalk:
     """The walk over an ``.ncu-rep``'s framing: data blocks, the damage met (None: intact),
-    and where a zero-filled tail starts (None: there is none)."""
+    where a zero-filled tail starts (None: there is none), and where a block that is not
+    one ncu writes starts (``foreign``: bytes appended to a report, see ``rep_walk``; None:
+    there is none)."""
 
     blocks: int
     problem: str | None
     zero_tail: int | None = None
+    foreign: int | None = None
 
 
 #: Bytes scanned per read while stepping over a run of zero words.
@@ -118,12 +128,17 @@ def _zero_run_end(fd: int, pos: int, size: int) -> int:
         os.lseek(fd, saved, os.SEEK_SET)
 
 
-def rep_walk(path: Path) -> RepWalk:
+def rep_walk(path: Path) -> RepWalk:  # noqa: PLR0912 - one return per kind of damage the framing shows
     """Walk an ``.ncu-rep``'s framing (see ``rep_framing_problem``). A zero word where a
     block starts is an empty block: a run of them is stepped over at once, and a run that
     reaches the end of the file is a zero-filled tail (``RepWalk.zero_tail``), damage no
-    report written by ncu has."""
+    report written by ncu has. Every block ncu writes has the same header fields (1, 2, 4,
+    5 and 6 in ncu 2025; 3 in some): a block whose header lacks field 5 (its payload size,
+    written even when 0) or more than one field all the blocks before it have is not a
+    block of the report (``RepWalk.foreign``). Six appended bytes (``02 00 00 00 08 00``)
+    frame as an empty block, which ncu_report skips without a word."""
     blocks = 0
+    common: frozenset[int] | None = None  # the header fields every block so far has
     try:
         size = path.stat().st_size
         with open(path, "rb") as fh:
@@ -168,9 +183,23 @@ def rep_walk(path: Path) -> RepWalk:
                         f"block {blocks + 1} needs {pos + 4 + hlen - size} bytes more than the file has ({size} bytes)",
                     )
                 try:
-                    payload = _payload_size(fh.read(hlen))
+                    payload, fields = _header_fields(fh.read(hlen))
                 except ValueError as e:
                     return RepWalk(blocks, f"block {blocks + 1} has an unreadable header ({e})")
+                lacking = sorted((common or frozenset({5})) - fields)
+                if 5 in lacking or len(lacking) > 1:
+                    return RepWalk(
+                        blocks,
+                        f"block {blocks + 1} at byte {pos:,} is not a block ncu writes: its header "
+                        + (
+                            "has no payload size (field 5)"
+                            if 5 in lacking
+                            else f"lacks fields {', '.join(map(str, lacking))}, which every block before it has"
+                        )
+                        + f"; {size - pos:,} bytes from there to the end: bytes appended to a report, or a damaged block",
+                        foreign=pos,
+                    )
+                common = fields if common is None else common & fields
                 pos += 4 + hlen + payload
                 if pos > size:
                     return RepWalk(
