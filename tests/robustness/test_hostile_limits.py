@@ -172,18 +172,16 @@ def _many(doc: dict, n: int, path: Path) -> Path:
     return path
 
 
-def test_list_and_diff_of_2000_kernels_take_seconds(tmp_path, one_kernel):
-    """20,000 kernels took 80 ms each (27 minutes) in jsonschema's check; 2,000 take a few
-    seconds now (docs/compare.md gives the times measured)."""
-    big = _many(one_kernel, 2000, tmp_path / "k2000.json")
+def test_list_and_diff_of_many_kernels(tmp_path, one_kernel):
+    """A saved analysis of many kernels goes through list and diff whole (the schema check runs
+    kernel by kernel). Times are a benchmark's business, not a test's: docs/compare.md gives
+    those measured for 1,000 and 20,000 kernels."""
+    big = _many(one_kernel, 400, tmp_path / "k400.json")
     for argv in (["list", str(big)], ["diff", str(big), str(big)]):
-        t = time.monotonic()
         r = _drgpu(*argv, "-o", str(tmp_path / f"{argv[0]}.txt"))
-        secs = time.monotonic() - t
         assert r.returncode == 0, r.stderr
-        assert secs < 40, (argv[0], secs)  # about 5 s (list) and 12 s (diff) on a loaded 2-core machine
     lines = (tmp_path / "list.txt").read_text().splitlines()
-    assert len(lines) == 2001 and lines[-1].endswith("#1999"), lines[-1]
+    assert len(lines) == 401 and lines[-1].endswith("#399"), lines[-1]
 
 
 def test_a_broken_kernel_deep_in_a_large_file_is_named(tmp_path, one_kernel):
