@@ -364,3 +364,24 @@ def sample_csv_cells(case: str = "smem_stride") -> set[str]:
         with open(f, newline="", encoding="utf-8") as fh:
             cells.update(c for r in csv.reader(fh) for c in r)
     return cells
+
+
+# ---- metric names in source code (tests/unit/test_detector_metrics.py, test_metric_set_parity.py) ----
+METRIC = re.compile(r"[a-z0-9]+__[\w.]*[a-z0-9]")
+
+
+def metric_literals(module) -> set[str]:
+    """Metric-shaped string constants in a module's source (f-string parts excluded)."""
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(module))
+    inside_fstrings = {id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for v in n.values}
+    return {
+        n.value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant)
+        and isinstance(n.value, str)
+        and id(n) not in inside_fstrings
+        and METRIC.fullmatch(n.value)
+    }

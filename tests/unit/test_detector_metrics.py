@@ -5,16 +5,13 @@ read as "not collected" and silence its detector without a word."""
 
 from __future__ import annotations
 
-import ast
-import inspect
-import re
 
 import yaml
 
 from conftest import ROOT
+from conftest import metric_literals
 from drgpu_py.analysis.detectors import REGISTRY, base, instruction, launch, memory, sync
 
-METRIC = re.compile(r"[a-z0-9]+__[\w.]*[a-z0-9]")
 FAMILIES = (memory, sync, instruction, launch)
 
 
@@ -24,20 +21,6 @@ def _catalogue() -> set[str]:
     for spec in doc["metrics"].values():
         names.update((spec or {}).get("aliases") or [])
     return names
-
-
-def _literals(module) -> set[str]:
-    """Metric-shaped string constants in a module's source (f-string parts excluded)."""
-    tree = ast.parse(inspect.getsource(module))
-    inside_fstrings = {id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for v in n.values}
-    return {
-        n.value
-        for n in ast.walk(tree)
-        if isinstance(n, ast.Constant)
-        and isinstance(n.value, str)
-        and id(n) not in inside_fstrings
-        and METRIC.fullmatch(n.value)
-    }
 
 
 def test_every_declared_metric_is_read_by_the_readers():
@@ -53,7 +36,7 @@ def test_every_metric_a_detector_module_names_is_declared():
     read on their behalf; base.py's shared helpers read the UNIT/GRID metric groups)."""
     for module in FAMILIES:
         declared = {m for d in REGISTRY.values() if d.run.__module__ == module.__name__ for m in d.metrics}
-        missing = _literals(module) - declared
+        missing = metric_literals(module) - declared
         assert not missing, (module.__name__, sorted(missing))
     assert set(base.UNIT_METRICS) <= _catalogue() and set(base.GRID_METRICS) <= _catalogue()
 

@@ -12,18 +12,15 @@ empty; on sample_reports/rowwalk_sum the finding, 3.3x with ``--set full``, was 
 
 from __future__ import annotations
 
-import ast
-import inspect
-import re
 
 import pytest
 
+from conftest import metric_literals
 from drgpu_py.analysis import coverage, ledger, sol
 from drgpu_py.analysis.detectors import REGISTRY
 from drgpu_py.specs import loader as data
 from drgpu_py.specs import metric_sets as msets
 
-METRIC = re.compile(r"[a-z0-9]+__[\w.]*[a-z0-9]")
 CHIPS = [
     name
     for name in msets.available_sets()
@@ -87,27 +84,13 @@ def test_derived_metrics_come_from_the_sections_that_define_them():
     assert "sass__inst_executed_register_spilling" in sampling.provides
 
 
-def _literals(module) -> set[str]:
-    """Metric-shaped string constants in a module's source (f-string parts excluded)."""
-    tree = ast.parse(inspect.getsource(module))
-    inside_fstrings = {id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for v in n.values}
-    return {
-        n.value
-        for n in ast.walk(tree)
-        if isinstance(n, ast.Constant)
-        and isinstance(n.value, str)
-        and id(n) not in inside_fstrings
-        and METRIC.fullmatch(n.value)
-    }
-
-
 def test_speed_of_light_and_ledger_declare_what_they_read():
     """Every metric named in sol.py is in SOL_METRICS or stands in for one of them; every
     metric named in ledger.py is in LEDGER_METRICS (the ledger reads the rest through the
     speed of light)."""
-    assert _literals(sol) <= set(sol.SOL_METRICS) | set(sol.SOL_STAND_INS)
+    assert metric_literals(sol) <= set(sol.SOL_METRICS) | set(sol.SOL_STAND_INS)
     assert set(sol.SOL_STAND_INS.values()) <= set(sol.SOL_METRICS)
-    assert _literals(ledger) <= set(ledger.LEDGER_METRICS)
+    assert metric_literals(ledger) <= set(ledger.LEDGER_METRICS)
 
 
 def test_needs_cover_every_finding_and_pass():
