@@ -33,6 +33,7 @@ INSTRUCTION_COLUMNS = [
     "line",
     "inst_executed",
     "thread_inst_executed",
+    "thread_inst_executed_pred_on",  # lanes whose guard predicate was true (0: not collected)
     "samples",
     "samples_not_issued",
     "l2_sectors_global",

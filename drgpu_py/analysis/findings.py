@@ -114,8 +114,8 @@ def is_library_kernel(ctx: KernelContext, traits: Traits | None) -> bool:
     report does not have: its user can change only the call."""
     if traits is None or traits.has_line_info:
         return False
-    name = ctx.kernel.name or ""
-    return any(rx.search(name) for rx in data.library_kernel_patterns())
+    names = [n for n in (ctx.kernel.name, ctx.kernel.mangled) if n]
+    return any(rx.search(n) for rx in data.library_kernel_patterns() for n in names)
 
 
 def designed_in(traits: Traits | None, fid: str) -> str | None:

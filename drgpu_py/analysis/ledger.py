@@ -11,10 +11,13 @@ light's thresholds: it measures useful work, not how busy a unit is (a unit kept
 excess sectors or conflicts is busy with waste).
 
 The ledger splits the elapsed time into the useful time, the time each finding claims (what
-its fix removes: elapsed x (1 - 1/estimate)) and what no finding explains. One nanosecond has
-one owner: findings claim in order of the time they remove, each at most what the useful time
-and the claims before it leave. What is left is "unexplained", shown with its top stall
-reasons and lines. Method and limits: docs/json-schema.md, "Time ledger".
+its fix removes: elapsed x (1 - 1/estimate)), the rest by mechanism and what nothing explains.
+One nanosecond has one owner: findings claim in order of the time they remove, each at most
+what the useful time and the claims before it leave. What is left is split by the blamed stall
+samples' (reason, instruction class) cells (attribution.py: GPA's optimizers as matchers over
+that matrix), each mechanism with the findings that act on it; samples no cell matches are
+"unexplained", shown with their top stall reasons and lines. Method and limits:
+docs/json-schema.md, "Time ledger".
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..specs import loader as data
+from .attribution import Attributed, attribute
 from .bounds import relieved_units
 from .context import KernelContext
 from .perfmodel import USEFUL_CLASSES
@@ -111,6 +114,8 @@ class Ledger:
     unexplained_ns: float
     unexplained_top: list[dict[str, Any]] = field(default_factory=list)
     useful_counted_ns: float | None = None  # the useful time before claims that remove useful work
+    # The time neither useful work nor a claim counts, by mechanism (attribution.py).
+    attributed: list[Attributed] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         e = self.elapsed_ns
@@ -131,6 +136,7 @@ class Ledger:
                 }
                 for x in self.losses
             ],
+            "attributed": [a.to_dict(e) for a in self.attributed],
             "unexplained_ns": round(self.unexplained_ns, 1),
             "unexplained_share": round(self.unexplained_ns / e, 4),
             "unexplained_top": self.unexplained_top,
@@ -145,8 +151,17 @@ class Ledger:
             useful += f" (of {100 * counted / e:.0f}% counted useful; the rest is work a fix removes)"
         parts = [useful]
         parts += [f"{x.owner} {100 * x.claimed_share:.0f}%" for x in self.losses if x.ns > 0]
+        # The unclaimed time by mechanism: the three largest that round to 1% or more, the rest
+        # summed (JSON and HTML list each with the findings that act on it).
+        shown = [a for a in self.attributed if a.ns / e >= 0.005]
+        if shown:
+            named = [f"{a.short_label} {100 * a.ns / e:.0f}%" for a in shown[:3]]
+            rest = sum(a.ns for a in shown[3:])
+            if rest / e >= 0.005:
+                named.append(f"{len(shown) - 3} more {100 * rest / e:.0f}%")
+            parts.append("not claimed: " + ", ".join(named))
         unexplained = f"unexplained {100 * self.unexplained_ns / e:.0f}%"
-        if self.unexplained_top:
+        if self.unexplained_top and self.unexplained_ns / e >= 0.005:
             top = self.unexplained_top[0]
             where = top.get("top_line") or {}
             at = (
@@ -245,28 +260,6 @@ def useful_work(ctx: KernelContext, sol: SpeedOfLight | None) -> UsefulWork:
     )
 
 
-def _unexplained_top(ctx: KernelContext, limit: int = 3) -> list[dict[str, Any]]:
-    """The top stall reasons (share of stall cycles) and the line that carries most of each."""
-    stalls = {r: v for r, v in ctx.reasons.items() if r != "selected" and v > 0}
-    labels = data.stall_reasons()
-    out = []
-    for reason in sorted(stalls, key=lambda r: -stalls[r])[:limit]:
-        lines = ctx.line_samples(reason, 1)
-        where = None
-        if lines:
-            loc = lines[0]
-            where = {"file": loc.get("file"), "line": loc.get("line"), "pc_offset": loc.get("pc_offset")}
-        out.append(
-            {
-                "reason": reason,
-                "label": labels.get(reason, {}).get("label", reason),
-                "stall_share": _rounded(ctx.share(reason), 4),
-                "top_line": where,
-            }
-        )
-    return out
-
-
 def part_unit(part: str) -> str:
     """The speed-of-light unit that does a useful-work part (bounds.RELIEF's names)."""
     if part in ("dram", "issue"):
@@ -310,11 +303,20 @@ def time_ledger(ctx: KernelContext, useful: UsefulWork, findings: Sequence[Claim
             useful_ns = elapsed - claimed - got
         claimed += got
         losses.append(LedgerEntry(f.id, got, got / elapsed, want / elapsed, alone / elapsed, floor / elapsed))
+    split = attribute(
+        ctx,
+        remainder_ns=max(0.0, elapsed - useful_ns - claimed),
+        useful_ns=useful_ns,
+        elapsed_ns=elapsed,
+        claims={x.owner: x.ns for x in losses if x.ns > 0},
+        raised=[f.id for f in findings],
+    )
     return Ledger(
         elapsed_ns=elapsed,
         useful_ns=useful_ns,
         losses=losses,
-        unexplained_ns=max(0.0, elapsed - useful_ns - claimed),
-        unexplained_top=_unexplained_top(ctx),
+        unexplained_ns=split.unexplained_ns,
+        unexplained_top=split.unexplained_top,
         useful_counted_ns=counted,
+        attributed=split.parts,
     )

@@ -216,11 +216,24 @@ def thread_tainted_branches(cfg: CFG, through_memory: bool = True) -> list[int]:
     instruction that uses a dependent register (with ``through_memory``, loads and shuffles
     included: a value read at a thread-dependent address, such as a segment bound indexed by
     the warp, differs too)."""
+    return _thread_taint(cfg, through_memory)[0]
+
+
+def thread_predicated(cfg: CFG, through_memory: bool = True) -> set[int]:
+    """Indices of instructions other than branches guarded by a predicate that depends on the
+    thread or warp index (the taint of ``thread_tainted_branches``): guarded work the
+    compiler predicated instead of branching around (``@!P1 LDS`` in a tree reduction's
+    ``if (tid < s)``), which every warp issues with some lanes switched off."""
+    return _thread_taint(cfg, through_memory)[1]
+
+
+def _thread_taint(cfg: CFG, through_memory: bool) -> tuple[list[int], set[int]]:
     insts, blocks = cfg.insts, cfg.blocks
     entry: list[set[str] | None] = [None] * len(blocks)
     entry[0] = set()
     work = [0]
     branches: set[int] = set()
+    predicated: set[int] = set()
     while work:
         b = work.pop()
         live = set(entry[b] or ())
@@ -228,8 +241,11 @@ def thread_tainted_branches(cfg: CFG, through_memory: bool = True) -> list[int]:
             ins = insts[j]
             src = ins.opcode in ("S2R", "CS2R") and any(o.startswith(_THREAD_INDEX) for o in ins.operands[1:])
             dep = src or (bool(ins.uses & live) and (through_memory or (not ins.is_memory() and ins.opcode != "SHFL")))
+            guarded = ins.guard not in (None, "PT") and ins.guard.lstrip("!") in live
             if ins.opcode in ("BRA", "BREAK") and ins.guard not in (None, "PT") and dep:
                 branches.add(j)
+            elif guarded and not ins.is_branch() and ins.opcode not in ("BSSY", "BSYNC", "NOP"):
+                predicated.add(j)
             if dep:
                 live |= ins.defs
             elif ins.guard in (None, "PT"):
@@ -240,7 +256,7 @@ def thread_tainted_branches(cfg: CFG, through_memory: bool = True) -> list[int]:
             if old is None or new != old:
                 entry[s] = set(new)
                 work.append(s)
-    return sorted(branches)
+    return sorted(branches), predicated
 
 
 def postdominators(cfg: CFG) -> list[set[int]]:

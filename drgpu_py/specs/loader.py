@@ -118,7 +118,7 @@ def _parse(text: str, origin: str, bounded: bool = True) -> dict:
 
 
 #: The data-file schemas under specs/schema/data/ (each file kind's JSON Schema).
-SCHEMAS = ("metrics", "tree", "thresholds", "findings", "arch", "metric_set")
+SCHEMAS = ("metrics", "tree", "thresholds", "findings", "arch", "metric_set", "attribution")
 
 
 @functools.cache
@@ -354,6 +354,39 @@ def findings_catalogue() -> dict:
             if t not in known_th:
                 raise DataFileError(f"{origin}: unknown threshold {t}")
     return doc
+
+
+#: The instruction classes attribution.yaml's cells name (analysis/attribution.py assigns them).
+ATTRIBUTION_CLASSES = frozenset(
+    ("global_load", "global_store", "local", "shared", "atomic", "constant", "fp32", "fp64", "fp16", "conversion")
+    + ("sfu", "tensor", "int", "control", "barrier", "fence", "uniform", "other", "none")
+)
+
+
+@functools.cache
+def attribution_cells() -> tuple[dict, ...]:
+    """attribution.yaml's cells, in order, each checked against the stall reasons, the
+    instruction classes and the findings' ids (what its JSON Schema cannot know)."""
+    doc = _load("attribution.yaml", "drgpu.attribution/1")
+    reasons = set(stall_reasons())
+    ids = {f["id"] for f in findings_catalogue()["findings"]}
+    seen: set[str] = set()
+    for cell in doc["cells"]:
+        origin = f"attribution.yaml cell {cell['mechanism']}"
+        if cell["mechanism"] in seen:
+            raise DataFileError(f"{origin}: duplicate mechanism")
+        seen.add(cell["mechanism"])
+        for what, got, known in (
+            ("stall reason", cell["reasons"], reasons),
+            ("instruction class", [c for c in cell["classes"] if c != "*"], ATTRIBUTION_CLASSES),
+            ("finding", cell["owners"], ids),
+        ):
+            unknown = sorted(set(got) - known)
+            if unknown:
+                raise DataFileError(f"{origin}: unknown {what} {', '.join(unknown)}")
+        if not cell["owners"] and not cell.get("work"):
+            raise DataFileError(f"{origin}: a cell names the findings that own it, or is work")
+    return tuple(doc["cells"])
 
 
 @functools.cache

@@ -249,3 +249,19 @@ def test_slow_math_counts_removed_instructions_keeps_the_mufus_and_names_integer
     assert pm.bounded_by == "unit" and xu["why"].startswith("XU pipe")
     assert "literal_integer_exponent" not in pm.evidence and "__expf" in pm.advice
     assert analysis_of("redblack_mix", "bad").kernels[0].findings[0].id == "warp-divergence"
+
+
+def test_pow_with_a_double_literal_specialised_by_nvcc_gets_the_integer_power_advice():
+    """pow(diff, 2.0) on doubles that nvcc specialised for the constant: no register carries the
+    exponent's bits to the CALL, the routine multiplies log(x) by the immediate 2 instead; the
+    advice is x * x, not fast-math intrinsics (measured: -use_fast_math 1.00x, x * x 2.26x on
+    a public benchmark's kernel). powf(r2, 1.5f) (gravity_powf) is no integer power."""
+    from drgpu_py.analysis import analyze
+    from drgpu_py.readers import open_report
+
+    from conftest import SAMPLES
+
+    a = analyze(open_report(SAMPLES / "ho_kmeans_pow" / "ho_kmeans_pow_bad.ncu-rep"))
+    f = next(f for f in a.kernels[0].findings if f.id == "slow-math")
+    assert f.evidence["literal_integer_exponent"] == 2 and "x * x" in f.advice
+    assert "literal_integer_exponent" not in _finding("gravity_powf", "slow-math").evidence

@@ -94,7 +94,7 @@ def _spec_docs():
     specs = data.resources.files("drgpu_py.specs")
     out = [
         (f"{n}.yaml", n, data._parse((specs / f"{n}.yaml").read_text(), n))
-        for n in ("metrics", "tree", "thresholds", "findings")
+        for n in ("metrics", "tree", "thresholds", "findings", "attribution")
     ]
     out += [
         (f"arch/{p.name}", "arch", data._parse(p.read_text(), p.name))
@@ -110,7 +110,7 @@ def _spec_docs():
 
 def test_every_data_file_matches_its_json_schema():
     docs = _spec_docs()
-    assert {n for _, n, _ in docs} == {"metrics", "tree", "thresholds", "findings", "arch", "metric_set"}
+    assert {n for _, n, _ in docs} == {"metrics", "tree", "thresholds", "findings", "arch", "metric_set", "attribution"}
     for origin, name, doc in docs:
         data.validate(doc, origin, name)
 
@@ -127,6 +127,7 @@ def test_every_data_file_matches_its_json_schema():
         ("metrics", lambda d: d["stall_reasons"]["barrier"].update(sampling="one"), "stall_reasons/barrier/sampling"),
         ("tree", lambda d: d.update(schema="drgpu.tree/2"), "schema"),
         ("findings", lambda d: d.update(library_kernels=["(unclosed"]), "library_kernels/0"),
+        ("attribution", lambda d: d["cells"][0].pop("owners"), "cells/0"),
     ],
 )
 def test_a_malformed_data_file_is_a_data_file_error_naming_the_place(name, edit, where):

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ...sass.cfg import CFG, Loop
-from ...sass.dataflow import fast_intrinsic, loop_invariant
+from ...sass.dataflow import fast_intrinsic, loop_invariant, thread_predicated
 from ...sass.slicing import reaching_defs
 from ..context import KernelContext, LineKey
 from ..passes import Passes
@@ -30,7 +30,6 @@ from .base import (
     evidence_number,
     launch_lanes,
     positive_weights,
-    warps_launched,
 )
 
 
@@ -223,26 +222,26 @@ _DIV_SEQUENCE = 20
 
 @detector()
 def integer_division(ctx: KernelContext, passes: Passes) -> Detection | None:
-    """GPA's strength reduction for integer division and modulo by a run-time divisor inside
-    a loop: the reciprocal setup (I2F.RP, MUFU.RCP, F2I) is redone every iteration, or a
-    64-bit division calls the slow subroutine. Cost: the samples on the sequence and those
-    its consumers wait for, or its share of the instructions of an issue-bound kernel; the
-    fix keeps part of it (less when the divisor is loop-invariant)."""
+    """GPA's strength reduction for integer division and modulo by a run-time divisor, wherever
+    it executes: in a loop the reciprocal setup (I2F.RP, MUFU.RCP, F2I) is redone every
+    iteration; in straight-line or fully unrolled code (an N-D index decomposition) every
+    thread runs one sequence per division; a 64-bit division calls the slow subroutine. The
+    executed sequences are what cost, whatever the code's shape. Cost: the samples on the
+    sequence and those its consumers wait for, or its share of the instructions of an
+    issue-bound kernel; the fix keeps part of it (less when the divisor is the same for every
+    iteration or thread: a reciprocal or magic number computed once)."""
     cfg, df = ctx.cfg, ctx.df
-    if cfg is None or df.empty or not cfg.loops:
+    if cfg is None or df.empty:
         return None
     line_of = ctx.line_of
     executed = ctx.executed()
     seq: set[int] = set()
     seeds = []
     varying = False
-    warps = warps_launched(ctx.kernel)
     for index, ins in enumerate(cfg.insts):
         if ins.opcode != "I2F" or "RP" not in ins.modifiers:
             continue
-        ex = float(executed.get(ins.pc) or 0.0)
-        # Inside a loop, or in a division subroutine (64-bit) called repeatedly from one.
-        if not ex > 0 or (cfg.innermost_loop(index) is None and not (warps and ex / warps > 1.5)):
+        if not float(executed.get(ins.pc) or 0.0) > 0:
             continue
         seeds.append(ins.pc)
         got, invariant = _division_sequence(ctx, index)
@@ -275,7 +274,8 @@ def integer_division(ctx: KernelContext, passes: Passes) -> Detection | None:
         stall_share=min(1.0, removed_share * ctx.total / max(ctx.stall_total, 1e-9)),
         speedup=speed,
         evidence={
-            "divisions_in_loops": len(seeds),
+            "division_sequences": len(seeds),
+            "divisions_in_loops": sum(1 for pc in seeds if cfg.innermost_loop(cfg.index_of_pc[pc]) is not None),
             "division_instruction_share": round(share_inst, 3),
             "sample_share": round(removed_share, 3),
             "divisor_varies_in_loop": varying,
@@ -407,9 +407,12 @@ _SMALL_INTEGER_BITS = {
 
 
 def _literal_integer_exponent(ctx: KernelContext, lines: Collection[LineKey]) -> int | None:
-    """The small integer a slow line passes to a called math subroutine as a literal (pow(d,
-    2.0) sets the exponent's register to 2.0's bits before the CALL), or None. GPA's strength
-    reduction: an integer power is a few multiplications."""
+    """The small integer a slow line passes to a called math subroutine as a literal, or None.
+    GPA's strength reduction: an integer power is a few multiplications. Two forms: the literal
+    set in the exponent's register before the CALL (pow(d, 2.0) with the exponent's bits,
+    IMAD.MOV.U32 R5, RZ, RZ, 0x40000000), or, where nvcc specialises the routine for the
+    constant, the exponent as an immediate that multiplies log(x) inside the routine
+    (DMUL R22, R16, 2), called from a slow line."""
     sites = ctx.call_sites()
     calls = {ctx.line_of(i.pc) for i in ctx.insts if i.opcode == "CALL"} - {None}
     for ins in ctx.insts:
@@ -423,6 +426,13 @@ def _literal_integer_exponent(ctx: KernelContext, lines: Collection[LineKey]) ->
             bits = None
         if bits in _SMALL_INTEGER_BITS:
             return _SMALL_INTEGER_BITS[bits]
+    for ins in ctx.insts:
+        site = sites.get(ins.pc)
+        if site is None or ins.opcode not in ("DMUL", "DFMA", "FMUL", "FFMA") or ctx.line_of(site) not in lines:
+            continue
+        literal = next((int(op) for op in ins.operands[1:] if op.strip().isdigit() and 2 <= int(op) <= 16), None)
+        if literal is not None:
+            return literal
     return None
 
 
@@ -504,17 +514,26 @@ def slow_math(ctx: KernelContext, passes: Passes) -> Detection | None:
     )
 )
 def divergence(ctx: KernelContext, passes: Passes) -> Detection | None:
+    """Lanes of a warp that issue no work: switched off by a divergent branch, or by a guard
+    predicate the thread index decides (``if (tid < s)`` compiled to ``@!P1 LDS/FADD/STS``:
+    every warp issues the instruction, with the lanes whose guard is false doing nothing).
+    Cost: each instruction's samples times its idle-lane share; lanes the launch never filled
+    are partial-warps, not divergence."""
     kernel, df = ctx.kernel, ctx.df
     thr = kernel.m("smsp__thread_inst_executed_per_inst_executed.ratio")
     if math.isnan(thr) and not df.empty and ctx.total_of("inst_executed") > 0:
         thr = ctx.total_of("thread_inst_executed") / ctx.total_of("inst_executed")
-    # Lanes the launch never filled are partial-warps, not divergence: judge the rest.
     lanes = launch_lanes(kernel)
+    working, predicated_off = _working_lanes(ctx, lanes)
+    if predicated_off > 0 and not math.isnan(thr):
+        # Lanes a thread-dependent guard switched off are idle as a divergent branch's are.
+        thr -= predicated_off / ctx.total_of("inst_executed")
+    # Lanes the launch never filled are partial-warps, not divergence: judge the rest.
     if not math.isnan(thr):
         thr = thr * 32.0 / lanes
     if math.isnan(thr) or thr >= ctx.th["divergence_threads"]:
         return None
-    if df.empty or not ctx.sampling:
+    if df.empty or not ctx.sampling or working is None:
         wasted_share = 1.0 - thr / 32.0
         return Detection(
             stall_share=wasted_share,
@@ -523,20 +542,21 @@ def divergence(ctx: KernelContext, passes: Passes) -> Detection | None:
             fmt={"threads": thr},
         )
     cols = [c for c in df.columns if c.startswith("stall_")]
-    per = (df["thread_inst_executed"] / df["inst_executed"].where(df["inst_executed"] > 0)).fillna(lanes)
-    wasted = df[cols].sum(axis=1) * (1.0 - per.clip(upper=lanes) / lanes)
+    wasted = df[cols].sum(axis=1) * (1.0 - working.clip(upper=lanes) / lanes)
     wasted_share = float(wasted.sum()) / max(ctx.samples_total, 1e-9)
     if wasted_share <= 0.01:
         return None
     # Locate the branch that splits the warp: divergent branches if counted, else the
     # instructions that run with a partial warp, weighted by the time they waste.
-    weights = positive_weights(df["divergent_branches"]) if "divergent_branches" in df else {}
+    weights = positive_weights(df["divergent_branches"]) if "divergent_branches" in df and not predicated_off else {}
     if not weights:
         weights = positive_weights(wasted)
     evidence = {
         "avg_active_threads": round(thr, 1),
         "divergent_branch_targets": evidence_number(kernel.m("smsp__sass_branch_targets_threads_divergent.sum")),
     }
+    if predicated_off > 0 and ctx.total_of("inst_executed") > 0:
+        evidence["predicated_off_lane_share"] = evidence_number(predicated_off / (32.0 * ctx.total_of("inst_executed")))
     return Detection(
         stall_share=wasted_share,
         speedup=_active_only(ctx, eliminate(wasted_share), evidence),
@@ -544,6 +564,32 @@ def divergence(ctx: KernelContext, passes: Passes) -> Detection | None:
         locations=ctx.locations(weights),
         fmt={"threads": thr},
     )
+
+
+def _working_lanes(ctx: KernelContext, lanes: float) -> tuple[pd.Series | None, float]:
+    """Per instruction, the lanes that do its work (active lanes; for an instruction whose
+    guard predicate the thread index decides through arithmetic, only those whose guard is
+    true, where the report counts them), and the lane-instructions such guards switched off in
+    all. A guard computed from loaded data (the rarely true fix-up steps of __expf/__logf's
+    range reduction) is the compiler's choice of predication over a branch, not lanes that
+    wait for other lanes of their warp."""
+    df = ctx.df
+    if df.empty:
+        return None, 0.0
+    per = (df["thread_inst_executed"] / df["inst_executed"].where(df["inst_executed"] > 0)).fillna(lanes)
+    cfg = ctx.cfg
+    if cfg is None or "thread_inst_executed_pred_on" not in df or not ctx.total_of("thread_inst_executed_pred_on") > 0:
+        return per, 0.0
+    guarded = [cfg.insts[j].pc for j in thread_predicated(cfg, through_memory=False)]
+    guarded = [pc for pc in guarded if pc in ctx.row_of()]
+    if not guarded:
+        return per, 0.0
+    on, active = df.loc[guarded, "thread_inst_executed_pred_on"], df.loc[guarded, "thread_inst_executed"]
+    off = (active - on).clip(lower=0.0)
+    executed = df.loc[guarded, "inst_executed"].where(df.loc[guarded, "inst_executed"] > 0)
+    per = per.copy()
+    per.loc[guarded] = (per.loc[guarded] - (off / executed).fillna(0.0)).clip(lower=0.0)
+    return per, float(off.sum())
 
 
 def _active_only(ctx: KernelContext, speedup: float, evidence: dict[str, Any]) -> float:

@@ -42,6 +42,7 @@ from .base import (
     merge_weights,
     queue_charge,
     traffic_speedup,
+    warps_launched,
 )
 
 
@@ -165,11 +166,17 @@ def bank_conflict(ctx: KernelContext, passes: Passes) -> Detection | None:
     if not df.empty and shared_pcs:
         nway = df.loc[shared_pcs, "shared_nway"]
         # Weight each shared instruction's cost by how conflicted it is.
-        weights = {pc: v * max(float(nway.get(pc, 1.0)) - 1.0, 0.0) for pc, v in weights.items()} or weights
+        conflicted = {pc: v * max(float(nway.get(pc, 1.0)) - 1.0, 0.0) for pc, v in weights.items()}
+        if sum(conflicted.values()) > 0:
+            weights = conflicted
+        elif evidence.get("source") == "ncu conflict counters" and sum(weights.values()) > 0:
+            # The kernel's counters count conflict wavefronts the per-instruction conflict ways
+            # do not show (they read no conflict on a strided tree reduction's LDS/STS): the
+            # conflicts are at the shared instructions, ranked by the stalls they cost.
+            evidence["located_by"] = "shared instructions' stall samples (per-instruction conflict ways read none)"
     locations = ctx.locations(weights)
-    if not locations and not df.empty and shared_pcs and df.loc[shared_pcs, "shared_nway"].notna().any():
-        # The per-instruction conflict ways show no conflicted shared access: the counters'
-        # conflict wavefronts are at no instruction of the code, and no line can be changed.
+    if not locations:
+        # No shared instruction carries the cost: nothing to locate or change.
         return None
     share = r_share if r_share > 0 else ctx.frac("mio_throttle", "short_scoreboard")
     nways = 1.0 / max(1e-9, 1.0 - excess)
@@ -495,12 +502,54 @@ def lg_throttle(ctx: KernelContext, passes: Passes) -> Detection | None:
     )
 
 
+def _loads_per_iteration(ctx: KernelContext, cfg: CFG, loop: Loop, chains_only: bool) -> float:
+    """Global loads executed per back-edge taken to the loop's header, over the longest chain
+    of them whose addresses come from the previous one's value (inf: not a chain when only
+    chains qualify)."""
+    body = cfg.loop_instructions(loop)
+    executed = ctx.executed()
+
+    def count(pick: Callable[[Instruction], bool]) -> float:
+        return sum(float(executed.get(cfg.insts[j].pc) or 0.0) for j in body if pick(cfg.insts[j]))
+
+    iters = count(
+        lambda i: (
+            i.is_branch()
+            and i.target is not None
+            and cfg.index_of_pc.get(i.target) is not None
+            and cfg.block_of[cfg.index_of_pc[i.target]] == loop.header
+        )
+    )
+    depth = load_chain_depth(cfg, body)
+    if chains_only and depth <= 1:
+        return math.inf
+    return count(lambda i: i.is_global_load()) / iters / depth if iters > 0 else math.inf
+
+
+def _loads_per_warp(ctx: KernelContext, cfg: CFG, chains_only: bool) -> float:
+    """Loop-free code: the global loads a warp issues outside loops, over the longest chain of
+    them whose addresses come from the previous one's value (one element per thread: a load or
+    two, then the warp waits); inf when the memory system is busy (``chains_only``)."""
+    straight = [j for j in range(len(cfg.insts)) if cfg.innermost_loop(j) is None]
+    warps = warps_launched(ctx.kernel)
+    if not warps or chains_only:
+        # A chain of a hop or two per warp is hidden by the other resident warps once the
+        # memory system is this busy (an index-then-value gather at 66% of DRAM peak): only a
+        # loop's long chain keeps each warp to one load in flight whatever the bandwidth.
+        return math.inf
+    depth = load_chain_depth(cfg, straight)
+    executed = ctx.executed()
+    n = sum(float(executed.get(cfg.insts[j].pc) or 0.0) for j in straight if cfg.insts[j].is_global_load())
+    return n / warps / depth
+
+
 @detector(metrics=(*UNIT_METRICS,))
 def memory_latency(ctx: KernelContext, passes: Passes) -> Detection | None:
     """Warps wait on global loads while the memory system has headroom: too few loads in
     flight. The loads that carry the waits sit in a loop issuing one or two independent loads
     per iteration (a rolled loop, a dependent index-then-value pair, or a longer body whose
-    loads each take their address from the previous one). With k independent loads in flight
+    loads each take their address from the previous one), or in loop-free code that issues one
+    or two per warp before it waits (one element per thread, a gather through an index). With k independent loads in flight
     instead of one, (1 - 1/k) of the wait is hidden (k = 4: unroll by 4); the memory units'
     headroom bounds it. With DRAM or L2 at bound_pct or more, only chains qualify."""
     cfg, df = ctx.cfg, ctx.df
@@ -519,38 +568,21 @@ def memory_latency(ctx: KernelContext, passes: Passes) -> Detection | None:
     chains_only = mem >= ctx.th["bound_pct"]
     loads = ctx.pcs_where(lambda i: i.is_global_load() and not i.is_atomic())
     waits = merge_weights(ctx.blamed_by_pc(loads, ("long_scoreboard",)), ctx.samples_at(loads, ("long_scoreboard",)))
-    executed = ctx.executed()
-
-    def loads_per_iteration(loop: Loop) -> float:
-        """Global loads executed per back-edge taken to the loop's header."""
-        body = cfg.loop_instructions(loop)
-
-        def count(pick: Callable[[Instruction], bool]) -> float:
-            return sum(float(executed.get(cfg.insts[j].pc) or 0.0) for j in body if pick(cfg.insts[j]))
-
-        iters = count(
-            lambda i: (
-                i.is_branch()
-                and i.target is not None
-                and cfg.index_of_pc.get(i.target) is not None
-                and cfg.block_of[cfg.index_of_pc[i.target]] == loop.header
-            )
-        )
-        depth = load_chain_depth(cfg, body)
-        if chains_only and depth <= 1:
-            return math.inf
-        return count(lambda i: i.is_global_load()) / iters / depth if iters > 0 else math.inf
-
-    per_loop: dict[int, float] = {}
+    per_pass: dict[int | None, float] = {}  # loop header (None: loop-free code) -> loads in flight
     hot: dict[int, float] = {}
     for pc, wait in waits.items():
         idx = cfg.index_of_pc.get(pc)
-        loop = cfg.innermost_loop(idx) if idx is not None else None
-        if loop is None or wait <= 0:
+        if idx is None or wait <= 0:
             continue
-        if loop.header not in per_loop:
-            per_loop[loop.header] = loads_per_iteration(loop)
-        if per_loop[loop.header] <= ctx.th["latency_loads_per_iteration"]:
+        loop = cfg.innermost_loop(idx)
+        key = None if loop is None else loop.header
+        if key not in per_pass:
+            per_pass[key] = (
+                _loads_per_warp(ctx, cfg, chains_only)
+                if loop is None
+                else _loads_per_iteration(ctx, cfg, loop, chains_only)
+            )
+        if per_pass[key] <= ctx.th["latency_loads_per_iteration"]:
             hot[pc] = wait
     tot = ctx.samples_total
     removed_share = sum(hot.values()) / tot if tot > 0 else 0.0

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any, TypedDict
 
-from ...sass.dataflow import index_bound_branches, thread_dependent_blocks
+from ...sass.dataflow import index_bound_branches, thread_dependent_blocks, thread_predicated
 from ..context import KernelContext
 from ..passes import Passes
 from ..tree import Location
@@ -110,6 +110,9 @@ def _barrier_regions(ctx: KernelContext) -> list[BarrierRegion]:
     if not bars:
         return []
     dependent = thread_dependent_blocks(cfg)
+    # Guarded work the compiler predicated instead of branching around runs, lanes switched
+    # off, in every warp: its wait at the barrier is the slowest warp's, as under a branch.
+    predicated = thread_predicated(cfg, through_memory=False)
     pcs = [i.pc for i in cfg.insts]
     every = ctx.samples_at(pcs)
     waits = ctx.samples_at(pcs, ("barrier",))
@@ -122,7 +125,11 @@ def _barrier_regions(ctx: KernelContext) -> list[BarrierRegion]:
         after = range(bar_index, bars[position + 1] if position + 1 < len(bars) else len(pcs))
         wait = sum(waits.get(pcs[j], 0.0) for j in after)
         region = wait + sum(busy[pcs[j]] for j in before)
-        work = {pcs[j]: busy[pcs[j]] for j in before if cfg.block_of[j] in dependent and busy[pcs[j]] > 0}
+        work = {
+            pcs[j]: busy[pcs[j]]
+            for j in before
+            if (cfg.block_of[j] in dependent or j in predicated) and busy[pcs[j]] > 0
+        }
         crossings = float(executed.get(pcs[bar_index]) or 0.0)
         interval = region * per_sample / crossings if crossings > 0 else math.nan
         out.append(
