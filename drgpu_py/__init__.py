@@ -27,8 +27,9 @@ def analyze(
 
     Returns an :class:`drgpu_py.analysis.Analysis`: ``.summary()`` (kernel groups by GPU
     time, findings with the time they would save), ``.priorities()``, ``.kernels`` (per
-    group: ``.tree``, ``.findings``, ``.sol``), ``findings_frame()`` and
-    ``kernels_frame()`` (pandas), ``to_dict()`` (the JSON document). ``thresholds``: a dict
+    group: ``.tree``, ``.findings``, ``.sol``), pandas frames (``kernels_frame()``,
+    ``findings_frame()``, ``locations_frame()``, ...: docs/api.md), ``to_dict()`` (the JSON
+    document). ``thresholds``: a dict
     of overrides (``drgpu thresholds`` lists the keys). Launches of one kernel are analyzed as
     one group unless ``per_launch``. ``source_roots``: folders whose source files a cubin's
     line table may show, besides the reports' folders and the working folder.

@@ -154,6 +154,13 @@ class KernelProfile:
     #: (--cubin/--binary: sass.binary.with_control); None when no cubin gave them.
     control: dict[int, ControlCode] | None = None
 
+    def __repr__(self) -> str:
+        # The dataclass repr would print every metric and the per-instruction table.
+        return (
+            f"KernelProfile(id={self.id}, name={short_name(self.name or '')!r}, grid={self.grid}, block={self.block}, "
+            f"duration_ns={self.duration_ns}, {len(self.metrics)} metrics, {len(self.instructions)} instructions)"
+        )
+
     def m(self, name: str, default: float = math.nan) -> float:
         """Metric value by canonical name, ``default`` (NaN) when not collected."""
         v = self.metrics.get(name)
@@ -221,3 +228,8 @@ class Profile:
     format: str
     kernels: list[KernelProfile] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        path = self.path if len(self.path) <= 80 else "…" + self.path[-79:]
+        count = f"{len(self.kernels)} kernel{'' if len(self.kernels) == 1 else 's'}"
+        return f"Profile({path!r}, format={self.format!r}, {count})"

@@ -19,7 +19,7 @@ from ..version import __version__
 from ..specs import loader as data
 from ..specs.records import Thresholds
 from ..profile import SOURCE_EXPORT_MISSING, KernelProfile, Profile, rounded
-from . import groups
+from . import display, groups
 from .context import AnalysisCache as AnalysisCache  # re-exported: pipeline.parallel imports it from here
 from .context import KernelContext
 from .findings import Finding, evaluate
@@ -30,10 +30,12 @@ from .perfmodel import KernelModel, kernel_model
 from .perfmodel import to_dict as model_dict
 from .sol import SpeedOfLight, Traits, grade_at_least, kernel_traits, near_speed_of_light, speed_of_light
 from .stall_tree import build_tree, classify_bound
-from .tree import Node
+from .tree import Node, location_text
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from .frames import FrameInput
 
     from .saved import SavedAnalysis
 
@@ -83,6 +85,35 @@ class KernelAnalysis:
     def perf(self) -> KernelModel | None:
         """The static SASS performance model (analysis/perfmodel/)."""
         return self.passes.perf if self.passes is not None else None
+
+    def _finding_lines(self) -> list[display.FindingLine]:
+        total = groups.total_ns(self.kernel)
+        return [
+            display.FindingLine(
+                f.id,
+                f.severity,
+                f.estimated_speedup,
+                rounded(groups.time_saved(total, f.estimated_speedup), 1),
+                location_text(f.locations[0]) if f.locations else None,
+                f.title,
+            )
+            for f in self.findings
+        ]
+
+    def _facts(self) -> tuple[int, str, int, float | None, str, str | None]:
+        kernel = self.kernel
+        grade = self.sol.grade if self.sol is not None else None
+        return kernel.id, kernel.name, groups.launches(kernel), rounded(groups.total_ns(kernel), 1), self.bound, grade
+
+    def __repr__(self) -> str:
+        # The dataclass repr would print the profile's metrics, the tree and the facts (MBs).
+        return display.kernel_repr("KernelAnalysis", *self._facts(), self._finding_lines())
+
+    def _repr_pretty_(self, printer: display.Printer, cycle: bool) -> None:
+        display.pretty(repr(self), printer)
+
+    def _repr_html_(self) -> str:
+        return display.kernel_html(*self._facts(), self._finding_lines())
 
     def to_dict(self) -> dict[str, Any]:
         kernel = self.kernel
@@ -161,24 +192,83 @@ class Analysis:
         """Findings across the report, most time saved first."""
         return groups.priorities(self.summary(), limit)
 
+    def __repr__(self) -> str:
+        # The dataclass repr would print every kernel's profile, tree and facts (MBs).
+        return display.analysis_repr("Analysis", self.profile.path, self.summary())
+
+    def _repr_pretty_(self, printer: display.Printer, cycle: bool) -> None:
+        display.pretty(repr(self), printer)
+
+    def _repr_html_(self) -> str:
+        return display.analysis_html(self.profile.path, self.summary())
+
+    # pandas frames (analysis/frames.py; docs/api.md lists columns, dtypes and joins).
+    def _frame_input(self) -> FrameInput:
+        from .frames import FrameInput, FrameKernel
+
+        kernels = [
+            FrameKernel(
+                ka.kernel.id,
+                ka.kernel.name,
+                groups.launches(ka.kernel),
+                _f(ka.stall_cycle_pct),  # as the JSON rounds it, so saved frames are equal
+                ka.findings,
+                ka.tree,
+                ka.kernel,
+            )
+            for ka in self.kernels
+        ]
+        return FrameInput(self.profile.path, self.summary(), kernels, saved=False)
+
+    def kernels_frame(self) -> pd.DataFrame:
+        """One row per kernel (group), by total GPU time; key ``kernel_id``."""
+        from .frames import kernels_frame
+
+        return kernels_frame(self)
+
     def findings_frame(self) -> pd.DataFrame:
-        """One row per finding and location (pandas DataFrame)."""
+        """One row per finding; key ``(kernel_id, id)``."""
         from .frames import findings_frame
 
         return findings_frame(self)
 
-    def kernels_frame(self) -> pd.DataFrame:
-        """One row per kernel (group) analyzed (pandas DataFrame)."""
-        from .frames import kernels_frame
+    def locations_frame(self) -> pd.DataFrame:
+        """One row per location of a finding; joins findings_frame on ``(kernel_id, id)``."""
+        from .frames import locations_frame
 
-        return kernels_frame(self)
+        return locations_frame(self)
+
+    def stalls_frame(self) -> pd.DataFrame:
+        """One row per stall reason of a kernel; key ``(kernel_id, reason)``."""
+        from .frames import stalls_frame
+
+        return stalls_frame(self)
+
+    def stall_lines_frame(self) -> pd.DataFrame:
+        """The source lines the tree shows under each stall reason; joins stalls_frame on
+        ``(kernel_id, reason)``."""
+        from .frames import stall_lines_frame
+
+        return stall_lines_frame(self)
+
+    def source_frame(self) -> pd.DataFrame:
+        """One row per source line of each kernel: instructions, samples, samples per stall reason."""
+        from .frames import source_frame
+
+        return source_frame(self)
+
+    def metrics_frame(self) -> pd.DataFrame:
+        """One row per raw metric of each kernel; key ``(kernel_id, metric)``."""
+        from .frames import metrics_frame
+
+        return metrics_frame(self)
 
     @staticmethod
     def load(path: str | Path) -> "SavedAnalysis":
         """A JSON file ``to_dict()`` was written to (``drgpu analyze -f json``, ``merge``), read
         back: a :class:`~drgpu_py.analysis.saved.SavedAnalysis`, whose ``to_dict()`` is the
         file's document again. The profile and contexts are not in the JSON, so it is not an
-        Analysis; list and diff read it."""
+        Analysis; list and diff read it, and it has the frames whose data the JSON holds."""
         from .saved import SavedAnalysis
 
         return SavedAnalysis.load(path)

@@ -111,6 +111,13 @@ class KernelContext:
     # built on first use and kept in the instance's __dict__ (not fields: they are neither
     # compared nor shown); drop_caches() forgets them when the kernel is detached.
 
+    def __repr__(self) -> str:
+        # The dataclass repr would print every instruction, the CFG and the blame edges.
+        return (
+            f"KernelContext(kernel={self.kernel!r}, reason_source={self.reason_source!r}, "
+            f"sampling={self.sampling}, {len(self.insts)} instructions)"
+        )
+
     # ---- construction -------------------------------------------------------------
     @classmethod
     def build(

@@ -26,7 +26,7 @@ from .context import KernelContext
 from .passes import Passes
 from ..specs.records import Thresholds
 from .sol import Traits
-from .tree import Location
+from .tree import Location, location_text
 from .detectors import REGISTRY
 from .detectors import base as detector_base
 
@@ -60,6 +60,14 @@ class Finding:
     time_share: float | None = None  # of the elapsed time, what the ledger gives it (None: no ledger)
     estimated_speedup_alone: float | None = None  # made alone, before larger findings' fixes (ledger.py)
     relieves: tuple[str, ...] = ()  # the catalogue's units the fix unloads (bounds.RELIEF keys)
+
+    def __repr__(self) -> str:
+        # The dataclass repr would print the evidence, bounds and every location.
+        where = location_text(self.locations[0]) if self.locations else None
+        return (
+            f"Finding(id={self.id!r}, severity={self.severity!r}, estimated_speedup={_round(self.estimated_speedup, 3)!r}, "
+            f"where={where!r}, locations={len(self.locations)})"
+        )
 
     def speedup_text(self) -> str:
         """The estimate as shown to the user: a capped one reads as a lower bound; with a

@@ -11,6 +11,9 @@ are :class:`Finding` objects; the sections nothing here reads (speed of light, s
 samples, the static model) stay dicts, passed through as written. Keys this version does
 not know are kept and written after the known ones.
 
+A saved analysis has the frames of a live one whose data the JSON holds (analysis/frames.py)
+and the same short repr and notebook table (analysis/display.py).
+
 JSON written before tree nodes had stable keys gets them here, once, from the labels that
 version gave those nodes (``LEGACY_KEYS``); everything after loading finds nodes by key.
 """
@@ -23,12 +26,19 @@ import json
 import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from ..errors import ReportFormatError
+from ..profile import rounded
+from . import display, groups
 from . import tree as t
 from .findings import Finding
-from .tree import Node
+from .tree import Node, location_text
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .frames import FrameInput
 
 #: Labels of the keyed nodes in JSON from before nodes had keys: (label, key, parent's key).
 LEGACY_KEYS = (
@@ -161,6 +171,39 @@ class SavedKernel:
         """The tree node with stable key ``key`` (analysis.tree.KEY_*), or None."""
         return self.tree.by_key(key) if self.tree is not None else None
 
+    def _facts(self) -> tuple[int | None, str, int | None, float | None, str | None, str | None]:
+        grade = (self.speed_of_light or {}).get("grade")
+        return self.id, self.name, self.launches, self._total_ns(), self.bound, grade
+
+    def _total_ns(self) -> float | None:
+        return self.total_duration_ns if self.total_duration_ns is not None else self.duration_ns
+
+    def _finding_lines(self) -> list[display.FindingLine]:
+        total = self._total_ns()
+        return [
+            display.FindingLine(
+                f.id,
+                f.severity,
+                f.estimated_speedup,
+                rounded(groups.time_saved(total, f.estimated_speedup), 1)
+                if total is not None and f.estimated_speedup is not None
+                else None,
+                location_text(f.locations[0]) if f.locations else None,
+                f.title,
+            )
+            for f in self.findings
+        ]
+
+    def __repr__(self) -> str:
+        # The dataclass repr would print the whole tree and every finding's evidence.
+        return display.kernel_repr("SavedKernel", *self._facts(), self._finding_lines())
+
+    def _repr_pretty_(self, printer: display.Printer, cycle: bool) -> None:
+        display.pretty(repr(self), printer)
+
+    def _repr_html_(self) -> str:
+        return display.kernel_html(*self._facts(), self._finding_lines())
+
 
 @dataclass
 class SavedAnalysis:
@@ -200,6 +243,69 @@ class SavedAnalysis:
             written=[name for name in doc if name in cls._ORDER],
         )
         return analysis
+
+    def __repr__(self) -> str:
+        # The dataclass repr would print every kernel's tree and findings.
+        return display.analysis_repr("SavedAnalysis", self.report, self.summary)
+
+    def _repr_pretty_(self, printer: display.Printer, cycle: bool) -> None:
+        display.pretty(repr(self), printer)
+
+    def _repr_html_(self) -> str:
+        return display.analysis_html(self.report, self.summary)
+
+    # The frames of a live analysis (analysis/frames.py) whose data the JSON holds, equal to
+    # the live ones; source_frame and metrics_frame need the report (a UsageError here).
+    def _frame_input(self) -> FrameInput:
+        from .frames import FrameInput, FrameKernel
+
+        kernels = [
+            FrameKernel(k.id, k.name, k.launches, k.stall_cycle_pct, k.findings, k.tree, None) for k in self.kernels
+        ]
+        return FrameInput(self.report, self.summary, kernels, saved=True)
+
+    def kernels_frame(self) -> pd.DataFrame:
+        """One row per kernel (group), by total GPU time; key ``kernel_id``."""
+        from .frames import kernels_frame
+
+        return kernels_frame(self)
+
+    def findings_frame(self) -> pd.DataFrame:
+        """One row per finding; key ``(kernel_id, id)``."""
+        from .frames import findings_frame
+
+        return findings_frame(self)
+
+    def locations_frame(self) -> pd.DataFrame:
+        """One row per location of a finding; joins findings_frame on ``(kernel_id, id)``."""
+        from .frames import locations_frame
+
+        return locations_frame(self)
+
+    def stalls_frame(self) -> pd.DataFrame:
+        """One row per stall reason of a kernel; key ``(kernel_id, reason)``."""
+        from .frames import stalls_frame
+
+        return stalls_frame(self)
+
+    def stall_lines_frame(self) -> pd.DataFrame:
+        """The source lines the tree shows under each stall reason; joins stalls_frame on
+        ``(kernel_id, reason)``."""
+        from .frames import stall_lines_frame
+
+        return stall_lines_frame(self)
+
+    def source_frame(self) -> pd.DataFrame:
+        """Needs the report: a UsageError (the JSON holds no per-instruction table)."""
+        from .frames import source_frame
+
+        return source_frame(self)
+
+    def metrics_frame(self) -> pd.DataFrame:
+        """Needs the report: a UsageError (the JSON holds no raw metrics)."""
+        from .frames import metrics_frame
+
+        return metrics_frame(self)
 
     def to_dict(self, kernels: bool = True) -> dict[str, Any]:
         """The JSON document (``kernels=False``: its kernel list empty, as Analysis.to_dict)."""

@@ -64,6 +64,12 @@ class Node:
     attrs: dict[str, Any] = field(default_factory=dict)
     key: str | None = None  # stable identity for lookups (KEY_*); None for most nodes
 
+    def __repr__(self) -> str:
+        # The dataclass repr would print the whole subtree.
+        value = "" if self.value is None else f", {self.value}{self.unit and ' ' + self.unit}"
+        key = f", key={self.key!r}" if self.key is not None else ""
+        return f"Node({self.name[:80]!r}{value}, kind={self.kind!r}{key}, {len(self.children)} children)"
+
     def add(self, child: "Node") -> "Node":
         self.children.append(child)
         return child
