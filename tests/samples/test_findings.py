@@ -265,3 +265,17 @@ def test_pow_with_a_double_literal_specialised_by_nvcc_gets_the_integer_power_ad
     f = next(f for f in a.kernels[0].findings if f.id == "slow-math")
     assert f.evidence["literal_integer_exponent"] == 2 and "x * x" in f.advice
     assert "literal_integer_exponent" not in _finding("gravity_powf", "slow-math").evidence
+
+
+def test_low_data_reuse_needs_staged_values_read_many_times_one_load_per_fma():
+    """low-data-reuse: rolled_loop's FIR reads each staged tap from shared memory for every FMA
+    (256 shared reads per shared store, one load per FMA): register blocking (several outputs
+    per thread) would reuse each tap. A tree reduction reads its shared values once or twice
+    (smem_stride: no reuse to gain) and a register-blocked GEMM already reuses them (nm_regblock):
+    neither raises it."""
+    f = _finding("rolled_loop", "low-data-reuse")
+    assert f.evidence["loads_per_fma"] >= 0.5 and f.evidence["shared_reads_per_store"] >= 4
+    assert f.locations and f.locations[0]["line"] is not None
+    assert "register" in f.advice
+    for case in ("smem_stride", "aos_gather", "nm_regblock"):
+        assert "low-data-reuse" not in [x.id for x in analysis_of(case, "bad").kernels[0].findings]

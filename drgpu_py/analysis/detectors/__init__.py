@@ -1,5 +1,5 @@
 """Detectors: one function per finding in ``specs/findings.yaml``, by family (memory, sync,
-instruction, launch), registered by ``@detector`` (base.py) with the metrics each reads.
+instruction, launch, reuse), registered by ``@detector`` (base.py) with the metrics each reads.
 
 Contract: ``REGISTRY`` maps a detector's name to its :class:`~.base.Detector` once this
 package is imported; ``detector.run(ctx, passes) -> Detection | None`` is pure:
@@ -11,7 +11,7 @@ adding one.
 
 from __future__ import annotations
 
-from . import instruction, launch, memory, sync
+from . import instruction, launch, memory, reuse, sync
 from .base import MAX_REMOVABLE, REGISTRY, Detection, Detector
 
-__all__ = ["MAX_REMOVABLE", "REGISTRY", "Detection", "Detector", "instruction", "launch", "memory", "sync"]
+__all__ = ["MAX_REMOVABLE", "REGISTRY", "Detection", "Detector", "instruction", "launch", "memory", "reuse", "sync"]
