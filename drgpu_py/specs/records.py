@@ -28,6 +28,10 @@ class Thresholds(TypedDict):
     min_speedup: float
     uncoalesced_excess: float
     bank_conflict_excess: float
+    reuse_loads_per_fma: float
+    reuse_reads_per_store: float
+    reuse_share: float
+    reuse_target_loads_per_fma: float
     fp64_inst_share: float
     barrier_share: float
     barrier_full_warp_lanes: float
