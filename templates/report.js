@@ -134,6 +134,7 @@
     if (!blob) { return Promise.resolve(); }
     /* Jumps, not smooth scrolls: a group unpacked during a smooth scroll moves its target away. */
     document.documentElement.style.scrollBehavior = "auto";
+    document.documentElement.style.overflowAnchor = "none";   /* unpack() keeps the view in place */
     if (typeof DecompressionStream === "undefined") {
       document.querySelectorAll("div.packed > p").forEach(function (p) {
         p.textContent = "This browser cannot unpack this part of the page (it lacks DecompressionStream); drgpu analyze -k ID writes one kernel's page.";
@@ -159,9 +160,14 @@
   function unpack(box) {
     if (!box || !bodies || !box.parentNode) { return; }
     var n = parseInt(box.getAttribute("data-packed"), 10);
+    /* A group unpacked above the window pushes what is shown down by its height: scroll by as
+       much, so a link's target stays where the jump put it (the browser's own scroll anchoring
+       is off on such pages: it missed groups unpacked above the last sections). */
+    var above = box.getBoundingClientRect().top < 0, height = document.documentElement.scrollHeight;
     box.insertAdjacentHTML("afterend", bodies[n]);
     box.parentNode.removeChild(box);
     bodies[n] = "";   /* in the page now: free the string */
+    if (above) { window.scrollBy(0, document.documentElement.scrollHeight - height); }
   }
   ready.then(function () {
     if (!bodies) { return; }
@@ -225,14 +231,24 @@
     var id = decodeURIComponent(window.location.hash.slice(1));
     if (!id) { return; }
     var el = document.getElementById(id);
-    var group = /^(k[0-9]+)-/.exec(id);
-    if (!el && group && bodies) {   /* a link into a group still packed: unpack it, then go there */
+    var group = /^(k[0-9]+)(?:-|$)/.exec(id);
+    if (group && bodies) {   /* a link into (or to) a group still packed: unpack it, then go there */
       var art = document.getElementById(group[1]);
+      var packedTarget = !!(art && art.querySelector("div.packed"));
       unpack(art && art.querySelector("div.packed"));
       el = document.getElementById(id);
-      /* at once, not smoothly: groups unpacked on the way would move the target during the
-         scroll; a jump passes none, and scroll anchoring holds it while its neighbours unpack */
+      /* The groups between the window's top and the target (the short, packed sections the
+         jump passed over to reach one near the page's end) unpack now, not once seen: they
+         would push the target down out of the window. Then jump again, at once, not smoothly:
+         groups unpacked on the way would move the target during the scroll. */
+      var moved = false;
       if (el) {
+        document.querySelectorAll("div.packed").forEach(function (box) {
+          var r = box.getBoundingClientRect();
+          if (r.bottom > 0 && r.top < el.getBoundingClientRect().top) { unpack(box); moved = true; }
+        });
+      }
+      if (el && (moved || packedTarget)) {
         try { el.scrollIntoView({behavior: "instant"}); } catch (e) { el.scrollIntoView(); }
       }
     }

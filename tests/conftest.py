@@ -385,3 +385,33 @@ def metric_literals(module) -> set[str]:
         and id(n) not in inside_fstrings
         and METRIC.fullmatch(n.value)
     }
+
+
+# ---- SARIF: the OASIS SARIF 2.1.0 schema (tests/data/README.md), URIs checked too -----------
+# jsonschema checks the formats "uri" and "uri-reference" only with an optional package
+# (rfc3987): here a URI is RFC 3986's characters (percent-encoded where not), "uri" with a scheme.
+_URI_CHARS = re.compile(r"(?:[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})*")
+
+
+@functools.cache
+def sarif_validator():
+    """A jsonschema validator of SARIF 2.1.0 documents (the OASIS schema, draft-04)."""
+    import json
+
+    import jsonschema
+
+    checker = jsonschema.FormatChecker(formats=())
+
+    @checker.checks("uri-reference")
+    def _uri_reference(value) -> bool:
+        return not isinstance(value, str) or bool(_URI_CHARS.fullmatch(value))
+
+    @checker.checks("uri")
+    def _uri(value) -> bool:
+        return not isinstance(value, str) or bool(
+            _URI_CHARS.fullmatch(value) and re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", value)
+        )
+
+    schema = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text(encoding="utf-8"))
+    jsonschema.Draft4Validator.check_schema(schema)
+    return jsonschema.Draft4Validator(schema, format_checker=checker)

@@ -40,7 +40,7 @@ def analyze(
     ),
     kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Kernel launch id, id range a:b, or name regex."),
     fmt: Optional[str] = typer.Option(
-        None, "--format", "-f", help="text, json, csv, sarif, dot, svg, png or html (default: from -o, else text)."
+        None, "--format", "-f", help="text, json, csv, sarif, gcc, dot, svg, png or html (default: from -o, else text)."
     ),
     output: Optional[Path] = typer.Option(
         None, "--output", "-o", readable=False, help="Output file (format inferred from its extension)."
@@ -71,7 +71,13 @@ def analyze(
         None,
         "--source-root",
         readable=False,
-        help="A folder whose source files the cubin's line table may show (besides the report's folder and the working folder); repeatable.",
+        help="A folder of the program's sources: the cubin's line table may show files under it (besides the report's folder and the working folder), and SARIF/gcc output name files under it relative to it; repeatable.",
+    ),
+    path_map: Optional[List[str]] = typer.Option(
+        None,
+        "--path-map",
+        metavar="FROM=TO",
+        help="SARIF/gcc output: a source path under the folder FROM (as the report names it) is written under TO instead (TO empty or relative: a relative path); repeatable.",
     ),
     threshold: Thresholds = None,
     thresholds_file: ThresholdsFile = None,
@@ -117,6 +123,9 @@ def analyze(
 
             check_writable(output, force)  # an output that cannot be written is refused before the analysis
         th = data.thresholds(parse_threshold_args(threshold), thresholds_file)
+        from ..render.located import parse_path_map, source_root as root_mapping
+
+        mappings = (*map(root_mapping, source_root or []), *map(parse_path_map, path_map or []))
         from ..readers import KernelSelector
 
         result = analyze_reports(
@@ -137,7 +146,7 @@ def analyze(
         )
         if result.profile.format == "separate":
             typer.echo(f"drgpu: warning: {SEPARATE_NOTE}", err=True)
-        write_result(result, fmt=fmt, output=output, force=force, fold=fold, top=top)
+        write_result(result, fmt=fmt, output=output, force=force, fold=fold, top=top, path_map=mappings)
         check_fail_on(fail_on, [f.severity for ka in result.kernels for f in ka.findings])
 
     run_guarded(body)

@@ -162,11 +162,13 @@ def side_by_side(profiles) -> Profile:
     return Profile(path=" + ".join(p.path for p in profiles), format="separate", kernels=kernels, notes=notes)
 
 
-def write_result(result: Analysis, *, fmt=None, output=None, force=False, fold=0.02, top=3) -> None:
+def write_result(result: Analysis, *, fmt=None, output=None, force=False, fold=0.02, top=3, path_map=()) -> None:
+    """Render ``result`` in ``fmt`` (from ``output``'s extension when None) to ``output`` or
+    standard output. ``path_map``: render.located.PathMapping entries for SARIF and gcc."""
     from ..render import RenderOptions, infer_format, render, render_to
 
     fmt = fmt or (infer_format(output) if output else "text")
-    opts = RenderOptions(fold_share=fold, top_kernels=top)
+    opts = RenderOptions(fold_share=fold, top_kernels=top, path_map=tuple(path_map))
     if output:
         try:
             render_to(result, fmt, output, force=force, options=opts)

@@ -14,11 +14,14 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from ..errors import UsageError
 from ..io import atomic_write, document_text
 from .units import format_number as format_number, format_value as format_value
+
+if TYPE_CHECKING:
+    from .located import PathMapping
 
 
 @dataclass
@@ -27,6 +30,8 @@ class RenderOptions:
     top_findings: int = 5  # findings shown by the text renderer
     width: int = field(default_factory=lambda: text_width())  # text width
     top_kernels: int = 3  # trees shown for the busiest kernel groups (0: all)
+    # SARIF and gcc: source paths rewritten (--source-root, --path-map; render/located.py)
+    path_map: tuple["PathMapping", ...] = ()
 
 
 def text_width() -> int:
@@ -75,6 +80,7 @@ _MODULES = {
     "csv": "csv_",
     "json": "json_",
     "sarif": "sarif",
+    "gcc": "gcc",
     "text": "text",
     "dot": "dot",
     "svg": "dot",

@@ -71,6 +71,8 @@ class Thresholds(TypedDict):
     lg_throttle_share: float
     rank_imbalance: float
     fold_share: float
+    error_saved_share: float
+    warning_saved_share: float
 
 
 class ConstantCache(TypedDict):

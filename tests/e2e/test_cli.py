@@ -166,15 +166,13 @@ def test_csv_for_list_and_analyze(tmp_path):
 
 
 def test_sarif_output_is_sarif_2_1_0_located_on_source_lines(tmp_path):
-    import jsonschema
-    from conftest import ROOT
+    from conftest import sarif_validator
 
     rep = str(report_path("double_literal", "bad"))
     out = tmp_path / "f.sarif"
     assert runner.invoke(app, ["analyze", rep, "-o", str(out)]).exit_code == 0
     doc = json.loads(out.read_text())
-    schema = json.loads((ROOT / "tests" / "data" / "sarif-2.1.0-subset.schema.json").read_text())
-    jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker()).validate(doc)
+    sarif_validator().validate(doc)  # the OASIS SARIF 2.1.0 schema
     run = doc["runs"][0]
     assert doc["version"] == "2.1.0" and run["tool"]["driver"]["name"] == "drgpu"
     rules = [r["id"] for r in run["tool"]["driver"]["rules"]]
@@ -184,6 +182,31 @@ def test_sarif_output_is_sarif_2_1_0_located_on_source_lines(tmp_path):
     loc = res["fp64-conversion"]["locations"][0]["physicalLocation"]
     assert loc["artifactLocation"]["uri"].endswith("double_literal.cu") and loc["region"]["startLine"] == 11
     assert res["fp64-conversion"]["level"] in ("error", "warning")
+
+
+def test_source_root_and_path_map_for_sarif_and_gcc(tmp_path):
+    """The report names its sources as the profiling machine saw them (/opt/samples/...):
+    --source-root and --path-map make SARIF URIs relative (with their base) and gcc paths
+    what an editor in the source tree opens; a malformed --path-map is a usage error."""
+    from conftest import sarif_validator
+
+    rep = str(report_path("double_literal", "bad"))
+    out = tmp_path / "f.sarif"
+    r = runner.invoke(app, ["analyze", rep, "-q", "-o", str(out), "--source-root", "/opt/samples"])
+    assert r.exit_code == 0, r.output
+    doc = json.loads(out.read_text())
+    sarif_validator().validate(doc)
+    run = doc["runs"][0]
+    loc = run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert loc == {"uri": "double_literal.cu", "uriBaseId": "SRCROOT"}
+    assert run["originalUriBaseIds"] == {"SRCROOT": {"uri": "file:///opt/samples/"}}
+    r = runner.invoke(app, ["analyze", rep, "-q", "-f", "gcc", "--path-map", "/opt/samples=kernels"])
+    assert r.exit_code == 0, r.output
+    first = r.stdout.splitlines()[0]
+    assert re.match(r"kernels/double_literal\.cu:11: (error|warning): .* \[fp64-conversion\]$", first), first
+    for bad in ("/opt/samples", "opt=src"):
+        r = runner.invoke(app, ["analyze", rep, "-q", "-f", "gcc", "--path-map", bad])
+        assert r.exit_code == 2 and "--path-map" in r.output, (bad, r.output)
 
 
 def test_analyze_of_different_programs_warns_and_keeps_them_apart():

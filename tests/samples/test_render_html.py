@@ -113,6 +113,22 @@ def assert_self_contained(page: Page) -> None:
     assert not re.search(r"@font-face", css)
 
 
+def link_problems(doc: str) -> list[str]:
+    """In-page links without a target and ids given twice, in a page as its script leaves it
+    (``unpack_page``): every ``href="#..."`` of the markup and every link of a lazily built
+    tree (its JSON's ``hr``) must name an element's id."""
+    page = Page()
+    page.feed(unpack_page(doc))
+    page.close()
+    ids = [a["id"] for _, a in page.tags if a.get("id")]
+    hrefs = [a["href"][1:] for _, a in page.tags if (a.get("href") or "").startswith("#")]
+    hrefs += re.findall(r'"hr":"#([^"]+)"', unpack_page(doc))
+    seen = set(ids)
+    dead = [f"dead link #{h}" for h in hrefs if h not in seen]
+    twice = sorted({f"id given twice: {i}" for i in ids if ids.count(i) > 1})
+    return dead + twice
+
+
 # ---- samples ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("case,variant", SAMPLES)
 def test_sample_html(case, variant):
@@ -154,6 +170,11 @@ def test_sample_html(case, variant):
     assert any(tag == "details" and "kind-root" in attrs.get("class", "") for tag, attrs in page.tags)
     if HAVE_DOT:
         assert any(tag == "g" and attrs.get("class") == "graph" for tag, attrs in page.tags), "Graphviz SVG inline"
+        # The picture is folded away and, opened, fitted to the width (a scrollable box).
+        graph = next(attrs for tag, attrs in page.tags if tag == "details" and attrs.get("class") == "graph")
+        assert "open" not in graph
+        assert any(tag == "div" and attrs.get("class") == "graph-box fit" for tag, attrs in page.tags)
+    assert link_problems(doc) == [], "every in-page link has its target"
     # Hot source lines: the top finding's line, with its code and the SASS behind it.
     if ka.findings and ka.findings[0].locations and ka.findings[0].locations[0].get("file"):
         loc = ka.findings[0].locations[0]
@@ -390,6 +411,38 @@ def test_step_summary_table(step_page):
     head = _section(doc, '<table class="index sortable"', "</thead>")
     assert head.count('data-sort="num"') == 6 and head.count('data-sort="text"') == 2
     assert re.search(r'aria-sort="descending">Total µs<', head), "the total column is marked as the sort key"
+
+
+def test_step_sections_follow_gpu_time(step_page):
+    """The kernel sections come in the summary's order (GPU time, largest first), each naming
+    its launch id and its rank by time; every in-page link lands."""
+    a, doc = step_page
+    sections = re.findall(r'<article class="kernel" id="(k\d+)">', doc)
+    rows = _summary_rows(doc)
+    assert sections == [r["anchor"] for r in rows] and len(sections) == len(a.kernels)
+    launch_order = [f"k{i}" for i in range(len(a.kernels))]
+    assert sections != launch_order, "the step's costliest kernel is not its first launch"
+    for rank, (anchor, s) in enumerate(zip(sections, a.summary()), 1):
+        head = _verdict_text(doc, anchor).strip()
+        assert head.startswith(f"Kernel {s['kernel_id']} · #{rank} of {len(sections)} by GPU time"), head
+    assert "The kernel sections below follow GPU time" in parse(doc).plain
+    assert link_problems(doc) == []
+
+
+def test_finding_lines_say_blamed_and_source_lines_sampled():
+    """A finding's line share is what slicing blames on the line; the source view's heat is the
+    share sampled at the line. Both are labelled, and the source line names the blamed share."""
+    a = analysis_of("aos_gather", "bad")
+    doc = render(a, "html", RenderOptions())
+    f = a.kernels[0].findings[0]
+    loc = f.locations[0]
+    blamed = f"{100 * loc['share']:.0f}%"
+    card = _strip(_section(doc, 'id="k0-f1"', '<details class="evidence">'))
+    assert f"{blamed} blamed" in card
+    row = _section(doc, f'<details class="src-hot" id="k0-src-aos-gather-cu-{loc["line"]}"', "</summary>")
+    assert "sampled: " in row and f"{f.id} · {blamed} blamed" in _strip(row)
+    legend = _strip(_section(doc, '<p class="muted small src-legend">', "</p>"))
+    assert "sampled:" in legend and "blamed:" in legend
 
 
 def test_step_time_share_chart(step_page):
@@ -635,7 +688,7 @@ def test_graphviz_pictures_only_for_the_kernels_with_most_time(tmp_path):
     with open(csv_path, "w", newline="", encoding="utf-8") as fh:
         _csv.writer(fh).writerows(out)
     doc = unpack_page(render(analyze(open_report(csv_path)), "html", RenderOptions()))
-    assert doc.count('class="graph-box"') == GRAPH_KERNELS_MAX
+    assert doc.count('class="graph-box fit"') == GRAPH_KERNELS_MAX
     assert doc.count('class="muted graph-omitted"') == n - GRAPH_KERNELS_MAX
     # the three shortest kernels (ids 0, 1, 2) are the ones left out
     for i in range(3):
@@ -746,6 +799,7 @@ def test_many_groups_page_stays_within_its_budget(samples_page):
     for section in ('<div class="charts">', "<h3>Analysis tree", "<h3>Hot source lines"):
         assert full.count(section) == n, section
     assert len(whole.ids()) == len([x for _, x in whole.tags if x.get("id")]), "ids are unique"
+    assert link_problems(doc) == [], "links into packed groups and lazy trees land once unpacked"
     for ka in a.kernels[:5]:
         for f in ka.findings:
             for loc in f.locations:

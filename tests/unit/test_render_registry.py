@@ -33,3 +33,12 @@ def test_a_missing_optional_package_leaves_the_format_unknown(monkeypatch):
     monkeypatch.setitem(sys.modules, "graphviz", None)  # not installed
     with pytest.raises(UsageError, match="unknown format 'html'"):
         render.render(None, "html")
+
+
+def test_every_format_is_registered_by_the_module_named_for_it():
+    """``render._MODULES`` names, per format, the module whose import registers it: loading
+    that module alone registers the format (``gcc`` included) for analyses."""
+    for fmt, module in render._MODULES.items():
+        render._load(module)
+        assert fmt in render.RENDERERS, (fmt, module)
+    assert {"sarif", "gcc"} <= set(render.formats())

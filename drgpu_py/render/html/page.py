@@ -93,10 +93,9 @@ def unpack_page(doc: str) -> str:
 def render_html(analysis, options) -> str:
     options = options or RenderOptions()
     with_svg = dot_available()
-    times = [
-        (ka.kernel.duration_ns if not missing(ka.kernel.duration_ns) else 0.0) * groups.launches(ka.kernel)
-        for ka in analysis.kernels
-    ]
+    times = [0.0 if missing(t) else t for t in (groups.total_ns(ka.kernel) for ka in analysis.kernels)]
+    # Kernel sections by GPU time, largest first (ties in launch order): the costliest kernel
+    # of a model step is the first one a reader meets, not the 13th.
     order = sorted(range(len(times)), key=lambda i: -times[i])
     drawn = set(order[:GRAPH_KERNELS_MAX])
     # The same heaviest groups get their outline tree and hot lines' SASS as HTML; the others
@@ -105,6 +104,10 @@ def render_html(analysis, options) -> str:
         _kernel_view(i, ka, analysis, options, with_svg and i in drawn, i in drawn)
         for i, ka in enumerate(analysis.kernels)
     ]
+    summary = _summary_view(analysis, kernels)  # reads the views in analysis order
+    kernels = [kernels[i] for i in order]
+    for rank, kv in enumerate(kernels, 1):
+        kv["time_rank"] = rank
     report = str(analysis.profile.path or "")
     fold = f"{options.fold_share * 100:g}%"
     # Past GRAPH_KERNELS_MAX groups, each group's charts, model, tree and source lines (nine
@@ -113,7 +116,7 @@ def render_html(analysis, options) -> str:
     # as they come near the window or a link points into them.
     pack = len(kernels) > GRAPH_KERNELS_MAX
     bodies: list[list[str]] = []
-    for i, kv in enumerate(kernels):
+    for i, kv in zip(order, kernels):
         kv["graph_omitted"] = with_svg and i not in drawn
         kv["packed"], kv["eager"] = None, False
         if pack:
@@ -129,7 +132,7 @@ def render_html(analysis, options) -> str:
             version=__version__,
             notes=list(analysis.profile.notes),
             kernels=kernels,
-            summary=_summary_view(analysis, kernels),
+            summary=summary,
             launches=sum(kv["launches"] for kv in kernels),
             fold=fold,
             with_svg=with_svg,

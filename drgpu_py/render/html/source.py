@@ -108,6 +108,9 @@ def _source_view(ka, anchor: str) -> dict:  # noqa: C901, PLR0912, PLR0915 - one
         )
         return out
     where: dict[tuple, list[str]] = {}
+    # (file, line) -> finding id -> the share of the finding's stall samples slicing blames on
+    # the line; the heat bar is the line's own (sampled) share: the page labels which is which.
+    blamed: dict[tuple, dict[str, float]] = {}
     marks: dict[int, list[str]] = {}
     for f in ka.findings:
         for loc in f.locations:
@@ -117,6 +120,7 @@ def _source_view(ka, anchor: str) -> dict:  # noqa: C901, PLR0912, PLR0915 - one
                 and f.id not in where.get((loc["file"], int(loc["line"])), [])
             ):
                 where.setdefault((loc["file"], int(loc["line"])), []).append(f.id)
+                blamed.setdefault((loc["file"], int(loc["line"])), {})[f.id] = float(loc.get("share", 0.0))
             if loc.get("pc_offset") is not None and f.id not in marks.get(int(loc["pc_offset"]), []):
                 marks.setdefault(int(loc["pc_offset"]), []).append(f.id)
     lined = df[df["file"].notna() & df["line"].notna()] if "file" in df and "line" in df else df.iloc[0:0]
@@ -178,6 +182,9 @@ def _source_view(ka, anchor: str) -> dict:  # noqa: C901, PLR0912, PLR0915 - one
                     sass=sass,
                     sass_more=more,
                     findings=where.get((f, ln), []),
+                    blamed=[
+                        {"id": fid, "share": f"{100.0 * share:.0f}%"} for fid, share in blamed.get((f, ln), {}).items()
+                    ],
                 )
             rows.append(row)
         out["files"].append(

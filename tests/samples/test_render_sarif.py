@@ -1,0 +1,77 @@
+"""SARIF and gcc output of real reports: the PyTorch model step (library kernels without
+source lines, kernels of a few microseconds) and sample kernels with source lines. Every
+document validates against the OASIS SARIF 2.1.0 schema (tests/data); every result has a
+physical location; levels follow the rule of render/located.py (a high finding that saves a
+negligible share of the step's GPU time is not an error); under a source root every source
+URI is relative with its base in ``originalUriBaseIds``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import analysis_of, api_analysis, library_report, sarif_validator
+from drgpu_py.render import RenderOptions, render
+from drgpu_py.render.located import level, problems, source_root, thresholds_of
+
+
+def _sarif(analysis, *maps) -> dict:
+    doc = json.loads(render(analysis, "sarif", RenderOptions(path_map=tuple(maps))))
+    errors = list(sarif_validator().iter_errors(doc))
+    assert not errors, [f"{list(e.path)}: {e.message}" for e in errors[:5]]
+    return doc
+
+
+@pytest.fixture(scope="module")
+def step():
+    return api_analysis(library_report("step"))
+
+
+def test_step_results_are_located_and_leveled_by_time_share(step):
+    run = _sarif(step)["runs"][0]
+    results = run["results"]
+    assert len(results) == sum(len(ka.findings) for ka in step.kernels) > 0
+    for r in results:
+        (loc,) = r["locations"]
+        assert loc["physicalLocation"]["artifactLocation"]["uri"].startswith("file:///"), r["ruleId"]
+        assert loc["logicalLocations"][0]["fullyQualifiedName"] == r["properties"]["kernel"]
+    th = thresholds_of(step)
+    for r in results:
+        p = r["properties"]
+        assert r["level"] == level(p["severity"], p["saved_share"], th)
+        if r["level"] == "error":
+            assert p["saved_share"] >= th["error_saved_share"]
+    # The step holds what the rule is for: high findings in kernels of a few microseconds.
+    small_high = [r for r in results if r["properties"]["severity"] == "high" and r["level"] != "error"]
+    assert small_high and all(r["properties"]["saved_share"] < th["error_saved_share"] for r in small_high)
+    fingerprints = [r["partialFingerprints"]["drgpuFinding/v1"] for r in results]
+    assert len(set(fingerprints)) == len(fingerprints)
+
+
+@pytest.mark.parametrize("case", ["double_literal", "aos_gather", "few_blocks"])
+def test_sample_sarif_relative_under_a_source_root(case):
+    a = analysis_of(case, "bad")
+    lined = [loc for ka in a.kernels for f in ka.findings for loc in f.locations if loc.get("file")]
+    assert lined, "the sample has findings on source lines"
+    folder = str(lined[0]["file"]).rsplit("/", 1)[0]
+    plain = _sarif(a)["runs"][0]
+    run = _sarif(a, source_root(folder))["runs"][0]
+    assert run["originalUriBaseIds"]["SRCROOT"] == {"uri": f"file://{folder}/"}
+    for before, after in zip(plain["results"], run["results"]):
+        loc = after["locations"][0]["physicalLocation"]
+        if "region" not in loc:
+            continue
+        name = loc["artifactLocation"]["uri"]
+        assert loc["artifactLocation"]["uriBaseId"] == "SRCROOT" and not name.startswith(("/", "file:"))
+        assert before["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == f"file://{folder}/{name}"
+        assert before["partialFingerprints"] == after["partialFingerprints"]
+
+
+def test_sample_gcc_has_a_line_per_problem():
+    a = analysis_of("double_literal", "bad")
+    text = render(a, "gcc", RenderOptions())
+    heads = [p for p in problems(a)]
+    assert len([ln for ln in text.splitlines() if ": note: blamed " not in ln]) == len(heads)
+    first = heads[0]
+    assert text.startswith(f"{first.lines[0]['file']}:{first.lines[0]['line']}: {first.level}: {first.finding.title}")
