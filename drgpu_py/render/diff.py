@@ -12,7 +12,7 @@ from pathlib import Path
 from ..errors import DataFileError, UsageError
 from ..io import document_text, visible
 from . import REGISTRIES, RenderOptions, format_for, register
-from .units import microseconds, number
+from .units import number, us
 
 
 def _pp(v) -> str:
@@ -35,7 +35,7 @@ def render_diff_text(d: dict) -> str:  # noqa: C901, PLR0912 - one optional bloc
     out = [f"drgpu diff  base: {d['base']['report']}", f"            new:  {d['new']['report']}"]
     s = d["summary"]
     if s["matched"]:
-        total = f"{microseconds(s['duration_ns']['base'], '.2f', ' us')} -> {microseconds(s['duration_ns']['new'], '.2f', ' us')}"
+        total = f"{us(s['duration_ns']['base'], ',.2f')} -> {us(s['duration_ns']['new'], ',.2f')}"
         out.append(
             f"{s['matched']} matched kernel(s): {total}, measured speedup {_speed(s['speedup'])}; "
             f"findings resolved {s['resolved']}, new {s['new']}"
@@ -53,7 +53,7 @@ def render_diff_text(d: dict) -> str:  # noqa: C901, PLR0912 - one optional bloc
         dur = k["duration_ns"]
         change = "" if k["duration_change_pct"] is None else f" ({k['duration_change_pct']:+.1f}%)"
         out.append(
-            f"  duration        {microseconds(dur['base'], '.2f', ' us')} -> {microseconds(dur['new'], '.2f', ' us')}{change}   "
+            f"  duration        {us(dur['base'], ',.2f')} -> {us(dur['new'], ',.2f')}{change}   "
             f"measured speedup {_speed(k['speedup'])}: {k['verdict']}"
         )
         if k.get("estimated_speedup") is not None:
@@ -154,7 +154,7 @@ def render_diff_text(d: dict) -> str:  # noqa: C901, PLR0912 - one optional bloc
         for side, other in (("base", "new"), ("new", "base")):
             for k in um[side]:
                 out.append(
-                    f"unmatched ({side} only): id {k['id']} {k['name']} ({microseconds(k['duration_ns'], '.2f', ' us')}): "
+                    f"unmatched ({side} only): id {k['id']} {k['name']} ({us(k['duration_ns'], ',.2f')}): "
                     f"no matching kernel in the {other} report"
                 )
     # Names, notes and locations come from the reports: control characters as escapes.
@@ -222,7 +222,7 @@ def render_diff_html(d: dict) -> str:
         lstrip_blocks=True,
     )
     env.filters.update(
-        us=lambda ns: microseconds(ns, ".2f", " us"),
+        us=lambda ns: us(ns, ",.2f"),
         pct=lambda v: number(v, ".1f", suffix="%"),
         pp=_pp,
         speed=_speed,

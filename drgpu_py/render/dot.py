@@ -14,7 +14,6 @@ The visual language: docs/rendering.md.
 
 from __future__ import annotations
 
-import math
 import re
 import shutil
 import subprocess
@@ -22,10 +21,12 @@ from pathlib import Path
 
 import graphviz
 
-from ..analysis.tree import Node, split_folded
+from ..analysis.tree import Node
 from ..errors import OutputError, ToolNotFoundError
 from ..io import atomic_write
 from . import RenderOptions, format_value, register  # format_value: html imports it from here
+from .quiet import changes_nothing, split_shown
+from .units import us
 
 FONT = "Helvetica,Arial,sans-serif"
 HIGHLIGHT = "#e8590c"
@@ -161,6 +162,8 @@ def _compact(n: Node) -> bool:
 def _compact_label(n: Node) -> str:
     lines = [graphviz.escape(_clip(f"{n.name}: {format_value(n)}" if format_value(n) else n.name, 60)) + "\\n"]
     for c in n.children:
+        if changes_nothing(c):
+            continue
         text = (
             f"{c.name}: {missing_text(c)}"
             if c.kind == "missing"
@@ -190,7 +193,7 @@ def _add_tree(g: graphviz.Digraph, root: Node, prefix: str, fold_share: float, r
             g.node(nid, _compact_label(n), **attrs)
             return
         g.node(nid, _node_label(n), **attrs)
-        shown, folded = split_folded(n, fold_share)
+        shown, folded = split_shown(n, fold_share)
         for c in reversed(shown) if reverse else shown:
             cid = new_id()
             eattrs: dict[str, str] = {}
@@ -213,7 +216,7 @@ def _add_tree(g: graphviz.Digraph, root: Node, prefix: str, fold_share: float, r
 def kernel_title(ka) -> str:
     k = ka.kernel
     dur = k.duration_ns
-    dur_s = f"{dur / 1000:.1f} µs" if isinstance(dur, (int, float)) and not math.isnan(dur) else "duration n/a"
+    dur_s = us(dur, ".1f", none="duration n/a") if isinstance(dur, (int, float)) else "duration n/a"
     return f"{k.name}  (id {k.id}, {dur_s})"
 
 

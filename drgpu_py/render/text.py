@@ -1,6 +1,7 @@
 """Terminal renderer (rich): per kernel a header, the stall tree (folded below the fold
-share) and the top findings with their advice and source lines. Works without a terminal
-(plain text into a string) for files and pipes."""
+share) and the top findings with their advice and source lines, then the notes several kernels
+share, once (render/quiet.py: what the readable formats leave out or say once). Works without
+a terminal (plain text into a string) for files and pipes."""
 
 from __future__ import annotations
 
@@ -13,11 +14,12 @@ from rich.table import Table
 from rich.tree import Tree
 
 from ..analysis.ledger import part_label
-from ..analysis.tree import Node, split_folded
+from ..analysis.tree import Node
 from ..io import visible
 from ..profile import short_name
 from . import format_value, register
-from .units import microseconds
+from .quiet import kernels_phrase, model_error_text, split_notes, split_shown
+from .units import microseconds, us
 
 SEV_STYLE = {"high": "bold red", "medium": "yellow", "low": "dim"}
 
@@ -46,11 +48,18 @@ def _label(n: Node) -> str:
     style = "bold" if n.kind in ("root", "group") else ""
     mark = "★ " if n.attrs.get("highlight") else ""
     text = f"{mark}{name}" + (f": {val}" if val else "")
-    return f"[{style}]{text}[/{style}]" if style else text
+    text = f"[{style}]{text}[/{style}]" if style else text
+    if n.attrs.get("group") == "model":
+        # The measurement first; the model's prediction after it, dimmed, only with its error.
+        measured, predicted = n.attrs.get("measured_cycles"), n.attrs.get("predicted_cycles")
+        model = model_error_text(predicted, measured)
+        if model is not None:
+            text += f": measured {measured:,.0f} cycles [dim]({model})[/dim]"
+    return text
 
 
 def _add(tree: Tree, node: Node, fold: float, depth: int, compact: bool = False) -> None:
-    shown, folded = split_folded(node, fold)
+    shown, folded = split_shown(node, fold)
     for c in shown:
         if compact and (
             c.kind in ("metric", "missing")
@@ -107,7 +116,7 @@ def render_summary(analysis, options, console: Console) -> None:
             where = f" at {escape(f['where'])}" if f.get("where") else ""
             console.print(
                 f"  {i}. {escape(f['id'])} in {escape(short_name(f['name']))} (id {f['kernel_id']}){where}: "
-                f"{microseconds(f['time_saved_ns'])} µs, est. {'≥' if f.get('estimate_capped') else ''}{f['estimated_speedup']:.2f}x"
+                f"{us(f['time_saved_ns'])}, est. {'≥' if f.get('estimate_capped') else ''}{f['estimated_speedup']:.2f}x"
             )
     console.print()
 
@@ -126,10 +135,11 @@ def render_console(analysis, options, console: Console) -> None:
                 f"[dim]Trees of the {n} kernels with the most GPU time follow (--top N for more, "
                 "--top 0 for all; -k ID for one kernel's whole tree).[/dim]\n"
             )
-    for ka in shown:
+    notes = split_notes(shown)
+    for ka, own_notes in zip(shown, notes.own):
         k = ka.kernel
         d = ka.to_dict()
-        dur = f"{k.duration_ns / 1000:.1f} µs" if k.duration_ns == k.duration_ns else "duration n/a"
+        dur = us(k.duration_ns, ".1f", none="duration n/a")
         launches = ka.kernel.m("drgpu__group_launches")
         group = f"  [{int(launches)} launches, mean shown]" if launches == launches else ""
         head = (
@@ -180,9 +190,22 @@ def render_console(analysis, options, console: Console) -> None:
             console.print(tab)
         else:
             console.print("[green]No findings above the thresholds.[/green]")
-        for n in ka.notes:
+        for n in own_notes:
             console.print(f"[dim]note: {escape(n)}[/dim]")
         console.print()
+    _shared_notes(notes.shared, len(shown), console)
+
+
+def _shared_notes(shared: list[tuple[str, list[int]]], kernels: int, console: Console) -> None:
+    """A note several kernels carry word for word (what the report lacks, how slicing ran),
+    said once after the kernels it is about; JSON keeps it in each kernel's notes."""
+    if not shared:
+        return
+    console.print("[bold]Notes[/bold] (each on several kernels above):")
+    for n, ids in shared:
+        where = kernels_phrase(ids, kernels, every=f"all {kernels} kernels")
+        console.print(f"[dim]note ({where}): {escape(n)}[/dim]")
+    console.print()
 
 
 @register("text", (".txt",))

@@ -1,7 +1,8 @@
 """Numbers as every renderer writes them: one home for units and "not measured".
 
 Contract: pure functions of a value (``None`` or NaN: not measured, written ``none``/"n/a")
-to text; tree node values through :func:`format_value`.
+to text; tree node values through :func:`format_value`; durations in microseconds through
+:func:`us` (with the unit) or :func:`microseconds` (a table cell under a "µs" heading).
 """
 
 from __future__ import annotations
@@ -24,6 +25,15 @@ def microseconds(ns, spec: str = ",.1f", suffix: str = "") -> str:
     return "n/a" if missing(ns) else f"{format(ns / 1000, spec)}{suffix}"
 
 
+#: The unit every renderer writes microseconds in (analyze, diff and list alike).
+MICROSECONDS = "µs"
+
+
+def us(ns, spec: str = ",.1f", none: str = "n/a") -> str:
+    """A duration given in ns, written in µs (``spec``) with its unit: '190.4 µs'."""
+    return none if missing(ns) else f"{format(ns / 1000, spec)} {MICROSECONDS}"
+
+
 def duration(ns) -> str:
     """A duration given in ns, in the largest of ms, µs and ns that keeps it >= 1."""
     if missing(ns):
@@ -31,7 +41,7 @@ def duration(ns) -> str:
     if ns >= 1e6:
         return f"{ns / 1e6:.2f} ms"
     if ns >= 1e3:
-        return f"{ns / 1e3:.1f} µs"
+        return f"{ns / 1e3:.1f} {MICROSECONDS}"
     return f"{ns:.0f} ns"
 
 

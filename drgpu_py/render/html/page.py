@@ -26,6 +26,7 @@ from ...analysis import groups
 from ...specs import loader as data
 from .. import RenderOptions
 from ..dot import dot_available
+from ..quiet import split_notes
 from ..units import missing
 from .summary import _summary_view
 from .views import _kernel_view
@@ -104,6 +105,17 @@ def render_html(analysis, options) -> str:
         _kernel_view(i, ka, analysis, options, with_svg and i in drawn, i in drawn)
         for i, ka in enumerate(analysis.kernels)
     ]
+    # A note several groups carry word for word is said once, at the top of the page, with
+    # links to its groups; each group's section keeps its own notes (JSON keeps them all).
+    notes = split_notes(analysis.kernels)
+    for kv, own in zip(kernels, notes.own):
+        kv["shared_notes"] = sum(kv["id"] in ids for _, ids in notes.shared)
+        kv["notes"] = own
+    anchors = {kv["id"]: kv["anchor"] for kv in kernels}
+    shared_notes = [
+        {"text": n, "every": len(ids) == len(kernels), "kernels": [{"id": i, "anchor": anchors[i]} for i in ids]}
+        for n, ids in notes.shared
+    ]
     summary = _summary_view(analysis, kernels)  # reads the views in analysis order
     kernels = [kernels[i] for i in order]
     for rank, kv in enumerate(kernels, 1):
@@ -131,6 +143,7 @@ def render_html(analysis, options) -> str:
             fmt=analysis.profile.format,
             version=__version__,
             notes=list(analysis.profile.notes),
+            shared_notes=shared_notes,
             kernels=kernels,
             summary=summary,
             launches=sum(kv["launches"] for kv in kernels),

@@ -14,12 +14,13 @@ import re
 
 from markupsafe import Markup
 
-from ...analysis.tree import Node, location_text, split_folded
+from ...analysis.tree import Node, location_text
 from ...analysis import groups
 from .. import RenderOptions
 from ..dot import format_value, is_chain, missing_text, svg_for
 from .charts import _ledger_view, _memory_chart, _occupancy_chart, _sol_view, _stall_chart
 from .common import _bytes, _newlines, _script_json
+from ..quiet import changes_nothing, model_error_text, split_shown
 from ..units import duration, missing, number
 from .source import _lazy_source, _source_view, _src_id
 
@@ -54,7 +55,7 @@ def _evidence_value(v) -> str:
 
 
 def _tree_view(n: Node, fold: float, anchor: str, src_ids: set[str], depth: int = 0) -> dict:
-    shown, folded = split_folded(n, fold)
+    shown, folded = split_shown(n, fold)
     a = n.attrs
     share_kind = n.kind in ("root", "group", "reason", "line") or (is_chain(n) and n.unit == "%")
     bar = float(n.value) if share_kind and n.unit == "%" and isinstance(n.value, (int, float)) else None
@@ -173,7 +174,13 @@ def _model_view(ka) -> dict | None:
         {"name": t, "cycles": v, "pct": 100.0 * v / top if top > 0 else 0.0}
         for t, v in sorted(d["terms"].items(), key=lambda kv: -kv[1])
     ]
-    return {**d, "term_rows": terms, "error_pct": None if d.get("error") is None else 100.0 * d["error"]}
+    return {
+        **d,
+        "term_rows": terms,
+        # The prediction is shown only with its error, after the measurement (render/quiet.py).
+        "model_text": model_error_text(d.get("predicted_cycles"), d.get("measured_cycles")),
+        "what_if": [w for w in d.get("what_if") or () if not changes_nothing(w)],
+    }
 
 
 def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool, inline_tree: bool = True) -> dict:
@@ -239,6 +246,7 @@ def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool, i
         "tree_json": None if inline_tree else _script_json(_tree_compact(tree)),
         "svg": svg,
         "source": source,
-        "notes": list(ka.notes),
+        "notes": list(ka.notes),  # page.render_html keeps the group's own, says the shared once
+        "shared_notes": 0,
         "slicing": ka.slicing,
     }
