@@ -4,7 +4,10 @@
 #
 # Usage, from the repository root: bash sample_reports/heldout_device.sh OUTDIR
 #
-# 1. Builds every ho_ case in parallel (xargs -P 8) in a scratch folder, only to find the cases that
+# HELDOUT_PREFIX (default "ho_") selects the cases: every src/${HELDOUT_PREFIX}*.cu, e.g.
+# HELDOUT_PREFIX=ho2_ for the second held-out set (listed in heldout2.yaml).
+#
+# 1. Builds every case in parallel (xargs -P 8) in a scratch folder, only to find the cases that
 #    compile; a case that fails is reported with its compiler output and skipped.
 # 2. For each case that built, runs
 #      SAMPLES_DIR=/opt/samples bash sample_reports/build_and_profile.sh OUTDIR/reports CASE
@@ -20,6 +23,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 out=$(realpath -m "$1")
 rep="$out/reports"
 budget=${HELDOUT_BUDGET_S:-470}
+prefix=${HELDOUT_PREFIX:-ho_}
 start=$SECONDS
 mkdir -p "$rep"
 status="$rep/status.txt"
@@ -27,7 +31,8 @@ status="$rep/status.txt"
 note() { echo "$*" | tee -a "$status"; }
 
 cases=()
-for f in "$here"/src/ho_*.cu; do cases+=("$(basename "$f" .cu)"); done
+for f in "$here"/src/"$prefix"*.cu; do [ -e "$f" ] && cases+=("$(basename "$f" .cu)"); done
+[ "$prefix" = ho_ ] || note "prefix: $prefix"
 note "cases: ${#cases[@]} (${cases[*]})"
 note "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
 note "nvcc: $(nvcc --version | tail -1)"
@@ -35,7 +40,8 @@ note "ncu: $(${NCU:-ncu} --version 2>/dev/null | tail -1)"
 
 # 1. parallel build check
 scratch=$(mktemp -d)
-cp "$here"/src/ho_*.cu "$here"/src/sample.cuh "$scratch"/
+for c in "${cases[@]}"; do cp "$here/src/$c.cu" "$scratch"/; done
+cp "$here"/src/sample.cuh "$scratch"/
 export scratch
 printf '%s\n' "${cases[@]}" | xargs -P 8 -I{} bash -c \
   'cd "$scratch" && if nvcc -arch=sm_90 -O3 -lineinfo -o {} {}.cu >{}.build.log 2>&1; then touch {}.ok; fi'
