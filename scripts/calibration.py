@@ -196,6 +196,7 @@ def main() -> int:
     print_ledger(pairs)
     print_estimate_notes(manifest["cases"])
     print_held_out(times)
+    print_held_out_second(times)
     return 0
 
 
@@ -273,6 +274,74 @@ def print_held_out(times: dict) -> None:
             f"{fmt(r.measured)} | {fmt(r.ratio)}{mark} | `{r.top}` | {r.useful_grade or '—'} | "
             f"{'—' if r.unexplained != r.unexplained else f'{100 * r.unexplained:.0f}%'} |"
         )
+
+
+FROZEN_AT_2 = "95017e0"
+#: What changed since that freeze in the detectors the second round judges ("" while none).
+REVISED_SINCE_2 = ""
+
+
+def print_held_out_second(times: dict) -> None:
+    """The second round of held-out pairs (sample_reports/heldout2.yaml): written from the
+    hardware's view without reading the detectors, profiled and analyzed after the freeze; the
+    near miss (``near_miss: true``) is reported apart: there the expected finding should not be
+    high, whatever the measurement."""
+    path = ROOT / "sample_reports/heldout2.yaml"
+    if not path.exists():
+        return
+    spec = yaml.safe_load(path.read_text())["held_out"]
+    pairs = {c: s for c, s in spec.items() if not s.get("near_miss") and (c, "bad") in times}
+    near = {c: s for c, s in spec.items() if s.get("near_miss") and (c, "bad") in times}
+    rows = pd.DataFrame(pair_rows(pairs, times))
+    rows["ratio"] = rows["estimated"] / rows["measured"]
+    frozen = {c: spec[c].get("at_freeze") or {} for c in rows["case"]}
+    rows["frozen_estimated"] = [frozen[c].get("estimated") or math.nan for c in rows["case"]]
+    rows["frozen_top"] = [frozen[c].get("top", "-") for c in rows["case"]]
+    big = rows[rows["measured"] >= 1.5]
+    below = int(big["useful_grade"].isin(["poor", "okay"]).sum())
+    print("\n## Held-out pairs, second round\n")
+    print(
+        f"{len(pairs)} bad/fixed pairs and {len(near)} near miss written from the hardware's view without "
+        "reading the detectors (sample_reports/heldout2.yaml: predicated reductions, divisions in "
+        "straight-line and unrolled code, loop-free gathers, shared-memory tiles, one-output-per-thread "
+        "GEMM and filter, pow with literal exponents, a small n-body, register-limited occupancy, "
+        "library-style permutes), in parallel with the change that added those mechanisms, and "
+        f"profiled and analyzed only once the detectors were frozen (commit {FROZEN_AT_2}); measured on "
+        "an H100 (median of 50 launches, `sample_reports/timings.txt`), profiled with `ncu --set full`. "
+        "`at freeze` is the frozen code's result, recorded in heldout2.yaml; "
+        + (
+            f"since then the detectors were revised on {REVISED_SINCE_2}: the current rows are no longer "
+            "held out for those.\n"
+            if REVISED_SINCE_2
+            else "no detector, estimator or threshold has been revised since.\n"
+        )
+    )
+    print(f"**Second round at the freeze**: {_summary(rows, 'frozen_estimated', 'frozen_top')}.\n")
+    print(
+        f"**With this code**: {_summary(rows, 'estimated', 'top')}; bad variants whose fix measured "
+        f"1.5x or more graded below good on useful work: {below} of {len(big)}; more than 30 % of the time "
+        f"unexplained: {int((rows['unexplained'] > 0.30).sum())} of {len(rows)}.\n"
+    )
+    print(
+        "| case | expected finding | at freeze | severity | estimated | measured | ratio | top finding | "
+        "useful grade | unexplained |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows.sort_values(["finding", "case"]).itertuples():
+        mark = "" if (max(r.ratio, 1 / r.ratio) if r.ratio == r.ratio else math.inf) <= WITHIN else " ⚠"
+        print(
+            f"| {r.case} | `{r.finding}` | {fmt(r.frozen_estimated)} | {r.severity} | {fmt(r.estimated)} | "
+            f"{fmt(r.measured)} | {fmt(r.ratio)}{mark} | `{r.top}` | {r.useful_grade or '—'} | "
+            f"{'—' if r.unexplained != r.unexplained else f'{100 * r.unexplained:.0f}%'} |"
+        )
+    for case, s in near.items():
+        bad = analyzed(case, "bad", s["kernels"]["bad"])
+        f = next((f for f in bad.findings if f.id == s["finding"]), None)
+        meas = times[(case, "bad")] / times[(case, "fixed")]
+        said = f"`{s['finding']}` {f.severity} {fmt(f.estimated_speedup)}" if f else f"no `{s['finding']}`"
+        at = s.get("at_freeze") or {}
+        then = f"`{s['finding']}` {fmt(at['estimated'])}" if at.get("estimated") else f"no `{s['finding']}`"
+        print(f"\nNear miss {case}: the 'fix' measured {fmt(meas)}; drgpu says {said} (at the freeze: {then}).")
 
 
 def print_ledger(pairs: pd.DataFrame) -> None:
