@@ -104,6 +104,8 @@ CUT = "…"
 #: Template arguments at most this long stay in a name's first short form ('f<(int)64>'); longer
 #: ones become '<…>' unless they tell the name apart from another's.
 SHORT_TEMPLATE_ARGS = 12
+#: Characters of a name that are taken apart (its two ends beyond that).
+LONGEST_PARSED = 4096
 _OPEN, _CLOSE = "<([{", ">)]}"
 
 
@@ -125,7 +127,10 @@ def short_names(names, width: int = 40) -> dict[str, str]:
     one kernel: the id tells them apart)."""
     width = max(8, int(width))
     distinct = list(dict.fromkeys(names))
-    parsed = {n: _parse_name(n) for n in distinct}
+    # A name longer than LONGEST_PARSED is read from its two ends (a hostile export's cell can
+    # hold megabytes); the numbering below still tells such names apart.
+    half = LONGEST_PARSED // 2
+    parsed = {n: _parse_name(n if len(n) <= LONGEST_PARSED else n[:half] + CUT + n[-half:]) for n in distinct}
     families: dict[str, list[str]] = {}
     for n in distinct:
         families.setdefault(parsed[n].function, []).append(n)
@@ -258,29 +263,36 @@ def _simple_arg(arg: str) -> str:
     return _SCOPE.sub("", _CAST.sub(r"\1", a)).strip()
 
 
+#: Template-argument positions weighed to tell names apart (names differing only further on
+#: are numbered).
+TELLING_POSITIONS = 32
+
+
 def _telling_positions(arg_lists: list[list[str] | None]) -> list[int]:
     """The fewest template-argument positions (chosen greedily) whose simplified values tell
     apart the names of one function: most distinct values first, shorter text on a tie."""
-    lists = [tuple(_simple_arg(a) for a in args) if args else () for args in arg_lists]
+    lists = [tuple(_simple_arg(a) for a in args[:TELLING_POSITIONS]) if args else () for args in arg_lists]
     if len(set(lists)) < 2:
         return []
     width = max(len(t) for t in lists)
     values = [[t[i] if i < len(t) else "" for t in lists] for i in range(width)]
     chosen: list[int] = []
+    keys: list[tuple] = [()] * len(lists)  # each name's values at the chosen positions
     classes = 1
     while True:
         best = None
         for i in range(width):
             if i in chosen:
                 continue
-            n = len({tuple(values[j][k] for j in [*chosen, i]) for k in range(len(lists))})
+            n = len(set(zip(keys, values[i])))
             score = (n, -sum(map(len, values[i])))
             if n > classes and (best is None or score > best[0]):
                 best = (score, i)
         if best is None:
             return sorted(chosen)
-        chosen.append(best[1])
-        classes = best[0][0]
+        (classes, _), i = best
+        chosen.append(i)
+        keys = [(*k, v) for k, v in zip(keys, values[i])]
 
 
 def _form(n: _Name, level: int, positions: list[int]) -> tuple[str, str, list[str], str]:
@@ -328,14 +340,21 @@ def _fit(form: tuple[str, str, list[str], str], width: int) -> str:
     whole = scopes + function + rest
     if len(whole) <= width:
         return whole
-    parts = [p for p in _split_top(scopes, "::") if p]
-    for i in range(1, len(parts) + 1):
-        shorter = "".join(p + "::" for p in parts[i:]) + function + rest
-        if len(shorter) <= width:
-            return shorter
+    # The innermost scopes that fit: counted from the function outwards.
+    kept, room = [], width - len(function) - len(rest)
+    for part in reversed([p for p in _split_top(scopes, "::") if p]):
+        room -= len(part) + 2
+        if room < 0:
+            break
+        kept.append(part + "::")
+    if kept or len(function) + len(rest) <= width:
+        return "".join(reversed(kept)) + function + rest
     if len(rest) <= width - min(len(function), _MIN_FUNCTION):
         return _middle_cut(function, width - len(rest)) + rest
     head = _middle_cut(function, _MIN_FUNCTION)
+    least = [a if len(a) <= _MIN_ARG else a[:_MIN_ARG] for a in args]
+    if len(head) + len(_joined(least, tail)) > width:  # even with every argument cut
+        return _middle_cut(function + rest, width)
     args = list(args)
     while len(head) + len(_joined(args, tail)) > width:
         longest = max(range(len(args)), key=lambda i: len(args[i]), default=None)

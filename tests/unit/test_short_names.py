@@ -79,3 +79,19 @@ def test_random_names_differ_and_fit(seed):
     assert set(short) == set(names)
     assert len(set(short.values())) == len(names)
     assert all(0 < len(s) <= width for s in short.values())
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "a::" * 20000 + "k(int)",  # scopes dropped one by one were 245 s of string building
+        "f<" + ", ".join(["abcdefghijkl"] * 3000) + ">(int)",
+        "<" * 20000 + "x" + ">" * 20000,
+        "x" * 1_000_000,
+    ],
+)
+def test_hostile_names_differ_and_fit(name):
+    """Names of a hostile export (a CSV cell can hold megabytes): read from their two ends,
+    still told apart."""
+    short = short_names([name, name + "y", "y" + name], 40)
+    assert len(set(short.values())) == 3 and all(len(s) <= 40 for s in short.values())
