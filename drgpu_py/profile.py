@@ -6,13 +6,14 @@ the report lacks is absent, never zero) and a per-instruction table indexed by a
 (``offset``: PC relative to the function entry). Readers join per-instruction data by PC,
 never by row position. PC samples at PCs without a row stay at kernel level
 (:meth:`KernelProfile.sample_accounting`). Kernel names: ``base_name`` to match kernels
-across reports and CSV pages, ``signature`` in messages, ``short_name`` on screen
-(docs/api.md).
+across reports and CSV pages, ``signature`` in messages, ``short_names`` on screen (shortened,
+different names kept different; docs/api.md).
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import TypedDict
 
@@ -95,31 +96,274 @@ def signature(name: str) -> str:
 
 
 def short_name(name: str, width: int = 40) -> str:
-    """A kernel's function name without return type, parameters, anonymous namespaces or
-    long template arguments: 'void at::native::<unnamed>::cunn_SoftMaxForward<4, float>(...)'
-    -> 'at::native::cunn_SoftMaxForward<…>'."""
-    s = name[5:] if name.startswith("void ") else name
-    out, i = [], 0
+    """A kernel's name on screen, alone: :func:`short_names` of one name."""
+    return short_names([name], width)[name]
+
+
+#: The mark where a shortened name lost characters.
+CUT = "…"
+#: Template arguments at most this long stay in a name's first short form ('f<(int)64>'); longer
+#: ones become '<…>' unless they tell the name apart from another's.
+SHORT_TEMPLATE_ARGS = 12
+#: Characters of a name that are taken apart (its two ends beyond that).
+LONGEST_PARSED = 4096
+_OPEN, _CLOSE = "<([{", ">)]}"
+
+
+def short_names(names, width: int = 40) -> dict[str, str]:
+    """Each distinct kernel name of ``names`` on screen: at most ``width`` characters, and
+    different for different names, so rows stay apart where the name is all a reader sees
+    (the text summary, ``drgpu list``, the HTML summary; the full name goes beside it).
+
+    The first form drops the return type, parameters, anonymous namespaces and template
+    arguments longer than SHORT_TEMPLATE_ARGS: 'void at::native::<unnamed>::cunn_SoftMaxForwardReg<
+    float, float, float, ...>(...)' -> 'at::native::cunn_SoftMaxForwardReg<…>'. Names whose
+    forms coincide get, in turn: the template arguments that tell them apart, simplified
+    ('vectorized_elementwise_kernel<…, CUDAFunctor_add<BFloat16>, …>': casts, namespaces and
+    lambda bodies dropped, a lambda shown as its enclosing function and parameter types), every
+    argument with the namespaces, the whole signature, and last ' #1', ' #2', ... A form longer
+    than ``width`` loses leading namespaces first, then the middle of the function's name,
+    keeping its template arguments, then the middles of the longest arguments; only when those
+    alone are too long is the middle of the whole cut. Equal names share a form (launches of
+    one kernel: the id tells them apart)."""
+    width = max(8, int(width))
+    distinct = list(dict.fromkeys(names))
+    # A name longer than LONGEST_PARSED is read from its two ends (a hostile export's cell can
+    # hold megabytes); the numbering below still tells such names apart.
+    half = LONGEST_PARSED // 2
+    parsed = {n: _parse_name(n if len(n) <= LONGEST_PARSED else n[:half] + CUT + n[-half:]) for n in distinct}
+    families: dict[str, list[str]] = {}
+    for n in distinct:
+        families.setdefault(parsed[n].function, []).append(n)
+    chosen = {fn: _telling_positions([parsed[n].args for n in members]) for fn, members in families.items()}
+    level = dict.fromkeys(distinct, 0)
+    while True:
+        shown = {n: _fit(_form(parsed[n], level[n], chosen[parsed[n].function]), width) for n in distinct}
+        clashing = _clashes(shown)
+        raised = [n for n in clashing if level[n] < _LAST_LEVEL]
+        if not raised:
+            break
+        for n in raised:
+            level[n] += 1
+    # The same form for different names even with the whole signature (or cut to the same
+    # text): their telling arguments, numbered in order.
+    for _ in range(len(distinct)):
+        clashing = _clashes(shown)
+        if not clashing:
+            break
+        seen: dict[str, int] = {}
+        for n in clashing:
+            form = _form(parsed[n], min(level[n], 1), chosen[parsed[n].function])
+            base = _fit(form, width - 4)
+            seen[base] = seen.get(base, 0) + 1
+            suffix = f" #{seen[base]}"
+            shown[n] = _fit(form, width - len(suffix)) + suffix
+    return shown
+
+
+@dataclass
+class _Name:
+    """A demangled name taken apart: namespaces (and enclosing classes), the function, its
+    top-level template arguments (None: not a template) and its parameter list."""
+
+    scopes: list[str]
+    function: str
+    args: list[str] | None
+    params: str
+
+
+_LAST_LEVEL = 3
+
+
+def _clashes(shown: dict[str, str]) -> list[str]:
+    count: dict[str, int] = {}
+    for form in shown.values():
+        count[form] = count.get(form, 0) + 1
+    return [n for n, form in shown.items() if count[form] > 1]
+
+
+def _split_top(s: str, sep: str) -> list[str]:
+    """``s`` split at each ``sep`` outside brackets (<>, (), [], {})."""
+    out, depth, start, i = [], 0, 0, 0
     while i < len(s):
         ch = s[i]
-        if ch == "(":
-            break
-        if ch == "<":
-            depth, j = 1, i + 1
-            while j < len(s) and depth:
-                depth += {"<": 1, ">": -1}.get(s[j], 0)
-                j += 1
-            inner = s[i + 1 : j - 1]
-            if inner == "unnamed":
-                i = j + 2 if s.startswith("::", j) else j
-                continue
-            out.append("<" + inner + ">" if len(inner) <= 12 else "<…>")
-            i = j
+        if ch in _OPEN:
+            depth += 1
+        elif ch in _CLOSE and depth:
+            depth -= 1
+        elif depth == 0 and s.startswith(sep, i):
+            out.append(s[start:i])
+            i += len(sep)
+            start = i
             continue
-        out.append(ch)
         i += 1
-    s = "".join(out).strip()
-    return s if len(s) <= width else s[: width // 2 - 1] + "…" + s[-(width // 2) :]
+    out.append(s[start:])
+    return out
+
+
+def _top_index(s: str, ch: str) -> int:
+    """Where ``ch`` first occurs outside <> brackets in ``s`` (-1: nowhere)."""
+    depth = 0
+    for i, c in enumerate(s):
+        if c == ch and depth == 0:
+            return i
+        if c == "<":
+            depth += 1
+        elif c == ">" and depth:
+            depth -= 1
+    return -1
+
+
+def _parse_name(name: str) -> _Name:
+    s = " ".join((name or "").split()).replace("(anonymous namespace)", "<unnamed>")
+    cut = _top_index(s, "(")
+    head, params = (s[:cut], s[cut:]) if cut >= 0 else (s, "")
+    words = [w for w in _split_top(head.strip(), " ") if w]
+    qualified = words[-1] if words else head.strip()  # the last word: the return type goes
+    parts = [p for p in _split_top(qualified, "::") if p and p != "<unnamed>"] or [qualified or "?"]
+    last = parts[-1]
+    lt = _top_index(last, "<")
+    if lt > 0 and last.endswith(">"):
+        return _Name(parts[:-1], last[:lt], [a.strip() for a in _split_top(last[lt + 1 : -1], ",")], params)
+    return _Name(parts[:-1], last, None, params)
+
+
+def _abbreviated(text: str) -> str:
+    """``text`` with each template argument list longer than SHORT_TEMPLATE_ARGS as '<…>'."""
+    out, i = [], 0
+    while i < len(text):
+        if text[i] != "<":
+            out.append(text[i])
+            i += 1
+            continue
+        depth, j = 1, i + 1
+        while j < len(text) and depth:
+            depth += {"<": 1, ">": -1}.get(text[j], 0)
+            j += 1
+        inner = text[i + 1 : j - 1]
+        out.append("<" + inner + ">" if len(inner) <= SHORT_TEMPLATE_ARGS else "<" + CUT + ">")
+        i = j
+    return "".join(out)
+
+
+_CAST = re.compile(r"\((?:unsigned |signed )?(?:long long|long|int|short|char|bool|__int128)\)(-?\d)")
+_SCOPE = re.compile(r"(?<![\w>])(?:[A-Za-z_]\w*::)+")
+_LAMBDA = re.compile(r"\[lambda\(([^()]*)\) \(instance \d+\)\]")
+
+
+def _simple_arg(arg: str) -> str:
+    """A template argument as a reader tells it apart: casts, namespaces and lambda bodies
+    dropped; a lambda as 'enclosing_function::lambda(parameter types)'."""
+    a = arg.replace("<unnamed>::", "")
+    if "[lambda" in a:
+        inner = _LAMBDA.findall(a)
+        cut = _top_index(a, "(")
+        owner = (a[:cut] if cut >= 0 else a).strip()
+        owner = _SCOPE.sub("", _CAST.sub(r"\1", owner.split()[-1] if owner.split() else owner))
+        return f"{owner}::lambda({_SCOPE.sub('', inner[-1]) if inner else ''})"
+    return _SCOPE.sub("", _CAST.sub(r"\1", a)).strip()
+
+
+#: Template-argument positions weighed to tell names apart (names differing only further on
+#: are numbered).
+TELLING_POSITIONS = 32
+
+
+def _telling_positions(arg_lists: list[list[str] | None]) -> list[int]:
+    """The fewest template-argument positions (chosen greedily) whose simplified values tell
+    apart the names of one function: most distinct values first, shorter text on a tie."""
+    lists = [tuple(_simple_arg(a) for a in args[:TELLING_POSITIONS]) if args else () for args in arg_lists]
+    if len(set(lists)) < 2:
+        return []
+    width = max(len(t) for t in lists)
+    values = [[t[i] if i < len(t) else "" for t in lists] for i in range(width)]
+    chosen: list[int] = []
+    keys: list[tuple] = [()] * len(lists)  # each name's values at the chosen positions
+    classes = 1
+    while True:
+        best = None
+        for i in range(width):
+            if i in chosen:
+                continue
+            n = len(set(zip(keys, values[i])))
+            score = (n, -sum(map(len, values[i])))
+            if n > classes and (best is None or score > best[0]):
+                best = (score, i)
+        if best is None:
+            return sorted(chosen)
+        (classes, _), i = best
+        chosen.append(i)
+        keys = [(*k, v) for k, v in zip(keys, values[i])]
+
+
+def _form(n: _Name, level: int, positions: list[int]) -> tuple[str, str, list[str], str]:
+    """(scopes as a prefix, function, template arguments shown, what follows them) of ``n`` at
+    a level: 0 short, 1 the telling arguments, 2 every argument with its namespaces, 3 the
+    signature."""
+    scopes = "".join(p + "::" for p in n.scopes)
+    if n.args is None:
+        return (_abbreviated(scopes) if level < 3 else scopes, n.function, [], n.params if level >= 3 else "")
+    if level == 0 or (level == 1 and not positions):
+        short = _abbreviated("<" + ", ".join(n.args) + ">")
+        return _abbreviated(scopes), n.function, [short[1:-1]], ""
+    if level == 1:
+        shown = [_simple_arg(a) if i in positions else CUT for i, a in enumerate(n.args)]
+        merged = [a for i, a in enumerate(shown) if not (a == CUT and i and shown[i - 1] == CUT)]
+        return _abbreviated(scopes), n.function, merged, ""
+    if level == 2:
+        return scopes, n.function, [a.replace("<unnamed>::", "") for a in n.args], ""
+    return scopes, n.function, list(n.args), n.params
+
+
+def _middle_cut(s: str, width: int) -> str:
+    if len(s) <= width:
+        return s
+    keep = max(0, width - len(CUT))
+    return s[: keep - keep // 2] + CUT + (s[-(keep // 2) :] if keep // 2 else "")
+
+
+def _joined(args: list[str], tail: str) -> str:
+    return ("<" + ", ".join(args) + ">" if args else "") + tail
+
+
+#: Characters a function name keeps at least when its template arguments need the room.
+_MIN_FUNCTION = 12
+#: Characters a template argument keeps at least when it is cut.
+_MIN_ARG = 8
+
+
+def _fit(form: tuple[str, str, list[str], str], width: int) -> str:
+    """A form in ``width`` characters: leading scopes dropped first, then the middle of the
+    function's name cut (its template arguments kept whole), then the middles of the longest
+    template arguments; else the middle of the whole."""
+    scopes, function, args, tail = form
+    rest = _joined(args, tail)
+    whole = scopes + function + rest
+    if len(whole) <= width:
+        return whole
+    # The innermost scopes that fit: counted from the function outwards.
+    kept, room = [], width - len(function) - len(rest)
+    for part in reversed([p for p in _split_top(scopes, "::") if p]):
+        room -= len(part) + 2
+        if room < 0:
+            break
+        kept.append(part + "::")
+    if kept or len(function) + len(rest) <= width:
+        return "".join(reversed(kept)) + function + rest
+    if len(rest) <= width - min(len(function), _MIN_FUNCTION):
+        return _middle_cut(function, width - len(rest)) + rest
+    head = _middle_cut(function, _MIN_FUNCTION)
+    least = [a if len(a) <= _MIN_ARG else a[:_MIN_ARG] for a in args]
+    if len(head) + len(_joined(least, tail)) > width:  # even with every argument cut
+        return _middle_cut(function + rest, width)
+    args = list(args)
+    while len(head) + len(_joined(args, tail)) > width:
+        longest = max(range(len(args)), key=lambda i: len(args[i]), default=None)
+        if longest is None or len(args[longest]) <= _MIN_ARG:
+            return _middle_cut(function + rest, width)
+        over = len(head) + len(_joined(args, tail)) - width
+        args[longest] = _middle_cut(args[longest], max(_MIN_ARG, len(args[longest]) - over))
+    return head + _joined(args, tail)
 
 
 def rounded(x, ndigits: int) -> float | None:

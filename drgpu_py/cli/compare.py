@@ -61,37 +61,34 @@ def list_cmd(
         None, "--output", "-o", readable=False, help="Write to this file instead of standard output."
     ),
     force: Force = False,
-    threshold: Thresholds = None,
-    thresholds_file: ThresholdsFile = None,
     quiet: Quiet = False,
 ) -> None:
-    """One row per kernel launch of one or more reports: duration, launch shape, stall cycles, bound, top finding."""
+    """One row per kernel launch: duration, grid and block, read without analyzing (stall cycles, bound and top finding from analysis JSON files)."""
 
     def body():
-        from ..pipeline.compare import list_rows, load, sort_rows
+        from ..pipeline.compare import launch_rows, sort_rows
         from ..render.list_ import render_list_console, render_list_csv, render_list_json, render_list_text
 
         f = fmt or {".json": "json", ".csv": "csv"}.get(output.suffix.lower() if output else "", "text")
         if f not in ("text", "json", "csv"):
             raise UsageError(f"unknown format {f!r} for list", hint="one of: text, json, csv")
-        refuse_output_over_inputs(output, [*reports, thresholds_file])
-        th = _thresholds(threshold, thresholds_file)
-        sort_rows([], sort, top)  # validate the options before the (slow) analysis
+        refuse_output_over_inputs(output, list(reports))
+        sort_rows([], sort, top)  # validate the options before reading
         progress = progress_printer("reading reports", quiet)
         checking = progress_printer("checking saved kernels", quiet)
         from ..readers import KernelSelector
 
         selector = KernelSelector.parse(kernel)
-        analyses = []
+        rows = []
         for i, r in enumerate(reports):
             try:
-                analyses.append(load(r, kernel=selector, thresholds=th, progress=checking))
+                rows.extend(launch_rows(r, kernel=selector, progress=checking))
             except NoKernelsError:
                 if not kernel:
                     raise
             if progress:
                 progress(i + 1, len(reports))
-        rows = sort_rows(list_rows(analyses), sort, top)
+        rows = sort_rows(rows, sort, top)
         if not rows:
             raise NoKernelsError(
                 f"--kernel {kernel!r} matched no kernel in any report"

@@ -6,7 +6,8 @@ Contract: both work on the analysis JSON contract read into typed objects
 ``drgpu analyze -f json`` or ``drgpu merge`` wrote. :func:`list_rows` (one row per launch;
 :func:`sort_rows` sorts and cuts), :func:`diff` (the ``drgpu diff --format json`` dict) and
 :func:`regressions` (what ``--fail-on-regression`` fails on) are pure and take
-SavedAnalysis objects or their dicts; only :func:`load` reads files. Tree nodes are found by
+SavedAnalysis objects or their dicts; only :func:`load` and :func:`launch_rows` (a report's
+launches as its reader lists them: listing never analyzes) read files. Tree nodes are found by
 their stable key (analysis.tree.KEY_*), never by their label; kernels with different
 function names are never paired unless ``--pair`` says so.
 
@@ -20,7 +21,7 @@ from pathlib import Path
 
 from ..version import __version__
 from ..errors import UsageError
-from ..profile import KernelProfile, Profile, base_name
+from ..profile import KernelProfile, Profile, base_name, rounded
 from ..readers import select_kernels
 from ..analysis import tree as t
 from ..analysis.findings import Finding, severity_rank
@@ -94,7 +95,40 @@ def _label(analysis: SavedAnalysis) -> str:
     return " + ".join(Path(r).name for r in rep.split(" + "))
 
 
+def launch_rows(path: str | Path, *, kernel=None, progress=None) -> list[dict]:
+    """The rows of ``drgpu list`` for one input, without analyzing anything: a report's
+    launches as the reader lists them (``readers.list_launches``: names, ids, grid, block and
+    duration; stall cycles, bound and top finding None), or the kernels of a drgpu analysis
+    JSON file with all their fields (``list_rows``). ``kernel``: a launch id, id range or name
+    pattern, as for reports; ``progress`` as for ``load``."""
+    from ..io import require_input_file
+    from ..readers import KernelSelector, list_launches
+
+    p = require_input_file(path)
+    if is_analysis_json(p):
+        return list_rows([select(load_analysis_json(p, progress=progress), kernel)])
+    selector = KernelSelector.of(kernel)
+    profile = select_kernels(list_launches(p, kernel=selector), selector)
+    return [
+        {
+            "report": p.name,
+            "id": k.id,
+            "name": k.name,
+            "duration_ns": rounded(k.duration_ns, 4),
+            "grid": list(k.grid),
+            "block": list(k.block),
+            "stall_cycle_pct": None,
+            "bound": None,
+            "top_finding": None,
+            "top_severity": None,
+            "top_speedup": None,
+        }
+        for k in profile.kernels
+    ]
+
+
 def list_rows(analyses: list[SavedAnalysis] | list[dict]) -> list[dict]:
+    """The rows of ``drgpu list`` for analyses: one per kernel (launch or group) each holds."""
     rows = []
     for a in map(_saved, analyses):
         label = _label(a)

@@ -23,7 +23,7 @@ from .common import KernelSelector
 from .common import native_log_summary, native_stderr_captured, rep_walk, sniff
 from .isolate import in_children
 
-__all__ = ["KernelSelector", "open_report", "select_kernels", "sniff"]
+__all__ = ["KernelSelector", "list_launches", "open_report", "select_kernels", "sniff"]
 
 
 def open_report(
@@ -124,11 +124,27 @@ def read_parts(blocks: int, jobs: int, selected: bool, report_bytes: int = 0) ->
     return max(1, n)
 
 
-def _read_rep_checked(p: Path, progress=None, keep_id=None, sass=None, jobs: int = 1) -> Profile:
-    """Read an .ncu-rep, turning ncu_report's silent failures into ReportFormatError."""
-    from .ncu_rep import read_ncu_rep
+def list_launches(path: str | Path, *, kernel: KernelSelector | str | None = None) -> Profile:
+    """The launches of a report with their names, ids, grid, block and duration only (no
+    other metric, SASS or source: what ``drgpu list`` shows, read in a fraction of the time
+    ``open_report`` takes). ``kernel`` as for ``open_report``: launches it cannot pick by id may
+    be skipped; ``select_kernels`` still applies it. Damage is refused as ``open_report``
+    refuses it."""
+    p = Path(path)
+    kernel = KernelSelector.of(kernel)
+    kind = sniff(p)
+    if kind == "ncu-rep":
+        return _read_rep_checked(p, keep_id=kernel.id_filter() if kernel else None, launches_only=True)
+    if kind == "csv-raw":
+        from .ncu_csv import read_ncu_csv
 
-    walk = rep_walk(p)
+        return read_ncu_csv(p, kernel=kernel, launches_only=True)
+    return open_report(p, kernel=kernel)  # not a report: open_report says what it is
+
+
+def _refuse_damaged_framing(p: Path, walk) -> None:
+    """Refuse an .ncu-rep whose block framing ends in zeros or holds a foreign block, before
+    ncu_report loads it."""
     blocks, framing = walk.blocks, walk.problem
     if walk.zero_tail is not None:
         # Refused before ncu_report loads it: it reads the whole file into memory (4 GB of a
@@ -154,17 +170,31 @@ def _read_rep_checked(p: Path, progress=None, keep_id=None, sass=None, jobs: int
                 else "copy or profile again"
             ),
         )
-    listings = sass.result() if sass is not None else None
-    n = read_parts(0 if framing else blocks, jobs, keep_id is not None, p.stat().st_size)
+
+
+def _read_rep_checked(
+    p: Path, progress=None, keep_id=None, sass=None, jobs: int = 1, launches_only: bool = False
+) -> Profile:
+    """Read an .ncu-rep, turning ncu_report's silent failures into ReportFormatError.
+    ``launches_only``: names, ids, grid, block and duration only (``list_launches``)."""
+    from .ncu_rep import read_ncu_rep, read_ncu_rep_launches
+
+    walk = rep_walk(p)
+    blocks, framing = walk.blocks, walk.problem
+    _refuse_damaged_framing(p, walk)
+    if launches_only:
+        calls = [(read_ncu_rep_launches, (p,), {"keep_id": keep_id})]
+    else:
+        listings = sass.result() if sass is not None else None
+        n = read_parts(0 if framing else blocks, jobs, keep_id is not None, p.stat().st_size)
+        # Several processes read consecutive parts of a large report at once; their launches
+        # in order are the whole report's.
+        kw = {"progress": progress if n == 1 else None, "keep_id": keep_id, "sass": listings}
+        calls = [(read_ncu_rep, (p,), {**kw, "part": (i, n) if n > 1 else None}) for i in range(n)]
     with native_stderr_captured() as log:
         try:
-            # In child processes: ncu_report can crash natively on a damaged report. Several
-            # read consecutive parts of a large report at once; their launches in order are
-            # the whole report's.
-            kw = {"progress": progress if n == 1 else None, "keep_id": keep_id, "sass": listings}
-            parts = in_children(
-                [(read_ncu_rep, (p,), {**kw, "part": (i, n) if n > 1 else None}) for i in range(n)], what=str(p)
-            )
+            # In child processes: ncu_report can crash natively on a damaged report.
+            parts = in_children(calls, what=str(p))
             profile = parts[0]
             for more in parts[1:]:
                 profile.kernels.extend(more.kernels)
@@ -176,6 +206,12 @@ def _read_rep_checked(p: Path, progress=None, keep_id=None, sass=None, jobs: int
             raise ReportFormatError(
                 f"{p} is truncated or corrupt: {framing} ({type(e).__name__})", hint=_DAMAGED_HINT
             ) from e
+    return _checked_launches(p, profile, framing, log)
+
+
+def _checked_launches(p: Path, profile: Profile, framing: str | None, log: list[str]) -> Profile:
+    """``profile`` as read from ``p``: refused when no launch could be read, launches without a
+    name or metrics dropped with a note, framing damage and ncu_report's log noted."""
     native = native_log_summary(log[0] if log else "")
     why = framing or native or "ncu_report could not decode it"
     good = [k for k in profile.kernels if k.name and k.metrics]

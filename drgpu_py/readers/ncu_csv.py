@@ -83,15 +83,17 @@ def read_ncu_csv(
     source_csv: str | Path | None = None,
     line_report: str | Path | None = None,
     kernel: KernelSelector | str | None = None,
+    launches_only: bool = False,
 ) -> Profile:
     """Read a raw-page export (and its source page). ``kernel``: the ``--kernel`` selector
     (text is parsed here); only the launches it picks become KernelProfiles (all of them when
-    it picks none), with exactly what reading all of them would have given them."""
+    it picks none), with exactly what reading all of them would have given them.
+    ``launches_only``: the raw page alone (no source page or line table is looked for)."""
     with _gc_paused():
-        return _read(path, source_csv, line_report, KernelSelector.of(kernel))
+        return _read(path, source_csv, line_report, KernelSelector.of(kernel), launches_only)
 
 
-def _read(path: Path, source_csv, line_report, kernel) -> Profile:  # noqa: C901, PLR0912, PLR0915 - one pass over the export's optional pages and columns
+def _read(path: Path, source_csv, line_report, kernel, launches_only: bool = False) -> Profile:  # noqa: C901, PLR0912, PLR0915 - one pass over the export's optional pages and columns
     notes: list[str] = []
     rows = csv_rows(text_pieces(path, notes), path, stop=ragged())
     while rows and not any(c.strip() for c in rows[0]):  # blank lines before the header
@@ -136,6 +138,8 @@ def _read(path: Path, source_csv, line_report, kernel) -> Profile:  # noqa: C901
         kernels = _kernels_from_rows(header, idx, [launches[i] for i in picked], rows[1] if has_units else None)
     except LocaleNumberError as e:
         raise _locale_error(path, e) from None
+    if launches_only:
+        return Profile(path=str(path), format="csv", kernels=kernels, notes=notes)
     read = dict(zip(picked, kernels))  # launch position -> its KernelProfile
     if source_csv is None:
         cand = _sibling(path, ".source.csv")

@@ -1,15 +1,17 @@
 """List renderers: the rows of ``drgpu list`` (drgpu_py.pipeline.compare.list_rows, one per
 kernel launch) as aligned text (plain, or a styled rich table on a terminal), CSV or JSON
 (drgpu_py/specs/schema/list.schema.json). Registered in ``REGISTRIES["list"]``; the kernel
-name comes last so long names never break the columns."""
+name comes last, shortened to the width where needed, so long names never break the columns."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from ..version import __version__
 from ..errors import UsageError
 from ..io import csv_cell, visible
+from ..profile import CUT, short_names
 from . import REGISTRIES, RenderOptions, register
 from .units import number
 
@@ -47,46 +49,121 @@ LIST_HEADER = [
 ]
 
 
-def _list_table(rows: list[dict], styled: bool):
+#: Columns of the analysis (LIST_HEADER positions): shown when some row has them (rows of
+#: analysis JSON files; a report's launches are listed without analyzing).
+ANALYSIS_COLUMNS = (5, 6, 7)
+#: Characters a kernel name keeps at least on a launch's line: with less room left by the
+#: other columns, each launch is a block of lines.
+NAME_LEAST = 24
+
+
+@dataclass
+class _Layout:
+    """What the text list shows: the header and cells of each launch's line (the kernel name
+    last, shortened to the width where needed), or ``blocks`` when one line cannot hold them."""
+
+    header: list[str]
+    cells: list[list[str]]
+    blocks: bool
+
+
+def _layout(rows: list[dict], width: int) -> _Layout:
+    cells = [list_cells(r) for r in rows]
+    analyzed = any(r[k] is not None for r in rows for k in ("stall_cycle_pct", "bound", "top_finding"))
+    keep = [
+        i
+        for i in range(len(LIST_HEADER) - 1)
+        if not (i == 0 and len({r["report"] for r in rows}) == 1)  # one report: named by the command
+        and (analyzed or i not in ANALYSIS_COLUMNS)
+    ]
+    header = [LIST_HEADER[i] for i in keep] + [LIST_HEADER[-1]]
+    lines = [[c[i] for i in keep] for c in cells]
+    prefix = sum(max([len(h)] + [len(x[j]) for x in lines]) + 2 for j, h in enumerate(header[:-1]))
+    names = [c[-1] for c in cells]
+    room = width - prefix
+    if names and max(map(len, names)) > room:
+        blocks = room < NAME_LEAST
+        if blocks:
+            room = max(NAME_LEAST, width - _block_indent(rows))
+        short = short_names(names, room)  # different names stay different
+        return _Layout(header, [x + [short[n]] for x, n in zip(lines, names)], blocks=blocks)
+    return _Layout(header, [x + [n] for x, n in zip(lines, names)], blocks=False)
+
+
+def _block_indent(rows: list[dict]) -> int:
+    return max((len(str(r["id"])) for r in rows), default=1) + 2
+
+
+def _list_table(rows: list[dict], layout: _Layout, styled: bool):
     """The list as a rich table: every column but the kernel name is as wide as its widest
-    cell (numbers are never cut); the kernel name folds onto more lines when space is short."""
+    cell (numbers are never cut); the kernel name last."""
     from rich.table import Table
     from rich.text import Text
 
-    cells = [list_cells(r) for r in rows]
     t = Table(box=None, show_edge=False, pad_edge=False, header_style="bold" if styled else "", padding=(0, 2, 0, 0))
-    for i, head in enumerate(LIST_HEADER[:-1]):
-        t.add_column(head, no_wrap=True, min_width=max([len(head)] + [len(c[i]) for c in cells]))
-    t.add_column(LIST_HEADER[-1], overflow="fold")
-    for r, c in zip(rows, cells):
+    for i, head in enumerate(layout.header[:-1]):
+        t.add_column(head, no_wrap=True, min_width=max([len(head)] + [len(c[i]) for c in layout.cells]))
+    t.add_column(layout.header[-1], overflow="fold")
+    top = layout.header.index(LIST_HEADER[7]) if LIST_HEADER[7] in layout.header else -1
+    for r, c in zip(rows, layout.cells):
         style = {"high": "bold red", "medium": "yellow"}.get(r["top_severity"] or "", "") if styled else ""
-        t.add_row(*(Text(x) for x in c[:7]), Text(c[7], style=style), Text(c[8]))
+        t.add_row(*(Text(x, style=style if i == top else "") for i, x in enumerate(c)))
     return t
 
 
+def _list_blocks(rows: list[dict], layout: _Layout, console, styled: bool) -> None:
+    """Each launch as a block: its id and kernel name, then its report (of several), its
+    duration and shape, and what the analysis of a saved analysis found, a line each (wrapped
+    between words where even that line is too long)."""
+    from rich.text import Text
+
+    indent = _block_indent(rows)
+    for r, c in zip(rows, layout.cells):
+        cells = dict(zip(layout.header, c))
+        console.print(Text(f"{cells['id']:<{indent}}") + Text(cells["kernel"], style="bold" if styled else ""))
+        lines = [Text(cells["report"])] if "report" in cells else []
+        lines.append(Text(f"{cells['duration_us']} µs, grid {cells['grid']}, block {cells['block']}"))
+        if r["stall_cycle_pct"] is not None or r["bound"] is not None:
+            found = [f"stall cycles {cells['stall_%']}%"] if r["stall_cycle_pct"] is not None else []
+            lines.append(Text(", ".join(found + ([f"{cells['bound']} bound"] if r["bound"] is not None else []))))
+        if r["top_finding"] is not None:
+            style = {"high": "bold red", "medium": "yellow"}.get(r["top_severity"] or "", "") if styled else ""
+            lines.append(Text("top finding ") + Text(cells[LIST_HEADER[7]], style=style))
+        for text in lines:
+            for line in text.wrap(console, max(1, console.width - indent)):
+                line.rstrip()
+                console.print(Text(" " * indent) + line, soft_wrap=True)
+
+
 def render_list_text(rows: list[dict], width: int = 120) -> str:
-    """Aligned plain text (a rich table without borders), the kernel name last so long names
-    never break the columns."""
+    """Aligned plain text (a rich table without borders), one line per launch within
+    ``width``: the kernel name last, shortened to the room the other columns leave
+    (``short_names``); each launch a block of lines where less than NAME_LEAST characters
+    would be left. The report column only when rows come from several reports; the analysis
+    columns only when some row has them."""
     import io
 
     from rich.console import Console
 
     buf = io.StringIO()
-    # Never narrower than the cells need: piped or in a file, a row is one line whatever the
-    # width (scripts split lines), numbers and names whole.
-    cells = [list_cells(r) for r in rows]
-    widths = [max([len(h)] + [len(c[i]) for c in cells]) for i, h in enumerate(LIST_HEADER)]
-    if all(_plain(c) for row in cells for c in row):
-        return _columns([LIST_HEADER, *cells], widths)
+    layout = _layout(rows, width)
+    if layout.blocks:
+        _list_blocks(rows, layout, Console(file=buf, width=width, color_system=None, highlight=False), False)
+        return buf.getvalue()
+    widths = [max([len(h)] + [len(c[i]) for c in layout.cells]) for i, h in enumerate(layout.header)]
+    if all(_plain(c) for row in layout.cells for c in row):
+        return _columns([layout.header, *layout.cells], widths)
     need = sum(w + 2 for w in widths)
-    Console(file=buf, width=max(width, need), color_system=None, highlight=False).print(_list_table(rows, False))
+    Console(file=buf, width=max(width, need), color_system=None, highlight=False).print(
+        _list_table(rows, layout, False)
+    )
     return "\n".join(line.rstrip() for line in buf.getvalue().splitlines()) + "\n"
 
 
 def _plain(cell: str) -> bool:
-    """Printable ASCII without runs of spaces at its ends: one character a column, laid out
-    by ``_columns`` exactly as rich lays it out."""
-    return cell.isascii() and cell.isprintable() and cell == cell.strip()
+    """Printable ASCII (and the mark of a shortened name) without runs of spaces at its ends:
+    one character a column, laid out by ``_columns`` exactly as rich lays it out."""
+    return (cell.isascii() or cell.replace(CUT, "").isascii()) and cell.isprintable() and cell == cell.strip()
 
 
 def _columns(lines: list[list[str]], widths: list[int]) -> str:
@@ -100,7 +177,13 @@ def _columns(lines: list[list[str]], widths: list[int]) -> str:
 
 
 def render_list_console(rows: list[dict], console) -> None:
-    console.print(_list_table(rows, True))
+    """The list on a terminal: as ``render_list_text`` lays it out at the console's width,
+    with the top finding coloured by severity."""
+    layout = _layout(rows, console.width)
+    if layout.blocks:
+        _list_blocks(rows, layout, console, True)
+    else:
+        console.print(_list_table(rows, layout, True))
 
 
 def render_list_csv(rows: list[dict]) -> str:

@@ -11,12 +11,13 @@ from rich.console import Console
 from rich.markup import escape as _markup_escape
 from rich.panel import Panel
 from rich.table import Table
+from rich.text import Text
 from rich.tree import Tree
 
 from ..analysis.ledger import part_label
 from ..analysis.tree import Node
 from ..io import visible
-from ..profile import short_name
+from ..profile import short_name, short_names
 from . import format_value, register
 from .quiet import kernels_phrase, model_error_text, split_notes, split_shown
 from .units import microseconds, us
@@ -77,48 +78,113 @@ def _fmt(v, spec: str) -> str:
     return "n/a" if v is None else format(v, spec)
 
 
+#: Summary rows shown (JSON and HTML list all).
+SUMMARY_ROWS = 15
+#: Kernel names in the summary table get the room its other columns leave, up to NAME_MOST
+#: characters; the table gives way to one block of lines per kernel when less than NAME_LEAST
+#: (or the longest short name, when shorter) would be left.
+NAME_MOST, NAME_LEAST = 60, 24
+
+
+def _sol_text(r: dict) -> str:
+    return f"{r['grade']} ({r['limiter']} {r['limiter_pct']:.0f}%)" if r["grade"] else "n/a"
+
+
+def _summary_cells(r: dict) -> dict[str, str]:
+    """A summary row's cells as text, by column (the kernel name apart)."""
+    top = r["findings"][0] if r["findings"] else None
+    return {
+        "id": str(r["kernel_id"]),
+        "launches": str(r["launches"]),
+        "total µs": microseconds(r["total_ns"]),
+        "share": "n/a" if r["time_share"] is None else f"{100 * r['time_share']:.1f}%",
+        "speed of light": _sol_text(r),
+        "top finding": top["id"] if top else "-",
+        "saves µs": microseconds(top["time_saved_ns"]) if top else "-",
+    }
+
+
 def render_summary(analysis, options, console: Console) -> None:
-    """The application view: kernel groups by GPU time, then the fixes that save most time."""
+    """The application view: kernel groups by GPU time, then the fixes that save most time.
+
+    Every column is shown at any width, and numbers, ids and grades are never cut or split:
+    kernel names are shortened to the room the other columns leave (``short_names``: different
+    names stay different; the ids are in the table and the trees below give the full names).
+    Where less than NAME_LEAST characters would be left for names, each kernel is a block of
+    lines instead of a table row."""
     rows = analysis.summary()
-    tab = Table(
-        title=f"Kernels by GPU time ({sum(r['launches'] for r in rows)} launches, {len(rows)} kernels)", expand=False
-    )
-    numeric = ("id", "launches", "total µs", "share", "saves µs")
-    for col in ("id", "kernel", "launches", "total µs", "share", "speed of light", "top finding", "saves µs"):
-        # Numbers are never folded or cut: only the names and labels give way to a narrow width.
-        tab.add_column(
-            col,
-            overflow="fold",
-            min_width=30 if col == "kernel" else None,
-            no_wrap=col in numeric,
-            justify="right" if col in numeric[1:] else "left",
-        )
-    for r in rows[:15]:
-        top = r["findings"][0] if r["findings"] else None
-        sol = f"{r['grade']} ({r['limiter']} {r['limiter_pct']:.0f}%)" if r["grade"] else "n/a"
-        tab.add_row(
-            str(r["kernel_id"]),
-            escape(short_name(r["name"], 40)),
-            str(r["launches"]),
-            microseconds(r["total_ns"]),
-            "n/a" if r["time_share"] is None else f"{100 * r['time_share']:.1f}%",
-            sol,
-            f"[{SEV_STYLE[top['severity']]}]{top['id']}[/]" if top else "-",
-            microseconds(top["time_saved_ns"]) if top else "-",
-        )
-    if len(rows) > 15:
-        tab.caption = f"{len(rows) - 15} more kernels below (JSON and HTML list all)"
-    console.print(tab)
+    shown = rows[:SUMMARY_ROWS]
+    title = f"Kernels by GPU time ({sum(r['launches'] for r in rows)} launches, {len(rows)} kernels)"
+    cells = [_summary_cells(r) for r in shown]
+    natural = {c: max([len(c)] + [len(x[c]) for x in cells]) for c in cells[0]} if cells else {}
+    names = [r["name"] for r in rows]
+    # A rich table with a box: 3 characters a column (padding and rule) and 1 more.
+    room = console.width - (3 * (len(natural) + 1) + 1) - sum(natural.values())
+    least = min(NAME_LEAST, max((len(n) for n in short_names(names, NAME_LEAST).values()), default=0))
+    if room < max(least, len("kernel")):
+        short = short_names(names, max(NAME_LEAST, min(NAME_MOST, console.width - _block_indent(cells))))
+        _summary_blocks(shown, cells, title, short, len(rows), console)
+    else:
+        short = short_names(names, min(NAME_MOST, room))
+        tab = Table(title=title, expand=False)
+        for col in ("id", "kernel", "launches", "total µs", "share", "speed of light", "top finding", "saves µs"):
+            right = col in ("launches", "total µs", "share", "saves µs")
+            tab.add_column(col, no_wrap=True, justify="right" if right else "left")
+        for r, x in zip(shown, cells):
+            top = r["findings"][0] if r["findings"] else None
+            tab.add_row(
+                x["id"],
+                escape(short[r["name"]]),
+                x["launches"],
+                x["total µs"],
+                x["share"],
+                x["speed of light"],
+                f"[{SEV_STYLE[top['severity']]}]{top['id']}[/]" if top else "-",
+                x["saves µs"],
+            )
+        if len(rows) > SUMMARY_ROWS:
+            tab.caption = f"{len(rows) - SUMMARY_ROWS} more kernels below (JSON and HTML list all)"
+        console.print(tab)
     first = analysis.priorities(5)
     if first:
+        # A line each: names as long as half the width allows (at least the table's).
+        short = short_names(names, max(min(NAME_MOST, console.width // 2), max(map(len, short.values()))))
         console.print("[bold]Fix first[/bold] (time saved in the profiled run):")
         for i, f in enumerate(first, 1):
             where = f" at {escape(f['where'])}" if f.get("where") else ""
             console.print(
-                f"  {i}. {escape(f['id'])} in {escape(short_name(f['name']))} (id {f['kernel_id']}){where}: "
+                f"  {i}. {escape(f['id'])} in {escape(short.get(f['name']) or short_name(f['name']))} (id {f['kernel_id']}){where}: "
                 f"{us(f['time_saved_ns'])}, est. {'≥' if f.get('estimate_capped') else ''}{f['estimated_speedup']:.2f}x"
             )
     console.print()
+
+
+def _block_indent(cells: list[dict]) -> int:
+    return max((len(x["id"]) for x in cells), default=1) + 2
+
+
+def _summary_blocks(shown: list[dict], cells: list[dict], title: str, short: dict, total: int, console) -> None:
+    """The summary on a narrow terminal: per kernel its id and name on one line, then its
+    numbers, grade and top finding on lines of their own (wrapped between words)."""
+    indent = _block_indent(cells)
+    console.print(f"[bold]{title}[/bold]")
+    for r, x in zip(shown, cells):
+        top = r["findings"][0] if r["findings"] else None
+        console.print(f"{x['id']:<{indent}}[bold]{escape(short[r['name']])}[/bold]", overflow="fold")
+        finding = (
+            f"top finding: [{SEV_STYLE[top['severity']]}]{top['id']}[/], saves {x['saves µs']} µs"
+            if top
+            else "top finding: none"
+        )
+        launches = f"{x['launches']} launch{'es' if r['launches'] != 1 else ''}"
+        for line in (
+            f"{launches}, {x['total µs']} µs total, {x['share']} of GPU time",
+            f"speed of light: {x['speed of light']}",
+            finding,
+        ):
+            _indented(console, line, indent)
+    if total > len(shown):
+        console.print(f"[dim]{total - len(shown)} more kernels below (JSON and HTML list all)[/dim]")
 
 
 def render_console(analysis, options, console: Console) -> None:
@@ -168,26 +234,7 @@ def render_console(analysis, options, console: Console) -> None:
         _add(t, ka.tree, options.fold_share, 0, compact)
         console.print(t)
         if ka.findings:
-            tab = Table(title="Findings (best first)", show_lines=True, expand=False)
-            for col in ("#", "finding", "severity", "est. speedup", "where"):
-                tab.add_column(col, no_wrap=col in ("#", "severity", "est. speedup"), overflow="fold")
-            for i, f in enumerate(ka.findings[: options.top_findings], 1):
-                where = (
-                    "\n".join(
-                        f"{escape(str(loc.get('file') or 'SASS').rsplit('/', 1)[-1])}:{loc.get('line') or hex(loc.get('pc_offset', 0))} "
-                        f"({loc['share'] * 100:.0f}%) {escape((loc.get('code') or loc.get('sass') or '')[:50])}"
-                        for loc in f.locations[:3]
-                    )
-                    or "-"
-                )
-                tab.add_row(
-                    str(i),
-                    f"[bold]{f.id}[/bold]\n{escape(f.title)}\n[dim]{escape(f.advice)}[/dim]",
-                    f"[{SEV_STYLE[f.severity]}]{f.severity}[/]",
-                    f.speedup_text(),
-                    where,
-                )
-            console.print(tab)
+            _findings(ka.findings[: options.top_findings], console)
         else:
             console.print("[green]No findings above the thresholds.[/green]")
         for n in own_notes:
@@ -206,6 +253,68 @@ def _shared_notes(shared: list[tuple[str, list[int]]], kernels: int, console: Co
         where = kernels_phrase(ids, kernels, every=f"all {kernels} kernels")
         console.print(f"[dim]note ({where}): {escape(n)}[/dim]")
     console.print()
+
+
+#: Least width of the findings table's finding and where columns: below it, each finding is a
+#: block of lines.
+FINDING_LEAST = 20
+
+
+def _where(f) -> list[str]:
+    return [
+        f"{escape(str(loc.get('file') or 'SASS').rsplit('/', 1)[-1])}:{loc.get('line') or hex(loc.get('pc_offset', 0))} "
+        f"({loc['share'] * 100:.0f}%) {escape((loc.get('code') or loc.get('sass') or '')[:50])}"
+        for loc in f.locations[:3]
+    ]
+
+
+def _findings(shown: list, console: Console) -> None:
+    """A kernel's findings: a table, or where its finding and where columns would be narrower
+    than their longest word (an id, a file:line) or FINDING_LEAST, one block of lines each, so
+    that ids and numbers are never split."""
+    wheres = [_where(f) for f in shown]
+    fixed = (
+        len(str(len(shown)))
+        + max(len("severity"), *(len(f.severity) for f in shown))
+        + max(len("est. speedup"), *(len(f.speedup_text()) for f in shown))
+    )
+    ids = max(len(f.id) for f in shown)
+    places = max((len(w.split(" ", 1)[0]) for ws in wheres for w in ws), default=1)
+    # A boxed table of 5 columns: 3 characters a column (padding and rule) and 1 more.
+    if console.width >= 16 + fixed + max(ids, FINDING_LEAST) + max(places, FINDING_LEAST):
+        tab = Table(title="Findings (best first)", show_lines=True, expand=False)
+        for col in ("#", "finding", "severity", "est. speedup", "where"):
+            least = {"finding": max(ids, FINDING_LEAST), "where": max(places, FINDING_LEAST)}.get(col)
+            tab.add_column(col, no_wrap=col in ("#", "severity", "est. speedup"), overflow="fold", min_width=least)
+        for i, (f, where) in enumerate(zip(shown, wheres), 1):
+            tab.add_row(
+                str(i),
+                f"[bold]{f.id}[/bold]\n{escape(f.title)}\n[dim]{escape(f.advice)}[/dim]",
+                f"[{SEV_STYLE[f.severity]}]{f.severity}[/]",
+                f.speedup_text(),
+                "\n".join(where) or "-",
+            )
+        console.print(tab)
+        return
+    console.print("[bold]Findings[/bold] (best first)")
+    indent = len(str(len(shown))) + 2
+    for i, (f, where) in enumerate(zip(shown, wheres), 1):
+        console.print(
+            f"{f'{i}.':<{indent}}[bold]{f.id}[/bold]  [{SEV_STYLE[f.severity]}]{f.severity}[/]  est. {f.speedup_text()}"
+        )
+        for line in (escape(f.title), f"[dim]{escape(f.advice)}[/dim]"):
+            _indented(console, line, indent)
+        for w in where:
+            # A file name too long for the indented line starts at the margin: its line number stays whole.
+            _indented(console, w, indent if len(w.split(" ", 1)[0]) <= console.width - indent else 0)
+
+
+def _indented(console: Console, markup: str, indent: int) -> None:
+    """``markup`` wrapped between words to the width left after ``indent`` spaces, each line
+    indented (no padding after the text)."""
+    for line in Text.from_markup(markup).wrap(console, max(1, console.width - indent)):
+        line.rstrip()
+        console.print(Text(" " * indent) + line, soft_wrap=True)
 
 
 @register("text", (".txt",))

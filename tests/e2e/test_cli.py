@@ -157,10 +157,15 @@ def test_csv_for_list_and_analyze(tmp_path):
     rep = str(report_path("few_blocks", "bad"))
     r = runner.invoke(app, ["list", rep, "-f", "csv"])
     rows = list(csv.DictReader(io.StringIO(r.stdout)))
-    assert r.exit_code == 0 and rows[0]["top_finding"] == "grid-too-small" and rows[0]["grid"] == "16x1x1"
+    # A report is listed without analyzing: no finding; a saved analysis lists its findings.
+    assert r.exit_code == 0 and rows[0]["top_finding"] == "" and rows[0]["grid"] == "16x1x1"
     r = runner.invoke(app, ["analyze", rep, "-f", "csv"])
     rows = list(csv.DictReader(io.StringIO(r.stdout)))
     assert r.exit_code == 0 and "grid-too-small" in {row.get("finding") or row.get("id") for row in rows}
+    saved = tmp_path / "few_blocks.json"
+    assert runner.invoke(app, ["analyze", rep, "-o", str(saved)]).exit_code == 0
+    rows = list(csv.DictReader(io.StringIO(runner.invoke(app, ["list", str(saved), "-f", "csv"]).stdout)))
+    assert rows[0]["top_finding"] == "grid-too-small" and rows[0]["grid"] == "16x1x1"
     out = tmp_path / "k.csv"
     assert runner.invoke(app, ["list", rep, "-o", str(out)]).exit_code == 0 and out.read_text().startswith("report,id,")
 

@@ -184,8 +184,10 @@ def test_list_rows_sort_and_filter():
     assert [r["name"] for r in sort_rows(rows, "name", top=2)] == sorted(r["name"] for r in rows)[:2]
     stalls = [r["stall_cycle_pct"] for r in sort_rows(rows, "stall")]
     assert stalls == sorted(stalls, reverse=True)
-    text = render_list_text(rows)
+    text = render_list_text(rows, width=200)
     assert text.splitlines()[0].startswith("report") and "few_blocks_bad.ncu-rep" in text and "saxpy_stride(" in text
+    narrow = render_list_text(rows, width=80)  # the analysis columns leave no room for names: a block each
+    assert "top finding grid-too-small (high" in narrow and max(map(len, narrow.splitlines())) <= 80
     with pytest.raises(UsageError):
         sort_rows(rows, "speed")
 
@@ -233,8 +235,8 @@ def test_cli_list_plain_and_json():
     r = runner.invoke(app, ["list", *reps, "--sort", "duration", "--top", "2"])
     assert r.exit_code == 0, r.output
     lines = r.stdout.splitlines()
-    assert lines[0].split()[:3] == ["report", "id", "duration_us"] and len(lines) == 3
-    assert "few_blocks_bad.ncu-rep" in lines[1] and "grid-too-small" in lines[1]
+    assert lines[0].split() == ["report", "id", "duration_us", "grid", "block", "kernel"] and len(lines) == 3
+    assert "few_blocks_bad.ncu-rep" in lines[1] and "16x1x1" in lines[1]  # listed, not analyzed
     r = runner.invoke(app, ["list", *reps, "-k", "scale_keys", "-f", "json"])
     assert r.exit_code == 0, r.output
     rows = json.loads(r.stdout)["kernels"]
@@ -242,6 +244,52 @@ def test_cli_list_plain_and_json():
     assert not math.isnan(rows[0]["duration_ns"]) and rows[0]["grid"][0] > 0
     assert runner.invoke(app, ["list", *reps, "-k", "zzz"]).exit_code == 5
     assert runner.invoke(app, ["list", *reps, "--sort", "bogus"]).exit_code == 2
+
+
+def _listed_names(text: str) -> dict[str, str]:
+    """Launch id -> kernel name as ``drgpu list`` shows it: the last column of a line, or the
+    first line of a launch's block."""
+    lines = text.splitlines()
+    if lines[0].startswith("id "):
+        col = lines[0].index("kernel")
+        return {line.split()[0]: line[col:] for line in lines[1:]}
+    return dict(line.split(None, 1) for line in lines if not line.startswith(" "))
+
+
+def test_list_reads_launches_without_analyzing(monkeypatch):
+    """``drgpu list`` of a report reads each launch's names, id, grid, block and duration (as
+    the full reader gives them) and nothing else: the analysis never runs. Each line fits the
+    width; different kernels keep different names."""
+    import drgpu_py.analysis as analysis
+    import drgpu_py.pipeline as pipeline
+    import drgpu_py.readers as readers
+    from conftest import library_report
+
+    step = library_report("step")  # a PyTorch model step: 18 launches of 15 kernels
+    full = readers.open_report(step)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("drgpu list analyzed the report")
+
+    for module, name in [(analysis, "analyze"), (analysis, "analyze_kernel"), (pipeline, "analyze_reports")]:
+        monkeypatch.setattr(module, name, refuse)
+    monkeypatch.setattr(readers, "open_report", refuse)
+    monkeypatch.setattr(pipeline, "open_report", refuse)
+    rows = json.loads(runner.invoke(app, ["list", str(step), "-f", "json"]).stdout)["kernels"]
+    assert [(r["id"], r["name"], r["grid"], r["block"]) for r in rows] == [
+        (k.id, k.name, list(k.grid), list(k.block)) for k in full.kernels
+    ]
+    assert [r["duration_ns"] for r in rows] == pytest.approx([k.duration_ns for k in full.kernels])
+    assert all(r["stall_cycle_pct"] is None and r["bound"] is None and r["top_finding"] is None for r in rows)
+    for width in (60, 80, 100, 120, 200):
+        monkeypatch.setenv("COLUMNS", str(width))
+        r = runner.invoke(app, ["list", str(step)])
+        assert r.exit_code == 0, r.output
+        assert max(map(len, r.stdout.splitlines())) <= width
+        shown = _listed_names(r.stdout)
+        assert sorted(shown, key=int) == [str(k.id) for k in full.kernels]
+        by_name = {k.name: shown[str(k.id)] for k in full.kernels}
+        assert len(set(by_name.values())) == len(by_name), "different kernels, different names"
 
 
 def test_diff_and_list_json_are_strict_json(tmp_path):

@@ -31,7 +31,7 @@ from drgpu_py.render import RenderOptions, render
 from drgpu_py.render import dot as dotmod
 from drgpu_py.render.bundle import write_all
 from drgpu_py.render.html.page import unpack_page
-from drgpu_py.render.text import short_name
+from drgpu_py.profile import short_names
 from test_render_dot import HOSTILE, literal_analysis
 
 HAVE_DOT = shutil.which("dot") is not None
@@ -385,12 +385,15 @@ def test_step_summary_table(step_page):
     rows = _summary_rows(doc)
     assert len(rows) == len(summary), "one row per group"
     ids = page.ids()
+    short = short_names([s["name"] for s in summary], 30)
+    shown = {r["text"]: r["title"] for r in rows}  # the full name on hover (title=)
+    assert len(shown) == len({s["name"] for s in summary}), "different kernels, different names in the table"
     for r, s in zip(rows, summary):  # in the summary's order: by total GPU time
         v = dict(zip(COLUMNS, r["values"]))
         c = dict(zip(COLUMNS, r["cells"]))
         assert r["href"] == r["anchor"] and r["href"] in ids, "the row links to an existing section"
         assert _kernel_name_at(doc, r["href"]) == r["title"] == s["name"], "...the section of that group"
-        assert r["text"] == short_name(s["name"], 30) and c["kernel"] == f"{s['kernel_id']} {r['text']}"
+        assert r["text"] == short[s["name"]] and c["kernel"] == f"{s['kernel_id']} {r['text']}"
         assert int(v["launches"]) == int(c["launches"]) == s["launches"]
         assert float(v["total"]) == pytest.approx(s["total_ns"]) and c["total"] == f"{s['total_ns'] / 1e3:,.1f}"
         assert float(v["mean"]) == pytest.approx(s["mean_ns"]) and c["mean"] == f"{s['mean_ns'] / 1e3:,.1f}"
@@ -464,7 +467,7 @@ def test_step_time_share_chart(step_page):
         assert html.unescape(tip).startswith(f"{s['name']}: {text} of GPU time")
         assert w == pytest.approx(widths[0] * s["time_share"] / summary[0]["time_share"], abs=0.2)
     labels = _strip(svg)
-    assert short_name(summary[0]["name"], 32) in labels and "16%" in labels
+    assert short_names([s["name"] for s in summary], 32)[summary[0]["name"]] in labels and "16%" in labels
 
 
 def test_step_fix_first(step_page):

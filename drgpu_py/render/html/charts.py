@@ -16,7 +16,7 @@ from typing import Any
 from ...analysis.context import UNITS
 from ...analysis.tree import KEY_MEMORY_SPLIT, KEY_OCCUPANCY_LIMITER, Node
 from ..dot import format_value, missing_text
-from ..text import short_name
+from ...profile import short_names
 from .common import GROUP_COLORS, OTHER_COLOR, _share_text
 from ..units import missing, number
 from .roofline import _roofline
@@ -291,6 +291,7 @@ def _sol_bars(d: dict, th: dict) -> dict:
 def _share_chart(rows: list[dict]) -> dict:
     """Horizontal bars of the largest groups' share of GPU time, scaled to the largest."""
     shown = rows[:SHARE_CHART_MAX]
+    labels = short_names([r["name"] for r in rows], CHART_NAME_W)
     top = max((r["share_v"] or 0.0 for r in shown), default=0.0) or 1.0
     label_w, bar_w, row_h, pad = 270, 260, 22, 4
     bars = []
@@ -300,7 +301,7 @@ def _share_chart(rows: list[dict]) -> dict:
         bars.append(
             {
                 "href": "#" + r["anchor"],
-                "label": short_name(r["name"], CHART_NAME_W) or r["short"][:CHART_NAME_W],
+                "label": labels[r["name"]] if r["name"].strip() else r["short"],
                 "text": r["share"],
                 "y": pad + i * row_h,
                 "w": max(1.0, w) if v > 0 else 0.0,

@@ -9,7 +9,7 @@ views (views._kernel_view, in ``analysis.kernels`` order) and returns the summar
 from __future__ import annotations
 
 from ...analysis import groups
-from ..text import short_name
+from ...profile import short_names
 from .charts import _share_chart
 from .common import _newlines, _share_text
 from ..units import duration, missing
@@ -64,6 +64,7 @@ def _summary_view(analysis, kernels: list[dict]) -> dict | None:
     rows = [dict(r, findings=[dict(f) for f in r["findings"]]) for r in analysis.summary()]
     total = sum(r["total_ns"] or 0.0 for r in rows)
     table = []
+    short = short_names([_newlines(r["name"]) for r in rows], SHORT_NAME_W)  # different names stay different
     for r, i in zip(rows, _row_kernels(analysis, rows)):
         kv, ka = kernels[i], analysis.kernels[i]
         sol = ka.sol
@@ -82,7 +83,7 @@ def _summary_view(analysis, kernels: list[dict]) -> dict | None:
                 "anchor": kv["anchor"],
                 "id": r["kernel_id"],
                 "name": name,
-                "short": short_name(name, SHORT_NAME_W) or name.strip()[:SHORT_NAME_W] or f"kernel {r['kernel_id']}",
+                "short": short[name] if name.strip() else f"kernel {r['kernel_id']}",
                 "launches": r["launches"],
                 "total": _us(r["total_ns"]),
                 "total_v": r["total_ns"],
