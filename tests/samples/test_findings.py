@@ -279,3 +279,20 @@ def test_low_data_reuse_needs_staged_values_read_many_times_one_load_per_fma():
     assert "register" in f.advice
     for case in ("smem_stride", "aos_gather", "nm_regblock"):
         assert "low-data-reuse" not in [x.id for x in analysis_of(case, "bad").kernels[0].findings]
+
+
+def test_partial_warps_on_a_memory_bound_tile_is_capped_by_what_dram_has_left():
+    """A 16-thread block that is its algorithm's tile, streaming panels at 80 % of DRAM peak
+    (ho2_trsm16_halfwarp; 32-thread blocks measured 1.01x): filling the warps moves the same
+    bytes, so the estimate is at most saturation / DRAM utilisation, not 1 / lane fill (2x)."""
+    from drgpu_py.analysis import analyze
+    from drgpu_py.readers import open_report
+
+    from conftest import SAMPLES
+
+    a = analyze(open_report(SAMPLES / "ho2_trsm16_halfwarp" / "ho2_trsm16_halfwarp_bad.ncu-rep"))
+    f = next(f for f in a.kernels[0].findings if f.id == "partial-warps")
+    cap = f.evidence["memory_bound"]
+    assert cap["unit"] in ("dram", "lts") and f.estimated_speedup <= cap["limit"] * 1.001 < 1.25
+    assert f.severity != "high"
+    assert _finding("half_warps", "partial-warps").severity == "high"  # compute-bound: 1 / fill stands
