@@ -30,10 +30,11 @@ from .options import command_finished, command_started, note_signal, show_error
 
 class _PlainHelpGroup(typer.core.TyperGroup):
     """Help text with plain metavars: 'REPORTS...', '--top N', '--kernel TEXT', an option with
-    a fixed set of values as its choices ('--format text|json|csv'), never typer's
-    '<list[Path]>' type labels; and each option's environment variable,
-    ``DRGPU_<COMMAND>_<OPTION>`` (:mod:`.config`). Applied to each command when it is looked
-    up (typer builds the commands, also under the test runner, through this class)."""
+    a short fixed set of values as its choices ('--fail-on high|medium'; a longer set is named,
+    '--format FORMAT', and its values listed in the help), never typer's '<list[Path]>' type
+    labels; and each option's environment variable, ``DRGPU_<COMMAND>_<OPTION>``
+    (:mod:`.config`). Applied to each command when it is looked up (typer builds the
+    commands, also under the test runner, through this class; a second lookup changes nothing)."""
 
     _CHOICES_IN_METAVAR = 11  # high|medium; longer sets would widen the options column
     _LABELS = {"int": "N", "float": "NUMBER", "Path": "PATH", "list[Path]": "PATH", "str": "TEXT", "list[str]": "TEXT"}

@@ -25,7 +25,7 @@ from __future__ import annotations
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 from ..errors import DataFileError
 
@@ -119,9 +119,10 @@ def config_defaults(commands: dict[str, Any], ctx, start: Path | None = None) ->
 
 
 def _relative_paths(param, value, folder: Path):
-    """A path option's value from the file, relative to the file's folder."""
+    """A path option's value from the file (one path, or a list of them for a repeatable
+    option), relative to the file's folder."""
     desc = getattr(param, "type_descriptor", None)
-    if desc is None or not getattr(desc, "is_path", False):
+    if desc is None or not (getattr(desc, "is_path", False) or Path in get_args(desc.annotation)):
         return value
     if isinstance(value, list):
         return [str(folder / os.path.expanduser(str(v))) for v in value]

@@ -7,6 +7,8 @@ No sample report: the analysis is replaced by a stub that records what the comma
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from typer.testing import CliRunner
 
@@ -66,10 +68,13 @@ def test_a_nearer_pyproject_without_the_table_stops_the_search(seen, tmp_path):
 def test_relative_paths_are_the_files_folders(seen, tmp_path):
     project = tmp_path / "project"
     (project / "t.yaml").write_text("thresholds:\n  grid_fill: 0.5\n")
-    (project / "pyproject.toml").write_text('[tool.drgpu.analyze]\nthresholds = "t.yaml"\n')
+    (project / "pyproject.toml").write_text(
+        '[tool.drgpu.analyze]\nthresholds = "t.yaml"\nsource-root = ["src", "/abs"]\n'
+    )
     r = runner.invoke(app, ["analyze", "r.ncu-rep"])
     assert r.exit_code == 5, r.output
     assert seen[-1]["thresholds"]["grid_fill"] == 0.5
+    assert seen[-1]["source_roots"] == [project / "src", Path("/abs")]
 
 
 @pytest.mark.parametrize(
