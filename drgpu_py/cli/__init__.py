@@ -6,6 +6,10 @@ Composition: the commands are plain functions in one module per command group
 (:mod:`.analyze`, :mod:`.profile`, :mod:`.compare`), registered on ``app`` below in the order
 ``drgpu --help`` lists them. Those modules import only Typer and :mod:`.options` at start-up;
 what a command needs (pandas, the analysis, the renderers, ncu) is imported when it runs.
+
+Every option may take its default from a ``DRGPU_<COMMAND>_<OPTION>`` environment variable
+or from ``[tool.drgpu.<command>]`` of the nearest pyproject.toml (:mod:`.config`, which
+states the precedence). Shell completion: ``drgpu --install-completion``.
 """
 
 from __future__ import annotations
@@ -18,16 +22,21 @@ import sys
 import typer
 
 from ..version import __version__
-from ..errors import Terminated
+from ..errors import DrgpuError, Terminated, UsageError
 from . import analyze, compare, profile
-from .options import command_finished, command_started, note_signal
+from .config import config_defaults, env_name, option_key
+from .options import command_finished, command_started, note_signal, show_error
 
 
 class _PlainHelpGroup(typer.core.TyperGroup):
-    """Help text with plain metavars: 'REPORTS...', '--top N', '--kernel TEXT', never typer's
-    '<list[Path]>' type labels. Applied to each command when it is looked up (typer builds the
-    commands, also under the test runner, through this class)."""
+    """Help text with plain metavars: 'REPORTS...', '--top N', '--kernel TEXT', an option with
+    a short fixed set of values as its choices ('--fail-on high|medium'; a longer set is named,
+    '--format FORMAT', and its values listed in the help), never typer's '<list[Path]>' type
+    labels; and each option's environment variable, ``DRGPU_<COMMAND>_<OPTION>``
+    (:mod:`.config`). Applied to each command when it is looked up (typer builds the
+    commands, also under the test runner, through this class; a second lookup changes nothing)."""
 
+    _CHOICES_IN_METAVAR = 11  # high|medium; longer sets would widen the options column
     _LABELS = {"int": "N", "float": "NUMBER", "Path": "PATH", "list[Path]": "PATH", "str": "TEXT", "list[str]": "TEXT"}
 
     def get_command(self, ctx, cmd_name):
@@ -38,6 +47,22 @@ class _PlainHelpGroup(typer.core.TyperGroup):
                     # typer adds '...' to a list argument in the usage line: REPORT...
                     p.metavar = p.name.upper().removesuffix("S") if p.nargs != 1 else p.name.upper()
                 p.display_type_rich = lambda ctx=None: None  # the metavar says it
+                continue
+            key = option_key(p)
+            if key is not None and p.envvar is None:
+                p.envvar = env_name(cmd_name, key)
+                p.show_envvar = False  # one rule for all (drgpu --help, docs/config.md), not a line per option
+            desc = getattr(p, "type_descriptor", None)
+            if desc is not None and desc.is_ranged:
+                # The help text says the range in words ("(0..1)", "0: all"), not '[0.0<=x<=1.0]'.
+                p._get_number_range_help_str = lambda: ""
+            if p.metavar is None and desc is not None and desc.is_choice and desc.choices:
+                choices = [str(c) for c in desc.choices]
+                if len("|".join(choices)) <= self._CHOICES_IN_METAVAR:
+                    p.metavar = "|".join(choices)
+                else:  # a long list would widen the whole options column: named, listed in the help
+                    p.metavar = (key or p.name).upper().replace("-", "_")
+                    p.help = f"{p.help or ''} One of: {', '.join(choices)}.".strip()
             elif p.metavar is None and not getattr(p, "is_flag", False) and p.name not in ("help", "version"):
                 try:
                     label = p.bare_type()
@@ -46,9 +71,30 @@ class _PlainHelpGroup(typer.core.TyperGroup):
                 p.metavar = self._LABELS.get(label, "TEXT")
         return cmd
 
+    def invoke(self, ctx):
+        """A command's options refused while its command line is parsed (an unknown option,
+        a value outside an option's range or choices, a missing argument) get drgpu's own
+        one-line message (docs/errors.md: ``drgpu: usage: ...``, exit 2), not the framework's
+        usage block; no report has been read."""
+        from typer._click.exceptions import UsageError as ParseError  # typer's own click (typer is pinned)
+
+        try:
+            return super().invoke(ctx)
+        except ParseError as e:
+            if e.ctx is None or e.ctx.parent is None:
+                raise  # the root's own options: the framework's message
+            # "Value error, " is the type check's prefix, which says nothing to a user.
+            message = e.format_message().replace("Value error, ", "")
+            param = getattr(e, "param", None)
+            source = e.ctx.get_parameter_source(param.name) if param is not None and param.name else None
+            if getattr(source, "name", "") == "ENVIRONMENT":
+                message += f" (the value of the environment variable {param.envvar})"
+            show_error(UsageError(message, hint=f"{e.ctx.command_path} -h lists its options and their values"))
+            raise typer.Exit(2) from None
+
 
 app = typer.Typer(
-    add_completion=False,
+    add_completion=True,
     no_args_is_help=True,
     rich_markup_mode=None,
     cls=_PlainHelpGroup,
@@ -63,13 +109,30 @@ def _version_option(value: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.callback()
+@app.callback(
+    epilog="Option defaults: DRGPU_<COMMAND>_<OPTION> environment variables (DRGPU_ANALYZE_FORMAT=json), "
+    "then [tool.drgpu.<command>] in the nearest pyproject.toml; the command line wins over both."
+)
 def _root(
+    ctx: typer.Context,
     version: bool = typer.Option(
         False, "--version", "-V", callback=_version_option, is_eager=True, help="Print drgpu's version and exit."
     ),
 ) -> None:
     """drgpu: top-down GPU performance advice from Nsight Compute reports."""
+    if ctx.invoked_subcommand is None or ctx.resilient_parsing:  # completion parses without running
+        return
+    group = ctx.command
+    assert isinstance(group, typer.core.TyperGroup)  # the app's (cls=_PlainHelpGroup)
+    commands = {name: group.get_command(ctx, name) for name in group.list_commands(ctx)}
+    try:
+        defaults, _ = config_defaults(commands, ctx)
+    except DrgpuError as e:
+        show_error(e)
+        raise typer.Exit(e.exit_code) from None
+    if defaults:
+        # The commands' contexts take their part of it (the framework's default_map).
+        ctx.default_map = {**(ctx.default_map or {}), **defaults}
 
 
 def version() -> None:

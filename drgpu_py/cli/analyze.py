@@ -9,23 +9,26 @@ from typing import List, Optional
 
 import typer
 
-from ..errors import UsageError
 from .options import (
+    AnalysisFormat,
+    FailOn,
     Fold,
     Force,
     Jobs,
     Quiet,
+    Verbose,
     Thresholds,
     ThresholdsFile,
+    analysis_format,
     check_fail_on,
-    check_fold,
+    check_kernel,
     data,
-    fail_on_value,
     parse_threshold_args,
     progress_printer,
     refuse_output_over_inputs,
     run_guarded,
     stdout_console,
+    wrote,
 )
 
 # Path options and arguments pass readable=False: typer's own check prints a usage block (exit 2)
@@ -39,8 +42,8 @@ def analyze(
         help="An .ncu-rep, a raw-page CSV export (ncu -i R --csv --page raw --print-units base), several (merged as ranks), or a folder of them.",
     ),
     kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Kernel launch id, id range a:b, or name regex."),
-    fmt: Optional[str] = typer.Option(
-        None, "--format", "-f", help="text, json, csv, sarif, gcc, dot, svg, png or html (default: from -o, else text)."
+    fmt: Optional[AnalysisFormat] = typer.Option(
+        None, "--format", "-f", help="Output format (default: from -o's extension, else text)."
     ),
     output: Optional[Path] = typer.Option(
         None, "--output", "-o", readable=False, help="Output file (format inferred from its extension)."
@@ -86,7 +89,7 @@ def analyze(
         False, "--per-launch", help="Analyze every launch on its own (default: launches of one kernel as one group)."
     ),
     top: int = typer.Option(
-        3, "--top", help="Terminal: trees of the N kernels with the most GPU time after the summary (0: all)."
+        3, "--top", min=0, help="Terminal: trees of the N kernels with the most GPU time after the summary (0: all)."
     ),
     jobs: Jobs = 0,
     merge: bool = typer.Option(
@@ -94,29 +97,21 @@ def analyze(
         "--merge",
         help="Several reports: merge them as ranks of one program even when they share no kernel name.",
     ),
-    fail_on: Optional[str] = typer.Option(
+    fail_on: Optional[FailOn] = typer.Option(
         None,
         "--fail-on",
-        metavar="high|medium",
         help="Exit 9 after writing the output when a finding has this severity or a higher one (for CI).",
     ),
     quiet: Quiet = False,
+    verbose: Verbose = 0,
 ) -> None:
     """Analyze an existing Nsight Compute report (or CSV export), several reports of one program (merged as ranks), or a folder of them: summary, stall trees and ranked findings."""
 
     def body():
-        # nvdisasm lists the report's code while the analysis modules load (drgpu_py.sass.cubin).
-        sass = start_report_sass(reports)
-        from ..pipeline import SEPARATE_NOTE, analyze_reports, write_result
-
-        if top < 0:
-            raise UsageError(f"--top must be 0 or more, got {top}")
-        if jobs < 0:
-            raise UsageError(f"--jobs must be 0 (one per core) or more, got {jobs}")
-        from ..pipeline.parallel import default_jobs
-
-        check_fold(fold)
-        fail_on_value(fail_on)
+        # Every option is checked before a report is read (ranges and choices by their types,
+        # while the command line is parsed): a mistake costs no analysis.
+        out_fmt = analysis_format(fmt, output)
+        selector = check_kernel(kernel)
         refuse_output_over_inputs(output, [*reports, source_csv, line_report, cubin, binary, thresholds_file])
         if output is not None:
             from ..io import check_writable
@@ -126,11 +121,14 @@ def analyze(
         from ..render.located import parse_path_map, source_root as root_mapping
 
         mappings = (*map(root_mapping, source_root or []), *map(parse_path_map, path_map or []))
-        from ..readers import KernelSelector
+        # nvdisasm lists the report's code while the analysis modules load (drgpu_py.sass.cubin).
+        sass = start_report_sass(reports)
+        from ..pipeline import SEPARATE_NOTE, analyze_reports, write_result
+        from ..pipeline.parallel import default_jobs
 
         result = analyze_reports(
             reports,
-            kernel=KernelSelector.parse(kernel),
+            kernel=selector,
             source_csv=source_csv,
             line_report=line_report,
             cubin=cubin,
@@ -146,7 +144,8 @@ def analyze(
         )
         if result.profile.format == "separate":
             typer.echo(f"drgpu: warning: {SEPARATE_NOTE}", err=True)
-        write_result(result, fmt=fmt, output=output, force=force, fold=fold, top=top, path_map=mappings)
+        write_result(result, fmt=out_fmt, output=output, force=force, fold=fold, top=top, path_map=mappings)
+        wrote(output, quiet)
         check_fail_on(fail_on, [f.severity for ka in result.kernels for f in ka.findings])
 
     run_guarded(body)

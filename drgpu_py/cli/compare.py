@@ -13,19 +13,26 @@ from typing import List, Optional
 import typer
 
 from .options import (
+    AnalysisFormat,
+    DiffFormat,
     Fold,
     Force,
     Jobs,
+    ListFormat,
     Quiet,
+    Verbose,
+    SortKey,
     Thresholds,
     ThresholdsFile,
-    check_fold,
+    analysis_format,
+    check_kernel,
     data,
     parse_threshold_args,
     progress_printer,
     refuse_output_over_inputs,
     run_guarded,
     text_width,
+    wrote,
 )
 from ..errors import CheckFailedError, NoKernelsError, UsageError
 
@@ -50,18 +57,19 @@ def list_cmd(
         ..., readable=False, help="Reports (.ncu-rep, raw CSV) or drgpu analysis JSON files."
     ),
     kernel: Optional[str] = typer.Option(None, "--kernel", "-k", help="Kernel launch id, id range a:b, or name regex."),
-    sort: Optional[str] = typer.Option(
+    sort: Optional[SortKey] = typer.Option(
         None, "--sort", "-s", help="duration (longest first), stall (highest first) or name."
     ),
-    top: Optional[int] = typer.Option(None, "--top", "-n", help="Show only the first N rows (after sorting)."),
-    fmt: Optional[str] = typer.Option(
-        None, "--format", "-f", help="text, json or csv (default: from -o's .json/.csv, else text)."
+    top: Optional[int] = typer.Option(None, "--top", "-n", min=1, help="Show only the first N rows (after sorting)."),
+    fmt: Optional[ListFormat] = typer.Option(
+        None, "--format", "-f", help="Output format (default: from -o's .json/.csv, else text)."
     ),
     output: Optional[Path] = typer.Option(
         None, "--output", "-o", readable=False, help="Write to this file instead of standard output."
     ),
     force: Force = False,
     quiet: Quiet = False,
+    verbose: Verbose = 0,
 ) -> None:
     """One row per kernel launch: duration, grid and block, read without analyzing (stall cycles, bound and top finding from analysis JSON files)."""
 
@@ -70,15 +78,10 @@ def list_cmd(
         from ..render.list_ import render_list_console, render_list_csv, render_list_json, render_list_text
 
         f = fmt or {".json": "json", ".csv": "csv"}.get(output.suffix.lower() if output else "", "text")
-        if f not in ("text", "json", "csv"):
-            raise UsageError(f"unknown format {f!r} for list", hint="one of: text, json, csv")
         refuse_output_over_inputs(output, list(reports))
-        sort_rows([], sort, top)  # validate the options before reading
+        selector = check_kernel(kernel)
         progress = progress_printer("reading reports", quiet)
         checking = progress_printer("checking saved kernels", quiet)
-        from ..readers import KernelSelector
-
-        selector = KernelSelector.parse(kernel)
         rows = []
         for i, r in enumerate(reports):
             try:
@@ -105,6 +108,7 @@ def list_cmd(
             render_list_console(rows, Console(width=text_width()))
         else:
             _emit(render_list_text(rows, width=text_width()), output, force)
+        wrote(output, quiet)
 
     run_guarded(body)
 
@@ -118,7 +122,9 @@ def diff(
     pair: Optional[List[str]] = typer.Option(
         None, "--pair", help="Match kernels with different names: BASE_REGEX=NEW_REGEX (repeatable)."
     ),
-    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="text, json or html (default: from -o, else text)."),
+    fmt: Optional[DiffFormat] = typer.Option(
+        None, "--format", "-f", help="Output format (default: from -o's .txt/.json/.html, else text)."
+    ),
     output: Optional[Path] = typer.Option(
         None, "--output", "-o", readable=False, help="Output file (format inferred from .txt/.json/.html)."
     ),
@@ -130,6 +136,8 @@ def diff(
         "--fail-on-regression",
         help="Exit 9 after writing the output when a matched kernel got slower, a high or medium finding is new, or a finding's severity rose (for CI).",
     ),
+    quiet: Quiet = False,
+    verbose: Verbose = 0,
 ) -> None:
     """Compare a baseline with a new report: measured speedup, stall and memory shares, occupancy, resolved/persisting/new findings."""
 
@@ -139,20 +147,17 @@ def diff(
         from ..render.diff import diff_format_for, render_diff
 
         f = fmt or (diff_format_for(output) if output else "text")
-        if f not in ("text", "json", "html"):
-            raise UsageError(f"unknown format {f!r} for diff", hint="one of: text, json, html")
         refuse_output_over_inputs(output, [base, new, thresholds_file])
         th = _thresholds(threshold, thresholds_file)
-        from ..readers import KernelSelector
-
-        selector = KernelSelector.parse(kernel)
-        checking = progress_printer("checking saved kernels", False)  # on a terminal only
+        selector = check_kernel(kernel)
+        checking = progress_printer("checking saved kernels", quiet)  # on a terminal only
         d = diff_fn(
             load(base, kernel=selector, thresholds=th, progress=checking),
             load(new, kernel=selector, thresholds=th, progress=checking),
             pairs=pair,
         )
         _emit(render_diff(d, f), output, force)
+        wrote(output, quiet)
         if fail_on_regression:
             found = regressions(d)
             if found:
@@ -172,8 +177,8 @@ def merge(
     kernel: Optional[str] = typer.Option(
         None, "--kernel", "-k", help="Kernel launch id, id range a:b, or name regex (after merging)."
     ),
-    fmt: Optional[str] = typer.Option(
-        None, "--format", "-f", help="json, text, html, ... (default: from -o, else json)."
+    fmt: Optional[AnalysisFormat] = typer.Option(
+        None, "--format", "-f", help="Output format (default: from -o's extension, else json)."
     ),
     output: Optional[Path] = typer.Option(
         None, "--output", "-o", readable=False, help="Output file, e.g. merged.json."
@@ -184,6 +189,7 @@ def merge(
     fold: Fold = 0.02,
     jobs: Jobs = 0,
     quiet: Quiet = False,
+    verbose: Verbose = 0,
 ) -> None:
     """Merge reports of one program from several GPUs/ranks (per-PC samples summed by function offset) and analyze the result."""
 
@@ -191,24 +197,23 @@ def merge(
         from ..pipeline import analyze_reports, expand_reports, write_result
         from ..pipeline.parallel import default_jobs
 
-        if jobs < 0:
-            raise UsageError(f"--jobs must be 0 (one per core) or more, got {jobs}")
+        out_fmt = analysis_format(fmt or (None if output else "json"), output)
+        selector = check_kernel(kernel)
+        th = data.thresholds(parse_threshold_args(threshold), thresholds_file)
         paths = expand_reports(reports)
         if len(paths) < 2:
             raise UsageError("merge needs at least two reports", hint="use drgpu analyze for a single report")
-        check_fold(fold)
         refuse_output_over_inputs(output, [*reports, *paths, thresholds_file])
-        th = data.thresholds(parse_threshold_args(threshold), thresholds_file)
-        from ..readers import KernelSelector
 
         result = analyze_reports(
             paths,
-            kernel=KernelSelector.parse(kernel),
+            kernel=selector,
             thresholds=th,
             progress=progress_printer("analyzing kernels", quiet),
             jobs=jobs or default_jobs(),
             merge=True,
         )
-        write_result(result, fmt=fmt or (None if output else "json"), output=output, force=force, fold=fold)
+        write_result(result, fmt=out_fmt, output=output, force=force, fold=fold)
+        wrote(output, quiet)
 
     run_guarded(body)

@@ -12,7 +12,7 @@ import os
 import signal
 import sys
 from pathlib import Path
-from typing import Annotated, Callable, List, Optional, TextIO
+from typing import Annotated, Callable, List, Literal, Optional, TextIO
 
 import typer
 
@@ -29,18 +29,87 @@ Thresholds = Annotated[
 ThresholdsFile = Annotated[
     Optional[Path], typer.Option("--thresholds", readable=False, help="YAML file of threshold overrides.")
 ]
+# Bounds and fixed sets of values are the options' types: a bad value is refused while the
+# command line is parsed (exit 2, the message names the range or the choices), before any
+# report is read. tests/unit/test_cli_choices.py keeps each set equal to what the library
+# accepts (the renderers' registries, the sort keys, ncu's values).
 Fold = Annotated[
-    float, typer.Option("--fold", help="Fold tree nodes whose subtree is below this share of stall cycles (0..1).")
+    float,
+    typer.Option(
+        "--fold", min=0.0, max=1.0, help="Fold tree nodes whose subtree is below this share of stall cycles (0..1)."
+    ),
 ]
 Jobs = Annotated[
     int,
     typer.Option(
         "--jobs",
         "-j",
+        min=0,
         help="Worker processes for kernel groups and for reading several reports (0: one per core; 1: none).",
     ),
 ]
+#: ``analyze``/``merge --format``: every analysis renderer (drgpu_py.render).
+AnalysisFormat = Literal["text", "json", "csv", "sarif", "gcc", "dot", "svg", "png", "html"]
+#: ``list --format`` (drgpu_py.render.list_) and ``diff --format`` (drgpu_py.render.diff).
+ListFormat = Literal["text", "json", "csv"]
+DiffFormat = Literal["text", "json", "html"]
+#: ``list --sort`` (drgpu_py.pipeline.compare.SORT_KEYS).
+SortKey = Literal["duration", "stall", "name"]
+#: ``analyze --fail-on``: a finding severity and those above it.
+FailOn = Literal["high", "medium"]
+#: Formats written as bytes: only to a file (-o).
+BINARY_FORMATS = ("svg", "png")
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")]
+
+
+def _verbose(value: int) -> int:
+    setup_logging(value)
+    return value
+
+
+Verbose = Annotated[
+    int,
+    typer.Option(
+        "--verbose",
+        "-v",
+        count=True,
+        callback=_verbose,
+        help="Say what drgpu does on standard error (-v: steps and timings; -vv: details too).",
+    ),
+]
+
+#: The handler ``setup_logging`` installed (one at a time: a second command in one process,
+#: as under the test runner, replaces it).
+_log_handler: list = []
+
+
+def setup_logging(verbosity: int) -> None:
+    """Log records of drgpu's modules (loggers under ``drgpu_py``) on standard error through
+    rich's handler: INFO and up for ``-v``, DEBUG too for ``-vv``; nothing without. The
+    library only emits records (no handler of its own), so an embedding program decides."""
+    import logging
+
+    logger = logging.getLogger("drgpu_py")
+    for old in _log_handler:
+        logger.removeHandler(old)
+    _log_handler.clear()
+    if verbosity <= 0:
+        logger.setLevel(logging.NOTSET)
+        return
+    from rich.console import Console
+    from rich.logging import RichHandler
+
+    try:
+        # A copy of the terminal's descriptor: while a report is read, descriptor 2 is sent to
+        # a buffer to keep ncu_report's native log off the screen (readers.common).
+        out: TextIO = os.fdopen(os.dup(sys.stderr.fileno()), "w")
+    except (OSError, ValueError, AttributeError):
+        out = sys.stderr
+    handler = RichHandler(console=Console(file=out), show_path=verbosity > 1, markup=False, rich_tracebacks=False)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG if verbosity > 1 else logging.INFO)
+    _log_handler.append(handler)
 
 
 def text_width() -> int:
@@ -62,10 +131,55 @@ def check_fail_on(fail_on: str | None, severities: list[str]) -> None:
         raise CheckFailedError(f"{len(hits)} finding(s) at severity {fail_on} or above (--fail-on {fail_on})")
 
 
-def fail_on_value(value: str | None) -> str | None:
-    if value is not None and value not in ("high", "medium"):
-        raise UsageError(f"--fail-on {value!r}: expected high or medium")
-    return value
+def analysis_format(fmt: str | None, output: Path | None) -> str:
+    """The format ``analyze``/``merge`` will write: ``--format``, else the one ``-o``'s
+    extension names, else text. Checked before any report is read: an extension no
+    renderer writes, or a binary format for standard output, is a usage error (exit 2)."""
+    if fmt is None and output is not None:
+        from ..render import infer_format
+
+        fmt = infer_format(output)
+    fmt = fmt or "text"
+    if fmt in BINARY_FORMATS and output is None:
+        raise UsageError(f"format {fmt} is binary", hint="give an output file with -o")
+    return fmt
+
+
+def check_kernel(kernel: str | None):
+    """The ``--kernel`` selector parsed and, when it is a name pattern, compiled: an invalid
+    one is a usage error before any report is read. None without one (no import then)."""
+    if not kernel:
+        return None
+    from ..readers import KernelSelector
+
+    selector = KernelSelector.parse(kernel)
+    if selector is not None and not selector.by_id:
+        selector.regex  # noqa: B018 - compiled now: a pattern Python cannot compile is a usage error
+    return selector
+
+
+def human_size(n: int) -> str:
+    """A file size as people read it: 812 bytes, 14.2 kB, 1.5 MB, 2.1 GB (powers of 1,000)."""
+    if n < 1000:
+        return f"{n} byte{'s' if n != 1 else ''}"
+    value, unit = n / 1000, "kB"
+    for bigger in ("MB", "GB"):
+        if value < 999.95:  # would print as 1000.0 of this unit: the next one
+            break
+        value, unit = value / 1000, bigger
+    return f"{value:.1f} {unit}"
+
+
+def wrote(output: Path | None, quiet: bool) -> None:
+    """``drgpu: wrote PATH (SIZE)`` on standard error once an output file is complete (not
+    with ``--quiet``, nor for standard output): where the result went, and that it is there."""
+    if output is None or quiet or sys.stderr is None:
+        return
+    try:
+        size = human_size(Path(output).stat().st_size)
+    except OSError:  # written, then moved away by someone else: say where it went without a size
+        size = "size unknown"
+    typer.echo(f"drgpu: wrote {one_line(str(output))} ({size})", err=True)
 
 
 def lazy_module(name: str):
@@ -121,8 +235,41 @@ def note_signal(signum: int) -> None:
     _Command.signalled = _Command.signalled or signum
 
 
+def show_error(e: DrgpuError) -> None:
+    """``drgpu: KIND: MESSAGE`` and its hint on standard error (docs/errors.md)."""
+    # Plain writes: one message per line, never wrapped to the terminal width.
+    typer.echo(f"drgpu: {e.kind}: {one_line(e.message)}", err=True)
+    if e.hint:
+        typer.echo(f"  hint: {one_line(e.hint)}", err=True)
+
+
+def _log_option_sources() -> None:
+    """With -v: each option whose value came from the environment or a pyproject.toml, and
+    from which (the precedence is in docs/config.md)."""
+    import logging
+
+    log = logging.getLogger("drgpu_py.cli")
+    if not log.isEnabledFor(logging.INFO):
+        return
+    try:
+        from typer._click.globals import get_current_context  # typer's own click (typer is pinned)
+    except ImportError:
+        return
+    ctx = get_current_context(silent=True)
+    if ctx is None:
+        return
+    for p in ctx.command.params:
+        source = ctx.get_parameter_source(p.name)
+        name = getattr(source, "name", "")
+        if name == "ENVIRONMENT":
+            log.info("%s = %r from the environment (%s)", p.opts[0], ctx.params.get(p.name), p.envvar)
+        elif name == "DEFAULT_MAP":
+            log.info("%s = %r from pyproject.toml [tool.drgpu.%s]", p.opts[0], ctx.params.get(p.name), ctx.info_name)
+
+
 def run_guarded(fn: Callable[[], int | None]) -> None:
     """Run a command body; turn drgpu errors into a message and an exit code."""
+    _log_option_sources()
     try:
         try:
             _Command.started = True
@@ -130,10 +277,7 @@ def run_guarded(fn: Callable[[], int | None]) -> None:
         finally:
             _Command.finished = True
     except DrgpuError as e:
-        # Plain writes: one message per line, never wrapped to the terminal width.
-        typer.echo(f"drgpu: {e.kind}: {one_line(e.message)}", err=True)
-        if e.hint:
-            typer.echo(f"  hint: {one_line(e.hint)}", err=True)
+        show_error(e)
         raise typer.Exit(e.exit_code) from None
     except KeyboardInterrupt as e:
         signum = getattr(e, "signum", signal.SIGINT)
@@ -273,10 +417,3 @@ def progress_printer(label: str, quiet: bool):
             state.clear()
 
     return cb
-
-
-def check_fold(fold: float) -> None:
-    if not 0.0 <= fold <= 1.0:
-        raise UsageError(
-            f"--fold is a share between 0 and 1, got {fold:g}", hint="e.g. --fold 0.05 folds nodes below 5%"
-        )

@@ -10,11 +10,11 @@ from __future__ import annotations
 import os
 import shlex
 from pathlib import Path
-from typing import TYPE_CHECKING, List, Optional
+from typing import TYPE_CHECKING, List, Literal, Optional
 
 import typer
 
-from .options import Quiet, Thresholds, data, lazy_module, parse_threshold_args, run_guarded, stdout_console
+from .options import Quiet, Thresholds, Verbose, data, lazy_module, parse_threshold_args, run_guarded, stdout_console
 
 # Loaded when a command first uses them, not when ``drgpu`` starts (``drgpu --help`` and
 # ``drgpu analyze`` never need the profiler or rich's tables).
@@ -165,22 +165,23 @@ def profile(
     kernel: Optional[str] = typer.Option(
         None, "--kernel", "-k", help="Profile only kernels whose name matches this regex (ncu -k regex:...)."
     ),
-    kernel_name_base: Optional[str] = typer.Option(
-        None, "--kernel-name-base", help="Name --kernel matches: function (default), demangled or mangled."
+    # The sets of values are ncu's (drgpu_py.ncu.session; tests/unit/test_cli_choices.py).
+    kernel_name_base: Optional[Literal["function", "demangled", "mangled"]] = typer.Option(
+        None, "--kernel-name-base", help="Name --kernel matches (default: function)."
     ),
     launch_skip: Optional[int] = typer.Option(
-        None, "--launch-skip", "-s", help="Skip this many matching launches first (ncu -s)."
+        None, "--launch-skip", "-s", min=0, help="Skip this many matching launches first (ncu -s)."
     ),
     launch_count: Optional[int] = typer.Option(
-        None, "--launch-count", "-c", help="Profile at most this many launches (ncu -c)."
+        None, "--launch-count", "-c", min=1, help="Profile at most this many launches (ncu -c)."
     ),
-    replay_mode: Optional[str] = typer.Option(
-        None, "--replay-mode", help="kernel (ncu's default), application, range or app-range."
+    replay_mode: Optional[Literal["kernel", "application", "range", "app-range"]] = typer.Option(
+        None, "--replay-mode", help="ncu's replay mode (default: kernel)."
     ),
-    clock_control: Optional[str] = typer.Option(
+    clock_control: Optional[Literal["base", "none"]] = typer.Option(
         None, "--clock-control", help="base (ncu's default: lock to base clocks) or none."
     ),
-    target_processes: Optional[str] = typer.Option(
+    target_processes: Optional[Literal["all", "application-only"]] = typer.Option(
         None, "--target-processes", help="all (ncu's default: child processes too) or application-only."
     ),
     rank_var: str = typer.Option(
@@ -241,6 +242,7 @@ def profile(
         False, "--list-kernels", help="Run the application once cheaply and list the kernels it launches."
     ),
     quiet: Quiet = False,
+    verbose: Verbose = 0,
 ) -> None:
     """Profile an application with ncu and drgpu's metric set, keep the report, analyze it.
 

@@ -8,8 +8,10 @@ this package: a command that only lists reports or parses options does not pay f
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,10 +24,13 @@ from ..readers import KernelSelector, open_report, select_kernels
 if TYPE_CHECKING:
     from ..analysis import Analysis, AnalysisOptions
 
+log = logging.getLogger(__name__)
+
 
 def expand_reports(reports) -> list[Path]:
     """Each folder among ``reports`` replaced by the reports in it, in name order: its
-    ``.ncu-rep`` files, or without any, its raw-page CSV exports (``*.raw.csv``)."""
+    ``.ncu-rep`` files, or without any, its raw-page CSV exports (``*.raw.csv``); a report
+    kept compressed (``R.ncu-rep.xz``, ``.gz``, ``.bz2``) counts when ``R.ncu-rep`` is not there."""
     out: list[Path] = []
     for r in reports:
         p = Path(r)
@@ -33,7 +38,7 @@ def expand_reports(reports) -> list[Path]:
             is_dir = p.is_dir()
             if is_dir and not os.access(p, os.R_OK | os.X_OK):
                 raise PermissionError(13, "permission denied", str(p))
-            found = (sorted(p.glob("*.ncu-rep")) or sorted(p.glob("*.raw.csv"))) if is_dir else []
+            found = (_reports_in(p, ".ncu-rep") or _reports_in(p, ".raw.csv")) if is_dir else []
         except OSError as e:  # a name too long, a folder we may not search or list
             from ..io import path_error
 
@@ -43,11 +48,23 @@ def expand_reports(reports) -> list[Path]:
             continue
         if not found:
             raise InputError(
-                f"{p} is a directory without reports (*.ncu-rep or *.raw.csv)",
+                f"{p} is a directory without reports (*.ncu-rep or *.raw.csv, or either compressed: .xz, .gz, .bz2)",
                 hint="give report files, or a folder holding them",
             )
         out.extend(found)
     return out
+
+
+def _reports_in(folder: Path, suffix: str) -> list[Path]:
+    """The files of ``folder`` named ``*SUFFIX``, and the compressed ones whose plain twin is
+    not there, in the order of their plain names."""
+    from ..readers.compressed import READ
+
+    found = {q.name: q for q in folder.glob("*" + suffix)}
+    for _magic, ext, _cmd in READ.values():
+        for q in folder.glob(f"*{suffix}{ext}"):
+            found.setdefault(q.name.removesuffix(ext), q)
+    return [found[name] for name in sorted(found)]
 
 
 def analyze_reports(
@@ -84,7 +101,9 @@ def analyze_reports(
 
     kernel = KernelSelector.of(kernel)  # ``--kernel`` text (the API's) is parsed once, here
     reports = expand_reports(reports)
+    t0 = time.monotonic()
     if len(reports) > 1:
+        log.info("reading %d reports (%d worker processes)", len(reports), jobs if jobs > 1 else 0)
         if source_csv or line_report:
             raise UsageError("--source-csv/--line-report apply to a single report")
         if jobs > 1:
@@ -117,6 +136,11 @@ def analyze_reports(
 
         profile = group_profile(profile)
     options = AnalysisOptions(thresholds=thresholds) if thresholds else AnalysisOptions()
+    if not (cubin or binary):
+        from ..sass.cubin import find_tool
+
+        if find_tool("nvdisasm") is None:  # an install without NVIDIA's tools (macOS): say what that costs
+            profile.notes.append(NO_SASS_TOOLS_NOTE)
     if cubin or binary:
         from ..sass.binary import control_from_binary, with_control
 
@@ -124,7 +148,11 @@ def analyze_reports(
         control, note = control_from_binary(profile, cubin=cubin, binary=binary, source_roots=roots)
         profile = with_control(profile, control)
         profile.notes.append(note)
-    return analyze_profile(profile, options, progress=progress, jobs=jobs)
+    t1 = time.monotonic()
+    log.info("read %d kernel launches in %.2f s; analyzing", len(profile.kernels), t1 - t0)
+    result = analyze_profile(profile, options, progress=progress, jobs=jobs)
+    log.info("analyzed %d kernel groups in %.2f s", len(result.kernels), time.monotonic() - t1)
+    return result
 
 
 def analyze_profile(profile: Profile, options: AnalysisOptions, progress=None, jobs: int = 1) -> Analysis:
@@ -143,6 +171,12 @@ def _share_a_kernel(profiles) -> bool:
     names = [{k.name for k in p.kernels} for p in profiles]
     return all(names[0] & other for other in names[1:])
 
+
+NO_SASS_TOOLS_NOTE = (
+    "nvdisasm is not installed: the SASS comes from the report, and --cubin/--binary (control codes, "
+    "scoreboard barriers for slicing, inlined call sites) are unavailable; install nvidia-cuda-nvdisasm and "
+    "nvidia-cuda-cuobjdump (Linux, Windows) or put the CUDA toolkit's bin on PATH"
+)
 
 SEPARATE_NOTE = (
     "reports of different programs (no kernel name in common): analyzed side by side, not merged; "

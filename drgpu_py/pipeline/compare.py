@@ -59,11 +59,14 @@ def load(path: str | Path, *, kernel: str | None = None, thresholds: dict | None
     ``SavedAnalysis.from_dict`` (or ``load_saved``) makes it typed. ``progress(done, total)``:
     called as the kernels of a large JSON file are checked (``load_analysis_json``)."""
     from ..io import require_input_file
+    from ..readers.compressed import compressed_twin
 
-    p = require_input_file(path)
-    if is_analysis_json(p):
-        d = load_analysis_json(p, progress=progress)
-        return select(d, kernel)
+    p = Path(path)
+    if compressed_twin(p) is None:  # else the report is read from PATH.xz beside it (readers.open_report)
+        p = require_input_file(p)
+        if is_analysis_json(p):
+            d = load_analysis_json(p, progress=progress)
+            return select(d, kernel)
     from . import analyze_reports
 
     return analyze_reports([p], kernel=kernel, thresholds=thresholds).to_dict()

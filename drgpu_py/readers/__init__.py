@@ -3,9 +3,11 @@
 ``open_report(path)`` tells formats apart by content, not by name: an ``.ncu-rep`` starts
 with ncu's ``NVR`` magic; a CSV is recognised by its header (raw page, source page, or the
 details page, which is refused with a hint). For a raw-page CSV ``X.raw.csv`` the per-
-instruction export ``X.source.csv`` beside it is picked up automatically.
+instruction export ``X.source.csv`` beside it is picked up automatically. A file compressed
+with xz, gzip or bzip2 is read through a bounded, temporary decompressed copy
+(:mod:`.compressed`); zip and zstd files are refused with the command that unpacks them.
 
-Damage is reported, never papered over: an empty, compressed, truncated or corrupt input
+Damage is reported, never papered over: an empty, truncated or corrupt input
 raises :class:`ReportFormatError` with one line saying what is wrong. Launches a damaged
 ``.ncu-rep`` lost are dropped with a profile note when others survive; a kernel whose
 report lacks whole sections gets a note naming them (the analysis is then partial).
@@ -13,7 +15,10 @@ report lacks whole sections gets a note naming them (the analysis is then partia
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
+import time
 from pathlib import Path
 
 from ..specs import loader as data
@@ -24,6 +29,8 @@ from .common import native_log_summary, native_stderr_captured, rep_walk, sniff
 from .isolate import in_children
 
 __all__ = ["KernelSelector", "list_launches", "open_report", "select_kernels", "sniff"]
+
+log = logging.getLogger(__name__)
 
 
 def open_report(
@@ -45,10 +52,97 @@ def open_report(
     ``sass.cubin.SassSource`` started on the profiled code's cubins; an ``.ncu-rep``'s
     launches whose function it lists take their SASS from it (same text, read faster).
     ``jobs``: processes that may read parts of a large ``.ncu-rep`` at once (``read_parts``);
-    the profile is the same."""
+    the profile is the same.
+
+    A report, export or companion compressed with xz, gzip or bzip2 (``R.ncu-rep.xz``) is
+    read through a temporary decompressed copy (:mod:`.compressed`: bounded, removed
+    afterwards); messages and the profile name the file given. A path that does not exist
+    is read from ``PATH.xz`` (``.gz``, ``.bz2``) beside it, with a note saying so; so are
+    the companions a raw CSV finds beside itself (``X.source.csv``, ``X.ncu-rep``)."""
+    from .compressed import by_hand, compressed_twin, compression_of, decompressed
+
     p = Path(path)
     kernel = KernelSelector.of(kernel)
-    kind = sniff(p)
+    notes = []
+    twin = compressed_twin(p)
+    if twin is not None:
+        notes.append(
+            f"{p.name} does not exist: read {twin.name} beside it through a temporary decompressed copy "
+            f"(`{by_hand(twin, compression_of(twin) or 'xz')}` keeps one)"
+        )
+        p = twin
+    t0 = time.monotonic()
+    originals: dict[str, str] = {}  # a decompressed copy's path -> the file given
+    with contextlib.ExitStack() as stack:
+
+        def readable(q: Path) -> Path:
+            copy = stack.enter_context(decompressed(q))
+            if copy != q:
+                originals[str(copy)] = str(q)
+            return copy
+
+        try:
+            inner = readable(p)
+            kind = sniff(inner)
+            if kind == "csv-raw":
+                source_csv, line_report = _companions(
+                    p.with_name(inner.name), source_csv, line_report, readable, moved=inner != p
+                )
+            profile = _open_plain(inner, kind, source_csv, line_report, progress, kernel, sass, jobs, nested=inner != p)
+        except DrgpuError as e:
+            for copy, given in originals.items():  # the error names the file given, not a copy
+                e.message = e.message.replace(copy, given)
+                e.hint = e.hint.replace(copy, given) if e.hint else e.hint
+            e.args = (e.message,)
+            raise
+    if originals:
+        profile.path = str(p)
+        profile.notes = [_named(n, originals) for n in profile.notes]
+        for k in profile.kernels:
+            k.notes = [_named(n, originals) for n in k.notes]
+    profile.notes[:0] = notes
+    log.info("read %s (%s): %d kernel launches in %.2f s", p, kind, len(profile.kernels), time.monotonic() - t0)
+    return profile
+
+
+def _named(text: str, originals: dict[str, str]) -> str:
+    for copy, given in originals.items():
+        text = text.replace(copy, given)
+    return text
+
+
+def _companions(origin: Path, source_csv, line_report, readable, moved: bool):
+    """A raw CSV's ``--source-csv`` and ``--line-report``, each given (and decompressed when
+    compressed) or, when not given, the one beside ``origin`` (where the CSV is, under its
+    name without a compression suffix), plain or compressed. ``moved``: the CSV is read
+    from a decompressed copy elsewhere, so the reader cannot find companions itself."""
+    from .compressed import compressed_twin
+    from .ncu_csv import _sibling
+
+    if source_csv is not None:
+        source_csv = readable(Path(source_csv))
+    else:
+        cand = _sibling(origin, ".source.csv")
+        found = cand if cand is not None and (moved and cand.exists()) else None
+        twin = compressed_twin(cand) if cand is not None else None
+        if twin is not None:
+            found = readable(twin)
+        if found is not None and sniff(found) == "csv-source":  # as the reader picks one up itself
+            source_csv = found
+    if line_report is not None:
+        line_report = readable(Path(line_report))
+    else:
+        cand = _sibling(origin, ".ncu-rep")
+        if cand is not None and moved and cand.exists():
+            line_report = cand
+        twin = compressed_twin(cand) if cand is not None else None
+        if twin is not None:
+            line_report = readable(twin)
+    return source_csv, line_report
+
+
+def _open_plain(p: Path, kind: str, source_csv, line_report, progress, kernel, sass, jobs, nested: bool) -> Profile:
+    """``open_report`` of a file that is not compressed, whose ``sniff`` is ``kind``."""
     if kind == "ncu-rep":
         if source_csv is not None:
             raise UsageError("--source-csv applies to CSV input, not to an .ncu-rep")
@@ -61,8 +155,10 @@ def open_report(
         return _note_missing_sections(read_ncu_csv(p, source_csv=source_csv, line_report=line_report, kernel=kernel))
     if kind == "compressed":
         raise ReportFormatError(
-            f"{p} is a compressed file, not a report",
-            hint="decompress it first (gunzip, unxz, unzip) and pass the .ncu-rep or .csv inside",
+            f"{p} is a compressed file inside a compressed file, not a report"
+            if nested
+            else f"{p} is a compressed file, not a report",
+            hint="decompress it first (unxz, gunzip, bunzip2, unzip, zstd -d) and pass the .ncu-rep or .csv inside",
         )
     if kind == "csv-source":
         raise ReportFormatError(

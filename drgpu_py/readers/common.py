@@ -16,13 +16,15 @@ import os
 import re
 import sys
 import tempfile
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import regex
 
 from ..specs import loader as data
 from ..io import open_input, require_input_file
@@ -254,6 +256,12 @@ _NUMBERLIKE = re.compile(r"\s*[-+]?[\d.,]*\d[\d.,]*\s*")
 _GROUP_SEP = re.compile(r"\d['\u2019\u00a0\u202f\u2009 ]\d")
 
 
+#: The most processor time a ``--kernel`` pattern may take over all of a report's kernel names. A
+#: pattern with nested quantifiers (``(x|xx)+y``) takes exponential time on long names; no
+#: honest pattern needs a second.
+REGEX_BUDGET_S = 2.0
+
+
 @dataclass(frozen=True)
 class KernelSelector:
     """A ``--kernel`` selector, parsed once where it enters drgpu (the CLI, or the API's
@@ -301,21 +309,43 @@ class KernelSelector:
         return self.picks_id if self.by_id else None
 
     @functools.cached_property
-    def regex(self) -> re.Pattern:
+    def regex(self) -> regex.Pattern:
         return kernel_regex(self.text)
 
-    def picks_name(self, name: str, mangled: str | None) -> bool:
-        """For a name pattern: does it occur in the name or the mangled name? Callers bound
-        the matching with ``regex_time_limit(self.text)``."""
-        return bool(self.regex.search(name) or (mangled and self.regex.search(mangled)))
+    def name_matcher(self, seconds: float = REGEX_BUDGET_S) -> Callable[[str, str | None], bool]:
+        """For a name pattern: a test ``(name, mangled) -> bool`` (does the pattern occur in
+        either?) whose calls share one time budget of ``seconds``: past it a usage error
+        (exit 2) instead of a hang. The budget is the ``regex`` module's own timeout, so it
+        holds in any thread (no signal timer); like that timeout it counts processor time,
+        so on a busy machine the wait is longer than ``seconds``."""
+        rx = self.regex
+        deadline = time.process_time() + seconds
+
+        def matches(name: str, mangled: str | None) -> bool:
+            for text in (name, mangled):
+                if not text:
+                    continue
+                left = deadline - time.process_time()
+                try:
+                    if left <= 0:
+                        raise TimeoutError
+                    if rx.search(text, timeout=left) is not None:
+                        return True
+                except TimeoutError:
+                    raise UsageError(
+                        f"--kernel {self.text!r} took over {seconds:g} s of processor time to match the report's kernel names",
+                        hint="simplify the pattern: nested quantifiers such as (a+)+ take exponential time on long names",
+                    ) from None
+            return False
+
+        return matches
 
     def pick(self, kernels: list) -> list:
         """The kernels (each with ``id``, ``name``, ``mangled``) this selector picks, in order."""
         if self.by_id:
             return [k for k in kernels if self.picks_id(k.id)]
-        rx = self.regex
-        with regex_time_limit(self.text):
-            return [k for k in kernels if rx.search(k.name) or (k.mangled and rx.search(k.mangled))]
+        matches = self.name_matcher()
+        return [k for k in kernels if matches(k.name, k.mangled)]
 
 
 def parse_dim(s: str) -> tuple[int, int, int]:
@@ -397,49 +427,11 @@ def native_log_summary(text: str) -> str:
     return ""
 
 
-#: The most time a ``--kernel`` pattern may take over all of a report's kernel names. A
-#: pattern with nested quantifiers (``(a+)+$``) takes exponential time on long names; no
-#: honest pattern needs a second.
-REGEX_BUDGET_S = 2.0
-
-
-def kernel_regex(selector: str) -> re.Pattern:
-    """Compile a ``--kernel`` name pattern; any pattern Python cannot compile (a syntax
-    error, a repeat count over 2^32-1, nesting too deep) is a usage error."""
+def kernel_regex(selector: str) -> regex.Pattern:
+    """Compile a ``--kernel`` name pattern (the ``regex`` module, whose searches take a
+    timeout; its default mode reads patterns as Python's ``re`` does); any pattern it cannot
+    compile (a syntax error, a repeat count over 2^32-1, nesting too deep) is a usage error."""
     try:
-        return re.compile(selector)
-    except (re.error, OverflowError, RecursionError, ValueError) as e:
+        return regex.compile(selector)
+    except (regex.error, OverflowError, RecursionError, ValueError) as e:
         raise UsageError(f"--kernel {selector!r} is not a valid regular expression: {e}") from e
-
-
-@contextlib.contextmanager
-def regex_time_limit(selector: str, seconds: float = REGEX_BUDGET_S):
-    """Bound the regular-expression work inside the block: past ``seconds`` a usage error
-    (exit 2) instead of a hang. Python's matcher checks for signals while it runs, so a
-    SIGALRM timer stops it; where there is none (not the main thread, no SIGALRM) the block
-    runs unbounded."""
-    import signal
-    import threading
-
-    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    class _Expired(Exception):
-        pass
-
-    def expire(signum, frame):
-        raise _Expired
-
-    old = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    except _Expired:
-        raise UsageError(
-            f"--kernel {selector!r} took over {seconds:g} s to match the report's kernel names",
-            hint="simplify the pattern: nested quantifiers such as (a+)+ take exponential time on long names",
-        ) from None
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)

@@ -32,7 +32,7 @@ from ..profile import SOURCE_EXPORT_MISSING, KernelProfile, Profile, base_name, 
 from .isolate import in_child
 from .csv_text import ragged, text_pieces
 from .csv_text import rows as csv_rows
-from .common import KernelSelector, regex_time_limit
+from .common import KernelSelector
 from .common import (
     LocaleNumberError,
     check_locale,
@@ -262,13 +262,9 @@ def _pickable(
     if selector.by_id:
         ids = [_launch_id(row[idx["ID"]]) for row in launches]
         return [pos for pos, kid in enumerate(ids) if selector.picks_id(kid)] or everything
-    selector.regex  # noqa: B018 - compiled before the time limit starts (an invalid pattern: a usage error)
+    matches = selector.name_matcher()  # an invalid pattern: a usage error, before the time budget starts
     fn_cols = [j for j, h in enumerate(header) if h == "Function Name"]
-    picked = []
-    with regex_time_limit(selector.text):
-        for pos, (row, name) in enumerate(zip(launches, names)):
-            if selector.picks_name(name, _mangled(row, fn_cols)):
-                picked.append(pos)
+    picked = [pos for pos, (row, name) in enumerate(zip(launches, names)) if matches(name, _mangled(row, fn_cols))]
     return picked or everything
 
 

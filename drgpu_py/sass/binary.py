@@ -91,7 +91,10 @@ def find_tool(name: str) -> str:
     if found:
         return found
     wheel = {"nvdisasm": "nvidia-cuda-nvdisasm", "cuobjdump": "nvidia-cuda-cuobjdump"}.get(name, name)
-    raise ToolNotFoundError(f"{name} not found", hint=f"pip install {wheel}, or put the CUDA toolkit's bin on PATH")
+    raise ToolNotFoundError(
+        f"{name} not found",
+        hint=f"pip install {wheel} (NVIDIA's wheels are for Linux and Windows), or put the CUDA toolkit's bin on PATH",
+    )
 
 
 def _run(argv: list[str], cwd: str | None = None) -> subprocess.CompletedProcess[str]:

@@ -15,10 +15,11 @@ SourceCounters and WarpStateStats columns (PC sampling, stall counters) removed.
 from __future__ import annotations
 
 import csv
-import gzip
 import io
+import lzma
 import random
 import sys
+import zipfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -80,6 +81,14 @@ def _with(header, row, **cells) -> list[str]:
     return row
 
 
+def _zipped(name: str, text: str) -> bytes:
+    """A zip archive of one file, the same bytes on every run (fixed date)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr(zipfile.ZipInfo(name, date_time=(2025, 1, 1, 0, 0, 0)), text)
+    return buf.getvalue()
+
+
 def main() -> None:
     header, units, row = base_table()
     src_text = SAMPLE.with_suffix(".source.csv").read_text()
@@ -95,7 +104,10 @@ def main() -> None:
     files["magic_only.ncu-rep"] = b"NVR\x00\x02\x00\x00\x00"
     rnd = random.Random(7)
     files["binary_garbage.csv"] = bytes(rnd.randrange(256) for _ in range(2048))
-    files["gzipped.ncu-rep"] = gzip.compress(SAMPLE.with_suffix(".raw.csv").read_bytes()[:4096], mtime=0)
+    # Compressed inputs drgpu does not read: a zip archive (it says how to unpack it) and an xz
+    # file cut short (xz, gzip and bzip2 are read through a decompressed copy).
+    files["zipped.ncu-rep"] = _zipped("mini.raw.csv", files["mini.raw.csv"])
+    files["cut.raw.csv.xz"] = lzma.compress(files["mini.raw.csv"].encode("utf-8"))[:-64]
 
     # Details page: the header ncu 2025.3 writes for --page details (scripts/device/facts).
     det_header = ID_COLS + [
