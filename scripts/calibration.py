@@ -281,7 +281,9 @@ FROZEN_AT_2 = "95017e0"
 REVISED_SINCE_2 = (
     "partial-warps (its estimate capped by what DRAM or L2 has left below saturation when either "
     "bounds the kernel: filling the warps moves the same bytes; asked by issue 31 for a kernel "
-    "whose block is its tile, and seen on the near miss ho2_trsm16_halfwarp)"
+    "whose block is its tile, and seen on the near miss ho2_trsm16_halfwarp) and integer-division (a "
+    "sample at the division sequence waiting for a load outside it, the value being divided, is the "
+    "load's; seen on the many-kernel benchmark's histogram)"
 )
 
 

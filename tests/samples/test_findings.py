@@ -296,3 +296,19 @@ def test_partial_warps_on_a_memory_bound_tile_is_capped_by_what_dram_has_left():
     assert cap["unit"] in ("dram", "lts") and f.estimated_speedup <= cap["limit"] * 1.001 < 1.25
     assert f.severity != "high"
     assert _finding("half_warps", "partial-warps").severity == "high"  # compute-bound: 1 / fill stands
+
+
+def test_a_division_is_not_charged_with_the_wait_for_the_value_it_divides():
+    """many_kernels' histogram computes `(int)(x[i] * nbins) % nbins` once per thread, loop-free:
+    the division sequence's first instructions wait for the x[i] load (42 % of the samples).
+    The blame edges give that wait to the load, so integer-division is not raised on it and the
+    wait goes to memory-latency."""
+    from drgpu_py.analysis import analyze
+    from drgpu_py.readers import KernelSelector, open_report
+
+    from conftest import ROOT
+
+    a = analyze(open_report(ROOT / "benchmarks/data/many_kernels.ncu-rep.xz", kernel=KernelSelector.parse("4")))
+    ids = [f.id for f in a.kernels[0].findings]
+    assert "histogram" in a.kernels[0].kernel.name
+    assert "integer-division" not in ids and "memory-latency" in ids

@@ -148,15 +148,20 @@ def _division_window(cfg: CFG, seed: int, line_of: Callable[[int], LineKey | Non
 def _sequence_cost(
     ctx: KernelContext, pcs: Collection[int], blamed_reasons: Iterable[str]
 ) -> tuple[float, dict[int, float]]:
-    """Like cost_share for a sequence of dependent instructions: the samples at them (every
-    reason but 'selected') plus the waits the blamer charges to them at instructions outside
-    the sequence; a wait inside it is already counted where it was observed."""
+    """Like cost_share for a sequence of dependent instructions: the samples the blamer charges
+    to them (every reason but 'selected') from inside the sequence, plus the waits of
+    ``blamed_reasons`` it charges to them from instructions outside; a sample at the sequence
+    that waits for an instruction outside it (a load of the dividend) is not the sequence's."""
     inside = set(pcs)
-    weights = dict(ctx.samples_at(pcs, None))
-    if ctx.blame is not None:
+    if ctx.blame is None:
+        weights = dict(ctx.samples_at(pcs, None))
+    else:
+        # The blame edges split every stall sample by the instruction it waits for: a sample at
+        # the sequence waiting for a load outside it (the value being divided) is the load's.
+        weights = {}
         wanted = set(blamed_reasons)
         for consumer, producer, reason, samples, *_ in ctx.blame.rows:
-            if producer in inside and consumer not in inside and reason in wanted and samples == samples:
+            if producer in inside and samples == samples and (consumer in inside or reason in wanted):
                 weights[producer] = weights.get(producer, 0.0) + float(samples)
     tot = ctx.samples_total
     return (sum(weights.values()) / tot if tot > 0 else 0.0), weights
