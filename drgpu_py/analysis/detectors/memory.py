@@ -357,6 +357,7 @@ def atomics(ctx: KernelContext, passes: Passes) -> Detection | None:
         return None
     removed_share, weights = cost_share(ctx, pcs, None, ("long_scoreboard",))
     executed = ctx.df.loc[[p for p in pcs if p in ctx.df.index], "inst_executed"].sum() > 0
+    ran_at = ctx.executed()
     # Outstanding atomics hold warps at EXIT (drain) and fill the LSU queue for other loads.
     drain = ctx.frac("drain") if executed else 0.0
     other_lg = max(
@@ -383,7 +384,12 @@ def atomics(ctx: KernelContext, passes: Passes) -> Detection | None:
         and all(not ctx.by_pc[p].defs for p in pcs if p in ctx.by_pc)
     ):
         r_total = max(r_total, ctx.frac(*MEMORY_REASONS))
-    if removed_share < ctx.th["atomic_share"]:
+    # Reductions without a returned value hold no warp at the instruction: the warps wait at
+    # EXIT for them to drain. Where the kernel writes global memory only through atomics, that
+    # drain is theirs and counts toward the gate too (a 64-bin histogram: 42 % drain).
+    stores = sum(float(ran_at.get(i.pc) or 0.0) for i in ctx.insts if i.opcode in ("STG", "ST"))
+    gate = removed_share + (drain if stores <= 0 else 0.0)
+    if gate < ctx.th["atomic_share"]:
         return None
     # A returning atomic (ATOM: a slot or ticket per element) gives every lane its own old
     # value, so aggregating within the warp (ballot/popc, then a shuffle of the base) still
