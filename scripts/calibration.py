@@ -283,7 +283,9 @@ REVISED_SINCE_2 = (
     "bounds the kernel: filling the warps moves the same bytes; asked by issue 31 for a kernel "
     "whose block is its tile, and seen on the near miss ho2_trsm16_halfwarp) and integer-division (a "
     "sample at the division sequence waiting for a load outside it, the value being divided, is the "
-    "load's; seen on the many-kernel benchmark's histogram)"
+    "load's; seen on the many-kernel benchmark's histogram); atomic-contention's gate also counts the "
+    "drain at EXIT where atomics are a kernel's only global writes (the same histogram; no held-out "
+    "row changed)"
 )
 
 
