@@ -105,10 +105,15 @@ def doc_commands() -> list[tuple[str, str]]:
     out = []
     for doc in DOCS:
         text = doc.read_text(encoding="utf-8")
-        for m in re.finditer(r"^```[^\n]*\n(.*?)^```", text, re.S | re.M):
-            first = text.count("\n", 0, m.start(1)) + 1
-            for i, line in enumerate(m.group(1).splitlines()):
+        for m in re.finditer(r"^```([^\n]*)\n(.*?)^```", text, re.S | re.M):
+            first = text.count("\n", 0, m.start(2)) + 1
+            # In a ```text block (output shown after a prompt) only the "$ " lines are commands:
+            # an output line may begin with "drgpu" (diff's header).
+            output = m.group(1).strip() == "text"
+            for i, line in enumerate(m.group(2).splitlines()):
                 line = line.strip()
+                if output and not line.startswith("$ "):
+                    continue
                 line = line[2:] if line.startswith("$ ") else line
                 if not _COMMAND.match(line):
                     continue

@@ -81,6 +81,7 @@ def test_shell_completion_offers_commands_and_option_values():
         "json",
         "csv",
         "sarif",
+        "gcc",
         "dot",
         "svg",
         "png",
