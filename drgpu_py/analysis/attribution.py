@@ -136,7 +136,9 @@ class Attribution:
 def _where(ctx: KernelContext, weights: Mapping[int, float]) -> dict[str, Any] | None:
     if not weights:
         return None
-    locs = ctx.locations(dict(weights), 1)
+    # In PC order: of two instructions of a line with the same samples, the first names it
+    # (the blame edges' order may differ between runs).
+    locs = ctx.locations(dict(sorted(weights.items())), 1)
     if not locs:
         return None
     loc = locs[0]

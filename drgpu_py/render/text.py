@@ -233,8 +233,18 @@ def render_console(analysis, options, console: Console) -> None:
         t = Tree(_label(ka.tree))
         _add(t, ka.tree, options.fold_share, 0, compact)
         console.print(t)
-        if ka.findings:
-            _findings(ka.findings[: options.top_findings], console)
+        # A finding the time ledger leaves no time (larger findings' changes remove what it
+        # would) is listed by id only; JSON keeps it whole.
+        shown_findings = [f for f in ka.findings if f.time_share is None or f.time_share >= LEFT_NO_TIME]
+        if shown_findings:
+            _findings(shown_findings[: options.top_findings], console)
+            left = [f.id for f in ka.findings if f not in shown_findings]
+            if left:
+                console.print(
+                    f"[dim]Also raised, with no time left to them by the findings above: {', '.join(left)}[/dim]"
+                )
+        elif ka.findings:
+            console.print(f"[dim]Raised, with no time left to them: {', '.join(f.id for f in ka.findings)}[/dim]")
         else:
             console.print("[green]No findings above the thresholds.[/green]")
         for n in own_notes:
@@ -254,6 +264,9 @@ def _shared_notes(shared: list[tuple[str, list[int]]], kernels: int, console: Co
         console.print(f"[dim]note ({where}): {escape(n)}[/dim]")
     console.print()
 
+
+#: A finding's time share below which the text lists it by id only (0% of the time, rounded).
+LEFT_NO_TIME = 0.005
 
 #: Least width of the findings table's finding and where columns: below it, each finding is a
 #: block of lines.

@@ -232,7 +232,8 @@ def test_cli_diff_formats_and_saved_baseline(tmp_path):
 
 def test_cli_list_plain_and_json():
     reps = [str(report_path("few_blocks", v)) for v in ("bad", "fixed")] + [str(report_path("aos_gather", "bad"))]
-    r = runner.invoke(app, ["list", *reps, "--sort", "duration", "--top", "2"])
+    # A fixed width: the table (not the narrow blocks) whatever COLUMNS the test process has.
+    r = runner.invoke(app, ["list", *reps, "--sort", "duration", "--top", "2"], env={"COLUMNS": "200"})
     assert r.exit_code == 0, r.output
     lines = r.stdout.splitlines()
     assert lines[0].split() == ["report", "id", "duration_us", "grid", "block", "kernel"] and len(lines) == 3
