@@ -240,11 +240,9 @@ def render_console(analysis, options, console: Console) -> None:
             _findings(shown_findings[: options.top_findings], console)
             left = [f.id for f in ka.findings if f not in shown_findings]
             if left:
-                console.print(
-                    f"[dim]Also raised, with no time left to them by the findings above: {', '.join(left)}[/dim]"
-                )
+                console.print(f"[dim]Also raised, no time left to them: {', '.join(left)}[/dim]")
         elif ka.findings:
-            console.print(f"[dim]Raised, with no time left to them: {', '.join(f.id for f in ka.findings)}[/dim]")
+            console.print(f"[dim]Raised, no time left to them: {', '.join(f.id for f in ka.findings)}[/dim]")
         else:
             console.print("[green]No findings above the thresholds.[/green]")
         for n in own_notes:
