@@ -20,6 +20,7 @@ from ..specs import loader as data
 from ..specs.records import Thresholds
 from ..profile import SOURCE_EXPORT_MISSING, KernelProfile, Profile, rounded
 from . import display, groups
+from .frame_methods import FrameMethods
 from .context import AnalysisCache as AnalysisCache  # re-exported: pipeline.parallel imports it from here
 from .context import KernelContext
 from .findings import Finding, evaluate
@@ -33,8 +34,6 @@ from .stall_tree import build_tree, classify_bound
 from .tree import Node, location_text
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from .frames import FrameInput
 
     from .saved import SavedAnalysis
@@ -176,7 +175,7 @@ class KernelAnalysis:
 
 
 @dataclass
-class Analysis:
+class Analysis(FrameMethods):
     profile: Profile
     kernels: list[KernelAnalysis]
     _summary: list[dict[str, Any]] | None = field(default=None, repr=False, compare=False)
@@ -219,49 +218,6 @@ class Analysis:
             for ka in self.kernels
         ]
         return FrameInput(self.profile.path, self.summary(), kernels, saved=False)
-
-    def kernels_frame(self) -> pd.DataFrame:
-        """One row per kernel (group), by total GPU time; key ``kernel_id``."""
-        from .frames import kernels_frame
-
-        return kernels_frame(self)
-
-    def findings_frame(self) -> pd.DataFrame:
-        """One row per finding; key ``(kernel_id, id)``."""
-        from .frames import findings_frame
-
-        return findings_frame(self)
-
-    def locations_frame(self) -> pd.DataFrame:
-        """One row per location of a finding; joins findings_frame on ``(kernel_id, id)``."""
-        from .frames import locations_frame
-
-        return locations_frame(self)
-
-    def stalls_frame(self) -> pd.DataFrame:
-        """One row per stall reason of a kernel; key ``(kernel_id, reason)``."""
-        from .frames import stalls_frame
-
-        return stalls_frame(self)
-
-    def stall_lines_frame(self) -> pd.DataFrame:
-        """The source lines the tree shows under each stall reason; joins stalls_frame on
-        ``(kernel_id, reason)``."""
-        from .frames import stall_lines_frame
-
-        return stall_lines_frame(self)
-
-    def source_frame(self) -> pd.DataFrame:
-        """One row per source line of each kernel: instructions, samples, samples per stall reason."""
-        from .frames import source_frame
-
-        return source_frame(self)
-
-    def metrics_frame(self) -> pd.DataFrame:
-        """One row per raw metric of each kernel; key ``(kernel_id, metric)``."""
-        from .frames import metrics_frame
-
-        return metrics_frame(self)
 
     @staticmethod
     def load(path: str | Path) -> "SavedAnalysis":

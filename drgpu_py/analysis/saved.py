@@ -33,11 +33,10 @@ from ..profile import rounded
 from . import display, groups
 from . import tree as t
 from .findings import Finding
+from .frame_methods import FrameMethods
 from .tree import Node, location_text
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from .frames import FrameInput
 
 #: Labels of the keyed nodes in JSON from before nodes had keys: (label, key, parent's key).
@@ -206,7 +205,7 @@ class SavedKernel:
 
 
 @dataclass
-class SavedAnalysis:
+class SavedAnalysis(FrameMethods):
     """A whole saved analysis: the report it came from, the summary tables and the kernels."""
 
     report: str | None = None
@@ -263,49 +262,6 @@ class SavedAnalysis:
             FrameKernel(k.id, k.name, k.launches, k.stall_cycle_pct, k.findings, k.tree, None) for k in self.kernels
         ]
         return FrameInput(self.report, self.summary, kernels, saved=True)
-
-    def kernels_frame(self) -> pd.DataFrame:
-        """One row per kernel (group), by total GPU time; key ``kernel_id``."""
-        from .frames import kernels_frame
-
-        return kernels_frame(self)
-
-    def findings_frame(self) -> pd.DataFrame:
-        """One row per finding; key ``(kernel_id, id)``."""
-        from .frames import findings_frame
-
-        return findings_frame(self)
-
-    def locations_frame(self) -> pd.DataFrame:
-        """One row per location of a finding; joins findings_frame on ``(kernel_id, id)``."""
-        from .frames import locations_frame
-
-        return locations_frame(self)
-
-    def stalls_frame(self) -> pd.DataFrame:
-        """One row per stall reason of a kernel; key ``(kernel_id, reason)``."""
-        from .frames import stalls_frame
-
-        return stalls_frame(self)
-
-    def stall_lines_frame(self) -> pd.DataFrame:
-        """The source lines the tree shows under each stall reason; joins stalls_frame on
-        ``(kernel_id, reason)``."""
-        from .frames import stall_lines_frame
-
-        return stall_lines_frame(self)
-
-    def source_frame(self) -> pd.DataFrame:
-        """Needs the report: a UsageError (the JSON holds no per-instruction table)."""
-        from .frames import source_frame
-
-        return source_frame(self)
-
-    def metrics_frame(self) -> pd.DataFrame:
-        """Needs the report: a UsageError (the JSON holds no raw metrics)."""
-        from .frames import metrics_frame
-
-        return metrics_frame(self)
 
     def to_dict(self, kernels: bool = True) -> dict[str, Any]:
         """The JSON document (``kernels=False``: its kernel list empty, as Analysis.to_dict)."""
