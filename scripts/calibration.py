@@ -226,6 +226,22 @@ def _summary(rows: pd.DataFrame, estimated: str, top: str) -> str:
     )
 
 
+def _held_out_table(rows: pd.DataFrame) -> None:
+    """A held-out round's table: the result at the freeze beside this code's."""
+    print(
+        "| case | expected finding | at freeze | severity | estimated | measured | ratio | top finding | "
+        "useful grade | unexplained |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows.sort_values(["finding", "case"]).itertuples():
+        mark = "" if (max(r.ratio, 1 / r.ratio) if r.ratio == r.ratio else math.inf) <= WITHIN else " ⚠"
+        print(
+            f"| {r.case} | `{r.finding}` | {fmt(r.frozen_estimated)} | {r.severity} | {fmt(r.estimated)} | "
+            f"{fmt(r.measured)} | {fmt(r.ratio)}{mark} | `{r.top}` | {r.useful_grade or '—'} | "
+            f"{'—' if r.unexplained != r.unexplained else f'{100 * r.unexplained:.0f}%'} |"
+        )
+
+
 def print_held_out(times: dict) -> None:
     """The held-out pairs (sample_reports/heldout.yaml), reported apart from the rest: the
     frozen code's result as recorded at the freeze, and the current code's."""
@@ -262,18 +278,7 @@ def print_held_out(times: dict) -> None:
         f"whose fix measured 1.5x or more graded below good on useful work: {below} of {len(big)}; more than "
         f"30 % of the time unexplained: {int((rows['unexplained'] > 0.30).sum())} of {len(rows)}.\n"
     )
-    print(
-        "| case | expected finding | at freeze | severity | estimated | measured | ratio | top finding | "
-        "useful grade | unexplained |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for r in rows.sort_values(["finding", "case"]).itertuples():
-        mark = "" if (max(r.ratio, 1 / r.ratio) if r.ratio == r.ratio else math.inf) <= WITHIN else " ⚠"
-        print(
-            f"| {r.case} | `{r.finding}` | {fmt(r.frozen_estimated)} | {r.severity} | {fmt(r.estimated)} | "
-            f"{fmt(r.measured)} | {fmt(r.ratio)}{mark} | `{r.top}` | {r.useful_grade or '—'} | "
-            f"{'—' if r.unexplained != r.unexplained else f'{100 * r.unexplained:.0f}%'} |"
-        )
+    _held_out_table(rows)
 
 
 FROZEN_AT_2 = "95017e0"
@@ -330,18 +335,7 @@ def print_held_out_second(times: dict) -> None:
         f"1.5x or more graded below good on useful work: {below} of {len(big)}; more than 30 % of the time "
         f"unexplained: {int((rows['unexplained'] > 0.30).sum())} of {len(rows)}.\n"
     )
-    print(
-        "| case | expected finding | at freeze | severity | estimated | measured | ratio | top finding | "
-        "useful grade | unexplained |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|---|")
-    for r in rows.sort_values(["finding", "case"]).itertuples():
-        mark = "" if (max(r.ratio, 1 / r.ratio) if r.ratio == r.ratio else math.inf) <= WITHIN else " ⚠"
-        print(
-            f"| {r.case} | `{r.finding}` | {fmt(r.frozen_estimated)} | {r.severity} | {fmt(r.estimated)} | "
-            f"{fmt(r.measured)} | {fmt(r.ratio)}{mark} | `{r.top}` | {r.useful_grade or '—'} | "
-            f"{'—' if r.unexplained != r.unexplained else f'{100 * r.unexplained:.0f}%'} |"
-        )
+    _held_out_table(rows)
     for case, s in near.items():
         bad = analyzed(case, "bad", s["kernels"]["bad"])
         f = next((f for f in bad.findings if f.id == s["finding"]), None)
