@@ -20,16 +20,15 @@ version gave those nodes (``LEGACY_KEYS``); everything after loading finds nodes
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
 import math
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import ReportFormatError
 from ..profile import rounded
+from ..readers.common import gc_paused
 from . import display, groups
 from . import tree as t
 from .findings import Finding
@@ -273,20 +272,6 @@ class SavedAnalysis(FrameMethods):
                 out[name] = getattr(self, name)
         out.update(self.extra)
         return out
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection meanwhile: reading a saved analysis makes millions of
-    objects that all live on (a 20,000-kernel file: 2,000,000 tree nodes), and each collection
-    would walk them all again, half the time of reading it. Collected as usual after."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 #: Digits of the longest integer a drgpu JSON holds (a 64-bit count has 20): a 400-digit

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import math
 import os
 import re
@@ -435,3 +436,18 @@ def kernel_regex(selector: str) -> regex.Pattern:
         return regex.compile(selector)
     except (regex.error, OverflowError, RecursionError, ValueError) as e:
         raise UsageError(f"--kernel {selector!r} is not a valid regular expression: {e}") from e
+
+
+@contextlib.contextmanager
+def gc_paused() -> Iterator[None]:
+    """No cyclic garbage collection meanwhile: reading an export or a saved analysis makes
+    millions of objects that all live on (a 1,000-launch source page, ~150,000 row lists; a
+    20,000-kernel analysis, 2,000,000 tree nodes), and each collection would walk them all
+    again (a sixth to a half of the reading time). Collected as usual after."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

@@ -13,9 +13,7 @@ Matching and selection: docs/performance.md; refusals and notes: docs/errors.md.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import math
 import operator
 import re
@@ -32,7 +30,7 @@ from ..profile import SOURCE_EXPORT_MISSING, KernelProfile, Profile, base_name, 
 from .isolate import in_child
 from .csv_text import ragged, text_pieces
 from .csv_text import rows as csv_rows
-from .common import KernelSelector
+from .common import KernelSelector, gc_paused
 from .common import (
     LocaleNumberError,
     check_locale,
@@ -63,21 +61,6 @@ _ID_COLS = {
 }
 
 
-@contextlib.contextmanager
-def _gc_paused():
-    """No cyclic garbage collection meanwhile. Reading makes millions of objects that live
-    until it ends (a 1,000-launch source page is ~150,000 row lists; then a metrics dict
-    and a DataFrame per launch), so each collection would traverse all of them again: a
-    sixth of the time of reading that export. What is garbage then is collected after."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def read_ncu_csv(
     path: Path,
     source_csv: str | Path | None = None,
@@ -89,7 +72,7 @@ def read_ncu_csv(
     (text is parsed here); only the launches it picks become KernelProfiles (all of them when
     it picks none), with exactly what reading all of them would have given them.
     ``launches_only``: the raw page alone (no source page or line table is looked for)."""
-    with _gc_paused():
+    with gc_paused():
         return _read(path, source_csv, line_report, KernelSelector.of(kernel), launches_only)
 
 

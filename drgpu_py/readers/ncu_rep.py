@@ -162,12 +162,7 @@ def read_ncu_rep(
     (readers split a large report between processes; the parts in order make the whole)."""
     with _loaded(path) as ctx:
         nr = _module()
-        # (range, index) per launch id: action objects are made one at a time, when read.
-        ranges = [ctx.range_by_idx(r) for r in range(ctx.num_ranges())]
-        where = [(rng, i) for rng in ranges for i in range(rng.num_actions())]
-        ids = list(range(len(where)))
-        if keep_id is not None:
-            ids = [kid for kid in ids if keep_id(kid)] or ids
+        where, ids = _launches(ctx, keep_id)
         if part is not None:
             i, n = part
             ids = ids[len(ids) * i // n : len(ids) * (i + 1) // n]
@@ -180,6 +175,18 @@ def read_ncu_rep(
             if progress:
                 progress(n + 1, len(ids))
         return Profile(path=str(path), format="ncu-rep", kernels=kernels)
+
+
+def _launches(ctx, keep_id: Callable[[int], bool] | None) -> tuple[list, list[int]]:
+    """(range, index) of every launch, by launch id (action objects are made one at a time,
+    when read), and the ids ``keep_id`` accepts (all of them when it accepts none, so that
+    kernel selection can say what the report holds)."""
+    ranges = [ctx.range_by_idx(r) for r in range(ctx.num_ranges())]
+    where = [(rng, i) for rng in ranges for i in range(rng.num_actions())]
+    ids = list(range(len(where)))
+    if keep_id is not None:
+        ids = [kid for kid in ids if keep_id(kid)] or ids
+    return where, ids
 
 
 #: The metrics a launch listing reads (``read_ncu_rep_launches``): its duration and shape.
@@ -195,11 +202,7 @@ def read_ncu_rep_launches(path: Path, *, keep_id: Callable[[int], bool] | None =
     list`` shows; a tenth of the time of ``read_ncu_rep`` or less)."""
     with _loaded(path) as ctx:
         nr = _module()
-        ranges = [ctx.range_by_idx(r) for r in range(ctx.num_ranges())]
-        where = [(rng, i) for rng in ranges for i in range(rng.num_actions())]
-        ids = list(range(len(where)))
-        if keep_id is not None:
-            ids = [kid for kid in ids if keep_id(kid)] or ids
+        where, ids = _launches(ctx, keep_id)
         aliases = [(canon, data.metric_aliases(canon)) for canon in LAUNCH_METRICS]
         kernels = []
         for kid in ids:

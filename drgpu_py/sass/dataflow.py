@@ -228,6 +228,15 @@ def thread_predicated(cfg: CFG, through_memory: bool = True) -> set[int]:
 
 
 def _thread_taint(cfg: CFG, through_memory: bool) -> tuple[list[int], set[int]]:
+    """(tainted branches, predicated instructions), kept on the CFG: several detectors ask."""
+    memo = cfg.__dict__.setdefault("_thread_taint_memo", {})
+    if through_memory not in memo:
+        memo[through_memory] = _thread_taint_walk(cfg, through_memory)
+    branches, predicated = memo[through_memory]
+    return list(branches), set(predicated)
+
+
+def _thread_taint_walk(cfg: CFG, through_memory: bool) -> tuple[list[int], set[int]]:
     insts, blocks = cfg.insts, cfg.blocks
     entry: list[set[str] | None] = [None] * len(blocks)
     entry[0] = set()
