@@ -27,6 +27,7 @@ from .findings import Finding, evaluate
 from .ledger import Ledger, UsefulWork, useful_work
 from .settle import settle
 from .passes import Passes, stall_cycles
+from .launch_shape import launch_shape_of
 from .perfmodel import KernelModel, kernel_model
 from .perfmodel import to_dict as model_dict
 from .sol import SpeedOfLight, Traits, grade_at_least, kernel_traits, near_speed_of_light, speed_of_light
@@ -267,7 +268,9 @@ def _analyze_kernel(kernel: KernelProfile, options: AnalysisOptions, cache: Anal
     )
     traits = kernel_traits(ctx)
     sol = speed_of_light(ctx)
-    passes = Passes(traits=traits, sol=sol, perf=kernel_model(ctx, sol), stall=stall_cycles(ctx))
+    passes = Passes(
+        traits=traits, sol=sol, perf=kernel_model(ctx, sol), stall=stall_cycles(ctx), launch=launch_shape_of(ctx, sol)
+    )
     evaluation = evaluate(ctx, passes)
     useful = useful_work(ctx, sol)
     findings, ledger = settle(ctx, useful, evaluation.findings)

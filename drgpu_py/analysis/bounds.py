@@ -62,7 +62,7 @@ def physical_bounds(
     sm = ctx.units.get("sm", math.nan)
     if not math.isnan(sm):
         units.setdefault("sm", sm)
-    if model == "launch":
+    if model in ("launch", "launch_shape"):
         # A launch change (more blocks, even waves) keeps SMs busy for more of the elapsed
         # time; units measured per active cycle are that much less loaded over the elapsed time.
         act, ela = ctx.kernel.m("sm__cycles_active.avg"), ctx.kernel.m("sm__cycles_elapsed.avg")

@@ -212,7 +212,10 @@ def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:
         share = max(0.0, min(1.0, detection.stall_share))
         # One source for the numbers shown: a share in the advice is the finding's stall share
         # (the HTML card and JSON show the same).
-        fmt = dict(detection.fmt, share_pct=100 * share) if "share_pct" in detection.fmt else detection.fmt
+        # An advice that quotes the estimate quotes the one reported (after the bounds).
+        fmt = dict(detection.fmt, estimate=speed) | (
+            dict(detection.fmt, share_pct=100 * share) if "share_pct" in detection.fmt else {}
+        )
         out.append(
             Finding(
                 id=spec["id"],

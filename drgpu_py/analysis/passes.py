@@ -2,7 +2,7 @@
 
 The analysis of a kernel is a chain of passes, each a pure function of what the passes
 before it returned: ``facts`` (:class:`~.context.KernelContext`: metrics, stall mix, SASS,
-CFG, blame) -> ``traits`` and ``sol`` (sol.py) -> ``perf`` (the SASS performance model,
+CFG, blame) -> ``traits`` and ``sol`` (sol.py) -> ``launch`` (launch_shape.py) and ``perf`` (the SASS performance model,
 perfmodel/) -> findings (findings.py over detectors/) -> the tree (stall_tree.py). Nothing
 is written into an earlier pass' result afterwards.
 
@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass
 
 from .context import KernelContext
+from .launch_shape import LaunchShape
 from .perfmodel import KernelModel
 from .sol import SpeedOfLight, Traits
 
@@ -38,6 +39,7 @@ class Passes:
     sol: SpeedOfLight | None
     perf: KernelModel | None
     stall: StallCycles
+    launch: LaunchShape | None = None
 
 
 def stall_cycles(ctx: KernelContext) -> StallCycles:

@@ -434,3 +434,171 @@ def float_operand(text: str) -> float | None:
         return float(text)
     except ValueError:
         return None
+
+
+# ---- loops stepped by the launch's dimensions --------------------------------------------------
+
+# blockDim.{x,y,z} and gridDim.{x,y,z} in constant bank 0 (sm_70 and later: c[0x0][0x0..0x8]
+# and c[0x0][0xc..0x14]; offset 0 is written c[0x0][RZ]).
+_BLOCK_DIM = re.compile(r"c\[0x0\]\[(?:RZ|0x0|0x4|0x8)\]")
+_GRID_DIM = re.compile(r"c\[0x0\]\[(?:0xc|0x10|0x14)\]")
+_STEP_OPCODES = ("IADD3", "IADD", "IMAD", "VIADD", "LEA", "UIADD3", "UIMAD", "ULEA", "IADD.64", "IMAD.X", "IADD3.X")
+
+
+def launch_dims_in(
+    cfg: CFG, idx: int, reg: str, memo: dict[tuple[int, str], frozenset[str]], depth: int = 0
+) -> frozenset[str]:
+    """Which launch dimensions (``"block"``: blockDim, ``"grid"``: gridDim) the value of ``reg``
+    as instruction ``idx`` reads it is computed from: through its reaching definitions and the
+    integer arithmetic that makes a stride (``blockDim.x * gridDim.x``, scaled to bytes)."""
+    key = (idx, reg)
+    if key in memo:
+        return memo[key]
+    memo[key] = frozenset()  # a cycle (the loop's own update) adds nothing
+    if depth > 8:
+        return frozenset()
+    found: set[str] = set()
+    for j, _ in reaching_defs(cfg, idx, reg, 10_000):
+        d = cfg.insts[j]
+        text = " ".join(d.operands[1:])
+        if _BLOCK_DIM.search(text):
+            found.add("block")
+        if _GRID_DIM.search(text):
+            found.add("grid")
+        if d.is_memory() or d.opcode in ("S2R", "S2UR", "CS2R"):
+            continue
+        for u in d.uses:
+            if not u.startswith(("P", "UP")):
+                found |= launch_dims_in(cfg, j, u, memo, depth + 1)
+    memo[key] = frozenset(found)
+    return memo[key]
+
+
+def launch_strided_loops(cfg: CFG) -> dict[int, frozenset[str]]:
+    """Loops (by header block) whose induction value steps by a launch dimension: a
+    grid-stride loop (``i += blockDim.x * gridDim.x``; ``"grid"``) or a block-stride loop
+    (``i += blockDim.x``; ``"block"``). Their iterations are independent work items that more
+    threads or more blocks would take over; a loop stepping by a constant or a parameter is
+    each thread's own serial work. The step is an add whose result feeds the same register it
+    reads (the loop-carried induction value or a pointer), with another operand computed from
+    the launch's dimensions."""
+    memo: dict[tuple[int, str], frozenset[str]] = {}
+    out: dict[int, frozenset[str]] = {}
+    for loop in cfg.loops:
+        kinds: set[str] = set()
+        for j in cfg.loop_instructions(loop):
+            ins = cfg.insts[j]
+            if ins.full_opcode.split(".")[0] not in {o.split(".")[0] for o in _STEP_OPCODES}:
+                continue
+            carried = ins.defs & ins.uses
+            if not carried:
+                continue
+            text = " ".join(ins.operands[1:])
+            if _GRID_DIM.search(text):
+                kinds.add("grid")
+            if _BLOCK_DIM.search(text):
+                kinds.add("block")
+            for u in ins.uses - carried:
+                if not u.startswith(("P", "UP")):
+                    kinds |= launch_dims_in(cfg, j, u, memo)
+        if kinds:
+            out[loop.header] = frozenset(kinds)
+    return out
+
+
+# Associative updates: an accumulator combined with each iteration's value (sum, product,
+# min/max, bitwise) can be split over threads and combined after.
+_ACCUMULATE = (
+    "FADD",
+    "FFMA",
+    "FMUL",
+    "DADD",
+    "DFMA",
+    "DMUL",
+    "HADD2",
+    "HFMA2",
+    "FMNMX",
+    "IMNMX",
+    "VIMNMX",
+    "IADD3",
+    "IADD",
+    "VIADD",
+    "LOP3",
+    "IMAD",
+    "FMNMX3",
+    "VIMNMX3",
+)
+
+
+def splittable_loops(cfg: CFG) -> set[int]:
+    """Loops (by header block) whose iterations are independent but for induction values and
+    accumulators: every register carried from one iteration to the next is either stepped by
+    a value that does not change in the loop (a counter, a pointer) or only combined into
+    itself by an associative operation (``acc += f(x)``, a running max) and read by nothing
+    else in the loop. Such a loop's iterations could run on different threads (with a
+    combine of the accumulators after); a carried value that feeds anything else (a state
+    ``x = f(x)``, an address from the previous iteration) makes it a serial recurrence."""
+    out: set[int] = set()
+    for loop in cfg.loops:
+        body = cfg.loop_instructions(loop)
+        if any(cfg.insts[j].opcode == "BAR" for j in body):
+            continue
+        if _iterations_independent(cfg, loop, body):
+            out.add(loop.header)
+    return out
+
+
+def _iterations_independent(cfg: CFG, loop: Loop, body: list[int]) -> bool:
+    """Every value carried across the back edge (a use whose reaching definition lies at or
+    after it in the loop) is a counter's step or read once, as the accumulator, by an
+    associative update. Register names are reused within an unrolled body, so the test is
+    per carried definition-use pair, not per register."""
+    inside = set(body)
+    memo: dict[int, bool] = {}
+    for j in body:
+        ins = cfg.insts[j]
+        for u in ins.uses:
+            if u.startswith(("P", "UP")):
+                continue
+            carried = [d for d, _ in reaching_defs(cfg, j, u, 10_000) if d >= j and d in inside]
+            if not carried:
+                continue
+            if all(_steps_by_invariant(cfg, d, u, loop, memo) for d in carried):
+                continue
+            if not _accumulates(ins, u):
+                return False
+    return True
+
+
+_FMA_LIKE = ("FFMA", "DFMA", "HFMA2", "IMAD")
+
+
+def _accumulates(ins: Instruction, reg: str) -> bool:
+    """``reg`` is read once by ``ins``, as the value an associative update combines into:
+    the addend of a fused multiply-add, any operand of an add, product, min/max or bitwise op."""
+    if ins.opcode not in _ACCUMULATE:
+        return False
+    sources = [registers_in(o) for o in ins.operands[1:]]
+    where = [k for k, regs in enumerate(sources) if reg in regs]
+    if len(where) != 1:
+        return False
+    return ins.opcode not in _FMA_LIKE or where[0] == 2
+
+
+_STEP_ANY = ("IADD3", "IADD", "VIADD", "UIADD3", "IADD.64", "MOV", "UMOV")
+_STEP_ADDEND = {"IMAD": 2, "LEA": 1, "ULEA": 1}  # source index of the added operand
+
+
+def _steps_by_invariant(cfg: CFG, j: int, reg: str, loop: Loop, memo: dict[int, bool]) -> bool:
+    """Instruction ``j`` (which defines ``reg``) is a counter's or pointer's step: it adds
+    values that do not change in the loop to at most one value that does (the previous
+    count, perhaps under another register name), not scaled (``s = s * a + c`` is a
+    recurrence)."""
+    ins = cfg.insts[j]
+    if ins.opcode not in _STEP_ANY and ins.opcode not in _STEP_ADDEND:
+        return False
+    sources = [registers_in(o) - {"RZ", "URZ"} for o in ins.operands[1:]]
+    varying = [k for k, regs in enumerate(sources) if any(not loop_invariant(cfg, j, u, loop, memo, 0) for u in regs)]
+    if len(varying) > 1:
+        return False
+    return not varying or ins.opcode not in _STEP_ADDEND or varying[0] == _STEP_ADDEND[ins.opcode]

@@ -37,6 +37,7 @@ class Thresholds(TypedDict):
     barrier_full_warp_lanes: float
     barrier_interval_latencies: float
     grid_fill: float
+    launch_overlap_norm: float
     serial_blocks: float
     local_inst_share: float
     invariant_load_share: float

@@ -8,16 +8,15 @@ pure, registered by ``@detector`` with the kernel-level metrics it reads.
 from __future__ import annotations
 
 import math
-from typing import Any
 
 from ..context import KernelContext
+from ..launch_shape import SCHEDULERS_PER_SM, SPLIT_LOOPS, LaunchShape, WhatIf
 from ..passes import Passes
 from ..sol import grid_and_sms
 from .base import (
     UNIT_METRICS,
     GRID_METRICS,
     LATENCY_REASONS,
-    MAX_REMOVABLE,
     Detection,
     bounded_by_units,
     detector,
@@ -89,40 +88,71 @@ def _limiter_advice(ctx: KernelContext, limiter: str, w_new: float) -> str:
 def occupancy(ctx: KernelContext, passes: Passes) -> Detection | None:
     kernel = ctx.kernel
     theo = kernel.m("sm__maximum_warps_per_active_cycle_pct")
-    if math.isnan(theo) or theo >= ctx.th["occupancy_pct"]:
+    shape = passes.launch
+    if math.isnan(theo) or theo >= ctx.th["occupancy_pct"] or shape is None:
         return None
     latency_share = ctx.share(*LATENCY_REASONS)
     if ctx.th["latency_share"] > latency_share:
         return None
     limiter, lim = occupancy_limiter(ctx)
-    if limiter is None:
-        return None
-    wpb = max(1, math.ceil(max(1, kernel.block[0] * kernel.block[1] * kernel.block[2]) / 32))
+    if limiter is None or _small_blocks(shape, limiter):
+        return None  # more threads per block is the change: block-too-small says it
+    wpb = shape.warps_per_block
     max_warps = kernel.m("device__attribute_max_warps_per_multiprocessor", ctx.arch["max_warps_per_sm"])
     others = [v for n, v in lim.items() if n != limiter]
     new_blocks = min(others) if others else lim[limiter]
     w_cur = theo / 100.0 * max_warps
-    w_new = min(max_warps, new_blocks * wpb)
+    # Relieved, an SM holds the next limiter's warps, but no more than the grid gives it.
+    w_new = min(max_warps, new_blocks * wpb, shape.warps / shape.active_sms)
     if w_new <= w_cur:
         return None
-    speed = 1.0 / max(1.0 - MAX_REMOVABLE, 1.0 - ctx.frac(*LATENCY_REASONS) * (1.0 - w_cur / w_new))
-    issue = kernel.m("smsp__issue_active.avg.pct_of_peak_sustained_active")
-    if not math.isnan(issue) and issue > 0:
-        speed = min(speed, 100.0 / issue)
-    speed = bounded_by_units(ctx, speed)
+    what_if = shape.what_if(
+        active_sms=shape.active_sms,
+        warps_per_scheduler=shape.warps_per_scheduler * w_new / w_cur,
+    )
     achieved = kernel.m("sm__warps_active.avg.pct_of_peak_sustained_active")
     return Detection(
-        stall_share=latency_share,
-        speedup=max(speed, 1.0),
+        stall_share=1.0 - 1.0 / what_if.speedup,
+        speedup=what_if.speedup,
         evidence={
             "theoretical_occupancy_pct": round(theo, 1),
             "achieved_occupancy_pct": evidence_number(achieved),
             "limiter": limiter,
             "blocks_per_sm_limits": {n: int(v) for n, v in lim.items()},
             "warps_per_sm_if_relieved": int(w_new),
+            "launch_model": what_if.to_dict(),
         },
         locations=ctx.line_samples("long_scoreboard", 3),
-        fmt={"limiter": limiter, "theoretical": theo, "limiter_advice": _limiter_advice(ctx, limiter, w_new)},
+        fmt={
+            "limiter": limiter,
+            "theoretical": theo,
+            "limiter_advice": _limiter_advice(ctx, limiter, w_new),
+            "warps_now": w_cur,
+            "warps_after": w_new,
+            "limited_by": _BOUND_WORDS[what_if.limited_by],
+        },
+    )
+
+
+#: the launch model's bounds, as the advice names them
+_BOUND_WORDS = {
+    "issue": "the SM's issue slots and pipes",
+    "l1": "L1/shared memory throughput",
+    "shared": "DRAM/L2 bandwidth",
+    "latency": "each warp's own chain of dependent instructions",
+    "launch floor": "the launch floor",
+}
+
+
+def _small_blocks(shape: LaunchShape, limiter: str | None) -> bool:
+    """GPA's thread increase applies: blocks of at most two warps whose count per SM (the
+    SM's limit on resident blocks) caps the resident warps, with more blocks than fit at once."""
+    blocks_limit = shape.blocks_per_sm_limits.get("blocks per SM")
+    return (
+        limiter == "blocks per SM"
+        and shape.warps_per_block <= 2
+        and blocks_limit is not None
+        and shape.blocks > blocks_limit * shape.sms
     )
 
 
@@ -135,37 +165,66 @@ def occupancy(ctx: KernelContext, passes: Passes) -> Detection | None:
     )
 )
 def grid_too_small(ctx: KernelContext, passes: Passes) -> Detection | None:
+    """GPA's block increase, bounded by the work that exists (the launch-shape model): a
+    loop whose iterations other threads could take (grid- or block-stride, or a per-thread
+    sum) lets a larger grid fill every SM up to its theoretical occupancy; without one the
+    same threads can only be spread over more SMs in smaller blocks, which shortens nothing
+    but the time warps wait for each other's issue slots."""
     blocks, sms = grid_and_sms(ctx)
-    if not sms or not blocks or blocks <= ctx.th["serial_blocks"]:
+    shape = passes.launch
+    if not sms or not blocks or blocks <= ctx.th["serial_blocks"] or shape is None:
         return None
     fill = blocks / sms
     if fill >= ctx.th["grid_fill"]:
         return None
     idle = 1.0 - fill
-    # GPA's block increase: more blocks fill the idle SMs, and each SM also gets up to its
-    # theoretical occupancy of warps instead of one block's, which hides latency (occupancy
-    # model, at most latency_hiding_max).
-    kernel = ctx.kernel
-    wpb = max(1, math.ceil(max(1, kernel.block[0] * kernel.block[1] * kernel.block[2]) / 32))
-    theo = kernel.m("sm__maximum_warps_per_active_cycle_pct")
-    max_warps = kernel.m("device__attribute_max_warps_per_multiprocessor", ctx.arch["max_warps_per_sm"])
-    w_new = theo / 100.0 * max_warps if not math.isnan(theo) else float(wpb)
-    hide = 1.0
-    if w_new > wpb:
-        hide = 1.0 / max(1.0 - MAX_REMOVABLE, 1.0 - ctx.frac(*LATENCY_REASONS) * (1.0 - wpb / w_new))
-        hide = min(hide, ctx.th["latency_hiding_max"])
-    speed = bounded_by_units(ctx, hide / max(fill, 1.0 / sms))
+    what_if, relaunch = _relaunch(shape)
+    speed = what_if.speedup
     return Detection(
-        stall_share=idle,
-        speedup=max(speed, 1.0),
+        stall_share=1.0 - 1.0 / speed,
+        speedup=speed,
         evidence={
             "blocks": int(blocks),
             "sms": int(sms),
             "blocks_per_sm": round(fill, 3),
-            "warps_per_sm_after": round(max(w_new, wpb), 1),
+            "work_split": shape.work_split,
+            "launch_model": what_if.to_dict(),
         },
         locations=[],
-        fmt={"blocks": int(blocks), "sms": int(sms), "fill": fill, "idle_pct": 100 * idle},
+        fmt={
+            "blocks": int(blocks),
+            "sms": int(sms),
+            "fill": fill,
+            "idle_pct": 100 * idle,
+            "relaunch": relaunch,
+            "limited_by": _BOUND_WORDS[what_if.limited_by],
+        },
+    )
+
+
+def _relaunch(shape: LaunchShape) -> tuple[WhatIf, str]:
+    """The best re-launch the work allows, and how to say it."""
+    sms, tpb = shape.sms, shape.threads_per_block
+    if shape.work_split in SPLIT_LOOPS:
+        per_sched = min(shape.theoretical_warps_per_scheduler, shape.work_warps() / (sms * SCHEDULERS_PER_SM))
+        what_if = shape.what_if(active_sms=sms, warps_per_scheduler=per_sched)
+        blocks_new = max(sms, math.ceil(per_sched * SCHEDULERS_PER_SM * sms / shape.warps_per_block))
+        how = {
+            "grid-stride": "its grid-stride loop has the work for more",
+            "block-stride": "its block-stride loop has the work for more (split each block's range over several blocks)",
+            "loop-split": "each thread's loop could be shared out (split it over more threads and combine the partial results)",
+        }[shape.work_split]
+        return what_if, f"Launch about {blocks_new:,} blocks of {tpb} ({how})"
+    # Each thread's work is fixed by the launch: the same threads, spread in smaller blocks.
+    warps = shape.warps
+    blocks_new = max(1, min(int(sms), int(warps)))
+    wpb_new = math.ceil(warps / blocks_new)
+    per_sched = warps / (blocks_new * SCHEDULERS_PER_SM)
+    what_if = shape.what_if(active_sms=blocks_new, warps_per_scheduler=per_sched)
+    return what_if, (
+        f"Each thread's work is fixed (no loop whose iterations other threads could take), so "
+        f"the re-launch that helps is the same {int(shape.blocks * tpb):,} threads in {blocks_new:,} "
+        f"blocks of {wpb_new * 32} (more SMs, fewer warps each); to gain more, give each thread less work"
     )
 
 
@@ -203,38 +262,95 @@ SHARED_UNITS = ("dram", "lts")  # shared by all SMs: a partial wave gets more of
 @detector(metrics=(*UNIT_METRICS,))
 def partial_warps(ctx: KernelContext, passes: Passes) -> Detection | None:
     """Blocks whose size is not a multiple of 32 leave lanes of every last warp empty: each
-    instruction issues for a whole warp and does part of its work, and the SM's block limit
-    caps the resident warps. GPA's thread increase: filling the warps does the same work in
-    lanes/32 of the issue slots, bounded like every estimate by the busiest other unit, and by
-    what DRAM or L2 has left below saturation when either already bounds the kernel (the bytes
-    stay the same)."""
+    instruction issues for a whole warp and does part of its work. GPA's thread increase,
+    through the launch-shape model: filled warps issue lanes/32 of the instructions for the
+    same work, and the blocks packed into them need fewer SMs when the grid is small (a few
+    16-thread tiles gain nothing: each SM would hold one warp either way); the bytes stay,
+    so a kernel already at DRAM's or L2's bandwidth gains little."""
     kernel = ctx.kernel
+    shape = passes.launch
     bs = kernel.block[0] * kernel.block[1] * kernel.block[2]
-    if not bs or bs % 32 == 0:
+    if not bs or bs % 32 == 0 or shape is None:
         return None
     lanes = launch_lanes(kernel)
     eff = lanes / 32.0
     if eff > ctx.th["partial_warp_fill"]:
         return None
-    speed = 1.0 / eff
-    evidence: dict[str, Any] = {"block_size": int(bs), "lanes_per_warp": round(lanes, 2)}
-    # Filling the warps moves the same bytes: where DRAM or L2 already runs at bound_pct or more,
-    # the kernel can gain at most what is left of that unit below saturation (a 16-thread
-    # triangular-solve tile streaming panels at 80% of DRAM peak: 1.01x measured).
-    shared = [(u, ctx.units.get(u, math.nan)) for u in SHARED_UNITS]
-    busy = [(u, v) for u, v in shared if not math.isnan(v) and v >= ctx.th["bound_pct"]]
-    if busy:
-        unit, pct = max(busy, key=lambda uv: uv[1])
-        cap = max(1.0, ctx.th["saturation_pct"] / pct)
-        if cap < speed:
-            speed = cap
-            evidence["memory_bound"] = {"unit": unit, "pct_of_peak": round(pct, 1), "limit": round(cap, 3)}
+    limiter, _ = occupancy_limiter(ctx)
+    if _small_blocks(shape, limiter):
+        return None  # block-too-small makes the blocks larger, which fills the lanes too
+    packed = max(1.0, shape.blocks * eff)
+    active = min(shape.sms, packed) if packed < shape.active_sms else shape.active_sms
+    per_sched = min(shape.warps_per_scheduler, shape.warps * eff / (active * SCHEDULERS_PER_SM))
+    what_if = shape.what_if(active_sms=active, warps_per_scheduler=per_sched, k_inst=eff)
     return Detection(
-        stall_share=1.0 - eff,
-        speedup=speed,
-        evidence=evidence,
+        stall_share=1.0 - 1.0 / what_if.speedup,
+        speedup=what_if.speedup,
+        evidence={"block_size": int(bs), "lanes_per_warp": round(lanes, 2), "launch_model": what_if.to_dict()},
         locations=[],
-        fmt={"block": int(bs), "lanes": lanes, "fill_pct": 100 * eff},
+        fmt={"block": int(bs), "lanes": lanes, "fill_pct": 100 * eff, "limited_by": _BOUND_WORDS[what_if.limited_by]},
+        relieves_override=["sm", "l1tex"],
+    )
+
+
+@detector(
+    metrics=(
+        *UNIT_METRICS,
+        *GRID_METRICS,
+        "launch__occupancy_limit_blocks",
+        "launch__occupancy_limit_registers",
+        "launch__occupancy_limit_shared_mem",
+        "launch__occupancy_limit_warps",
+        "sm__maximum_warps_per_active_cycle_pct",
+    )
+)
+def block_too_small(ctx: KernelContext, passes: Passes) -> Detection | None:
+    """GPA's thread increase for small blocks: blocks of one or two warps, many more than fit
+    at once, whose count per SM (the SM's limit on resident blocks) caps the resident warps.
+    Merging k blocks into one of k times the threads (each former block a group of its
+    threads) lets the SM hold the warps its next limiter allows and fills partly empty warps;
+    the launch-shape model gives the time, bounded by the work the grid has."""
+    shape = passes.launch
+    limiter, lim = occupancy_limiter(ctx)
+    if shape is None or not _small_blocks(shape, limiter):
+        return None
+    kernel = ctx.kernel
+    max_warps = kernel.m("device__attribute_max_warps_per_multiprocessor", ctx.arch["max_warps_per_sm"])
+    wpb = shape.warps_per_block
+    eff = shape.lanes_per_warp / 32.0
+    # Warps per SM the other limiters allow (registers and shared memory per thread or per
+    # former block stay the same when blocks merge).
+    others = [v * wpb for n, v in lim.items() if n not in ("blocks per SM", "block size")]
+    w_cur = lim["blocks per SM"] * wpb
+    w_new = min([max_warps, *others])
+    merge = max(2, int(256 // shape.threads_per_block))
+    per_sched_now = shape.warps_per_scheduler
+    # Filled warps: a merged block of k 16-thread groups needs k/2 warps.
+    per_sched = min(per_sched_now * (w_new / w_cur) * eff, shape.warps * eff / (shape.active_sms * SCHEDULERS_PER_SM))
+    if w_new <= w_cur and eff >= 1.0:
+        return None
+    what_if = shape.what_if(active_sms=shape.active_sms, warps_per_scheduler=per_sched, k_inst=eff)
+    return Detection(
+        stall_share=1.0 - 1.0 / what_if.speedup,
+        speedup=what_if.speedup,
+        evidence={
+            "block_size": shape.threads_per_block,
+            "blocks_per_sm_limits": {n: int(v) for n, v in lim.items()},
+            "warps_per_sm_now": int(w_cur),
+            "warps_per_sm_after": int(w_new),
+            "launch_model": what_if.to_dict(),
+        },
+        locations=[],
+        fmt={
+            "block": shape.threads_per_block,
+            "block_limit": int(lim["blocks per SM"]),
+            "warps_now": w_cur,
+            "warps_after": w_new,
+            "merge": merge,
+            "merged": merge * shape.threads_per_block,
+            "fill_pct": 100 * eff,
+            "limited_by": _BOUND_WORDS[what_if.limited_by],
+        },
         relieves_override=["sm", "l1tex"],
     )
 
