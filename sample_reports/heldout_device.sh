@@ -5,7 +5,8 @@
 # Usage, from the repository root: bash sample_reports/heldout_device.sh OUTDIR
 #
 # HELDOUT_PREFIX (default "ho_") selects the cases: every src/${HELDOUT_PREFIX}*.cu, e.g.
-# HELDOUT_PREFIX=ho2_ for the second held-out set (listed in heldout2.yaml).
+# HELDOUT_PREFIX=ho2_ for the second held-out set (listed in heldout2.yaml). HELDOUT_CASES (names,
+# space-separated) takes those cases instead, to split a set over several runs.
 #
 # 1. Builds every case in parallel (xargs -P 8) in a scratch folder, only to find the cases that
 #    compile; a case that fails is reported with its compiler output and skipped.
@@ -31,7 +32,8 @@ status="$rep/status.txt"
 note() { echo "$*" | tee -a "$status"; }
 
 cases=()
-for f in "$here"/src/"$prefix"*.cu; do [ -e "$f" ] && cases+=("$(basename "$f" .cu)"); done
+if [ -n "${HELDOUT_CASES:-}" ]; then read -r -a cases <<<"$HELDOUT_CASES"
+else for f in "$here"/src/"$prefix"*.cu; do [ -e "$f" ] && cases+=("$(basename "$f" .cu)"); done; fi
 [ "$prefix" = ho_ ] || note "prefix: $prefix"
 note "cases: ${#cases[@]} (${cases[*]})"
 note "gpu: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
