@@ -549,25 +549,50 @@ def splittable_loops(cfg: CFG) -> set[int]:
 
 
 def _iterations_independent(cfg: CFG, loop: Loop, body: list[int]) -> bool:
-    """Every value carried across the back edge (a use whose reaching definition lies at or
-    after it in the loop) is a counter's step or read once, as the accumulator, by an
-    associative update. Register names are reused within an unrolled body, so the test is
-    per carried definition-use pair, not per register."""
+    """Every value carried across the back edge (a definition in the loop reaching a use at
+    or before it) is a counter's step, or is read by exactly one instruction of the next
+    iteration, as the accumulator of an associative update. Register names are reused within
+    an unrolled body, so the test is per carried definition, not per register; a carried
+    value read twice (a state ``x`` both updated and used, as a particle's position is) makes
+    the loop a serial recurrence."""
     inside = set(body)
     memo: dict[int, bool] = {}
+    readers: dict[tuple[int, str], list[int]] = {}
     for j in body:
-        ins = cfg.insts[j]
-        for u in ins.uses:
+        for u in cfg.insts[j].uses:
             if u.startswith(("P", "UP")):
                 continue
-            carried = [d for d, _ in reaching_defs(cfg, j, u, 10_000) if d >= j and d in inside]
-            if not carried:
-                continue
-            if all(_steps_by_invariant(cfg, d, u, loop, memo) for d in carried):
-                continue
-            if not _accumulates(ins, u):
-                return False
+            for d, _ in reaching_defs(cfg, j, u, 10_000):
+                if d >= j and d in inside:
+                    readers.setdefault((d, u), []).append(j)
+    carried_defs = {d for d, _ in readers}
+    for (d, reg), js in readers.items():
+        if _steps_by_invariant(cfg, d, reg, loop, memo):
+            continue
+        if len(js) != 1 or not _accumulates(cfg.insts[js[0]], reg) or _feeds_back(cfg, js[0], body, carried_defs):
+            return False
     return True
+
+
+def _feeds_back(cfg: CFG, j: int, body: list[int], carried_defs: set[int]) -> bool:
+    """Does the running value instruction ``j`` makes reach another carried value other than
+    as an accumulator, within the iteration (in program order)? Then the loop is a scan or a
+    state update (``th += w; x += v * cos(th)``): every later iteration depends on it. A sum
+    finished by shuffles and stored does not feed back."""
+    live = {r for r in cfg.insts[j].defs if not r.startswith(("P", "UP"))}
+    for k in body:
+        if k <= j or not live:
+            continue
+        ins = cfg.insts[k]
+        hit = ins.uses & live
+        if not hit:
+            if ins.guard in (None, "PT"):
+                live -= ins.defs
+            continue
+        if k in carried_defs and not all(_accumulates(ins, r) for r in hit):
+            return True
+        live |= {r for r in ins.defs if not r.startswith(("P", "UP"))}
+    return False
 
 
 _FMA_LIKE = ("FFMA", "DFMA", "HFMA2", "IMAD")

@@ -95,7 +95,7 @@ def occupancy(ctx: KernelContext, passes: Passes) -> Detection | None:
     if ctx.th["latency_share"] > latency_share:
         return None
     limiter, lim = occupancy_limiter(ctx)
-    if limiter is None or _small_blocks(shape, limiter):
+    if limiter is None or _merging_adds_warps(ctx, shape, limiter, lim):
         return None  # more threads per block is the change: block-too-small says it
     wpb = shape.warps_per_block
     max_warps = kernel.m("device__attribute_max_warps_per_multiprocessor", ctx.arch["max_warps_per_sm"])
@@ -145,15 +145,63 @@ _BOUND_WORDS = {
 
 
 def _small_blocks(shape: LaunchShape, limiter: str | None) -> bool:
-    """GPA's thread increase applies: blocks of at most two warps whose count per SM (the
-    SM's limit on resident blocks) caps the resident warps, with more blocks than fit at once."""
-    blocks_limit = shape.blocks_per_sm_limits.get("blocks per SM")
+    """GPA's thread increase applies: blocks of at most two warps, more than fit at once,
+    whose count per SM (the SM's limit on resident blocks) caps the resident warps, alone or
+    tied with another limit that is per block too (the driver's 1 KB of shared memory per
+    block ties with it on kernels that use none)."""
+    limits = shape.blocks_per_sm_limits
+    blocks_limit = limits.get("blocks per SM")
     return (
-        limiter == "blocks per SM"
-        and shape.warps_per_block <= 2
+        limiter is not None
         and blocks_limit is not None
+        and blocks_limit <= min(limits.values())
+        and shape.warps_per_block <= 2
+        and blocks_limit * shape.warps_per_block < shape.max_warps_per_scheduler * SCHEDULERS_PER_SM
         and shape.blocks > blocks_limit * shape.sms
     )
+
+
+def _merging_adds_warps(ctx: KernelContext, shape: LaunchShape, limiter: str | None, lim: dict[str, float]) -> bool:
+    """block-too-small applies: small blocks capped by the block limit, and merging them lets
+    the SM hold more warps."""
+    if not _small_blocks(shape, limiter):
+        return False
+    _, w_cur, w_new = _merged_warps(ctx, shape, lim)
+    return w_new > w_cur
+
+
+def _merged_warps(ctx: KernelContext, shape: LaunchShape, lim: dict[str, float]) -> tuple[int, float, float]:
+    """(blocks merged into one, warps per SM now, warps per SM after) for block-too-small."""
+    max_warps = ctx.kernel.m("device__attribute_max_warps_per_multiprocessor", ctx.arch["max_warps_per_sm"])
+    wpb = shape.warps_per_block
+    merge = max(2, int(256 // shape.threads_per_block))
+    w_cur = lim["blocks per SM"] * wpb
+    w_new = min(max_warps, _warps_if_merged(ctx, lim, wpb, merge))
+    return merge, w_cur, w_new
+
+
+def _warps_if_merged(ctx: KernelContext, lim: dict[str, float], wpb: int, merge: int) -> float:
+    """Warps per SM the limits other than the block count allow once ``merge`` blocks become
+    one: the kernel's shared memory per block grows ``merge`` times, the driver's reserve per
+    block does not."""
+    kernel = ctx.kernel
+    # Registers are per thread: the warps they allow stay. Barriers are per block, as the
+    # block count is: a merged block holds merge times the warps under the same count.
+    out = [v * wpb for n, v in lim.items() if n == "registers"]
+    out += [v * merge * wpb for n, v in lim.items() if n == "barriers"]
+    smem_limit = lim.get("shared memory")
+    if smem_limit is not None:
+        own = sum(
+            v
+            for v in (kernel.m("launch__shared_mem_per_block_static"), kernel.m("launch__shared_mem_per_block_dynamic"))
+            if not math.isnan(v)
+        )
+        total = kernel.m("launch__shared_mem_per_block")
+        total = own if math.isnan(total) or total < own else total
+        after = (total - own) + merge * own
+        if after > 0:
+            out.append(math.floor(smem_limit * total / after) * merge * wpb)
+    return min(out) if out else math.inf
 
 
 @detector(
@@ -276,8 +324,8 @@ def partial_warps(ctx: KernelContext, passes: Passes) -> Detection | None:
     eff = lanes / 32.0
     if eff > ctx.th["partial_warp_fill"]:
         return None
-    limiter, _ = occupancy_limiter(ctx)
-    if _small_blocks(shape, limiter):
+    limiter, lim = occupancy_limiter(ctx)
+    if _merging_adds_warps(ctx, shape, limiter, lim):
         return None  # block-too-small makes the blocks larger, which fills the lanes too
     packed = max(1.0, shape.blocks * eff)
     active = min(shape.sms, packed) if packed < shape.active_sms else shape.active_sms
@@ -314,21 +362,16 @@ def block_too_small(ctx: KernelContext, passes: Passes) -> Detection | None:
     limiter, lim = occupancy_limiter(ctx)
     if shape is None or not _small_blocks(shape, limiter):
         return None
-    kernel = ctx.kernel
-    max_warps = kernel.m("device__attribute_max_warps_per_multiprocessor", ctx.arch["max_warps_per_sm"])
-    wpb = shape.warps_per_block
     eff = shape.lanes_per_warp / 32.0
-    # Warps per SM the other limiters allow (registers and shared memory per thread or per
-    # former block stay the same when blocks merge).
-    others = [v * wpb for n, v in lim.items() if n not in ("blocks per SM", "block size")]
-    w_cur = lim["blocks per SM"] * wpb
-    w_new = min([max_warps, *others])
-    merge = max(2, int(256 // shape.threads_per_block))
-    per_sched_now = shape.warps_per_scheduler
-    # Filled warps: a merged block of k 16-thread groups needs k/2 warps.
-    per_sched = min(per_sched_now * (w_new / w_cur) * eff, shape.warps * eff / (shape.active_sms * SCHEDULERS_PER_SM))
-    if w_new <= w_cur and eff >= 1.0:
-        return None
+    merge, w_cur, w_new = _merged_warps(ctx, shape, lim)
+    if w_new <= w_cur:
+        return None  # the block limit is not what caps the warps: partial-warps, if any
+    # Merged blocks fill their warps: the same threads need eff of today's warps, of which
+    # the SM holds w_new (at today's share of achieved to theoretical occupancy).
+    achieved_share = shape.warps_per_scheduler / max(1e-9, shape.theoretical_warps_per_scheduler)
+    per_sched = min(
+        w_new / SCHEDULERS_PER_SM * achieved_share, shape.warps * eff / (shape.active_sms * SCHEDULERS_PER_SM)
+    )
     what_if = shape.what_if(active_sms=shape.active_sms, warps_per_scheduler=per_sched, k_inst=eff)
     return Detection(
         stall_share=1.0 - 1.0 / what_if.speedup,
