@@ -1,19 +1,21 @@
 """The text of an ncu CSV export, read 1 MiB at a time, and its rows.
 
 Contract: ``text_pieces(path, notes)`` yields the decoded text in pieces cut after a line end
-(undecodable bytes as U+FFFD, with a note); ``rows(pieces, origin, stop)`` parses them with
-the csv module, up to the first row ``stop`` is true of. A file that would be loaded whole
+(undecodable bytes as U+FFFD, with a note); ``rows(pieces, origin, stop, width)`` parses them
+with the csv module, up to the first row ``stop`` is true of (``RawStop``, ``SourceStop``:
+the first row that cannot belong to that page), a run of blank rows held as one. A file that would be loaded whole
 only to be refused is refused (ReportFormatError, exit 4) before it is held: a zero-filled
 tail (a sparse or unfinished copy; holes found with SEEK_HOLE, never read), a zero-filled
-MiB, a line longer than any export has. Bounds and messages: docs/errors.md.
+MiB, a line longer than any export has, a line of more cells than its header allows. Bounds and messages: docs/errors.md.
 """
 
 from __future__ import annotations
 
 import csv
 import errno
-import io
+import math
 import os
+import re
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
@@ -105,15 +107,15 @@ def text_pieces(p: Path, notes: list[str] | None = None) -> Iterator[str]:
                             hint="export again: ncu -i R --csv --page raw --print-units base",
                         )
                     continue
-                whole = carry[:cut]
+                with memoryview(carry)[:cut] as whole:  # decoded in place: no copy of the bytes
+                    try:
+                        text = str(whole, "utf-8")
+                    except UnicodeDecodeError:
+                        text = str(whole, "utf-8", "replace")
+                        if notes is not None and not noted:
+                            notes.append(f"{p.name} is not valid UTF-8: undecodable bytes shown as \ufffd")
+                        noted = True
                 del carry[:cut]
-                try:
-                    text = whole.decode("utf-8")
-                except UnicodeDecodeError:
-                    text = whole.decode("utf-8", errors="replace")
-                    if notes is not None and not noted:
-                        notes.append(f"{p.name} is not valid UTF-8: undecodable bytes shown as \ufffd")
-                    noted = True
                 if first:
                     text, first = text.lstrip("\ufeff"), False
                 if text:
@@ -129,40 +131,188 @@ def read_text(p: Path, notes: list[str] | None = None) -> str:
     return "".join(text_pieces(p, notes))
 
 
-def _lines(pieces: Iterable[str]) -> Iterator[str]:
-    """The lines of the pieces, each cut at ``\n`` only (as a file opened with newline=''
-    gives them to the csv module: a ``\x1c`` or ``\u2028`` in a kernel name is no line end)."""
-    for text in pieces:
-        yield from io.StringIO(text)
+#: A line this long is counted (``_cells_over``) before the csv module splits it; ncu's
+#: lines are shorter unless a cell is huge. What a line may hold before its row's width is
+#: known (the header): more columns than any export has.
+_LONG_LINE = 1 << 20
+_MAX_CELLS = 1 << 16
+#: Lines without text (empty, spaces, commas), one after another.
+_BLANK_LINES = re.compile(r"[ ,\t\r\n]*\n")
+_QUOTED = re.compile(r'[^"]*(?:""[^"]*)*"')  # the rest of a quoted cell, to its closing quote
 
 
-def rows(pieces: Iterable[str], origin: Path, stop: Callable[[list[str]], bool] | None = None) -> list[list[str]]:
+def _cells_over(line: str, limit: int, quoted: bool) -> bool:
+    """Whether the csv module (its default dialect) would split ``line`` into over ``limit``
+    cells; ``quoted``: the line goes on a quoted cell begun on an earlier line (its row's
+    earlier cells are not counted). Counted in C (str.count), with one step a quoted cell
+    and at most ``limit`` steps: a line of 256 MiB of commas is counted, never split."""
+    cells, pos, n = 1, 0, len(line)
+    while pos < n and cells <= limit:
+        if quoted or line.startswith('"', pos):
+            m = _QUOTED.match(line, pos + (not quoted))
+            if m is None:  # the cell goes on to a later line
+                return False
+            quoted, pos = False, m.end()
+            j = line.find(",", pos)  # text after the closing quote stays in the cell
+            if j < 0:
+                return False
+            cells, pos = cells + 1, j + 1
+            continue
+        j = line.find(',"', pos)  # every comma before a quoted cell ends an unquoted one
+        if j < 0:
+            return cells + line.count(",", pos) > limit
+        cells, pos = cells + line.count(",", pos, j) + 1, j + 1
+    return cells > limit
+
+
+def rows(
+    pieces: Iterable[str],
+    origin: Path,
+    stop: Callable[[list[str]], bool] | None = None,
+    width: Callable[[], int] | None = None,
+) -> list[list[str]]:
     """The rows of a CSV text, read as it is decoded; up to the first row ``stop`` is true
-    of (that row included): a reader that refuses such a row needs none of the rest."""
+    of (that row included): a reader that refuses such a row needs none of the rest. A run
+    of blank rows (empty, spaces or commas only) is kept as its first row (readers skip
+    them: a flood of them would be held at 8 bytes and more a cell). ``width``: the most
+    cells a row may have (a reader's header so far); a line of over 1 MiB that would be
+    split into more is refused before it is (exit 4)."""
     if csv.field_size_limit() < _FIELD_LIMIT:
         csv.field_size_limit(_FIELD_LIMIT)
-    rows: list[list[str]] = []
+    given = ended = 0  # lines given to the csv module; lines it had when it gave its last row
+
+    def lines() -> Iterator[str]:
+        nonlocal given
+        blank = False
+        for text in pieces:
+            i, n = 0, len(text)
+            while i < n:
+                fresh = given == ended  # the line starts a row
+                if fresh and text[i] in " ,\t\r\n":
+                    m = _BLANK_LINES.match(text, i)
+                    if m is not None:  # a run of blank lines: the first is given, the rest skipped
+                        if not blank:
+                            blank, given = True, given + 1
+                            yield text[i : text.index("\n", i) + 1]
+                        i = m.end()
+                        continue
+                # Cut at \n only, as a file opened with newline='' gives lines to the csv
+                # module (a \x1c or \u2028 in a kernel name is no line end); slices, where
+                # io.StringIO held a copy of 4 bytes a character.
+                j = text.find("\n", i)
+                line = text[i:] if j < 0 else text[i : j + 1]
+                i = n if j < 0 else j + 1
+                blank = False
+                if width is not None and len(line) > _LONG_LINE:
+                    w = width()
+                    if _cells_over(line, w, quoted=not fresh):
+                        raise ReportFormatError(
+                            f"{origin} is not an ncu CSV export: a row has over {w:,} cells "
+                            f"(the most its header allows), on a line of {len(line):,} characters",
+                            hint="the CSV may be truncated or edited: export again with "
+                            "ncu -i R --csv --page raw --print-units base",
+                        )
+                given += 1
+                yield line
+
+    out: list[list[str]] = []
     try:
-        for row in csv.reader(_lines(pieces)):
-            rows.append(row)
+        for row in csv.reader(lines()):
+            ended = given
+            out.append(row)
             if stop is not None and stop(row):
                 break
     except csv.Error as e:
         raise ReportFormatError(f"{origin}: malformed CSV ({e})") from e
-    return rows
+    return out
 
 
-def ragged() -> Callable[[list[str]], bool]:
-    """``rows``' stop for the raw page: a row with text whose cell count differs from the
-    header's (the first row with text), which ``_read`` refuses as it would at the end."""
-    width: list[int] = []
+def _is_number(cell: str) -> bool:
+    try:
+        return math.isfinite(float(cell.replace(",", "")))
+    except ValueError:
+        return False
 
-    def stop(row: list[str]) -> bool:
+
+class RawStop:
+    """``rows``' stop for the raw page, and its ``width``: stops at a header without the
+    identity columns, and at the first row with text that cannot be a launch, which
+    ``_read`` refuses as it would at the end: a cell count other than the header's (the
+    first row with text), or ``junk``. Junk of the header's width is refused at its first
+    row, not held to the end of a huge file."""
+
+    def __init__(self) -> None:
+        self.header: list[str] | None = None
+        self.id_col = -1
+
+    def width(self) -> int:
+        return len(self.header) if self.header is not None else _MAX_CELLS
+
+    def junk(self, row: list[str]) -> bool:
+        """A row of the header's width that is no launch, no repeated header or units row:
+        its ID is text (not empty, not a number, not ``ID``) and no cell holds a number.
+        (An ID of text alone is read as launch 0, as before.)"""
+        cell = row[self.id_col].strip()
+        if not cell or cell == "ID" or _is_number(cell):
+            return False
+        return not any(_is_number(c) for c in row if c.strip())
+
+    def __call__(self, row: list[str]) -> bool:
         if not any(c.strip() for c in row):
             return False
-        if not width:
-            width.append(len(row))
+        if self.header is None:
+            self.header = row
+            if "ID" not in row or "Kernel Name" not in row:
+                return True
+            self.id_col = row.index("ID")
             return False
-        return len(row) != width[0]
+        return len(row) != len(self.header) or self.junk(row)
 
-    return stop
+
+class SourceStop:
+    """``rows``' stop for the source page, and its ``width``: a block is a ``Kernel Name``
+    row, its header (the row after it, whatever it holds) and instruction rows. Stops at
+    the first row with text that is no instruction row: a cell count other than the header's
+    without an address (hex) in its Address cell, or the header's count with neither an
+    address as ncu writes it (0x...) nor a number in any cell. Rows cut short, or with an
+    unreadable address or n/a counters, are read (and skipped) as before; junk lines are
+    refused at the first of them, not held to the end of a huge file."""
+
+    def __init__(self) -> None:
+        self.header: list[str] | None = None
+        self.address = -1
+        self.widest = 0
+        self.mark = False  # the row before was a Kernel Name row
+        self.stopped: list[str] | None = None  # the row it stopped at
+
+    def width(self) -> int:
+        return self.widest or _MAX_CELLS
+
+    def __call__(self, row: list[str]) -> bool:
+        if self.mark:
+            self.header, self.mark = row, False
+            self.address = row.index("Address") if "Address" in row else -1
+            self.widest = max(self.widest, len(row))
+            return False
+        if row and row[0] == "Kernel Name":
+            self.mark = True
+            return False
+        if self.header is None or not any(c.strip() for c in row):
+            return False
+        a = self.address
+        addr = row[a].strip() if 0 <= a < len(row) else ""
+        if len(row) != len(self.header):
+            junk = not _is_hex(addr)
+        else:  # of the header's width: junk when it has no address as ncu writes it and no number
+            junk = not (addr[:2] in ("0x", "0X") and _is_hex(addr)) and not any(_is_number(c) for c in row)
+        if junk:
+            self.stopped = row
+        return junk
+
+
+def _is_hex(cell: str) -> bool:
+    try:
+        int(cell, 16)
+    except ValueError:
+        return False
+    return True

@@ -28,7 +28,7 @@ from ..io import require_input_file
 from ..errors import NoKernelsError, ReportFormatError
 from ..profile import SOURCE_EXPORT_MISSING, KernelProfile, Profile, base_name, short_name
 from .isolate import in_child
-from .csv_text import ragged, text_pieces
+from .csv_text import RawStop, SourceStop, text_pieces
 from .csv_text import rows as csv_rows
 from .common import KernelSelector, gc_paused
 from .common import (
@@ -78,7 +78,8 @@ def read_ncu_csv(
 
 def _read(path: Path, source_csv, line_report, kernel, launches_only: bool = False) -> Profile:  # noqa: C901, PLR0912, PLR0915 - one pass over the export's optional pages and columns
     notes: list[str] = []
-    rows = csv_rows(text_pieces(path, notes), path, stop=ragged())
+    stop = RawStop()
+    rows = csv_rows(text_pieces(path, notes), path, stop=stop, width=stop.width)
     while rows and not any(c.strip() for c in rows[0]):  # blank lines before the header
         rows.pop(0)
     header = rows[0] if rows else []
@@ -111,6 +112,12 @@ def _read(path: Path, source_csv, line_report, kernel, launches_only: bool = Fal
                 f"{path}: a row has {len(row)} cells, the header {len(header)}",
                 hint="the CSV may be truncated or edited",
             )
+    if launches and stop.junk(launches[-1]):  # reading stopped there: the rest was not read
+        raise ReportFormatError(
+            f"{path}: a row is no kernel launch (its ID is {launches[-1][stop.id_col].strip()[:40]!r} "
+            "and none of its cells is a number)",
+            hint="the CSV may be corrupt or edited: export again with ncu -i R --csv --page raw --print-units base",
+        )
     idx = {h: i for i, h in enumerate(header)}
     launches = _without_repeated_header(launches, header, rows[1] if has_units else None, idx, path, notes)
     if not launches:
@@ -332,9 +339,22 @@ def _parse_source(p: Path) -> list[tuple[str, list[str], list[list[str]]]]:
     """Split a source-page export into (kernel name, header, rows) blocks. A file cut
     short inside its last row (no final newline, fewer cells than its header: ``head -c``,
     an interrupted copy) is refused: its last kernel would lose instructions and samples."""
-    pieces = list(text_pieces(p))
-    rows = csv_rows(pieces, p)
-    if rows and not pieces[-1].endswith(("\n", "\r")):
+    last = [""]  # the last piece of text read
+
+    def pieces():
+        for last[0] in text_pieces(p):
+            yield last[0]
+
+    stop = SourceStop()
+    rows = csv_rows(pieces(), p, stop=stop, width=stop.width)
+    if stop.stopped is not None:  # reading stopped at a row that is no instruction row
+        raise ReportFormatError(
+            f"{p}: a row is no source-page row: {len(stop.stopped)} cells (its block's header has "
+            f"{len(stop.header or [])}), no address (it begins {','.join(stop.stopped)[:40]!r})",
+            hint="the CSV may be corrupt or edited: export the source page again: "
+            "ncu -i R --csv --page source --print-source sass",
+        )
+    if rows and not last[0].endswith(("\n", "\r")):
         last = rows[-1]
         header = next(
             (rows[i + 1] for i in range(len(rows) - 2, -1, -1) if rows[i] and rows[i][0] == "Kernel Name"), None

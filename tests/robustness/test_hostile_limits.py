@@ -1,6 +1,7 @@
 """Hostile inputs, limits: huge and padded CSV exports, bytes appended to a report, saved
 analyses of 20,000 kernels, a signal as the interpreter ends (issues 35 and 36). Every input
-is made at test time; the huge ones are sparse files (``truncate``), which use no disk.
+is made at test time; the huge ones are sparse files (``truncate``), which use no disk, or
+junk written after a valid header (64-200 MB).
 
 docs/errors.md states the bounds these tests hold drgpu to: a damaged input is refused in
 seconds at under 1 GiB + twice its size of memory (here: far less, it is never loaded)."""
@@ -109,6 +110,81 @@ def test_junk_after_a_valid_header_is_refused_at_its_first_row(tmp_path):
     code, err, secs, rss = _peak_rss_run(["analyze", str(p), "-q"], timeout=180)
     assert code == 4 and "a row has 3 cells" in err, err
     assert rss < 400_000, rss
+
+
+def _junk(path: Path, head: bytes, block: bytes, size: int, tail: bytes = b"") -> Path:
+    """``head``, then ``block`` repeated to ``size`` bytes, then ``tail``: made at test time."""
+    with open(path, "wb") as fh:
+        fh.write(head)
+        while fh.tell() < size:
+            fh.write(block)
+        fh.write(tail)
+    return path
+
+
+def _printable(n: int, line: int | None = None) -> bytes:
+    """``n`` random printable bytes (commas and quotes among them), a line end every ``line``."""
+    table = bytes(32 + i % 95 for i in range(256))
+    b = bytearray(os.urandom(n).translate(table))
+    if line:
+        b[line - 1 :: line] = b"\n" * len(b[line - 1 :: line])
+    return bytes(b)
+
+
+def test_a_200mb_line_of_junk_after_a_valid_header_is_refused_uncut(tmp_path):
+    """Random printable text without a line end after a raw page's header: under the 256 MiB
+    line limit, it was split into millions of cells (2.4 GB of memory for 256 MB, over the
+    1 GiB + 2x bound). Its cells are counted first, in C, and it is refused uncut."""
+    header = MINI.read_bytes().split(b"\n")[0] + b"\n"
+    size = 200 << 20
+    p = _junk(tmp_path / "line.raw.csv", header, _printable(1 << 20).replace(b"\n", b" "), size)
+    code, err, secs, rss = _peak_rss_run(["analyze", str(p), "-q"], timeout=120)
+    assert code == 4, err
+    assert "a row has over 136 cells" in err and "Traceback" not in err, err
+    assert rss * 1024 < GIB + 2 * size and secs < 60, (secs, rss)
+
+
+@pytest.mark.parametrize(
+    ("block", "mb"),
+    [(b"," * 5000 + b"\n", 200), (b"\n", 32), (b",,\r\n", 32)],
+    ids=["commas", "newlines", "crlf-commas"],
+)
+def test_a_flood_of_blank_lines_after_a_valid_export_is_read_flat(tmp_path, block, mb):
+    """A valid export, then hundreds of MB of lines without text (rows of commas, bare line
+    ends): blank rows, skipped by the reader, were each held (8 bytes a cell and a list a
+    row: 2.3 GB and 32 s for 256 MB of commas). A run of them is kept as one row."""
+    p = _junk(tmp_path / "blank.raw.csv", MINI.read_bytes(), block * ((1 << 20) // len(block)), mb << 20)
+    code, err, secs, rss = _peak_rss_run(["analyze", str(p), "-q", "-f", "json", "-o", str(tmp_path / "o.json")], 120)
+    assert code == 0, err
+    assert rss < 400_000 and secs < 60, (secs, rss)
+
+
+def test_junk_rows_of_the_headers_width_are_refused_at_the_first(tmp_path):
+    """Rows of the header's cell count holding no number (``ab,ab,...``): each was read as a
+    launch (an ID of text is launch 0), 64 MB held at 30 times its size (8 GB for 256 MB).
+    Now refused at the first of them."""
+    raw = MINI.read_bytes()
+    row = b",".join([b"ab"] * 136) + b"\n"
+    p = _junk(tmp_path / "wide.raw.csv", raw, row * 1000, 64 << 20)
+    code, err, secs, rss = _peak_rss_run(["analyze", str(p), "-q"], timeout=120)
+    assert code == 4, err
+    assert "a row is no kernel launch (its ID is 'ab'" in err, err
+    assert rss < 400_000 and secs < 60, (secs, rss)
+
+
+@pytest.mark.parametrize("junk", ["lines", "wide-rows"])
+def test_junk_after_a_valid_source_page_is_refused_at_its_first_row(tmp_path, junk):
+    """A source page followed by 64 MB of junk: random printable lines (read to the end and
+    skipped, exit 0), or rows of its header's width holding neither an address nor a number
+    (7.9 GB of memory for 256 MB). Refused at the first such row, with the raw page beside."""
+    raw = tmp_path / "j.raw.csv"
+    raw.write_bytes(MINI.read_bytes())
+    block = _printable(1 << 20, 100) if junk == "lines" else (b",".join([b"ab"] * 64) + b"\n") * 1000
+    src = _junk(tmp_path / "j.source.csv", MINI_SOURCE.read_bytes(), block, 64 << 20, tail=b"\n")
+    code, err, secs, rss = _peak_rss_run(["analyze", str(raw), "--source-csv", str(src), "-q"], timeout=120)
+    assert code == 4, err
+    assert "a row is no source-page row" in err and "Traceback" not in err, err
+    assert rss < 400_000 and secs < 60, (secs, rss)
 
 
 # ---- bytes appended to a report ---------------------------------------------------------------
