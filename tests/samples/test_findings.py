@@ -46,11 +46,38 @@ def test_near_miss_does_not_raise_its_finding(case):
     assert spec["finding"] not in [f.id for f in k.findings], [(f.id, f.estimated_speedup) for f in k.findings]
 
 
-def test_every_finding_with_samples_has_three_kernels_and_a_near_miss():
-    ids = [c["finding"] for c in manifest().values()]
-    near = {c["finding"] for c in near_misses().values()}
-    for fid in set(ids):
-        assert ids.count(fid) >= 3 and fid in near, fid
+def _held_out() -> dict:
+    import yaml
+
+    from conftest import ROOT
+
+    out: dict = {}
+    for path in sorted((ROOT / "sample_reports").glob("heldout*.yaml")):
+        out.update(yaml.safe_load(path.read_text(encoding="utf-8"))["held_out"])
+    return out
+
+
+def _finding_ids_with_samples() -> list:
+    ids = sorted({c["finding"] for c in manifest().values()} | {"block-too-small"})
+    no_near_miss = {
+        "block-too-small": "no near miss written for it yet (its bad/fixed pairs are half_warps and three held-out ones)"
+    }
+    return [
+        pytest.param(
+            fid, marks=[pytest.mark.xfail(strict=True, reason=no_near_miss[fid])] if fid in no_near_miss else []
+        )
+        for fid in ids
+    ]
+
+
+@pytest.mark.parametrize("fid", _finding_ids_with_samples())
+def test_every_finding_with_samples_has_three_kernels_and_a_near_miss(fid):
+    """Bad/fixed pairs and near misses of the samples and of the held-out rounds (their
+    measured fixes count the same; they are reported apart in docs/calibration.md)."""
+    held = _held_out()
+    ids = [c["finding"] for c in manifest().values()] + [s["finding"] for s in held.values() if not s.get("near_miss")]
+    near = {c["finding"] for c in near_misses().values()} | {s["finding"] for s in held.values() if s.get("near_miss")}
+    assert ids.count(fid) >= 3 and fid in near, fid
 
 
 @pytest.mark.parametrize("case", ["aos_gather", "serial_norm", "double_literal"])
@@ -291,12 +318,11 @@ def test_partial_warps_on_a_memory_bound_tile_is_capped_by_what_dram_has_left():
     from conftest import SAMPLES
 
     a = analyze(open_report(SAMPLES / "ho2_trsm16_halfwarp" / "ho2_trsm16_halfwarp_bad.ncu-rep"))
-    f = next(f for f in a.kernels[0].findings if f.id == "partial-warps")
-    # The launch-shape model keeps DRAM's/L2's busy time: after the change they bind.
-    assert f.evidence["launch_model"]["limited_by"] == "shared"
-    assert f.estimated_speedup < 1.25
-    assert f.severity != "high"
-    assert _finding("half_warps", "partial-warps").severity == "high"  # compute-bound: 1 / fill stands
+    # The launch-shape model keeps DRAM's/L2's busy time: filling the lanes leaves them to bind,
+    # so partial-warps is at most a small finding (here below the smallest reported).
+    f = next((f for f in a.kernels[0].findings if f.id == "partial-warps"), None)
+    assert f is None or (f.estimated_speedup < 1.25 and f.severity != "high")
+    assert _finding("half_warps", "block-too-small").severity == "high"  # compute-bound: filling the warps pays
 
 
 def test_histogram_division_and_atomics_get_their_own_samples():
