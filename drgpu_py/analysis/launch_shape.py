@@ -10,6 +10,9 @@ The kernel's time T is split into bounds, each a share of T measured in the repo
   ``l1``: L1/shared throughput per cycle an SM is active;
 * ``shared``: the busiest unit all SMs share (DRAM, L2) over its saturation share: its busy
   time does not change with the launch (the bytes stay);
+* ``dispatch``: starting the blocks: blocks per SM x the chip's ``block_start_ns`` (measured:
+  benchmarks/block_dispatch.cu); a kernel of a million tiny blocks is bound by it whatever
+  the blocks do;
 * ``latency``: the warps' own chains, the time warps spend issuing or waiting on their own
   dependencies (every warp state but contention: not selected, pipe and queue throttles,
   dispatch). With C warps per scheduler, C of those chains overlap (Little's law), so this
@@ -113,9 +116,12 @@ class LaunchShape:
         iters = self.iterations_per_warp if self.work_split in SPLIT_LOOPS else None
         return self.warps * max(1.0, iters or 1.0)
 
-    def what_if(self, *, active_sms: float, warps_per_scheduler: float, k_inst: float = 1.0) -> WhatIf:
+    def what_if(
+        self, *, active_sms: float, warps_per_scheduler: float, k_inst: float = 1.0, blocks: float | None = None
+    ) -> WhatIf:
         """The time of a launch that uses ``active_sms`` SMs with ``warps_per_scheduler``
-        resident warps each, issuing ``k_inst`` times today's warp instructions for the work."""
+        resident warps each, issuing ``k_inst`` times today's warp instructions for the work,
+        in ``blocks`` blocks (today's count when None)."""
         active_sms = max(1.0, min(active_sms, self.sms or active_sms))
         c_new = max(0.25, min(warps_per_scheduler, self.max_warps_per_scheduler))
         k_sm = self.active_sms / active_sms
@@ -125,6 +131,9 @@ class LaunchShape:
             "issue": b.get("issue", 0.0) * k_sm * k_inst,
             "l1": b.get("l1", 0.0) * k_sm,
             "shared": b.get("shared", 0.0),
+            "dispatch": b.get("dispatch", 0.0)
+            * _blocks_per_sm(blocks or self.blocks, self.sms)
+            / _blocks_per_sm(self.blocks, self.sms),
         }
         latency = b.get("latency", 0.0)
         # One warp's own chain is the floor unless a strided loop spreads its iterations.
@@ -136,6 +145,10 @@ class LaunchShape:
         time = max(time, self.floor_share)
         limited_by = "launch floor" if time == self.floor_share else max(new, key=new.__getitem__)
         return WhatIf(max(1.0, 1.0 / time), limited_by, active_sms, c_new)
+
+
+def _blocks_per_sm(blocks: float, sms: float) -> float:
+    return max(1.0, math.ceil(blocks / sms)) if sms > 0 else 1.0
 
 
 def _overlap(bounds: dict[str, float], norm: float) -> float:
@@ -174,7 +187,11 @@ def launch_shape_of(ctx: KernelContext, sol: SpeedOfLight | None) -> LaunchShape
             limits[name] = value
     split, iters = _work_split(ctx, blocks * wpb)
     bounds = _bounds(ctx, active_frac, achieved)
+    start = ctx.arch.get("block_start_ns")
+    start_ns = float(start) if isinstance(start, (int, float)) else 0.0
     dur = kernel.duration_ns
+    if start_ns > 0 and dur and not math.isnan(dur) and dur > 0:
+        bounds["dispatch"] = min(1.0, _blocks_per_sm(blocks, sms) * start_ns / dur)
     floor = sol.launch_floor_ns if sol is not None else math.nan
     floor_share = floor / dur if dur and not math.isnan(dur) and not math.isnan(floor) and dur > 0 else 0.0
     return LaunchShape(

@@ -141,6 +141,7 @@ _BOUND_WORDS = {
     "shared": "DRAM/L2 bandwidth",
     "latency": "each warp's own chain of dependent instructions",
     "launch floor": "the launch floor",
+    "dispatch": "the rate at which the SMs start blocks",
 }
 
 
@@ -255,8 +256,8 @@ def _relaunch(shape: LaunchShape) -> tuple[WhatIf, str]:
     sms, tpb = shape.sms, shape.threads_per_block
     if shape.work_split in SPLIT_LOOPS:
         per_sched = min(shape.theoretical_warps_per_scheduler, shape.work_warps() / (sms * SCHEDULERS_PER_SM))
-        what_if = shape.what_if(active_sms=sms, warps_per_scheduler=per_sched)
         blocks_new = max(sms, math.ceil(per_sched * SCHEDULERS_PER_SM * sms / shape.warps_per_block))
+        what_if = shape.what_if(active_sms=sms, warps_per_scheduler=per_sched, blocks=blocks_new)
         how = {
             "grid-stride": "its grid-stride loop has the work for more",
             "block-stride": "its block-stride loop has the work for more (split each block's range over several blocks)",
@@ -268,7 +269,7 @@ def _relaunch(shape: LaunchShape) -> tuple[WhatIf, str]:
     blocks_new = max(1, min(int(sms), int(warps)))
     wpb_new = math.ceil(warps / blocks_new)
     per_sched = warps / (blocks_new * SCHEDULERS_PER_SM)
-    what_if = shape.what_if(active_sms=blocks_new, warps_per_scheduler=per_sched)
+    what_if = shape.what_if(active_sms=blocks_new, warps_per_scheduler=per_sched, blocks=blocks_new)
     return what_if, (
         f"Each thread's work is fixed (no loop whose iterations other threads could take), so "
         f"the re-launch that helps is the same {int(shape.blocks * tpb):,} threads in {blocks_new:,} "
@@ -330,7 +331,7 @@ def partial_warps(ctx: KernelContext, passes: Passes) -> Detection | None:
     packed = max(1.0, shape.blocks * eff)
     active = min(shape.sms, packed) if packed < shape.active_sms else shape.active_sms
     per_sched = min(shape.warps_per_scheduler, shape.warps * eff / (active * SCHEDULERS_PER_SM))
-    what_if = shape.what_if(active_sms=active, warps_per_scheduler=per_sched, k_inst=eff)
+    what_if = shape.what_if(active_sms=active, warps_per_scheduler=per_sched, k_inst=eff, blocks=packed)
     return Detection(
         stall_share=1.0 - 1.0 / what_if.speedup,
         speedup=what_if.speedup,
@@ -368,11 +369,18 @@ def block_too_small(ctx: KernelContext, passes: Passes) -> Detection | None:
         return None  # the block limit is not what caps the warps: partial-warps, if any
     # Merged blocks fill their warps: the same threads need eff of today's warps, of which
     # the SM holds w_new (at today's share of achieved to theoretical occupancy).
-    achieved_share = shape.warps_per_scheduler / max(1e-9, shape.theoretical_warps_per_scheduler)
+    # Blocks that start no faster than the SM finishes them leave warp slots empty (achieved
+    # below theoretical occupancy because of the dispatch bound): merged, the slots fill.
+    dispatch_bound = shape.bounds.get("dispatch", 0.0) >= 0.9 * max(shape.bounds.values())
+    achieved_share = (
+        1.0 if dispatch_bound else shape.warps_per_scheduler / max(1e-9, shape.theoretical_warps_per_scheduler)
+    )
     per_sched = min(
         w_new / SCHEDULERS_PER_SM * achieved_share, shape.warps * eff / (shape.active_sms * SCHEDULERS_PER_SM)
     )
-    what_if = shape.what_if(active_sms=shape.active_sms, warps_per_scheduler=per_sched, k_inst=eff)
+    what_if = shape.what_if(
+        active_sms=shape.active_sms, warps_per_scheduler=per_sched, k_inst=eff, blocks=shape.blocks / merge
+    )
     return Detection(
         stall_share=1.0 - 1.0 / what_if.speedup,
         speedup=what_if.speedup,
