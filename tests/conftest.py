@@ -39,8 +39,22 @@ def _unpack_samples() -> None:
 _unpack_samples()
 
 
+@functools.cache
+def _yaml_doc(path: Path):
+    """PATH parsed once per process (libyaml's parser when present: the manifest is read at
+    collection by many modules and by tests, about 0.2 s a parse with the Python parser)."""
+    return yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+def load_yaml(path: Path):
+    """A fresh copy of ``yaml.safe_load`` of PATH (callers may change what they get)."""
+    import copy
+
+    return copy.deepcopy(_yaml_doc(Path(path).resolve()))
+
+
 def manifest() -> dict:
-    return yaml.safe_load((SAMPLES / "manifest.yaml").read_text())["cases"]
+    return load_yaml(SAMPLES / "manifest.yaml")["cases"]
 
 
 CASES = sorted(manifest())
@@ -94,7 +108,7 @@ def pytest_runtest_setup(item):
 
 
 def near_misses() -> dict:
-    return yaml.safe_load((SAMPLES / "manifest.yaml").read_text()).get("near_misses") or {}
+    return load_yaml(SAMPLES / "manifest.yaml").get("near_misses") or {}
 
 
 def cases_for(check, names=None, table=None) -> list:

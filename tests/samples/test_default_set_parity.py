@@ -17,9 +17,8 @@ import importlib.util
 import sys
 
 import pytest
-import yaml
 
-from conftest import ROOT, SAMPLES, analysis_of
+from conftest import ROOT, SAMPLES, analysis_of, load_yaml
 
 
 def _parity_module():
@@ -54,8 +53,8 @@ def _compared(sample):
 
 
 def test_every_sample_variant_has_a_default_set_report():
-    manifest = yaml.safe_load((SAMPLES / "manifest.yaml").read_text())
-    held = yaml.safe_load((SAMPLES / "heldout.yaml").read_text())["held_out"]
+    manifest = load_yaml(SAMPLES / "manifest.yaml")
+    held = load_yaml(SAMPLES / "heldout.yaml")["held_out"]
     expected = 2 * len(manifest["cases"]) + len(manifest["near_misses"]) + 2 * len(held)
     assert len(ALL) == expected == len({s.name for s in ALL})
 

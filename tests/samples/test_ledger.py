@@ -168,11 +168,9 @@ def test_severity_follows_the_estimate_on_any_grade():
 
 
 def _held_out() -> dict:
-    import yaml
+    from conftest import SAMPLES, load_yaml
 
-    from conftest import SAMPLES
-
-    return yaml.safe_load((SAMPLES / "heldout.yaml").read_text())["held_out"]
+    return load_yaml(SAMPLES / "heldout.yaml")["held_out"]
 
 
 @pytest.mark.parametrize("case", sorted(_held_out()))
