@@ -93,3 +93,18 @@ def test_small_blocks_capped_by_the_block_limit_get_block_too_small_not_partial_
     block (GPA's thread increase); partial-warps alone (1/fill = 2x) stays quiet."""
     ids = [f.id for f in analysis_of("ho3_elim4x4", "bad").kernels[0].findings]
     assert "block-too-small" in ids and "partial-warps" not in ids
+
+
+def test_no_launch_estimate_exceeds_its_what_if_on_any_sample():
+    """Every launch finding on every sample pair's bad variant reports at most what the
+    launch-shape model's what-if gave it (the physical bounds may only lower it)."""
+    from conftest import CASES
+
+    checked = 0
+    for case in CASES:
+        for ka in analysis_of(case, "bad").kernels:
+            for f in ka.findings:
+                if f.id in LAUNCH_FINDINGS:
+                    assert f.estimated_speedup <= f.evidence["launch_model"]["speedup"] + 1e-3, (case, f.id)
+                    checked += 1
+    assert checked >= 8
