@@ -17,20 +17,11 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 out=$(realpath -m "$1"); mkdir -p "$out"
 work=${SAMPLES_DIR:-/opt/samples}/costs; mkdir -p "$work"
 repeats=${REPEATS:-2}
-ncu_py=$(dirname "$(find "$(dirname "$(readlink -f "$(command -v ncu)")")/.." /usr/local/cuda* /opt -name ncu_report.py -path "*extras/python*" 2>/dev/null | head -1)")
-export PYTHONPATH="$here:$here/.device/pylib:$ncu_py${PYTHONPATH:+:$PYTHONPATH}"
-drgpu() { python3 -c "import sys; from drgpu_py.cli import main; sys.argv[0] = 'drgpu'; main()" "$@"; }
-mapfile -t dargs < <(cd "$here" && python3 -c 'from drgpu_py.specs.metric_sets import load_metric_set as m; print("\n".join(m("gh100").selection().ncu_args()))')
+. "$here/benchmarks/device_env.sh"
 cp "$here/sample_reports/src/aos_gather.cu" "$here/sample_reports/src/sample.cuh" "$here/benchmarks/many_kernels.cu" "$work/"
 cd "$work" || exit 1
 nvcc -arch=sm_90 -O3 -lineinfo -o aos_gather aos_gather.cu && nvcc -arch=sm_90 -O3 -lineinfo -o many_kernels many_kernels.cu || exit 1
 printf 'program\tway\tseconds\trc\n' >"$out/costs.tsv"
-timed() {  # NAME WAY CMD...
-  local name=$1 way=$2; shift 2
-  local t0 t1 rc
-  t0=$(date +%s.%N); "$@" >"$out/${name}_$way.log" 2>&1; rc=$?; t1=$(date +%s.%N)
-  printf '%s\t%s\t%s\t%s\n' "$name" "$way" "$(awk "BEGIN { printf \"%.2f\", $t1 - $t0 }")" "$rc" | tee -a "$out/costs.tsv"
-}
 for r in $(seq "$repeats"); do
   for prog in one_kernel many_kernels; do
     case $prog in
@@ -38,12 +29,12 @@ for r in $(seq "$repeats"); do
       many_kernels) app=(./many_kernels 4); filt=() ;;
     esac
     rep="$work/${prog}_base"
-    timed "$prog" app "${app[@]}"
-    timed "$prog" base ncu "${dargs[@]}" --import-source yes "${filt[@]}" -f -o "$rep" "${app[@]}"
-    timed "$prog" nosource ncu "${dargs[@]}" "${filt[@]}" -f -o "$work/${prog}_x" "${app[@]}"
-    timed "$prog" cachenone ncu "${dargs[@]}" --import-source yes --cache-control none "${filt[@]}" -f -o "$work/${prog}_x" "${app[@]}"
-    timed "$prog" clocknone ncu "${dargs[@]}" --import-source yes --clock-control none "${filt[@]}" -f -o "$work/${prog}_x" "${app[@]}"
-    timed "$prog" appreplay ncu "${dargs[@]}" --import-source yes --replay-mode application "${filt[@]}" -f -o "$work/${prog}_x" "${app[@]}"
-    timed "$prog" analyze drgpu analyze -q "$rep.ncu-rep" -f json -o "$work/${prog}.json" --force
+    timed "$out/costs.tsv" "$prog" app "${app[@]}"
+    timed "$out/costs.tsv" "$prog" base ncu "${dargs[@]}" --import-source yes "${filt[@]}" -f -o "$rep" "${app[@]}"
+    timed "$out/costs.tsv" "$prog" nosource ncu "${dargs[@]}" "${filt[@]}" -f -o "$work/${prog}_x" "${app[@]}"
+    timed "$out/costs.tsv" "$prog" cachenone ncu "${dargs[@]}" --import-source yes --cache-control none "${filt[@]}" -f -o "$work/${prog}_x" "${app[@]}"
+    timed "$out/costs.tsv" "$prog" clocknone ncu "${dargs[@]}" --import-source yes --clock-control none "${filt[@]}" -f -o "$work/${prog}_x" "${app[@]}"
+    timed "$out/costs.tsv" "$prog" appreplay ncu "${dargs[@]}" --import-source yes --replay-mode application "${filt[@]}" -f -o "$work/${prog}_x" "${app[@]}"
+    timed "$out/costs.tsv" "$prog" analyze drgpu analyze -q "$rep.ncu-rep" -f json -o "$work/${prog}.json" --force
   done
 done

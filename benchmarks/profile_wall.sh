@@ -19,21 +19,12 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 out=$(realpath -m "$1"); mkdir -p "$out"
 work=${SAMPLES_DIR:-/opt/samples}/wall; mkdir -p "$work"
 repeats=${REPEATS:-1}
-ncu_py=$(dirname "$(find "$(dirname "$(readlink -f "$(command -v ncu)")")/.." /usr/local/cuda* /opt -name ncu_report.py -path "*extras/python*" 2>/dev/null | head -1)")
-export PYTHONPATH="$here:$here/.device/pylib:$ncu_py${PYTHONPATH:+:$PYTHONPATH}"
-drgpu() { python3 -c "import sys; from drgpu_py.cli import main; sys.argv[0] = 'drgpu'; main()" "$@"; }
-mapfile -t dargs < <(cd "$here" && python3 -c 'from drgpu_py.specs.metric_sets import load_metric_set as m; print("\n".join(m("gh100").selection().ncu_args()))')
+. "$here/benchmarks/device_env.sh"
 cp "$here/sample_reports/src/aos_gather.cu" "$here/sample_reports/src/sample.cuh" "$here/benchmarks/many_kernels.cu" \
    "$here/sample_reports/library/workload.py" "$work/"
 cd "$work" || exit 1
 nvcc -arch=sm_90 -O3 -lineinfo -o aos_gather aos_gather.cu && nvcc -arch=sm_90 -O3 -lineinfo -o many_kernels many_kernels.cu || exit 1
 printf 'program\tway\tseconds\trc\n' >"$out/wall.tsv"
-timed() {  # NAME WAY CMD...: run CMD, append its wall time
-  local name=$1 way=$2; shift 2
-  local t0 t1 rc
-  t0=$(date +%s.%N); "$@" >"$out/${name}_$way.log" 2>&1; rc=$?; t1=$(date +%s.%N)
-  printf '%s\t%s\t%s\t%s\n' "$name" "$way" "$(awk "BEGIN { printf \"%.2f\", $t1 - $t0 }")" "$rc" | tee -a "$out/wall.tsv"
-}
 for r in $(seq "$repeats"); do
   for prog in one_kernel many_kernels torch_step; do
     case $prog in
@@ -42,9 +33,9 @@ for r in $(seq "$repeats"); do
       torch_step) app=(python3 workload.py step); filt=(--profile-from-start off) ;;
     esac
     dfilt=(); [ "$prog" = one_kernel ] && dfilt=(-c 1); [ "$prog" = torch_step ] && dfilt=(--no-from-start)
-    timed "$prog" full ncu --set full --import-source yes "${filt[@]}" -f -o "$work/${prog}_full" "${app[@]}"
-    timed "$prog" drgpu drgpu profile -q --force -d "$work/${prog}_drgpu" --name "$prog" "${dfilt[@]}" -- "${app[@]}"
-    timed "$prog" dargs ncu "${dargs[@]}" --import-source yes "${filt[@]}" -f -o "$work/${prog}_dargs" "${app[@]}"
+    timed "$out/wall.tsv" "$prog" full ncu --set full --import-source yes "${filt[@]}" -f -o "$work/${prog}_full" "${app[@]}"
+    timed "$out/wall.tsv" "$prog" drgpu drgpu profile -q --force -d "$work/${prog}_drgpu" --name "$prog" "${dfilt[@]}" -- "${app[@]}"
+    timed "$out/wall.tsv" "$prog" dargs ncu "${dargs[@]}" --import-source yes "${filt[@]}" -f -o "$work/${prog}_dargs" "${app[@]}"
   done
 done
 for f in "$work"/*_full.ncu-rep "$work"/*_drgpu/*.ncu-rep; do ls -la "$f"; done >"$out/reports.txt" 2>&1

@@ -196,8 +196,7 @@ def main() -> int:
     print_ledger(pairs)
     print_estimate_notes(manifest["cases"])
     print_held_out(times)
-    print_held_out_second(times)
-    print_held_out_third(times)
+    print_held_out_rounds(times)
     print_launch_shape(times)
     return 0
 
@@ -307,14 +306,14 @@ REVISED_SINCE_3 = (
 )
 
 
-def print_held_out_second(times: dict) -> None:
-    """The second round of held-out pairs (sample_reports/heldout2.yaml)."""
-    _print_round(
-        times,
-        path=ROOT / "sample_reports/heldout2.yaml",
-        heading="Held-out pairs, second round",
-        label="Second round",
-        intro=(
+#: The held-out rounds after the first, each printed by _print_round: its list, heading, how
+#: it was written and measured, and what was revised since its freeze.
+ROUNDS = (
+    {
+        "path": "heldout2.yaml",
+        "heading": "Held-out pairs, second round",
+        "label": "Second round",
+        "intro": (
             "bad/fixed pairs and {near} near miss written from the hardware's view without reading the detectors "
             "(sample_reports/heldout2.yaml: predicated reductions, divisions in straight-line and unrolled code, "
             "loop-free gathers, shared-memory tiles, one-output-per-thread GEMM and filter, pow with literal "
@@ -322,19 +321,13 @@ def print_held_out_second(times: dict) -> None:
             "change that added those mechanisms, and profiled and analyzed only once the detectors were frozen "
             f"(commit {FROZEN_AT_2}); measured on an H100"
         ),
-        revised=REVISED_SINCE_2,
-        frozen_file="heldout2.yaml",
-    )
-
-
-def print_held_out_third(times: dict) -> None:
-    """The third round (sample_reports/heldout3.yaml): launch shapes and real-code forms."""
-    _print_round(
-        times,
-        path=ROOT / "sample_reports/heldout3.yaml",
-        heading="Held-out pairs, third round",
-        label="Third round",
-        intro=(
+        "revised": REVISED_SINCE_2,
+    },
+    {
+        "path": "heldout3.yaml",
+        "heading": "Held-out pairs, third round",
+        "label": "Third round",
+        "intro": (
             "bad/fixed pairs and {near} near misses written from the hardware's view without reading the "
             "detectors (sample_reports/heldout3.yaml: 15 launch shapes — small problems, grid-stride and "
             "one-block launches, tiles as blocks, blocks of 16-32 threads, partial last waves, register and "
@@ -344,9 +337,22 @@ def print_held_out_third(times: dict) -> None:
             "launch-shape model, and profiled and analyzed only once it was frozen "
             f"(commit {FROZEN_AT_3}); measured on an H200"
         ),
-        revised=REVISED_SINCE_3,
-        frozen_file="heldout3.yaml",
-    )
+        "revised": REVISED_SINCE_3,
+    },
+)
+
+
+def print_held_out_rounds(times: dict) -> None:
+    for spec in ROUNDS:
+        _print_round(
+            times,
+            path=ROOT / "sample_reports" / spec["path"],
+            heading=spec["heading"],
+            label=spec["label"],
+            intro=spec["intro"],
+            revised=spec["revised"],
+            frozen_file=spec["path"],
+        )
 
 
 def _print_round(times: dict, *, path, heading: str, label: str, intro: str, revised: str, frozen_file: str) -> None:
