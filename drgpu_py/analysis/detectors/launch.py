@@ -350,6 +350,9 @@ def partial_warps(ctx: KernelContext, passes: Passes) -> Detection | None:
         "launch__occupancy_limit_registers",
         "launch__occupancy_limit_shared_mem",
         "launch__occupancy_limit_warps",
+        "launch__shared_mem_per_block",
+        "launch__shared_mem_per_block_dynamic",
+        "launch__shared_mem_per_block_static",
         "sm__maximum_warps_per_active_cycle_pct",
     )
 )
