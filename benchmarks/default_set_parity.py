@@ -53,13 +53,6 @@ KNOWN: dict[tuple[str, str], str] = {
         "(default); the metrics it reads agree (DRAM 41.1%, L2 45.8-45.9% of peak in both)"
     ),
     ("tri_scan_fixed", "findings"): "memory-latency on the default set only (see top: PC sampling at the 40% gate)",
-    ("hist_walk_bad", "estimates"): (
-        "low-ilp 1.49x (full) vs 1.77x (default) from the same what-if (446.6k -> 252.5k predicted cycles): "
-        "the counters' verdict (perfmodel.counters_verdict, the top stall reason) is a near tie, wait 32.8% "
-        "vs long scoreboard 32.6% (full) and 32.6% vs 33.1% (default); agreeing with the model's latency "
-        "family, measured_speedup takes the ratio of the predictions (1.77x), else it takes the saved "
-        "cycles off the measured ones (1.49x)"
-    ),
     ("local_hist_bad", "estimates"): (
         "local-memory 4.25x (full) vs 4.71x (default): the traffic model 1 / (1 - 0.914 x L2 % / 90) with "
         "L2 throughput 75.3% vs 77.5% of peak; the default-set run was 2.9% faster (217.5 vs 223.9 us), "

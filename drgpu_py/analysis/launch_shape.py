@@ -187,8 +187,7 @@ def launch_shape_of(ctx: KernelContext, sol: SpeedOfLight | None) -> LaunchShape
             limits[name] = value
     split, iters = _work_split(ctx, blocks * wpb)
     bounds = _bounds(ctx, active_frac, achieved)
-    start = ctx.arch.get("block_start_ns")
-    start_ns = float(start) if isinstance(start, (int, float)) else 0.0
+    start_ns = ctx.arch.get("block_start_ns") or 0.0
     dur = kernel.duration_ns
     if start_ns > 0 and dur and not math.isnan(dur) and dur > 0:
         bounds["dispatch"] = min(1.0, _blocks_per_sm(blocks, sms) * start_ns / dur)

@@ -101,6 +101,7 @@ class ArchConstants(TypedDict, total=False):
     latency_issue_norm: float
     peak_flops_per_sm_cycle: dict[str, float]
     launch_floor_ns: float
+    block_start_ns: float | None
     f2f64_pipe: str
     # Peak DRAM bandwidth, for reports without ncu's own peak (no shipped file sets it yet).
     dram_bytes_per_s: float
