@@ -112,6 +112,11 @@ def near_rows(near: dict, times: dict) -> list[dict]:
     return rows
 
 
+def _off_mark(ratio: float) -> str:
+    """' ⚠' beside a ratio outside WITHIN either way (or not raised: NaN)."""
+    return "" if (max(ratio, 1 / ratio) if ratio == ratio else math.inf) <= WITHIN else " ⚠"
+
+
 def fmt(x: float, suffix: str = "x") -> str:
     return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.2f}{suffix}"
 
@@ -172,7 +177,7 @@ def main() -> int:
     print("| case | finding | severity | estimated | settled | measured | profiled | ratio | top finding |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in pairs.sort_values(["finding", "case"]).itertuples():
-        mark = "" if (max(r.ratio, 1 / r.ratio) if r.ratio == r.ratio else math.inf) <= WITHIN else " ⚠"
+        mark = _off_mark(r.ratio)
         print(
             f"| {r.case} | `{r.finding}` | {r.severity} | {fmt(r.estimated)} | {fmt(r.settled)} | {fmt(r.measured)} | "
             f"{fmt(r.profiled)} | {fmt(r.ratio)}{mark} | `{r.top}` |"
@@ -235,7 +240,7 @@ def _held_out_table(rows: pd.DataFrame) -> None:
     )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for r in rows.sort_values(["finding", "case"]).itertuples():
-        mark = "" if (max(r.ratio, 1 / r.ratio) if r.ratio == r.ratio else math.inf) <= WITHIN else " ⚠"
+        mark = _off_mark(r.ratio)
         print(
             f"| {r.case} | `{r.finding}` | {fmt(r.frozen_estimated)} | {r.severity} | {fmt(r.estimated)} | "
             f"{fmt(r.measured)} | {fmt(r.ratio)}{mark} | `{r.top}` | {r.useful_grade or '—'} | "
@@ -447,7 +452,7 @@ def print_launch_shape(times: dict) -> None:
     print("| case | from | expected finding | estimated | measured | ratio | top finding |")
     print("|---|---|---|---|---|---|---|")
     for r in rows.sort_values(["finding", "case"]).itertuples():
-        mark = "" if (max(r.ratio, 1 / r.ratio) if r.ratio == r.ratio else math.inf) <= WITHIN else " ⚠"
+        mark = _off_mark(r.ratio)
         print(
             f"| {r.case} | {r.source} | `{r.finding}` | {fmt(r.estimated)} | {fmt(r.measured)} | {fmt(r.ratio)}{mark} | `{r.top}` |"
         )
