@@ -307,7 +307,8 @@ REVISED_SINCE_3 = (
     "carried value is a scan or a state, not a reduction whose iterations other threads could take) and "
     "on ho3_elim4x4, ho3_rowsoftmax_32t, ho3_pairwise_32t (block-too-small where the block count ties with "
     "another per-block limit, the driver's shared-memory reserve or barriers, and only where merging "
-    "blocks adds resident warps)"
+    "blocks adds resident warps; and a dispatch bound, blocks per SM x the block start time, measured "
+    "with an empty-kernel microbenchmark, not fitted)"
 )
 
 
