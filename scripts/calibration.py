@@ -232,6 +232,14 @@ def _summary(rows: pd.DataFrame, estimated: str, top: str) -> str:
     )
 
 
+def _with_freeze(rows: pd.DataFrame, spec: dict) -> None:
+    """Add a held-out round's ratio and the frozen code's estimate and top finding (at_freeze)."""
+    rows["ratio"] = rows["estimated"] / rows["measured"]
+    frozen = {c: spec[c].get("at_freeze") or {} for c in rows["case"]}
+    rows["frozen_estimated"] = [frozen[c].get("estimated") or math.nan for c in rows["case"]]
+    rows["frozen_top"] = [frozen[c].get("top", "-") for c in rows["case"]]
+
+
 def _held_out_table(rows: pd.DataFrame) -> None:
     """A held-out round's table: the result at the freeze beside this code's."""
     print(
@@ -256,14 +264,7 @@ def print_held_out(times: dict) -> None:
         return
     spec = yaml.safe_load(path.read_text())["held_out"]
     rows = pd.DataFrame(pair_rows(spec, times))
-    rows["ratio"] = rows["estimated"] / rows["measured"]
-    rows["frozen_estimated"] = [
-        (spec[c].get("at_freeze") or {}).get("estimated")
-        if (spec[c].get("at_freeze") or {}).get("estimated")
-        else math.nan
-        for c in rows["case"]
-    ]
-    rows["frozen_top"] = [(spec[c].get("at_freeze") or {}).get("top", "-") for c in rows["case"]]
+    _with_freeze(rows, spec)
     big = rows[rows["measured"] >= 1.5]
     below = int(big["useful_grade"].isin(["poor", "okay"]).sum())
     print("\n## Held-out pairs\n")
@@ -370,10 +371,7 @@ def _print_round(times: dict, *, path, heading: str, label: str, intro: str, rev
     pairs = {c: s for c, s in spec.items() if not s.get("near_miss") and (c, "bad") in times}
     near = {c: s for c, s in spec.items() if s.get("near_miss") and (c, "bad") in times}
     rows = pd.DataFrame(pair_rows(pairs, times))
-    rows["ratio"] = rows["estimated"] / rows["measured"]
-    frozen = {c: spec[c].get("at_freeze") or {} for c in rows["case"]}
-    rows["frozen_estimated"] = [frozen[c].get("estimated") or math.nan for c in rows["case"]]
-    rows["frozen_top"] = [frozen[c].get("top", "-") for c in rows["case"]]
+    _with_freeze(rows, spec)
     big = rows[rows["measured"] >= 1.5]
     below = int(big["useful_grade"].isin(["poor", "okay"]).sum())
     print(f"\n## {heading}\n")

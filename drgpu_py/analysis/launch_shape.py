@@ -61,7 +61,14 @@ CONTENTION_REASONS = (
 #: per-SM pipes (per active cycle, sol.units) and the units all SMs share
 SM_PIPES = ("issue", "fma", "alu", "fp64", "xu", "lsu", "tensor")
 SHARED_UNITS = ("dram", "lts")
-SCHEDULERS_PER_SM = 4
+#: what limits the blocks resident per SM, each with ncu's metric, in the order ties resolve
+OCCUPANCY_LIMITS = {
+    "registers": "launch__occupancy_limit_registers",
+    "shared memory": "launch__occupancy_limit_shared_mem",
+    "block size": "launch__occupancy_limit_warps",
+    "blocks per SM": "launch__occupancy_limit_blocks",
+    "barriers": "launch__occupancy_limit_barriers",
+}
 #: work splits whose loop iterations more threads could take over
 SPLIT_LOOPS = ("grid-stride", "block-stride", "loop-split")
 
@@ -74,6 +81,11 @@ class WhatIf:
     limited_by: str  # the bound that binds after the change
     active_sms: float
     warps_per_scheduler: float
+
+    @property
+    def saved_share(self) -> float:
+        """The share of today's time the change saves: 1 - 1/speedup."""
+        return 1.0 - 1.0 / self.speedup
 
     def to_dict(self) -> dict[str, float | str]:
         return {
@@ -101,6 +113,17 @@ class LaunchShape:
     bounds: dict[str, float] = field(default_factory=dict)  # share of T per bound (above)
     overlap_norm: float = 1.5  # how the bounds combine (thresholds: launch_overlap_norm)
     floor_share: float = 0.0  # launch floor / T
+    schedulers_per_sm: int = 4  # the chip's (specs/arch)
+
+    @property
+    def max_warps_per_sm(self) -> float:
+        return self.max_warps_per_scheduler * self.schedulers_per_sm
+
+    @property
+    def limiter(self) -> str | None:
+        """The limit reached first (the first of a tie in OCCUPANCY_LIMITS' order)."""
+        limits = self.blocks_per_sm_limits
+        return min(limits, key=limits.__getitem__) if limits else None
 
     @property
     def binding(self) -> str:
@@ -137,7 +160,7 @@ class LaunchShape:
         }
         latency = b.get("latency", 0.0)
         # One warp's own chain is the floor unless a strided loop spreads its iterations.
-        rounds = max(1.0, self.warps / max(1e-9, self.active_sms * SCHEDULERS_PER_SM * self.warps_per_scheduler))
+        rounds = max(1.0, self.warps / max(1e-9, self.active_sms * self.schedulers_per_sm * self.warps_per_scheduler))
         splits = self.iterations_per_warp if self.work_split in SPLIT_LOOPS else None
         chain = latency / (rounds * max(1.0, splits or 1.0))
         new["latency"] = max(latency * k_sm * k_inst / k_warps, chain)
@@ -157,6 +180,12 @@ def _overlap(bounds: dict[str, float], norm: float) -> float:
     return float(sum(v**norm for v in bounds.values() if v > 0) ** (1.0 / norm)) if bounds else 1.0
 
 
+def occupancy_limits(ctx: KernelContext) -> dict[str, float]:
+    """Blocks per SM each limit allows (OCCUPANCY_LIMITS), the measured ones."""
+    values = {name: ctx.kernel.m(metric) for name, metric in OCCUPANCY_LIMITS.items()}
+    return {name: v for name, v in values.items() if not math.isnan(v)}
+
+
 def launch_shape_of(ctx: KernelContext, sol: SpeedOfLight | None) -> LaunchShape | None:
     """The model's inputs for one kernel; None without a grid, block or SM count."""
     kernel = ctx.kernel
@@ -165,26 +194,17 @@ def launch_shape_of(ctx: KernelContext, sol: SpeedOfLight | None) -> LaunchShape
     if not blocks or not sms or tpb <= 0:
         return None
     wpb = math.ceil(tpb / 32)
+    schedulers = int(ctx.arch.get("schedulers_per_sm", 4))
     max_warps = kernel.m("device__attribute_max_warps_per_multiprocessor", ctx.arch["max_warps_per_sm"])
     theo_pct = kernel.m("sm__maximum_warps_per_active_cycle_pct")
-    theo = (theo_pct / 100.0 * max_warps if not math.isnan(theo_pct) else max_warps) / SCHEDULERS_PER_SM
+    theo = (theo_pct / 100.0 * max_warps if not math.isnan(theo_pct) else max_warps) / schedulers
     act, ela = kernel.m("sm__cycles_active.avg"), kernel.m("sm__cycles_elapsed.avg")
     active_frac = act / ela if act > 0 and ela > 0 and act <= ela else min(1.0, blocks / sms)
     active_sms = max(1.0, min(sms, blocks))
     achieved = kernel.m("smsp__warps_active.avg.per_cycle_active")
     if math.isnan(achieved) or achieved <= 0:
-        achieved = min(theo, blocks * wpb / (active_sms * SCHEDULERS_PER_SM))
-    limits = {}
-    for name, metric in (
-        ("registers", "launch__occupancy_limit_registers"),
-        ("shared memory", "launch__occupancy_limit_shared_mem"),
-        ("block size", "launch__occupancy_limit_warps"),
-        ("blocks per SM", "launch__occupancy_limit_blocks"),
-        ("barriers", "launch__occupancy_limit_barriers"),
-    ):
-        value = kernel.m(metric)
-        if not math.isnan(value):
-            limits[name] = value
+        achieved = min(theo, blocks * wpb / (active_sms * schedulers))
+    limits = occupancy_limits(ctx)
     split, iters = _work_split(ctx, blocks * wpb)
     bounds = _bounds(ctx, active_frac, achieved)
     start_ns = ctx.arch.get("block_start_ns") or 0.0
@@ -201,7 +221,7 @@ def launch_shape_of(ctx: KernelContext, sol: SpeedOfLight | None) -> LaunchShape
         sms=sms,
         active_sms=active_sms,
         warps_per_scheduler=achieved,
-        max_warps_per_scheduler=max_warps / SCHEDULERS_PER_SM,
+        max_warps_per_scheduler=max_warps / schedulers,
         theoretical_warps_per_scheduler=theo,
         blocks_per_sm_limits=limits,
         work_split=split,
@@ -209,6 +229,7 @@ def launch_shape_of(ctx: KernelContext, sol: SpeedOfLight | None) -> LaunchShape
         bounds=bounds,
         overlap_norm=float(ctx.th["launch_overlap_norm"]),
         floor_share=min(1.0, floor_share),
+        schedulers_per_sm=schedulers,
     )
 
 

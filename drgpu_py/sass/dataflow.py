@@ -442,7 +442,9 @@ def float_operand(text: str) -> float | None:
 # and c[0x0][0xc..0x14]; offset 0 is written c[0x0][RZ]).
 _BLOCK_DIM = re.compile(r"c\[0x0\]\[(?:RZ|0x0|0x4|0x8)\]")
 _GRID_DIM = re.compile(r"c\[0x0\]\[(?:0xc|0x10|0x14)\]")
-_STEP_OPCODES = ("IADD3", "IADD", "IMAD", "VIADD", "LEA", "UIADD3", "UIMAD", "ULEA", "IADD.64", "IMAD.X", "IADD3.X")
+_STEP_OPCODES = frozenset(
+    {"IADD3", "IADD", "IMAD", "VIADD", "LEA", "UIADD3", "UIMAD", "ULEA"}
+)  # modifiers (.X, .64) aside
 
 
 def launch_dims_in(
@@ -488,7 +490,7 @@ def launch_strided_loops(cfg: CFG) -> dict[int, frozenset[str]]:
         kinds: set[str] = set()
         for j in cfg.loop_instructions(loop):
             ins = cfg.insts[j]
-            if ins.full_opcode.split(".")[0] not in {o.split(".")[0] for o in _STEP_OPCODES}:
+            if ins.opcode not in _STEP_OPCODES:
                 continue
             carried = ins.defs & ins.uses
             if not carried:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 
 from ..context import KernelContext
-from ..launch_shape import SCHEDULERS_PER_SM, SPLIT_LOOPS, LaunchShape, WhatIf
+from ..launch_shape import SHARED_UNITS, SPLIT_LOOPS, LaunchShape, WhatIf, occupancy_limits
 from ..passes import Passes
 from ..sol import grid_and_sms
 from .base import (
@@ -25,31 +25,21 @@ from .base import (
 )
 
 
-LIMITERS = {
-    "registers": (
-        "launch__occupancy_limit_registers",
-        "Use fewer registers per thread (__launch_bounds__, -maxrregcount, fewer live values).",
-    ),
-    "shared memory": (
-        "launch__occupancy_limit_shared_mem",
-        "Use less shared memory per block (smaller tiles, or only what the kernel touches).",
-    ),
-    "block size": ("launch__occupancy_limit_warps", "Change the block size so more blocks fit per SM."),
-    "blocks per SM": (
-        "launch__occupancy_limit_blocks",
-        "Use larger blocks: the SM's limit on resident blocks is reached first.",
-    ),
-    "barriers": ("launch__occupancy_limit_barriers", "Use fewer named barriers per block."),
+#: each occupancy limit's advice (its metric: launch_shape.OCCUPANCY_LIMITS)
+LIMITER_ADVICE = {
+    "registers": "Use fewer registers per thread (__launch_bounds__, -maxrregcount, fewer live values).",
+    "shared memory": "Use less shared memory per block (smaller tiles, or only what the kernel touches).",
+    "block size": "Change the block size so more blocks fit per SM.",
+    "blocks per SM": "Use larger blocks: the SM's limit on resident blocks is reached first.",
+    "barriers": "Use fewer named barriers per block.",
 }
 
 
 def occupancy_limiter(ctx: KernelContext) -> tuple[str | None, dict[str, float]]:
-    kernel = ctx.kernel
-    lim = {name: kernel.m(metric) for name, (metric, _) in LIMITERS.items()}
-    lim = {n: v for n, v in lim.items() if not math.isnan(v)}
-    if not lim:
-        return None, {}
-    return min(lim, key=lim.__getitem__), lim
+    """(the limit reached first, blocks per SM by limit) for a kernel without a launch shape
+    (the tree's occupancy sub-tree); detectors read LaunchShape.limiter."""
+    lim = occupancy_limits(ctx)
+    return (min(lim, key=lim.__getitem__) if lim else None), lim
 
 
 def _limiter_advice(ctx: KernelContext, limiter: str, w_new: float) -> str:
@@ -57,7 +47,7 @@ def _limiter_advice(ctx: KernelContext, limiter: str, w_new: float) -> str:
     per thread that fits the target warps, against today's (a cap below what the code needs
     spills, and spills in hot code can cost more than the extra warps gain; the estimate
     assumes none)."""
-    text = LIMITERS[limiter][1]
+    text = LIMITER_ADVICE[limiter]
     regs = ctx.kernel.m("launch__registers_per_thread")
     per_sm = ctx.kernel.m("device__attribute_max_registers_per_multiprocessor", ctx.arch.get("registers_per_sm", 65536))
     if limiter != "registers" or math.isnan(regs) or w_new <= 0:
@@ -94,11 +84,11 @@ def occupancy(ctx: KernelContext, passes: Passes) -> Detection | None:
     latency_share = ctx.share(*LATENCY_REASONS)
     if ctx.th["latency_share"] > latency_share:
         return None
-    limiter, lim = occupancy_limiter(ctx)
-    if limiter is None or _merging_adds_warps(ctx, shape, limiter, lim):
+    limiter, lim = shape.limiter, shape.blocks_per_sm_limits
+    if limiter is None or _merging_adds_warps(ctx, shape):
         return None  # more threads per block is the change: block-too-small says it
     wpb = shape.warps_per_block
-    max_warps = kernel.m("device__attribute_max_warps_per_multiprocessor", ctx.arch["max_warps_per_sm"])
+    max_warps = shape.max_warps_per_sm
     others = [v for n, v in lim.items() if n != limiter]
     new_blocks = min(others) if others else lim[limiter]
     w_cur = theo / 100.0 * max_warps
@@ -112,7 +102,7 @@ def occupancy(ctx: KernelContext, passes: Passes) -> Detection | None:
     )
     achieved = kernel.m("sm__warps_active.avg.pct_of_peak_sustained_active")
     return Detection(
-        stall_share=1.0 - 1.0 / what_if.speedup,
+        stall_share=what_if.saved_share,
         speedup=what_if.speedup,
         evidence={
             "theoretical_occupancy_pct": round(theo, 1),
@@ -145,7 +135,7 @@ _BOUND_WORDS = {
 }
 
 
-def _small_blocks(shape: LaunchShape, limiter: str | None) -> bool:
+def _small_blocks(shape: LaunchShape) -> bool:
     """GPA's thread increase applies: blocks of at most two warps, more than fit at once,
     whose count per SM (the SM's limit on resident blocks) caps the resident warps, alone or
     tied with another limit that is per block too (the driver's 1 KB of shared memory per
@@ -153,31 +143,29 @@ def _small_blocks(shape: LaunchShape, limiter: str | None) -> bool:
     limits = shape.blocks_per_sm_limits
     blocks_limit = limits.get("blocks per SM")
     return (
-        limiter is not None
-        and blocks_limit is not None
+        blocks_limit is not None
         and blocks_limit <= min(limits.values())
         and shape.warps_per_block <= 2
-        and blocks_limit * shape.warps_per_block < shape.max_warps_per_scheduler * SCHEDULERS_PER_SM
+        and blocks_limit * shape.warps_per_block < shape.max_warps_per_sm
         and shape.blocks > blocks_limit * shape.sms
     )
 
 
-def _merging_adds_warps(ctx: KernelContext, shape: LaunchShape, limiter: str | None, lim: dict[str, float]) -> bool:
+def _merging_adds_warps(ctx: KernelContext, shape: LaunchShape) -> bool:
     """block-too-small applies: small blocks capped by the block limit, and merging them lets
     the SM hold more warps."""
-    if not _small_blocks(shape, limiter):
+    if not _small_blocks(shape):
         return False
-    _, w_cur, w_new = _merged_warps(ctx, shape, lim)
+    _, w_cur, w_new = _merged_warps(ctx, shape)
     return w_new > w_cur
 
 
-def _merged_warps(ctx: KernelContext, shape: LaunchShape, lim: dict[str, float]) -> tuple[int, float, float]:
+def _merged_warps(ctx: KernelContext, shape: LaunchShape) -> tuple[int, float, float]:
     """(blocks merged into one, warps per SM now, warps per SM after) for block-too-small."""
-    max_warps = ctx.kernel.m("device__attribute_max_warps_per_multiprocessor", ctx.arch["max_warps_per_sm"])
-    wpb = shape.warps_per_block
+    lim, wpb = shape.blocks_per_sm_limits, shape.warps_per_block
     merge = max(2, int(256 // shape.threads_per_block))
     w_cur = lim["blocks per SM"] * wpb
-    w_new = min(max_warps, _warps_if_merged(ctx, lim, wpb, merge))
+    w_new = min(shape.max_warps_per_sm, _warps_if_merged(ctx, lim, wpb, merge))
     return merge, w_cur, w_new
 
 
@@ -219,10 +207,10 @@ def grid_too_small(ctx: KernelContext, passes: Passes) -> Detection | None:
     sum) lets a larger grid fill every SM up to its theoretical occupancy; without one the
     same threads can only be spread over more SMs in smaller blocks, which shortens nothing
     but the time warps wait for each other's issue slots."""
-    blocks, sms = grid_and_sms(ctx)
     shape = passes.launch
-    if not sms or not blocks or blocks <= ctx.th["serial_blocks"] or shape is None:
+    if shape is None or shape.blocks <= ctx.th["serial_blocks"]:
         return None
+    blocks, sms = shape.blocks, shape.sms
     fill = blocks / sms
     if fill >= ctx.th["grid_fill"]:
         return None
@@ -230,7 +218,7 @@ def grid_too_small(ctx: KernelContext, passes: Passes) -> Detection | None:
     what_if, relaunch = _relaunch(shape)
     speed = what_if.speedup
     return Detection(
-        stall_share=1.0 - 1.0 / speed,
+        stall_share=what_if.saved_share,
         speedup=speed,
         evidence={
             "blocks": int(blocks),
@@ -255,8 +243,8 @@ def _relaunch(shape: LaunchShape) -> tuple[WhatIf, str]:
     """The best re-launch the work allows, and how to say it."""
     sms, tpb = shape.sms, shape.threads_per_block
     if shape.work_split in SPLIT_LOOPS:
-        per_sched = min(shape.theoretical_warps_per_scheduler, shape.work_warps() / (sms * SCHEDULERS_PER_SM))
-        blocks_new = max(sms, math.ceil(per_sched * SCHEDULERS_PER_SM * sms / shape.warps_per_block))
+        per_sched = min(shape.theoretical_warps_per_scheduler, shape.work_warps() / (sms * shape.schedulers_per_sm))
+        blocks_new = max(sms, math.ceil(per_sched * shape.schedulers_per_sm * sms / shape.warps_per_block))
         what_if = shape.what_if(active_sms=sms, warps_per_scheduler=per_sched, blocks=blocks_new)
         how = {
             "grid-stride": "its grid-stride loop has the work for more",
@@ -268,7 +256,7 @@ def _relaunch(shape: LaunchShape) -> tuple[WhatIf, str]:
     warps = shape.warps
     blocks_new = max(1, min(int(sms), int(warps)))
     wpb_new = math.ceil(warps / blocks_new)
-    per_sched = warps / (blocks_new * SCHEDULERS_PER_SM)
+    per_sched = warps / (blocks_new * shape.schedulers_per_sm)
     what_if = shape.what_if(active_sms=blocks_new, warps_per_scheduler=per_sched, blocks=blocks_new)
     return what_if, (
         f"Each thread's work is fixed (no loop whose iterations other threads could take), so "
@@ -305,9 +293,6 @@ def serial_kernel(ctx: KernelContext, passes: Passes) -> Detection | None:
     )
 
 
-SHARED_UNITS = ("dram", "lts")  # shared by all SMs: a partial wave gets more of them per block
-
-
 @detector(metrics=(*UNIT_METRICS,))
 def partial_warps(ctx: KernelContext, passes: Passes) -> Detection | None:
     """Blocks whose size is not a multiple of 32 leave lanes of every last warp empty: each
@@ -325,15 +310,14 @@ def partial_warps(ctx: KernelContext, passes: Passes) -> Detection | None:
     eff = lanes / 32.0
     if eff > ctx.th["partial_warp_fill"]:
         return None
-    limiter, lim = occupancy_limiter(ctx)
-    if _merging_adds_warps(ctx, shape, limiter, lim):
+    if _merging_adds_warps(ctx, shape):
         return None  # block-too-small makes the blocks larger, which fills the lanes too
     packed = max(1.0, shape.blocks * eff)
     active = min(shape.sms, packed) if packed < shape.active_sms else shape.active_sms
-    per_sched = min(shape.warps_per_scheduler, shape.warps * eff / (active * SCHEDULERS_PER_SM))
+    per_sched = min(shape.warps_per_scheduler, shape.warps * eff / (active * shape.schedulers_per_sm))
     what_if = shape.what_if(active_sms=active, warps_per_scheduler=per_sched, k_inst=eff, blocks=packed)
     return Detection(
-        stall_share=1.0 - 1.0 / what_if.speedup,
+        stall_share=what_if.saved_share,
         speedup=what_if.speedup,
         evidence={"block_size": int(bs), "lanes_per_warp": round(lanes, 2), "launch_model": what_if.to_dict()},
         locations=[],
@@ -363,11 +347,11 @@ def block_too_small(ctx: KernelContext, passes: Passes) -> Detection | None:
     threads) lets the SM hold the warps its next limiter allows and fills partly empty warps;
     the launch-shape model gives the time, bounded by the work the grid has."""
     shape = passes.launch
-    limiter, lim = occupancy_limiter(ctx)
-    if shape is None or not _small_blocks(shape, limiter):
+    if shape is None or not _small_blocks(shape):
         return None
+    lim = shape.blocks_per_sm_limits
     eff = shape.lanes_per_warp / 32.0
-    merge, w_cur, w_new = _merged_warps(ctx, shape, lim)
+    merge, w_cur, w_new = _merged_warps(ctx, shape)
     if w_new <= w_cur:
         return None  # the block limit is not what caps the warps: partial-warps, if any
     # Merged blocks fill their warps: the same threads need eff of today's warps, of which
@@ -379,13 +363,14 @@ def block_too_small(ctx: KernelContext, passes: Passes) -> Detection | None:
         1.0 if dispatch_bound else shape.warps_per_scheduler / max(1e-9, shape.theoretical_warps_per_scheduler)
     )
     per_sched = min(
-        w_new / SCHEDULERS_PER_SM * achieved_share, shape.warps * eff / (shape.active_sms * SCHEDULERS_PER_SM)
+        w_new / shape.schedulers_per_sm * achieved_share,
+        shape.warps * eff / (shape.active_sms * shape.schedulers_per_sm),
     )
     what_if = shape.what_if(
         active_sms=shape.active_sms, warps_per_scheduler=per_sched, k_inst=eff, blocks=shape.blocks / merge
     )
     return Detection(
-        stall_share=1.0 - 1.0 / what_if.speedup,
+        stall_share=what_if.saved_share,
         speedup=what_if.speedup,
         evidence={
             "block_size": shape.threads_per_block,
