@@ -6,7 +6,7 @@ Every sample variant has two reports of the same program and launch, both profil
 sample_reports/build_and_profile.sh) and ``CASE_VARIANT_default.ncu-rep.xz`` (the metric set
 ``drgpu profile`` passes, sample_reports/default_set_device.sh). For each sample of
 sample_reports/manifest.yaml (``cases``, bad and fixed; ``near_misses``, bad) and
-sample_reports/heldout.yaml (bad and fixed) that has both reports, this analyzes both with
+sample_reports/heldout*.yaml (every round; bad and fixed) that has both reports, this analyzes both with
 drgpu's library API and compares the top finding (the first, or none), the set of finding ids,
 each common finding's ``estimated_speedup`` (default / full, within 10% counts as the same),
 the speed-of-light grade and the useful-work grade.
@@ -74,7 +74,7 @@ class Sample:
     case: str
     variant: str  # "bad" | "fixed"
     kernel: str  # the kernel's name as the manifest gives it
-    group: str  # "pair" | "near miss" | "held-out"
+    group: str  # "pair" | "near miss" | "held-out N" (N: the round, heldoutN.yaml)
 
     @property
     def name(self) -> str:
@@ -95,9 +95,12 @@ class Sample:
 def samples() -> list[Sample]:
     """Every sample variant with both a full-set and a default-set report."""
     manifest = yaml.safe_load((SAMPLES / "manifest.yaml").read_text())
-    held = yaml.safe_load((SAMPLES / "heldout.yaml").read_text()).get("held_out") or {}
+    tables = [(manifest["cases"], "pair")]
+    for path in sorted(SAMPLES.glob("heldout*.yaml")):
+        rounds = path.stem.removeprefix("heldout") or "1"
+        tables.append((yaml.safe_load(path.read_text()).get("held_out") or {}, f"held-out {rounds}"))
     out = []
-    for table, group in ((manifest["cases"], "pair"), (held, "held-out")):
+    for table, group in tables:
         for case in sorted(table):
             for variant in ("bad", "fixed"):
                 out.append(Sample(case, variant, table[case]["kernels"][variant], group))
@@ -247,7 +250,7 @@ def summary(rows: list[tuple[Sample, Comparison]]) -> list[str]:
             only_full.setdefault(fid, []).append(s.name)
         for fid in c.only_default:
             only_default.setdefault(fid, []).append(s.name)
-    groups = sorted({s.group for s, _ in rows}, key=["pair", "near miss", "held-out"].index)
+    groups = sorted({s.group for s, _ in rows}, key=lambda g: ({"pair": 0, "near miss": 1}.get(g, 2), g))
     lines = [
         f"- same top finding on **{same_top} of {n}** samples"
         + (f" (differs on {', '.join(s.name for s, c in rows if not c.same_top)})" if same_top < n else "")

@@ -140,11 +140,18 @@ class LaunchShape:
         return self.warps * max(1.0, iters or 1.0)
 
     def what_if(
-        self, *, active_sms: float, warps_per_scheduler: float, k_inst: float = 1.0, blocks: float | None = None
+        self,
+        *,
+        active_sms: float,
+        warps_per_scheduler: float,
+        k_inst: float = 1.0,
+        blocks: float | None = None,
+        k_l1: float = 1.0,
     ) -> WhatIf:
         """The time of a launch that uses ``active_sms`` SMs with ``warps_per_scheduler``
-        resident warps each, issuing ``k_inst`` times today's warp instructions for the work,
-        in ``blocks`` blocks (today's count when None)."""
+        resident warps each, issuing ``k_inst`` times today's warp instructions and moving
+        ``k_l1`` times today's L1/shared traffic for the work, in ``blocks`` blocks (today's
+        count when None)."""
         active_sms = max(1.0, min(active_sms, self.sms or active_sms))
         c_new = max(0.25, min(warps_per_scheduler, self.max_warps_per_scheduler))
         k_sm = self.active_sms / active_sms
@@ -152,7 +159,7 @@ class LaunchShape:
         b = self.bounds
         new = {
             "issue": b.get("issue", 0.0) * k_sm * k_inst,
-            "l1": b.get("l1", 0.0) * k_sm,
+            "l1": b.get("l1", 0.0) * k_sm * k_l1,
             "shared": b.get("shared", 0.0),
             "dispatch": b.get("dispatch", 0.0)
             * _blocks_per_sm(blocks or self.blocks, self.sms)
@@ -168,6 +175,31 @@ class LaunchShape:
         time = max(time, self.floor_share)
         limited_by = "launch floor" if time == self.floor_share else max(new, key=new.__getitem__)
         return WhatIf(max(1.0, 1.0 / time), limited_by, active_sms, c_new)
+
+    def batched(self, launches: int) -> WhatIf:
+        """``launches`` launches of this grid as one grid of ``launches`` x ``blocks`` blocks
+        (the pieces independent): the SMs share out all the blocks, the resident warps grow
+        with the blocks each SM gets, DRAM and L2 move every launch's bytes, and one launch
+        floor is paid instead of one per launch. The speedup is over the sequence."""
+        n = max(1, launches)
+        active_now = max(1.0, min(self.sms, self.blocks))
+        active_new = max(1.0, min(self.sms, n * self.blocks))
+        k_sm = (n * self.blocks / active_new) / (self.blocks / active_now)
+        c_new = min(self.theoretical_warps_per_scheduler, self.warps_per_scheduler * k_sm)
+        k_warps = c_new / max(self.warps_per_scheduler, 1e-9)
+        b = self.bounds
+        new = {
+            "issue": b.get("issue", 0.0) * k_sm,
+            "l1": b.get("l1", 0.0) * k_sm,
+            "shared": b.get("shared", 0.0) * n,
+            "dispatch": b.get("dispatch", 0.0)
+            * _blocks_per_sm(n * self.blocks, self.sms)
+            / _blocks_per_sm(self.blocks, self.sms),
+            "latency": b.get("latency", 0.0) * k_sm / max(k_warps, 1e-9),
+        }
+        time = max(_overlap(new, self.overlap_norm) / max(1e-9, _overlap(b, self.overlap_norm)), self.floor_share)
+        limited_by = "launch floor" if time == self.floor_share else max(new, key=new.__getitem__)
+        return WhatIf(max(1.0, n / time), limited_by, active_new, c_new)
 
 
 def _blocks_per_sm(blocks: float, sms: float) -> float:

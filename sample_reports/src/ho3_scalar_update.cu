@@ -46,3 +46,5 @@ int main(int argc, char** argv) {
   }, reps_of(argc, argv));
   report("ho3_scalar_update", fixed, us);
 }
+
+// PROFILE_LAUNCHES: 64

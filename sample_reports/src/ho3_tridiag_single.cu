@@ -74,3 +74,5 @@ int main(int argc, char** argv) {
   }
   report("ho3_tridiag_single", fixed, us);
 }
+
+// PROFILE_LAUNCHES: 128

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ...sass.cfg import CFG, Loop
+from ...sass.isa import Instruction
 from ...sass.dataflow import fast_intrinsic, loop_invariant, thread_predicated
 from ...sass.slicing import reaching_defs
 from ..context import KernelContext, LineKey
@@ -433,12 +434,29 @@ def _literal_integer_exponent(ctx: KernelContext, lines: Collection[LineKey]) ->
             return _SMALL_INTEGER_BITS[bits]
     for ins in ctx.insts:
         site = sites.get(ins.pc)
-        if site is None or ins.opcode not in ("DMUL", "DFMA", "FMUL", "FFMA") or ctx.line_of(site) not in lines:
+        if site is None or ins.opcode not in _PRODUCTS or ctx.line_of(site) not in lines:
             continue
-        literal = next((int(op) for op in ins.operands[1:] if op.strip().isdigit() and 2 <= int(op) <= 16), None)
+        literal = _integer_immediate(ins)
         if literal is not None:
             return literal
-    return None
+    # Inlined (powf without a call): the routine's exact product y * log2(x) on the slow line
+    # itself, hi = l * y and lo = fma(l, y, -hi), each with the exponent as an immediate.
+    counts: dict[int, int] = {}
+    for ins in ctx.insts:
+        if ins.opcode in _PRODUCTS and ins.pc not in sites and ctx.line_of(ins.pc) in lines:
+            literal = _integer_immediate(ins)
+            if literal is not None:
+                counts[literal] = counts.get(literal, 0) + 1
+    paired = [n for n, count in counts.items() if count >= 2]
+    return max(paired, key=counts.__getitem__) if paired else None
+
+
+_PRODUCTS = ("DMUL", "DFMA", "FMUL", "FFMA")
+
+
+def _integer_immediate(ins: Instruction) -> int | None:
+    """A small integer (2..16) among a multiply's source operands, written as an immediate."""
+    return next((int(op) for op in ins.operands[1:] if op.strip().isdigit() and 2 <= int(op) <= 16), None)
 
 
 @detector()
@@ -497,15 +515,25 @@ def slow_math(ctx: KernelContext, passes: Passes) -> Detection | None:
         lines = {(f, ln) for f, ln in keys[np.isin(gid, [row[0] for row in rows])].tolist()}
     exponent = _literal_integer_exponent(ctx, lines)
     evidence = {"instructions_per_mufu": round(ratio, 1), "slow_line_instruction_share": round(inst, 3)}
+    xu_relief = 0.0
     if exponent is not None:
         evidence["literal_integer_exponent"] = exponent
+        # Multiplications replace the whole routine: its logarithm's MUFUs (all but EX2, which
+        # an exp on the same line may also use) leave the XU pipe.
+        all_mufu = sum(float(ex[k]) for k in np.flatnonzero(is_mufu))
+        logs = sum(
+            float(ex[k])
+            for k in np.flatnonzero(is_mufu & np.isin(gid, [row[0] for row in rows]))
+            if ctx.by_pc[int(pcs[k])].modifiers[:1] != ("EX2",)
+        )
+        xu_relief = logs / all_mufu if all_mufu > 0 else 0.0
     return Detection(
         stall_share=frac,
         speedup=eliminate(removed_share),
         evidence=evidence,
         locations=ctx.locations(weights),
         fmt={"ratio": ratio, "exponent": exponent or 0},
-        partial_relief={"xu": 0.0},
+        partial_relief={"xu": xu_relief},
         variant="integer_power" if exponent is not None else None,
     )
 

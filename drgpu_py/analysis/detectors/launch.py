@@ -8,6 +8,7 @@ pure, registered by ``@detector`` with the kernel-level metrics it reads.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from ..context import KernelContext
 from ..launch_shape import SHARED_UNITS, SPLIT_LOOPS, LaunchShape, WhatIf, occupancy_limits
@@ -267,9 +268,12 @@ def _relaunch(shape: LaunchShape) -> tuple[WhatIf, str]:
 
 @detector(metrics=(*GRID_METRICS,))
 def serial_kernel(ctx: KernelContext, passes: Passes) -> Detection | None:
-    """A grid of one block (or ``serial_blocks``): whether the work could be split is not
-    visible in the counters, so no SMs/blocks estimate. What batching the launches surely
-    removes is about one launch floor of GPU time per launch."""
+    """A grid of one block (or ``serial_blocks``) per launch. Where the report holds several
+    launches of it (a kernel group, groups.py), the estimate is the launch-shape model's
+    what-if for those launches batched into one grid (LaunchShape.batched: the pieces
+    independent, as per-tensor or per-matrix launches are); the text also says what a CUDA
+    graph gains where each launch needs the previous one's result (about one launch floor per
+    launch). One launch profiled: only the launch floor is sure, so that is the estimate."""
     blocks, sms = grid_and_sms(ctx)
     if not sms or not blocks or blocks > ctx.th["serial_blocks"] or blocks >= sms:
         return None
@@ -277,20 +281,49 @@ def serial_kernel(ctx: KernelContext, passes: Passes) -> Detection | None:
     floor = passes.sol.launch_floor_ns if passes.sol is not None else math.nan
     if not dur or math.isnan(dur) or math.isnan(floor):
         return None
-    speed = dur / max(dur - floor, floor)
+    graph = max(1.0, dur / max(dur - floor, floor))
+    count = ctx.kernel.m("drgpu__group_launches")
+    launches = 1 if math.isnan(count) else int(count)
+    shape = passes.launch
+    batched = shape.batched(launches) if shape is not None and launches > 1 else None
+    speed = batched.speedup if batched is not None else graph
     idle = 1.0 - blocks / sms
+    evidence: dict[str, Any] = {
+        "blocks": int(blocks),
+        "sms": int(sms),
+        "launch_floor_ns": round(floor, 1),
+        "launches": launches,
+    }
+    if batched is not None:
+        evidence["launch_model"] = batched.to_dict()
     return Detection(
-        stall_share=idle,
-        speedup=max(speed, 1.0),
-        evidence={"blocks": int(blocks), "sms": int(sms), "launch_floor_ns": round(floor, 1)},
+        stall_share=1.0 - 1.0 / speed if batched is not None else idle,
+        speedup=speed,
+        evidence=evidence,
         fmt={
             "blocks": int(blocks),
             "sms": int(sms),
             "idle_pct": 100 * idle,
             "floor_us": floor / 1000,
             "dur_us": dur / 1000,
+            "launches": launches,
+            "graph": graph,
+            "batched": _BATCHED_TEXT.format(launches=launches, blocks=int(blocks * launches), speed=speed)
+            if batched is not None
+            else _ONE_LAUNCH_TEXT,
         },
     )
+
+
+_BATCHED_TEXT = (
+    "The report holds {launches} such launches: if their pieces are independent (one per tensor, "
+    "matrix or row group), launch the kernel once with {blocks:,} blocks (blockIdx picks the piece), "
+    "about {speed:.1f}x faster than the sequence."
+)
+_ONE_LAUNCH_TEXT = (
+    "If the program launches it many times for independent pieces, launch it once with one block "
+    "per piece (profile all the launches, e.g. --launch-count, for an estimate)."
+)
 
 
 @detector(metrics=(*UNIT_METRICS,))

@@ -7,14 +7,23 @@ A shared-memory tiled GEMM that computes one output per thread issues two shared
 every FMA: the MIO queue fills (MIO throttle and short-scoreboard waits at those loads) while the
 FMA pipe idles. Computing several outputs per thread from values held in registers (register
 blocking; a warp tile for tensor cores) reuses each loaded value for several FMAs. The mechanism
-is read from the SASS and the counters whatever the source's shape: in each loop, the loads whose
-results an FMA-class instruction of the same loop uses, per FMA executed, and the time charged to
-those loads.
+is read from the SASS and the counters whatever the source's shape: in each loop, and in the
+kernel as a whole where the compiler unrolled the loop away, the loads whose results an
+FMA-class instruction of the same region uses, per FMA executed, and the time charged to those
+loads.
+
+The estimate asks the launch-shape model (launch_shape.py) for the same launch with the tile:
+the region's loads fall to the target per FMA, and with them the L1/shared traffic they make
+and the region's other non-FMA instructions (the loads' address arithmetic and the loop's
+control, which a tile of outputs per thread shares out); the FMAs stay. The registers the tile
+needs are not modeled (a kernel whose occupancy they cut gains less).
 """
 
 from __future__ import annotations
 
-from ...sass.cfg import CFG, Loop
+from collections.abc import Sequence
+
+from ...sass.cfg import CFG
 from ..context import KernelContext
 from ..passes import Passes
 from .base import UNIT_METRICS, Detection, cost_share, detector, eliminate, evidence_number
@@ -27,11 +36,23 @@ FMA_OPS = frozenset({"FFMA", "FFMA2", "DFMA", "HFMA2", "HMMA", "DMMA", "IMMA"})
 SHARED_LOADS = frozenset({"LDS", "LDSM"})
 
 
-def _feeding_loads(cfg: CFG, loop: Loop) -> tuple[list[int], list[int]]:
-    """(PCs of the loop's shared loads whose result an FMA of the loop reads, PCs of the
-    loop's FMAs): a loaded register counts when an FMA of the loop uses it before it is
-    written again (approximated by any use in the loop's instructions after the load)."""
-    body = cfg.loop_instructions(loop)
+#: Instructions that move data through L1/shared memory (the traffic the tile cuts a share of).
+L1_OPS = ("LD", "ST", "ATOM", "RED")
+#: Instructions that enter the MIO queue: when shared loads fill it, the MIO-throttle samples
+#: fall on whichever of these comes next (an S2R, a global load, a store), not on the loads.
+MIO_OPS = (*L1_OPS, "S2R", "SHFL", "MATCH", "VOTE.ANY")
+
+
+def _regions(cfg: CFG) -> list[Sequence[int]]:
+    """Instruction indices of each loop's body, then of the whole kernel (a loop the compiler
+    unrolled completely leaves its loads and FMAs in straight-line code)."""
+    return [cfg.loop_instructions(loop) for loop in cfg.loops] + [range(len(cfg.insts))]
+
+
+def _feeding_loads(cfg: CFG, body: Sequence[int]) -> tuple[list[int], list[int]]:
+    """(PCs of the region's shared loads whose result an FMA of the region reads, PCs of the
+    region's FMAs): a loaded register counts when an FMA of the region uses it (approximated
+    by any use in the region's instructions)."""
     insts = cfg.insts
     fmas = [j for j in body if insts[j].opcode in FMA_OPS]
     if not fmas:
@@ -45,13 +66,13 @@ def _feeding_loads(cfg: CFG, loop: Loop) -> tuple[list[int], list[int]]:
 
 @detector(metrics=(*UNIT_METRICS,))
 def data_reuse(ctx: KernelContext, passes: Passes) -> Detection | None:
-    """The hottest loop whose FMAs read loaded values at more than ``reuse_loads_per_fma`` loads
-    per FMA, with ``reuse_share`` or more of the samples on those loads (their queue and the
-    waits for their results). Estimate: register blocking to ``reuse_target_loads_per_fma``
-    removes that share of the loads' time, 1 - target / current of it (the unit bounds of the
-    ledger cap it at the FMA pipe)."""
+    """The region (a loop, or the whole kernel) whose FMAs read loaded values at more than
+    ``reuse_loads_per_fma`` loads per FMA with the most samples on those loads (their queue and
+    the waits for their results), at least ``reuse_share`` of all. Estimate: the launch-shape
+    model's what-if with the region blocked to ``reuse_target_loads_per_fma`` (module doc);
+    without the model, removing 1 - target / current of the loads' time."""
     cfg, df = ctx.cfg, ctx.df
-    if cfg is None or df.empty or not ctx.sampling or not cfg.loops:
+    if cfg is None or df.empty or not ctx.sampling:
         return None
     executed = ctx.executed()
     # Reuse exists where a staged value is read many times: shared loads per shared store over
@@ -60,10 +81,11 @@ def data_reuse(ctx: KernelContext, passes: Passes) -> Detection | None:
     sts = sum(float(executed.get(i.pc) or 0.0) for i in ctx.insts if i.opcode in ("STS", "STSM", "LDGSTS"))
     if sts <= 0 or lds / sts < ctx.th["reuse_reads_per_store"]:
         return None
-    best: tuple[float, float, list[int], float] | None = None  # (share, loads per FMA, load PCs, weights)
+    mio_ops = sum(float(executed.get(i.pc) or 0.0) for i in ctx.insts if i.opcode.startswith(MIO_OPS))
+    best: tuple[float, float, Sequence[int], float, float] | None = None  # share, per FMA, body, FMAs, loads
     best_weights: dict[int, float] = {}
-    for loop in cfg.loops:
-        load_pcs, fma_pcs = _feeding_loads(cfg, loop)
+    for body in _regions(cfg):
+        load_pcs, fma_pcs = _feeding_loads(cfg, body)
         fma = sum(float(executed.get(pc) or 0.0) for pc in fma_pcs)
         loads = sum(float(executed.get(pc) or 0.0) for pc in load_pcs)
         if fma <= 0 or loads <= 0:
@@ -71,22 +93,38 @@ def data_reuse(ctx: KernelContext, passes: Passes) -> Detection | None:
         per_fma = loads / fma
         if per_fma < ctx.th["reuse_loads_per_fma"]:
             continue
-        share, weights = cost_share(
-            ctx,
-            load_pcs,
-            ("mio_throttle", "short_scoreboard"),
-            ("short_scoreboard",),
+        share, weights = cost_share(ctx, load_pcs, ("mio_throttle", "short_scoreboard"), ("short_scoreboard",))
+        # The queue the loads fill throttles every MIO instruction: their part of the
+        # MIO-throttle samples elsewhere is their part of the MIO instructions.
+        at_loads = sum(ctx.samples_at(load_pcs, ("mio_throttle",)).values())
+        elsewhere = (
+            (ctx.reasons.get("mio_throttle", 0.0) - at_loads) / ctx.samples_total if ctx.samples_total > 0 else 0.0
         )
+        share += max(0.0, elsewhere) * min(1.0, loads / mio_ops) if mio_ops > 0 else 0.0
         if best is None or share > best[0]:
-            best, best_weights = (share, per_fma, load_pcs, fma), weights
+            best, best_weights = (share, per_fma, body, fma, loads), weights
     if best is None or best[0] < ctx.th["reuse_share"]:
         return None
-    share, per_fma, load_pcs, _ = best
+    share, per_fma, body, fma, loads = best
     target = ctx.th["reuse_target_loads_per_fma"]
-    removed = share * max(0.0, 1.0 - target / per_fma)
+    kept = min(1.0, target / per_fma)
+    shape = passes.launch
+    if shape is None:
+        speed = eliminate(share * (1.0 - kept))
+        stall_share = min(1.0, share * ctx.total / max(ctx.stall_total, 1e-9))
+    else:
+        total = sum(float(executed.get(i.pc) or 0.0) for i in ctx.insts)
+        region = sum(float(executed.get(cfg.insts[j].pc) or 0.0) for j in body)
+        l1_ops = sum(float(executed.get(i.pc) or 0.0) for i in ctx.insts if i.opcode.startswith(L1_OPS))
+        k_inst = 1.0 - (region - fma) * (1.0 - kept) / total if total > 0 else 1.0
+        k_l1 = 1.0 - min(1.0, loads / l1_ops) * (1.0 - kept) if l1_ops > 0 else 1.0
+        what_if = shape.what_if(
+            active_sms=shape.active_sms, warps_per_scheduler=shape.warps_per_scheduler, k_inst=k_inst, k_l1=k_l1
+        )
+        speed, stall_share = what_if.speedup, what_if.saved_share
     return Detection(
-        stall_share=min(1.0, share * ctx.total / max(ctx.stall_total, 1e-9)),
-        speedup=eliminate(removed),
+        stall_share=stall_share,
+        speedup=speed,
         evidence={
             "loads_per_fma": evidence_number(per_fma),
             "load_sample_share": evidence_number(share),
@@ -95,5 +133,5 @@ def data_reuse(ctx: KernelContext, passes: Passes) -> Detection | None:
         },
         locations=ctx.locations(best_weights),
         fmt={"loads_per_fma": per_fma, "share_pct": 100 * share, "target": target},
-        relieves_override=["lsu", "l1tex", "shared"],
+        relieves_override=["sm", "l1tex", "shared"],
     )
