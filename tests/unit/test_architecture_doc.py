@@ -287,7 +287,16 @@ def test_the_fmt_readers_see_what_the_code_does():
     always, refilled = evaluate_additions()
     assert "share_pct" in refilled and "share_pct" not in always
     assert detector_fmt_keys("divergence") == {"threads"}
-    assert detector_fmt_keys("serial_kernel") == {"blocks", "sms", "idle_pct", "floor_us", "dur_us"}
+    assert detector_fmt_keys("serial_kernel") == {
+        "blocks",
+        "sms",
+        "idle_pct",
+        "floor_us",
+        "dur_us",
+        "launches",
+        "graph",
+        "batched",
+    }
     assert placeholders("{a:.0f}% of {b} ({c[0]}, {d.e}) {{literal}}") == {"a", "b", "c", "d"}
 
 
