@@ -308,7 +308,15 @@ REVISED_SINCE_2 = (
 )
 FROZEN_AT_4 = "71154c9"
 #: What changed since the fourth freeze in what the fourth round judges ("" while none).
-REVISED_SINCE_4 = ""
+REVISED_SINCE_4 = (
+    "slow-math (the reciprocal of an inlined logarithm counts as the pow routine's MUFU; an integer "
+    "power keeps |n| - 1 multiplications, and a division for a negative one, line by line; on "
+    "ho4_idw_powf_template), integer-division (a reciprocal that ptxas shares between unrolled or "
+    "straight-line divisions: the quotients it feeds, 4 dependent steps from each multiply-high, set on "
+    "ho4_sparse_mask_mod, ho4_window_partition_div and ho2_ring_fir_mod) and serial-kernel (the launch "
+    "floor bounds a batch of n launches at n x duration / floor, not one launch's; seen on "
+    "ho4_histeq_serial and ho4_cholesky_serial)"
+)
 FROZEN_AT_3 = "b61cd38"
 #: What changed since the third freeze in what the third round judges ("" while none).
 REVISED_SINCE_3 = (

@@ -96,11 +96,15 @@ def physical_bounds(
     dur = ctx.kernel.duration_ns
     floor = sol.launch_floor_ns
     if dur and floor and not math.isnan(dur) and not math.isnan(floor) and floor > 0:
+        # Batching n launches into one pays the floor once for all n.
+        count = ctx.kernel.m("drgpu__group_launches") if model == "batching" else math.nan
+        launches = 1.0 if math.isnan(count) else max(1.0, count)
         out.append(
             Bound(
                 "launch_floor",
-                max(1.0, dur / floor),
-                f"the kernel takes {dur / 1000:.1f} µs and no launch on this GPU is shorter than {floor / 1000:.1f} µs",
+                max(1.0, launches * dur / floor),
+                f"the kernel takes {dur / 1000:.1f} µs and no launch on this GPU is shorter than {floor / 1000:.1f} µs"
+                + (f" ({launches:.0f} launches batched into one)" if launches > 1 else ""),
             )
         )
     if model in HIDING_MODELS:

@@ -202,8 +202,40 @@ def _division_sequence(ctx: KernelContext, seed: int) -> tuple[set[int], bool]:
     loop, line = cfg.innermost_loop(seed), line_of(ins.pc)
     invariant = loop is None or all(loop_invariant(cfg, seed, r, loop, {}, 0) for r in divisor)
     if loop is None or line is None:
-        return {cfg.insts[k].pc for k in _division_window(cfg, seed, line_of)}, invariant
+        window = _division_window(cfg, seed, line_of)
+        pcs = {cfg.insts[k].pc for k in window}
+        # The window holds the reciprocal's refinement and, unless the reciprocal is shared,
+        # the quotient's multiply-high: with fewer than two, the quotients are elsewhere.
+        shared = sum(1 for k in window if cfg.insts[k].opcode == "IMAD" and "HI" in cfg.insts[k].modifiers) < 2
+        return pcs | (_division_slice(ctx, seed) if loop is None and shared else set()), invariant
     return _line_in_loop(ctx, cfg, seed, loop), invariant
+
+
+def _division_slice(ctx: KernelContext, seed: int) -> set[int]:
+    """PCs of the loop-free code that the reciprocal set up at ``seed`` feeds: the integer,
+    conversion and MUFU instructions within ``_DIV_DEPTH`` dependent steps of the I2F.RP or of
+    a quotient's multiply-high by the reciprocal, in program order after it. ptxas computes one reciprocal for a divisor that several unrolled
+    or straight-line divisions share (k / blk for 8 keys): each quotient's multiply-high and
+    corrections then sit lines and blocks away from the seed, where a window does not reach."""
+    cfg = ctx.cfg
+    assert cfg is not None, "a seed is an instruction of the kernel's SASS"
+    depth = {reg: 0 for reg in cfg.insts[seed].defs}
+    out = {cfg.insts[seed].pc}
+    for j in range(seed + 1, len(cfg.insts)):
+        ins = cfg.insts[j]
+        if ins.opcode == "EXIT" or cfg.innermost_loop(j) is not None:
+            break
+        steps = [depth[r] for r in ins.uses if r in depth]
+        if steps and ctx.classes[j] in _DIVISION_CLASSES and min(steps) < _DIV_DEPTH:
+            out.add(ins.pc)
+            # A multiply-high by the reciprocal starts a quotient: its corrections follow it.
+            quotient = ins.opcode == "IMAD" and "HI" in ins.modifiers
+            for reg in ins.defs:
+                depth[reg] = 0 if quotient else min(steps) + 1
+        else:
+            for reg in ins.defs:
+                depth.pop(reg, None)
+    return out
 
 
 def _line_in_loop(ctx: KernelContext, cfg: CFG, idx: int, loop: Loop) -> set[int]:
@@ -224,6 +256,11 @@ def _line_in_loop(ctx: KernelContext, cfg: CFG, idx: int, loop: Loop) -> set[int
 # instructions (I2F.RP, MUFU.RCP, F2I, the Newton step, IMAD.HI and two corrections); what
 # the fix keeps is a share of the sequence (thresholds division_kept, division_kept_varying).
 _DIV_SEQUENCE = 20
+#: dependent steps counted from the I2F.RP, and again from each quotient's multiply-high by
+#: the reciprocal (its remainder, compare and correction): set to 4 on ho4_sparse_mask_mod,
+#: ho4_window_partition_div and ho2_ring_fir_mod (docs/calibration.md); deeper steps are
+#: mostly the program's own use of the quotient
+_DIV_DEPTH = 4
 
 
 @detector()
@@ -356,6 +393,8 @@ _TRANSCENDENTAL = ("SIN", "COS", "EX2", "LG2", "TANH")
 
 
 _MATH_MUFU = _TRANSCENDENTAL + ("RCP", "RSQ", "SQRT", "RCP64H", "RSQ64H")
+#: log2(e) as nvdisasm prints a float immediate (1.4426950216293334961)
+_LOG2_E = "1.44269502"
 
 
 def _math_mufus(ctx: KernelContext) -> set[int]:
@@ -367,6 +406,13 @@ def _math_mufus(ctx: KernelContext) -> set[int]:
     # Precise division and square root call a slow-path subroutine from their line; the
     # fast forms (rsqrtf, __fdividef) are a lone MUFU and are not slow math.
     call_lines = {ctx.line_of(i.pc) for i in ctx.insts if i.opcode == "CALL"} - {None}
+    # An inlined accurate logarithm (powf, logf without a call): its reciprocal feeds a
+    # polynomial scaled by log2(e), an immediate no division or square root uses.
+    call_lines |= {
+        ctx.line_of(i.pc)
+        for i in ctx.insts
+        if i.opcode in ("FFMA", "FMUL") and any(op.strip().startswith(_LOG2_E) for op in i.operands[1:])
+    } - {None}
     in_subroutine = ctx.call_sites()
     for ins in ctx.insts:
         if not (ins.is_mufu() and ins.modifiers and ins.modifiers[0] in _MATH_MUFU):
@@ -440,23 +486,36 @@ def _literal_integer_exponent(ctx: KernelContext, lines: Collection[LineKey]) ->
         if literal is not None:
             return literal
     # Inlined (powf without a call): the routine's exact product y * log2(x) on the slow line
-    # itself, hi = l * y and lo = fma(l, y, -hi), each with the exponent as an immediate.
-    counts: dict[int, int] = {}
-    for ins in ctx.insts:
-        if ins.opcode in _PRODUCTS and ins.pc not in sites and ctx.line_of(ins.pc) in lines:
-            literal = _integer_immediate(ins)
-            if literal is not None:
-                counts[literal] = counts.get(literal, 0) + 1
-    paired = [n for n, count in counts.items() if count >= 2]
-    return max(paired, key=counts.__getitem__) if paired else None
+    # itself, hi = l * y then lo = fma(l, y, -hi), the exponent an immediate of both.
+    products = [ins for ins in ctx.insts if ins.pc not in sites and ctx.line_of(ins.pc) in lines]
+    for ins in products:
+        if ins.opcode != "FMUL" or len(ins.operands) < 3:
+            continue
+        literal = _integer_immediate(ins)
+        dest, factor = ins.operands[0].strip(), ins.operands[1].strip()
+        if literal is not None and any(
+            other.opcode == "FFMA"
+            and len(other.operands) == 4
+            and other.operands[1].strip() == factor
+            and _integer_immediate(other) == literal
+            and other.operands[3].strip() == f"-{dest}"
+            for other in products
+        ):
+            return literal
+    return None
 
 
 _PRODUCTS = ("DMUL", "DFMA", "FMUL", "FFMA")
 
 
 def _integer_immediate(ins: Instruction) -> int | None:
-    """A small integer (2..16) among a multiply's source operands, written as an immediate."""
-    return next((int(op) for op in ins.operands[1:] if op.strip().isdigit() and 2 <= int(op) <= 16), None)
+    """A small integer (2..16, either sign) among a multiply's source operands, written as an
+    immediate."""
+    for op in ins.operands[1:]:
+        text = op.strip()
+        if text.lstrip("-").isdigit() and 2 <= abs(int(text)) <= 16:
+            return int(text)
+    return None
 
 
 @detector()
@@ -527,6 +586,12 @@ def slow_math(ctx: KernelContext, passes: Passes) -> Detection | None:
             if ctx.by_pc[int(pcs[k])].modifiers[:1] != ("EX2",)
         )
         xu_relief = logs / all_mufu if all_mufu > 0 else 0.0
+        # What the multiplications keep per routine (one logarithm MUFU each): |n| - 1 of them,
+        # and a division (about 8 instructions) for a negative power; line by line, since a
+        # slow line beside the pow (a square root) keeps its own routine's share.
+        keep = max(3.0, abs(exponent) - 1.0 + (8.0 if exponent < 0 else 0.0))
+        gone = sum(float(ex_by[row[0]]) * max(0.0, 1.0 - keep / row[1]) for row in rows) / ex_total
+        removed_share = max(frac * gone / inst if inst > 0 else 0.0, gone)
     return Detection(
         stall_share=frac,
         speedup=eliminate(removed_share),
