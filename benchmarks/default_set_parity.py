@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """drgpu's findings on drgpu profile's default metric set against ncu's ``--set full`` (issue 33).
 
-Every sample variant has two reports of the same program and launch, both profiled on an H100
-80GB HBM3 with ncu 2025.3.1: ``sample_reports/CASE/CASE_VARIANT.ncu-rep(.xz)`` (``--set full``,
+Every sample variant has two reports of the same program and launch, both profiled on one GPU
+(an H100 80GB HBM3 for the samples and the first held-out round, an H200 for the third and
+fourth) with ncu 2025.3.1: ``sample_reports/CASE/CASE_VARIANT.ncu-rep(.xz)`` (``--set full``,
 sample_reports/build_and_profile.sh) and ``CASE_VARIANT_default.ncu-rep.xz`` (the metric set
 ``drgpu profile`` passes, sample_reports/default_set_device.sh). For each sample of
 sample_reports/manifest.yaml (``cases``, bad and fixed; ``near_misses``, bad) and
@@ -306,13 +307,15 @@ def section(rows: list[tuple[Sample, Comparison]], seconds: float) -> str:
         HEADING,
         "",
         "`python benchmarks/default_set_parity.py --write` (regenerates this section). Each sample variant",
-        "has two reports of the same program and launch, both profiled on an H100 80GB HBM3 (driver",
-        "580.159.04) with ncu 2025.3.1: `--set full` (sample_reports/build_and_profile.sh) and the metric",
+        "has two reports of the same program and launch, both profiled on one GPU (an H100 80GB HBM3 for",
+        "the samples and the first held-out round, an H200 for the third and fourth; driver 580.159.04)",
+        "with ncu 2025.3.1: `--set full` (sample_reports/build_and_profile.sh) and the metric",
         "set `drgpu profile` passes for gh100 (sample_reports/default_set_device.sh, 3-4 s of wall time per",
         "variant, status in sample_reports/default_set_status.txt). Both analyzed with drgpu's library",
         "API: the first finding, the finding ids, each common finding's `estimated_speedup` (ratio",
         "default / full; ⚠ beyond 10%), the speed-of-light and useful-work grades (bold where they",
-        f"differ). {len(rows)} samples: bad and fixed of every manifest pair and held-out pair, near",
+        f"differ). {len(rows)} samples: bad and fixed of every manifest pair and held-out pair (the",
+        "second round has no twins from the GPU its full-set reports came from), near",
         f"misses' bad; analyzed in {seconds:.0f} s on the shared 2-core machine. The committed",
         "default-set reports are checked in CI by tests/samples/test_default_set_parity.py.",
         "",

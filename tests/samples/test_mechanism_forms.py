@@ -1,0 +1,85 @@
+"""Mechanisms in the forms real code takes, on held-out kernels of the third and fourth
+rounds (sample_reports/heldout3.yaml, heldout4.yaml): a shared-memory tile the compiler
+unrolled completely, pow inlined with a literal exponent (positive and negative), divisions
+that share one hoisted reciprocal, and a launch sequence batched into one grid. Each test
+reads the mechanism's evidence from the analysis, not a measured speedup."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conftest import SAMPLES, analysis_of, api_analysis
+
+
+def _finding(case: str, fid: str, variant: str = "bad"):
+    return next((f for f in analysis_of(case, variant).kernels[0].findings if f.id == fid), None)
+
+
+def _root_line(case: str) -> int:
+    text = (SAMPLES / "src" / f"{case}.cu").read_text(encoding="utf-8").splitlines()
+    return next(n for n, line in enumerate(text, 1) if "// ROOT" in line)
+
+
+def test_low_data_reuse_in_a_tile_the_compiler_unrolled_away():
+    """ho3_batched_gemm_16: the 16-step k loop is unrolled completely (no loop in the SASS);
+    the kernel as a whole is the region whose FMAs read shared loads one to one, and the
+    MIO-throttle samples at the S2R and global loads behind the full queue count for them."""
+    f = _finding("ho3_batched_gemm_16", "low-data-reuse")
+    assert f is not None and f.severity == "high"
+    assert f.evidence["loads_per_fma"] >= 1.0
+    assert f.locations[0]["line"] == _root_line("ho3_batched_gemm_16")
+    # Still quiet where each operand already feeds a 4x4 tile (near misses).
+    for case in ("ho3_gemm_regblock_nm", "nm_regblock"):
+        assert _finding(case, "low-data-reuse") is None, case
+
+
+@pytest.mark.parametrize(("case", "exponent"), [("ho3_gaussian_pow2", 3), ("ho4_idw_powf_template", -2)])
+def test_an_inlined_powf_names_its_literal_exponent_at_the_pow_line(case, exponent):
+    """powf(r, 3.0f) and powf(d, -2.0f) inlined (no call): the exponent is the immediate of the
+    routine's exact product (FMUL hi, FFMA lo with -hi), and the reciprocal that starts the
+    inlined logarithm counts as the routine's MUFU, so the pow line itself is the slow line."""
+    f = _finding(case, "slow-math")
+    assert f is not None and f.evidence["literal_integer_exponent"] == exponent
+    assert f.locations[0]["line"] == _root_line(case)
+    assert "x * x" in f.advice and "negative exponent" in f.advice
+
+
+def test_an_integer_power_keeps_what_its_multiplications_cost():
+    """A negative power keeps a division besides the multiplications, so its estimate is
+    below the same kernel's with the routine's instructions all removed; and a slow line
+    beside the pow (a square root) keeps its own routine."""
+    f = _finding("ho4_idw_powf_template", "slow-math")
+    removed_all = 1.0 / (1.0 - f.evidence["slow_line_instruction_share"])
+    assert 1.0 < f.estimated_speedup < removed_all
+
+
+def test_divisions_sharing_one_hoisted_reciprocal_are_found_at_their_line():
+    """ho4_sparse_mask_mod: ptxas computes the reciprocal of blk and of stride once and each of
+    the 8 unrolled elements' quotients from it (multiply-high and corrections on the mask line):
+    the quotients the reciprocal feeds are the division code."""
+    f = _finding("ho4_sparse_mask_mod", "integer-division")
+    assert f is not None and f.severity == "high"
+    assert f.locations[0]["line"] == _root_line("ho4_sparse_mask_mod")
+    # A DRAM-bound kernel's two divisions are no high finding (near miss).
+    near = _finding("ho4_bn_nchw_div_nm", "integer-division")
+    assert near is None or near.severity != "high"
+
+
+def test_a_profiled_launch_sequence_is_batched_by_the_launch_shape_model():
+    """ho4_histeq_serial: the report holds all 96 one-block launches; grouped (as drgpu analyze
+    and the Python API do) the estimate is the model's what-if for one grid of their blocks,
+    which the launch floor bounds once for the batch, not per launch; its advice names the
+    block count and the CUDA-graph alternative."""
+    ka = api_analysis(SAMPLES / "ho4_histeq_serial" / "ho4_histeq_serial_bad.ncu-rep").kernels[0]
+    f = next(f for f in ka.findings if f.id == "serial-kernel")
+    assert f.evidence["launches"] == 96
+    assert f.estimated_speedup == pytest.approx(f.evidence["launch_model"]["speedup"], rel=1e-3)
+    assert f.estimated_speedup > 10
+    assert "96 blocks" in f.advice and "CUDA graph" in f.advice
+    graph = float(re.search(r"launch \(([0-9.]+)x\)", f.advice).group(1))
+    assert 1.0 <= graph < f.estimated_speedup
+    # A sequence whose launches fill the GPU is no serial kernel (near miss).
+    near = api_analysis(SAMPLES / "ho4_sgd_pertensor_nm" / "ho4_sgd_pertensor_nm_bad.ncu-rep").kernels[0]
+    assert "serial-kernel" not in [x.id for x in near.findings]
