@@ -131,10 +131,12 @@ def kernel_analysis(analysis, kernel: str):
 
 def analyze_path(path: Path, kernel: str):
     from drgpu_py.analysis import analyze
+    from drgpu_py.analysis.groups import group_profile
     from drgpu_py.readers import open_report
 
     with tempfile.TemporaryDirectory(prefix="drgpu-parity-") as tmp:
-        return kernel_analysis(analyze(open_report(readable(path, Path(tmp)))), kernel)
+        # Launches of one kernel grouped, as drgpu analyze does (and the test suite).
+        return kernel_analysis(analyze(group_profile(open_report(readable(path, Path(tmp))))), kernel)
 
 
 @dataclass

@@ -198,17 +198,21 @@ def shared(key: str, compute):
         return value
 
 
-def _analyze_path(path: Path):
+def _analyze_path(path: Path, grouped: bool = False):
+    """The analysis of one report; ``grouped``: launches of one kernel as one group, as
+    drgpu analyze does (a report of a whole launch sequence is analyzed once, not per launch)."""
     from drgpu_py.analysis import analyze
+    from drgpu_py.analysis.groups import group_profile
     from drgpu_py.readers import open_report
 
-    return analyze(open_report(path))
+    profile = open_report(path)
+    return analyze(group_profile(profile) if grouped else profile)
 
 
 @functools.cache
 def analysis_of(case: str, variant: str, ext: str = "ncu-rep"):
     path = report_path(case, variant, ext)
-    return shared(f"analysis-{case}-{variant}.{ext}", lambda: _analyze_path(path))
+    return shared(f"analysis-{case}-{variant}.{ext}", lambda: _analyze_path(path, grouped=True))
 
 
 @pytest.fixture(scope="session")

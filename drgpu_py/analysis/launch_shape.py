@@ -1,8 +1,11 @@
 """The launch-shape model: how a kernel's time depends on how its work is spread over SMs,
 warps and lanes, and what a different launch would take.
 
-Every launch finding (grid-too-small, partial-warps, block-too-small, occupancy-limited)
-asks this model one what-if instead of a formula of its own.
+Every launch finding (grid-too-small, partial-warps, block-too-small, occupancy-limited,
+serial-kernel for a launch sequence, tail-effect) asks this model one what-if instead of a
+formula of its own: :meth:`LaunchShape.what_if` for a different launch of the same work,
+:meth:`LaunchShape.batched` for a sequence of launches as one grid, and
+:meth:`LaunchShape.whole_waves` for the same work without a partial last wave.
 
 The kernel's time T is split into bounds, each a share of T measured in the report:
 
@@ -114,6 +117,8 @@ class LaunchShape:
     overlap_norm: float = 1.5  # how the bounds combine (thresholds: launch_overlap_norm)
     floor_share: float = 0.0  # launch floor / T
     schedulers_per_sm: int = 4  # the chip's (specs/arch)
+    waves: float | None = None  # ncu's waves per SM (launch__waves_per_multiprocessor)
+    unit_pcts: dict[str, float] = field(default_factory=dict)  # measured units, % of peak (sol.units)
 
     @property
     def max_warps_per_sm(self) -> float:
@@ -175,6 +180,37 @@ class LaunchShape:
         time = max(time, self.floor_share)
         limited_by = "launch floor" if time == self.floor_share else max(new, key=new.__getitem__)
         return WhatIf(max(1.0, 1.0 / time), limited_by, active_sms, c_new)
+
+    def tail_speedup(self) -> float | None:
+        """The same work spread evenly over the SMs instead of ``waves`` waves whose last one
+        fills part of the GPU (a grid of whole waves, or a grid-stride loop). With F = ceil(W)
+        waves of time T each, the blocks of the partial last wave (a fraction f of a wave) run
+        alone: the part of T spent on units all SMs share (DRAM, L2 at utilisation u) shrinks
+        to f of it, and with several resident blocks per SM the SM's own units are shared by
+        fewer blocks too; the last wave takes T * max(f, 1 - u). Even work takes W * T: the
+        speedup is (F - 1 + max(f, 1 - u)) / W. A memory-bound kernel's tail costs little.
+        None without a wave count of at least one."""
+        waves = self.waves
+        if waves is None or not waves >= 1.0 or not self.sms:
+            return None
+        full = math.ceil(waves - 1e-9)
+        last = waves - (full - 1)
+        shared = [self.unit_pcts[u] for u in SHARED_UNITS if u in self.unit_pcts]
+        if self.blocks / (waves * self.sms) > 1.5:
+            shared += [v for u, v in self.unit_pcts.items() if u not in SHARED_UNITS]
+        tail = max(last, 1.0 - min(100.0, max(shared or [0.0])) / 100.0)
+        return (full - 1 + tail) / waves
+
+    def whole_waves(self) -> WhatIf | None:
+        """:meth:`tail_speedup` as a what-if, at most what the busiest unit allows."""
+        speed = self.tail_speedup()
+        if speed is None:
+            return None
+        busiest = max((v for v in self.unit_pcts.values() if v > 0), default=0.0)
+        limited_by = "last wave"
+        if busiest > 0 and 100.0 / busiest < speed:
+            speed, limited_by = 100.0 / busiest, "busiest unit"
+        return WhatIf(max(1.0, speed), limited_by, self.sms, self.warps_per_scheduler)
 
     def batched(self, launches: int) -> WhatIf:
         """``launches`` launches of this grid as one grid of ``launches`` x ``blocks`` blocks
@@ -244,6 +280,7 @@ def launch_shape_of(ctx: KernelContext, sol: SpeedOfLight | None) -> LaunchShape
     if start_ns > 0 and dur and not math.isnan(dur) and dur > 0:
         bounds["dispatch"] = min(1.0, _blocks_per_sm(blocks, sms) * start_ns / dur)
     floor = sol.launch_floor_ns if sol is not None else math.nan
+    waves = kernel.m("launch__waves_per_multiprocessor")
     floor_share = floor / dur if dur and not math.isnan(dur) and not math.isnan(floor) and dur > 0 else 0.0
     return LaunchShape(
         blocks=blocks,
@@ -262,6 +299,8 @@ def launch_shape_of(ctx: KernelContext, sol: SpeedOfLight | None) -> LaunchShape
         overlap_norm=float(ctx.th["launch_overlap_norm"]),
         floor_share=min(1.0, floor_share),
         schedulers_per_sm=schedulers,
+        waves=None if math.isnan(waves) else waves,
+        unit_pcts={unit: pct for unit, pct in ctx.units.items() if not math.isnan(pct)},
     )
 
 

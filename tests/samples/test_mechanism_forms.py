@@ -83,3 +83,13 @@ def test_a_profiled_launch_sequence_is_batched_by_the_launch_shape_model():
     # A sequence whose launches fill the GPU is no serial kernel (near miss).
     near = api_analysis(SAMPLES / "ho4_sgd_pertensor_nm" / "ho4_sgd_pertensor_nm_bad.ncu-rep").kernels[0]
     assert "serial-kernel" not in [x.id for x in near.findings]
+
+
+def test_a_division_by_a_literal_is_no_power():
+    """ho_rk4_template's dt / 6.0 in double calls the division routine with 6 as an
+    immediate; no logarithm (ln 2) is computed, so slow-math names no integer exponent and
+    the planted fp64-conversion stays first."""
+    a = analysis_of("ho_rk4_template", "bad").kernels[0]
+    slow = next((f for f in a.findings if f.id == "slow-math"), None)
+    assert slow is None or "literal_integer_exponent" not in slow.evidence
+    assert a.findings[0].id == "fp64-conversion"

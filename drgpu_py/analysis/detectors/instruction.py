@@ -395,6 +395,8 @@ _TRANSCENDENTAL = ("SIN", "COS", "EX2", "LG2", "TANH")
 _MATH_MUFU = _TRANSCENDENTAL + ("RCP", "RSQ", "SQRT", "RCP64H", "RSQ64H")
 #: log2(e) as nvdisasm prints a float immediate (1.4426950216293334961)
 _LOG2_E = "1.44269502"
+#: ln(2) as a float immediate and as a double's high word (0x3fe62e42fefa39ef)
+_LN2 = ("0.693147", "-0.693147", "0x3fe62e42")
 
 
 def _math_mufus(ctx: KernelContext) -> set[int]:
@@ -466,6 +468,15 @@ def _literal_integer_exponent(ctx: KernelContext, lines: Collection[LineKey]) ->
     constant, the exponent as an immediate that multiplies log(x) inside the routine
     (DMUL R22, R16, 2), called from a slow line."""
     sites = ctx.call_sites()
+    # A power is exp2(y * log2(x)): its routine carries ln(2) (a float immediate, or a double's
+    # high word moved into a register, often hoisted off the line) or a MUFU.LG2 on the line;
+    # a division or square root by a literal (dt / 6.0) does not, and its literal is no exponent.
+    if not any(
+        any(op.strip().lower().startswith(_LN2) for op in i.operands[1:])
+        or (i.is_mufu() and i.modifiers[:1] == ("LG2",) and ctx.line_of(i.pc) in lines)
+        for i in ctx.insts
+    ):
+        return None
     calls = {ctx.line_of(i.pc) for i in ctx.insts if i.opcode == "CALL"} - {None}
     for ins in ctx.insts:
         if ins.pc in sites or ctx.line_of(ins.pc) not in calls or ctx.line_of(ins.pc) not in lines:

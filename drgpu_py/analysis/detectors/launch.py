@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 from ..context import KernelContext
-from ..launch_shape import SHARED_UNITS, SPLIT_LOOPS, LaunchShape, WhatIf, occupancy_limits
+from ..launch_shape import SPLIT_LOOPS, LaunchShape, WhatIf, occupancy_limits
 from ..passes import Passes
 from ..sol import grid_and_sms
 from .base import (
@@ -19,7 +19,6 @@ from .base import (
     GRID_METRICS,
     LATENCY_REASONS,
     Detection,
-    bounded_by_units,
     detector,
     evidence_number,
     launch_lanes,
@@ -436,41 +435,30 @@ def block_too_small(ctx: KernelContext, passes: Passes) -> Detection | None:
     )
 )
 def tail_effect(ctx: KernelContext, passes: Passes) -> Detection | None:
-    """A last wave that fills part of the GPU. Wave model: with W waves (ncu's
-    ``launch__waves_per_multiprocessor``), F = ceil(W) of them take a wave's time T, except
-    that the blocks of the partial last wave (a fraction f of a wave) run alone: the part of
-    T spent waiting on units all SMs share (DRAM, L2: utilisation u) shrinks to f of it, and
-    with several resident blocks per SM the SM's own units are shared by fewer blocks too. The
-    last wave takes T * max(f, s), s = 1 - u, the part that does not shrink. Evenly spread
-    work takes W * T, so the speedup is (F - 1 + max(f, s)) / W. A memory-bound kernel's tail
-    costs little (s small): evening it out gains little, as measured."""
-    kernel = ctx.kernel
-    waves = kernel.m("launch__waves_per_multiprocessor")
-    if math.isnan(waves) or waves < 1.0 or waves >= ctx.th["tail_waves"]:
+    """A last wave that fills part of the GPU: the launch-shape model's whole-waves what-if
+    (LaunchShape.whole_waves: the tail's blocks run alone, so its time shrinks only by the
+    part not spent on units all SMs share). The loss is the share of the time the even
+    spread saves, 1 - 1/speedup before the busiest unit's bound."""
+    shape = passes.launch
+    what_if = shape.whole_waves() if shape is not None else None
+    if shape is None or what_if is None or shape.waves is None or shape.waves >= ctx.th["tail_waves"]:
         return None
+    waves = shape.waves
     full = math.ceil(waves - 1e-9)
     last = waves - (full - 1)
-    blocks, sms = grid_and_sms(ctx)
-    per_sm = kernel.m("launch__occupancy_limit_blocks")
-    resident = blocks / (waves * sms) if blocks and sms and waves > 0 else (per_sm if per_sm == per_sm else 1.0)
-    units = {u: v for u, v in ctx.units.items() if not math.isnan(v)}
-    shared = [units[u] for u in SHARED_UNITS if u in units]
-    if resident > 1.5:
-        shared += [v for u, v in units.items() if u not in SHARED_UNITS]
-    idle_share = 1.0 - min(100.0, max(shared or [0.0])) / 100.0
-    tail = max(last, idle_share)
-    loss = (tail - last) / (full - 1 + tail)  # time the last wave runs with idle SMs
+    unbounded = shape.tail_speedup() or 1.0
+    loss = 1.0 - 1.0 / unbounded
     if loss < ctx.th["tail_loss"]:
         return None
-    speed = bounded_by_units(ctx, (full - 1 + tail) / waves)
     return Detection(
         stall_share=loss,
-        speedup=max(speed, 1.0),
+        speedup=what_if.speedup,
         evidence={
             "waves_per_sm": round(waves, 2),
             "last_wave_fill": round(last, 3),
-            "last_wave_time_share": round(tail, 3),
-            "resident_blocks_per_sm": round(resident, 2),
+            "last_wave_time_share": round(unbounded * waves - (full - 1), 3),
+            "resident_blocks_per_sm": round(shape.blocks / (waves * shape.sms), 2),
+            "launch_model": what_if.to_dict(),
         },
         fmt={"waves": waves, "last_wave_pct": 100 * last},
     )
