@@ -67,6 +67,33 @@ KNOWN: dict[tuple[str, str], str] = {
         "speed-of-light and useful-work grades okay (full) vs good (default): DRAM at 59.9% vs 60.7% of "
         "peak, either side of the 60% grade_good threshold (kernel 8.7 vs 8.5 us)"
     ),
+    ("ho3_conv2d_direct_bad", "findings"): (
+        "barrier-imbalance (medium, 1.08x) on the full-set report only: its gate is the share of stall "
+        "samples at barriers after thread-dependent work, 10% (barrier_share), and the runs sample 10.2% "
+        "(full) and just under it (default); the top finding, low-data-reuse, agrees (2.62x both)"
+    ),
+    ("ho3_csr_rowptr_gather_fixed", "findings"): (
+        "store-drain (low, 1.05x) on the default-set report only: the stores' drain at exit samples 10.1% "
+        "there, at the 10% gate (drain_share), and just under it in the full-set run"
+    ),
+    ("ho3_csr_rowptr_gather_fixed", "top"): (
+        "both reports' first finding is a low one of 1.05x: lsu-throttle (1.053x full, 1.052x default) "
+        "and, on the default set only, store-drain at the 10% gate (1.052x) ranked first by a difference "
+        "in the fourth digit"
+    ),
+    ("ho3_elim4x4_fixed", "grades"): (
+        "speed-of-light grade good (full) vs excellent (default): issue slots at 73.7% vs 75.3% of peak, "
+        "either side of the 75% grade_excellent threshold (kernel 95.7 vs 96.3 us)"
+    ),
+    ("ho3_regcap_spill_fixed", "grades"): (
+        "speed-of-light grade excellent (full) vs good (default): L2 at 77.9% vs 70.8% of peak, the "
+        "default-set run 10% slower (1,882 vs 2,073 us) with the same traffic"
+    ),
+    ("ho3_scalar_update_bad", "findings"): (
+        "slow-math (low, 1.00x: no gain) on the full-set report only: the group of 64 one-block launches "
+        "samples 16.0% on its precise-math line (18 instructions per MUFU) on the full set, above the 15% "
+        "gate (slow_math_share), and less on the default set; serial-kernel is first on both (59.0x, 53.2x)"
+    ),
 }
 
 

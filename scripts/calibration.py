@@ -472,8 +472,8 @@ def print_launch_shape(times: dict) -> None:
     print(
         "Every bad/fixed pair whose planted problem is a launch finding (the launch-shape model, "
         "analysis/launch_shape.py, gives grid-too-small, partial-warps, block-too-small and "
-        "occupancy-limited their estimates, and serial-kernel's for a report that holds the whole "
-        "launch sequence, LaunchShape.batched; tail-effect keeps its own). Not held out as a whole: "
+        "occupancy-limited their estimates, serial-kernel's for a report that holds the whole launch "
+        "sequence, LaunchShape.batched, and tail-effect's, LaunchShape.whole_waves). Not held out as a whole: "
         "the model's overlap norm was set on few_blocks and blur_grid2d and its rules revised on the "
         "third round (above); the fourth round is held out for it.\n"
     )
