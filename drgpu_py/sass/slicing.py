@@ -12,6 +12,7 @@ by the loop-invariance detector) returns ``(producer index, distance)`` pairs.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import re
 from collections.abc import Iterable, Mapping
@@ -237,6 +238,8 @@ class _Memo:
     reaching_defs: dict[tuple[int, str, int], list[tuple[int, int]]] = field(default_factory=dict)
     #: searches of a stalled instruction without control codes, by (index, max_distance)
     consumers: dict[tuple[int, int], _Consumer] = field(default_factory=dict)
+    #: indices of the instructions defining each register (``!PT``-guarded ones left out), ascending
+    writers: dict[str, list[int]] | None = None
 
 
 def _memo(cfg: CFG) -> _Memo:
@@ -250,14 +253,72 @@ def _memo(cfg: CFG) -> _Memo:
 
 def reaching_defs(cfg: CFG, idx: int, reg: str, max_distance: int) -> list[tuple[int, int]]:
     """(producer index, distance) of definitions of ``reg`` reaching instruction ``idx``."""
-    memo = _memo(cfg).reaching_defs
+    m = _memo(cfg)
+    memo = m.reaching_defs
     key = (idx, reg, max_distance)
     got = memo.get(key)
     if got is None:
-        insts = cfg.insts
-        r = _search(cfg, idx, lambda j: reg in insts[j].defs, max_distance=max_distance)
-        got = memo[key] = [(j, x.distance) for j, x in sorted(r.items())]
+        if m.writers is None:
+            m.writers = {}
+            for j, ins in enumerate(cfg.insts):
+                if ins.guard != "!PT":
+                    for written in ins.defs:
+                        m.writers.setdefault(written, []).append(j)
+        got = memo[key] = sorted(_search_writers(cfg, idx, m.writers.get(reg, []), max_distance).items())
     return list(got)
+
+
+def _search_writers(cfg: CFG, idx: int, writers: list[int], max_distance: int) -> dict[int, int]:
+    """``_search(cfg, idx, lambda j: reg in cfg.insts[j].defs, max_distance=max_distance)`` as
+    {index: distance}, for ``writers`` the indices of the instructions defining ``reg``
+    (``!PT``-guarded ones left out). The same paths in the same order, a block at a time: the
+    instructions between two definitions only lengthen the path, so a block's definitions are
+    looked up (bisect) instead of each instruction tested. Every instruction costs one issue
+    cycle here, so a path's cycles are its distance."""
+    insts, blocks = cfg.insts, cfg.blocks
+    consumer_guard = _guard_of(insts[idx])
+    found: dict[int, int] = {}
+    # (distance, tie, block, last index to look at, guards met so far, first visit?), as _search's
+    # heap with the cycles left out (equal to the distance)
+    heap: list[tuple[int, int, int, int, frozenset[str | None], bool]] = [
+        (0, 0, cfg.block_of[idx], idx - 1, frozenset(), True)
+    ]
+    done: set[tuple[int, frozenset[str | None]]] = set()
+    tie = 1
+    while heap:
+        d, _, b, i, guards, first = heapq.heappop(heap)
+        if not first:
+            if (b, guards) in done:
+                continue
+            done.add((b, guards))
+        lo = blocks[b].start
+        alive = True
+        if i >= lo:
+            # _search steps to index k at distance d + (i - k + 1) and gives up at the first k
+            # past max_distance: at k = i - (max_distance - d), when that is in the block.
+            dies = i - (max_distance - d)
+            first_k = max(lo, dies + 1)
+            pos = bisect.bisect_right(writers, i) - 1
+            while pos >= 0 and writers[pos] >= first_k:
+                k = writers[pos]
+                dk = d + (i - k + 1)
+                if k not in found or dk < found[k]:
+                    found[k] = dk
+                guards = guards | {_guard_of(insts[k])}
+                if _covers(consumer_guard, guards):
+                    alive = False
+                    break
+                pos -= 1
+            if alive and dies >= lo:
+                alive = False
+            d += i - lo + 1
+        if not alive:
+            continue
+        for p in blocks[b].preds:
+            if (p, guards) not in done:
+                heapq.heappush(heap, (d, tie, p, blocks[p].end - 1, guards, False))
+                tie += 1
+    return found
 
 
 # ---- pruning rules ------------------------------------------------------------------------------

@@ -152,6 +152,26 @@ def simulate(
         return Sim(0.0, [], False)
     iters = _SIM_ITERATIONS if loop else 1
     branch = float(lat.get("branch", 0)) if branch is None else branch
+    read_free = float(lat.get("alu", 4))
+    # What each instruction waits on, takes and sets is the same in every iteration: worked out
+    # once, not per iteration. Sorted: of producers ready at the same cycle the first key holds
+    # the instruction, and a set's order of strings changes with the hash seed of each process
+    # (the critical chain, hence the JSON, would change from run to run).
+    plan: list[tuple[int, list[str], float, float | None, tuple[str, ...], tuple[tuple[str, bool], ...]]] = []
+    for idx in body:
+        ins = insts[idx]
+        keys = sorted(ins.uses)
+        cw = control.get(ins.pc) if control else None
+        sets: tuple[tuple[str, bool], ...] = ()
+        if cw:
+            keys += [f"B{b}" for b in waits_on(cw)]
+            wb, rb = cw.get("write_barrier"), cw.get("read_barrier")
+            # A read barrier frees the source registers soon after issue (True: at issue plus
+            # an ALU latency; else when the results are ready).
+            sets = tuple((f"B{barrier}", barrier != wb and barrier == rb) for barrier in sets_barriers(cw))
+        held_for = blocking[idx] if blocking and idx in blocking else None
+        plan.append((idx, keys, latency_of(ins, lat, global_latency), held_for, tuple(ins.defs), sets))
+    redirect = loop and insts[body[-1]].is_branch()
     ready: dict[str, tuple[float, int]] = {}  # register/predicate/barrier -> (cycle, producer)
     cycle = -issue_gap
     marks = []
@@ -159,37 +179,23 @@ def simulate(
     for _ in range(iters):
         marks.append(cycle)
         last_held = []
-        for pos, idx in enumerate(body):
-            ins = insts[idx]
+        for idx, keys, latency, held_for, defs, sets in plan:
             at, held = cycle + issue_gap, None
-            # Sorted: of producers ready at the same cycle the first key holds the
-            # instruction, and a set's order of strings changes with the hash seed of each
-            # process (the critical chain, hence the JSON, would change from run to run).
-            keys = sorted(ins.uses)
-            cw = control.get(ins.pc) if control else None
-            if cw:
-                keys += [f"B{b}" for b in waits_on(cw)]
             for key in keys:
                 got = ready.get(key)
                 if got is not None and got[0] > at:
                     at, held = got
             cycle = max(at, cycle + issue_gap)
-            if blocking and idx in blocking:
-                cycle += blocking[idx]
-            done = cycle + latency_of(ins, lat, global_latency)
-            for reg in ins.defs:
+            if held_for is not None:
+                cycle += held_for
+            done = cycle + latency
+            for reg in defs:
                 ready[reg] = (done, idx)
-            if cw:
-                wb, rb = cw.get("write_barrier"), cw.get("read_barrier")
-                for barrier in sets_barriers(cw):
-                    # A read barrier frees the source registers soon after issue.
-                    ready[f"B{barrier}"] = (
-                        done if barrier == wb else cycle + float(lat.get("alu", 4)) if barrier == rb else done,
-                        idx,
-                    )
+            for barrier_key, read in sets:
+                ready[barrier_key] = (cycle + read_free if read else done, idx)
             last_held.append((idx, held))
-            if loop and ins.is_branch() and pos == len(body) - 1:
-                cycle += branch
+        if redirect:
+            cycle += branch
     marks.append(cycle)
     half = iters // 2
     cycles = (marks[-1] - marks[half]) / (iters - half) if loop else marks[-1] + issue_gap
