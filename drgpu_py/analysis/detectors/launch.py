@@ -265,7 +265,7 @@ def _relaunch(shape: LaunchShape) -> tuple[WhatIf, str]:
     )
 
 
-@detector(metrics=(*GRID_METRICS,))
+@detector(metrics=(*GRID_METRICS, "drgpu__group_launches"))
 def serial_kernel(ctx: KernelContext, passes: Passes) -> Detection | None:
     """A grid of one block (or ``serial_blocks``) per launch. Where the report holds several
     launches of it (a kernel group, groups.py), the estimate is the launch-shape model's
