@@ -418,6 +418,12 @@ class KernelProfile:
         return self.m("gpu__time_duration.sum")
 
     @property
+    def launch_count(self) -> int:
+        """Launches this profile stands for: a kernel group's count (groups.py), else 1."""
+        count = self.m("drgpu__group_launches")
+        return 1 if math.isnan(count) else int(count)
+
+    @property
     def has_sampling(self) -> bool:
         df = self.instructions
         if df.empty or "samples" not in df:

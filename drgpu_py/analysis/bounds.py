@@ -97,8 +97,7 @@ def physical_bounds(
     floor = sol.launch_floor_ns
     if dur and floor and not math.isnan(dur) and not math.isnan(floor) and floor > 0:
         # Batching n launches into one pays the floor once for all n.
-        count = ctx.kernel.m("drgpu__group_launches") if model == "batching" else math.nan
-        launches = 1.0 if math.isnan(count) else max(1.0, count)
+        launches = max(1, ctx.kernel.launch_count) if model == "batching" else 1
         out.append(
             Bound(
                 "launch_floor",

@@ -79,8 +79,7 @@ def group_profile(profile: Profile) -> Profile:
 
 
 def launches(kernel: KernelProfile) -> int:
-    count = kernel.m("drgpu__group_launches")
-    return 1 if math.isnan(count) else int(count)
+    return kernel.launch_count
 
 
 def total_ns(kernel: KernelProfile) -> float:

@@ -176,10 +176,16 @@ class LaunchShape:
         splits = self.iterations_per_warp if self.work_split in SPLIT_LOOPS else None
         chain = latency / (rounds * max(1.0, splits or 1.0))
         new["latency"] = max(latency * k_sm * k_inst / k_warps, chain)
-        time = _overlap(new, self.overlap_norm) / max(1e-9, _overlap(b, self.overlap_norm))
-        time = max(time, self.floor_share)
-        limited_by = "launch floor" if time == self.floor_share else max(new, key=new.__getitem__)
+        time, limited_by = self._time_of(new)
         return WhatIf(max(1.0, 1.0 / time), limited_by, active_sms, c_new)
+
+    def _time_of(self, new: dict[str, float]) -> tuple[float, str]:
+        """(the time the bounds ``new`` give, as a share of today's, never below the launch
+        floor; the bound that binds)."""
+        time = max(
+            _overlap(new, self.overlap_norm) / max(1e-9, _overlap(self.bounds, self.overlap_norm)), self.floor_share
+        )
+        return time, "launch floor" if time == self.floor_share else max(new, key=new.__getitem__)
 
     def tail_speedup(self) -> float | None:
         """The same work spread evenly over the SMs instead of ``waves`` waves whose last one
@@ -233,8 +239,7 @@ class LaunchShape:
             / _blocks_per_sm(self.blocks, self.sms),
             "latency": b.get("latency", 0.0) * k_sm / max(k_warps, 1e-9),
         }
-        time = max(_overlap(new, self.overlap_norm) / max(1e-9, _overlap(b, self.overlap_norm)), self.floor_share)
-        limited_by = "launch floor" if time == self.floor_share else max(new, key=new.__getitem__)
+        time, limited_by = self._time_of(new)
         return WhatIf(max(1.0, n / time), limited_by, active_new, c_new)
 
 

@@ -206,8 +206,8 @@ def render_console(analysis, options, console: Console) -> None:
         k = ka.kernel
         d = ka.to_dict()
         dur = us(k.duration_ns, ".1f", none="duration n/a")
-        launches = ka.kernel.m("drgpu__group_launches")
-        group = f"  [{int(launches)} launches, mean shown]" if launches == launches else ""
+        launches = ka.kernel.launch_count
+        group = f"  [{launches} launches, mean shown]" if ka.kernel.has("drgpu__group_launches") else ""
         head = (
             f"[bold]{escape(k.name)}[/bold]  (id {k.id}){group}\n{escape(k.device or 'unknown device')} cc {escape(k.compute_capability or '?')}  "
             f"{dur}  grid {tuple(k.grid)} block {tuple(k.block)}\n"

@@ -411,14 +411,16 @@ def _math_mufus(ctx: KernelContext) -> set[int]:
     # An inlined accurate logarithm (powf, logf without a call): its reciprocal feeds a
     # polynomial scaled by log2(e) and ln(2), immediates no division or square root uses (a fast
     # __expf scales by log2(e) alone).
-    def lines_with(constants: tuple[str, ...]) -> set[LineKey | None]:
-        return {
-            ctx.line_of(i.pc)
-            for i in ctx.insts
-            if i.opcode in ("FFMA", "FMUL") and any(op.strip().startswith(constants) for op in i.operands[1:])
-        }
-
-    call_lines |= (lines_with((_LOG2_E,)) & lines_with(_LN2)) - {None}
+    log2e_lines: set[LineKey | None] = set()
+    ln2_lines: set[LineKey | None] = set()
+    for i in ctx.insts:
+        if i.opcode in ("FFMA", "FMUL"):
+            immediates = [op.strip() for op in i.operands[1:]]
+            if any(op.startswith(_LOG2_E) for op in immediates):
+                log2e_lines.add(ctx.line_of(i.pc))
+            if any(op.startswith(_LN2) for op in immediates):
+                ln2_lines.add(ctx.line_of(i.pc))
+    call_lines |= (log2e_lines & ln2_lines) - {None}
     in_subroutine = ctx.call_sites()
     for ins in ctx.insts:
         if not (ins.is_mufu() and ins.modifiers and ins.modifiers[0] in _MATH_MUFU):

@@ -281,8 +281,7 @@ def serial_kernel(ctx: KernelContext, passes: Passes) -> Detection | None:
     if not dur or math.isnan(dur) or math.isnan(floor):
         return None
     graph = max(1.0, dur / max(dur - floor, floor))
-    count = ctx.kernel.m("drgpu__group_launches")
-    launches = 1 if math.isnan(count) else int(count)
+    launches = ctx.kernel.launch_count
     shape = passes.launch
     batched = shape.batched(launches) if shape is not None and launches > 1 else None
     speed = batched.speedup if batched is not None else graph
@@ -296,7 +295,7 @@ def serial_kernel(ctx: KernelContext, passes: Passes) -> Detection | None:
     if batched is not None:
         evidence["launch_model"] = batched.to_dict()
     return Detection(
-        stall_share=1.0 - 1.0 / speed if batched is not None else idle,
+        stall_share=batched.saved_share if batched is not None else idle,
         speedup=speed,
         evidence=evidence,
         fmt={
@@ -440,8 +439,10 @@ def tail_effect(ctx: KernelContext, passes: Passes) -> Detection | None:
     part not spent on units all SMs share). The loss is the share of the time the even
     spread saves, 1 - 1/speedup before the busiest unit's bound."""
     shape = passes.launch
-    what_if = shape.whole_waves() if shape is not None else None
-    if shape is None or what_if is None or shape.waves is None or shape.waves >= ctx.th["tail_waves"]:
+    if shape is None or shape.waves is None or shape.waves >= ctx.th["tail_waves"]:
+        return None
+    what_if = shape.whole_waves()
+    if what_if is None:
         return None
     waves = shape.waves
     full = math.ceil(waves - 1e-9)

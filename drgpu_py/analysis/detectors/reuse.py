@@ -21,7 +21,7 @@ needs are not modeled (a kernel whose occupancy they cut gains less).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ...sass.cfg import CFG
 from ..context import KernelContext
@@ -64,6 +64,12 @@ def _feeding_loads(cfg: CFG, body: Sequence[int]) -> tuple[list[int], list[int]]
     return [insts[j].pc for j in loads], [insts[j].pc for j in fmas]
 
 
+def _executed_of(ctx: KernelContext, wanted: Callable[[str], bool]) -> float:
+    """Warp instructions executed by the kernel's instructions whose opcode is ``wanted``."""
+    executed = ctx.executed()
+    return sum(float(executed.get(i.pc) or 0.0) for i in ctx.insts if wanted(i.opcode))
+
+
 @detector(metrics=(*UNIT_METRICS,))
 def data_reuse(ctx: KernelContext, passes: Passes) -> Detection | None:
     """The region (a loop, or the whole kernel) whose FMAs read loaded values at more than
@@ -77,11 +83,11 @@ def data_reuse(ctx: KernelContext, passes: Passes) -> Detection | None:
     executed = ctx.executed()
     # Reuse exists where a staged value is read many times: shared loads per shared store over
     # the kernel (a tiled GEMM reads each staged value 16 times, a tree reduction once or twice).
-    lds = sum(float(executed.get(i.pc) or 0.0) for i in ctx.insts if i.opcode in SHARED_LOADS)
-    sts = sum(float(executed.get(i.pc) or 0.0) for i in ctx.insts if i.opcode in ("STS", "STSM", "LDGSTS"))
+    lds = _executed_of(ctx, lambda op: op in SHARED_LOADS)
+    sts = _executed_of(ctx, lambda op: op in ("STS", "STSM", "LDGSTS"))
     if sts <= 0 or lds / sts < ctx.th["reuse_reads_per_store"]:
         return None
-    mio_ops = sum(float(executed.get(i.pc) or 0.0) for i in ctx.insts if i.opcode.startswith(MIO_OPS))
+    mio_ops = _executed_of(ctx, lambda op: op.startswith(MIO_OPS))
     best: tuple[float, float, Sequence[int], float, float] | None = None  # share, per FMA, body, FMAs, loads
     best_weights: dict[int, float] = {}
     for body in _regions(cfg):
@@ -113,9 +119,9 @@ def data_reuse(ctx: KernelContext, passes: Passes) -> Detection | None:
         speed = eliminate(share * (1.0 - kept))
         stall_share = min(1.0, share * ctx.total / max(ctx.stall_total, 1e-9))
     else:
-        total = sum(float(executed.get(i.pc) or 0.0) for i in ctx.insts)
+        total = ctx.executed_total()
         region = sum(float(executed.get(cfg.insts[j].pc) or 0.0) for j in body)
-        l1_ops = sum(float(executed.get(i.pc) or 0.0) for i in ctx.insts if i.opcode.startswith(L1_OPS))
+        l1_ops = _executed_of(ctx, lambda op: op.startswith(L1_OPS))
         k_inst = 1.0 - (region - fma) * (1.0 - kept) / total if total > 0 else 1.0
         k_l1 = 1.0 - min(1.0, loads / l1_ops) * (1.0 - kept) if l1_ops > 0 else 1.0
         what_if = shape.what_if(
