@@ -116,6 +116,58 @@ def uncoalesced(ctx: KernelContext, passes: Passes) -> Detection | None:
     )
 
 
+# Instructions that reach shared memory only by their address (a generic LD/ST whose pointer
+# the compiler could not prove shared) or by the copy they start (cp.async's LDGSTS writes
+# shared memory): the per-instruction shared wavefronts say whether and how much.
+_SHARED_BY_ADDRESS = frozenset({"LD", "ST", "LDGSTS"})
+# Ops whose shared-memory conflicts the kernel's load/store conflict counters leave out: ncu
+# counts LDGSTS conflicts apart (op_ldgsts), in no section of the full set.
+_UNCOUNTED_SHARED = frozenset({"LDGSTS"})
+
+
+def _natural_wavefronts(ins: Instruction) -> float:
+    """Wavefronts a conflict-free warp access of this width takes (32 lanes x 4, 8 or 16
+    bytes over 128 bytes a wavefront)."""
+    return 4.0 if "128" in ins.modifiers else 2.0 if "64" in ins.modifiers else 1.0
+
+
+def _shared_ways(ctx: KernelContext) -> dict[int, float]:
+    """PC -> the per-instruction shared wavefronts per executed warp instruction (ncu's
+    "L1 Conflicts Shared N-Way"; NaN where not measured)."""
+    df = ctx.df
+    if df.empty or "shared_nway" not in df.columns:
+        return {}
+    return {int(pc): float(v) for pc, v in zip(df.index.tolist(), df["shared_nway"].tolist())}
+
+
+def _shared_by_address(ctx: KernelContext, nway: dict[int, float]) -> dict[int, Instruction]:
+    """Generic and asynchronous-copy instructions the per-instruction shared wavefronts show
+    touching shared memory (the kernel counters count a generic LD's conflicts as a load's)."""
+    executed = ctx.executed()
+    return {
+        i.pc: i
+        for i in ctx.insts
+        if i.opcode in _SHARED_BY_ADDRESS and nway.get(i.pc, 0.0) > 0 and (executed.get(i.pc) or 0.0) > 0
+    }
+
+
+def _uncounted_conflicts(
+    ctx: KernelContext, by_address: dict[int, Instruction], nway: dict[int, float]
+) -> tuple[float, float]:
+    """(conflict wavefronts, wavefronts) of the shared accesses the counters leave out, from
+    the per-instruction wavefronts beyond the access width's conflict-free ones."""
+    executed = ctx.executed()
+    conflicts = wavefronts = 0.0
+    for pc, ins in by_address.items():
+        if ins.opcode not in _UNCOUNTED_SHARED:
+            continue
+        natural, ways = _natural_wavefronts(ins), nway[pc]
+        count = float(executed.get(pc) or 0.0)
+        conflicts += count * max(ways - natural, 0.0)
+        wavefronts += count * max(ways, natural)
+    return conflicts, wavefronts
+
+
 @detector(
     metrics=(
         *UNIT_METRICS,
@@ -125,24 +177,31 @@ def uncoalesced(ctx: KernelContext, passes: Passes) -> Detection | None:
         "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
     )
 )
-def bank_conflict(ctx: KernelContext, passes: Passes) -> Detection | None:
+def bank_conflict(ctx: KernelContext, passes: Passes) -> Detection | None:  # noqa: PLR0912 - counters, per-instruction ways and two kinds of access
     """Bank conflicts from ncu's own conflict counters when the report has them (conflict
     wavefronts / all shared wavefronts, loads and stores apart); derived from the
     per-instruction conflict ways only when they are absent (and the evidence says so). Wide
     accesses (LDS.128) need several wavefronts without any conflict, so wavefronts per
-    instruction alone are no evidence. Estimate: the conflict wavefronts' time goes (traffic
-    or stall model), but the instructions issued during it stay and take their issue time."""
+    instruction alone are no evidence. cp.async's shared writes (LDGSTS), which the counters
+    leave out, add the wavefronts their per-instruction ways show beyond their width's; generic
+    LD/ST that the per-instruction wavefronts show reaching shared memory are shared accesses
+    too (their stalls are the LSU queue's). Estimate: the conflict wavefronts' time goes
+    (traffic or stall model), but the instructions issued during it stay and take their issue
+    time."""
     kernel, df = ctx.kernel, ctx.df
+    ways_by_pc = _shared_ways(ctx)
+    by_address = _shared_by_address(ctx, ways_by_pc)
     shared_pcs = ctx.pcs_where(lambda i: i.is_shared())
     ops = ("ld", "st")
     conf = {op: kernel.m(f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum") for op in ops}
     wav = {op: kernel.m(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum") for op in ops}
     evidence: dict[str, Any] = {}
     if not any(math.isnan(v) for v in (*conf.values(), *wav.values())):
-        total = sum(wav.values())
+        async_conf, async_wav = _uncounted_conflicts(ctx, by_address, ways_by_pc)
+        total = sum(wav.values()) + async_wav
         if total <= 0:
             return None
-        excess = sum(conf.values()) / total
+        excess = (sum(conf.values()) + async_conf) / total
         evidence = {
             "source": "ncu conflict counters",
             **{
@@ -150,6 +209,8 @@ def bank_conflict(ctx: KernelContext, passes: Passes) -> Detection | None:
                 for op in ops
             },
         }
+        if async_wav > 0:
+            evidence["conflict_share_shared_ldgsts"] = evidence_number(async_conf / async_wav)
     elif not df.empty and shared_pcs:
         ex = df.loc[shared_pcs, "inst_executed"]
         nway = df.loc[shared_pcs, "shared_nway"].clip(lower=1)
@@ -163,10 +224,31 @@ def bank_conflict(ctx: KernelContext, passes: Passes) -> Detection | None:
     if excess < ctx.th["bank_conflict_excess"]:
         return None
     r_share, weights = cost_share(ctx, shared_pcs, ("mio_throttle", "short_scoreboard"), ("short_scoreboard",))
-    if not df.empty and shared_pcs:
-        nway = df.loc[shared_pcs, "shared_nway"]
-        # Weight each shared instruction's cost by how conflicted it is.
-        conflicted = {pc: v * max(float(nway.get(pc, 1.0)) - 1.0, 0.0) for pc, v in weights.items()}
+    conflicted_by_address = {pc: ins for pc, ins in by_address.items() if ways_by_pc[pc] > _natural_wavefronts(ins)}
+    if conflicted_by_address:
+        # Generic and cp.async accesses queue in the LSU's global path (lg_throttle) and their
+        # results come back on the long scoreboard.
+        extra_share, extra = cost_share(
+            ctx,
+            list(conflicted_by_address),
+            ("mio_throttle", "lg_throttle", "short_scoreboard"),
+            ("short_scoreboard", "long_scoreboard"),
+        )
+        r_share += extra_share
+        weights = merge_weights(weights, extra)
+        evidence["shared_by_address"] = sorted({ins.opcode for ins in conflicted_by_address.values()})
+    if ways_by_pc and weights:
+        # Weight each shared instruction's cost by how conflicted it is (a generic or cp.async
+        # access beyond its width's conflict-free wavefronts).
+        conflicted = {
+            pc: v
+            * max(
+                (ways_by_pc.get(pc, 1.0) if not math.isnan(ways_by_pc.get(pc, 1.0)) else 1.0)
+                - (_natural_wavefronts(conflicted_by_address[pc]) if pc in conflicted_by_address else 1.0),
+                0.0,
+            )
+            for pc, v in weights.items()
+        }
         if sum(conflicted.values()) > 0:
             weights = conflicted
         elif evidence.get("source") == "ncu conflict counters" and sum(weights.values()) > 0:
@@ -191,8 +273,9 @@ def bank_conflict(ctx: KernelContext, passes: Passes) -> Detection | None:
     if speed > 1.0 and not math.isnan(issue) and 0.0 < issue < 1.0:
         speed = 1.0 / (1.0 / speed + (1.0 - 1.0 / speed) * issue)
         evidence["issue_active_share"] = evidence_number(issue)
+    queue = ("lg_throttle",) if conflicted_by_address else ()
     return Detection(
-        stall_share=ctx.share("mio_throttle", "short_scoreboard"),
+        stall_share=ctx.share("mio_throttle", "short_scoreboard", *queue),
         speedup=speed,
         evidence=evidence,
         locations=locations,
