@@ -315,8 +315,13 @@ REVISED_SINCE_4 = (
     "straight-line divisions: the quotients it feeds, 4 dependent steps from each multiply-high, set on "
     "ho4_sparse_mask_mod, ho4_window_partition_div and ho2_ring_fir_mod) and serial-kernel (the launch "
     "floor bounds a batch of n launches at n x duration / floor, not one launch's; seen on "
-    "ho4_histeq_serial and ho4_cholesky_serial)"
+    "ho4_histeq_serial and ho4_cholesky_serial); then shared-bank-conflict (cp.async shared writes, "
+    "which ncu's conflict counters leave out, and generic loads that reach shared memory; on the "
+    "development samples smem_cpasync_rows and smem_generic_ptr; no row of this round changed)"
 )
+FROZEN_AT_5 = "eea1d56"
+#: What changed since the fifth freeze in what the fifth round judges ("" while none).
+REVISED_SINCE_5 = ""
 FROZEN_AT_3 = "b61cd38"
 #: What changed since the third freeze in what the third round judges ("" while none).
 REVISED_SINCE_3 = (
@@ -381,6 +386,22 @@ ROUNDS = (
             f"(commit {FROZEN_AT_4}); measured on an H200"
         ),
         "revised": REVISED_SINCE_4,
+    },
+    {
+        "path": "heldout5.yaml",
+        "heading": "Held-out pairs, fifth round",
+        "label": "Fifth round",
+        "intro": (
+            "bad/fixed pairs and {near} near miss written from the hardware's view without reading the "
+            "detectors (sample_reports/heldout5.yaml: shared-memory bank conflicts in real-code forms — "
+            "reduction and scan trees whose idle warps execute the conflicted instructions predicated off, "
+            "so that ncu's per-instruction conflict ways read one wavefront or less, in LayerNorm statistics, "
+            "a tile scan, a CTC argmax and a templated block all-reduce; cp.async staging of a transposed "
+            "GEMM tile; a generic-pointer helper reading a shared tile), while the detector was revised on "
+            "development samples, and profiled and analyzed only once it was frozen "
+            f"(commit {FROZEN_AT_5}); measured on an H200"
+        ),
+        "revised": REVISED_SINCE_5,
     },
 )
 

@@ -185,6 +185,10 @@ class LaunchShape:
         time = max(
             _overlap(new, self.overlap_norm) / max(1e-9, _overlap(self.bounds, self.overlap_norm)), self.floor_share
         )
+        if not time > 0:
+            # No positive bound and no launch floor (metrics that are absent, zero or
+            # negative in a damaged report): nothing to scale, so the change keeps today's time.
+            return 1.0, "no bound measured"
         return time, "launch floor" if time == self.floor_share else max(new, key=new.__getitem__)
 
     def tail_speedup(self) -> float | None:

@@ -18,8 +18,8 @@ __global__ void __launch_bounds__(256) fragment_loads(const unsigned* __restrict
     int c = (lane >> 4) * 8 + (it & 3) * 16;
     unsigned addr = (unsigned)__cvta_generic_to_shared(&tile[r * LD + c]);
     unsigned a0, a1, a2, a3;
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"  // ROOT
-                 : "=r"(a0), "=r"(a1), "=r"(a2), "=r"(a3) : "r"(addr));
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(a0), "=r"(a1), "=r"(a2), "=r"(a3) : "r"(addr));  // ROOT
     acc ^= a0 + a1 * 3u + a2 * 5u + a3 * 7u;
   }
   out[blockIdx.x * blockDim.x + threadIdx.x] = acc;

@@ -1,8 +1,10 @@
-"""Mechanisms in the forms real code takes, on held-out kernels of the third and fourth
-rounds (sample_reports/heldout3.yaml, heldout4.yaml): a shared-memory tile the compiler
-unrolled completely, pow inlined with a literal exponent (positive and negative), divisions
-that share one hoisted reciprocal, and a launch sequence batched into one grid. Each test
-reads the mechanism's evidence from the analysis, not a measured speedup."""
+"""Mechanisms in the forms real code takes, on held-out kernels of the third to fifth rounds
+(sample_reports/heldout3.yaml to heldout5.yaml) and development samples: a shared-memory tile
+the compiler unrolled completely, pow inlined with a literal exponent (positive and negative),
+divisions that share one hoisted reciprocal, a launch sequence batched into one grid, bank
+conflicts that the per-instruction ways hide, cp.async's shared writes and generic loads into
+shared memory. Each test reads the mechanism's evidence from the analysis, not a measured
+speedup."""
 
 from __future__ import annotations
 
@@ -93,3 +95,44 @@ def test_a_division_by_a_literal_is_no_power():
     slow = next((f for f in a.findings if f.id == "slow-math"), None)
     assert slow is None or "literal_integer_exponent" not in slow.evidence
     assert a.findings[0].id == "fp64-conversion"
+
+
+@pytest.mark.parametrize("case", ["ho5_layernorm_welford_tree", "ho5_ctc_argmax_tree"])
+def test_bank_conflicts_the_per_instruction_ways_hide_are_found_from_the_counters(case):
+    """Tree steps whose idle warps execute the conflicted LDS/STS predicated off (0
+    wavefronts): ncu's per-instruction ways average to one or less, the kernel's conflict
+    counters say most shared wavefronts are conflicts; the shared instructions are located by
+    the stalls they cost, the root line among the first three, and the fix is quiet."""
+    f = _finding(case, "shared-bank-conflict")
+    assert f is not None and f.evidence["conflict_wavefront_share"] > 0.5
+    assert "per-instruction conflict ways read none" in f.evidence["located_by"]
+    assert _root_line(case) in [loc["line"] for loc in f.locations[:3]]
+    assert _finding(case, "shared-bank-conflict", "fixed") is None
+
+
+@pytest.mark.parametrize(("case", "opcode"), [("smem_cpasync_rows", "LDGSTS"), ("ho5_sgemm_cpasync_ta", "LDGSTS")])
+def test_cp_async_shared_writes_count_where_the_conflict_counters_do_not(case, opcode):
+    """cp.async writes shared memory through LDGSTS, whose conflicts ncu's load/store conflict
+    counters leave out (they read about 0 here): the per-instruction wavefronts beyond the
+    copy width's add them, and the LDGSTS carry the cost."""
+    k = analysis_of(case, "bad").kernels[0].kernel
+    counted = k.m("l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum") + k.m(
+        "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum"
+    )
+    assert counted < 0.05 * k.m("l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum")
+    f = _finding(case, "shared-bank-conflict")
+    assert f is not None and f.severity == "high"
+    assert f.evidence["shared_by_address"] == [opcode] and f.evidence["conflict_share_shared_ldgsts"] > 0.5
+    assert opcode in f.locations[0]["sass"]
+    assert _finding(case, "shared-bank-conflict", "fixed") is None
+
+
+@pytest.mark.parametrize("case", ["smem_generic_ptr", "ho5_blockdiag_generic_dot"])
+def test_generic_loads_that_reach_shared_memory_are_located(case):
+    """A helper reached through a pointer the compiler cannot prove shared loads with LD.E:
+    the per-instruction wavefronts show those loads in shared memory, 32-way conflicted; the
+    finding points at them (their LSU-queue stalls count), not at the tile's stores."""
+    f = _finding(case, "shared-bank-conflict")
+    assert f is not None and f.severity == "high" and f.evidence["shared_by_address"] == ["LD"]
+    assert f.locations[0]["sass"].startswith("LD.E")
+    assert _finding(case, "shared-bank-conflict", "fixed") is None

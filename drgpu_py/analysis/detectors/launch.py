@@ -132,6 +132,7 @@ _BOUND_WORDS = {
     "latency": "each warp's own chain of dependent instructions",
     "launch floor": "the launch floor",
     "dispatch": "the rate at which the SMs start blocks",
+    "no bound measured": "nothing the report measures",
 }
 
 

@@ -247,7 +247,9 @@ def kernel_model(ctx: KernelContext, sol: SpeedOfLight | None) -> KernelModel:  
     # Occupancy and the busiest scheduler's share of the warps.
     blocks, sms = _grid(ctx)
     wpb = max(1.0, math.ceil(kernel.block[0] * kernel.block[1] * kernel.block[2] / 32.0)) if all(kernel.block) else 1.0
-    per_sm = math.ceil(blocks / sms) if blocks and sms else 1.0
+    per_sm_share = blocks / sms if blocks and sms else 1.0
+    # A damaged report's grid or SM count can make the share infinite or NaN: one block then.
+    per_sm = math.ceil(per_sm_share) if math.isfinite(per_sm_share) else 1.0
     model.warps_run_per_scheduler = max(1.0, math.ceil(per_sm * wpb / float(arch.get("schedulers_per_sm", 4))))
     warps_active = kernel.m("smsp__warps_active.avg.per_cycle_active")
     model.max_warps_per_scheduler = float(arch.get("max_warps_per_sm", 64)) / float(arch.get("schedulers_per_sm", 4))
