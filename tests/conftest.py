@@ -4,6 +4,7 @@ cache of their analyses, so each report is read and analyzed once per test run."
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib.util
 import functools
 import re
@@ -24,6 +25,108 @@ def standin_profile(out_dir, *args, metric_set: str | None = "gh100") -> list[st
     (options, then ``--`` and the application) after it."""
     set_args = ["--metric-set", metric_set] if metric_set else []
     return ["profile", "--ncu", str(STANDIN), *set_args, "-d", str(out_dir), *args]
+
+
+# ---- drgpu's command line run in the test process ------------------------------------------------
+
+
+@dataclasses.dataclass
+class CliResult:
+    """What ``run_cli`` gave: the fields of ``subprocess.CompletedProcess`` that tests read."""
+
+    args: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+class _CliTimeout(BaseException):
+    """run_cli's time limit passed (not an Exception: drgpu's own handlers catch those)."""
+
+
+def run_cli(*argv, input: str | bytes | None = None, env=None, cwd=None, timeout: float | None = 300) -> CliResult:
+    """``python -m drgpu_py ARGV`` run in the test process (typer's CliRunner), as the child
+    would run it, without its ~0.6 s of interpreter start-up and imports: the same program name
+    in messages, standard output and error separate and written with ``errors="replace"``
+    (drgpu_py.cli.main), exit codes from ``SystemExit`` as the interpreter makes them, an
+    exception that escapes the CLI a traceback on standard error and exit 1, Python's warnings
+    on standard error under a fresh interpreter's filters (not pytest's). ``env`` is the
+    whole environment, ``cwd`` the working folder, both for this call only (as
+    ``subprocess.run``'s); ``timeout`` fails the test when the command runs past it (a FIFO
+    opened by mistake blocks for ever), as the child's ``timeout`` did.
+
+    Not for what only a process has: signals and drgpu's handlers of them, a closed or
+    non-pipe standard stream, memory limits, the ``python -m``/console-script entry itself,
+    the interpreter's start and exit, or a native crash of ncu_report (whether a damaged
+    report crashes it depends on the memory of the process that forks the reader)."""
+    import os
+    import signal
+    import threading
+    import traceback
+    import warnings
+
+    import typer
+    from typer._click import formatting  # typer's own click (typer is pinned)
+    from typer.testing import CliRunner
+
+    from drgpu_py.cli import app, options
+
+    args = [os.fspath(a) if isinstance(a, os.PathLike) else str(a) for a in argv]
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    alarm = timeout is not None and threading.current_thread() is threading.main_thread()
+    old_handler = None
+    code, out, err = 0, b"", b""
+
+    def expire(signum, frame):
+        raise _CliTimeout
+
+    try:
+        if env is not None:
+            os.environ.clear()
+            os.environ.update({k: str(v) for k, v in env.items()})
+        if cwd is not None:
+            os.chdir(cwd)
+        if alarm:
+            old_handler = signal.signal(signal.SIGALRM, expire)
+            signal.setitimer(signal.ITIMER_REAL, timeout)
+        with CliRunner().isolation(input=input) as (stdout, stderr, _), warnings.catch_warnings():
+            formatting.FORCED_WIDTH = None  # help text as wide as a child's (the runner restores it)
+            for stream in (sys.stdout, sys.stderr):
+                stream.reconfigure(errors="replace")  # as drgpu_py.cli.main does
+            warnings.resetwarnings()  # a fresh interpreter's filters, its warnings on standard error
+            for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
+                warnings.simplefilter("ignore", category)
+            warnings.showwarning = warnings._showwarning_orig
+            try:
+                typer.main.get_command(app).main(args=args, prog_name="python -m drgpu_py")
+            except SystemExit as e:
+                if e.code is None or isinstance(e.code, int):
+                    code = e.code or 0
+                else:  # sys.exit("message"): the interpreter prints it and exits 1
+                    print(e.code, file=sys.stderr)
+                    code = 1
+            except Exception:  # noqa: BLE001 - what escapes the CLI: the interpreter's traceback, exit 1
+                traceback.print_exc()
+                code = 1
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                out, err = stdout.getvalue(), stderr.getvalue()
+    except _CliTimeout:
+        pytest.fail(f"drgpu {' '.join(args)[:500]} ran past {timeout} s")
+    finally:
+        if alarm:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, signal.SIG_DFL if old_handler is None else old_handler)
+        os.chdir(saved_cwd)
+        if os.environ != saved_env:  # ``env``, or what the command set: not the test's
+            os.environ.clear()
+            os.environ.update(saved_env)
+        # What one command leaves for the next in this process (a child starts afresh).
+        options._Command.started = options._Command.finished = False
+        options._Command.signalled = 0
+        options.setup_logging(0)
+    return CliResult(args, code, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
 
 
 def _unpack_samples() -> None:

@@ -24,7 +24,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from conftest import rep_blocks
+from conftest import rep_blocks, run_cli
 import yaml
 from typer.testing import CliRunner
 
@@ -430,8 +430,6 @@ def test_special_files_are_refused_at_once(tmp_path, kind, where):
     at once with exit 3, whichever input it is."""
     import os
     import socket
-    import subprocess
-    import sys
     from conftest import report_path
 
     if kind == "fifo":
@@ -449,7 +447,7 @@ def test_special_files_are_refused_at_once(tmp_path, kind, where):
         "thresholds": ["analyze", rep, "--thresholds", str(special)],
         "baseline": ["diff", str(special), rep],
     }[where]
-    r = subprocess.run([sys.executable, "-m", "drgpu_py", *argv], capture_output=True, text=True, timeout=60)
+    r = run_cli(*argv, timeout=60)
     assert r.returncode == 3, (r.returncode, r.stderr)
     assert "Traceback" not in r.stderr and ("FIFO" in r.stderr or "device" in r.stderr or "socket" in r.stderr), (
         r.stderr
@@ -468,25 +466,21 @@ def test_special_files_are_refused_at_once(tmp_path, kind, where):
 )
 def test_option_values_are_usage_errors(argv, needle):
     """Unknown threshold keys and out-of-range option values: exit 2 with a clear line."""
-    import subprocess
-    import sys
     from conftest import report_path
 
     argv = [str(report_path("aos_gather", "bad")) if a == "R" else a for a in argv]
-    r = subprocess.run([sys.executable, "-m", "drgpu_py", *argv], capture_output=True, text=True, timeout=60)
+    r = run_cli(*argv, timeout=60)
     assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr, r.stderr
 
 
 def test_version_and_short_help():
-    import subprocess
-    import sys
     from drgpu_py import __version__
 
     for argv in (["--version"], ["-V"]):
-        r = subprocess.run([sys.executable, "-m", "drgpu_py", *argv], capture_output=True, text=True, timeout=60)
+        r = run_cli(*argv, timeout=60)
         assert r.returncode == 0 and r.stdout.strip() == f"drgpu {__version__}"
     for argv in (["-h"], ["analyze", "-h"], ["profile", "-h"], ["diff", "-h"]):
-        r = subprocess.run([sys.executable, "-m", "drgpu_py", *argv], capture_output=True, text=True, timeout=60)
+        r = run_cli(*argv, timeout=60)
         assert r.returncode == 0 and "Usage:" in r.stdout, argv
 
 
@@ -495,8 +489,6 @@ def test_force_never_replaces_special_files(tmp_path, target):
     """-o onto a device, FIFO or a link to one is refused even with --force (exit 6), and the
     node stays; a link to a regular file is written through (the link stays a link)."""
     import os
-    import subprocess
-    import sys
     from conftest import report_path
 
     rep = str(report_path("aos_gather", "bad"))
@@ -513,12 +505,7 @@ def test_force_never_replaces_special_files(tmp_path, target):
         real.write_text("old")
         out = tmp_path / "l.json"
         out.symlink_to(real)
-    r = subprocess.run(
-        [sys.executable, "-m", "drgpu_py", "analyze", rep, "-f", "json", "-o", str(out), "--force"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    r = run_cli("analyze", rep, "-f", "json", "-o", str(out), "--force", timeout=120)
     if target == "link-to-file":
         assert r.returncode == 0, r.stderr
         assert out.is_symlink() and (tmp_path / "real.json").read_text().startswith("{")
@@ -537,8 +524,6 @@ def test_terminal_sequences_in_names_are_not_passed_to_the_terminal(tmp_path):
     """A kernel name with ESC sequences (colour, window title) and a right-to-left override
     reaches the text output as visible escapes, never as raw control characters."""
     import csv as _csv
-    import subprocess
-    import sys
 
     rows = list(_csv.reader((BAD / "mini.raw.csv").read_text(encoding="utf-8").splitlines()))
     col = rows[0].index("Kernel Name")
@@ -548,13 +533,7 @@ def test_terminal_sequences_in_names_are_not_passed_to_the_terminal(tmp_path):
     bad = tmp_path / "evil.raw.csv"
     with open(bad, "w", newline="", encoding="utf-8") as fh:
         _csv.writer(fh).writerows(rows)
-    r = subprocess.run(
-        [sys.executable, "-m", "drgpu_py", "analyze", str(bad), "-q"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "COLUMNS": "200"},
-    )
+    r = run_cli("analyze", str(bad), "-q", timeout=120, env={**os.environ, "COLUMNS": "200"})
     assert r.returncode == 0, r.stderr
     assert "\x1b" not in r.stdout and "\x07" not in r.stdout and "\u202e" not in r.stdout
     assert "evil\\x1b]0;pwned" in r.stdout
@@ -574,6 +553,8 @@ def _crashing_report(dest: Path, rel: str = "sample_reports/fma_chain/fma_chain_
     return dest
 
 
+# Child processes: whether the damaged byte crashes ncu_report depends on the reading process's
+# memory (a reader forked from the test process, after earlier analyses, may read it whole).
 def _drgpu(*argv: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "drgpu_py", *argv],

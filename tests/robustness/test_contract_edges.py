@@ -15,31 +15,25 @@ from pathlib import Path
 
 import pytest
 
+from conftest import run_cli
+
 ROOT = Path(__file__).resolve().parents[2]
 MINI = ROOT / "tests" / "data" / "bad" / "mini.raw.csv"
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONIOENCODING": "utf-8", "COLUMNS": "120"}
 
 
-def drgpu(*argv, cwd=None, **kw) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "drgpu_py", *map(str, argv)],
-        capture_output=True,
-        text=True,
-        errors="replace",
-        cwd=cwd or ROOT,
-        env=ENV,
-        timeout=300,
-        **kw,
-    )
+def drgpu(*argv, cwd=None):
+    return run_cli(*argv, cwd=cwd or ROOT, env=ENV, timeout=300)
 
 
-def first_line(p: subprocess.CompletedProcess) -> str:
+def first_line(p) -> str:
     return next((ln for ln in p.stderr.splitlines() if ln.startswith("drgpu: ")), p.stderr)
 
 
 @pytest.mark.parametrize("argv", [["thresholds"], ["metrics", "base"]])
 def test_a_closed_standard_output_is_exit_6(argv):
     """docs: standard output closed (``>&-``) is 6; rich wrote the table into nothing (exit 0)."""
+    # A child process: a closed descriptor 1 is the subject.
     p = subprocess.run(
         ["sh", "-c", 'exec "$0" -m drgpu_py "$@" >&-', sys.executable, *argv],
         stderr=subprocess.PIPE,

@@ -23,6 +23,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from conftest import run_cli
+
 ROOT = Path(__file__).resolve().parents[2]
 BAD = ROOT / "tests" / "data" / "bad"
 STANDIN = ROOT / "tests" / "standin" / "ncu"
@@ -31,19 +33,11 @@ AS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONIOENCODING": "utf-8", "COLUMNS": "120"}
 
 
-def drgpu(*argv, cwd=None, env=None, timeout=300) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "drgpu_py", *map(str, argv)],
-        capture_output=True,
-        text=True,
-        cwd=cwd or ROOT,
-        env={**ENV, **(env or {})},
-        timeout=timeout,
-        errors="replace",
-    )
+def drgpu(*argv, cwd=None, env=None, timeout=300):
+    return run_cli(*argv, cwd=cwd or ROOT, env={**ENV, **(env or {})}, timeout=timeout)
 
 
-def assert_clean_error(p: subprocess.CompletedProcess, code: int, needle: str) -> None:
+def assert_clean_error(p, code: int, needle: str) -> None:
     lines = p.stderr.splitlines()
     assert p.returncode == code, (p.returncode, p.stderr[-3000:])
     assert "Traceback" not in p.stderr and lines and lines[0].startswith("drgpu: "), p.stderr[-3000:]
@@ -258,6 +252,7 @@ def test_outputs(tmp_path, case, outcome, expected):
     elif case.startswith("two-runs"):
         out = tmp_path / "out.json"
         force = ["--force"] if case.endswith("force") else []
+        # Child processes: two drgpu processes writing one output at once are the subject.
         procs = [
             subprocess.Popen(
                 [sys.executable, "-m", "drgpu_py", "analyze", str(csv), "-o", str(out), *force],

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import STANDIN, standin_profile
+from conftest import STANDIN, run_cli, standin_profile
 from drgpu_py.cli import app
 from drgpu_py.io import atomic_write
 
@@ -36,16 +36,8 @@ def _sha(p: Path) -> str:
     return hashlib.sha256(p.read_bytes()).hexdigest()
 
 
-def _drgpu(*argv: str, timeout: float = 120, env: dict | None = None, cwd=None) -> subprocess.CompletedProcess:
-    e = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200", **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "drgpu_py", *argv],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=e,
-        cwd=cwd,
-    )
+def _drgpu(*argv: str, timeout: float = 120, env: dict | None = None, cwd=None):
+    return run_cli(*argv, timeout=timeout, env={**os.environ, "COLUMNS": "200", **(env or {})}, cwd=cwd)
 
 
 # ---- 1. an output over a member of an input folder ------------------------------------------
@@ -95,7 +87,7 @@ def test_output_over_the_thresholds_file_is_refused(tmp_path, cmd):
 # ---- 2. profile --list-kernels writes its log with the guarded writer ------------------------
 
 
-def _list_kernels(tmp_path: Path, *extra: str, timeout: float = 120) -> subprocess.CompletedProcess:
+def _list_kernels(tmp_path: Path, *extra: str, timeout: float = 120):
     return _drgpu(
         *standin_profile(tmp_path / "out", "--list-kernels", "-q", *extra, "--", "/bin/echo", "hi", metric_set=None),
         timeout=timeout,
@@ -328,7 +320,14 @@ def test_undecodable_bytes_in_a_report_name_reach_every_output_as_text(tmp_path,
     if fmt in ("json", "sarif"):
         doc = json.loads(text)
         assert "\\udc" not in text and not any(0xD800 <= ord(c) <= 0xDFFF for c in json.dumps(doc, ensure_ascii=False))
-    r = _drgpu("analyze", str(rep), "-f", fmt, "-q")  # to standard output
+    # To standard output, in a child process: its real standard output's encoding is the subject.
+    r = subprocess.run(
+        [sys.executable, "-m", "drgpu_py", "analyze", str(rep), "-f", fmt, "-q"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"},
+    )
     assert r.returncode == 0, r.stderr
 
 

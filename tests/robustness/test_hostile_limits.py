@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import run_cli
 from test_hostile_inputs import _peak_rss_run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,10 +29,8 @@ GIB = 1 << 30
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
 
 
-def _drgpu(*argv: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "drgpu_py", *argv], capture_output=True, text=True, timeout=timeout, env=ENV
-    )
+def _drgpu(*argv: str, timeout: float = 300):
+    return run_cli(*argv, timeout=timeout, env=ENV)
 
 
 # ---- a 1 GB CSV export: sparse, or padded with written zeros --------------------------------

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import run_cli
+
 ROOT = Path(__file__).resolve().parents[2]
 REP = ROOT / "sample_reports" / "aos_gather" / "aos_gather_bad.ncu-rep"
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONIOENCODING": "utf-8", "COLUMNS": "120"}
@@ -132,13 +134,7 @@ def _tmp_size(folder: Path) -> int:
 def html_size(tmp_path_factory) -> int:
     """The complete page's size: the signal is sent at a share of it."""
     out = tmp_path_factory.mktemp("full") / "full.html"
-    p = subprocess.run(
-        [sys.executable, "-m", "drgpu_py", "analyze", str(REP), "-o", str(out)],
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    p = run_cli("analyze", str(REP), "-o", str(out), env=ENV, timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]
     return out.stat().st_size
 
@@ -219,14 +215,7 @@ def test_a_signal_as_the_output_is_renamed_into_place_leaves_it_complete(tmp_pat
 def test_an_output_name_of_245_characters_is_written(tmp_path):
     """The temporary name is short: '.NAME.XXXXXXXX.tmp' of a 245-byte name passed NAME_MAX."""
     name = "r" * 240 + ".json"
-    p = subprocess.run(
-        [sys.executable, "-m", "drgpu_py", "analyze", str(REP), "-o", name],
-        cwd=tmp_path,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    p = run_cli("analyze", str(REP), "-o", name, cwd=tmp_path, env=ENV, timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]
     assert sorted(f.name for f in tmp_path.iterdir()) == [name]
     assert '"kernels"' in (tmp_path / name).read_text()

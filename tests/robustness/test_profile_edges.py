@@ -11,29 +11,20 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import standin_profile
+from conftest import run_cli, standin_profile
 
 ROOT = Path(__file__).resolve().parents[2]
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONIOENCODING": "utf-8", "COLUMNS": "120"}
 
 
-def drgpu(*argv, env=None, cwd=None, timeout=120) -> subprocess.CompletedProcess:
+def drgpu(*argv, env=None, cwd=None, timeout=120):
     # A timeout well under the suite's: a FIFO opened for reading or writing blocks for ever.
-    return subprocess.run(
-        [sys.executable, "-m", "drgpu_py", *map(str, argv)],
-        capture_output=True,
-        text=True,
-        errors="replace",
-        cwd=cwd or ROOT,
-        env={**ENV, **(env or {})},
-        timeout=timeout,
-    )
+    # drgpu runs in the test process; ncu (the stand-in) is its child, which the signals end.
+    return run_cli(*argv, cwd=cwd or ROOT, env={**ENV, **(env or {})}, timeout=timeout)
 
 
 @pytest.mark.parametrize("sig", ["SIGSEGV", "SIGABRT", "SIGKILL"])

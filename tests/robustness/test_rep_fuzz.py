@@ -234,6 +234,7 @@ def test_damaged_reports_end_cleanly(tmp_path, full):
     for r in [r for r in results if r["outcome"] == "crash"][:3]:
         path = tmp_path / f"{r['name']}.ncu-rep"
         path.write_bytes(muts[r["name"]])
+        # A child process: whether a mutation crashes ncu_report depends on the reading process's memory.
         p = subprocess.run(
             [sys.executable, "-m", "drgpu_py", "analyze", str(path), "-q"],
             capture_output=True,

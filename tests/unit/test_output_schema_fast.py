@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import copy
 import json
-import os
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import orjson
 import pytest
 
+from conftest import run_cli
 from drgpu_py.specs import output_schema as o
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -26,12 +24,8 @@ R = ROOT / "sample_reports" / "aos_gather" / "aos_gather_bad.ncu-rep"
 @pytest.fixture(scope="module")
 def analysis(tmp_path_factory) -> dict:
     out = tmp_path_factory.mktemp("a") / "a.json"
-    subprocess.run(
-        [sys.executable, "-m", "drgpu_py", "analyze", str(R), "-f", "json", "-o", str(out), "-q"],
-        check=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=300,
-    )
+    r = run_cli("analyze", str(R), "-f", "json", "-o", str(out), "-q", timeout=300)
+    assert r.returncode == 0, r.stderr
     return json.loads(out.read_text())
 
 
