@@ -425,7 +425,7 @@ def test_injection(tmp_path, hostile_analysis, case, outcome, expected):
         assert "n1" not in nodes and "n2" not in nodes, "DOT syntax in a name made nodes"
         assert not any(ln.startswith("edge ") and "pwn" in ln for ln in p.stdout.splitlines())
         return
-    from test_browser import Chrome, find_browser
+    from chromium import Chrome, find_browser
 
     exe = find_browser()
     if exe is None:
