@@ -10,6 +10,8 @@ model is imported here.
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 from ...profile import ControlCode
@@ -157,42 +159,54 @@ def simulate(
     # once, not per iteration. Sorted: of producers ready at the same cycle the first key holds
     # the instruction, and a set's order of strings changes with the hash seed of each process
     # (the critical chain, hence the JSON, would change from run to run).
-    plan: list[tuple[int, list[str], float, float | None, tuple[str, ...], tuple[tuple[str, bool], ...]]] = []
+    # Registers, predicates and barriers become dense slots of two lists (the cycle a value is
+    # ready, its producer): the loop below runs iterations x instructions x operands times.
+    slot: dict[str, int] = {}
+    plan: list[tuple[int, list[int], float, float | None, list[int], list[tuple[int, bool]]]] = []
     for idx in body:
         ins = insts[idx]
         keys = sorted(ins.uses)
         cw = control.get(ins.pc) if control else None
-        sets: tuple[tuple[str, bool], ...] = ()
+        sets: list[tuple[str, bool]] = []
         if cw:
             keys += [f"B{b}" for b in waits_on(cw)]
             wb, rb = cw.get("write_barrier"), cw.get("read_barrier")
             # A read barrier frees the source registers soon after issue (True: at issue plus
             # an ALU latency; else when the results are ready).
-            sets = tuple((f"B{barrier}", barrier != wb and barrier == rb) for barrier in sets_barriers(cw))
+            sets = [(f"B{barrier}", barrier != wb and barrier == rb) for barrier in sets_barriers(cw)]
         held_for = blocking[idx] if blocking and idx in blocking else None
-        plan.append((idx, keys, latency_of(ins, lat, global_latency), held_for, tuple(ins.defs), sets))
+        plan.append(
+            (
+                idx,
+                [slot.setdefault(k, len(slot)) for k in keys],
+                latency_of(ins, lat, global_latency),
+                held_for,
+                [slot.setdefault(r, len(slot)) for r in ins.defs],
+                [(slot.setdefault(b, len(slot)), read) for b, read in sets],
+            )
+        )
     redirect = loop and insts[body[-1]].is_branch()
-    ready: dict[str, tuple[float, int]] = {}  # register/predicate/barrier -> (cycle, producer)
+    ready_at = [-math.inf] * len(slot)  # slot -> the cycle its value is ready
+    producer: list[int | None] = [None] * len(slot)  # slot -> the instruction that sets it
     cycle = -issue_gap
     marks = []
     last_held: list[tuple[int, int | None]] = []  # (index, producer that held it) in the last iteration
     for _ in range(iters):
         marks.append(cycle)
         last_held = []
-        for idx, keys, latency, held_for, defs, sets in plan:
+        for idx, keys_at, latency, held_for, defs_at, sets_at in plan:
             at, held = cycle + issue_gap, None
-            for key in keys:
-                got = ready.get(key)
-                if got is not None and got[0] > at:
-                    at, held = got
+            for k in keys_at:
+                if ready_at[k] > at:
+                    at, held = ready_at[k], producer[k]
             cycle = max(at, cycle + issue_gap)
             if held_for is not None:
                 cycle += held_for
             done = cycle + latency
-            for reg in defs:
-                ready[reg] = (done, idx)
-            for barrier_key, read in sets:
-                ready[barrier_key] = (cycle + read_free if read else done, idx)
+            for k in defs_at:
+                ready_at[k], producer[k] = done, idx
+            for k, read in sets_at:
+                ready_at[k], producer[k] = (cycle + read_free if read else done), idx
             last_held.append((idx, held))
         if redirect:
             cycle += branch
