@@ -103,7 +103,7 @@ class KernelAnalysis:
     def _facts(self) -> tuple[int, str, int, float | None, str, str | None]:
         kernel = self.kernel
         grade = self.sol.grade if self.sol is not None else None
-        return kernel.id, kernel.name, groups.launches(kernel), rounded(groups.total_ns(kernel), 1), self.bound, grade
+        return kernel.id, kernel.name, kernel.launch_count, rounded(groups.total_ns(kernel), 1), self.bound, grade
 
     def __repr__(self) -> str:
         # The dataclass repr would print the profile's metrics, the tree and the facts (MBs).
@@ -145,7 +145,7 @@ class KernelAnalysis:
             "achieved_ipc": _f(self.achieved_ipc),
             "top_unit": self.top_unit,
             "top_unit_pct": _f(self.top_unit_pct),
-            "launches": groups.launches(kernel),
+            "launches": kernel.launch_count,
             "launch_ids": groups.launch_ids(kernel),
             "total_duration_ns": _f(groups.total_ns(kernel)),
             "speed_of_light": self._sol(near_sol),
@@ -210,7 +210,7 @@ class Analysis(FrameMethods):
             FrameKernel(
                 ka.kernel.id,
                 ka.kernel.name,
-                groups.launches(ka.kernel),
+                ka.kernel.launch_count,
                 _f(ka.stall_cycle_pct),  # as the JSON rounds it, so saved frames are equal
                 ka.findings,
                 ka.tree,

@@ -78,10 +78,6 @@ def group_profile(profile: Profile) -> Profile:
     return Profile(path=profile.path, format=profile.format, kernels=kernels, notes=notes)
 
 
-def launches(kernel: KernelProfile) -> int:
-    return kernel.launch_count
-
-
 def total_ns(kernel: KernelProfile) -> float:
     total = kernel.m("drgpu__group_duration_total")
     return kernel.duration_ns if math.isnan(total) else total
@@ -124,7 +120,7 @@ def summary(analysis: AnalysisResult) -> list[dict[str, Any]]:
             {
                 "kernel_id": kernel.id,
                 "name": kernel.name,
-                "launches": launches(kernel),
+                "launches": kernel.launch_count,
                 "launch_ids": launch_ids(kernel),
                 "total_ns": rounded(group_total, 1),
                 "mean_ns": rounded(kernel.duration_ns, 1),

@@ -643,7 +643,6 @@ def analyze_one(rep: Path, sel: msets.Selection, result: RunResult, notes: list[
     files = write_outputs(analysis, rep.parent, stem, True)
     passes = {k.passes for k in result.kernels if k.passes is not None}
     rows = []
-    from ..analysis.groups import launches
     from ..profile import short_name
 
     for ka in analysis.kernels:
@@ -655,7 +654,7 @@ def analyze_one(rep: Path, sel: msets.Selection, result: RunResult, notes: list[
                 "report": stem,
                 "kernel": short_name(k.name, 36),
                 "id": k.id,
-                "launches": launches(k),
+                "launches": k.launch_count,
                 "duration_us": k.duration_ns / 1000 if k.duration_ns == k.duration_ns else None,
                 "bound": ka.bound,
                 "grade": sol.grade if sol and sol.grade else "-",

@@ -631,18 +631,6 @@ def test_kernel_patterns_that_hang_or_overflow_are_usage_errors(report, pattern,
 MINI = BAD / "mini.raw.csv"
 
 
-def _run(*argv: str, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "drgpu_py", *argv],
-        stdout=stdout,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=300,
-    )
-
-
 @pytest.mark.parametrize(
     "name, needle",
     [

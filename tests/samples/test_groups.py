@@ -32,14 +32,14 @@ def many_profile(many):
 
 
 def test_group_is_the_mean_launch_and_totals_are_the_sums(many_profile):
-    from drgpu_py.analysis.groups import group_profile, launches, total_ns
+    from drgpu_py.analysis.groups import group_profile, total_ns
 
     g = group_profile(many_profile)
     assert len(many_profile.kernels) == 1000 and len(g.kernels) == 5
     for k in g.kernels:
         members = [m for m in many_profile.kernels if m.name == k.name]
         n = len(members)
-        assert launches(k) == n == 200
+        assert k.launch_count == n == 200
         assert total_ns(k) == pytest.approx(sum(m.duration_ns for m in members))
         for metric in ("smsp__inst_executed.sum", "dram__bytes_read.sum"):
             if k.has(metric):
@@ -138,7 +138,7 @@ def test_csv_export_groups_like_the_report(tmp_path):
     """The CSV pages of the same report give the same groups: the source page spells template
     values with casts (poly_chain<(int)64>), which must not send a launch to another
     function's SASS block (and so split its group)."""
-    from drgpu_py.analysis.groups import group_profile, launches
+    from drgpu_py.analysis.groups import group_profile
     from drgpu_py.readers import open_report
 
     for stem in ("raw", "source"):
@@ -148,5 +148,5 @@ def test_csv_export_groups_like_the_report(tmp_path):
         ):
             shutil.copyfileobj(src, dst, 1 << 20)
     g = group_profile(open_report(tmp_path / "many_kernels.raw.csv"))
-    assert sorted((k.name, launches(k)) for k in g.kernels) == sorted([(n, 200) for n in {k.name for k in g.kernels}])
+    assert sorted((k.name, k.launch_count) for k in g.kernels) == sorted([(n, 200) for n in {k.name for k in g.kernels}])
     assert len(g.kernels) == 5

@@ -399,6 +399,20 @@ _LOG2_E = "1.44269502"
 _LN2 = ("0.693147", "-0.693147", "0x3fe62e42")
 
 
+def _immediate_lines(
+    ctx: KernelContext, prefixes: tuple[str, ...], opcodes: Collection[str] | None = None
+) -> set[LineKey | None]:
+    """Source lines of the instructions (those of ``opcodes``; all when None) with a source
+    operand that starts with one of ``prefixes`` (a constant as nvdisasm prints it, hex in
+    lower case)."""
+    return {
+        ctx.line_of(i.pc)
+        for i in ctx.insts
+        if (opcodes is None or i.opcode in opcodes)
+        and any(op.strip().lower().startswith(prefixes) for op in i.operands[1:])
+    }
+
+
 def _math_mufus(ctx: KernelContext) -> set[int]:
     """PCs of MUFUs that do floating-point math: transcendentals, reciprocals and roots of
     precise division, sqrt and pow. A MUFU.RCP whose operand an I2F.RP defines is the setup
@@ -411,16 +425,8 @@ def _math_mufus(ctx: KernelContext) -> set[int]:
     # An inlined accurate logarithm (powf, logf without a call): its reciprocal feeds a
     # polynomial scaled by log2(e) and ln(2), immediates no division or square root uses (a fast
     # __expf scales by log2(e) alone).
-    log2e_lines: set[LineKey | None] = set()
-    ln2_lines: set[LineKey | None] = set()
-    for i in ctx.insts:
-        if i.opcode in ("FFMA", "FMUL"):
-            immediates = [op.strip() for op in i.operands[1:]]
-            if any(op.startswith(_LOG2_E) for op in immediates):
-                log2e_lines.add(ctx.line_of(i.pc))
-            if any(op.startswith(_LN2) for op in immediates):
-                ln2_lines.add(ctx.line_of(i.pc))
-    call_lines |= (log2e_lines & ln2_lines) - {None}
+    scales = ("FFMA", "FMUL")
+    call_lines |= (_immediate_lines(ctx, (_LOG2_E,), scales) & _immediate_lines(ctx, _LN2, scales)) - {None}
     in_subroutine = ctx.call_sites()
     for ins in ctx.insts:
         if not (ins.is_mufu() and ins.modifiers and ins.modifiers[0] in _MATH_MUFU):
@@ -477,10 +483,8 @@ def _literal_integer_exponent(ctx: KernelContext, lines: Collection[LineKey]) ->
     # A power is exp2(y * log2(x)): its routine carries ln(2) (a float immediate, or a double's
     # high word moved into a register, often hoisted off the line) or a MUFU.LG2 on the line;
     # a division or square root by a literal (dt / 6.0) does not, and its literal is no exponent.
-    if not any(
-        any(op.strip().lower().startswith(_LN2) for op in i.operands[1:])
-        or (i.is_mufu() and i.modifiers[:1] == ("LG2",) and ctx.line_of(i.pc) in lines)
-        for i in ctx.insts
+    if not _immediate_lines(ctx, _LN2) and not any(
+        i.is_mufu() and i.modifiers[:1] == ("LG2",) and ctx.line_of(i.pc) in lines for i in ctx.insts
     ):
         return None
     calls = {ctx.line_of(i.pc) for i in ctx.insts if i.opcode == "CALL"} - {None}

@@ -133,11 +133,11 @@ def _natural_wavefronts(ins: Instruction) -> float:
 
 def _shared_ways(ctx: KernelContext) -> dict[int, float]:
     """PC -> the per-instruction shared wavefronts per executed warp instruction (ncu's
-    "L1 Conflicts Shared N-Way"; NaN where not measured)."""
+    "L1 Conflicts Shared N-Way"), where measured."""
     df = ctx.df
     if df.empty or "shared_nway" not in df.columns:
         return {}
-    return {int(pc): float(v) for pc, v in zip(df.index.tolist(), df["shared_nway"].tolist())}
+    return {int(pc): float(v) for pc, v in zip(df.index.tolist(), df["shared_nway"].tolist()) if v == v}
 
 
 def _shared_by_address(ctx: KernelContext, nway: dict[int, float]) -> dict[int, Instruction]:
@@ -168,6 +168,49 @@ def _uncounted_conflicts(
     return conflicts, wavefronts
 
 
+def _conflict_cost(
+    ctx: KernelContext,
+    shared_pcs: list[int],
+    by_address: dict[int, Instruction],
+    ways_by_pc: dict[int, float],
+    *,
+    counted: bool,
+) -> tuple[float, dict[int, float], dict[str, Any]]:
+    """(the share of samples the conflicted shared accesses cost, their per-PC weights, the
+    evidence of how they were found). ``counted``: the conflicts come from ncu's counters, so
+    where no instruction's ways show one, the stall samples place them."""
+    r_share, weights = cost_share(ctx, shared_pcs, ("mio_throttle", "short_scoreboard"), ("short_scoreboard",))
+    evidence: dict[str, Any] = {}
+    # The generic and cp.async accesses with more wavefronts than their width needs: that number.
+    natural = {
+        pc: _natural_wavefronts(ins) for pc, ins in by_address.items() if ways_by_pc[pc] > _natural_wavefronts(ins)
+    }
+    if natural:
+        # Generic and cp.async accesses queue in the LSU's global path (lg_throttle) and their
+        # results come back on the long scoreboard.
+        extra_share, extra = cost_share(
+            ctx,
+            list(natural),
+            ("mio_throttle", "lg_throttle", "short_scoreboard"),
+            ("short_scoreboard", "long_scoreboard"),
+        )
+        r_share += extra_share
+        weights = merge_weights(weights, extra)
+        evidence["shared_by_address"] = sorted({by_address[pc].opcode for pc in natural})
+    if ways_by_pc and weights:
+        # Weight each shared instruction's cost by how conflicted it is (a generic or cp.async
+        # access beyond its width's conflict-free wavefronts).
+        conflicted = {pc: v * max(ways_by_pc.get(pc, 1.0) - natural.get(pc, 1.0), 0.0) for pc, v in weights.items()}
+        if sum(conflicted.values()) > 0:
+            weights = conflicted
+        elif counted and sum(weights.values()) > 0:
+            # The kernel's counters count conflict wavefronts the per-instruction conflict ways
+            # do not show (they read no conflict on a strided tree reduction's LDS/STS): the
+            # conflicts are at the shared instructions, ranked by the stalls they cost.
+            evidence["located_by"] = "shared instructions' stall samples (per-instruction conflict ways read none)"
+    return r_share, weights, evidence
+
+
 @detector(
     metrics=(
         *UNIT_METRICS,
@@ -177,7 +220,7 @@ def _uncounted_conflicts(
         "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum",
     )
 )
-def bank_conflict(ctx: KernelContext, passes: Passes) -> Detection | None:  # noqa: PLR0912 - counters, per-instruction ways and two kinds of access
+def bank_conflict(ctx: KernelContext, passes: Passes) -> Detection | None:
     """Bank conflicts from ncu's own conflict counters when the report has them (conflict
     wavefronts / all shared wavefronts, loads and stores apart); derived from the
     per-instruction conflict ways only when they are absent (and the evidence says so). Wide
@@ -223,39 +266,10 @@ def bank_conflict(ctx: KernelContext, passes: Passes) -> Detection | None:  # no
         return None
     if excess < ctx.th["bank_conflict_excess"]:
         return None
-    r_share, weights = cost_share(ctx, shared_pcs, ("mio_throttle", "short_scoreboard"), ("short_scoreboard",))
-    conflicted_by_address = {pc: ins for pc, ins in by_address.items() if ways_by_pc[pc] > _natural_wavefronts(ins)}
-    if conflicted_by_address:
-        # Generic and cp.async accesses queue in the LSU's global path (lg_throttle) and their
-        # results come back on the long scoreboard.
-        extra_share, extra = cost_share(
-            ctx,
-            list(conflicted_by_address),
-            ("mio_throttle", "lg_throttle", "short_scoreboard"),
-            ("short_scoreboard", "long_scoreboard"),
-        )
-        r_share += extra_share
-        weights = merge_weights(weights, extra)
-        evidence["shared_by_address"] = sorted({ins.opcode for ins in conflicted_by_address.values()})
-    if ways_by_pc and weights:
-        # Weight each shared instruction's cost by how conflicted it is (a generic or cp.async
-        # access beyond its width's conflict-free wavefronts).
-        conflicted = {
-            pc: v
-            * max(
-                (ways_by_pc.get(pc, 1.0) if not math.isnan(ways_by_pc.get(pc, 1.0)) else 1.0)
-                - (_natural_wavefronts(conflicted_by_address[pc]) if pc in conflicted_by_address else 1.0),
-                0.0,
-            )
-            for pc, v in weights.items()
-        }
-        if sum(conflicted.values()) > 0:
-            weights = conflicted
-        elif evidence.get("source") == "ncu conflict counters" and sum(weights.values()) > 0:
-            # The kernel's counters count conflict wavefronts the per-instruction conflict ways
-            # do not show (they read no conflict on a strided tree reduction's LDS/STS): the
-            # conflicts are at the shared instructions, ranked by the stalls they cost.
-            evidence["located_by"] = "shared instructions' stall samples (per-instruction conflict ways read none)"
+    r_share, weights, located = _conflict_cost(
+        ctx, shared_pcs, by_address, ways_by_pc, counted=evidence.get("source") == "ncu conflict counters"
+    )
+    evidence.update(located)
     locations = ctx.locations(weights)
     if not locations:
         # No shared instruction carries the cost: nothing to locate or change.
@@ -273,7 +287,7 @@ def bank_conflict(ctx: KernelContext, passes: Passes) -> Detection | None:  # no
     if speed > 1.0 and not math.isnan(issue) and 0.0 < issue < 1.0:
         speed = 1.0 / (1.0 / speed + (1.0 - 1.0 / speed) * issue)
         evidence["issue_active_share"] = evidence_number(issue)
-    queue = ("lg_throttle",) if conflicted_by_address else ()
+    queue = ("lg_throttle",) if "shared_by_address" in located else ()
     return Detection(
         stall_share=ctx.share("mio_throttle", "short_scoreboard", *queue),
         speedup=speed,

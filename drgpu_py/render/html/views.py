@@ -15,7 +15,6 @@ import re
 from markupsafe import Markup
 
 from ...analysis.tree import Node, location_text
-from ...analysis import groups
 from .. import RenderOptions
 from ..dot import format_value, is_chain, missing_text, svg_for
 from .charts import _ledger_view, _memory_chart, _occupancy_chart, _sol_view, _stall_chart
@@ -215,7 +214,7 @@ def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool, i
         "anchor": anchor,
         "id": k.id,
         "name": _newlines(k.name),
-        "launches": groups.launches(k),
+        "launches": k.launch_count,
         "arch": " · ".join(
             x
             for x in (
