@@ -148,5 +148,7 @@ def test_csv_export_groups_like_the_report(tmp_path):
         ):
             shutil.copyfileobj(src, dst, 1 << 20)
     g = group_profile(open_report(tmp_path / "many_kernels.raw.csv"))
-    assert sorted((k.name, k.launch_count) for k in g.kernels) == sorted([(n, 200) for n in {k.name for k in g.kernels}])
+    assert sorted((k.name, k.launch_count) for k in g.kernels) == sorted(
+        [(n, 200) for n in {k.name for k in g.kernels}]
+    )
     assert len(g.kernels) == 5
