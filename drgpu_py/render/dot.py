@@ -188,7 +188,8 @@ def _add_tree(g: graphviz.Digraph, root: Node, prefix: str, fold_share: float, r
         if n.attrs.get("highlight"):
             attrs.update(color=HIGHLIGHT, penwidth="3")
         if n.kind == "line" and n.attrs.get("code"):
-            attrs["tooltip"] = _clip(n.attrs.get("sass") or "", 200)
+            # Escaped as labels are: a SASS text ending in a backslash would end the DOT string.
+            attrs["tooltip"] = graphviz.escape(_clip(n.attrs.get("sass") or "", 200))
         if _compact(n):
             g.node(nid, _compact_label(n), **attrs)
             return

@@ -323,6 +323,23 @@ def test_dot_property_has_a_tool():
     assert r.returncode == 0 and "graphviz" in (r.stderr + r.stdout).lower()
 
 
+@pytest.mark.skipif(not shutil.which("dot"), reason="Graphviz 'dot' is not installed")
+def test_a_line_whose_sass_ends_in_a_backslash_lays_out():
+    """The hover text of a source-line box is escaped as its label is (found by the property
+    above: SASS text ending in a backslash ended the DOT string and 'dot' refused the file)."""
+    import graphviz
+
+    from drgpu_py.analysis.tree import Node
+    from drgpu_py.render import dot
+
+    root = Node("root", kind="root")
+    root.add(Node("x.cu:3", 1.0, kind="line", attrs={"code": "a\\", "sass": "LDS R1, [R2] \\"}))
+    g = graphviz.Digraph()
+    dot._add_tree(g, root, "k0", 0.0)
+    r = subprocess.run(["dot", "-Tplain"], input=g.source.encode("utf-8"), capture_output=True, timeout=60)
+    assert r.returncode == 0, r.stderr.decode("utf-8", "replace")
+
+
 def test_nan_metrics_and_empty_instructions_analyze():
     """The smallest odd kernel: every metric NaN, no instruction table."""
     k = KernelProfile(id=0, name="k", metrics={m: math.nan for m in METRICS})
