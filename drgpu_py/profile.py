@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import TypedDict
+from typing import TypedDict, overload
 
 import pandas as pd
 
@@ -405,23 +405,28 @@ class KernelProfile:
             f"duration_ns={self.duration_ns}, {len(self.metrics)} metrics, {len(self.instructions)} instructions)"
         )
 
-    def m(self, name: str, default: float = math.nan) -> float:
-        """Metric value by canonical name, ``default`` (NaN) when not collected."""
+    @overload
+    def m(self, name: str) -> float | None: ...
+    @overload
+    def m(self, name: str, default: float) -> float: ...
+    def m(self, name: str, default: float | None = None) -> float | None:
+        """Metric value by canonical name; ``default`` when the report has none (None: not measured).
+        The one accessor of metric values: a NaN a reader stored reads as absent."""
         v = self.metrics.get(name)
         return default if v is None or (isinstance(v, float) and math.isnan(v)) else v
 
     def has(self, name: str) -> bool:
-        return not math.isnan(self.m(name))
+        return self.m(name) is not None
 
     @property
-    def duration_ns(self) -> float:
+    def duration_ns(self) -> float | None:
         return self.m("gpu__time_duration.sum")
 
     @property
     def launch_count(self) -> int:
         """Launches this profile stands for: a kernel group's count (groups.py), else 1."""
         count = self.m("drgpu__group_launches")
-        return 1 if math.isnan(count) else int(count)
+        return 1 if count is None else int(count)
 
     @property
     def has_sampling(self) -> bool:
@@ -444,19 +449,19 @@ class KernelProfile:
         by_reason: dict[str, float] = {}
         if not df.empty:
             for rid, spec in data.stall_reasons().items():
-                total = next((self.m(n) for n in spec["sampling"] if self.has(n)), math.nan)
+                total = next((self.m(n) for n in spec["sampling"] if self.has(n)), None)
                 col = f"stall_{rid}"
-                if math.isnan(total) or col not in df:
+                if total is None or col not in df:
                     continue
                 # Rounding of averaged launches (groups) must not read as missing samples.
                 missing = total - float(df[col].sum())
                 if missing > max(0.5, 1e-6 * total):
                     by_reason[rid] = missing
         unattributed = sum(by_reason.values())
-        if not by_reason and not df.empty and not math.isnan(reported) and reported - at > max(0.5, 1e-6 * reported):
+        if not by_reason and not df.empty and reported is not None and reported - at > max(0.5, 1e-6 * reported):
             unattributed = reported - at  # no per-reason totals: the count alone
         return {
-            "reported": None if math.isnan(reported) else reported,
+            "reported": reported,
             "at_instructions": at,
             "moved_to_preceding": self.m(SAMPLES_MOVED, 0.0),
             "unattributed": unattributed,

@@ -65,7 +65,7 @@ class KernelAnalysis:
     stall_cycle_pct: float
     achieved_ipc: float
     top_unit: str | None
-    top_unit_pct: float
+    top_unit_pct: float | None
     slicing: dict[str, Any]
     notes: list[str]
     context: KernelContext | None = None
@@ -246,7 +246,7 @@ class Analysis(FrameMethods):
         }
 
 
-def _f(value: float) -> float | None:
+def _f(value: float | None) -> float | None:
     return rounded(value, 4)
 
 

@@ -59,14 +59,14 @@ def physical_bounds(
     relieved = relieved_units(relieves)
     out: list[Bound] = []
     units = dict(sol.units)
-    sm = ctx.units.get("sm", math.nan)
-    if not math.isnan(sm):
+    sm = ctx.units.get("sm")
+    if sm is not None:
         units.setdefault("sm", sm)
     if model in ("launch", "launch_shape"):
         # A launch change (more blocks, even waves) keeps SMs busy for more of the elapsed
         # time; units measured per active cycle are that much less loaded over the elapsed time.
         act, ela = ctx.kernel.m("sm__cycles_active.avg"), ctx.kernel.m("sm__cycles_elapsed.avg")
-        if act > 0 and ela > 0 and act <= ela:
+        if act is not None and ela is not None and act > 0 and ela > 0 and act <= ela:
             units = {
                 unit: (unit_pct * act / ela if UNIT_METRICS.get(unit, ("", "", False))[2] else unit_pct)
                 for unit, unit_pct in units.items()
@@ -95,7 +95,7 @@ def physical_bounds(
         out.append(Bound("unit", 100.0 / min(unit_pct, 100.0), why))
     dur = ctx.kernel.duration_ns
     floor = sol.launch_floor_ns
-    if dur and floor and not math.isnan(dur) and not math.isnan(floor) and floor > 0:
+    if dur and floor and not math.isnan(floor) and floor > 0:
         # Batching n launches into one pays the floor once for all n.
         launches = max(1, ctx.kernel.launch_count) if model == "batching" else 1
         out.append(

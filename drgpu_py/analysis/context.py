@@ -14,7 +14,6 @@ context, not from DataFrame queries. Results are the same with and without the c
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -95,7 +94,7 @@ class KernelContext:
     reason_source: str  # "sampling" | "counters" | "none"
     total: float  # all weights incl. 'selected'
     stall_total: float  # excl. 'selected'
-    units: dict[str, float]  # unit -> % of peak (NaN when not collected)
+    units: dict[str, float | None]  # unit -> % of peak (None when not measured)
     sampling: bool = False  # the kernel's table has PC samples (KernelProfile.has_sampling)
     # KernelProfile.sample_accounting when sampling: samples at no instruction of the table
     # count in the stall mix and in samples_total (kernel level), never at a line.
@@ -200,10 +199,10 @@ class KernelContext:
             return float(self.accounting.get("unattributed", 0.0))
         return float(sum(v for r, v in got.items() if not reasons or r in reasons))
 
-    def top_unit(self) -> tuple[str | None, float]:
-        vals = {unit: v for unit, v in self.units.items() if not math.isnan(v)}
+    def top_unit(self) -> tuple[str | None, float | None]:
+        vals = {unit: v for unit, v in self.units.items() if v is not None}
         if not vals:
-            return None, math.nan
+            return None, None
         unit = max(vals, key=vals.__getitem__)
         return unit, vals[unit]
 
@@ -450,7 +449,7 @@ def _stall_weights(
     weights = {}
     for reason, spec in reasons.items():
         value = kernel.m(spec["counter"][0])
-        if not math.isnan(value):
+        if value is not None:
             weights[reason] = value
     if weights and sum(weights.values()) > 0:
         return weights, "counters"

@@ -278,5 +278,5 @@ def _inlined_header_note(locations: list[Location]) -> str | None:
     return None
 
 
-def _num(value: float) -> float | None:
+def _num(value: float | None) -> float | None:
     return rounded(value, 4)

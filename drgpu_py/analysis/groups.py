@@ -13,7 +13,6 @@ and each finding by the time it would save in the profiled run:
 from __future__ import annotations
 
 import hashlib
-import math
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -78,9 +77,10 @@ def group_profile(profile: Profile) -> Profile:
     return Profile(path=profile.path, format=profile.format, kernels=kernels, notes=notes)
 
 
-def total_ns(kernel: KernelProfile) -> float:
+def total_ns(kernel: KernelProfile) -> float | None:
+    """GPU time of a kernel group's launches (its one launch's duration); None when not measured."""
     total = kernel.m("drgpu__group_duration_total")
-    return kernel.duration_ns if math.isnan(total) else total
+    return kernel.duration_ns if total is None else total
 
 
 def launch_ids(kernel: KernelProfile) -> list[int]:
@@ -88,16 +88,17 @@ def launch_ids(kernel: KernelProfile) -> list[int]:
     return [int(x) for x in ids.split(",")] if ids else [kernel.id]
 
 
-def time_saved(total: float, speedup: float) -> float:
-    """GPU time a fix would save in the profiled run: total x (1 - 1/speedup)."""
-    return total * (1.0 - 1.0 / speedup) if not math.isnan(total) and speedup > 0 else math.nan
+def time_saved(total: float | None, speedup: float) -> float | None:
+    """GPU time a fix would save in the profiled run: total x (1 - 1/speedup); None when
+    the time is not measured (or the speedup not positive)."""
+    return total * (1.0 - 1.0 / speedup) if total is not None and speedup > 0 else None
 
 
 def summary(analysis: AnalysisResult) -> list[dict[str, Any]]:
     """One entry per group, by total GPU time: launches, time and share, grade and bound,
     and its findings with the time each would save."""
     tot = sum(
-        group_total for group_total in (total_ns(ka.kernel) for ka in analysis.kernels) if not math.isnan(group_total)
+        group_total for group_total in (total_ns(ka.kernel) for ka in analysis.kernels) if group_total is not None
     )
     rows: list[dict[str, Any]] = []
     for ka in analysis.kernels:
@@ -124,7 +125,7 @@ def summary(analysis: AnalysisResult) -> list[dict[str, Any]]:
                 "launch_ids": launch_ids(kernel),
                 "total_ns": rounded(group_total, 1),
                 "mean_ns": rounded(kernel.duration_ns, 1),
-                "time_share": rounded(group_total / tot, 5) if tot > 0 else None,
+                "time_share": rounded(group_total / tot, 5) if group_total is not None and tot > 0 else None,
                 "bound": ka.bound,
                 "grade": sol.grade if sol else None,
                 "limiter": sol.limiter if sol else None,

@@ -260,7 +260,7 @@ def _overlap(bounds: dict[str, float], norm: float) -> float:
 def occupancy_limits(ctx: KernelContext) -> dict[str, float]:
     """Blocks per SM each limit allows (OCCUPANCY_LIMITS), the measured ones."""
     values = {name: ctx.kernel.m(metric) for name, metric in OCCUPANCY_LIMITS.items()}
-    return {name: v for name, v in values.items() if not math.isnan(v)}
+    return {name: v for name, v in values.items() if v is not None}
 
 
 def launch_shape_of(ctx: KernelContext, sol: SpeedOfLight | None) -> LaunchShape | None:
@@ -274,23 +274,26 @@ def launch_shape_of(ctx: KernelContext, sol: SpeedOfLight | None) -> LaunchShape
     schedulers = int(ctx.arch.get("schedulers_per_sm", 4))
     max_warps = kernel.m("device__attribute_max_warps_per_multiprocessor", ctx.arch["max_warps_per_sm"])
     theo_pct = kernel.m("sm__maximum_warps_per_active_cycle_pct")
-    theo = (theo_pct / 100.0 * max_warps if not math.isnan(theo_pct) else max_warps) / schedulers
+    theo = (theo_pct / 100.0 * max_warps if theo_pct is not None else max_warps) / schedulers
     act, ela = kernel.m("sm__cycles_active.avg"), kernel.m("sm__cycles_elapsed.avg")
-    active_frac = act / ela if act > 0 and ela > 0 and act <= ela else min(1.0, blocks / sms)
+    if act is not None and ela is not None and act > 0 and ela > 0 and act <= ela:
+        active_frac = act / ela
+    else:
+        active_frac = min(1.0, blocks / sms)
     active_sms = max(1.0, min(sms, blocks))
     achieved = kernel.m("smsp__warps_active.avg.per_cycle_active")
-    if math.isnan(achieved) or achieved <= 0:
+    if achieved is None or achieved <= 0:
         achieved = min(theo, blocks * wpb / (active_sms * schedulers))
     limits = occupancy_limits(ctx)
     split, iters = _work_split(ctx, blocks * wpb)
     bounds = _bounds(ctx, active_frac, achieved)
     start_ns = ctx.arch.get("block_start_ns") or 0.0
     dur = kernel.duration_ns
-    if start_ns > 0 and dur and not math.isnan(dur) and dur > 0:
+    if start_ns > 0 and dur and dur > 0:
         bounds["dispatch"] = min(1.0, _blocks_per_sm(blocks, sms) * start_ns / dur)
     floor = sol.launch_floor_ns if sol is not None else math.nan
     waves = kernel.m("launch__waves_per_multiprocessor")
-    floor_share = floor / dur if dur and not math.isnan(dur) and not math.isnan(floor) and dur > 0 else 0.0
+    floor_share = floor / dur if dur and not math.isnan(floor) and dur > 0 else 0.0
     return LaunchShape(
         blocks=blocks,
         threads_per_block=tpb,
@@ -308,21 +311,20 @@ def launch_shape_of(ctx: KernelContext, sol: SpeedOfLight | None) -> LaunchShape
         overlap_norm=float(ctx.th["launch_overlap_norm"]),
         floor_share=min(1.0, floor_share),
         schedulers_per_sm=schedulers,
-        waves=None if math.isnan(waves) else waves,
-        unit_pcts={unit: pct for unit, pct in ctx.units.items() if not math.isnan(pct)},
+        waves=waves,
+        unit_pcts={unit: pct for unit, pct in ctx.units.items() if pct is not None},
     )
 
 
 def _bounds(ctx: KernelContext, active_frac: float, achieved: float) -> dict[str, float]:
     # The pipes' counters are per cycle an SM is active (sol.units scales them to the whole GPU).
     pipes = [ctx.kernel.m(UNIT_METRICS[u][1]) for u in SM_PIPES if u in UNIT_METRICS]
-    issue = max([p for p in pipes if not math.isnan(p)], default=math.nan) / 100.0
-    if math.isnan(issue):
-        issue = min(1.0, ctx.frac("selected") * achieved)
-    l1 = ctx.units.get("l1tex", math.nan)
-    l1_share = l1 / 100.0 / max(active_frac, 1e-6) if not math.isnan(l1) else 0.0
-    shared = [ctx.units.get(u, math.nan) for u in SHARED_UNITS]
-    shared_share = max([v for v in shared if not math.isnan(v)], default=0.0) / ctx.th["saturation_pct"]
+    measured = [p for p in pipes if p is not None]
+    issue = max(measured) / 100.0 if measured else min(1.0, ctx.frac("selected") * achieved)
+    l1 = ctx.units.get("l1tex")
+    l1_share = l1 / 100.0 / max(active_frac, 1e-6) if l1 is not None else 0.0
+    shared = [v for v in (ctx.units.get(u) for u in SHARED_UNITS) if v is not None]
+    shared_share = max(shared, default=0.0) / ctx.th["saturation_pct"]
     latency = 1.0 - ctx.frac(*CONTENTION_REASONS) if ctx.total > 0 else 1.0
     bounds = {
         "issue": min(1.0, issue),

@@ -190,9 +190,9 @@ def _ideal_global_bytes(ctx: KernelContext) -> tuple[float, str]:
     sectors = k.m("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 0.0) + k.m(
         "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", 0.0
     )
-    excess = k.m("derived__memory_l2_theoretical_sectors_global_excessive")
-    if sectors > 0 and not math.isnan(excess):
-        return 32.0 * max(0.0, sectors - excess), "kernel counters' sectors less the excessive ones"
+    excessive = k.m("derived__memory_l2_theoretical_sectors_global_excessive")
+    if sectors > 0 and excessive is not None:
+        return 32.0 * max(0.0, sectors - excessive), "kernel counters' sectors less the excessive ones"
     return math.nan, "no sector counters"
 
 
@@ -227,7 +227,11 @@ def _essential_instructions(ctx: KernelContext) -> float:
 
 
 def useful_work(ctx: KernelContext, sol: SpeedOfLight | None) -> UsefulWork:
-    elapsed = sol.duration_s * 1e9 if sol is not None and 0 < sol.duration_s < math.inf else math.nan
+    elapsed = (
+        sol.duration_s * 1e9
+        if sol is not None and sol.duration_s is not None and 0 < sol.duration_s < math.inf
+        else math.nan
+    )
     times: dict[str, float] = {}
     sources: dict[str, str] = {}
     dram_essential = None
@@ -237,14 +241,25 @@ def useful_work(ctx: KernelContext, sol: SpeedOfLight | None) -> UsefulWork:
             if 0 < flops < math.inf and 0 < peak < math.inf:
                 times[f"math_{precision}"] = flops / peak * 1e9
                 sources[f"math_{precision}"] = f"{precision} FLOPs ({sol.flops_source}) / peak FLOP/s"
-        if 0 < sol.dram_bytes < math.inf and 0 < sol.peak_bytes_per_s < math.inf:
+        if (
+            sol.dram_bytes is not None
+            and sol.peak_bytes_per_s is not None
+            and 0 < sol.dram_bytes < math.inf
+            and 0 < sol.peak_bytes_per_s < math.inf
+        ):
             dram_essential, how = _essential_dram_bytes(ctx, sol.dram_bytes)
             times["dram"] = dram_essential / sol.peak_bytes_per_s * 1e9
             sources["dram"] = f"{how} / peak bandwidth"
         essential = _essential_instructions(ctx)
         sms = ctx.kernel.sm_count or ctx.kernel.m("launch__sm_count")
         slots = float(ctx.arch.get("issue_slots_per_sm", 4))
-        if 0 < essential < math.inf and sms and 0 < sms < math.inf and 0 < sol.sm_clock_hz < math.inf:
+        if (
+            0 < essential < math.inf
+            and sms
+            and 0 < sms < math.inf
+            and sol.sm_clock_hz is not None
+            and 0 < sol.sm_clock_hz < math.inf
+        ):
             times["issue"] = essential / (slots * sms * sol.sm_clock_hz) * 1e9
             sources["issue"] = "essential warp instructions (math, memory; at full warps) / issue slots"
     limiter = max(times, key=times.__getitem__) if times else None

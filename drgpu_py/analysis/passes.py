@@ -49,10 +49,10 @@ def stall_cycles(ctx: KernelContext) -> StallCycles:
     kernel = ctx.kernel
     ipc = kernel.m("sm__inst_issued.avg.per_cycle_active")
     how = "sm__inst_issued.avg.per_cycle_active"
-    if math.isnan(ipc):
+    if ipc is None:
         ipc = kernel.m("sm__inst_executed.avg.per_cycle_active")
         how = "sm__inst_executed.avg.per_cycle_active"
-    if math.isnan(ipc):
+    if ipc is None:
         if ctx.total > 0:
             # Per scheduler, the share of samples that issued approximates issue utilisation.
             ipc = ideal * ctx.reasons.get("selected", 0.0) / ctx.total * max(1.0, _warps_per_scheduler(ctx))
@@ -65,4 +65,4 @@ def stall_cycles(ctx: KernelContext) -> StallCycles:
 
 def _warps_per_scheduler(ctx: KernelContext) -> float:
     warps = ctx.kernel.m("smsp__warps_active.avg.per_cycle_active")
-    return 1.0 if math.isnan(warps) else warps
+    return 1.0 if warps is None else warps

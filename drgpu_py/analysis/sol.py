@@ -131,14 +131,14 @@ class SpeedOfLight:
     units: dict[str, float]  # unit -> % of peak (only units the report measures)
     unit_sources: dict[str, str]
     limiter: str | None
-    limiter_pct: float
+    limiter_pct: float | None  # None: no unit measured
     grade: str | None
     flops: dict[str, float]  # precision -> FLOPs (fp32, fp64, fp16, tensor_<type>)
     flops_source: str  # "counters" | "sass" | "counters+sass" | "none"
-    duration_s: float
-    sm_clock_hz: float
-    dram_bytes: float
-    peak_bytes_per_s: float
+    duration_s: float | None  # None: not measured (nor when the duration is 0)
+    sm_clock_hz: float | None  # None: not measured
+    dram_bytes: float | None  # None: not measured
+    peak_bytes_per_s: float | None  # None: neither measured nor in the architecture's specs
     peak_flops_per_s: dict[str, float]  # precision -> FLOP/s at the measured clock
     launch_floor_ns: float
     labels: dict[str, str] = field(default_factory=dict)
@@ -165,18 +165,18 @@ class SpeedOfLight:
             "pct_of_attainable": None,
         }
         duration = self.duration_s
-        if duration > 0 and not math.isnan(self.dram_bytes):
+        if duration is not None and duration > 0 and self.dram_bytes is not None:
             out["dram_bytes_per_s"] = self.dram_bytes / duration
-        if precision is None or not duration > 0:
+        if precision is None or duration is None or not duration > 0:
             return out
         flops = self.flops[precision]
         out["flop_per_s"] = flops / duration
         peak = self.peak_flops_per_s.get(precision, math.nan)
         out["peak_flop_per_s"] = _n(peak)
-        if self.dram_bytes > 0:
+        if self.dram_bytes is not None and self.dram_bytes > 0:
             ai = flops / self.dram_bytes
             out["arithmetic_intensity"] = ai
-            if not math.isnan(peak) and self.peak_bytes_per_s > 0:
+            if not math.isnan(peak) and self.peak_bytes_per_s is not None and self.peak_bytes_per_s > 0:
                 ridge = peak / self.peak_bytes_per_s
                 att = min(peak, ai * self.peak_bytes_per_s)
                 out.update(
@@ -216,7 +216,7 @@ class Rated(Protocol):
     def severity(self) -> str: ...
 
 
-def grade_of(pct: float, th: Thresholds) -> str | None:
+def grade_of(pct: float | None, th: Thresholds) -> str | None:
     if pct is None or math.isnan(pct):
         return None
     if pct > th["grade_excellent"]:
@@ -241,8 +241,7 @@ def near_speed_of_light(
     good on it: a unit kept busy by excess sectors or conflicts is busy with waste."""
     return (
         pct is not None
-        and not math.isnan(pct)
-        and pct >= th["sol_pct"]
+        and pct >= th["sol_pct"]  # a NaN compares false
         and not any(f.severity == "high" for f in findings)
         and (efficiency_pct is None or efficiency_pct >= th["grade_good"])
     )
@@ -252,11 +251,15 @@ def grid_and_sms(ctx: KernelContext) -> tuple[float, float]:
     """(blocks in the grid, SMs), each 0 when unknown or not a positive finite number."""
     kernel = ctx.kernel
     blocks = kernel.m("launch__grid_size")
-    if math.isnan(blocks):
+    if blocks is None:
         blocks = float(kernel.grid[0] * kernel.grid[1] * kernel.grid[2])
     sms = kernel.sm_count or kernel.m("launch__sm_count")
-    ok: Callable[[float], bool] = lambda v: bool(v) and math.isfinite(v) and v > 0  # noqa: E731  (hostile CSVs: nan, inf, negative)
-    return (blocks if ok(blocks) else 0.0), (sms if ok(sms) else 0.0)
+    return _positive(blocks), _positive(sms)
+
+
+def _positive(v: float | None) -> float:
+    """``v`` when a positive finite number, else 0 (hostile CSVs: nan, inf, negative)."""
+    return v if v and math.isfinite(v) and v > 0 else 0.0
 
 
 def sm_fill(ctx: KernelContext) -> float:
@@ -326,12 +329,12 @@ def sass_flops(ctx: KernelContext) -> dict[str, float]:
 
 def counter_flops(ctx: KernelContext) -> dict[str, float]:
     kernel = ctx.kernel
-    out = {}
+    out: dict[str, float] = {}
     for prec, parts in _COUNTER_FLOPS.items():
         vals = [(kernel.m(f"smsp__sass_thread_inst_executed_op_{op}_pred_on.sum"), f) for op, f in parts]
-        if all(math.isnan(v) for v, _ in vals):
+        if all(v is None for v, _ in vals):
             continue
-        out[prec] = sum(0.0 if math.isnan(v) else v * f for v, f in vals)
+        out[prec] = sum(0.0 if v is None else v * f for v, f in vals)
     return out
 
 
@@ -358,29 +361,30 @@ def speed_of_light(ctx: KernelContext) -> SpeedOfLight:  # noqa: C901, PLR0912, 
     sources: dict[str, str] = {}
     for unit, (_, metric, active) in UNIT_METRICS.items():
         value = kernel.m(metric)
-        if unit == "l1tex" and math.isnan(value):
+        if unit == "l1tex" and value is None:
             metric, value = L1_FALLBACK, kernel.m(L1_FALLBACK)
-        if not math.isnan(value) and not math.isinf(value):
+        if value is not None and not math.isinf(value):
             units[unit] = max(0.0, value * (fill if active else 1.0))
             sources[unit] = metric + (f" x {fill:.3f} (share of SMs with a block)" if active and fill < 1.0 else "")
     dur_ns = kernel.duration_ns
-    dur = dur_ns * 1e-9 if dur_ns and not math.isnan(dur_ns) else math.nan
+    dur = dur_ns * 1e-9 if dur_ns else None
     clock = kernel.m("sm__cycles_elapsed.avg.per_second")
-    if math.isnan(clock) or clock <= 0:
+    if clock is None or clock <= 0:
         khz = kernel.m("device__attribute_clock_rate")  # the boost clock: peaks become upper bounds
-        clock = khz * 1e3 if not math.isnan(khz) and khz > 0 else math.nan
+        clock = khz * 1e3 if khz is not None and khz > 0 else None
     sms = kernel.sm_count or kernel.m("launch__sm_count")
     peaks_sm = arch.get("peak_flops_per_sm_cycle", {})
     peak_flops = {}
     for prec, per in peaks_sm.items():
-        if per and sms and not math.isnan(clock):
-            peak_flops[prec] = float(per) * float(sms) * clock
+        if per and (sms is None or sms) and clock is not None:
+            # An unmeasured SM count gives a NaN peak (as the NaN count always gave).
+            peak_flops[prec] = float(per) * (math.nan if sms is None else float(sms)) * clock
     for prec, metric in (
         ("fp32", "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained"),
         ("fp64", "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained"),
     ):
         value = kernel.m(metric)
-        if not math.isnan(value) and value > 0 and not math.isnan(clock):
+        if value is not None and value > 0 and clock is not None:
             peak_flops[prec] = 2.0 * value * clock  # ncu's own per-cycle FMA peak, whole GPU
     cflops = counter_flops(ctx)
     sflops = sass_flops(ctx)
@@ -395,7 +399,7 @@ def speed_of_light(ctx: KernelContext) -> SpeedOfLight:  # noqa: C901, PLR0912, 
     tensor_share = 0.0
     have_tensor_peak = False
     for precision, value in flops.items():
-        if precision.startswith("tensor_") and value > 0 and precision in peak_flops and dur > 0:
+        if precision.startswith("tensor_") and value > 0 and precision in peak_flops and dur is not None and dur > 0:
             tensor_share += value / dur / peak_flops[precision]
             have_tensor_peak = True
     if have_tensor_peak:
@@ -405,16 +409,20 @@ def speed_of_light(ctx: KernelContext) -> SpeedOfLight:  # noqa: C901, PLR0912, 
         # Without per-pipe figures (e.g. ncu's basic set), the SM's overall throughput (the
         # busiest of its sub-units, as ncu's SpeedOfLight section reports it) stands in.
         value = kernel.m("sm__throughput.avg.pct_of_peak_sustained_elapsed")
-        if not math.isnan(value) and not math.isinf(value):
+        if value is not None and not math.isinf(value):
             units["sm"], sources["sm"] = max(0.0, value), "sm__throughput.avg.pct_of_peak_sustained_elapsed"
     dram_bytes = kernel.m("dram__bytes.sum")
-    if math.isnan(dram_bytes):
+    if dram_bytes is None:
         read_bytes, write_bytes = kernel.m("dram__bytes_read.sum"), kernel.m("dram__bytes_write.sum")
-        dram_bytes = read_bytes + write_bytes if not (math.isnan(read_bytes) or math.isnan(write_bytes)) else math.nan
-    peak_bw = kernel.m("dram__bytes.sum.peak_sustained") * kernel.m("dram__cycles_elapsed.avg.per_second")
-    if math.isnan(peak_bw) and arch.get("dram_bytes_per_s"):
+        dram_bytes = read_bytes + write_bytes if read_bytes is not None and write_bytes is not None else None
+    per_cycle, dram_clock = kernel.m("dram__bytes.sum.peak_sustained"), kernel.m("dram__cycles_elapsed.avg.per_second")
+    peak_bw = per_cycle * dram_clock if per_cycle is not None and dram_clock is not None else None
+    if peak_bw is None and arch.get("dram_bytes_per_s"):
         peak_bw = float(arch["dram_bytes_per_s"])
-    limiter, lim_pct = (max(units, key=units.__getitem__), max(units.values())) if units else (None, math.nan)
+    limiter: str | None = None
+    lim_pct: float | None = None
+    if units:
+        limiter, lim_pct = max(units, key=units.__getitem__), max(units.values())
     labels = {unit: spec[0] for unit, spec in UNIT_METRICS.items()} | {"sm": "SM (busiest sub-unit)"}
     return SpeedOfLight(
         units=units,

@@ -74,16 +74,16 @@ def classify_bound(ctx: KernelContext, sol: SpeedOfLight | None) -> str:
     dur = kernel.duration_ns
     blocks = kernel.m("launch__grid_size", float(kernel.grid[0] * kernel.grid[1] * kernel.grid[2]))
     sms = kernel.sm_count or kernel.m("launch__sm_count")
-    if (not math.isnan(dur) and dur < th["launch_bound_us"] * 1000.0) or (sms and blocks and blocks / sms < 0.5):
+    if (dur is not None and dur < th["launch_bound_us"] * 1000.0) or (sms and blocks and blocks / sms < 0.5):
         return "launch"
-    units = {u: v for u, v in ctx.units.items() if not math.isnan(v)}
+    units = {u: v for u, v in ctx.units.items() if v is not None}
     if sol is not None:
         units.update(sol.units)
-    compute = max([v for u, v in units.items() if u in COMPUTE_UNITS] or [math.nan])
-    mem = max([v for u, v in units.items() if u not in COMPUTE_UNITS] or [math.nan])
-    if not math.isnan(mem) and mem >= th["bound_pct"] and (math.isnan(compute) or mem >= compute):
+    compute = max((v for u, v in units.items() if u in COMPUTE_UNITS), default=None)
+    mem = max((v for u, v in units.items() if u not in COMPUTE_UNITS), default=None)
+    if mem is not None and mem >= th["bound_pct"] and (compute is None or mem >= compute):
         return "memory"
-    if not math.isnan(compute) and compute >= th["bound_pct"]:
+    if compute is not None and compute >= th["bound_pct"]:
         return "compute"
     return "latency"
 
@@ -98,7 +98,7 @@ def _metric(
     key: str | None = None,
 ) -> Node:
     value = ctx.kernel.m(metric)
-    if math.isnan(value):
+    if value is None:
         attrs: dict[str, Any] = {"metric": metric, "section": data.metric_section(metric) or "?"}
         if data.metric_unavailable(metric, ctx.kernel.chip):
             attrs["unavailable_on"] = ctx.kernel.chip
@@ -327,7 +327,7 @@ def _memory_latency(parent: Node, ctx: KernelContext) -> None:
     h1 = kernel.m("l1tex__t_sector_hit_rate.pct")
     h2 = kernel.m("lts__t_sector_hit_rate.pct")
     node = parent.add(Node("Memory latency split", None, "", "metric", key=KEY_MEMORY_SPLIT))
-    if math.isnan(h1) or math.isnan(h2):
+    if h1 is None or h2 is None:
         node.kind = "missing"
         node.attrs = {
             "section": "MemoryWorkloadAnalysis",
@@ -362,7 +362,7 @@ def _memory_efficiency(parent: Node, ctx: KernelContext) -> None:
     _value(
         node,
         "Global load sectors per request",
-        sec / req if req and req > 0 else math.nan,
+        sec / req if sec is not None and req and req > 0 else None,
         "",
         section="MemoryWorkloadAnalysis_Tables",
         ideal=4,
@@ -428,7 +428,7 @@ def _shared_memory(parent: Node, ctx: KernelContext) -> None:
         _value(
             node,
             f"Wavefronts per shared {'load' if op == 'ld' else 'store'}",
-            wav / ins if ins and ins > 0 else (math.nan if math.isnan(ins) else 0.0),
+            (wav / ins if wav is not None else None) if ins and ins > 0 else (None if ins is None else 0.0),
             "",
             section="MemoryWorkloadAnalysis_Tables",
             ideal=1,

@@ -655,7 +655,7 @@ def analyze_one(rep: Path, sel: msets.Selection, result: RunResult, notes: list[
                 "kernel": short_name(k.name, 36),
                 "id": k.id,
                 "launches": k.launch_count,
-                "duration_us": k.duration_ns / 1000 if k.duration_ns == k.duration_ns else None,
+                "duration_us": k.duration_ns / 1000 if k.duration_ns is not None else None,
                 "bound": ka.bound,
                 "grade": sol.grade if sol and sol.grade else "-",
                 "top": top.id if top else "-",

@@ -197,7 +197,7 @@ def merge_kernels(  # noqa: PLR0912 - one branch per kind of value merged (count
     if not ranks:
         metrics = {n: v / len(ks) if rollup(n) == "sum" else v for n, v in metrics.items()}
     notes = []
-    durs = [(lab, k.duration_ns) for lab, k in members if not math.isnan(k.duration_ns)]
+    durs = [(lab, dur) for lab, k in members if (dur := k.duration_ns) is not None]
     strings = dict(first.strings)
     if durs:
         vals = [d for _, d in durs]

@@ -156,7 +156,7 @@ def _read(path: Path, source_csv, line_report, kernel, launches_only: bool = Fal
         cmd = _source_export_command(path)
         for k in kernels:
             n = k.m("smsp__pcsamp_sample_count")
-            if n > 0:
+            if n is not None and n > 0:
                 k.notes.append(
                     f"{SOURCE_EXPORT_MISSING} ({n:,.0f} samples) but the source-page export is missing, "
                     f"so no line, SASS or slicing view: export it with `{cmd}` and pass it with "
@@ -492,7 +492,7 @@ def _check_block(k: KernelProfile, origin: Path | None, last_in_file: bool) -> N
         ("samples", "smsp__pcsamp_sample_count", "PC samples"),
     ):
         raw = k.m(metric)
-        if col not in df or not math.isfinite(raw) or raw < 0:
+        if col not in df or raw is None or not math.isfinite(raw) or raw < 0:
             continue
         block = float(df[col].sum())
         if block > raw * (1 + (_SAMPLES_SLACK if col == "samples" else _TOTALS_SLACK)) + 1:

@@ -15,7 +15,6 @@ the longest FROM that matches; a path no mapping matches is left as it is.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 from dataclasses import dataclass, field
@@ -163,14 +162,14 @@ def report_of(analysis, kernel) -> str:
 def problems(analysis) -> list[Problem]:
     th = thresholds_of(analysis)
     totals = [groups.total_ns(ka.kernel) for ka in analysis.kernels]
-    profiled = sum(t for t in totals if not math.isnan(t))
+    profiled = sum(t for t in totals if t is not None)
     out = []
     for ka, total in zip(analysis.kernels, totals):
         report = report_of(analysis, ka.kernel)
         for f in ka.findings:
             saved = groups.time_saved(total, f.estimated_speedup)
-            measured = not math.isnan(saved) and profiled > 0
-            share = saved / profiled if measured else None
+            measured = saved is not None and profiled > 0
+            share = saved / profiled if saved is not None and profiled > 0 else None
             lines = [loc for loc in f.locations if loc.get("file") and loc.get("line")]
             out.append(
                 Problem(

@@ -10,7 +10,7 @@ from drgpu_py.analysis.bounds import apply_bounds, physical_bounds
 
 
 def _ctx(duration_ns: float = 1000.0):
-    kernel = SimpleNamespace(duration_ns=duration_ns, m=lambda name, default=math.nan: math.nan)
+    kernel = SimpleNamespace(duration_ns=duration_ns, m=lambda name, default=None: default)
     return SimpleNamespace(units={}, kernel=kernel, th={"latency_hiding_max": 2.0})
 
 

@@ -133,19 +133,23 @@ def traffic_speedup(ctx: KernelContext, units: Sequence[str], removed_share: flo
     those units account for is their utilisation relative to saturation (``saturation_pct``:
     the share of peak a unit reaches when it is the bottleneck), so the speedup is
     1 / (1 - removed_share * min(1, u / saturation)), bounded by the busiest unit the fix leaves alone."""
-    vals = [ctx.units.get(u, math.nan) for u in units]
-    vals = [v for v in vals if not math.isnan(v)]
+    vals = [v for v in (ctx.units.get(u) for u in units) if v is not None]
     top, top_val = ctx.top_unit()
     # Only where these units limit the kernel: below bound_pct, or behind another unit, the
     # kernel waits on latency, not on their throughput, and the stall model applies.
-    if not vals or removed_share <= 0 or max(vals) < ctx.th["bound_pct"] or max(vals) < top_val:
+    if (
+        not vals
+        or removed_share <= 0
+        or max(vals) < ctx.th["bound_pct"]
+        or (top_val is not None and max(vals) < top_val)
+    ):
         return 1.0
     busy = min(1.0, max(vals) / ctx.th["saturation_pct"])
     return bounded_by_units(ctx, 1.0 / (1.0 - min(removed_share, MAX_REMOVABLE) * busy), exclude=tuple(units))
 
 
 def bounded_by_units(ctx: KernelContext, speedup: float, exclude: Collection[str] = ()) -> float:
-    vals = [v for u, v in ctx.units.items() if u not in exclude and not math.isnan(v) and v > 0]
+    vals = [v for u, v in ctx.units.items() if u not in exclude and v is not None and v > 0]
     return min(speedup, 100.0 / max(vals)) if vals else speedup
 
 
@@ -184,7 +188,7 @@ def warps_launched(kernel: KernelProfile) -> float:
     return threads / 32.0 if threads else 0.0
 
 
-def evidence_number(value: float, nd: int = 3) -> float | None:
+def evidence_number(value: float | None, nd: int = 3) -> float | None:
     return rounded(value, nd)
 
 

@@ -7,7 +7,6 @@ pure, registered by ``@detector`` with the kernel-level metrics it reads.
 
 from __future__ import annotations
 
-import math
 import struct
 from collections.abc import Callable, Collection, Iterable
 from typing import Any
@@ -43,8 +42,8 @@ def instruction_overhead(ctx: KernelContext, passes: Passes) -> Detection | None
     cfg, df, sol = ctx.cfg, ctx.df, passes.sol
     if cfg is None or df.empty or sol is None or not cfg.loops:
         return None
-    issue = sol.units.get("issue", math.nan)
-    if math.isnan(issue) or issue < ctx.th["overhead_issue_pct"]:
+    issue = sol.units.get("issue")
+    if issue is None or issue < ctx.th["overhead_issue_pct"]:
         return None
     executed = ctx.executed()
     total = sum(v for v in executed.values() if v == v)
@@ -305,9 +304,9 @@ def integer_division(ctx: KernelContext, passes: Passes) -> Detection | None:
     # of the issued instructions. A loop-invariant divisor's reciprocal leaves the loop and
     # only the multiply-high and its correction stay; a divisor that changes every iteration
     # needs a precomputed reciprocal per divisor, loaded and applied in the loop.
-    issue = passes.sol.units.get("issue", math.nan) if passes.sol is not None else math.nan
+    issue = passes.sol.units.get("issue") if passes.sol is not None else None
     gone = 1.0 - ctx.th["division_kept_varying" if varying else "division_kept"]
-    issue_bound = issue == issue and issue >= ctx.th["overhead_issue_pct"]
+    issue_bound = issue is not None and issue >= ctx.th["overhead_issue_pct"]
     speed = eliminate(max(removed_share, share_inst if issue_bound else 0.0) * gone)
     seed_lines = {line_of(pc) for pc in seeds} - {None}
     weights = at_call_sites(
@@ -362,7 +361,7 @@ def low_ilp(ctx: KernelContext, passes: Passes) -> Detection | None:
     if ctx.frac("wait") < ctx.th["low_ilp_share"]:
         return None
     elig = ctx.kernel.m("smsp__warps_eligible.avg.per_cycle_active")
-    if not math.isnan(elig) and elig >= ctx.th["low_ilp_eligible"]:
+    if elig is not None and elig >= ctx.th["low_ilp_eligible"]:
         return None
     # The performance model's what-ifs: the hot loop unrolled by k with k independent
     # accumulators, or more resident warps; the better one. Without a model: the wait stalls
@@ -385,7 +384,7 @@ def low_ilp(ctx: KernelContext, passes: Passes) -> Detection | None:
             **model_ev,
         },
         locations=ctx.locations(weights) or ctx.line_samples("wait"),
-        fmt={"share_pct": 100 * stall_share, "eligible": 0.0 if math.isnan(elig) else elig},
+        fmt={"share_pct": 100 * stall_share, "eligible": 0.0 if elig is None else elig},
     )
 
 
@@ -640,17 +639,17 @@ def divergence(ctx: KernelContext, passes: Passes) -> Detection | None:
     are partial-warps, not divergence."""
     kernel, df = ctx.kernel, ctx.df
     thr = kernel.m("smsp__thread_inst_executed_per_inst_executed.ratio")
-    if math.isnan(thr) and not df.empty and ctx.total_of("inst_executed") > 0:
+    if thr is None and not df.empty and ctx.total_of("inst_executed") > 0:
         thr = ctx.total_of("thread_inst_executed") / ctx.total_of("inst_executed")
     lanes = launch_lanes(kernel)
     working, predicated_off = _working_lanes(ctx, lanes)
-    if predicated_off > 0 and not math.isnan(thr):
+    if predicated_off > 0 and thr is not None:
         # Lanes a thread-dependent guard switched off are idle as a divergent branch's are.
         thr -= predicated_off / ctx.total_of("inst_executed")
     # Lanes the launch never filled are partial-warps, not divergence: judge the rest.
-    if not math.isnan(thr):
+    if thr is not None:
         thr = thr * 32.0 / lanes
-    if math.isnan(thr) or thr >= ctx.th["divergence_threads"]:
+    if thr is None or thr >= ctx.th["divergence_threads"]:
         return None
     if df.empty or not ctx.sampling or working is None:
         wasted_share = 1.0 - thr / 32.0
@@ -717,7 +716,7 @@ def _active_only(ctx: KernelContext, speedup: float, evidence: dict[str, Any]) -
     tail: sm__cycles_active below sm__cycles_elapsed) stay: 1 / (a / s + 1 - a) for the
     active share a."""
     act, ela = ctx.kernel.m("sm__cycles_active.avg"), ctx.kernel.m("sm__cycles_elapsed.avg")
-    if speedup <= 1.0 or any(math.isnan(v) or v <= 0 for v in (act, ela)) or act >= ela:
+    if speedup <= 1.0 or act is None or ela is None or act <= 0 or ela <= 0 or act >= ela:
         return speedup
     active_share = act / ela
     evidence["sm_active_share"] = evidence_number(active_share)
@@ -750,11 +749,11 @@ def pipe_contention(ctx: KernelContext, passes: Passes) -> Detection | None:
     if stall_share < ctx.th["pipe_throttle_share"]:
         return None
     kernel = ctx.kernel
-    pipes = {
+    measured = {
         p: kernel.m(f"sm__inst_executed_pipe_{p}.avg.pct_of_peak_sustained_active")
         for p in ("fma", "alu", "fp64", "xu")
     }
-    pipes = {p: v for p, v in pipes.items() if not math.isnan(v)}
+    pipes = {p: v for p, v in measured.items() if v is not None}
     pipe = max(pipes, key=pipes.__getitem__) if pipes else "math"
     return Detection(
         stall_share=stall_share,

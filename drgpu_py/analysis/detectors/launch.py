@@ -50,7 +50,7 @@ def _limiter_advice(ctx: KernelContext, limiter: str, w_new: float) -> str:
     text = LIMITER_ADVICE[limiter]
     regs = ctx.kernel.m("launch__registers_per_thread")
     per_sm = ctx.kernel.m("device__attribute_max_registers_per_multiprocessor", ctx.arch.get("registers_per_sm", 65536))
-    if limiter != "registers" or math.isnan(regs) or w_new <= 0:
+    if limiter != "registers" or regs is None or w_new <= 0:
         return text
     cap = int(per_sm / (w_new * 32) // 8 * 8)
     return (
@@ -79,7 +79,7 @@ def occupancy(ctx: KernelContext, passes: Passes) -> Detection | None:
     kernel = ctx.kernel
     theo = kernel.m("sm__maximum_warps_per_active_cycle_pct")
     shape = passes.launch
-    if math.isnan(theo) or theo >= ctx.th["occupancy_pct"] or shape is None:
+    if theo is None or theo >= ctx.th["occupancy_pct"] or shape is None:
         return None
     latency_share = ctx.share(*LATENCY_REASONS)
     if ctx.th["latency_share"] > latency_share:
@@ -184,10 +184,10 @@ def _warps_if_merged(ctx: KernelContext, lim: dict[str, float], wpb: int, merge:
         own = sum(
             v
             for v in (kernel.m("launch__shared_mem_per_block_static"), kernel.m("launch__shared_mem_per_block_dynamic"))
-            if not math.isnan(v)
+            if v is not None
         )
         total = kernel.m("launch__shared_mem_per_block")
-        total = own if math.isnan(total) or total < own else total
+        total = own if total is None or total < own else total
         after = (total - own) + merge * own
         if after > 0:
             out.append(math.floor(smem_limit * total / after) * merge * wpb)
@@ -279,7 +279,7 @@ def serial_kernel(ctx: KernelContext, passes: Passes) -> Detection | None:
         return None
     dur = ctx.kernel.duration_ns
     floor = passes.sol.launch_floor_ns if passes.sol is not None else math.nan
-    if not dur or math.isnan(dur) or math.isnan(floor):
+    if not dur or math.isnan(floor):
         return None
     graph = max(1.0, dur / max(dur - floor, floor))
     launches = ctx.kernel.launch_count
@@ -484,10 +484,10 @@ def rank_imbalance(ctx: KernelContext, passes: Passes) -> Detection | None:
     rank would take the mean time: speedup max/mean."""
     kernel = ctx.kernel
     spread = kernel.m("drgpu__rank_duration_spread")
-    if math.isnan(spread) or spread < ctx.th["rank_imbalance"]:
+    if spread is None or spread < ctx.th["rank_imbalance"]:
         return None
     hi, mean = kernel.m("drgpu__rank_duration_max"), kernel.m("drgpu__rank_duration_mean")
-    if math.isnan(hi) or math.isnan(mean) or mean <= 0 or hi <= 0:
+    if hi is None or mean is None or mean <= 0 or hi <= 0:
         return None
     slow, fast = kernel.strings.get("drgpu__rank_slowest", "?"), kernel.strings.get("drgpu__rank_fastest", "?")
     return Detection(

@@ -90,7 +90,7 @@ def uncoalesced(ctx: KernelContext, passes: Passes) -> Detection | None:
         stores = float(per_pc[st].sum()) / excess if st else 0.0
     through = h1 < 50 or stores >= 0.5
     relieves = ["l1tex"] + (["lts"] if through else []) + (["dram"] if through and (h2 < 50 or stores >= 0.5) else [])
-    mem_util = max([ctx.units[u] for u in relieves if not math.isnan(ctx.units[u])] or [0.0]) / 100.0
+    mem_util = max([v for v in (ctx.units[u] for u in relieves) if v is not None] or [0.0]) / 100.0
     # The stall time that excess transactions cost scales with how loaded the serving units are.
     memory_frac = ctx.frac(*MEMORY_REASONS)
     speed = eliminate(memory_frac * waste * min(1.0, mem_util))
@@ -105,13 +105,13 @@ def uncoalesced(ctx: KernelContext, passes: Passes) -> Detection | None:
             weights[pc] = blamed.get(pc, 0.0) + float(per_pc[pc]) / tot_ex
     req = kernel.m("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
     sec = kernel.m("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
-    spr = sec / req if req and not math.isnan(req) and req > 0 else math.nan
+    spr = sec / req if sec is not None and req is not None and req > 0 else None
     return Detection(
         stall_share=ctx.share(*MEMORY_REASONS) * waste,
         speedup=speed,
         evidence={"excessive_sector_share": round(waste, 3), "sectors_per_request": evidence_number(spr)},
         locations=ctx.locations(weights),
-        fmt={"excess_pct": 100 * waste, "sectors_per_request": spr if not math.isnan(spr) else 0.0},
+        fmt={"excess_pct": 100 * waste, "sectors_per_request": spr if spr is not None else 0.0},
         relieves_override=relieves,
     )
 
@@ -236,10 +236,12 @@ def bank_conflict(ctx: KernelContext, passes: Passes) -> Detection | None:
     by_address = _shared_by_address(ctx, ways_by_pc)
     shared_pcs = ctx.pcs_where(lambda i: i.is_shared())
     ops = ("ld", "st")
-    conf = {op: kernel.m(f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum") for op in ops}
-    wav = {op: kernel.m(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum") for op in ops}
+    counted = {op: kernel.m(f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum") for op in ops}
+    counted_wav = {op: kernel.m(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum") for op in ops}
+    conf = {op: v for op, v in counted.items() if v is not None}
+    wav = {op: v for op, v in counted_wav.items() if v is not None}
     evidence: dict[str, Any] = {}
-    if not any(math.isnan(v) for v in (*conf.values(), *wav.values())):
+    if len(conf) == len(wav) == len(ops):
         async_conf, async_wav = _uncounted_conflicts(ctx, by_address, ways_by_pc)
         total = sum(wav.values()) + async_wav
         if total <= 0:
@@ -473,7 +475,7 @@ def atomics(ctx: KernelContext, passes: Passes) -> Detection | None:
     r_total = removed_share + drain + other_lg + (loads_wait * red / (red + rd) if red + rd > 0 else 0.0)
     # Reductions without a returned value (RED) that keep warps waiting while every throughput
     # unit idles: the memory waits are the serialization at the contended addresses.
-    units = [v for v in ctx.units.values() if not math.isnan(v)]
+    units = [v for v in ctx.units.values() if v is not None]
     if (
         executed
         and units
@@ -560,7 +562,7 @@ def _drain_variant(ctx: KernelContext) -> tuple[str | None, dict[str, Any]]:
         "store_instructions": evidence_number(store_insts),
         "atomic_instructions": evidence_number(atomics),
     }
-    no_stores = (stores == 0) if not math.isnan(stores) else (store_insts == 0 and bool(ctx.insts))
+    no_stores = (stores == 0) if stores is not None else (store_insts == 0 and bool(ctx.insts))
     if no_stores and atomics > 0:
         return "atomics", ev
     if no_stores:
@@ -658,15 +660,12 @@ def memory_latency(ctx: KernelContext, passes: Passes) -> Detection | None:
     cfg, df = ctx.cfg, ctx.df
     if cfg is None or df.empty or not ctx.sampling or ctx.share("long_scoreboard") < ctx.th["latency_load_share"]:
         return None
-    mem = max(
-        [ctx.units.get(u, math.nan) for u in ("dram", "lts") if not math.isnan(ctx.units.get(u, math.nan))]
-        or [math.nan]
-    )
+    mem = max((v for v in (ctx.units.get(u) for u in ("dram", "lts")) if v is not None), default=None)
     # At or above bound_pct the memory system is busy enough to be the limit, except for a
     # chain of dependent loads: each warp has one in flight whatever the bandwidth in use
     # (hop_chains: random sector loads keep L2 at 63%, four chains in lockstep gain 1.37x),
     # up to saturation; the unit bound then caps the gain.
-    if math.isnan(mem) or mem >= ctx.th["saturation_pct"]:
+    if mem is None or mem >= ctx.th["saturation_pct"]:
         return None
     chains_only = mem >= ctx.th["bound_pct"]
     loads = ctx.pcs_where(lambda i: i.is_global_load() and not i.is_atomic())
@@ -747,8 +746,8 @@ def _constant_lookup_bound(ctx: KernelContext, pcs: Iterable[int]) -> tuple[floa
     spread over the SMs, the kernel cannot get shorter than that work: elapsed cycles over the
     lookups' wavefronts per SM. Returns (bound, wavefronts per lookup); (inf, 0) if unknown."""
     executed = ctx.executed()
-    sms = ctx.kernel.sm_count or ctx.kernel.m("device__attribute_multiprocessor_count", math.nan)
-    elapsed = ctx.kernel.m("sm__cycles_elapsed.avg", math.nan)
+    sms = ctx.kernel.sm_count or ctx.kernel.m("device__attribute_multiprocessor_count")
+    elapsed = ctx.kernel.m("sm__cycles_elapsed.avg")
     banks = int(ctx.arch.get("shared_banks", 32))
     lookups = wavefronts = 0.0
     cfg = ctx.cfg
@@ -764,7 +763,7 @@ def _constant_lookup_bound(ctx: KernelContext, pcs: Iterable[int]) -> tuple[floa
         )
         lookups += warp_insts
         wavefronts += warp_insts * _table_lookup_wavefronts(access_bytes(ins), banks, values)
-    if lookups <= 0 or not sms or math.isnan(sms) or math.isnan(elapsed) or elapsed <= 0:
+    if lookups <= 0 or not sms or elapsed is None or elapsed <= 0:
         return math.inf, 0.0
     return max(1.0, elapsed / (wavefronts / sms)), wavefronts / lookups
 

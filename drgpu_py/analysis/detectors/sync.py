@@ -91,7 +91,7 @@ def _warp_cycles_per_sample(ctx: KernelContext) -> float:
     warps = kernel.m("sm__warps_active.avg.per_cycle_active")
     cycles = kernel.m("sm__cycles_active.avg")
     total = ctx.samples_total
-    if not sms or total <= 0 or any(math.isnan(v) or v <= 0 for v in (warps, cycles)):
+    if not sms or total <= 0 or warps is None or cycles is None or warps <= 0 or cycles <= 0:
         return math.nan
     return warps * cycles * sms / total
 
@@ -270,8 +270,8 @@ def membar(ctx: KernelContext, passes: Passes) -> Detection | None:
     r_fence = ctx.frac("membar")
     charged: dict[int, float] = {}
     cfg = ctx.cfg
-    dram = ctx.units.get("dram", math.nan)
-    if cfg is not None and pcs and ctx.sampling and (math.isnan(dram) or dram < ctx.th["fence_dram_pct"]):
+    dram = ctx.units.get("dram")
+    if cfg is not None and pcs and ctx.sampling and (dram is None or dram < ctx.th["fence_dram_pct"]):
         # A load waits for a fence when one precedes it (straight-line or unrolled code) or
         # shares its loop (the next iteration's load follows this iteration's fence). Each
         # load's waits go to the nearest fence before it (else the loop's last fence).

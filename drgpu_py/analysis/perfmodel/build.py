@@ -33,9 +33,14 @@ def counters_verdict(ctx: KernelContext, sol: SpeedOfLight | None) -> str | None
     (memory units and the LSU pipe -> memory, the others -> compute), else the top stall
     reason (wait -> ilp; scoreboards and memory throttles -> latency)."""
     dur = ctx.kernel.duration_ns
-    if dur == dur and dur and dur < ctx.th["launch_bound_us"] * 1000.0:
+    if dur and dur < ctx.th["launch_bound_us"] * 1000.0:
         return "launch"
-    if sol is not None and sol.limiter is not None and sol.limiter_pct >= ctx.th["bound_pct"]:
+    if (
+        sol is not None
+        and sol.limiter is not None
+        and sol.limiter_pct is not None
+        and sol.limiter_pct >= ctx.th["bound_pct"]
+    ):
         return "memory" if sol.limiter in ("dram", "lts", "l1tex", "lsu") else "compute"
     stalls = {r: v for r, v in ctx.reasons.items() if r != "selected" and v > 0}
     if not stalls:
@@ -53,10 +58,10 @@ def counters_verdict(ctx: KernelContext, sol: SpeedOfLight | None) -> str | None
 def _global_latency(ctx: KernelContext, lat: dict[str, float]) -> float:
     """Expected global-load latency from the measured L1 and L2 hit rates (DRAM when unknown)."""
     kernel = ctx.kernel
-    h1 = kernel.m("l1tex__t_sector_hit_rate.pct")
-    h2 = kernel.m("lts__t_sector_hit_rate.pct")
-    h1 = 0.0 if math.isnan(h1) else min(max(h1 / 100.0, 0.0), 1.0)
-    h2 = 0.0 if math.isnan(h2) else min(max(h2 / 100.0, 0.0), 1.0)
+    hit1 = kernel.m("l1tex__t_sector_hit_rate.pct")
+    hit2 = kernel.m("lts__t_sector_hit_rate.pct")
+    h1 = 0.0 if hit1 is None else min(max(hit1 / 100.0, 0.0), 1.0)
+    h2 = 0.0 if hit2 is None else min(max(hit2 / 100.0, 0.0), 1.0)
     l1, l2, dram = (float(lat.get(x, d)) for x, d in (("l1", 33), ("l2", 200), ("dram", 500)))
     return h1 * l1 + (1.0 - h1) * (h2 * l2 + (1.0 - h2) * dram)
 
@@ -255,14 +260,14 @@ def kernel_model(ctx: KernelContext, sol: SpeedOfLight | None) -> KernelModel:  
     model.max_warps_per_scheduler = float(arch.get("max_warps_per_sm", 64)) / float(arch.get("schedulers_per_sm", 4))
     model.warps_per_scheduler = (
         min(warps_active, model.warps_run_per_scheduler)
-        if warps_active == warps_active and warps_active > 0
+        if warps_active is not None and warps_active > 0
         else min(model.warps_run_per_scheduler, model.max_warps_per_scheduler)
     )
     # Memory: DRAM bytes at peak bandwidth, or the L1/L2 units' measured work at their peak.
     model.measured_cycles = _measured_cycles(ctx, sol)
     model.memory_cycles, model.memory_source = _memory_cycles(sol, model.measured_cycles)
     model.tensor_cycles = _tensor_cycles(ctx, sol, blocks, sms)
-    if sol is not None and sol.launch_floor_ns == sol.launch_floor_ns and sol.sm_clock_hz == sol.sm_clock_hz:
+    if sol is not None and sol.launch_floor_ns == sol.launch_floor_ns and sol.sm_clock_hz is not None:
         model.launch_cycles = sol.launch_floor_ns * 1e-9 * sol.sm_clock_hz
     model.verdict = counters_verdict(ctx, sol)
     evaluate_terms(model)
@@ -308,16 +313,23 @@ def _warps_launched(ctx: KernelContext, entry: float) -> float:
 def _measured_cycles(ctx: KernelContext, sol: SpeedOfLight | None) -> float:
     kernel = ctx.kernel
     elapsed = kernel.m("sm__cycles_elapsed.avg")
-    if elapsed == elapsed and elapsed > 0:
+    if elapsed is not None and elapsed > 0:
         return elapsed
-    clock = sol.sm_clock_hz if sol is not None else math.nan
+    clock = sol.sm_clock_hz if sol is not None else None
     duration = kernel.duration_ns
-    return duration * 1e-9 * clock if duration and duration == duration and clock == clock else math.nan
+    return duration * 1e-9 * clock if duration and clock is not None else math.nan
 
 
 def _memory_cycles(sol: SpeedOfLight | None, measured: float) -> tuple[float, str]:
     best, src = 0.0, "none"
-    if sol is not None and sol.dram_bytes == sol.dram_bytes and sol.peak_bytes_per_s > 0 and sol.sm_clock_hz > 0:
+    if (
+        sol is not None
+        and sol.dram_bytes is not None
+        and sol.peak_bytes_per_s is not None
+        and sol.peak_bytes_per_s > 0
+        and sol.sm_clock_hz is not None
+        and sol.sm_clock_hz > 0
+    ):
         best, src = sol.dram_bytes / sol.peak_bytes_per_s * sol.sm_clock_hz, "dram bytes / peak bandwidth"
     if sol is not None and measured == measured:
         for unit in ("lts", "l1tex"):

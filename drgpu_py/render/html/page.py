@@ -27,7 +27,6 @@ from ...specs import loader as data
 from .. import RenderOptions
 from ..dot import dot_available
 from ..quiet import split_notes
-from ..units import missing
 from .summary import _summary_view
 from .views import _kernel_view
 
@@ -94,7 +93,7 @@ def unpack_page(doc: str) -> str:
 def render_html(analysis, options) -> str:
     options = options or RenderOptions()
     with_svg = dot_available()
-    times = [0.0 if missing(t) else t for t in (groups.total_ns(ka.kernel) for ka in analysis.kernels)]
+    times = [0.0 if t is None else t for t in (groups.total_ns(ka.kernel) for ka in analysis.kernels)]
     # Kernel sections by GPU time, largest first (ties in launch order): the costliest kernel
     # of a model step is the first one a reader meets, not the 13th.
     order = sorted(range(len(times)), key=lambda i: -times[i])

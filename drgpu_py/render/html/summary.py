@@ -39,7 +39,7 @@ def _row_kernels(analysis, rows: list[dict]) -> list[int]:
 
     def total(i: int):
         t = groups.total_ns(analysis.kernels[i].kernel)
-        return None if missing(t) else round(t, 1)
+        return None if t is None else round(t, 1)
 
     free = list(range(len(analysis.kernels)))
     out = []
