@@ -376,9 +376,8 @@ def speed_of_light(ctx: KernelContext) -> SpeedOfLight:  # noqa: C901, PLR0912, 
     peaks_sm = arch.get("peak_flops_per_sm_cycle", {})
     peak_flops = {}
     for prec, per in peaks_sm.items():
-        if per and (sms is None or sms) and clock is not None:
-            # An unmeasured SM count gives a NaN peak (as the NaN count always gave).
-            peak_flops[prec] = float(per) * (math.nan if sms is None else float(sms)) * clock
+        if per and sms and clock is not None:  # no peak without a measured SM count and clock
+            peak_flops[prec] = float(per) * float(sms) * clock
     for prec, metric in (
         ("fp32", "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained"),
         ("fp64", "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained"),
