@@ -234,7 +234,7 @@ def _read_metrics() -> list[str]:
 
 
 def _has(kernel, metric: str) -> bool:
-    return not math.isnan(kernel.m(metric))
+    return kernel.has(metric)
 
 
 def _pair(p: tuple[Any, Any]) -> str:
