@@ -423,6 +423,13 @@ class KernelProfile:
         return self.m("gpu__time_duration.sum")
 
     @property
+    def active_share(self) -> float | None:
+        """Share of the elapsed SM cycles in which the SMs had work (sm__cycles_active over
+        sm__cycles_elapsed); None when either is not measured or they make no share."""
+        act, ela = self.m("sm__cycles_active.avg"), self.m("sm__cycles_elapsed.avg")
+        return act / ela if act is not None and ela is not None and 0 < act <= ela else None
+
+    @property
     def launch_count(self) -> int:
         """Launches this profile stands for: a kernel group's count (groups.py), else 1."""
         count = self.m("drgpu__group_launches")

@@ -65,10 +65,10 @@ def physical_bounds(
     if model in ("launch", "launch_shape"):
         # A launch change (more blocks, even waves) keeps SMs busy for more of the elapsed
         # time; units measured per active cycle are that much less loaded over the elapsed time.
-        act, ela = ctx.kernel.m("sm__cycles_active.avg"), ctx.kernel.m("sm__cycles_elapsed.avg")
-        if act is not None and ela is not None and act > 0 and ela > 0 and act <= ela:
+        share = ctx.kernel.active_share
+        if share is not None:
             units = {
-                unit: (unit_pct * act / ela if UNIT_METRICS.get(unit, ("", "", False))[2] else unit_pct)
+                unit: (unit_pct * share if UNIT_METRICS.get(unit, ("", "", False))[2] else unit_pct)
                 for unit, unit_pct in units.items()
             }
     others = {

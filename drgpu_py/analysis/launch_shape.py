@@ -275,11 +275,8 @@ def launch_shape_of(ctx: KernelContext, sol: SpeedOfLight | None) -> LaunchShape
     max_warps = kernel.m("device__attribute_max_warps_per_multiprocessor", ctx.arch["max_warps_per_sm"])
     theo_pct = kernel.m("sm__maximum_warps_per_active_cycle_pct")
     theo = (theo_pct / 100.0 * max_warps if theo_pct is not None else max_warps) / schedulers
-    act, ela = kernel.m("sm__cycles_active.avg"), kernel.m("sm__cycles_elapsed.avg")
-    if act is not None and ela is not None and act > 0 and ela > 0 and act <= ela:
-        active_frac = act / ela
-    else:
-        active_frac = min(1.0, blocks / sms)
+    measured_share = kernel.active_share
+    active_frac = measured_share if measured_share is not None else min(1.0, blocks / sms)
     active_sms = max(1.0, min(sms, blocks))
     achieved = kernel.m("smsp__warps_active.avg.per_cycle_active")
     if achieved is None or achieved <= 0:

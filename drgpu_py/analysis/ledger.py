@@ -31,7 +31,7 @@ from .attribution import Attributed, attribute
 from .bounds import relieved_units
 from .context import KernelContext
 from .perfmodel import USEFUL_CLASSES
-from .sol import SpeedOfLight, grade_of
+from .sol import SpeedOfLight, finite_positive, grade_of
 
 #: The kernel metrics the useful work reads itself (beyond the speed of light's): the global
 #: sectors at ideal width when the report has no per-instruction sector counts, and the SMs.
@@ -227,11 +227,7 @@ def _essential_instructions(ctx: KernelContext) -> float:
 
 
 def useful_work(ctx: KernelContext, sol: SpeedOfLight | None) -> UsefulWork:
-    elapsed = (
-        sol.duration_s * 1e9
-        if sol is not None and sol.duration_s is not None and 0 < sol.duration_s < math.inf
-        else math.nan
-    )
+    elapsed = finite_positive(sol.duration_s) * 1e9 if sol is not None else 0.0
     times: dict[str, float] = {}
     sources: dict[str, str] = {}
     dram_essential = None
@@ -241,26 +237,17 @@ def useful_work(ctx: KernelContext, sol: SpeedOfLight | None) -> UsefulWork:
             if 0 < flops < math.inf and 0 < peak < math.inf:
                 times[f"math_{precision}"] = flops / peak * 1e9
                 sources[f"math_{precision}"] = f"{precision} FLOPs ({sol.flops_source}) / peak FLOP/s"
-        if (
-            sol.dram_bytes is not None
-            and sol.peak_bytes_per_s is not None
-            and 0 < sol.dram_bytes < math.inf
-            and 0 < sol.peak_bytes_per_s < math.inf
-        ):
-            dram_essential, how = _essential_dram_bytes(ctx, sol.dram_bytes)
-            times["dram"] = dram_essential / sol.peak_bytes_per_s * 1e9
+        dram_bytes, peak_bytes_per_s = finite_positive(sol.dram_bytes), finite_positive(sol.peak_bytes_per_s)
+        if dram_bytes and peak_bytes_per_s:
+            dram_essential, how = _essential_dram_bytes(ctx, dram_bytes)
+            times["dram"] = dram_essential / peak_bytes_per_s * 1e9
             sources["dram"] = f"{how} / peak bandwidth"
         essential = _essential_instructions(ctx)
-        sms = ctx.kernel.sm_count or ctx.kernel.m("launch__sm_count")
+        sms = finite_positive(ctx.kernel.sm_count or ctx.kernel.m("launch__sm_count"))
         slots = float(ctx.arch.get("issue_slots_per_sm", 4))
-        if (
-            0 < essential < math.inf
-            and sms
-            and 0 < sms < math.inf
-            and sol.sm_clock_hz is not None
-            and 0 < sol.sm_clock_hz < math.inf
-        ):
-            times["issue"] = essential / (slots * sms * sol.sm_clock_hz) * 1e9
+        clock = finite_positive(sol.sm_clock_hz)
+        if finite_positive(essential) and sms and clock:
+            times["issue"] = essential / (slots * sms * clock) * 1e9
             sources["issue"] = "essential warp instructions (math, memory; at full warps) / issue slots"
     limiter = max(times, key=times.__getitem__) if times else None
     eff = 100.0 * times[limiter] / elapsed if limiter is not None and elapsed > 0 else None

@@ -254,11 +254,12 @@ def grid_and_sms(ctx: KernelContext) -> tuple[float, float]:
     if blocks is None:
         blocks = float(kernel.grid[0] * kernel.grid[1] * kernel.grid[2])
     sms = kernel.sm_count or kernel.m("launch__sm_count")
-    return _positive(blocks), _positive(sms)
+    return finite_positive(blocks), finite_positive(sms)
 
 
-def _positive(v: float | None) -> float:
-    """``v`` when a positive finite number, else 0 (hostile CSVs: nan, inf, negative)."""
+def finite_positive(v: float | None) -> float:
+    """``v`` when a positive finite number, else 0 (not measured, or a hostile CSV's nan, inf
+    or negative)."""
     return v if v and math.isfinite(v) and v > 0 else 0.0
 
 

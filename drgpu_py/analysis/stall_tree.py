@@ -425,10 +425,12 @@ def _shared_memory(parent: Node, ctx: KernelContext) -> None:
     for op in ("ld", "st"):
         ins = kernel.m(f"smsp__sass_inst_executed_op_shared_{op}.sum")
         wav = kernel.m(f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum")
+        # None: not measured; 0 where the kernel executed no such instruction.
+        per_instruction = None if ins is None else (0.0 if ins <= 0 else None if wav is None else wav / ins)
         _value(
             node,
             f"Wavefronts per shared {'load' if op == 'ld' else 'store'}",
-            (wav / ins if wav is not None else None) if ins and ins > 0 else (None if ins is None else 0.0),
+            per_instruction,
             "",
             section="MemoryWorkloadAnalysis_Tables",
             ideal=1,

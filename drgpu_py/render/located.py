@@ -168,7 +168,6 @@ def problems(analysis) -> list[Problem]:
         report = report_of(analysis, ka.kernel)
         for f in ka.findings:
             saved = groups.time_saved(total, f.estimated_speedup)
-            measured = saved is not None and profiled > 0
             share = saved / profiled if saved is not None and profiled > 0 else None
             lines = [loc for loc in f.locations if loc.get("file") and loc.get("line")]
             out.append(
@@ -177,7 +176,7 @@ def problems(analysis) -> list[Problem]:
                     kernel=ka.kernel,
                     level=level(f.severity, share, th),
                     report=report,
-                    time_saved_ns=saved if measured else None,
+                    time_saved_ns=saved if share is not None else None,
                     saved_share=share,
                     lines=lines,
                 )

@@ -44,3 +44,15 @@ def test_duration_and_launch_count_without_measurements():
     assert k.duration_ns is None
     assert k.launch_count == 1
     assert _kernel().duration_ns == 1500.0
+
+
+def test_active_share_is_none_unless_both_cycle_counts_make_a_share():
+    def share(**cycles):
+        names = {"act": "sm__cycles_active.avg", "ela": "sm__cycles_elapsed.avg"}
+        return KernelProfile(id=2, name="k", metrics={names[k]: v for k, v in cycles.items()}).active_share
+
+    assert share(act=30.0, ela=40.0) == 0.75
+    assert share(act=40.0, ela=40.0) == 1.0
+    assert share(act=30.0) is None and share(ela=40.0) is None
+    assert share(act=50.0, ela=40.0) is None  # more active than elapsed cycles: no share
+    assert share(act=0.0, ela=40.0) is None and share(act=math.nan, ela=40.0) is None

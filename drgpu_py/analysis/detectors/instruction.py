@@ -715,12 +715,11 @@ def _active_only(ctx: KernelContext, speedup: float, evidence: dict[str, Any]) -
     the elapsed cycles in which an SM has no warp (the launch ramp, the last blocks'
     tail: sm__cycles_active below sm__cycles_elapsed) stay: 1 / (a / s + 1 - a) for the
     active share a."""
-    act, ela = ctx.kernel.m("sm__cycles_active.avg"), ctx.kernel.m("sm__cycles_elapsed.avg")
-    if speedup <= 1.0 or act is None or ela is None or act <= 0 or ela <= 0 or act >= ela:
+    share = ctx.kernel.active_share
+    if speedup <= 1.0 or share is None or share >= 1.0:
         return speedup
-    active_share = act / ela
-    evidence["sm_active_share"] = evidence_number(active_share)
-    return 1.0 / (active_share / speedup + 1.0 - active_share)
+    evidence["sm_active_share"] = evidence_number(share)
+    return 1.0 / (share / speedup + 1.0 - share)
 
 
 @detector()

@@ -182,9 +182,8 @@ def _conflict_cost(
     r_share, weights = cost_share(ctx, shared_pcs, ("mio_throttle", "short_scoreboard"), ("short_scoreboard",))
     evidence: dict[str, Any] = {}
     # The generic and cp.async accesses with more wavefronts than their width needs: that number.
-    natural = {
-        pc: _natural_wavefronts(ins) for pc, ins in by_address.items() if ways_by_pc[pc] > _natural_wavefronts(ins)
-    }
+    widths = {pc: _natural_wavefronts(ins) for pc, ins in by_address.items()}
+    natural = {pc: width for pc, width in widths.items() if ways_by_pc[pc] > width}
     if natural:
         # Generic and cp.async accesses queue in the LSU's global path (lg_throttle) and their
         # results come back on the long scoreboard.
