@@ -71,4 +71,4 @@ PY
   fi
 done
 note "profiled $done_count in $((SECONDS - start)) s"
-cd "$rep" && xz -9 -T0 ./*.ncu-rep ./*_hot.csv 2>/dev/null; tar cf "$out/round.tar" . && note "packed"
+cd "$rep" && xz -9 -T0 ./*.ncu-rep ./*_hot.csv ./*.cubin 2>/dev/null; tar cf "$out/round.tar" . && note "packed"
