@@ -69,3 +69,58 @@ def test_a_line_report_with_bytes_appended_gives_no_line_numbers(tmp_path):
     r = _drgpu("analyze", str(MINI), "--line-report", str(bad), "-f", "json", "-o", str(out), "-q")
     assert r.returncode == 0, r.stderr
     assert "line table of line.ncu-rep unreadable (the file's last 4 bytes" in out.read_text()
+
+
+# ---- 2. a kernel name of bytes that are not UTF-8, in every output format ---------------------
+
+
+def _report_with_undecodable_name(dest: Path) -> Path:
+    """The sample report with two bytes of its kernel's demangled and base names made
+    ``\\xff\\xfe`` (same length: the framing is intact); ncu_report hands such bytes over as
+    lone surrogates (surrogate escapes)."""
+    b = bytearray(R.read_bytes())
+    for marker, skip in ((b":,scale_keys_aos(const Record", 2), (b"2\x0escale_keys_aos:", 2)):
+        i = b.index(marker) + skip
+        assert b[i : i + 5] == b"scale"
+        b[i + 3 : i + 5] = b"\xff\xfe"
+    dest.write_bytes(bytes(b))
+    return dest
+
+
+def test_undecodable_kernel_name_is_read_as_text(tmp_path):
+    from drgpu_py.readers import list_launches, open_report
+
+    p = _report_with_undecodable_name(tmp_path / "named.ncu-rep")
+    for profile in (open_report(p), list_launches(p)):
+        (k,) = profile.kernels
+        assert k.name.startswith("sca\ufffd\ufffd_keys_aos("), ascii(k.name)
+        assert not any(0xD800 <= ord(c) <= 0xDFFF for c in k.name + k.mangled), ascii(k.name)
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "csv", "html", "sarif", "dot", "svg"])
+def test_undecodable_kernel_name_renders_in_every_format(tmp_path, fmt):
+    """A page of more than GRAPH_KERNELS_MAX kernel groups packs its bodies as UTF-8: a name
+    holding surrogate escapes was an internal error (exit 70) there."""
+    import dataclasses
+
+    from drgpu_py.analysis import analyze
+    from drgpu_py.readers import open_report
+    from drgpu_py.render import RenderOptions, render
+    from drgpu_py.render.dot import dot_available
+    from drgpu_py.render.html.page import GRAPH_KERNELS_MAX
+
+    if fmt == "svg" and not dot_available():
+        pytest.skip("Graphviz dot is not installed")
+    p = _report_with_undecodable_name(tmp_path / "named.ncu-rep")
+    r = _drgpu("analyze", str(p), "-f", fmt, "-o", str(tmp_path / f"out.{fmt}"), "-q")
+    assert r.returncode == 0, r.stderr
+    assert "sca\ufffd\ufffd_keys" in (tmp_path / f"out.{fmt}").read_bytes().decode("utf-8")
+    profile = open_report(p)
+    k = profile.kernels[0]
+    profile.kernels = [
+        dataclasses.replace(k, id=i, name=f"{k.name}#{i}", mangled=f"{k.mangled}{i}")
+        for i in range(GRAPH_KERNELS_MAX + 2)
+    ]
+    out = render(analyze(profile), fmt, RenderOptions())
+    text = out.decode("utf-8") if isinstance(out, bytes) else out
+    text.encode("utf-8")  # valid text: no lone surrogate
