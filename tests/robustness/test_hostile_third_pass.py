@@ -124,3 +124,44 @@ def test_undecodable_kernel_name_renders_in_every_format(tmp_path, fmt):
     out = render(analyze(profile), fmt, RenderOptions())
     text = out.decode("utf-8") if isinstance(out, bytes) else out
     text.encode("utf-8")  # valid text: no lone surrogate
+
+
+# ---- 3. SVG is text: it may go to standard output ---------------------------------------------
+
+
+@pytest.mark.parametrize("argv", [["-f", "svg"], ["-f", "svg", "-o", "-"]], ids=["no-o", "o-dash"])
+def test_svg_goes_to_standard_output(tmp_path, argv):
+    from drgpu_py.render.dot import dot_available
+
+    r = _drgpu("analyze", str(R), *argv, "-q", cwd=tmp_path)
+    if not dot_available():  # the tool is missing (exit 7), not the format refused (exit 2)
+        assert r.returncode == 7 and "Graphviz 'dot' is needed" in r.stderr, (r.returncode, r.stderr)
+        return
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.lstrip().startswith("<?xml") and r.stdout.rstrip().endswith("</svg>"), r.stdout[:200]
+    assert not (tmp_path / "-").exists()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["analyze", str(R), "-f", "json"],
+        ["merge", str(R), str(R)],
+        ["list", str(R), "-f", "json"],
+        ["diff", str(R), str(R), "-f", "json"],
+    ],
+    ids=["analyze", "merge", "list", "diff"],
+)
+def test_output_dash_is_standard_output(tmp_path, argv):
+    import json
+
+    r = _drgpu(*argv, "-o", "-", *(["-q"] if argv[0] in ("analyze", "merge") else []), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    json.loads(r.stdout)
+    assert not (tmp_path / "-").exists() and "wrote" not in r.stderr
+
+
+def test_png_to_standard_output_is_still_refused(tmp_path):
+    for argv in (["-f", "png"], ["-f", "png", "-o", "-"]):
+        r = _drgpu("analyze", str(R), *argv, "-q", cwd=tmp_path)
+        assert r.returncode == 2 and "format png is binary" in r.stderr, (argv, r.stderr)
