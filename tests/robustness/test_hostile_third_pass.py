@@ -165,3 +165,38 @@ def test_png_to_standard_output_is_still_refused(tmp_path):
     for argv in (["-f", "png"], ["-f", "png", "-o", "-"]):
         r = _drgpu("analyze", str(R), *argv, "-q", cwd=tmp_path)
         assert r.returncode == 2 and "format png is binary" in r.stderr, (argv, r.stderr)
+
+
+# ---- 4. the dry run of drgpu profile prints the argv a run passes ---------------------------------
+
+
+def test_profile_dry_run_prints_the_argv_a_run_passes(tmp_path, monkeypatch):
+    """The dry run printed ncu's command without the ``--log-file`` that run_ncu added to it
+    later; the list is now built once. Its private log folder is named at random per run, so
+    the two runs here are given the same name to compare the lists whole."""
+    import json
+    import shlex
+
+    from conftest import STANDIN, standin_profile
+    from drgpu_py.ncu import session
+
+    dry = _drgpu(*standin_profile(tmp_path / "out", "--dry-run", "--", "/bin/echo", "a b", "c;d"), cwd=tmp_path)
+    assert dry.returncode == 0, dry.stderr
+    printed = shlex.split(dry.stdout.strip())
+    assert printed[:2] == [str(STANDIN), "--log-file"], printed
+    assert not Path(printed[2]).parent.exists()  # named, not made: a dry run makes nothing
+    assert printed[-3:] == ["/bin/echo", "a b", "c;d"]
+
+    fixed = tmp_path / "private" / "ncu.log"
+    monkeypatch.setattr(session, "private_log", lambda: fixed)
+    argv = standin_profile(tmp_path / "out", "--", "/bin/echo", "a b", "c;d")
+    dry = _drgpu(*argv[:1], "--dry-run", *argv[1:], cwd=tmp_path)
+    assert dry.returncode == 0, dry.stderr
+    received = tmp_path / "ncu_argv.json"
+    run = _drgpu(*argv, env={"STANDIN_NCU_ARGV_OUT": str(received)}, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    ran = [str(STANDIN), *json.loads(received.read_text())]
+    assert shlex.split(dry.stdout.strip()) == ran
+    record = json.loads((tmp_path / "out" / "echo.profile.json").read_text())
+    assert record["ncu_argv"] == ran
+    assert not fixed.parent.exists()  # made for the run, removed after
