@@ -200,3 +200,91 @@ def test_profile_dry_run_prints_the_argv_a_run_passes(tmp_path, monkeypatch):
     record = json.loads((tmp_path / "out" / "echo.profile.json").read_text())
     assert record["ncu_argv"] == ran
     assert not fixed.parent.exists()  # made for the run, removed after
+
+
+# ---- 5. a line table may show source files only, outside hidden folders ---------------------------
+
+AOS = SAMPLES / "aos_gather"
+
+
+def _named_source(tmp_path: Path, folder: str, name: str) -> tuple[Path, Path, Path]:
+    """aos_gather's CSV export and a copy of its cubin whose line table names ``folder/name``
+    (relative: below the working folder), each the length of what it replaces (``/opt/samples``,
+    ``aos_gather.cu``). Returns (export, cubin, the working folder)."""
+    import shutil
+
+    assert len(folder) == len("/opt/samples") and len(name) == len("aos_gather.cu")
+    data = (AOS / "aos_gather.sm_90.cubin").read_bytes()
+    data = data.replace(b"/opt/samples\0", folder.encode() + b"\0").replace(b"aos_gather.cu\0", name.encode() + b"\0")
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    for page in ("raw", "source"):
+        shutil.copy(AOS / f"aos_gather_bad.{page}.csv", reports / f"aos_gather_bad.{page}.csv")
+    cubin = reports / "aos_gather.sm_90.cubin"
+    cubin.write_bytes(data)
+    work = tmp_path / "work"
+    work.mkdir()
+    return reports / "aos_gather_bad.raw.csv", cubin, work
+
+
+def _secret(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(f"SECRET-LINE-{i}\n" for i in range(1, 200)))
+
+
+def _analyze_notes(rep: Path, cubin: Path, work: Path) -> tuple[str, list[str]]:
+    import json
+
+    r = _drgpu("analyze", str(rep), "--cubin", str(cubin), "-f", "json", "-q", cwd=work, timeout=60)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    return r.stdout, [n for k in doc["kernels"] for n in k["notes"] if "named by the line table" in n]
+
+
+@pytest.mark.parametrize(
+    "folder, name, why",
+    [
+        ("./.secrets00", "aos_gather.cu", "hidden"),  # a dot-folder below the working folder
+        ("./srcfolder0", ".aos_gather.c", "hidden"),  # a dotfile
+        ("./srcfolder0", "aos_gather.md", "no source file's extension (.md"),
+        ("./srcfolder0", "aos_gather_cu", "no source file's extension (none"),
+    ],
+    ids=["dot-folder", "dotfile", "markdown", "no-extension"],
+)
+def test_line_table_files_that_are_not_visible_sources_are_not_read(tmp_path, folder, name, why):
+    rep, cubin, work = _named_source(tmp_path, folder, name)
+    _secret(work / folder / name)
+    out, notes = _analyze_notes(rep, cubin, work)
+    assert "SECRET-LINE" not in out
+    assert any(f"{folder}/{name}" in n and why in n for n in notes), notes
+
+
+@pytest.mark.parametrize("target", ["../.git/aos_gather.cu", "notes.txt"], ids=["into-dot-folder", "to-non-source"])
+def test_a_source_name_linked_to_a_file_drgpu_would_not_read_is_not_read(tmp_path, target):
+    rep, cubin, work = _named_source(tmp_path, "./srcfolder0", "aos_gather.cu")
+    link = work / "srcfolder0" / "aos_gather.cu"
+    _secret(link.parent / target)
+    link.symlink_to(target)
+    out, notes = _analyze_notes(rep, cubin, work)
+    assert "SECRET-LINE" not in out and notes, notes
+
+
+def test_line_table_sources_that_are_links_out_or_fifos_are_not_read(tmp_path):
+    rep, cubin, work = _named_source(tmp_path, "./srcfolder0", "aos_gather.cu")
+    outside = tmp_path / "outside" / "aos_gather.cu"
+    _secret(outside)
+    (work / "srcfolder0").mkdir()
+    (work / "srcfolder0" / "aos_gather.cu").symlink_to(outside)
+    out, notes = _analyze_notes(rep, cubin, work)
+    assert "SECRET-LINE" not in out and any("--source-root" in n for n in notes), notes
+    (work / "srcfolder0" / "aos_gather.cu").unlink()
+    os.mkfifo(work / "srcfolder0" / "aos_gather.cu")  # never opened: it would block
+    out, notes = _analyze_notes(rep, cubin, work)
+    assert any("not a regular file" in n for n in notes), notes
+
+
+def test_a_visible_source_below_the_working_folder_is_still_read(tmp_path):
+    rep, cubin, work = _named_source(tmp_path, "./srcfolder0", "aos_gather.cu")
+    _secret(work / "srcfolder0" / "aos_gather.cu")
+    out, notes = _analyze_notes(rep, cubin, work)
+    assert "SECRET-LINE" in out and not notes, notes
