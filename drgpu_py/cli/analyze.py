@@ -27,6 +27,7 @@ from .options import (
     progress_printer,
     refuse_output_over_inputs,
     run_guarded,
+    standard_output_dash,
     stdout_console,
     wrote,
 )
@@ -46,7 +47,12 @@ def analyze(
         None, "--format", "-f", help="Output format (default: from -o's extension, else text)."
     ),
     output: Optional[Path] = typer.Option(
-        None, "--output", "-o", readable=False, help="Output file (format inferred from its extension)."
+        None,
+        "--output",
+        "-o",
+        readable=False,
+        callback=standard_output_dash,
+        help="Output file (format inferred from its extension); - for standard output.",
     ),
     force: Force = False,
     source_csv: Optional[Path] = typer.Option(

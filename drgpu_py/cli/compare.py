@@ -31,6 +31,7 @@ from .options import (
     progress_printer,
     refuse_output_over_inputs,
     run_guarded,
+    standard_output_dash,
     text_width,
     wrote,
 )
@@ -65,7 +66,12 @@ def list_cmd(
         None, "--format", "-f", help="Output format (default: from -o's .json/.csv, else text)."
     ),
     output: Optional[Path] = typer.Option(
-        None, "--output", "-o", readable=False, help="Write to this file instead of standard output."
+        None,
+        "--output",
+        "-o",
+        readable=False,
+        callback=standard_output_dash,
+        help="Write to this file instead of standard output (-: standard output).",
     ),
     force: Force = False,
     quiet: Quiet = False,
@@ -126,7 +132,12 @@ def diff(
         None, "--format", "-f", help="Output format (default: from -o's .txt/.json/.html, else text)."
     ),
     output: Optional[Path] = typer.Option(
-        None, "--output", "-o", readable=False, help="Output file (format inferred from .txt/.json/.html)."
+        None,
+        "--output",
+        "-o",
+        readable=False,
+        callback=standard_output_dash,
+        help="Output file (format inferred from .txt/.json/.html); - for standard output.",
     ),
     force: Force = False,
     threshold: Thresholds = None,
@@ -181,7 +192,12 @@ def merge(
         None, "--format", "-f", help="Output format (default: from -o's extension, else json)."
     ),
     output: Optional[Path] = typer.Option(
-        None, "--output", "-o", readable=False, help="Output file, e.g. merged.json."
+        None,
+        "--output",
+        "-o",
+        readable=False,
+        callback=standard_output_dash,
+        help="Output file, e.g. merged.json; - for standard output.",
     ),
     force: Force = False,
     threshold: Thresholds = None,

@@ -57,8 +57,17 @@ DiffFormat = Literal["text", "json", "html"]
 SortKey = Literal["duration", "stall", "name"]
 #: ``analyze --fail-on``: a finding severity and those above it.
 FailOn = Literal["high", "medium"]
-#: Formats written as bytes: only to a file (-o).
-BINARY_FORMATS = ("svg", "png")
+#: Formats written as bytes: only to a file (-o). SVG is text (XML): it may go to standard output.
+BINARY_FORMATS = ("png",)
+
+
+def standard_output_dash(value: Path | None) -> Path | None:
+    """``-o -`` is standard output, as no ``-o`` is (the convention of most tools); the
+    callback of every command's ``-o``. A file named ``-`` is written by a path that says
+    more than its name (``/work/-``; ``./-`` reads as ``-``)."""
+    return None if value is not None and str(value) == "-" else value
+
+
 Quiet = Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")]
 
 

@@ -238,7 +238,9 @@ def _unavailable_metrics(report: Path, expected: list[str]) -> dict[str, list[st
                 elif m not in names or _is_na(a.metric_by_name(m)):
                     missing.append(m)
             if missing:
-                out[f"{a.name()} (id {kid})"] = missing
+                from ..io import clean_text  # ncu_report's names may hold surrogate escapes
+
+                out[f"{clean_text(str(a.name()))} (id {kid})"] = missing
             kid += 1
     return out
 

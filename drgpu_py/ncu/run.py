@@ -3,9 +3,12 @@
 Contract:
 - ``find_ncu(explicit)``: ``--ncu``, else $NCU, else ncu on PATH, else the CUDA toolkit's;
   ToolNotFoundError when there is none.
-- ``run_ncu(argv, log_path, on_event)`` runs ncu (an argument list, never a shell line) with
-  ``--log-file`` in a private folder: ncu's own messages (progress, errors, reports) are read
-  from there and parsed into :class:`~drgpu_py.ncu.console.Event` callbacks; the console,
+- ``with_log_file(argv, private_log())`` gives ncu ``--log-file`` in a private folder, named
+  before the argument list is built so that the list printed (``drgpu profile --dry-run``),
+  run and recorded is one list; ``run_ncu(argv, log_path, on_event, ncu_log=...)`` runs that
+  list as it is (an argument list, never a shell line), making the folder for the run and
+  removing it after: ncu's own messages (progress, errors, reports) are read from there and
+  parsed into :class:`~drgpu_py.ncu.console.Event` callbacks; the console,
   which the application shares, is relayed as ``output`` events and decides nothing (an
   application printing ``==ERROR== ...`` changes no outcome). Both are teed to ``log_path``
   line by line; it returns a :class:`RunResult`. ncu runs in
@@ -22,6 +25,7 @@ import codecs
 import contextlib
 import os
 import re
+import secrets
 import select
 import shutil
 import signal
@@ -33,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ..errors import ToolNotFoundError
+from ..errors import OutputError, ToolNotFoundError
 from ..io import open_output_text
 from .console import APP_CODE, UNAVAILABLE, KEPT_MESSAGES, AppOutput, Event, OutputParser
 
@@ -163,6 +167,33 @@ class _LineTee:
         self.log.flush()
 
 
+def private_log() -> Path:
+    """Where ncu is to write its own messages (``--log-file``): ``ncu.log`` in a folder of the
+    temporary directory named at random and not made yet (``run_ncu`` makes it for the run).
+    Named before ncu's argument list is built, so that ``drgpu profile --dry-run`` prints
+    the list a run passes, and nothing is made by a dry run."""
+    return Path(tempfile.gettempdir()) / f"drgpu-ncu-{secrets.token_hex(8)}" / "ncu.log"
+
+
+def with_log_file(argv: list[str], ncu_log: Path) -> list[str]:
+    """ncu's argument list ``argv`` with ``--log-file ncu_log`` after the program."""
+    return [argv[0], "--log-file", str(ncu_log), *argv[1:]]
+
+
+@contextlib.contextmanager
+def _private_folder(folder: Path):
+    """``folder`` made for the run (mode 0700; a name already taken is refused, never
+    shared) and removed with what ncu wrote there once the run is over."""
+    try:
+        os.mkdir(folder, 0o700)
+    except OSError as e:
+        raise OutputError(f"cannot create a private folder for ncu's log: {folder}: {e.strerror}") from e
+    try:
+        yield
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def run_ncu(
     argv: list[str],
     log_path: Path,
@@ -171,19 +202,21 @@ def run_ncu(
     cwd: str | Path | None = None,
     sigint_grace_s: float = 5.0,
     timeout_s: float | None = None,
-    separate_log: bool = True,
+    ncu_log: Path | None = None,
 ) -> RunResult:
-    """Run ncu (argument list, no shell), tee its console to ``log_path``, report events.
+    """Run ``argv`` as it is (argument list, no shell), tee its console to ``log_path``,
+    report events.
 
-    ``separate_log``: ncu writes its own messages to ``--log-file`` in a private folder, and
-    only they are parsed (progress, errors, reports, the application's exit code, a
-    shutdown); the console, which ncu shares with the application, is relayed as ``output``
-    events and decides nothing. Both go to ``log_path``, line by line."""
-    with tempfile.TemporaryDirectory(prefix="drgpu-ncu-") as private:
-        ncu_log = Path(private) / "ncu.log"
-        if separate_log:
-            argv = [argv[0], "--log-file", str(ncu_log), *argv[1:]]
-        return _run(argv, log_path, on_event, env, cwd, sigint_grace_s, timeout_s, ncu_log if separate_log else None)
+    ``ncu_log``: the file that ``argv``'s ``--log-file`` names (``with_log_file`` with
+    ``private_log()``); its folder is made for the run and removed after. ncu writes its own
+    messages there and only they are parsed (progress, errors, reports, the application's
+    exit code, a shutdown); the console, which ncu shares with the application, is relayed
+    as ``output`` events and decides nothing. Both go to ``log_path``, line by line. None:
+    ``argv`` has no ``--log-file`` of drgpu's and the console is parsed."""
+    if ncu_log is None:
+        return _run(argv, log_path, on_event, env, cwd, sigint_grace_s, timeout_s, None)
+    with _private_folder(ncu_log.parent):
+        return _run(argv, log_path, on_event, env, cwd, sigint_grace_s, timeout_s, ncu_log)
 
 
 def _run(  # noqa: C901, PLR0912, PLR0915 - one event loop over the child's output, ncu's log, signals and timeout

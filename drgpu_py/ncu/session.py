@@ -46,7 +46,7 @@ from ..specs import metric_sets as msets
 from ..specs.records import Thresholds
 from . import outcome
 from .console import Event
-from .run import RunResult, find_ncu, run_ncu
+from .run import RunResult, find_ncu, private_log, run_ncu, with_log_file
 
 if TYPE_CHECKING:  # started by run_ncu, imported there
     from .warmup import Warmup
@@ -372,6 +372,7 @@ class Session:
         self.sel: msets.Selection | None = None
         self.notes: list[str] = []
         self.argv: list[str] = []
+        self.ncu_log = private_log()  # ncu's --log-file, named now: the argument list is built once
         self.result: RunResult | None = None
         self._warm: Warmup | None = None
         self._started = 0.0
@@ -400,10 +401,13 @@ class Session:
                 extra_ncu_args=req.extra_ncu_args,
                 force=True,
             )
-            argv = build_ncu_argv(self.ncu, lreq, msets.Selection([], ["gpu__time_duration.sum"], [], []))
+            ncu_log = private_log()
+            argv = with_log_file(
+                build_ncu_argv(self.ncu, lreq, msets.Selection([], ["gpu__time_duration.sum"], [], [])), ncu_log
+            )
             tmp_log = Path(tmp) / "list-kernels.log"
             try:
-                res = run_ncu(argv, tmp_log, on_event=on_event)
+                res = run_ncu(argv, tmp_log, on_event=on_event, ncu_log=ncu_log)
             except DrgpuError:
                 if tmp_log.exists():  # what ncu said before failing, kept if it can be
                     try:
@@ -423,7 +427,8 @@ class Session:
 
     def choose(self) -> None:
         """The metric set (``ms``), what to collect (``sel``), the notes on what is left out,
-        and ncu's argument list (``argv``)."""
+        and ncu's argument list (``argv``), built once: what ``--dry-run`` prints, ``run_ncu``
+        runs and the run record keeps, ``--log-file`` of ncu's own messages included."""
         opts = self.opts
         gpu = detect_gpu() if not opts.metric_set else None
         self.ms, notes = choose_set(opts.metric_set, gpu)
@@ -431,7 +436,7 @@ class Session:
         self.sel = self.ms.selection(opts.with_groups, opts.add_sections, user_metrics)
         preflight(self.ms, self.ms.chip or (gpu.chip if gpu else None), user_metrics, opts.skip_metric_check)
         self.notes = notes + self.sel.notes
-        self.argv = build_ncu_argv(self.ncu, self.req, self.sel)
+        self.argv = with_log_file(build_ncu_argv(self.ncu, self.req, self.sel), self.ncu_log)
 
     def prepare_outputs(self) -> None:
         check_outputs_free(self.req, self.log_path)
@@ -447,7 +452,9 @@ class Session:
         from .warmup import Warmup
 
         self._warm = Warmup(binary=self.req.app[0]).start()
-        self.result = run_ncu(self.argv, self.log_path, on_event=on_event, timeout_s=self.opts.timeout)
+        self.result = run_ncu(
+            self.argv, self.log_path, on_event=on_event, timeout_s=self.opts.timeout, ncu_log=self.ncu_log
+        )
         return self.result
 
     def finish(self, on_warning: Callable[[str], None] | None = None) -> SessionOutcome:

@@ -239,33 +239,25 @@ def list_launches(path: str | Path, *, kernel: KernelSelector | str | None = Non
 
 
 def _refuse_damaged_framing(p: Path, walk) -> None:
-    """Refuse an .ncu-rep whose block framing ends in zeros or holds a foreign block, before
-    ncu_report loads it."""
-    blocks, framing = walk.blocks, walk.problem
-    if walk.zero_tail is not None:
-        # Refused before ncu_report loads it: it reads the whole file into memory (4 GB of a
-        # sparse file's zeros), and no report ncu writes ends in zeros.
-        raise ReportFormatError(
-            f"{p} is truncated or corrupt: {framing}",
-            hint=(
-                f"the {blocks} block(s) before the zeros may be a whole report: analyze a copy cut there "
-                f"(cp REPORT copy.ncu-rep; truncate -s {walk.zero_tail} copy.ncu-rep); else copy or profile again"
-                if blocks
-                else "copy or profile again"
-            ),
-        )
-    if walk.foreign is not None:
-        # ncu_report skips a stray empty block without a word: bytes appended to a report
-        # (docs/errors.md: 4) would otherwise read as the report they follow.
-        raise ReportFormatError(
-            f"{p} is truncated or corrupt: {framing}",
-            hint=(
-                f"the {blocks} block(s) before it may be a whole report: analyze a copy cut there "
-                f"(cp REPORT copy.ncu-rep; truncate -s {walk.foreign} copy.ncu-rep); else copy or profile again"
-                if blocks
-                else "copy or profile again"
-            ),
-        )
+    """Refuse an .ncu-rep whose block framing ends in zeros, holds a foreign block or ends in
+    bytes that hold no whole block header, before ncu_report loads it: ncu_report reads all
+    of a zero-filled tail into memory (4 GB of a sparse file's zeros), and skips a stray empty
+    block or a short tail without a word, so bytes appended to a report (docs/errors.md: 4)
+    would otherwise read as the report they follow."""
+    at = walk.refusable_at
+    if at is None:
+        return
+    blocks = walk.blocks
+    before = "the zeros" if walk.zero_tail is not None else "it"
+    raise ReportFormatError(
+        f"{p} is truncated or corrupt: {walk.problem}",
+        hint=(
+            f"the {blocks} block(s) before {before} may be a whole report: analyze a copy cut there "
+            f"(cp REPORT copy.ncu-rep; truncate -s {at} copy.ncu-rep); else copy or profile again"
+            if blocks
+            else "copy or profile again"
+        ),
+    )
 
 
 def _read_rep_checked(

@@ -631,7 +631,9 @@ def _attach_lines(launches: list[tuple[str, bool, KernelProfile | None]], rep: P
         return [named[m] for m, (_, _, k) in zip(matches, launches) if m is not None and k is not None]
 
     walk = rep_walk(rep)
-    if walk.zero_tail is not None:  # ncu_report would load all of its zeros into memory
+    # Damage the reader refuses in a report (a zero tail ncu_report would load whole, bytes
+    # appended that it would pass over) leaves a line table no more trustworthy.
+    if walk.refusable_at is not None:
         for k in kernels:
             k.notes.append(f"line table of {rep.name} unreadable ({walk.problem}); no line numbers")
         return False

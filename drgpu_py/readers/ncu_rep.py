@@ -29,10 +29,26 @@ import pandas as pd
 from ..specs import loader as data
 from ..errors import ReportFormatError, ToolNotFoundError
 from ..profile import SAMPLES_MOVED, KernelProfile, Profile
-from ..io import open_input
+from ..io import clean_text, open_input
 from .common import NCU_MAGIC, clean_sass, instruction_frame
 
 _STRING_METRICS = ("device__attribute_display_name", "launch__func_cache_config")
+
+
+def _text(s) -> str:
+    """Text ncu_report gives (names, file names, source, SASS, string metrics) as UTF-8 can
+    hold it. Its SWIG layer turns bytes that are not UTF-8 (a crafted or damaged report's
+    kernel name) into lone surrogates, which no output can encode (the HTML page's packed
+    bodies and Graphviz's input are UTF-8: an internal error); each becomes U+FFFD here, once
+    for every output, as the CSV reader shows a CSV's undecodable bytes."""
+    return clean_text(str(s)) if s else ""
+
+
+def _names(nr, a) -> tuple[str, str]:
+    """(demangled name, mangled name) of a launch, as text (``_text``)."""
+    return _text(a.name(nr.IAction.NameBase_DEMANGLED) or a.name()), _text(a.name(nr.IAction.NameBase_MANGLED))
+
+
 _MAX_FUNCTION_BYTES = 4 << 20
 
 
@@ -214,11 +230,12 @@ def read_ncu_rep_launches(path: Path, *, keep_id: Callable[[int], bool] | None =
                 if m is not None:
                     metrics[canon] = _scalar(m)
             dims = [int(metrics.get(f"launch__{w}_dim_{d}", 0) or 0) for w in ("grid", "block") for d in "xyz"]
+            name, mangled = _names(nr, a)
             kernels.append(
                 KernelProfile(
                     id=kid,
-                    name=a.name(nr.IAction.NameBase_DEMANGLED) or a.name(),
-                    mangled=a.name(nr.IAction.NameBase_MANGLED) or "",
+                    name=name,
+                    mangled=mangled,
                     grid=(dims[0], dims[1], dims[2]),
                     block=(dims[3], dims[4], dims[5]),
                     metrics=metrics,
@@ -265,9 +282,8 @@ def _read_action(
         m = by_name(name)
         if m is not None:
             with contextlib.suppress(*_NATIVE_ERRORS):
-                strings[name] = m.as_string()
-    name = a.name(nr.IAction.NameBase_DEMANGLED) or a.name()
-    mangled = a.name(nr.IAction.NameBase_MANGLED) or ""
+                strings[name] = _text(m.as_string())
+    name, mangled = _names(nr, a)
     cc = ""
     if "device__attribute_compute_capability_major" in metrics:
         cc = f"{int(metrics['device__attribute_compute_capability_major'])}.{int(metrics.get('device__attribute_compute_capability_minor', 0))}"
@@ -357,7 +373,7 @@ def _source_text(a) -> dict[str, list[str]]:
     try:
         files = a.source_files()
         for f in files:
-            out[str(f)] = str(files[f]).splitlines()
+            out[_text(f)] = _text(files[f]).splitlines()
     except _NATIVE_ERRORS:
         pass
     return out
@@ -371,7 +387,7 @@ def _line(a, pc: int) -> tuple[str, int] | None:
     if si is not None:
         f, ln = si.file_name(), si.line()
         if f:
-            return (str(f), int(ln))
+            return (_text(f), int(ln))
     return None
 
 
@@ -423,7 +439,7 @@ def _walk(a, base: int, end: int) -> tuple[list[tuple[int, str | None]], bool]:
             if pc > end:
                 return walk, False
         else:
-            walk.append((pc, clean_sass(text)))
+            walk.append((pc, clean_sass(_text(text))))
         pc += 16
     return walk, True
 
@@ -526,7 +542,7 @@ def read_line_table(
             rng = ctx.range_by_idx(r)
             for i in range(rng.num_actions()):
                 a = rng.action_by_idx(i)
-                actions.append((a.name(nr.IAction.NameBase_DEMANGLED) or a.name(), a))
+                actions.append((_names(nr, a)[0], a))
         keep = None if wanted is None else set(wanted([name for name, _ in actions]))
         out: list[tuple[str, dict[int, tuple[str, int, str]], dict[str, list[str]]]] = []
         for n, (name, a) in enumerate(actions):
@@ -537,7 +553,7 @@ def read_line_table(
             if functions is not None:
                 by_name = a.metric_by_name
                 key = (
-                    a.name(nr.IAction.NameBase_MANGLED) or "",
+                    _names(nr, a)[1],
                     name,
                     _uint(by_name("launch__context_id")),
                     _scalar_or_none(by_name("launch__registers_per_thread")),

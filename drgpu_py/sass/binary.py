@@ -6,7 +6,8 @@ Contract: ``control_from_binary(profile, cubin=, binary=)`` returns ``(control, 
 control dict}`` (:mod:`drgpu_py.sass.control`), ``note`` is one line saying what was used.
 As a side effect it rewrites the matched kernels' per-instruction tables from the cubin's
 line table (missing lines filled, inlined code moved to its call site with ``inlined_from``)
-and reads the source files it names, only below ``source_roots`` (``readable_source``).
+and reads the source files it names, only below ``source_roots`` and only regular source
+files (``SOURCE_SUFFIXES``) outside hidden folders (``readable_source``).
 A kernel whose SASS differs from the report's keeps the report's, with a note. A missing
 tool raises :class:`ToolNotFoundError`.
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -29,7 +31,7 @@ import pandas as pd
 
 from .cubin import _EM_CUDA, _SECTION, _TARGET, sm_of
 from .cubin import find_tool as locate_tool
-from ..errors import InputError, ReportFormatError, ToolNotFoundError
+from ..errors import DrgpuError, InputError, ReportFormatError, ToolNotFoundError
 from ..profile import ControlCode, KernelProfile, Profile, signature
 from .control import control_table, supports_control
 from .isa import SASS_LABEL
@@ -308,17 +310,87 @@ def match_function(k: KernelProfile, funcs: list[SassFunction]) -> tuple[SassFun
 # ---- line table ------------------------------------------------------------------------------
 
 
-def readable_source(name: str, roots: Iterable[str | Path]) -> Path | None:
-    """The file a line table names, when it may be read: a regular file below one of
-    ``roots`` (after resolving links and ``..``); None otherwise. A report or cubin is
-    untrusted: the files it names are read only from folders the user allowed."""
+#: Extensions (compared without case) of the files a line table may show from disk: CUDA,
+#: C and C++ sources and headers (with the template and inline-code conventions), HIP,
+#: OpenCL, PTX, Python (Triton, Numba, CuPy kernels) and Fortran (CUDA Fortran). A report
+#: or cubin is untrusted: its line table could name a key, a token or a shell history under
+#: the working folder. docs/slicing.md lists the same.
+SOURCE_SUFFIXES = frozenset(
+    {
+        *(".cu", ".cuh", ".c", ".cc", ".cpp", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".h++"),
+        *(".inl", ".inc", ".ipp", ".tpp", ".tcc", ".hip", ".cl", ".ptx", ".py"),
+        *(".f", ".for", ".f90", ".f95", ".f03", ".f08", ".cuf"),
+    }
+)
+#: Why a file that exists outside every root was not read (the kernel note's words).
+_OUTSIDE = "it is outside the report's folder and the working folder; give --source-root DIR to show its lines"
+
+
+def _hidden(parts: Iterable[str]) -> bool:
+    """Whether a path component is hidden (a dotfile or dot-folder: ``.git``, ``.ssh``,
+    ``.env``); ``.`` and ``..`` only move."""
+    return any(part.startswith(".") and part not in (".", "..") for part in parts)
+
+
+def _below(path: Path, roots: list[Path]) -> tuple[str, ...]:
+    """The components of ``path`` below the deepest of ``roots`` that holds it; all of them
+    when none does (a root's own name is the user's choice, not the line table's)."""
+    holding = [r for r in roots if path.is_relative_to(r)]
+    return path.relative_to(max(holding, key=lambda r: len(r.parts))).parts if holding else path.parts
+
+
+def _source_suffix(path: Path) -> bool:
+    return path.suffix.lower() in SOURCE_SUFFIXES
+
+
+def source_verdict(name: str, roots: Iterable[str | Path]) -> Path | str | None:
+    """The file a line table names when it may be read, else why not, else None (no such
+    file here: nothing to say). It may be read when it is a regular file (after resolving
+    links and ``..``) below one of ``roots``, no component of its path below that root is
+    hidden (as named, or as its links resolve), and it has a source file's extension
+    (``SOURCE_SUFFIXES``) as named and as resolved."""
     try:
-        p = Path(name).resolve()
-        if not any(p.is_relative_to(Path(r).resolve()) for r in roots):
-            return None
-        return p if p.is_file() else None
+        given = Path(os.path.abspath(name))  # ``..`` folded, links kept: the name as written
+        p = given.resolve()
+        resolved_roots = [Path(r).resolve() for r in roots]
+        if not any(p.is_relative_to(r) for r in resolved_roots):
+            return _OUTSIDE if p.is_file() else None
+        mode = p.stat().st_mode
     except (OSError, ValueError, RuntimeError):
         return None
+    if not stat.S_ISREG(mode):
+        return "it is not a regular file"
+    named_roots = [Path(os.path.abspath(r)) for r in roots]
+    if _hidden(_below(p, resolved_roots)) or _hidden(_below(given, named_roots + resolved_roots)):
+        return "it is a hidden file or inside a hidden folder (drgpu reads neither)"
+    if not (_source_suffix(given) and _source_suffix(p)):
+        suffix = given.suffix if not _source_suffix(given) else p.suffix
+        return f"it has no source file's extension ({suffix or 'none'}; docs/slicing.md lists those drgpu reads)"
+    return p
+
+
+def readable_source(name: str, roots: Iterable[str | Path]) -> Path | None:
+    """The file a line table names, when it may be read (``source_verdict``); None otherwise.
+    A report or cubin is untrusted: the files it names are read only from folders the user
+    allowed, and only source files there."""
+    verdict = source_verdict(name, roots)
+    return verdict if isinstance(verdict, Path) else None
+
+
+def _read_source(p: Path) -> list[str] | None:
+    """The lines of a source file of under 8 MiB, opened without blocking and checked on the
+    descriptor (a file swapped for a FIFO after ``source_verdict`` looked is not waited on);
+    None when it cannot be read or is larger."""
+    from ..io import open_input
+
+    try:
+        with open_input(p, "a source file") as fh:
+            if os.fstat(fh.fileno()).st_size >= 8 << 20:
+                return None
+            data: bytes = fh.read()
+    except (DrgpuError, OSError):
+        return None
+    return data.decode("utf-8", errors="replace").splitlines()
 
 
 def apply_line_table(
@@ -358,23 +430,13 @@ def apply_line_table(
         k.notes[:] = [n for n in k.notes if "no file/line information" not in n]
     roots = [Path.cwd()] if source_roots is None else list(source_roots)
     for f in sorted({f for f in files if isinstance(f, str)} - set(k.source_text)):
-        p = readable_source(f, roots)
-        if p is None:
-            try:
-                exists = Path(f).is_file()
-            except (OSError, ValueError):
-                exists = False
-            if exists:
-                k.notes.append(
-                    f"source file {f} (named by the line table) was not read: it is outside the report's folder "
-                    "and the working folder; give --source-root DIR to show its lines"
-                )
-            continue
-        try:
-            if p.stat().st_size < 8 << 20:
-                k.source_text[f] = p.read_text(errors="replace").splitlines()
-        except OSError:
-            pass
+        verdict = source_verdict(f, roots)
+        if isinstance(verdict, str):
+            k.notes.append(f"source file {f} (named by the line table) was not read: {verdict}")
+        elif verdict is not None:
+            text = _read_source(verdict)
+            if text is not None:
+                k.source_text[f] = text
     return {"filled": filled, "inlined": moved}
 
 

@@ -83,14 +83,29 @@ def rep_blocks(path: Path) -> tuple[int, str | None]:
 @dataclass(frozen=True)
 class RepWalk:
     """The walk over an ``.ncu-rep``'s framing: data blocks, the damage met (None: intact),
-    where a zero-filled tail starts (None: there is none), and where a block that is not
+    where a zero-filled tail starts (None: there is none), where a block that is not
     one ncu writes starts (``foreign``: bytes appended to a report, see ``rep_walk``; None:
-    there is none)."""
+    there is none), and where a tail too short to hold a whole block header starts
+    (``short_tail``: bytes appended, or a copy cut inside a block's size or header; None:
+    the file ends with a whole header)."""
 
     blocks: int
     problem: str | None
     zero_tail: int | None = None
     foreign: int | None = None
+    short_tail: int | None = None
+
+    @property
+    def refusable_at(self) -> int | None:
+        """The offset from which the file's bytes are no block ncu writes (a zero-filled
+        tail, a foreign block, a tail without a whole block header): the reader refuses the
+        file, and ``truncate -s`` at this offset keeps the blocks before it. None: no such
+        damage (a block cut inside its payload is left to ncu_report, which reads the
+        launches before it)."""
+        for at in (self.zero_tail, self.foreign, self.short_tail):
+            if at is not None:
+                return at
+        return None
 
 
 #: Bytes scanned per read while stepping over a run of zero words.
@@ -128,6 +143,20 @@ def _zero_run_end(fd: int, pos: int, size: int) -> int:
         os.lseek(fd, saved, os.SEEK_SET)
 
 
+def _short_tail(blocks: int, pos: int, size: int, why: str) -> RepWalk:
+    """The walk's answer for a file whose last bytes, from ``pos``, hold no whole block
+    header. ncu writes a block whole, so this is bytes appended to a report (random bytes
+    whose first word reads as a header size beyond the end) or a copy cut inside a block's
+    size or header; ncu_report reads the blocks before it and ignores the rest without a
+    word, so an analysis would pass the damage over."""
+    return RepWalk(
+        blocks,
+        f"the file's last {size - pos:,} bytes, from byte {pos:,}, are no whole block ({why}; the file has "
+        f"{size:,} bytes): bytes appended to a report, or a copy cut short",
+        short_tail=pos,
+    )
+
+
 def rep_walk(path: Path) -> RepWalk:  # noqa: PLR0912 - one return per kind of damage the framing shows
     """Walk an ``.ncu-rep``'s framing (see ``rep_framing_problem``). A zero word where a
     block starts is an empty block: a run of them is stepped over at once, and a run that
@@ -136,7 +165,11 @@ def rep_walk(path: Path) -> RepWalk:  # noqa: PLR0912 - one return per kind of d
     5 and 6 in ncu 2025; 3 in some): a block whose header lacks field 5 (its payload size,
     written even when 0) or more than one field all the blocks before it have is not a
     block of the report (``RepWalk.foreign``). Six appended bytes (``02 00 00 00 08 00``)
-    frame as an empty block, which ncu_report skips without a word."""
+    frame as an empty block, which ncu_report skips without a word. A tail too short for a
+    whole block header (``RepWalk.short_tail``: 4 random bytes appended read as a header
+    size of gigabytes) is passed over by ncu_report as silently. A block whose header is
+    whole but whose payload runs past the end is a report cut inside a launch: only the
+    problem is set, and ncu_report reads the launches before it."""
     blocks = 0
     common: frozenset[int] | None = None  # the header fields every block so far has
     try:
@@ -169,7 +202,7 @@ def rep_walk(path: Path) -> RepWalk:  # noqa: PLR0912 - one return per kind of d
                     fh.seek(pos)
                     continue
                 if len(n) < 4:
-                    return RepWalk(blocks, f"the file ends inside block {blocks + 1} ({size} bytes)")
+                    return _short_tail(blocks, pos, size, f"{size - pos} byte(s), less than a block's size word")
                 if n == NCU_MAGIC:  # `cat a.ncu-rep b.ncu-rep > c.ncu-rep`: ncu_report reads neither
                     return RepWalk(
                         blocks,
@@ -178,9 +211,8 @@ def rep_walk(path: Path) -> RepWalk:  # noqa: PLR0912 - one return per kind of d
                     )
                 (hlen,) = struct.unpack("<I", n)
                 if pos + 4 + hlen > size:
-                    return RepWalk(
-                        blocks,
-                        f"block {blocks + 1} needs {pos + 4 + hlen - size} bytes more than the file has ({size} bytes)",
+                    return _short_tail(
+                        blocks, pos, size, f"a header of {hlen:,} bytes would need {pos + 4 + hlen - size:,} more"
                     )
                 try:
                     payload, fields = _header_fields(fh.read(hlen))
