@@ -84,6 +84,15 @@ class CheckFailedError(DrgpuError):
     kind = "check-failed"
 
 
+class NothingComparedError(CheckFailedError):
+    """``diff --fail-on-regression`` compared nothing: no kernel of the baseline matched one
+    of the new report (a kernel renamed, a wrong baseline), so no regression could be looked
+    for, and passing would let the change through unchecked. The output was written in full."""
+
+    exit_code = 15
+    kind = "nothing-compared"
+
+
 class ProfilerError(DrgpuError):
     """ncu failed for a reason not covered by a more specific class."""
 
@@ -161,5 +170,6 @@ ALL_ERRORS = [
     ApplicationFailedError,
     NoKernelProfiledError,
     MetricUnavailableError,
+    NothingComparedError,
     InterruptedError_,
 ]

@@ -134,7 +134,7 @@ def diff(
     fail_on_regression: bool = typer.Option(
         False,
         "--fail-on-regression",
-        help="Exit 9 after writing the output when a matched kernel got slower, a high or medium finding is new, or a finding's severity rose (for CI).",
+        help="Exit 9 after writing the output when a matched kernel got slower, a high or medium finding is new, or a finding's severity rose; exit 15 when no kernel matched, so nothing was compared (for CI).",
     ),
     quiet: Quiet = False,
     verbose: Verbose = 0,
@@ -143,7 +143,7 @@ def diff(
 
     def body():
         from ..pipeline.compare import diff as diff_fn
-        from ..pipeline.compare import load, regressions
+        from ..pipeline.compare import load, nothing_compared, regressions
         from ..render.diff import diff_format_for, render_diff
 
         f = fmt or (diff_format_for(output) if output else "text")
@@ -159,6 +159,9 @@ def diff(
         _emit(render_diff(d, f), output, force)
         wrote(output, quiet)
         if fail_on_regression:
+            unchecked = nothing_compared(d)
+            if unchecked is not None:
+                raise unchecked
             found = regressions(d)
             if found:
                 raise CheckFailedError(

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from drgpu_py.cli import app
-from drgpu_py.pipeline.compare import NOISE, diff, list_rows, load, match_kernels, sort_rows
+from drgpu_py.pipeline.compare import NOISE, diff, list_rows, load, match_kernels, nothing_compared, sort_rows
 from drgpu_py.profile import base_name
 from drgpu_py.render.diff import render_diff
 from drgpu_py.render.list_ import render_list_text
@@ -333,6 +333,42 @@ def test_diff_of_unrelated_kernels_says_no_matching_kernel_and_resolves_nothing(
     assert "no matching kernel" in text and "RESOLVED" not in text
     r = runner.invoke(app, ["diff", str(report_path("few_blocks", "bad")), str(report_path("aos_gather", "bad"))])
     assert r.exit_code == 0 and "no matching kernel" in r.stdout and "RESOLVED" not in r.stdout
+
+
+def test_fail_on_regression_fails_when_nothing_was_compared(tmp_path):
+    """A renamed kernel matches nothing: ``--fail-on-regression`` exits 15 (nothing-compared)
+    after writing the output, naming the kernels of each side and the ``--pair`` that pairs
+    them; paired, the same check compares them and passes. Without the check, a diff that
+    compares nothing is no failure."""
+    bad, fixed = str(report_path("aos_gather", "bad")), str(report_path("aos_gather", "fixed"))
+    out = tmp_path / "d.json"
+    r = runner.invoke(app, ["diff", bad, fixed, "--fail-on-regression", "-o", str(out)])
+    assert r.exit_code == 15, r.output
+    assert "drgpu: nothing-compared: no kernel matched" in r.output
+    assert "base kernels scale_keys_aos; new kernels scale_keys_soa" in r.output
+    assert "--pair scale_keys_aos=scale_keys_soa" in r.output
+    assert json.loads(out.read_text())["summary"]["matched"] == 0, "the output is written first"
+    paired = ["--pair", "scale_keys_aos=scale_keys_soa"]
+    assert runner.invoke(app, ["diff", bad, fixed, "--fail-on-regression", *paired]).exit_code == 0
+    assert runner.invoke(app, ["diff", bad, fixed]).exit_code == 0
+
+
+def test_nothing_compared_names_each_side():
+    def kernel(name):
+        return {"id": 0, "name": name, "duration_ns": 1.0}
+
+    matched = {"kernels": [{}], "unmatched": {"base": [], "new": []}}
+    assert nothing_compared(matched) is None
+    many = [kernel(f"void k{i}<(int)4>(float *)") for i in range(7)] + [kernel("void k0<(int)4>(float *)")]
+    e = nothing_compared({"kernels": [], "unmatched": {"base": many, "new": [kernel("ns::f(int)")]}})
+    assert e.exit_code == 15 and e.kind == "nothing-compared"
+    assert e.message.endswith(
+        "base kernels void k0<(int)4>, void k1<(int)4>, void k2<(int)4>, void k3<(int)4>, void k4<(int)4> "
+        "and 2 more; new kernels ns::f"
+    )
+    assert "here --pair" not in e.hint, "several kernels on a side: no pair to suggest"
+    one = nothing_compared({"kernels": [], "unmatched": {"base": [kernel("a::g<1>(x)")], "new": [kernel("h(y)")]}})
+    assert one.hint.endswith("here --pair a::g=h")
 
 
 def test_diff_shows_absolute_cycles_per_reason_and_estimated_vs_measured():
