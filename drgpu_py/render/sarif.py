@@ -9,10 +9,14 @@ time its fix would save, a ``partialFingerprints`` entry that stays the same whi
 kernel, file name and source line text do, and one location with a physical location. A
 finding on source lines is located on its first line (the others are ``relatedLocations``);
 one without a line (a library kernel, a launch setting) on the report file, with the kernel
-as a logical location. Paths: as the report names them (absolute ``file://`` URIs), or
-under a ``--source-root``/``--path-map`` mapping relative with ``uriBaseId`` ``SRCROOT``
-(``SRCROOT2``... for further mappings) and the mapping's folder in ``originalUriBaseIds``.
-The document validates against the OASIS SARIF 2.1.0 schema (tests/data)."""
+as a logical location. Paths: source files as the report names them (absolute ``file://``
+URIs), or under a ``--source-root``/``--path-map`` mapping relative with ``uriBaseId``
+``SRCROOT`` (``SRCROOT2``... for further mappings) and the mapping's folder in
+``originalUriBaseIds`` (not for a source root given relative: its absolute form is a path of
+this machine). The report file is never named by an absolute path of the machine that runs
+drgpu (``_Artifacts.report``): under a relative mapping as it names it, else relative to the
+working folder (or as given, when given relative), else by its file name. The document
+validates against the OASIS SARIF 2.1.0 schema (tests/data)."""
 
 from __future__ import annotations
 
@@ -60,14 +64,40 @@ class _Artifacts:
         if index is None or not self.mappings[index].relative:
             # Not mapped, or mapped onto an absolute folder of this machine.
             return {"uri": _file_uri(mapped)} if _is_absolute(mapped) else {"uri": quote(mapped.replace("\\", "/"))}
+        return self._relative(mapped, index)
+
+    def _relative(self, mapped: str, index: int) -> dict:
         base = _base_id(index)
         m = self.mappings[index]
         if base not in self.bases:
-            # The folder the relative URIs start from, where it is known: the mapping's own
-            # folder for a source root; for FROM=TO, FROM less a trailing TO.
-            root = m.source if not m.target else _without_suffix(m.source, m.target)
+            # The folder the relative URIs start from, where it is known and is no path of
+            # this machine: the mapping's own folder for a source root given absolute; for
+            # FROM=TO, FROM less a trailing TO.
+            root = None if m.local else m.source if not m.target else _without_suffix(m.source, m.target)
             self.bases[base] = {"uri": _file_uri(root).rstrip("/") + "/"} if root else {}
         return {"uri": quote(mapped, safe="/"), "uriBaseId": base}
+
+    def report(self, report: str) -> dict:
+        """The report file's location, never an absolute path of this machine: under a relative
+        mapping as it names it; else relative to the working folder (as given, when given
+        relative); else its file name."""
+        full = os.path.abspath(report)
+        mapped, index = map_path(full, self.mappings)
+        if index is not None and self.mappings[index].relative:
+            return self._relative(mapped, index)
+        return {"uri": quote(_report_name(report, full).replace("\\", "/"), safe="/")}
+
+
+def _report_name(report: str, full: str) -> str:
+    """``report`` as a path relative to the working folder, when it is in it or was given
+    relative, else its file name."""
+    try:
+        inside = os.path.relpath(full)
+    except ValueError:  # another drive (Windows): no relative path leads there
+        inside = os.pardir
+    if inside.split(os.sep, 1)[0] != os.pardir:
+        return inside
+    return os.path.normpath(report) if not _is_absolute(report) else os.path.basename(full)
 
 
 def _without_suffix(folder: str, target: str) -> str | None:
@@ -127,7 +157,7 @@ def _locations(p: Problem, artifacts: _Artifacts) -> tuple[list[dict], list[dict
     """(the result's location, its related locations)."""
     logical = [_logical(p.kernel)]
     if not p.lines:
-        loc: dict = {"physicalLocation": {"artifactLocation": artifacts.location(os.path.abspath(p.report))}}
+        loc: dict = {"physicalLocation": {"artifactLocation": artifacts.report(p.report)}}
         loc["logicalLocations"] = logical
         sass = next((x for x in p.finding.locations if x.get("pc_offset") is not None), None)
         what = f"SASS +0x{int(sass['pc_offset']):x} {sass.get('sass') or ''}".strip() if sass else "the whole kernel"
