@@ -3,7 +3,8 @@ and editors (``-f sarif`` or ``-o findings.sarif``).
 
 Contract: one run whose tool is drgpu; one rule per finding id (``ruleId`` = the finding's
 catalogue id, e.g. ``global-uncoalesced``) with its help (what the pattern is, how to fix it,
-how its speedup is estimated, how its level is set) from specs/findings.yaml; one result per
+how its speedup is estimated, how its level is set) from specs/findings.yaml, written for every
+instance (the catalogue's ``help``, ``caller_help``, ``help_title``: no placeholder left unfilled); one result per
 finding and group (located.py): its level from severity and the share of the profiled GPU
 time its fix would save, a ``partialFingerprints`` entry that stays the same while the rule,
 kernel, file name and source line text do, and one location with a physical location. A
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from pathlib import PurePosixPath, PureWindowsPath
 from urllib.parse import quote
 
@@ -35,7 +35,6 @@ from .located import PathMapping, Problem, map_path, problems, thresholds_of
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 #: partialFingerprints key: the name and version of drgpu's fingerprint (SARIF 3.27.17).
 FINGERPRINT = "drgpuFinding/v1"
-_PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 
 
 def _file_uri(path: str) -> str:
@@ -108,21 +107,22 @@ def _without_suffix(folder: str, target: str) -> str | None:
     return folder[: -len(target)].rstrip("/") or "/"
 
 
-def _generic(text: str) -> str:
-    """A catalogue text with its per-finding placeholders as an ellipsis, on one line."""
-    return " ".join(_PLACEHOLDER.sub("…", text).split())
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _rule(f, th) -> dict:
-    """The rule of finding ``f``'s id, its help from the catalogue (a finding the catalogue
-    does not hold, such as one of a saved analysis of another version, gets its own title)."""
+    """The rule of finding ``f``'s id, its help from the catalogue's texts for every instance
+    (``help_title``, ``help``, ``caller_help``: a finding's own title and advice hold its
+    numbers). A finding the catalogue does not hold, such as one of a saved analysis of another
+    version, gets its own title."""
     fid = f.id
     spec = next((s for s in data.findings_catalogue()["findings"] if s["id"] == fid), None)
     if spec is None:
         return {"id": fid, "name": fid, "shortDescription": {"text": f.title}, "properties": {"group": f.group}}
     model = data.findings_catalogue()["speedup_models"].get(spec["speedup_model"], "")
-    title, advice = _generic(spec["title"]), _generic(spec["advice"])
-    caller = _generic(spec["caller_advice"]) if spec.get("caller_advice") else ""
+    title, advice = _one_line(spec.get("help_title") or spec["title"]), _one_line(spec["help"])
+    caller = _one_line(spec["caller_help"]) if spec.get("caller_help") else ""
     levels = (
         f"Level: error for a high finding whose fix would save at least {100 * th['error_saved_share']:g}% of the "
         f"profiled GPU time; warning for a high or medium one saving at least {100 * th['warning_saved_share']:g}%; "

@@ -216,6 +216,41 @@ def test_rules_carry_help_from_the_catalogue():
     assert "error for a high finding" in help_text and rules[0]["help"]["markdown"].startswith("**")
 
 
+_CATALOGUE = data.findings_catalogue()["findings"]
+#: What an unfilled template slot leaves in a text: a placeholder, the ellipsis that stood for
+#: one, a per cent sign with no number before it ("…% of"), a bracket or punctuation beside a
+#: gap ("( sectors", "x )", "by ."), brackets left empty (not a call such as __syncthreads()).
+_GAPS = re.compile(r"[{}…]|(?<![\w)\]])%|\(\s|\s\)|(?<!\w)\(\)|\s[,.:;]")
+
+
+@pytest.mark.parametrize("spec", _CATALOGUE, ids=[f["id"] for f in _CATALOGUE])
+def test_every_rule_help_is_written_without_template_gaps(spec):
+    """Each finding kind's rule, in a real SARIF document: its short and full descriptions and
+    its help (text and Markdown) hold no unfilled slot of the finding's templates, say what the
+    pattern is and how to fix it (and, for a finding with library-kernel advice, how to change
+    the call), how the speedup is estimated and how the level is set."""
+    a = literal()
+    a.kernels[0].findings[0] = _finding(spec["id"], "high", 2.0, a.kernels[0].findings[0].locations)
+    (rule,) = [r for r in sarif(a)["runs"][0]["tool"]["driver"]["rules"] if r["id"] == spec["id"]]
+    texts = {
+        "shortDescription": rule["shortDescription"]["text"],
+        "fullDescription": rule["fullDescription"]["text"],
+        "help.text": rule["help"]["text"],
+        "help.markdown": rule["help"]["markdown"],
+    }
+    for where, text in texts.items():
+        gap = _GAPS.search(text)
+        assert gap is None, f"{where}: {text[max(0, gap.start() - 40) : gap.end() + 40]!r}"
+        assert "?" not in text.replace("?)", ""), f"{where}: {text!r}"
+    generic = " ".join(spec["help"].split())
+    assert texts["fullDescription"] == generic and generic in texts["help.text"]
+    assert texts["shortDescription"] == spec.get("help_title", spec["title"])
+    assert texts["help.text"].startswith(texts["shortDescription"] + ".")
+    assert ("In a library kernel (change the call): " in texts["help.text"]) == ("caller_advice" in spec)
+    assert f"Estimate ({spec['speedup_model']}): " in texts["help.text"]
+    assert "Level: error for a high finding" in texts["help.text"]
+
+
 def test_the_schema_rejects_broken_documents():
     """The validation can fail: what SARIF forbids is reported."""
     doc = sarif(literal())
