@@ -22,6 +22,7 @@ import shlex
 from pathlib import Path
 
 from ..version import __version__
+from ..specs.output_schema import SCHEMA_VERSION
 from ..errors import NothingComparedError, UsageError
 from ..profile import KernelProfile, Profile, base_name, rounded, signature
 from ..readers import select_kernels
@@ -397,6 +398,7 @@ def diff(base: SavedAnalysis | dict, new: SavedAnalysis | dict, pairs: list[str]
     return {
         "tool": "drgpu",
         "version": __version__,
+        "schema_version": SCHEMA_VERSION,
         "kind": "diff",
         "base": {"report": base.report, "kernels": len(base.kernels)},
         "new": {"report": new.report, "kernels": len(new.kernels)},
