@@ -15,7 +15,9 @@ from typer.testing import CliRunner
 from drgpu_py.cli import app
 from drgpu_py.pipeline.compare import NOISE, diff, list_rows, load, match_kernels, nothing_compared, sort_rows
 from drgpu_py.profile import base_name
+from drgpu_py.render import RenderOptions
 from drgpu_py.render.diff import render_diff
+from drgpu_py.render.units import us
 from drgpu_py.render.list_ import render_list_text
 from drgpu_py.errors import ReportFormatError, UsageError
 
@@ -397,13 +399,51 @@ def test_diff_text_columns_stay_aligned_with_long_labels():
     d = diff(bad.to_dict(), fixed.to_dict())
     g = next(g for g in d["kernels"][0]["groups"] if max(abs(g["base"] or 0), abs(g["new"] or 0)) >= 0.5)
     g["label"] = "A group label much longer than the fifty characters the old layout padded to"
-    lines = render_diff(d, "text").splitlines()
+    lines = render_diff(d, "text", RenderOptions(width=200)).splitlines()
     head = next(line for line in lines if "share of stall cycles" in line)
     row = next(line for line in lines if g["label"] in line)
     # the base value ends under the end of the "base" header, one or more spaces after the label
     end = head.index("base") + len("base")
     assert row[end - 1] != " " and row[end] == " ", (head, row)
     assert row[:end].rstrip().endswith("%") and g["label"] + " " in row, (head, row)
+
+
+@pytest.mark.parametrize("width", [40, 60, 80, 100, 120, 200])
+def test_diff_text_follows_the_width(width):
+    """No line of ``drgpu diff``'s text is wider than the width (COLUMNS, as the other text
+    outputs): lines wrap between words, a share table wraps its labels or becomes blocks, kernel
+    names are shortened only where they cannot be whole. Numbers stay whole with their units,
+    and every row of the share tables keeps its numbers."""
+    bad, fixed = _pair("aos_gather")
+    d = diff(bad.to_dict(), fixed.to_dict(), pairs=["scale_keys_aos=scale_keys_soa"])
+    text = render_diff(d, "text", RenderOptions(width=width))
+    lines = text.splitlines()
+    assert max(map(len, lines)) <= width, max(lines, key=len)
+    k = d["kernels"][0]
+    for number in (
+        f"{k['speedup']:.2f}x",
+        us(k["duration_ns"]["base"], ",.2f"),
+        f"{k['stall_cycle_pct']['delta']:+.1f} pp",
+        *(f"{g['stall_cycles']['delta']:+,.0f}" for g in k["groups"] if max(g["base"], g["new"]) >= 0.5),
+        *(f"{r['delta']:+.1f} pp" for r in k["reasons"] if max(r["base"], r["new"]) >= 0.5),
+    ):
+        assert any(re.search(rf"(?<![\w.,]){re.escape(number)}(?![\w.,])", line) for line in lines), number
+    names = (k["base"]["name"], k["new"]["name"])
+    if width >= len(max(names, key=len)) + 6:
+        assert all(any(name in line for line in lines) for name in names), "whole names where they fit"
+    assert "RESOLVED   global-uncoalesced:" in text
+
+
+def test_cli_diff_text_follows_columns():
+    bad, fixed = str(report_path("aos_gather", "bad")), str(report_path("aos_gather", "fixed"))
+    for columns in ("80", "60"):
+        r = runner.invoke(
+            app, ["diff", bad, fixed, "--pair", "scale_keys_aos=scale_keys_soa"], env={"COLUMNS": columns}
+        )
+        assert r.exit_code == 0, r.output
+        assert max(map(len, r.stdout.splitlines())) <= int(columns)
+    wide = runner.invoke(app, ["diff", bad, fixed, "--pair", "scale_keys_aos=scale_keys_soa"], env={"COLUMNS": "200"})
+    assert max(map(len, wide.stdout.splitlines())) > 120, "a wide terminal keeps the long lines"
 
 
 def _walk_dicts(node: dict):
