@@ -144,6 +144,13 @@ class InterruptedError_(DrgpuError):
         return (type(self), (self.message, self.hint, self.signum))
 
 
+class SelectionHint(UserWarning):
+    """Not an error: what a ``--kernel`` name pattern left out that its user may have meant to
+    pick (none of the report's library kernels, whose names their library chooses: cuBLAS's
+    GEMMs are ``nvjet_*``). Raised as a Python warning where the selection is made; the CLI
+    prints it as one ``drgpu: hint:`` line on stderr and goes on."""
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM or SIGHUP, raised in the main thread by the CLI's handler: a subclass of
     KeyboardInterrupt, so every path that cleans up after Ctrl-C (atomic writes, the ncu

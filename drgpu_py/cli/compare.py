@@ -83,20 +83,27 @@ def list_cmd(
         progress = progress_printer("reading reports", quiet)
         checking = progress_printer("checking saved kernels", quiet)
         rows = []
+        unmatched: list[tuple[Path, NoKernelsError]] = []  # a report the pattern picks nothing of lists no row
         for i, r in enumerate(reports):
             try:
                 rows.extend(launch_rows(r, kernel=selector, progress=checking))
-            except NoKernelsError:
+            except NoKernelsError as e:
                 if not kernel:
                     raise
+                unmatched.append((r, e))
             if progress:
                 progress(i + 1, len(reports))
         rows = sort_rows(rows, sort, top)
         if not rows:
+            if not kernel:
+                raise NoKernelsError("no kernel launches in the reports")
             raise NoKernelsError(
-                f"--kernel {kernel!r} matched no kernel in any report"
-                if kernel
-                else "no kernel launches in the reports"
+                f"--kernel {kernel!r} matched no kernel in any report",
+                # What each report holds (its library kernels apart), as a single report's error says.
+                hint="; ".join(
+                    f"{Path(r).name}: {e.hint}" if len(reports) > 1 else str(e.hint) for r, e in unmatched if e.hint
+                )
+                or None,
             )
         if f == "json":
             _emit(render_list_json(rows), output, force)

@@ -295,6 +295,27 @@ def test_list_reads_launches_without_analyzing(monkeypatch):
         assert len(set(by_name.values())) == len(by_name), "different kernels, different names"
 
 
+def test_list_says_which_library_kernels_a_pattern_left_out():
+    """On a PyTorch step (cuBLAS nvjet_* GEMMs, cuDNN, ATen kernels and one Triton kernel), a
+    pattern that picks only the Triton kernel lists it and says, in one hint line on stderr,
+    which library kernels it left out; one that picks nothing names them in its error's hint."""
+    from conftest import library_report
+
+    step = str(library_report("step"))
+    r = runner.invoke(app, ["list", step, "-k", "triton", "-f", "json"])
+    assert r.exit_code == 0, r.output
+    assert [row["name"] for row in json.loads(r.stdout)["kernels"]] == ["triton_poi_fused_add_mul_silu_0"]
+    hints = [line for line in r.stderr.splitlines() if line.startswith("drgpu: hint: ")]
+    assert len(hints) == 1 and "--kernel 'triton' matched none of the 13 library kernel(s)" in hints[0], r.stderr
+    assert "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT" in hints[0] and "and 8 more" in hints[0]
+    for picks_a_library_kernel in ("nvjet", "triton|gemm", "17"):
+        r = runner.invoke(app, ["list", step, "-k", picks_a_library_kernel, "-f", "json"])
+        assert r.exit_code == 0 and "hint" not in r.stderr, (picks_a_library_kernel, r.stderr)
+    r = runner.invoke(app, ["list", step, "-k", "zzz"])
+    assert r.exit_code == 5 and "its library kernels (named by their library" in r.stderr, r.stderr
+    assert "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT" in r.stderr
+
+
 def test_diff_and_list_json_are_strict_json(tmp_path):
     """No bare NaN/Infinity in any JSON drgpu writes (diff, list, analyze): strict parsers
     (JavaScript's JSON.parse, jq) reject them."""
