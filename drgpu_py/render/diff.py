@@ -97,6 +97,7 @@ def _heading(k: dict, width: int) -> list[str]:
 
 
 def render_diff_text(d: dict, width: int = 120) -> str:  # noqa: C901, PLR0912, PLR0915 - one optional block per diff section, in output order
+    """``d`` as text, no line wider than ``width`` (the module docstring says how)."""
     out: list[str] = []
 
     def add(line: str, hang: int) -> None:
