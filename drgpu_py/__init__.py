@@ -1,14 +1,33 @@
 """drgpu: a top-down GPU performance advisor built on NVIDIA Nsight Compute.
 
 Public entry points: :func:`drgpu_py.analyze` (report path(s) -> :class:`Analysis`, what the
-CLI's ``analyze`` runs; docs/api.md), :func:`drgpu_py.readers.open_report` (report ->
-:class:`Profile`), :func:`drgpu_py.analysis.analyze` (profile -> :class:`Analysis`), and the
-renderers in :mod:`drgpu_py.render`. The CLI (:mod:`drgpu_py.cli`) is a thin layer over these.
+CLI's ``analyze`` runs; docs/api.md), :class:`drgpu_py.Analysis` (what it returns, and
+``Analysis.load`` for a saved JSON; it lives in :mod:`drgpu_py.analysis`),
+:func:`drgpu_py.readers.open_report` (report -> :class:`Profile`),
+:func:`drgpu_py.analysis.analyze` (profile -> :class:`Analysis`), and the renderers in
+:mod:`drgpu_py.render`. The CLI (:mod:`drgpu_py.cli`) is a thin layer over these.
+
+``Analysis`` is loaded on first use (PEP 562): importing the package (every ``drgpu``
+command does) does not import the analysis modules, numpy and pandas with it.
 """
+
+from typing import TYPE_CHECKING
 
 from .version import __version__
 
-__all__ = ["__version__", "analyze"]
+if TYPE_CHECKING:
+    from .analysis import Analysis
+
+__all__ = ["__version__", "analyze", "Analysis"]
+
+
+def __getattr__(name: str) -> object:
+    if name != "Analysis":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from .analysis import Analysis
+
+    globals()["Analysis"] = Analysis
+    return Analysis
 
 
 def analyze(

@@ -84,6 +84,15 @@ class CheckFailedError(DrgpuError):
     kind = "check-failed"
 
 
+class NothingComparedError(CheckFailedError):
+    """``diff --fail-on-regression`` compared nothing: no kernel of the baseline matched one
+    of the new report (a kernel renamed, a wrong baseline), so no regression could be looked
+    for, and passing would let the change through unchecked. The output was written in full."""
+
+    exit_code = 15
+    kind = "nothing-compared"
+
+
 class ProfilerError(DrgpuError):
     """ncu failed for a reason not covered by a more specific class."""
 
@@ -135,6 +144,13 @@ class InterruptedError_(DrgpuError):
         return (type(self), (self.message, self.hint, self.signum))
 
 
+class SelectionHint(UserWarning):
+    """Not an error: what a ``--kernel`` name pattern left out that its user may have meant to
+    pick (none of the report's library kernels, whose names their library chooses: cuBLAS's
+    GEMMs are ``nvjet_*``). Raised as a Python warning where the selection is made; the CLI
+    prints it as one ``drgpu: hint:`` line on stderr and goes on."""
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM or SIGHUP, raised in the main thread by the CLI's handler: a subclass of
     KeyboardInterrupt, so every path that cleans up after Ctrl-C (atomic writes, the ncu
@@ -161,5 +177,6 @@ ALL_ERRORS = [
     ApplicationFailedError,
     NoKernelProfiledError,
     MetricUnavailableError,
+    NothingComparedError,
     InterruptedError_,
 ]

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..version import __version__
 from ..specs import loader as data
+from ..specs.output_schema import SCHEMA_VERSION
 from ..specs.records import Thresholds
 from ..profile import SOURCE_EXPORT_MISSING, KernelProfile, Profile, rounded
 from . import display, groups
@@ -237,6 +238,7 @@ class Analysis(FrameMethods):
         return {
             "tool": "drgpu",
             "version": __version__,
+            "schema_version": SCHEMA_VERSION,
             "report": self.profile.path,
             "format": self.profile.format,
             "notes": self.profile.notes,

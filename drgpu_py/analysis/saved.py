@@ -215,10 +215,11 @@ class SavedAnalysis(FrameMethods):
     kernels: list[SavedKernel] = field(default_factory=list)
     tool: str = "drgpu"
     version: str | None = None
+    schema_version: str | None = None  # None: written before the JSON contract was versioned
     extra: dict[str, Any] = field(default_factory=dict)
     written: list[str] | None = field(default=None, repr=False, compare=False)
 
-    _ORDER = ("tool", "version", "report", "format", "notes", "summary", "priorities", "kernels")
+    _ORDER = ("tool", "version", "schema_version", "report", "format", "notes", "summary", "priorities", "kernels")
 
     @classmethod
     def load(cls, path: str | Path) -> "SavedAnalysis":
@@ -265,7 +266,9 @@ class SavedAnalysis(FrameMethods):
     def to_dict(self, kernels: bool = True) -> dict[str, Any]:
         """The JSON document (``kernels=False``: its kernel list empty, as Analysis.to_dict)."""
         out: dict[str, Any] = {}
-        for name in self.written if self.written is not None else self._ORDER:
+        # Made here rather than read: every field, but no schema_version it was not given.
+        made = [n for n in self._ORDER if n != "schema_version" or self.schema_version is not None]
+        for name in self.written if self.written is not None else made:
             if name == "kernels":
                 out[name] = [k.to_dict() for k in self.kernels] if kernels else []
             else:
@@ -325,6 +328,13 @@ def load_analysis_json(path: Path, progress: Callable[[int, int], None] | None =
     if doc.get("kind") == "diff":
         raise ReportFormatError(f"{path} is a drgpu diff, not an analysis")
     from ..specs import output_schema
+
+    if not output_schema.reads(doc.get("schema_version")):
+        raise ReportFormatError(
+            f"{path} is a drgpu analysis of JSON schema {str(doc.get('schema_version'))[:20]!r}, which this drgpu "
+            f"(schema {output_schema.SCHEMA_VERSION}) does not read",
+            hint="analyze the report again with this drgpu, or read the file with the drgpu that wrote it",
+        )
 
     try:
         many = len(doc["kernels"]) >= PROGRESS_FROM

@@ -89,20 +89,27 @@ def list_cmd(
         progress = progress_printer("reading reports", quiet)
         checking = progress_printer("checking saved kernels", quiet)
         rows = []
+        unmatched: list[tuple[Path, NoKernelsError]] = []  # a report the pattern picks nothing of lists no row
         for i, r in enumerate(reports):
             try:
                 rows.extend(launch_rows(r, kernel=selector, progress=checking))
-            except NoKernelsError:
+            except NoKernelsError as e:
                 if not kernel:
                     raise
+                unmatched.append((r, e))
             if progress:
                 progress(i + 1, len(reports))
         rows = sort_rows(rows, sort, top)
         if not rows:
+            if not kernel:
+                raise NoKernelsError("no kernel launches in the reports")
             raise NoKernelsError(
-                f"--kernel {kernel!r} matched no kernel in any report"
-                if kernel
-                else "no kernel launches in the reports"
+                f"--kernel {kernel!r} matched no kernel in any report",
+                # What each report holds (its library kernels apart), as a single report's error says.
+                hint="; ".join(
+                    f"{Path(r).name}: {e.hint}" if len(reports) > 1 else str(e.hint) for r, e in unmatched if e.hint
+                )
+                or None,
             )
         if f == "json":
             _emit(render_list_json(rows), output, force)
@@ -145,7 +152,7 @@ def diff(
     fail_on_regression: bool = typer.Option(
         False,
         "--fail-on-regression",
-        help="Exit 9 after writing the output when a matched kernel got slower, a high or medium finding is new, or a finding's severity rose (for CI).",
+        help="Exit 9 after writing the output when a matched kernel got slower, a high or medium finding is new, or a finding's severity rose; exit 15 when no kernel matched, so nothing was compared (for CI).",
     ),
     quiet: Quiet = False,
     verbose: Verbose = 0,
@@ -154,7 +161,7 @@ def diff(
 
     def body():
         from ..pipeline.compare import diff as diff_fn
-        from ..pipeline.compare import load, regressions
+        from ..pipeline.compare import load, nothing_compared, regressions
         from ..render.diff import diff_format_for, render_diff
 
         f = fmt or (diff_format_for(output) if output else "text")
@@ -170,6 +177,9 @@ def diff(
         _emit(render_diff(d, f), output, force)
         wrote(output, quiet)
         if fail_on_regression:
+            unchecked = nothing_compared(d)
+            if unchecked is not None:
+                raise unchecked
             found = regressions(d)
             if found:
                 raise CheckFailedError(

@@ -8,9 +8,11 @@ types until a command runs.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Callable, List, Literal, Optional, TextIO
 
@@ -276,13 +278,41 @@ def _log_option_sources() -> None:
             log.info("%s = %r from pyproject.toml [tool.drgpu.%s]", p.opts[0], ctx.params.get(p.name), ctx.info_name)
 
 
+@contextlib.contextmanager
+def hints_on_stderr() -> Iterator[None]:
+    """While it lasts, :class:`~drgpu_py.errors.SelectionHint` warnings (what a ``--kernel``
+    pattern left out) are ``drgpu: hint: MESSAGE`` lines on stderr, each text once (``diff``
+    selects on both sides); other warnings are shown as Python shows them."""
+    import warnings
+
+    from ..errors import SelectionHint
+
+    shown: set[str] = set()
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", SelectionHint)
+        other = warnings.showwarning
+
+        def show(message, category, filename, lineno, file=None, line=None):
+            if not issubclass(category, SelectionHint):
+                return other(message, category, filename, lineno, file, line)
+            text = one_line(str(message))
+            if text not in shown:
+                shown.add(text)
+                typer.echo(f"drgpu: hint: {text}", err=True)
+            return None
+
+        warnings.showwarning = show
+        yield
+
+
 def run_guarded(fn: Callable[[], int | None]) -> None:
     """Run a command body; turn drgpu errors into a message and an exit code."""
     _log_option_sources()
     try:
         try:
             _Command.started = True
-            code = fn() or 0
+            with hints_on_stderr():
+                code = fn() or 0
         finally:
             _Command.finished = True
     except DrgpuError as e:

@@ -198,7 +198,7 @@ def side_by_side(profiles) -> Profile:
 
 def write_result(result: Analysis, *, fmt=None, output=None, force=False, fold=0.02, top=3, path_map=()) -> None:
     """Render ``result`` in ``fmt`` (from ``output``'s extension when None) to ``output`` or
-    standard output. ``path_map``: render.located.PathMapping entries for SARIF and gcc."""
+    standard output. ``path_map``: render.located.PathMapping entries for SARIF, gcc and CSV."""
     from ..render import RenderOptions, infer_format, render, render_to
 
     fmt = fmt or (infer_format(output) if output else "text")

@@ -5,7 +5,8 @@ Contract: both work on the analysis JSON contract read into typed objects
 (:class:`~drgpu_py.analysis.saved.SavedAnalysis`), so an input is a report or a JSON file
 ``drgpu analyze -f json`` or ``drgpu merge`` wrote. :func:`list_rows` (one row per launch;
 :func:`sort_rows` sorts and cuts), :func:`diff` (the ``drgpu diff --format json`` dict) and
-:func:`regressions` (what ``--fail-on-regression`` fails on) are pure and take
+:func:`regressions` (what ``--fail-on-regression`` fails on; :func:`nothing_compared` when
+the diff compared no kernel at all) are pure and take
 SavedAnalysis objects or their dicts; only :func:`load` and :func:`launch_rows` (a report's
 launches as its reader lists them: listing never analyzes) read files. Tree nodes are found by
 their stable key (analysis.tree.KEY_*), never by their label; kernels with different
@@ -17,11 +18,13 @@ Matching rules and what is compared: docs/compare.md. Renderers: drgpu_py.render
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 from ..version import __version__
-from ..errors import UsageError
-from ..profile import KernelProfile, Profile, base_name, rounded
+from ..specs.output_schema import SCHEMA_VERSION
+from ..errors import NothingComparedError, UsageError
+from ..profile import KernelProfile, Profile, base_name, rounded, signature
 from ..readers import select_kernels
 from ..analysis import tree as t
 from ..analysis.findings import Finding, severity_rank
@@ -395,6 +398,7 @@ def diff(base: SavedAnalysis | dict, new: SavedAnalysis | dict, pairs: list[str]
     return {
         "tool": "drgpu",
         "version": __version__,
+        "schema_version": SCHEMA_VERSION,
         "kind": "diff",
         "base": {"report": base.report, "kernels": len(base.kernels)},
         "new": {"report": new.report, "kernels": len(new.kernels)},
@@ -435,6 +439,36 @@ def regressions(d: dict) -> list[str]:
     return out
 
 
+#: Kernel names a message lists for each side before "and N more".
+NAMES_SHOWN = 5
+
+
+def _names(kernels: list[dict]) -> str:
+    """The distinct names (without parameters) of ``kernels``, the first NAMES_SHOWN of them."""
+    names = list(dict.fromkeys(signature(k["name"]) for k in kernels))
+    more = f" and {len(names) - NAMES_SHOWN} more" if len(names) > NAMES_SHOWN else ""
+    return ", ".join(names[:NAMES_SHOWN]) + more if names else "none"
+
+
+def nothing_compared(d: dict) -> NothingComparedError | None:
+    """The error ``--fail-on-regression`` ends with when the diff matched no kernel (a kernel
+    renamed, a baseline of another program), else None: a check that compared nothing has
+    found no regression because it looked at nothing, so it must not pass. The message names
+    the kernels of each side; with one each, the hint gives the ``--pair`` that pairs them."""
+    if d["kernels"]:
+        return None
+    base, new = d["unmatched"]["base"], d["unmatched"]["new"]
+    hint = "pair kernels whose names differ with --pair BASE_REGEX=NEW_REGEX"
+    pairable = {base_name(k["name"]) for k in base}, {base_name(k["name"]) for k in new}
+    if all(len(names) == 1 for names in pairable):
+        (b,), (n,) = pairable
+        hint += f", here --pair {shlex.quote(f'{re.escape(b)}={re.escape(n)}')}"
+    return NothingComparedError(
+        f"no kernel matched, so nothing was compared: base kernels {_names(base)}; new kernels {_names(new)}",
+        hint=hint,
+    )
+
+
 __all__ = [
     "load",
     "load_saved",
@@ -443,6 +477,7 @@ __all__ = [
     "list_rows",
     "sort_rows",
     "regressions",
+    "nothing_compared",
     "match_kernels",
     "kernel_diff",
     "diff",

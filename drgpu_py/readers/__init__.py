@@ -24,7 +24,7 @@ from pathlib import Path
 from ..specs import loader as data
 from ..errors import DrgpuError, NoKernelsError, ReportFormatError, UsageError
 from ..profile import Profile, signature
-from .common import KernelSelector
+from .common import KernelSelector, library_names, missed_library_kernels, warn_missed_library_kernels
 from .common import native_log_summary, native_stderr_captured, rep_walk, sniff
 from .isolate import in_children
 
@@ -176,7 +176,9 @@ def _open_plain(p: Path, kind: str, source_csv, line_report, progress, kernel, s
 def select_kernels(profile: Profile, selector: KernelSelector | str | None) -> Profile:
     """Keep the launches matching ``selector`` (:class:`KernelSelector`; text is parsed): a
     launch id, ``a:b`` (id range), or a regular expression searched in the demangled and
-    mangled names."""
+    mangled names. A pattern that matches nothing is a NoKernelsError whose hint names the
+    report's kernels, its library kernels apart; one that picks kernels but none of the
+    report's library kernels warns (:class:`~drgpu_py.errors.SelectionHint`) naming those."""
     selector = KernelSelector.of(selector)
     if selector is None:
         if not profile.kernels:
@@ -185,9 +187,24 @@ def select_kernels(profile: Profile, selector: KernelSelector | str | None) -> P
     ks = profile.kernels
     picked = selector.pick(ks)
     if not picked:
-        names = ", ".join(sorted({signature(k.name) for k in ks})[:10]) or "none"
-        raise NoKernelsError(f"--kernel {selector.text!r} matched no kernel", hint=f"kernels in the report: {names}")
+        raise NoKernelsError(f"--kernel {selector.text!r} matched no kernel", hint=_kernels_in(ks, selector))
+    warn_missed_library_kernels(selector, ks, picked, profile.path)
     return Profile(path=profile.path, format=profile.format, kernels=picked, notes=profile.notes)
+
+
+def _kernels_in(kernels: list, selector: KernelSelector) -> str:
+    """What a report holds, for a selector that matched nothing: its kernels' names, and for a
+    name pattern its library kernels apart (named by their library, so a pattern such as
+    ``gemm`` misses them)."""
+    missed = missed_library_kernels(selector, kernels, [])
+    library = {id(k) for k in missed}
+    names = ", ".join(sorted({signature(k.name) for k in kernels if id(k) not in library})[:10])
+    if not missed:
+        return f"kernels in the report: {names or 'none'}"
+    return (
+        f"kernels in the report: {names or 'no other'}; its library kernels (named by their library: "
+        f"cuBLAS's GEMMs are nvjet_*): {library_names(missed)}"
+    )
 
 
 _DAMAGED_HINT = (

@@ -349,6 +349,60 @@ class KernelSelector:
         return [k for k in kernels if matches(k.name, k.mangled)]
 
 
+#: Library kernel names a hint lists before "and N more".
+LIBRARY_NAMES_SHOWN = 5
+
+
+def is_library_name(name: str | None, mangled: str | None = None) -> bool:
+    """Whether a kernel's demangled or mangled name is a library's (findings.yaml
+    ``library_kernels``: cuBLAS, cuDNN, CUTLASS, NCCL, PyTorch...)."""
+    return any(rx.search(n) for rx in data.library_kernel_patterns() for n in (name, mangled) if n)
+
+
+def library_names(kernels: list) -> str:
+    """The distinct names of ``kernels`` (each with ``name``) for a message: short forms
+    (profile.short_names), the first LIBRARY_NAMES_SHOWN and how many more."""
+    from ..profile import short_names
+
+    names = list(dict.fromkeys(k.name or "" for k in kernels))
+    short = short_names(names[:LIBRARY_NAMES_SHOWN], 60)
+    more = len(names) - LIBRARY_NAMES_SHOWN
+    return ", ".join(short[n] for n in names[:LIBRARY_NAMES_SHOWN]) + (f" and {more} more" if more > 0 else "")
+
+
+def missed_library_kernels(selector: KernelSelector | None, kernels: list, picked: list) -> list:
+    """The library kernels among ``kernels`` (each with ``name``, ``mangled``) when the name
+    pattern ``selector`` picked none of them (``picked``: what it picked, maybe nothing), else
+    []: a pattern such as ``gemm`` reads as "the GEMMs" but misses cuBLAS's ``nvjet_*``. An
+    id or id range picks by number, not by name: never a miss."""
+    if selector is None or selector.by_id:
+        return []
+    libraries = [k for k in kernels if is_library_name(k.name, k.mangled)]
+    chosen = {id(k) for k in picked}
+    return [] if any(id(k) in chosen for k in libraries) else libraries
+
+
+def warn_missed_library_kernels(selector: KernelSelector | None, kernels: list, picked: list, report) -> None:
+    """A :class:`~drgpu_py.errors.SelectionHint` warning when ``selector`` picked some of the
+    kernels of ``report`` but none of its library kernels (``missed_library_kernels``)."""
+    missed = missed_library_kernels(selector, kernels, picked) if picked else []
+    if selector is None or not missed:
+        return
+    import warnings
+
+    from ..errors import SelectionHint
+
+    count = len({k.name for k in missed})
+    warnings.warn(
+        SelectionHint(
+            f"--kernel {selector.text!r} matched none of the {count} library kernel(s) of {Path(str(report)).name}: "
+            f"{library_names(missed)}; libraries name their kernels their own way (cuBLAS's GEMMs are nvjet_*): "
+            "add their names to the pattern to analyze them too"
+        ),
+        stacklevel=3,
+    )
+
+
 def parse_dim(s: str) -> tuple[int, int, int]:
     """'(256, 1, 1)' -> (256, 1, 1); missing parts are 1, an unreadable cell (0, 0, 0)."""
     nums = [int(x) for x in re.findall(r"\d+", re.sub(r"\.\d*", "", s or ""))]

@@ -18,6 +18,7 @@ import math
 import operator
 import re
 from collections import deque
+from dataclasses import dataclass
 from itertools import chain
 from pathlib import Path
 
@@ -30,7 +31,7 @@ from ..profile import SOURCE_EXPORT_MISSING, KernelProfile, Profile, base_name, 
 from .isolate import in_child
 from .csv_text import RawStop, SourceStop, text_pieces
 from .csv_text import rows as csv_rows
-from .common import KernelSelector, gc_paused
+from .common import KernelSelector, gc_paused, warn_missed_library_kernels
 from .common import (
     LocaleNumberError,
     check_locale,
@@ -123,7 +124,7 @@ def _read(path: Path, source_csv, line_report, kernel, launches_only: bool = Fal
     if not launches:
         raise NoKernelsError(f"{path} holds no kernel launch (only header and units rows)")
     names = [row[idx["Kernel Name"]] for row in launches]
-    picked = _pickable(kernel, header, idx, launches, names)
+    picked = _pickable(kernel, header, idx, launches, names, path)
     try:
         kernels = _kernels_from_rows(header, idx, [launches[i] for i in picked], rows[1] if has_units else None)
     except LocaleNumberError as e:
@@ -240,12 +241,18 @@ def _launch_id(cell: str) -> int:
 
 
 def _pickable(
-    selector: KernelSelector | None, header: list[str], idx: dict[str, int], launches: list[list[str]], names: list[str]
+    selector: KernelSelector | None,
+    header: list[str],
+    idx: dict[str, int],
+    launches: list[list[str]],
+    names: list[str],
+    path: Path,
 ) -> list[int]:
     """Positions of the launches ``selector`` picks, as ``select_kernels`` picks them (by
     the id, or by the pattern in the name and in the mangled name when there is one); every
     launch when there is no selector or it picks none (so that kernel selection can list
-    the report's kernels). An invalid pattern is a usage error here, as in kernel selection."""
+    the report's kernels). An invalid pattern is a usage error here, as in kernel selection;
+    a pattern that picks none of the library kernels warns here, as kernel selection would."""
     everything = list(range(len(launches)))
     if selector is None:
         return everything
@@ -254,8 +261,19 @@ def _pickable(
         return [pos for pos, kid in enumerate(ids) if selector.picks_id(kid)] or everything
     matches = selector.name_matcher()  # an invalid pattern: a usage error, before the time budget starts
     fn_cols = [j for j, h in enumerate(header) if h == "Function Name"]
-    picked = [pos for pos, (row, name) in enumerate(zip(launches, names)) if matches(name, _mangled(row, fn_cols))]
+    named = [_Named(name, _mangled(row, fn_cols)) for row, name in zip(launches, names)]
+    picked = [pos for pos, k in enumerate(named) if matches(k.name, k.mangled)]
+    # Only the picked launches are read: kernel selection will not see the library kernels left out.
+    warn_missed_library_kernels(selector, named, [named[pos] for pos in picked], path)
     return picked or everything
+
+
+@dataclass(frozen=True)
+class _Named:
+    """A raw-page launch's names, as kernel selection reads them."""
+
+    name: str
+    mangled: str
 
 
 def _mangled(row: list[str], fn_cols: list[int]) -> str:

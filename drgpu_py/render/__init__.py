@@ -30,7 +30,7 @@ class RenderOptions:
     top_findings: int = 5  # findings shown by the text renderer
     width: int = field(default_factory=lambda: text_width())  # text width
     top_kernels: int = 3  # trees shown for the busiest kernel groups (0: all)
-    # SARIF and gcc: source paths rewritten (--source-root, --path-map; render/located.py)
+    # SARIF, gcc and CSV: source paths rewritten (--source-root, --path-map; render/located.py)
     path_map: tuple["PathMapping", ...] = ()
 
 

@@ -2,17 +2,34 @@
 is drgpu_py/specs/schema/diff.schema.json) as text, JSON or HTML (``templates/diff.html.j2``,
 autoescaped); report text never carries a raw control character into any of them
 (drgpu_py.io.visible, document_text). Registered in ``REGISTRIES["diff"]``; ``diff_format_for`` maps an output file
-name to a format."""
+name to a format.
+
+The text fits ``RenderOptions.width`` (COLUMNS, else the terminal, else 120: render.text_width)
+as the other text outputs do: a line too long wraps between words under its value column,
+kernel names in a heading are shortened (``profile.short_names``: different names stay
+different; the JSON has them whole), and a share table wraps its labels, or, where the numbers
+leave too little room for them, becomes a block of lines per row. Numbers are never split."""
 
 from __future__ import annotations
 
 import functools
+import re
+import textwrap
 from pathlib import Path
 
 from ..errors import DataFileError, UsageError
 from ..io import document_text, visible
+from ..profile import short_names
 from . import REGISTRIES, RenderOptions, format_for, register
 from .units import number, us
+
+#: Kernel names in a heading keep at least this many characters (the text summary's least).
+NAME_LEAST = 24
+#: A share table's label column wraps to no fewer characters than this; with less room left by
+#: the number columns, each row becomes a block of lines.
+LABEL_LEAST = 16
+#: Where a wrapped line goes on: under the value column of "  duration        ..." lines.
+VALUE_COLUMN = 18
 
 
 def _pp(v) -> str:
@@ -31,58 +48,118 @@ def _speed(v) -> str:
     return "n/a" if v is None else f"{v:.2f}x"
 
 
-def render_diff_text(d: dict) -> str:  # noqa: C901, PLR0912 - one optional block per diff section, in output order
-    out = [f"drgpu diff  base: {d['base']['report']}", f"            new:  {d['new']['report']}"]
+#: A number and its unit ("94.91 µs", "-20.7 pp") stay on one line when a line wraps.
+_UNIT = re.compile(r"(?<=\d) (?=(?:µs|ms|pp)\b)")
+_JOIN = "\xa0"  # no break point for textwrap; back to a space once the line is wrapped
+
+
+def _fit(line: str, width: int, hang: int) -> list[str]:
+    """``line`` whole when it fits ``width``, else wrapped between words (a number with its
+    unit one word), the lines after the first indented by ``hang`` (at most half the width);
+    only a word longer than a whole line (a path) is cut."""
+    if len(line) <= width:
+        return [line]
+    joined = _JOIN not in line
+    lines = textwrap.wrap(
+        _UNIT.sub(_JOIN, line) if joined else line,
+        width,
+        subsequent_indent=" " * min(hang, width // 2),
+        break_on_hyphens=False,
+        break_long_words=True,
+    )
+    return [piece.replace(_JOIN, " ") for piece in lines] if joined else lines
+
+
+def _shown(name: str, room: int) -> str:
+    """A kernel name as it fits ``room`` characters: whole, else shortened (at least NAME_LEAST)."""
+    return name if len(name) <= room else short_names([name], max(NAME_LEAST, room))[name]
+
+
+def _heading(k: dict, width: int) -> list[str]:
+    """``== BASE  ->  NEW  (ids; match)``: the names whole on one line, else whole on a line
+    each, else shortened to share one line, else shortened on a line each; the ids after them,
+    or on a line of their own."""
+    names = list(dict.fromkeys(visible(k[side]["name"], one_line=True) for side in ("base", "new")))
+    tail = f"(base id {k['base']['id']}, new id {k['new']['id']}; matched by {k['match']})"
+    each = (width - 3 - 6 * (len(names) - 1)) // len(names)
+    if len("== " + "  ->  ".join(names)) <= width:
+        lines = ["== " + "  ->  ".join(names)]
+    elif max(map(len, names)) <= width - 6 or each < NAME_LEAST:
+        lines = ["== " + _shown(names[0], width - 3)] + ["   -> " + _shown(n, width - 6) for n in names[1:]]
+    else:
+        short = short_names(names, each)
+        lines = ["== " + "  ->  ".join(short[n] for n in names)]
+    if len(lines[-1]) + 2 + len(tail) <= width:
+        lines[-1] += "  " + tail
+    else:
+        lines.append("   " + tail)
+    return [piece for line in lines for piece in _fit(line, width, 6)]
+
+
+def render_diff_text(d: dict, width: int = 120) -> str:  # noqa: C901, PLR0912, PLR0915 - one optional block per diff section, in output order
+    """``d`` as text, no line wider than ``width`` (the module docstring says how)."""
+    out: list[str] = []
+
+    def add(line: str, hang: int) -> None:
+        # Names, notes and locations come from the reports: control characters as escapes.
+        out.extend(_fit(visible(line, one_line=True), width, hang))
+
+    add(f"drgpu diff  base: {d['base']['report']}", VALUE_COLUMN)
+    add(f"            new:  {d['new']['report']}", VALUE_COLUMN)
     s = d["summary"]
     if s["matched"]:
         total = f"{us(s['duration_ns']['base'], ',.2f')} -> {us(s['duration_ns']['new'], ',.2f')}"
-        out.append(
+        add(
             f"{s['matched']} matched kernel(s): {total}, measured speedup {_speed(s['speedup'])}; "
-            f"findings resolved {s['resolved']}, new {s['new']}"
+            f"findings resolved {s['resolved']}, new {s['new']}",
+            2,
         )
     for note in d["notes"]:
-        out.append(f"note: {note}")
+        add(f"note: {note}", 6)
     for k in d["kernels"]:
         out.append("")
-        name = (
-            k["base"]["name"]
-            if k["base"]["name"] == k["new"]["name"]
-            else f"{k['base']['name']}  ->  {k['new']['name']}"
-        )
-        out.append(f"== {name}  (base id {k['base']['id']}, new id {k['new']['id']}; matched by {k['match']})")
+        out.extend(_heading(k, width))
         dur = k["duration_ns"]
         change = "" if k["duration_change_pct"] is None else f" ({k['duration_change_pct']:+.1f}%)"
-        out.append(
+        add(
             f"  duration        {us(dur['base'], ',.2f')} -> {us(dur['new'], ',.2f')}{change}   "
-            f"measured speedup {_speed(k['speedup'])}: {k['verdict']}"
+            f"measured speedup {_speed(k['speedup'])}: {k['verdict']}",
+            VALUE_COLUMN,
         )
         if k.get("estimated_speedup") is not None:
-            out.append(
+            add(
                 f"  estimated       {_speed(k['estimated_speedup'])} for the resolved findings, "
-                f"measured {_speed(k['speedup'])}"
+                f"measured {_speed(k['speedup'])}",
+                VALUE_COLUMN,
             )
         cyc = k.get("elapsed_cycles") or {}
-        out.append(f"  elapsed cycles  {_cyc(cyc.get('base'))} -> {_cyc(cyc.get('new'))}  {_dcyc(cyc.get('delta'))}")
+        add(
+            f"  elapsed cycles  {_cyc(cyc.get('base'))} -> {_cyc(cyc.get('new'))}  {_dcyc(cyc.get('delta'))}",
+            VALUE_COLUMN,
+        )
         sc = k["stall_cycle_pct"]
         st = k.get("stall_cycles") or {}
-        out.append(
+        add(
             f"  stall cycles    {number(sc['base'], '.1f', suffix='%')} -> {number(sc['new'], '.1f', suffix='%')}  {_pp(sc['delta'])}   "
-            f"({_cyc(st.get('base'))} -> {_cyc(st.get('new'))} cycles per SM, {_dcyc(st.get('delta'))})"
+            f"({_cyc(st.get('base'))} -> {_cyc(st.get('new'))} cycles per SM, {_dcyc(st.get('delta'))})",
+            VALUE_COLUMN,
         )
         ipc = k["achieved_ipc"]
-        out.append(f"  achieved IPC    {number(ipc['base'], '.3f')} -> {number(ipc['new'], '.3f')}")
-        out.append(
+        add(f"  achieved IPC    {number(ipc['base'], '.3f')} -> {number(ipc['new'], '.3f')}", VALUE_COLUMN)
+        add(
             f"  bound           {k['bound']['base']} -> {k['bound']['new']}   "
-            f"(busiest unit {k['top_unit']['base']} -> {k['top_unit']['new']})"
+            f"(busiest unit {k['top_unit']['base']} -> {k['top_unit']['new']})",
+            VALUE_COLUMN,
         )
         occ = k["occupancy"]
-        out.append(
+        add(
             "  occupancy       theoretical {} -> {}, achieved {} -> {}".format(
                 number(occ["theoretical"]["base"], ".1f", suffix="%"),
                 number(occ["theoretical"]["new"], ".1f", suffix="%"),
                 number(occ["achieved"]["base"], ".1f", suffix="%"),
                 number(occ["achieved"]["new"], ".1f", suffix="%"),
-            )
+            ),
+            VALUE_COLUMN,
         )
         shares = []
         for g in k["groups"]:
@@ -111,10 +188,12 @@ def render_diff_text(d: dict) -> str:  # noqa: C901, PLR0912 - one optional bloc
                             _dcyc((r.get("stall_cycles") or {}).get("delta")),
                         ]
                     )
-        out += _text_table(["share of stall cycles", "base", "new", "delta", "stall cycles delta"], shares, indent=2)
+        out += _fitted_table(
+            ["share of stall cycles", "base", "new", "delta", "stall cycles delta"], shares, indent=2, width=width
+        )
         if k["memory"]:
-            out.append("  memory latency split (share of stall cycles)")
-            out += _text_table(
+            add("  memory latency split (share of stall cycles)", 4)
+            out += _fitted_table(
                 ["level", "base", "new", "delta"],
                 [
                     [
@@ -126,39 +205,113 @@ def render_diff_text(d: dict) -> str:  # noqa: C901, PLR0912 - one optional bloc
                     for m in k["memory"]
                 ],
                 indent=4,
+                width=width,
             )
         f = k["findings"]
         if not (f["resolved"] or f["persisting"] or f["new"]):
-            out.append("  findings        none on either side")
+            add("  findings        none on either side", VALUE_COLUMN)
         for x in f["resolved"]:
-            out.append(
+            add(
                 f"  RESOLVED   {x['id']}: {x['title']} (was {x['severity']}, est. {_speed(x['estimated_speedup'])}"
                 + (f", {x['location']}" if x["location"] else "")
-                + ")"
+                + ")",
+                13,
             )
         for x in f["persisting"]:
             b, n = x["base"], x["new"]
-            out.append(
+            add(
                 f"  PERSISTS   {x['id']}: {x['title']} ({b['severity']} -> {n['severity']}, "
-                f"est. {_speed(b['estimated_speedup'])} -> {_speed(n['estimated_speedup'])})"
+                f"est. {_speed(b['estimated_speedup'])} -> {_speed(n['estimated_speedup'])})",
+                13,
             )
         for x in f["new"]:
-            out.append(
+            add(
                 f"  NEW        {x['id']}: {x['title']} ({x['severity']}, est. {_speed(x['estimated_speedup'])}"
                 + (f", {x['location']}" if x["location"] else "")
-                + ")"
+                + ")",
+                13,
             )
     um = d["unmatched"]
     if um["base"] or um["new"]:
         out.append("")
         for side, other in (("base", "new"), ("new", "base")):
             for k in um[side]:
-                out.append(
-                    f"unmatched ({side} only): id {k['id']} {k['name']} ({us(k['duration_ns'], ',.2f')}): "
-                    f"no matching kernel in the {other} report"
-                )
-    # Names, notes and locations come from the reports: control characters as escapes.
-    return visible("\n".join(out)) + "\n"
+                head = f"unmatched ({side} only): id {k['id']} "
+                rest = f" ({us(k['duration_ns'], ',.2f')}): no matching kernel in the {other} report"
+                name = visible(k["name"], one_line=True)
+                add(head + _shown(name, width - len(head) - len(rest)) + rest, 2)
+    return "\n".join(out) + "\n"
+
+
+def _fitted_table(headers: list[str], rows: list[list[str]], indent: int, width: int) -> list[str]:
+    """``_text_table`` within ``width``: as it is when it fits; else the labels (first column)
+    and the headers wrapped between words, each row's numbers on its first line; else, where
+    the number columns leave less than LABEL_LEAST for the labels, a block per row: the label,
+    then each number after its header."""
+    headers = [visible(c, one_line=True) for c in headers]
+    rows = [[visible(c, one_line=True) for c in r] for r in rows]
+    lines = _text_table(headers, rows, indent)
+    if max(map(len, lines)) <= width:
+        return lines
+    for least in (len, _longest_word):  # headers whole if the labels keep room, else wrapped
+        numbers = [max([len(r[i]) for r in rows] + [least(headers[i])]) for i in range(1, len(headers))]
+        room = width - indent - sum(numbers) - 3 * len(numbers)
+        if room >= LABEL_LEAST:
+            break
+    if room >= LABEL_LEAST:
+        widths = [room, *numbers]
+        wrapped: list[list[str]] = []
+        for row in [headers, *rows]:
+            cells = [_cell_lines(c, w) for c, w in zip(row, widths)]
+            height = max(map(len, cells))
+            wrapped += [[c[i] if i < len(c) else "" for c in cells] for i in range(height)]
+        lines = _text_table(wrapped[0], wrapped[1:], indent)
+        if max(map(len, lines)) <= width:
+            return lines
+    return _row_blocks(headers, rows, indent, width)
+
+
+def _longest_word(text: str) -> int:
+    return max(map(len, text.split()), default=0)
+
+
+def _cell_lines(cell: str, width: int) -> list[str]:
+    """A table cell wrapped between words to ``width``, its leading spaces (a reason under its
+    group) kept on its first line and two more on the lines after."""
+    lead = cell[: len(cell) - len(cell.lstrip(" "))]
+    return textwrap.wrap(
+        cell,
+        max(1, width),
+        subsequent_indent=lead + "  ",
+        break_on_hyphens=False,
+        break_long_words=True,
+    ) or [cell]
+
+
+def _row_blocks(headers: list[str], rows: list[list[str]], indent: int, width: int) -> list[str]:
+    """A table too wide for the width as a block of lines per row: the table's title (its first
+    header), then each row's label and its numbers, each after its header."""
+    pad = " " * indent
+    lines = _fit(pad + headers[0], width, indent + 2)
+    for row in rows:
+        lead = indent + len(row[0]) - len(row[0].lstrip(" "))
+        lines += _fit(pad + row[0], width, lead + 2)
+        values = [f"{h} {c}" for h, c in zip(headers[1:], row[1:]) if c]
+        lines += _packed(values, width, lead + 4)
+    return lines
+
+
+def _packed(items: list[str], width: int, indent: int) -> list[str]:
+    """``items`` on lines of ``width`` after ``indent`` spaces, two spaces apart, a line
+    breaking only between items (an item longer than a line wraps alone)."""
+    lines: list[str] = []
+    pad = " " * min(indent, width // 2)
+    for item in items:
+        if lines and len(lines[-1]) + 2 + len(item) <= width:
+            lines[-1] += "  " + item
+        else:
+            lines += _fit(pad + item, width, len(pad) + 2)
+    return lines
 
 
 def _text_table(headers: list[str], rows: list[list[str]], indent: int) -> list[str]:
@@ -242,7 +395,7 @@ def render_diff_json(d: dict) -> str:
 
 
 # The registered renderers (``render(d, options)``), for ``render_diff``.
-register("text", (".txt",), kind="diff")(lambda d, options: render_diff_text(d))
+register("text", (".txt",), kind="diff")(lambda d, options: render_diff_text(d, options.width))
 register("json", (".json",), kind="diff")(lambda d, options: render_diff_json(d))
 register("html", (".html", ".htm"), kind="diff")(lambda d, options: render_diff_html(d))
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..specs.output_schema import SCHEMA_VERSION
 from ..version import __version__
 from ..errors import UsageError
 from ..io import csv_cell, visible
@@ -217,7 +218,8 @@ def render_list_csv(rows: list[dict]) -> str:
 def render_list_json(rows: list[dict]) -> str:
     from .json_ import dumps
 
-    return dumps({"tool": "drgpu", "version": __version__, "kind": "list", "kernels": rows}) + "\n"
+    document = {"tool": "drgpu", "version": __version__, "schema_version": SCHEMA_VERSION, "kind": "list"}
+    return dumps({**document, "kernels": rows}) + "\n"
 
 
 # The registered renderers (``render(rows, options)``), for ``render_list``.

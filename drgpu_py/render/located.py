@@ -35,10 +35,13 @@ SEVERITY_LEVEL = {"high": "error", "medium": "warning", "low": "note"}
 class PathMapping:
     """A folder prefix of the report's source paths (``source``, as the profiling machine
     named it) and what replaces it (``target``): empty for paths relative to ``source``, a
-    relative folder, or an absolute folder of this machine."""
+    relative folder, or an absolute folder of this machine. ``local``: ``source`` is a
+    relative ``--source-root`` made absolute here, so its text is a path of the analysing
+    machine, which no output writes (SARIF leaves its base to the reader)."""
 
     source: str
     target: str = ""
+    local: bool = False
 
     @property
     def relative(self) -> bool:
@@ -57,7 +60,8 @@ def parse_path_map(text: str) -> PathMapping:
 
 def source_root(folder: str | os.PathLike) -> PathMapping:
     """``--source-root DIR``: files under DIR (made absolute) are named relative to it."""
-    return PathMapping(_strip_sep(os.path.abspath(os.fspath(folder))), "")
+    given = os.fspath(folder)
+    return PathMapping(_strip_sep(os.path.abspath(given)), "", local=not _is_absolute(given))
 
 
 def _is_absolute(path: str) -> bool:

@@ -3,22 +3,26 @@ and editors (``-f sarif`` or ``-o findings.sarif``).
 
 Contract: one run whose tool is drgpu; one rule per finding id (``ruleId`` = the finding's
 catalogue id, e.g. ``global-uncoalesced``) with its help (what the pattern is, how to fix it,
-how its speedup is estimated, how its level is set) from specs/findings.yaml; one result per
+how its speedup is estimated, how its level is set) from specs/findings.yaml, written for every
+instance (the catalogue's ``help``, ``caller_help``, ``help_title``: no placeholder left unfilled); one result per
 finding and group (located.py): its level from severity and the share of the profiled GPU
 time its fix would save, a ``partialFingerprints`` entry that stays the same while the rule,
 kernel, file name and source line text do, and one location with a physical location. A
 finding on source lines is located on its first line (the others are ``relatedLocations``);
 one without a line (a library kernel, a launch setting) on the report file, with the kernel
-as a logical location. Paths: as the report names them (absolute ``file://`` URIs), or
-under a ``--source-root``/``--path-map`` mapping relative with ``uriBaseId`` ``SRCROOT``
-(``SRCROOT2``... for further mappings) and the mapping's folder in ``originalUriBaseIds``.
-The document validates against the OASIS SARIF 2.1.0 schema (tests/data)."""
+as a logical location. Paths: source files as the report names them (absolute ``file://``
+URIs), or under a ``--source-root``/``--path-map`` mapping relative with ``uriBaseId``
+``SRCROOT`` (``SRCROOT2``... for further mappings) and the mapping's folder in
+``originalUriBaseIds`` (not for a source root given relative: its absolute form is a path of
+this machine). The report file is never named by an absolute path of the machine that runs
+drgpu (``_Artifacts.report``): under a relative mapping as it names it, else relative to the
+working folder (or as given, when given relative), else by its file name. The document
+validates against the OASIS SARIF 2.1.0 schema (tests/data)."""
 
 from __future__ import annotations
 
 import hashlib
 import os
-import re
 from pathlib import PurePosixPath, PureWindowsPath
 from urllib.parse import quote
 
@@ -31,7 +35,6 @@ from .located import PathMapping, Problem, map_path, problems, thresholds_of
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 #: partialFingerprints key: the name and version of drgpu's fingerprint (SARIF 3.27.17).
 FINGERPRINT = "drgpuFinding/v1"
-_PLACEHOLDER = re.compile(r"\{[^{}]*\}")
 
 
 def _file_uri(path: str) -> str:
@@ -60,14 +63,40 @@ class _Artifacts:
         if index is None or not self.mappings[index].relative:
             # Not mapped, or mapped onto an absolute folder of this machine.
             return {"uri": _file_uri(mapped)} if _is_absolute(mapped) else {"uri": quote(mapped.replace("\\", "/"))}
+        return self._relative(mapped, index)
+
+    def _relative(self, mapped: str, index: int) -> dict:
         base = _base_id(index)
         m = self.mappings[index]
         if base not in self.bases:
-            # The folder the relative URIs start from, where it is known: the mapping's own
-            # folder for a source root; for FROM=TO, FROM less a trailing TO.
-            root = m.source if not m.target else _without_suffix(m.source, m.target)
+            # The folder the relative URIs start from, where it is known and is no path of
+            # this machine: the mapping's own folder for a source root given absolute; for
+            # FROM=TO, FROM less a trailing TO.
+            root = None if m.local else m.source if not m.target else _without_suffix(m.source, m.target)
             self.bases[base] = {"uri": _file_uri(root).rstrip("/") + "/"} if root else {}
         return {"uri": quote(mapped, safe="/"), "uriBaseId": base}
+
+    def report(self, report: str) -> dict:
+        """The report file's location, never an absolute path of this machine: under a relative
+        mapping as it names it; else relative to the working folder (as given, when given
+        relative); else its file name."""
+        full = os.path.abspath(report)
+        mapped, index = map_path(full, self.mappings)
+        if index is not None and self.mappings[index].relative:
+            return self._relative(mapped, index)
+        return {"uri": quote(_report_name(report, full).replace("\\", "/"), safe="/")}
+
+
+def _report_name(report: str, full: str) -> str:
+    """``report`` as a path relative to the working folder, when it is in it or was given
+    relative, else its file name."""
+    try:
+        inside = os.path.relpath(full)
+    except ValueError:  # another drive (Windows): no relative path leads there
+        inside = os.pardir
+    if inside.split(os.sep, 1)[0] != os.pardir:
+        return inside
+    return os.path.normpath(report) if not _is_absolute(report) else os.path.basename(full)
 
 
 def _without_suffix(folder: str, target: str) -> str | None:
@@ -78,21 +107,22 @@ def _without_suffix(folder: str, target: str) -> str | None:
     return folder[: -len(target)].rstrip("/") or "/"
 
 
-def _generic(text: str) -> str:
-    """A catalogue text with its per-finding placeholders as an ellipsis, on one line."""
-    return " ".join(_PLACEHOLDER.sub("…", text).split())
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
 
 
 def _rule(f, th) -> dict:
-    """The rule of finding ``f``'s id, its help from the catalogue (a finding the catalogue
-    does not hold, such as one of a saved analysis of another version, gets its own title)."""
+    """The rule of finding ``f``'s id, its help from the catalogue's texts for every instance
+    (``help_title``, ``help``, ``caller_help``: a finding's own title and advice hold its
+    numbers). A finding the catalogue does not hold, such as one of a saved analysis of another
+    version, gets its own title."""
     fid = f.id
     spec = next((s for s in data.findings_catalogue()["findings"] if s["id"] == fid), None)
     if spec is None:
         return {"id": fid, "name": fid, "shortDescription": {"text": f.title}, "properties": {"group": f.group}}
     model = data.findings_catalogue()["speedup_models"].get(spec["speedup_model"], "")
-    title, advice = _generic(spec["title"]), _generic(spec["advice"])
-    caller = _generic(spec["caller_advice"]) if spec.get("caller_advice") else ""
+    title, advice = _one_line(spec.get("help_title") or spec["title"]), _one_line(spec["help"])
+    caller = _one_line(spec["caller_help"]) if spec.get("caller_help") else ""
     levels = (
         f"Level: error for a high finding whose fix would save at least {100 * th['error_saved_share']:g}% of the "
         f"profiled GPU time; warning for a high or medium one saving at least {100 * th['warning_saved_share']:g}%; "
@@ -127,7 +157,7 @@ def _locations(p: Problem, artifacts: _Artifacts) -> tuple[list[dict], list[dict
     """(the result's location, its related locations)."""
     logical = [_logical(p.kernel)]
     if not p.lines:
-        loc: dict = {"physicalLocation": {"artifactLocation": artifacts.location(os.path.abspath(p.report))}}
+        loc: dict = {"physicalLocation": {"artifactLocation": artifacts.report(p.report)}}
         loc["logicalLocations"] = logical
         sass = next((x for x in p.finding.locations if x.get("pc_offset") is not None), None)
         what = f"SASS +0x{int(sass['pc_offset']):x} {sass.get('sass') or ''}".strip() if sass else "the whole kernel"

@@ -5,7 +5,10 @@ test suite validates every JSON document it makes against these files.
 
 Contract: ``load(name) -> dict`` (cached); ``validate(doc, name)`` raises
 ``jsonschema.ValidationError`` on the first disagreement (the jsonschema package is imported
-only then, for the message); ``is_valid(doc, name)`` answers without it.
+only then, for the message); ``is_valid(doc, name)`` answers without it. Every document
+carries ``schema_version``, ``SCHEMA_VERSION`` (MAJOR.MINOR, shared by the three; its history
+in docs/json-schema.md, "Schema versions"); ``reads(version)`` says whether this drgpu reads a
+document of that version.
 
 Speed: jsonschema walks a document at about 20 us a value (30 ms for one kernel of an
 analysis, ten minutes for 20,000). ``is_valid`` runs the same schema compiled once by
@@ -23,6 +26,28 @@ from importlib import resources
 from typing import Any, Callable
 
 NAMES = ("analysis", "list", "diff")
+
+#: The version of the JSON contract the three documents follow, MAJOR.MINOR: the minor grows
+#: when keys are added, the major when a key is removed, renamed or changes its meaning.
+SCHEMA_VERSION = "1.0"
+
+
+def _major_minor(version: object) -> tuple[int, int] | None:
+    parts = version.split(".") if isinstance(version, str) else []
+    if len(parts) != 2 or not all(p.isdigit() and len(p) <= 6 for p in parts):
+        return None
+    return int(parts[0]), int(parts[1])
+
+
+def reads(version: object) -> bool:
+    """Whether this drgpu reads a document of ``schema_version`` ``version``: one of its own
+    major version up to its own minor, or one without (None: written before the contract was
+    versioned, read as before)."""
+    if version is None:
+        return True
+    theirs, ours = _major_minor(version), _major_minor(SCHEMA_VERSION)
+    return theirs is not None and ours is not None and theirs[0] == ours[0] and theirs[1] <= ours[1]
+
 
 Check = Callable[[Any], bool]
 

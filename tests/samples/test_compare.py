@@ -13,9 +13,11 @@ import pytest
 from typer.testing import CliRunner
 
 from drgpu_py.cli import app
-from drgpu_py.pipeline.compare import NOISE, diff, list_rows, load, match_kernels, sort_rows
+from drgpu_py.pipeline.compare import NOISE, diff, list_rows, load, match_kernels, nothing_compared, sort_rows
 from drgpu_py.profile import base_name
+from drgpu_py.render import RenderOptions
 from drgpu_py.render.diff import render_diff
+from drgpu_py.render.units import us
 from drgpu_py.render.list_ import render_list_text
 from drgpu_py.errors import ReportFormatError, UsageError
 
@@ -293,6 +295,27 @@ def test_list_reads_launches_without_analyzing(monkeypatch):
         assert len(set(by_name.values())) == len(by_name), "different kernels, different names"
 
 
+def test_list_says_which_library_kernels_a_pattern_left_out():
+    """On a PyTorch step (cuBLAS nvjet_* GEMMs, cuDNN, ATen kernels and one Triton kernel), a
+    pattern that picks only the Triton kernel lists it and says, in one hint line on stderr,
+    which library kernels it left out; one that picks nothing names them in its error's hint."""
+    from conftest import library_report
+
+    step = str(library_report("step"))
+    r = runner.invoke(app, ["list", step, "-k", "triton", "-f", "json"])
+    assert r.exit_code == 0, r.output
+    assert [row["name"] for row in json.loads(r.stdout)["kernels"]] == ["triton_poi_fused_add_mul_silu_0"]
+    hints = [line for line in r.stderr.splitlines() if line.startswith("drgpu: hint: ")]
+    assert len(hints) == 1 and "--kernel 'triton' matched none of the 13 library kernel(s)" in hints[0], r.stderr
+    assert "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT" in hints[0] and "and 8 more" in hints[0]
+    for picks_a_library_kernel in ("nvjet", "triton|gemm", "17"):
+        r = runner.invoke(app, ["list", step, "-k", picks_a_library_kernel, "-f", "json"])
+        assert r.exit_code == 0 and "hint" not in r.stderr, (picks_a_library_kernel, r.stderr)
+    r = runner.invoke(app, ["list", step, "-k", "zzz"])
+    assert r.exit_code == 5 and "its library kernels (named by their library" in r.stderr, r.stderr
+    assert "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT" in r.stderr
+
+
 def test_diff_and_list_json_are_strict_json(tmp_path):
     """No bare NaN/Infinity in any JSON drgpu writes (diff, list, analyze): strict parsers
     (JavaScript's JSON.parse, jq) reject them."""
@@ -335,6 +358,42 @@ def test_diff_of_unrelated_kernels_says_no_matching_kernel_and_resolves_nothing(
     assert r.exit_code == 0 and "no matching kernel" in r.stdout and "RESOLVED" not in r.stdout
 
 
+def test_fail_on_regression_fails_when_nothing_was_compared(tmp_path):
+    """A renamed kernel matches nothing: ``--fail-on-regression`` exits 15 (nothing-compared)
+    after writing the output, naming the kernels of each side and the ``--pair`` that pairs
+    them; paired, the same check compares them and passes. Without the check, a diff that
+    compares nothing is no failure."""
+    bad, fixed = str(report_path("aos_gather", "bad")), str(report_path("aos_gather", "fixed"))
+    out = tmp_path / "d.json"
+    r = runner.invoke(app, ["diff", bad, fixed, "--fail-on-regression", "-o", str(out)])
+    assert r.exit_code == 15, r.output
+    assert "drgpu: nothing-compared: no kernel matched" in r.output
+    assert "base kernels scale_keys_aos; new kernels scale_keys_soa" in r.output
+    assert "--pair scale_keys_aos=scale_keys_soa" in r.output
+    assert json.loads(out.read_text())["summary"]["matched"] == 0, "the output is written first"
+    paired = ["--pair", "scale_keys_aos=scale_keys_soa"]
+    assert runner.invoke(app, ["diff", bad, fixed, "--fail-on-regression", *paired]).exit_code == 0
+    assert runner.invoke(app, ["diff", bad, fixed]).exit_code == 0
+
+
+def test_nothing_compared_names_each_side():
+    def kernel(name):
+        return {"id": 0, "name": name, "duration_ns": 1.0}
+
+    matched = {"kernels": [{}], "unmatched": {"base": [], "new": []}}
+    assert nothing_compared(matched) is None
+    many = [kernel(f"void k{i}<(int)4>(float *)") for i in range(7)] + [kernel("void k0<(int)4>(float *)")]
+    e = nothing_compared({"kernels": [], "unmatched": {"base": many, "new": [kernel("ns::f(int)")]}})
+    assert e.exit_code == 15 and e.kind == "nothing-compared"
+    assert e.message.endswith(
+        "base kernels void k0<(int)4>, void k1<(int)4>, void k2<(int)4>, void k3<(int)4>, void k4<(int)4> "
+        "and 2 more; new kernels ns::f"
+    )
+    assert "here --pair" not in e.hint, "several kernels on a side: no pair to suggest"
+    one = nothing_compared({"kernels": [], "unmatched": {"base": [kernel("a::g<1>(x)")], "new": [kernel("h(y)")]}})
+    assert one.hint.endswith("here --pair a::g=h")
+
+
 def test_diff_shows_absolute_cycles_per_reason_and_estimated_vs_measured():
     bad, fixed = _pair("smem_occupancy")
     b, f = bad.to_dict(), fixed.to_dict()
@@ -361,13 +420,51 @@ def test_diff_text_columns_stay_aligned_with_long_labels():
     d = diff(bad.to_dict(), fixed.to_dict())
     g = next(g for g in d["kernels"][0]["groups"] if max(abs(g["base"] or 0), abs(g["new"] or 0)) >= 0.5)
     g["label"] = "A group label much longer than the fifty characters the old layout padded to"
-    lines = render_diff(d, "text").splitlines()
+    lines = render_diff(d, "text", RenderOptions(width=200)).splitlines()
     head = next(line for line in lines if "share of stall cycles" in line)
     row = next(line for line in lines if g["label"] in line)
     # the base value ends under the end of the "base" header, one or more spaces after the label
     end = head.index("base") + len("base")
     assert row[end - 1] != " " and row[end] == " ", (head, row)
     assert row[:end].rstrip().endswith("%") and g["label"] + " " in row, (head, row)
+
+
+@pytest.mark.parametrize("width", [40, 60, 80, 100, 120, 200])
+def test_diff_text_follows_the_width(width):
+    """No line of ``drgpu diff``'s text is wider than the width (COLUMNS, as the other text
+    outputs): lines wrap between words, a share table wraps its labels or becomes blocks, kernel
+    names are shortened only where they cannot be whole. Numbers stay whole with their units,
+    and every row of the share tables keeps its numbers."""
+    bad, fixed = _pair("aos_gather")
+    d = diff(bad.to_dict(), fixed.to_dict(), pairs=["scale_keys_aos=scale_keys_soa"])
+    text = render_diff(d, "text", RenderOptions(width=width))
+    lines = text.splitlines()
+    assert max(map(len, lines)) <= width, max(lines, key=len)
+    k = d["kernels"][0]
+    for number in (
+        f"{k['speedup']:.2f}x",
+        us(k["duration_ns"]["base"], ",.2f"),
+        f"{k['stall_cycle_pct']['delta']:+.1f} pp",
+        *(f"{g['stall_cycles']['delta']:+,.0f}" for g in k["groups"] if max(g["base"], g["new"]) >= 0.5),
+        *(f"{r['delta']:+.1f} pp" for r in k["reasons"] if max(r["base"], r["new"]) >= 0.5),
+    ):
+        assert any(re.search(rf"(?<![\w.,]){re.escape(number)}(?![\w.,])", line) for line in lines), number
+    names = (k["base"]["name"], k["new"]["name"])
+    if width >= len(max(names, key=len)) + 6:
+        assert all(any(name in line for line in lines) for name in names), "whole names where they fit"
+    assert "RESOLVED   global-uncoalesced:" in text
+
+
+def test_cli_diff_text_follows_columns():
+    bad, fixed = str(report_path("aos_gather", "bad")), str(report_path("aos_gather", "fixed"))
+    for columns in ("80", "60"):
+        r = runner.invoke(
+            app, ["diff", bad, fixed, "--pair", "scale_keys_aos=scale_keys_soa"], env={"COLUMNS": columns}
+        )
+        assert r.exit_code == 0, r.output
+        assert max(map(len, r.stdout.splitlines())) <= int(columns)
+    wide = runner.invoke(app, ["diff", bad, fixed, "--pair", "scale_keys_aos=scale_keys_soa"], env={"COLUMNS": "200"})
+    assert max(map(len, wide.stdout.splitlines())) > 120, "a wide terminal keeps the long lines"
 
 
 def _walk_dicts(node: dict):

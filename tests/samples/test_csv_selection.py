@@ -1,4 +1,6 @@
-"""The CSV reader's early ``--kernel`` selection changes no result.
+"""The CSV reader's early ``--kernel`` selection changes no result; a name pattern that picks
+none of the report's library kernels says which exist, whether the reader or the selection
+after it sees them.
 
 ``open_report(raw_csv, kernel=SEL)`` builds only the launches SEL may pick, and only their
 source-page blocks become per-instruction tables; ``select_kernels`` then applies SEL. Each
@@ -12,15 +14,16 @@ the order is chosen to make a skipped launch's block matter to a read one.
 from __future__ import annotations
 
 import csv
+import json
 import struct
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from conftest import HAVE_NCU_REPORT, ODD_NUMBER_CELLS, sample_csv_cells
+from conftest import HAVE_NCU_REPORT, ODD_NUMBER_CELLS, run_cli, sample_csv_cells
 
-from drgpu_py.errors import NoKernelsError, UsageError
+from drgpu_py.errors import NoKernelsError, SelectionHint, UsageError
 from drgpu_py.readers import open_report, select_kernels
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_reports"
@@ -281,3 +284,43 @@ def test_numbers_match_to_number():
         got = numbers(column)
         assert len(got) == len(column)
         assert all(same(g, to_number(c)) for g, c in zip(got, column)), column
+
+
+NVJET = "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT"
+MY_GEMM = "tiled_gemm(const float *, float *, int)"
+
+
+def _hints(call) -> list[str]:
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        call()
+    return [str(w.message) for w in caught if issubclass(w.category, SelectionHint)]
+
+
+def test_a_pattern_missing_every_library_kernel_says_which_exist(tmp_path):
+    """``-k gemm`` picks the program's GEMM but not cuBLAS's (named nvjet_*): a SelectionHint
+    names the library kernels, from the CSV reader (which reads only the picked launches) as
+    from selection after reading every launch; one line on stderr in the CLI. A pattern that
+    picks a library kernel, or an id, says nothing; a pattern that picks nothing lists the
+    library kernels in its error's hint."""
+    named = [("aos_gather_bad", MY_GEMM), ("aos_gather_fixed", NVJET), ("fma_chain_bad", None)]
+    raw = _export(tmp_path, named, named)
+    expect = f"--kernel 'gemm' matched none of the 1 library kernel(s) of x.raw.csv: {NVJET};"
+    assert [h.startswith(expect) for h in _hints(lambda: open_report(raw, kernel="gemm"))] == [True]
+    assert [h.startswith(expect) for h in _hints(lambda: select_kernels(open_report(raw), "gemm"))] == [True]
+    for quiet in ("gemm|nvjet", "nvjet", "1", "0:2"):
+        assert _hints(lambda q=quiet: select_kernels(open_report(raw, kernel=q), q)) == [], quiet
+    with pytest.raises(NoKernelsError) as e:
+        select_kernels(open_report(raw, kernel="zzz"), "zzz")
+    assert e.value.hint == (
+        "kernels in the report: tiled_gemm, void horner<1>; its library kernels (named by their library: "
+        f"cuBLAS's GEMMs are nvjet_*): {NVJET}"
+    )
+    r = run_cli("analyze", raw, "-k", "gemm", "-f", "json")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("drgpu: hint: ") == 1 and f"drgpu: hint: {expect}" in r.stderr
+    assert [k["name"] for k in json.loads(r.stdout)["kernels"]] == [MY_GEMM]
+    r = run_cli("list", raw, "-k", "zzz")
+    assert r.returncode == 5 and NVJET in r.stderr and "hint: kernels in the report" in r.stderr, r.stderr

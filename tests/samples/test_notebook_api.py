@@ -44,6 +44,27 @@ class _Printer:
         self.texts.append(text)
 
 
+def test_analysis_is_exported_at_the_package_top(live):
+    """``drgpu_py.Analysis`` is the class ``drgpu_py.analyze`` returns, listed in ``__all__``;
+    importing the package alone does not load the analysis modules (a fresh interpreter)."""
+    import subprocess
+    import sys
+
+    import drgpu_py
+    from conftest import ROOT
+    from drgpu_py import Analysis as Exported
+
+    assert Exported is drgpu_py.Analysis is Analysis and "Analysis" in drgpu_py.__all__
+    assert isinstance(live, drgpu_py.Analysis)
+    with pytest.raises(AttributeError, match="no attribute 'Analyses'"):
+        drgpu_py.Analyses  # noqa: B018
+    code = (
+        "import sys, drgpu_py; print(sorted(m for m in ('drgpu_py.analysis', 'numpy', 'pandas') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
 def test_reprs_are_short(live, saved):
     ka, sk = live.kernels[0], saved.kernels[0]
     objects = [live, ka, *ka.findings, ka.tree, ka.kernel, ka.context, live.profile, saved, sk, *sk.findings, sk.tree]

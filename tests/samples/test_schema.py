@@ -132,6 +132,54 @@ def test_cli_json_outputs_were_validated_by_the_session_hook():
     assert {k: SCHEMA_CHECKED[k] - before[k] for k in before} == {"analysis": 1, "list": 1, "diff": 1}
 
 
+# ---- schema_version: every document says which contract it follows -------------------------
+def test_every_json_output_carries_the_schema_version(tmp_path):
+    """analyze/merge, list and diff JSON open with the contract's version (docs/json-schema.md,
+    "Schema versions"), the one output_schema.SCHEMA_VERSION names and every schema accepts;
+    list and diff documents need it, an analysis without it (an older baseline) still reads."""
+    bad, fixed = str(report_path("few_blocks", "bad")), str(report_path("few_blocks", "fixed"))
+    docs = {
+        "analysis": json.loads(runner.invoke(app, ["analyze", bad, "-f", "json"]).stdout),
+        "merge": json.loads(runner.invoke(app, ["merge", bad, bad, "-q"]).stdout),
+        "list": json.loads(runner.invoke(app, ["list", bad, "-f", "json"]).stdout),
+        "diff": json.loads(runner.invoke(app, ["diff", bad, fixed, "-f", "json"]).stdout),
+    }
+    assert re.fullmatch(r"\d+\.\d+", schema.SCHEMA_VERSION)
+    for what, doc in docs.items():
+        assert list(doc)[:3] == ["tool", "version", "schema_version"], what
+        assert doc["schema_version"] == schema.SCHEMA_VERSION, what
+    for name in ("list", "diff"):
+        schema.validate(docs[name], name)
+        with pytest.raises(jsonschema.ValidationError, match="schema_version"):
+            schema.validate({k: v for k, v in docs[name].items() if k != "schema_version"}, name)
+        with pytest.raises(jsonschema.ValidationError):
+            schema.validate({**docs[name], "schema_version": "2.0"}, name)
+    older = {k: v for k, v in docs["analysis"].items() if k != "schema_version"}
+    schema.validate(older, "analysis")
+    (tmp_path / "older.json").write_text(json.dumps(older))
+    r = runner.invoke(app, ["diff", str(tmp_path / "older.json"), fixed, "-f", "json"])
+    assert r.exit_code == 0 and json.loads(r.stdout)["summary"]["matched"] == 1, r.output
+
+
+def test_a_saved_analysis_of_a_schema_this_drgpu_does_not_read_is_refused(tmp_path):
+    from drgpu_py.analysis.saved import SavedAnalysis, load_analysis_json
+    from drgpu_py.errors import ReportFormatError
+
+    doc = analysis_of("few_blocks", "bad").to_dict()
+    path = tmp_path / "a.json"
+    path.write_text(json.dumps(doc))
+    saved = SavedAnalysis.load(path)
+    assert saved.schema_version == schema.SCHEMA_VERSION and saved.to_dict() == json.loads(path.read_text())
+    major, minor = map(int, schema.SCHEMA_VERSION.split("."))
+    for other in (f"{major + 1}.0", f"{major}.{minor + 1}", "1", "x.y", 10):
+        path.write_text(json.dumps({**doc, "schema_version": other}))
+        with pytest.raises(ReportFormatError, match="does not read") as e:
+            load_analysis_json(path)
+        assert e.value.exit_code == 4
+    assert schema.reads(None) and schema.reads(schema.SCHEMA_VERSION) and schema.reads(f"{major}.0")
+    assert not schema.reads(f"{major}.{minor + 1}") and not schema.reads(f"{major + 1}.0")
+
+
 # ---- docs/json-schema.md names the schema's keys, and only those ----------------------------
 def _schema_keys(node, out: set) -> set:
     if isinstance(node, dict):

@@ -6,7 +6,7 @@ Checked: the level rule (error only for a high finding saving a meaningful share
 profiled GPU time), path maps (``--source-root``, ``--path-map``: relative URIs with
 ``uriBaseId`` and ``originalUriBaseIds``, absolute targets, the longest folder first, nothing
 outside a folder), a physical location for every result (the report file for a kernel without
-lines, the kernel as a logical location), fingerprints, rule help, validation against the
+lines, never by an absolute path of the analysing machine; the kernel as a logical location), fingerprints, rule help, validation against the
 OASIS SARIF 2.1.0 schema (tests/data), which rejects broken documents; and the gcc lines as
 VS Code's ``$gcc`` problem matcher reads them."""
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 from types import SimpleNamespace
+from urllib.parse import quote
 
 import pytest
 
@@ -155,9 +156,45 @@ def test_every_result_has_a_physical_location_and_the_kernel_as_a_logical_one():
     first = run["results"][0]
     assert [x["physicalLocation"]["region"]["startLine"] for x in first["relatedLocations"]] == [12]
     tiny = run["results"][1]["locations"][0]
-    assert tiny["physicalLocation"] == {"artifactLocation": {"uri": "file:///data/runs/step%20one.ncu-rep"}}
+    # The report is outside the working folder: named by its file name, never by the absolute
+    # path of the machine that ran drgpu.
+    assert tiny["physicalLocation"] == {"artifactLocation": {"uri": "step%20one.ncu-rep"}}
     assert tiny["logicalLocations"][0]["name"] == "at::native::elementwise_kernel"
     assert "SASS +0x1a0 EXIT" in tiny["message"]["text"]
+
+
+def _at(analysis, report: str):
+    analysis.profile.path = report
+    return analysis
+
+
+def _report_uri(doc: dict) -> dict:
+    return doc["runs"][0]["results"][1]["locations"][0]["physicalLocation"]["artifactLocation"]
+
+
+def test_sarif_never_names_a_path_of_the_analysing_machine(tmp_path, monkeypatch):
+    """The report file of a result without a source line: relative to the working folder when
+    it is in it (absolute or not as given), as given when given relative, else by its file
+    name; a source root given relative (made absolute here) has no base in
+    ``originalUriBaseIds``. The working folder's path is nowhere in the document."""
+    work = tmp_path / "work space"
+    (work / "runs").mkdir(parents=True)
+    monkeypatch.chdir(work)
+    inside = sarif(_at(literal(), str(work / "runs" / "a b.ncu-rep")))
+    assert _report_uri(inside) == {"uri": "runs/a%20b.ncu-rep"}
+    assert _report_uri(sarif(_at(literal(), "runs/a.ncu-rep"))) == {"uri": "runs/a.ncu-rep"}
+    assert _report_uri(sarif(_at(literal(), "../elsewhere/a.ncu-rep"))) == {"uri": "../elsewhere/a.ncu-rep"}
+    outside = sarif(_at(literal(), str(tmp_path / "elsewhere" / "a.ncu-rep")))
+    assert _report_uri(outside) == {"uri": "a.ncu-rep"}
+    # A mapping onto a folder of this machine moves source files (asked for), never the report.
+    moved = sarif(_at(literal(), str(work / "runs" / "a.ncu-rep")), parse_path_map(f"{work}={tmp_path / 'other'}"))
+    assert _report_uri(moved) == {"uri": "runs/a.ncu-rep"}
+    rooted = sarif(_at(literal(), str(work / "runs" / "a.ncu-rep")), source_root("."))
+    assert _report_uri(rooted) == {"uri": "runs/a.ncu-rep", "uriBaseId": "SRCROOT"}
+    assert "originalUriBaseIds" not in rooted["runs"][0], "the root's absolute form is this machine's"
+    for doc in (inside, outside, rooted):
+        text = json.dumps(doc)
+        assert str(work) not in text and str(tmp_path) not in text and "file://" + quote(str(tmp_path)) not in text
 
 
 def test_fingerprints_stable_and_distinct():
@@ -177,6 +214,41 @@ def test_rules_carry_help_from_the_catalogue():
     spec = next(f for f in data.findings_catalogue()["findings"] if f["id"] == "global-uncoalesced")
     assert spec["title"] in help_text and "Make consecutive threads" in help_text and "{" not in help_text
     assert "error for a high finding" in help_text and rules[0]["help"]["markdown"].startswith("**")
+
+
+_CATALOGUE = data.findings_catalogue()["findings"]
+#: What an unfilled template slot leaves in a text: a placeholder, the ellipsis that stood for
+#: one, a per cent sign with no number before it ("…% of"), a bracket or punctuation beside a
+#: gap ("( sectors", "x )", "by ."), brackets left empty (not a call such as __syncthreads()).
+_GAPS = re.compile(r"[{}…]|(?<![\w)\]])%|\(\s|\s\)|(?<!\w)\(\)|\s[,.:;]")
+
+
+@pytest.mark.parametrize("spec", _CATALOGUE, ids=[f["id"] for f in _CATALOGUE])
+def test_every_rule_help_is_written_without_template_gaps(spec):
+    """Each finding kind's rule, in a real SARIF document: its short and full descriptions and
+    its help (text and Markdown) hold no unfilled slot of the finding's templates, say what the
+    pattern is and how to fix it (and, for a finding with library-kernel advice, how to change
+    the call), how the speedup is estimated and how the level is set."""
+    a = literal()
+    a.kernels[0].findings[0] = _finding(spec["id"], "high", 2.0, a.kernels[0].findings[0].locations)
+    (rule,) = [r for r in sarif(a)["runs"][0]["tool"]["driver"]["rules"] if r["id"] == spec["id"]]
+    texts = {
+        "shortDescription": rule["shortDescription"]["text"],
+        "fullDescription": rule["fullDescription"]["text"],
+        "help.text": rule["help"]["text"],
+        "help.markdown": rule["help"]["markdown"],
+    }
+    for where, text in texts.items():
+        gap = _GAPS.search(text)
+        assert gap is None, f"{where}: {text[max(0, gap.start() - 40) : gap.end() + 40]!r}"
+        assert "?" not in text.replace("?)", ""), f"{where}: {text!r}"
+    generic = " ".join(spec["help"].split())
+    assert texts["fullDescription"] == generic and generic in texts["help.text"]
+    assert texts["shortDescription"] == spec.get("help_title", spec["title"])
+    assert texts["help.text"].startswith(texts["shortDescription"] + ".")
+    assert ("In a library kernel (change the call): " in texts["help.text"]) == ("caller_advice" in spec)
+    assert f"Estimate ({spec['speedup_model']}): " in texts["help.text"]
+    assert "Level: error for a high finding" in texts["help.text"]
 
 
 def test_the_schema_rejects_broken_documents():
