@@ -92,7 +92,9 @@ def main(git_dir: str, commit: str, count: int) -> None:
         files = _git(git_dir, "ls-tree", "-r", "--name-only", commit, f"src/{folder}").split()
         makefile = _git(git_dir, "show", f"{commit}:src/{folder}/Makefile") if f"src/{folder}/Makefile" in files else ""
         why = left_out_because(name, files, makefile, descriptions.get(name, ""))
-        rows.append({"rank": rank, "program": name, "left_out": why, "run": " ".join(_run_args(_run_line(makefile))) or None})
+        rows.append(
+            {"rank": rank, "program": name, "left_out": why, "run": " ".join(_run_args(_run_line(makefile))) or None}
+        )
         if why is None and len(taken) < count:
             taken.append((name, files))
     for name, files in taken:
@@ -102,7 +104,9 @@ def main(git_dir: str, commit: str, count: int) -> None:
             base = path.rsplit("/", 1)[-1]
             if base.endswith(KEEP_SUFFIXES) or base in KEEP_NAMES:
                 (dest / base).write_bytes(
-                    subprocess.run(["git", "--git-dir", git_dir, "show", f"{commit}:{path}"], capture_output=True, check=True).stdout
+                    subprocess.run(
+                        ["git", "--git-dir", git_dir, "show", f"{commit}:{path}"], capture_output=True, check=True
+                    ).stdout
                 )
     header = {
         "schema": "drgpu.public_selection/1",

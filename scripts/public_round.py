@@ -58,7 +58,9 @@ def main(round_no: int, refresh: bool) -> None:
     record = ROOT / f"sample_reports/public/round{round_no}.yaml"
     data = yaml.safe_load(record.read_text()) if record.exists() else {}
     programs = data.setdefault("programs", {})
-    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    ).stdout.strip()
     for report in sorted(folder.glob("*.ncu-rep.xz")):
         name = report.name.removesuffix(".ncu-rep.xz")
         entry = programs.setdefault(name, {})

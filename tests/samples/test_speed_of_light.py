@@ -266,11 +266,13 @@ def test_one_block_serial_kernel_gets_batching_advice_not_sms_over_blocks():
     # The Python API groups the report's launches, as drgpu analyze does.
     ka = drgpu_py.analyze(SAMPLES / "launch" / "serial_steps_bad.ncu-rep").kernels[0]
     f = {f.id: f for f in ka.findings}["serial-kernel"]
-    # The report holds 3 of the 64 launches: batched into one grid (if the tiles are
-    # independent) is the launch-shape model's what-if for 3 blocks, at most 3x.
+    # The report holds 3 of the 64 launches: batched into one grid (if the tiles were
+    # independent) is the launch-shape model's what-if for 3 blocks, at most 3x; the tiles of
+    # a factorisation depend on each other, and the estimate does not assume otherwise: it
+    # stays what one launch gives, whatever number of launches was profiled.
     assert f.evidence["launches"] == 3
-    assert f.estimated_speedup == pytest.approx(f.evidence["launch_model"]["speedup"], rel=1e-3)
-    assert 1.0 < f.estimated_speedup <= 3.0
+    assert 1.0 < f.evidence["if_independent"]["speedup"] <= 3.0
+    assert f.estimated_speedup == pytest.approx(ids["serial-kernel"].estimated_speedup, rel=0.05)
     # Where each launch needs the previous one, the advice's CUDA graph figure is the one to
     # compare: the 64 launches replayed as one graph (serial_steps_timings.txt).
     graph = float(re.search(r"launch \(([0-9.]+)x\)", f.advice).group(1))

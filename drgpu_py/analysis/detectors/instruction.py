@@ -391,7 +391,10 @@ def low_ilp(ctx: KernelContext, passes: Passes) -> Detection | None:
 _TRANSCENDENTAL = ("SIN", "COS", "EX2", "LG2", "TANH")
 
 
-_MATH_MUFU = _TRANSCENDENTAL + ("RCP", "RSQ", "SQRT", "RCP64H", "RSQ64H")
+#: single-precision MUFUs only: a double's reciprocal or root seed (RCP64H, RSQ64H) belongs to
+#: double-precision code, which no intrinsic or --use_fast_math makes faster; its cost is
+#: fp64-conversion's (a division by a double sum is double work, not a slow library call)
+_MATH_MUFU = _TRANSCENDENTAL + ("RCP", "RSQ", "SQRT")
 #: log2(e) as nvdisasm prints a float immediate (1.4426950216293334961)
 _LOG2_E = "1.44269502"
 #: ln(2) as a float immediate and as a double's high word (0x3fe62e42fefa39ef)

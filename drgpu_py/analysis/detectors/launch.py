@@ -268,12 +268,17 @@ def _relaunch(shape: LaunchShape) -> tuple[WhatIf, str]:
 
 @detector(metrics=(*GRID_METRICS, "drgpu__group_launches"))
 def serial_kernel(ctx: KernelContext, passes: Passes) -> Detection | None:
-    """A grid of one block (or ``serial_blocks``) per launch. Where the report holds several
-    launches of it (a kernel group, groups.py), the estimate is the launch-shape model's
-    what-if for those launches batched into one grid (LaunchShape.batched: the pieces
-    independent, as per-tensor or per-matrix launches are); the text also says what a CUDA
-    graph gains where each launch needs the previous one's result (about one launch floor per
-    launch). One launch profiled: only the launch floor is sure, so that is the estimate."""
+    """A grid of one block (or ``serial_blocks``) per launch.
+
+    The estimate is what is sure whatever the launches depend on: a CUDA graph (or the steps
+    fused into one kernel) saves about one launch floor per launch. Whether each launch needs
+    the previous one's result (an outer loop's steps) or the launches are independent pieces
+    (one per tensor or matrix) is not in the report: ncu keeps no kernel arguments, and both
+    read and write memory alike. Where the report holds several launches (a kernel group,
+    groups.py), the launch-shape model's what-if for them batched into one grid
+    (LaunchShape.batched) is evidence and a conditional in the text, never the estimate: it
+    grows with the number of launches the user chose to profile, and it is false for
+    dependent steps."""
     blocks, sms = grid_and_sms(ctx)
     if not sms or not blocks or blocks > ctx.th["serial_blocks"] or blocks >= sms:
         return None
@@ -285,7 +290,6 @@ def serial_kernel(ctx: KernelContext, passes: Passes) -> Detection | None:
     launches = ctx.kernel.launch_count
     shape = passes.launch
     batched = shape.batched(launches) if shape is not None and launches > 1 else None
-    speed = batched.speedup if batched is not None else graph
     idle = 1.0 - blocks / sms
     evidence: dict[str, Any] = {
         "blocks": int(blocks),
@@ -294,10 +298,10 @@ def serial_kernel(ctx: KernelContext, passes: Passes) -> Detection | None:
         "launches": launches,
     }
     if batched is not None:
-        evidence["launch_model"] = batched.to_dict()
+        evidence["if_independent"] = batched.to_dict()
     return Detection(
-        stall_share=batched.saved_share if batched is not None else idle,
-        speedup=speed,
+        stall_share=idle,
+        speedup=graph,
         evidence=evidence,
         fmt={
             "blocks": int(blocks),
@@ -307,7 +311,7 @@ def serial_kernel(ctx: KernelContext, passes: Passes) -> Detection | None:
             "dur_us": dur / 1000,
             "launches": launches,
             "graph": graph,
-            "batched": _BATCHED_TEXT.format(launches=launches, blocks=int(blocks * launches), speed=speed)
+            "batched": _BATCHED_TEXT.format(launches=launches, blocks=int(blocks * launches), speed=batched.speedup)
             if batched is not None
             else _ONE_LAUNCH_TEXT,
         },
@@ -315,9 +319,10 @@ def serial_kernel(ctx: KernelContext, passes: Passes) -> Detection | None:
 
 
 _BATCHED_TEXT = (
-    "The report holds {launches} such launches: if their pieces are independent (one per tensor, "
-    "matrix or row group), launch the kernel once with {blocks:,} blocks (blockIdx picks the piece), "
-    "about {speed:.1f}x faster than the sequence."
+    "The report holds {launches} such launches. Only if their pieces are independent (one per "
+    "tensor, matrix or row group; the report cannot tell) can they become one launch of {blocks:,} "
+    "blocks (blockIdx picks the piece), which the launch model puts at {speed:.1f}x for those "
+    "launches; the estimate assumes they depend on each other."
 )
 _ONE_LAUNCH_TEXT = (
     "If the program launches it many times for independent pieces, launch it once with one block "
