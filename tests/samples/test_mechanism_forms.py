@@ -98,6 +98,18 @@ def test_a_division_by_a_literal_is_no_power():
     assert a.findings[0].id == "fp64-conversion"
 
 
+def test_a_double_root_or_division_is_no_slow_math():
+    """tail_field2d's hot line is a precise double reciprocal square root (MUFU.RSQ64H and its
+    Newton steps): no intrinsic or --use_fast_math makes double math faster, so slow-math does
+    not advise them (the work is double precision, fp64-conversion's); a double pow with a
+    literal exponent still is slow math, multiplications replace it."""
+    a = analysis_of("tail_field2d", "bad").kernels[0]
+    assert "slow-math" not in [f.id for f in a.findings]
+    assert a.findings[0].id == "tail-effect"
+    powers = _finding("moment_pow", "slow-math")
+    assert powers is not None and "literal_integer_exponent" in powers.evidence
+
+
 @pytest.mark.parametrize("case", ["ho5_layernorm_welford_tree", "ho5_ctc_argmax_tree"])
 def test_bank_conflicts_the_per_instruction_ways_hide_are_found_from_the_counters(case):
     """Tree steps whose idle warps execute the conflicted LDS/STS predicated off (0

@@ -391,10 +391,11 @@ def low_ilp(ctx: KernelContext, passes: Passes) -> Detection | None:
 _TRANSCENDENTAL = ("SIN", "COS", "EX2", "LG2", "TANH")
 
 
-#: single-precision MUFUs only: a double's reciprocal or root seed (RCP64H, RSQ64H) belongs to
-#: double-precision code, which no intrinsic or --use_fast_math makes faster; its cost is
-#: fp64-conversion's (a division by a double sum is double work, not a slow library call)
-_MATH_MUFU = _TRANSCENDENTAL + ("RCP", "RSQ", "SQRT")
+_MATH_MUFU = _TRANSCENDENTAL + ("RCP", "RSQ", "SQRT", "RCP64H", "RSQ64H")
+#: a double's reciprocal and root seeds: no intrinsic or --use_fast_math makes a double division
+#: or square root faster, so lines whose only MUFUs are these are slow math only where the
+#: routine is a pow with a literal integer exponent (multiplications replace it)
+_FP64_SEEDS = ("RCP64H", "RSQ64H")
 #: log2(e) as nvdisasm prints a float immediate (1.4426950216293334961)
 _LOG2_E = "1.44269502"
 #: ln(2) as a float immediate and as a double's high word (0x3fe62e42fefa39ef)
@@ -596,6 +597,8 @@ def slow_math(ctx: KernelContext, passes: Passes) -> Detection | None:
         keys = table[["file", "line"]].to_numpy()
         lines = {(f, ln) for f, ln in keys[np.isin(gid, [row[0] for row in rows])].tolist()}
     exponent = _literal_integer_exponent(ctx, lines)
+    if exponent is None and _only_fp64_seeds(ctx, pcs[is_mufu & np.isin(gid, [row[0] for row in rows])]):
+        return None  # double division or sqrt: double-precision work (fp64-conversion's)
     evidence = {"instructions_per_mufu": round(ratio, 1), "slow_line_instruction_share": round(inst, 3)}
     xu_relief = 0.0
     if exponent is not None:
@@ -624,6 +627,12 @@ def slow_math(ctx: KernelContext, passes: Passes) -> Detection | None:
         partial_relief={"xu": xu_relief},
         variant="integer_power" if exponent is not None else None,
     )
+
+
+def _only_fp64_seeds(ctx: KernelContext, mufu_pcs: Iterable[int]) -> bool:
+    """The slow lines' MUFUs are all a double's reciprocal or root seeds."""
+    ops = {ctx.by_pc[int(pc)].modifiers[:1] for pc in mufu_pcs}
+    return bool(ops) and all(op and op[0] in _FP64_SEEDS for op in ops)
 
 
 @detector(
