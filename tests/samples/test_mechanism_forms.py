@@ -1,7 +1,8 @@
 """Mechanisms in the forms real code takes, on held-out kernels of the third to fifth rounds
 (sample_reports/heldout3.yaml to heldout5.yaml) and development samples: a shared-memory tile
 the compiler unrolled completely, pow inlined with a literal exponent (positive and negative),
-divisions that share one hoisted reciprocal, a launch sequence batched into one grid, bank
+divisions that share one hoisted reciprocal, a launch sequence estimated as dependent steps, a
+saturated special-function unit that waits in the MIO queue (a public kernel), bank
 conflicts that the per-instruction ways hide, cp.async's shared writes and generic loads into
 shared memory. Each test reads the mechanism's evidence from the analysis, not a measured
 speedup."""
@@ -13,6 +14,7 @@ import re
 import pytest
 
 from conftest import SAMPLES, analysis_of, api_analysis
+from drgpu_py.analysis import analyze as drgpu_analyze
 
 
 def _finding(case: str, fid: str, variant: str = "bad"):
@@ -108,6 +110,24 @@ def test_a_double_root_or_division_is_no_slow_math():
     assert a.findings[0].id == "tail-effect"
     powers = _finding("moment_pow", "slow-math")
     assert powers is not None and "literal_integer_exponent" in powers.evidence
+
+
+def test_a_saturated_special_function_unit_waits_in_the_mio_queue():
+    """A public kernel (HeCBench minkowski, round 1 of the public corpus): powf with a run-time
+    exponent compiles to MUFU.LG2, FMUL, MUFU.EX2 per term, the XU pipe runs at 92% of peak and
+    its queue waits are MIO throttle at the MUFUs, not math-pipe throttle. pipe-contention
+    counts them, locates the powf line and advises fewer MUFUs (a version per integer
+    exponent). MIO throttle at shared-memory instructions is no XU wait (bank conflicts)."""
+    from drgpu_py.analysis.groups import group_profile
+    from drgpu_py.readers import open_report
+
+    report = SAMPLES / "public" / "round1" / "minkowski.ncu-rep.xz"
+    ka = drgpu_analyze(group_profile(open_report(report))).kernels[0]
+    f = next(f for f in ka.findings if f.id == "pipe-contention")
+    assert f.evidence["pipe_xu_pct"] > 80 and f.evidence["xu_queue_stall_share"] > 0.3
+    assert f.locations[0]["line"] == 40 and "specialised per value" in f.advice
+    conflicted = _finding("ho5_layernorm_welford_tree", "pipe-contention")
+    assert conflicted is None or "xu_queue_stall_share" not in conflicted.evidence
 
 
 @pytest.mark.parametrize("case", ["ho5_layernorm_welford_tree", "ho5_ctc_argmax_tree"])
