@@ -214,6 +214,18 @@ def main() -> int:
 GAIN = 1.10
 
 
+def _function_name(signature: str) -> str:
+    """A demangled signature's function name: no return type, parameters or template arguments."""
+    depth, out = 0, []
+    for ch in signature.removeprefix("void "):
+        if ch == "(" and depth == 0:
+            break
+        depth += {"<": 1, ">": -1}.get(ch, 0)
+        if depth == 0 and ch != ">":
+            out.append(ch)
+    return "".join(out).strip()
+
+
 def print_public_corpus() -> None:
     """The public real-code corpus (sample_reports/public/roundN.yaml): programs nobody on the
     project wrote, judged by measured fixes. Every count is at the round's freeze (the frozen
@@ -247,7 +259,7 @@ def print_public_corpus() -> None:
             fixes = entry.get("fixes") or {}
             top = fixes.get("top") or {}
             best = fixes.get("best") or top
-            kernel = str(frozen.get("kernel", "")).split("(")[0]
+            kernel = _function_name(str(frozen.get("kernel", "")))
             print(
                 f"| {name} | `{kernel}` | {shown} | {top.get('change', '-')} | {fmt(top['measured']) if 'measured' in top else '-'} "
                 f"| {best.get('change', '-')} | {fmt(best['measured']) if 'measured' in best else '-'} | {best.get('outputs', '-')} |"
@@ -271,6 +283,9 @@ def print_public_corpus() -> None:
             f"{silent} of them; the top finding's estimate within 1.5x of its fix's measured gain on {within} "
             f"of {estimated}; false highs (a high first finding where nothing gained {GAIN:.2f}x): {false_high}.\n"
         )
+        revised = (yaml.safe_load(path.read_text()) or {}).get("revised_after") or []
+        if revised:
+            print("Revised after the freeze (judged on the next round): " + "; ".join(revised) + ".\n")
         notes = {n: e["note"] for n, e in sorted(programs.items()) if e.get("note")}
         for name, note in notes.items():
             print(f"- **{name}**: {note}")
