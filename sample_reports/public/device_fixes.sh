@@ -3,7 +3,9 @@
 #
 # Usage, from the repository root: bash sample_reports/public/device_fixes.sh OUTDIR FIXES_TSV
 #
-# FIXES_TSV: one line per variant, tab-separated: PROGRAM VARIANT KERNEL_REGEX LAUNCHES [MODE]. VARIANT
+# FIXES_TSV: one line per variant, tab-separated: PROGRAM VARIANT KERNEL_REGEX LAUNCHES [MODE [ARGS]].
+# ARGS replaces the Makefile's run arguments (fewer repetitions: a program runs slowly under ncu
+# when it launches many kernels, every launch intercepted). VARIANT
 # "orig" is the program as selected (with fixes/PROGRAM/orig.patch applied where one exists: it
 # only prints a checksum of the outputs); any other names sample_reports/public/fixes/PROGRAM/VARIANT.patch
 # (a unified diff of the program's folder, applied with patch -p1 inside it). For each line:
@@ -35,9 +37,9 @@ cut -f1,2 "$list" | grep -v '^#' | sort -u | tr '\t' '.' | xargs -P 16 -I{} bash
 echo "built in $((SECONDS - start)) s"
 runargs() { sed -n '/^run:/{n;p;q}' "$1/Makefile" | sed 's/\$(LAUNCHER)//; s/^[[:space:]]*//' | cut -d' ' -f2-; }
 progname() { sed -n 's/^program[[:space:]]*=[[:space:]]*//p' "$1/Makefile" | head -1; }
-time_one() {  # PROGRAM VARIANT REGEX LAUNCHES RUN MODE
+time_one() {  # PROGRAM VARIANT REGEX LAUNCHES RUN MODE [ARGS]
   local d=/opt/samples/$1.$2 p a
-  p=$(progname "$d"); read -r -a a <<<"$(runargs "$d")"
+  p=$(progname "$d"); read -r -a a <<<"${7:-$(runargs "$d")}"
   (cd "$d" && timeout 200 ncu --metrics gpu__time_duration.sum --clock-control none --cache-control none \
      -k "regex:$3" -c "$4" --csv --page raw "./$p" "${a[@]}" >"$out/logs/$1.$2.$5.csv" 2>"$out/logs/$1.$2.$5.err")
   python3 - "$out/logs/$1.$2.$5.csv" "$1" "$2" "$5" "${6:-median}" >>"$times" <<'PY'
@@ -58,17 +60,17 @@ print(f"{sys.argv[2]}\t{sys.argv[3]}\t{sys.argv[4]}\t{us:.3f}\t{n}\t{len(per)}")
 PY
 }
 declare -A seen
-while IFS=$'\t' read -r prog var regex launches mode; do
+while IFS=$'\t' read -r prog var regex launches mode args; do
   [ -z "$prog" ] || [[ $prog == \#* ]] && continue
   if (( SECONDS - start > budget )); then echo "budget spent before $prog $var"; continue; fi
   d=/opt/samples/$prog.$var
   [ -x "$d/$(progname "$d")" ] || { echo "not built: $prog $var"; tail -5 "$d/build.log"; continue; }
-  p=$(progname "$d"); read -r -a a <<<"$(runargs "$d")"
+  p=$(progname "$d"); read -r -a a <<<"${args:-$(runargs "$d")}"
   (cd "$d" && timeout 200 "./$p" "${a[@]}" 2>&1 | grep -viE 'time|elapsed|throughput|GB/s|bandwidth|[0-9] *(ms|us|s)\b' >"$out/$prog.$var.out")
-  time_one "$prog" "$var" "$regex" "$launches" 1 "${mode:-median}"
-  [ "$var" = orig ] && seen[$prog]="$regex	$launches	${mode:-median}"
+  time_one "$prog" "$var" "$regex" "$launches" 1 "${mode:-median}" "$args"
+  [ "$var" = orig ] && seen[$prog]="$regex	$launches	${mode:-median}	$args"
 done <"$list"
-for prog in "${!seen[@]}"; do IFS=$'\t' read -r regex launches mode <<<"${seen[$prog]}"; time_one "$prog" orig "$regex" "$launches" 2 "$mode"; done
+for prog in "${!seen[@]}"; do IFS=$'\t' read -r regex launches mode args <<<"${seen[$prog]}"; time_one "$prog" orig "$regex" "$launches" 2 "$mode" "$args"; done
 for f in "$out"/*.out; do b=${f%.*}; prog=${b##*/}; prog=${prog%.*}; o="$out/$prog.orig.out"
   [ "$f" = "$o" ] || { cmp -s "$f" "$o" && echo "same output: ${f##*/}" || echo "DIFFERENT output: ${f##*/}"; }; done | tee "$out/outputs.txt"
 column -t "$times"
