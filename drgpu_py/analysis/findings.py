@@ -60,6 +60,9 @@ class Finding:
     time_share: float | None = None  # of the elapsed time, what the ledger gives it (None: no ledger)
     estimated_speedup_alone: float | None = None  # made alone, before larger findings' fixes (ledger.py)
     relieves: tuple[str, ...] = ()  # the catalogue's units the fix unloads (bounds.RELIEF keys)
+    # The advice's template and its values: an advice that quotes the estimate is written again
+    # with the estimate the ledger settles on (advice_quoting), so text and number agree.
+    advice_template: tuple[str, dict[str, Any]] | None = field(default=None, repr=False, compare=False)
 
     def __repr__(self) -> str:
         # The dataclass repr would print the evidence, bounds and every location.
@@ -68,6 +71,14 @@ class Finding:
             f"Finding(id={self.id!r}, severity={self.severity!r}, estimated_speedup={_round(self.estimated_speedup, 3)!r}, "
             f"where={where!r}, locations={len(self.locations)})"
         )
+
+    def advice_quoting(self, estimate: float) -> str:
+        """The advice written with ``estimate`` where it quotes the estimate (unchanged where
+        it does not, or where the finding was read back without its template)."""
+        if self.advice_template is None:
+            return self.advice
+        text, values = self.advice_template
+        return " ".join(_render(text, dict(values, estimate=estimate)).split())
 
     def speedup_text(self) -> str:
         """The estimate as shown to the user: a capped one reads as a lower bound; with a
@@ -235,6 +246,7 @@ def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:
                 bounded_by=binding.kind if binding else None,
                 audience="caller" if library else "code",
                 relieves=tuple(relieves),
+                advice_template=(text, fmt),
             )
         )
     if left_out:

@@ -4,8 +4,8 @@ Contract: ``settle(ctx, useful, findings) -> (findings, ledger)`` is pure. It bu
 ledger (ledger.py) from the findings' bounded estimates, then gives each finding the estimate
 its share implies, elapsed / (elapsed - its claim), with ``time_share`` (the claim over the
 elapsed time) and ``estimated_speedup_alone`` (its change made alone); a finding the ledger
-cut names the ``ledger`` bound. Severity follows the settled estimate, on any grade; the
-findings come back ranked. Method: docs/json-schema.md, "Time ledger".
+cut names the ``ledger`` bound. Severity follows the settled estimate, on any grade, and an
+advice that quotes the estimate quotes the settled one; the findings come back ranked. Method: docs/json-schema.md, "Time ledger".
 """
 
 from __future__ import annotations
@@ -70,6 +70,7 @@ def _settled(finding: Finding, entry: LedgerEntry, elapsed: float, before: list[
     notes = [n for n in finding.notes if not n.startswith(("estimate bounded:", "estimate capped"))]
     return replace(
         finding,
+        advice=finding.advice_quoting(speed),
         estimated_speedup=speed,
         estimated_speedup_alone=alone,
         time_share=entry.claimed_share,

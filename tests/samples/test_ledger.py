@@ -194,3 +194,44 @@ def test_held_out_ledgers_add_up(case):
     assert parts + ledger.unexplained_ns == pytest.approx(ledger.elapsed_ns, rel=0.01)
     for f in ka.findings:
         assert f.estimated_speedup == pytest.approx(1.0 / (1.0 - f.time_share), rel=1e-6), f.id
+
+
+def test_an_advice_that_quotes_the_estimate_quotes_the_settled_one():
+    """Where the ledger gives a finding less time than its change alone would remove, the
+    estimate it reports is the settled one, and an advice written around the estimate ("about
+    1.50x, then limited by ...") says that number too: text and estimate never disagree."""
+    import yaml
+
+    from conftest import ROOT
+
+    held_out: set[str] = set()
+    for path in (ROOT / "sample_reports").glob("heldout*.yaml"):
+        held_out |= set(yaml.safe_load(path.read_text(encoding="utf-8"))["held_out"])
+    analyses = list(_ledgers()) + [(case, analysis_of(case, "bad").kernels[0]) for case in sorted(held_out)]
+    quoting = cut = 0
+    for where, ka in analyses:
+        for f in ka.findings:
+            if f.advice_template is None or "{estimate" not in f.advice_template[0]:
+                continue
+            quoting += 1
+            cut += f.bounded_by == "ledger"
+            assert f"{f.estimated_speedup:.2f}x" in f.advice, (where, f.id, f.advice)
+    assert quoting >= 10, quoting
+
+
+def test_a_finding_cut_by_a_larger_claim_quotes_its_settled_estimate():
+    """few_blocks' grid-too-small quotes its estimate ("about 21.13x"); a larger claim settled
+    ahead of it (a made-up finding asking for nearly all the time) leaves it less, and its
+    advice then quotes what it is left, the estimate it reports."""
+    from dataclasses import replace
+
+    from drgpu_py.analysis.settle import settle
+
+    ka = analysis_of("few_blocks", "bad").kernels[0]
+    grid = next(f for f in ka.findings if f.id == "grid-too-small")
+    assert f"{grid.estimated_speedup:.2f}x" in grid.advice
+    larger = replace(grid, id="memory-latency", estimated_speedup=200.0, advice="", advice_template=None)
+    settled, _ = settle(ka.context, ka.useful, [larger, replace(grid, bounded_by=None)])
+    cut = next(f for f in settled if f.id == "grid-too-small")
+    assert cut.bounded_by == "ledger" and cut.estimated_speedup < grid.estimated_speedup
+    assert f"{cut.estimated_speedup:.2f}x" in cut.advice and f"{grid.estimated_speedup:.2f}x" not in cut.advice
