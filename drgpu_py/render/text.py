@@ -1,7 +1,8 @@
 """Terminal renderer (rich): per kernel a header, the stall tree (folded below the fold
-share) and the top findings with their advice and source lines, then the notes several kernels
-share, once (render/quiet.py: what the readable formats leave out or say once). Works without
-a terminal (plain text into a string) for files and pipes."""
+share) and the top findings with their advice, source lines and notes, then the notes several
+kernels share, once, and those of the kernels whose trees are not shown (render/quiet.py: what
+the readable formats leave out or say once). Works without a terminal (plain text into a
+string) for files and pipes."""
 
 from __future__ import annotations
 
@@ -150,13 +151,23 @@ def render_summary(analysis, options, console: Console) -> None:
         # A line each: names as long as half the width allows (at least the table's).
         short = short_names(names, max(min(NAME_MOST, console.width // 2), max(map(len, short.values()))))
         console.print("[bold]Fix first[/bold] (time saved in the profiled run):")
+        notes = _finding_notes(analysis)
         for i, f in enumerate(first, 1):
             where = f" at {escape(f['where'])}" if f.get("where") else ""
             console.print(
                 f"  {i}. {escape(f['id'])} in {escape(short.get(f['name']) or short_name(f['name']))} (id {f['kernel_id']}){where}: "
                 f"{us(f['time_saved_ns'])}, est. {'≥' if f.get('estimate_capped') else ''}{f['estimated_speedup']:.2f}x"
             )
+            # The finding's notes under it (a header line is inlined code, why the estimate is
+            # lower than alone), wrapped to the width.
+            for n in notes.get((f["kernel_id"], f["id"]), ()):
+                _indented(console, f"[dim]note: {escape(n)}[/dim]", len(f"  {i}. "))
     console.print()
+
+
+def _finding_notes(analysis) -> dict[tuple[int, str], list[str]]:
+    """Each finding's notes by (kernel id, finding id), as the summary's rows name them."""
+    return {(ka.kernel.id, f.id): list(f.notes) for ka in analysis.kernels for f in ka.findings}
 
 
 def _block_indent(cells: list[dict]) -> int:
@@ -201,8 +212,13 @@ def render_console(analysis, options, console: Console) -> None:
                 f"[dim]Trees of the {n} kernels with the most GPU time follow (--top N for more, "
                 "--top 0 for all; -k ID for one kernel's whole tree).[/dim]\n"
             )
-    notes = split_notes(shown)
-    for ka, own_notes in zip(shown, notes.own):
+    # Notes over every kernel of the analysis: one that several carry is said once, after the
+    # kernels; a kernel's own notes follow its findings, or, for a kernel whose tree is not
+    # shown, come in a block of their own at the end (JSON keeps every kernel's notes whole).
+    notes = split_notes(analysis.kernels)
+    own_of = {id(ka): own for ka, own in zip(analysis.kernels, notes.own)}
+    for ka in shown:
+        own_notes = own_of[id(ka)]
         k = ka.kernel
         d = ka.to_dict()
         dur = us(k.duration_ns, ".1f", none="duration n/a")
@@ -248,18 +264,31 @@ def render_console(analysis, options, console: Console) -> None:
         for n in own_notes:
             console.print(f"[dim]note: {escape(n)}[/dim]")
         console.print()
-    _shared_notes(notes.shared, len(shown), console)
+    _shared_notes(notes.shared, len(analysis.kernels), console)
+    shown_ids = {id(ka) for ka in shown}
+    _unshown_notes([(ka.kernel.id, own_of[id(ka)]) for ka in analysis.kernels if id(ka) not in shown_ids], console)
 
 
 def _shared_notes(shared: list[tuple[str, list[int]]], kernels: int, console: Console) -> None:
     """A note several kernels carry word for word (what the report lacks, how slicing ran),
-    said once after the kernels it is about; JSON keeps it in each kernel's notes."""
+    said once after the kernels; JSON keeps it in each kernel's notes."""
     if not shared:
         return
-    console.print("[bold]Notes[/bold] (each on several kernels above):")
+    console.print("[bold]Notes[/bold] (each on several kernels):")
     for n, ids in shared:
         where = kernels_phrase(ids, kernels, every=f"all {kernels} kernels")
         console.print(f"[dim]note ({where}): {escape(n)}[/dim]")
+    console.print()
+
+
+def _unshown_notes(kernels: list[tuple[int, list[str]]], console: Console) -> None:
+    """The own notes of the kernels whose trees are not shown (--top), each with its id."""
+    if not any(own for _, own in kernels):
+        return
+    console.print("[bold]Notes[/bold] on kernels whose trees are not shown (-k ID shows one):")
+    for kid, own in kernels:
+        for n in own:
+            console.print(f"[dim]note (id {kid}): {escape(n)}[/dim]")
     console.print()
 
 
@@ -300,7 +329,8 @@ def _findings(shown: list, console: Console) -> None:
         for i, (f, where) in enumerate(zip(shown, wheres), 1):
             tab.add_row(
                 str(i),
-                f"[bold]{f.id}[/bold]\n{escape(f.title)}\n[dim]{escape(f.advice)}[/dim]",
+                f"[bold]{f.id}[/bold]\n{escape(f.title)}\n[dim]{escape(f.advice)}[/dim]"
+                + "".join(f"\n[dim]note: {escape(n)}[/dim]" for n in f.notes),
                 f"[{SEV_STYLE[f.severity]}]{f.severity}[/]",
                 f.speedup_text(),
                 "\n".join(where) or "-",
@@ -318,6 +348,8 @@ def _findings(shown: list, console: Console) -> None:
         for w in where:
             # A file name too long for the indented line starts at the margin: its line number stays whole.
             _indented(console, w, indent if len(w.split(" ", 1)[0]) <= console.width - indent else 0)
+        for n in f.notes:
+            _indented(console, f"[dim]note: {escape(n)}[/dim]", indent)
 
 
 def _indented(console: Console, markup: str, indent: int) -> None:

@@ -80,7 +80,7 @@ def test_notes_several_kernels_carry_are_printed_once(step):
         assert text.count(n) == 1, (text.count(n), n)
         assert page.count(n) == 1, (page.count(n), n)
     # Said once, in the report-level block, with the kernels it is about.
-    block = text[text.index("Notes (each on several kernels above):") :]
+    block = text[text.index("Notes (each on several kernels):") :]
     for n, count in carried.items():
         if count == 15:
             assert f"note (all 15 kernels): {n}" in block
