@@ -10,6 +10,9 @@ Contract, pure functions of the analysis:
 - ``model_error_text(predicted, measured)``: the model's predicted cycles as a phrase that
   states how far they are from the measured ones, or None when no measurement can say
   (then no renderer shows the prediction).
+- ``ROOT_BASE``, ``CAUSES_BASE``: what the tree root's percentage is of (the issue slots) and
+  what its causes' are of (the stall cycles), said at the root: a cause at 57% under a root at
+  26% is not a child larger than its parent.
 - ``split_notes(kernels)``: the notes two or more kernels carry word for word, each once with
   the ids of the kernels that carry it, and each kernel's own notes. A report of 15 kernels
   repeated the same three notes 15 times; text and HTML print such a note once, in a
@@ -22,6 +25,10 @@ import math
 from dataclasses import dataclass, field
 
 from ..analysis.tree import Node, split_folded
+
+
+ROOT_BASE = "of issue slots"
+CAUSES_BASE = "causes below: % of the stall cycles"
 
 
 def changes_nothing(change) -> bool:

@@ -20,7 +20,7 @@ from ..analysis.tree import Node
 from ..io import visible
 from ..profile import short_name, short_names
 from . import format_value, register
-from .quiet import kernels_phrase, model_error_text, split_notes, split_shown
+from .quiet import CAUSES_BASE, ROOT_BASE, kernels_phrase, model_error_text, split_notes, split_shown
 from .units import microseconds, us
 
 SEV_STYLE = {"high": "bold red", "medium": "yellow", "low": "dim"}
@@ -50,6 +50,10 @@ def _label(n: Node) -> str:
     style = "bold" if n.kind in ("root", "group") else ""
     mark = "★ " if n.attrs.get("highlight") else ""
     text = f"{mark}{name}" + (f": {val}" if val else "")
+    if n.kind == "root" and val:
+        # The root's % is of the issue slots, its causes' of the stall cycles: said, so that a
+        # cause at 57% under a root at 26% is not read as a child larger than its parent.
+        text += f" {ROOT_BASE} ({CAUSES_BASE})"
     text = f"[{style}]{text}[/{style}]" if style else text
     if n.attrs.get("group") == "model":
         # The measurement first; the model's prediction after it, dimmed, only with its error.
@@ -256,9 +260,14 @@ def render_console(analysis, options, console: Console) -> None:
             _findings(shown_findings[: options.top_findings], console)
             left = [f.id for f in ka.findings if f not in shown_findings]
             if left:
-                console.print(f"[dim]Also raised, no time left to them: {', '.join(left)}[/dim]")
+                console.print(
+                    f"[dim]Also found (their time is counted under the findings above): {', '.join(left)}[/dim]"
+                )
         elif ka.findings:
-            console.print(f"[dim]Raised, no time left to them: {', '.join(f.id for f in ka.findings)}[/dim]")
+            console.print(
+                "[dim]Found, with no time of their own to save (the work the kernel must do takes it even "
+                f"at peak speed): {', '.join(f.id for f in ka.findings)}[/dim]"
+            )
         else:
             console.print("[green]No findings above the thresholds.[/green]")
         for n in own_notes:

@@ -1,15 +1,19 @@
 """Reading drgpu's output, on real reports (the 1,000-launch benchmark report and the PyTorch
 model step): every note on a finding or a kernel is in the terminal text, next to what it
-qualifies."""
+qualifies; the readable outputs speak of the time as a CUDA programmer does (no ledger words),
+and the tree's root says what its percentages are of."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 
 from conftest import api_analysis, library_report, many_kernels_report
 from drgpu_py.render import RenderOptions, render
+from drgpu_py.render.html.page import unpack_page
+from test_render_html import parse
 
 # The 1,000-launch report: an in-process read would keep 1.4 GB (conftest.IN_PROCESS_KINDS).
 pytestmark = pytest.mark.child_reader
@@ -79,3 +83,52 @@ def test_every_kernel_note_is_in_the_text(step):
     for ka in step.kernels:
         for n in ka.notes:
             assert " ".join(n.split()) in text, (ka.kernel.id, n)
+
+
+LEDGER_WORDS = (
+    "not claimed",
+    "Also raised",
+    "no time left",
+    "claims time ahead",
+    "claim time ahead",
+    "estimate bounded",
+)
+
+
+def test_plain_words_in_text_and_html(many, step):
+    for a in (many, step):
+        text = render(a, "text", RenderOptions(width=120, top_kernels=0))
+        page = parse(unpack_page(render(a, "html", RenderOptions()))).plain
+        for word in LEDGER_WORDS:
+            assert word not in text, word
+            assert word not in page, word
+    text = render(many, "text", WIDE)
+    assert "other time: waiting for global loads" in text
+    assert "Also found (their time is counted under the findings above): store-drain" in text
+    hist = next(ka for ka in many.kernels if ka.kernel.name.startswith("histogram"))
+    lowered = next(f for f in hist.findings if f.id == "memory-latency")
+    assert lowered.notes[0].startswith(
+        "estimate lowered: the fix of atomic-contention above removes part of this time first; "
+    ), lowered.notes
+    assert "of the kernel's time is left for this change to save" in lowered.notes[0]
+    # JSON: the same keys as before; only the words changed.
+    doc = json.loads(render(many, "json"))
+    k = next(k for k in doc["kernels"] if k["name"].startswith("histogram"))
+    assert set(k["ledger"]) >= {"losses", "attributed", "unexplained_ns", "useful_ns"}
+    assert {"finding", "ns", "share", "wanted_share", "alone_share"} == set(k["ledger"]["losses"][0])
+    assert any(b["kind"] == "ledger" for f in k["findings"] for b in f["bounds"])
+
+
+def test_the_tree_root_says_what_its_percentages_are_of(many):
+    text = render(many, "text", WIDE)
+    roots = [line for line in text.splitlines() if re.match(r"(★ )?Stall cycles: ", line)]
+    assert roots and all(
+        re.fullmatch(r"(★ )?Stall cycles: [\d.]+% of issue slots \(causes below: % of the stall cycles\)", r)
+        for r in roots
+    ), roots
+    page = render(many, "html", RenderOptions())
+    tree = page[page.index('class="tree" id="k0-tree"') :]
+    root = tree[: tree.index("</summary>")]
+    assert re.search(r'<span class="n-val">[\d.]+% of issue slots</span>', root), root
+    assert "causes below: % of the stall cycles" in root
+    assert "n-bar" not in root, "no bar at the root: its base is not its causes'"

@@ -90,13 +90,13 @@ def test_findings_ids_and_estimates_are_whole_at_any_width(analysis, width):
         if not ka.findings:
             continue
         lines = section[section.index("Findings") :].splitlines() if "Findings" in section else []
-        # A finding the ledger leaves no time is named after the table ("Also raised ..."), whole.
+        # A finding the ledger leaves no time is named after the table ("Also found ..."), whole.
         shown = [f for f in ka.findings if f.time_share is None or f.time_share >= 0.005][:5]
         for f in shown:
             assert any(_whole(f.id, line) for line in lines), f"{f.id} not whole:\n" + "\n".join(lines)
             assert any(f.speedup_text() in line for line in lines), f.speedup_text()
         rest = section.splitlines()
-        named = next((i for i, line in enumerate(rest) if line.startswith(("Also raised", "Raised"))), None)
+        named = next((i for i, line in enumerate(rest) if line.startswith(("Also found", "Found"))), None)
         for f in ka.findings:
             if f not in shown and f.time_share is not None and f.time_share < 0.005:
                 assert named is not None and any(_whole(f.id, line) for line in rest[named : named + 3]), f.id

@@ -19,7 +19,7 @@ from .. import RenderOptions
 from ..dot import format_value, is_chain, missing_text, svg_for
 from .charts import _ledger_view, _memory_chart, _occupancy_chart, _sol_view, _stall_chart
 from .common import _bytes, _newlines, _script_json
-from ..quiet import changes_nothing, model_error_text, split_shown
+from ..quiet import CAUSES_BASE, ROOT_BASE, changes_nothing, model_error_text, split_shown
 from ..units import duration, missing, number
 from .source import _lazy_source, _source_view, _src_id
 
@@ -56,7 +56,9 @@ def _evidence_value(v) -> str:
 def _tree_view(n: Node, fold: float, anchor: str, src_ids: set[str], depth: int = 0) -> dict:
     shown, folded = split_shown(n, fold)
     a = n.attrs
-    share_kind = n.kind in ("root", "group", "reason", "line") or (is_chain(n) and n.unit == "%")
+    # The root's % is of the issue slots, its causes' of the stall cycles: no bar at the root,
+    # whose bar would read as the parent of longer ones (its value and detail name the bases).
+    share_kind = n.kind in ("group", "reason", "line") or (is_chain(n) and n.unit == "%")
     bar = float(n.value) if share_kind and n.unit == "%" and isinstance(n.value, (int, float)) else None
     view = {
         "name": n.name,
@@ -77,7 +79,9 @@ def _tree_view(n: Node, fold: float, anchor: str, src_ids: set[str], depth: int 
         "fold_note": f"{len(folded)} below {fold * 100:g}% of stall cycles" if folded else "",
     }
     if n.kind == "root":
-        bits = []
+        if view["value"]:
+            view["value"] = f"{view['value']} {ROOT_BASE}"
+        bits = [CAUSES_BASE]
         if a.get("achieved_ipc") is not None:
             bits.append(f"IPC {a['achieved_ipc']:g} of {a.get('ideal_ipc', '?')}")
         if a.get("top_unit"):
