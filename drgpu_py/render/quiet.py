@@ -13,6 +13,12 @@ Contract, pure functions of the analysis:
 - ``ROOT_BASE``, ``CAUSES_BASE``: what the tree root's percentage is of (the issue slots) and
   what its causes' are of (the stall cycles), said at the root: a cause at 57% under a root at
   26% is not a child larger than its parent.
+- ``Worth(hide_below, show_all)``: what is worth reading. A finding whose estimate is below
+  ``hide_below`` (1.02x by default: a fix that saves under 2% of the kernel's time) and a
+  source line whose share reads 0% are left out of the text and HTML (the tree, the findings,
+  "fix first" and the summary's top finding), and each place says how many it left out
+  (``hidden_phrase``: "2 findings under 1.02x hidden"); ``show_all`` shows everything. JSON,
+  CSV, SARIF and gcc keep everything.
 - ``split_notes(kernels)``: the notes two or more kernels carry word for word, each once with
   the ids of the kernels that carry it, and each kernel's own notes. A report of 15 kernels
   repeated the same three notes 15 times; text and HTML print such a note once, in a
@@ -58,6 +64,87 @@ def model_error_text(predicted, measured) -> str | None:
     err = 100.0 * (predicted - measured) / measured
     side = "above" if err >= 0 else "below"
     return f"model {predicted:,.0f} cycles, {abs(err):.0f}% {side} it"
+
+
+#: The estimate below which a finding is not worth reading (text and HTML; --hide-below).
+HIDE_BELOW = 1.02
+#: How the text and HTML say that something was hidden and how to see it.
+SHOW_ALL_HINT = "--show-all shows them"
+
+
+@dataclass(frozen=True)
+class Worth:
+    """What the readable renderers show: findings estimated at ``hide_below`` or more, source
+    lines whose share does not read 0%; everything with ``show_all``."""
+
+    hide_below: float = HIDE_BELOW
+    show_all: bool = False
+
+    def finding(self, estimate) -> bool:
+        """Whether a finding (or a summary row's finding) of this estimate is shown."""
+        if self.show_all or not isinstance(estimate, (int, float)) or math.isnan(estimate):
+            return True
+        return estimate >= self.hide_below
+
+    def share(self, share, digits: int = 0) -> bool:
+        """Whether a source line of this share (0..1) is shown: it does not read 0% with
+        ``digits`` decimals (the findings' locations show 0, the tree's lines 1)."""
+        if self.show_all or not isinstance(share, (int, float)) or math.isnan(share):
+            return True
+        return float(f"{100 * share:.{digits}f}") != 0.0
+
+    def node(self, node: Node) -> bool:
+        """Whether a tree node is shown: a suggestion by its estimate, a line by its share."""
+        if node.kind == "suggestion" and node.unit == "x":
+            return self.finding(node.value)
+        if node.kind == "line" and node.unit == "%" and isinstance(node.value, (int, float)):
+            return self.share(node.value / 100.0, 1)
+        return True
+
+    def split_nodes(self, nodes: list[Node]) -> tuple[list[Node], list[Node]]:
+        return [n for n in nodes if self.node(n)], [n for n in nodes if not self.node(n)]
+
+    def split_findings(self, findings: list) -> tuple[list, list]:
+        """(shown, hidden) findings (objects with ``estimated_speedup``), in their order."""
+        return (
+            [f for f in findings if self.finding(f.estimated_speedup)],
+            [f for f in findings if not self.finding(f.estimated_speedup)],
+        )
+
+    def split_locations(self, locations: list) -> tuple[list, list]:
+        """(shown, hidden) locations of a finding; the first is always shown."""
+        shown = [loc for i, loc in enumerate(locations) if i == 0 or self.share(loc.get("share"))]
+        return shown, [loc for loc in locations if not any(loc is x for x in shown)]
+
+    def hidden_phrase(self, findings: int = 0, lines: int = 0) -> str:
+        """'2 findings under 1.02x and 1 source line at 0% hidden' ('' when nothing was)."""
+        parts = []
+        if findings:
+            parts.append(f"{findings} finding{'s' if findings != 1 else ''} under {self.hide_below:.2f}x")
+        if lines:
+            parts.append(f"{lines} source line{'s' if lines != 1 else ''} at 0%")
+        return " and ".join(parts) + " hidden" if parts else ""
+
+
+def worth_of(options) -> Worth:
+    """The worth rule of render options (RenderOptions.hide_below, .show_all)."""
+    return Worth(getattr(options, "hide_below", HIDE_BELOW), bool(getattr(options, "show_all", False)))
+
+
+def hidden_findings_text(worth: Worth, hidden: list, lines: int = 0) -> str:
+    """The line that says which findings (and how many lines) were hidden and how to see
+    them: a finding that would be worth more made alone is one whose time the larger fixes
+    above remove first."""
+    phrase = worth.hidden_phrase(len(hidden), lines)
+    if not phrase:
+        return ""
+    names = [
+        f.id + " (its time is counted under the findings above)"
+        if (f.estimated_speedup_alone or 0.0) >= worth.hide_below and f.bounded_by == "ledger"
+        else f.id
+        for f in hidden
+    ]
+    return phrase + (f": {', '.join(names)}" if names else "") + f"; {SHOW_ALL_HINT}"
 
 
 @dataclass

@@ -20,7 +20,17 @@ from ..analysis.tree import Node
 from ..io import visible
 from ..profile import short_name, short_names
 from . import format_value, register
-from .quiet import CAUSES_BASE, ROOT_BASE, kernels_phrase, model_error_text, split_notes, split_shown
+from .quiet import (
+    CAUSES_BASE,
+    ROOT_BASE,
+    Worth,
+    hidden_findings_text,
+    kernels_phrase,
+    model_error_text,
+    split_notes,
+    split_shown,
+    worth_of,
+)
 from .units import microseconds, us
 
 SEV_STYLE = {"high": "bold red", "medium": "yellow", "low": "dim"}
@@ -64,8 +74,11 @@ def _label(n: Node) -> str:
     return text
 
 
-def _add(tree: Tree, node: Node, fold: float, depth: int, compact: bool = False) -> None:
+def _add(tree: Tree, node: Node, fold: float, depth: int, compact: bool = False, worth: Worth | None = None) -> None:
+    worth = worth or Worth()
     shown, folded = split_shown(node, fold)
+    # Suggestions under the --hide-below estimate and lines that read 0% are left out, counted.
+    shown, hidden = worth.split_nodes(shown)
     for c in shown:
         if compact and (
             c.kind in ("metric", "missing")
@@ -74,9 +87,12 @@ def _add(tree: Tree, node: Node, fold: float, depth: int, compact: bool = False)
             continue  # the summary view keeps causes, lines and suggestions; -k ID shows all
         sub = tree.add(_label(c))
         if depth < 5 and not (compact and c.attrs.get("group") == "speed_of_light"):
-            _add(sub, c, fold, depth + 1, compact)
+            _add(sub, c, fold, depth + 1, compact, worth)
     if folded:
         tree.add(f"[dim]({len(folded)} below {fold * 100:.0f}% folded)[/dim]")
+    if hidden:
+        phrase = worth.hidden_phrase(sum(c.kind == "suggestion" for c in hidden), sum(c.kind == "line" for c in hidden))
+        tree.add(f"[dim]({phrase})[/dim]")
 
 
 def _fmt(v, spec: str) -> str:
@@ -95,9 +111,14 @@ def _sol_text(r: dict) -> str:
     return f"{r['grade']} ({r['limiter']} {r['limiter_pct']:.0f}%)" if r["grade"] else "n/a"
 
 
-def _summary_cells(r: dict) -> dict[str, str]:
+def _top_finding(r: dict, worth: Worth) -> dict | None:
+    """A summary row's finding that saves most time, of those worth reading (None: none)."""
+    return next((f for f in r["findings"] if worth.finding(f["estimated_speedup"])), None)
+
+
+def _summary_cells(r: dict, worth: Worth) -> dict[str, str]:
     """A summary row's cells as text, by column (the kernel name apart)."""
-    top = r["findings"][0] if r["findings"] else None
+    top = _top_finding(r, worth)
     return {
         "id": str(r["kernel_id"]),
         "launches": str(r["launches"]),
@@ -120,7 +141,8 @@ def render_summary(analysis, options, console: Console) -> None:
     rows = analysis.summary()
     shown = rows[:SUMMARY_ROWS]
     title = f"Kernels by GPU time ({sum(r['launches'] for r in rows)} launches, {len(rows)} kernels)"
-    cells = [_summary_cells(r) for r in shown]
+    worth = worth_of(options)
+    cells = [_summary_cells(r, worth) for r in shown]
     natural = {c: max([len(c)] + [len(x[c]) for x in cells]) for c in cells[0]} if cells else {}
     names = [r["name"] for r in rows]
     # A rich table with a box: 3 characters a column (padding and rule) and 1 more.
@@ -128,7 +150,7 @@ def render_summary(analysis, options, console: Console) -> None:
     least = min(NAME_LEAST, max((len(n) for n in short_names(names, NAME_LEAST).values()), default=0))
     if room < max(least, len("kernel")):
         short = short_names(names, max(NAME_LEAST, min(NAME_MOST, console.width - _block_indent(cells))))
-        _summary_blocks(shown, cells, title, short, len(rows), console)
+        _summary_blocks(shown, cells, title, short, len(rows), console, worth)
     else:
         short = short_names(names, min(NAME_MOST, room))
         tab = Table(title=title, expand=False)
@@ -136,7 +158,7 @@ def render_summary(analysis, options, console: Console) -> None:
             right = col in ("launches", "total µs", "share", "saves µs")
             tab.add_column(col, no_wrap=True, justify="right" if right else "left")
         for r, x in zip(shown, cells):
-            top = r["findings"][0] if r["findings"] else None
+            top = _top_finding(r, worth)
             tab.add_row(
                 x["id"],
                 escape(short[r["name"]]),
@@ -150,7 +172,7 @@ def render_summary(analysis, options, console: Console) -> None:
         if len(rows) > SUMMARY_ROWS:
             tab.caption = f"{len(rows) - SUMMARY_ROWS} more kernels below (JSON and HTML list all)"
         console.print(tab)
-    first = analysis.priorities(5)
+    first = [p for p in analysis.priorities() if worth.finding(p["estimated_speedup"])][:5]
     if first:
         # A line each: names as long as half the width allows (at least the table's).
         short = short_names(names, max(min(NAME_MOST, console.width // 2), max(map(len, short.values()))))
@@ -178,13 +200,15 @@ def _block_indent(cells: list[dict]) -> int:
     return max((len(x["id"]) for x in cells), default=1) + 2
 
 
-def _summary_blocks(shown: list[dict], cells: list[dict], title: str, short: dict, total: int, console) -> None:
+def _summary_blocks(
+    shown: list[dict], cells: list[dict], title: str, short: dict, total: int, console, worth: Worth
+) -> None:
     """The summary on a narrow terminal: per kernel its id and name on one line, then its
     numbers, grade and top finding on lines of their own (wrapped between words)."""
     indent = _block_indent(cells)
     console.print(f"[bold]{title}[/bold]")
     for r, x in zip(shown, cells):
-        top = r["findings"][0] if r["findings"] else None
+        top = _top_finding(r, worth)
         console.print(f"{x['id']:<{indent}}[bold]{escape(short[r['name']])}[/bold]", overflow="fold")
         finding = (
             f"top finding: [{SEV_STYLE[top['severity']]}]{top['id']}[/], saves {x['saves µs']} µs"
@@ -204,6 +228,7 @@ def _summary_blocks(shown: list[dict], cells: list[dict], title: str, short: dic
 
 def render_console(analysis, options, console: Console) -> None:
     shown = analysis.kernels
+    worth = worth_of(options)
     compact = len(analysis.kernels) > 1
     if compact:
         render_summary(analysis, options, console)
@@ -251,24 +276,16 @@ def render_console(analysis, options, console: Console) -> None:
             head += f"\ntime: {escape(ka.ledger.text())}"
         console.print(Panel(head, expand=False))
         t = Tree(_label(ka.tree))
-        _add(t, ka.tree, options.fold_share, 0, compact)
+        _add(t, ka.tree, options.fold_share, 0, compact, worth)
         console.print(t)
-        # A finding the time ledger leaves no time (larger findings' changes remove what it
-        # would) is listed by id only; JSON keeps it whole.
-        shown_findings = [f for f in ka.findings if f.time_share is None or f.time_share >= LEFT_NO_TIME]
-        if shown_findings:
-            _findings(shown_findings[: options.top_findings], console)
-            left = [f.id for f in ka.findings if f not in shown_findings]
-            if left:
-                console.print(
-                    f"[dim]Also found (their time is counted under the findings above): {', '.join(left)}[/dim]"
-                )
-        elif ka.findings:
-            console.print(
-                "[dim]Found, with no time of their own to save (the work the kernel must do takes it even "
-                f"at peak speed): {', '.join(f.id for f in ka.findings)}[/dim]"
-            )
-        else:
+        # Findings under the --hide-below estimate (a larger fix's time, or too little to
+        # matter) and their lines at 0% are left out, named and counted; JSON keeps them whole.
+        shown_findings, hidden = worth.split_findings(ka.findings)
+        lines_hidden = _findings(shown_findings[: options.top_findings], console, worth) if shown_findings else 0
+        left = hidden_findings_text(worth, hidden, lines_hidden)
+        if left:
+            console.print(f"[dim]{escape(left)}[/dim]")
+        if not ka.findings:
             console.print("[green]No findings above the thresholds.[/green]")
         for n in own_notes:
             console.print(f"[dim]note: {escape(n)}[/dim]")
@@ -301,27 +318,28 @@ def _unshown_notes(kernels: list[tuple[int, list[str]]], console: Console) -> No
     console.print()
 
 
-#: A finding's time share below which the text lists it by id only (0% of the time, rounded).
-LEFT_NO_TIME = 0.005
-
 #: Least width of the findings table's finding and where columns: below it, each finding is a
 #: block of lines.
 FINDING_LEAST = 20
 
 
-def _where(f) -> list[str]:
+def _where(f, worth: Worth) -> tuple[list[str], int]:
+    """A finding's first three source lines worth reading, and how many of those three read 0%."""
+    shown, hidden = worth.split_locations(f.locations[:3])
     return [
         f"{escape(str(loc.get('file') or 'SASS').rsplit('/', 1)[-1])}:{loc.get('line') or hex(loc.get('pc_offset', 0))} "
         f"({loc['share'] * 100:.0f}%) {escape((loc.get('code') or loc.get('sass') or '')[:50])}"
-        for loc in f.locations[:3]
-    ]
+        for loc in shown
+    ], len(hidden)
 
 
-def _findings(shown: list, console: Console) -> None:
+def _findings(shown: list, console: Console, worth: Worth) -> int:
     """A kernel's findings: a table, or where its finding and where columns would be narrower
     than their longest word (an id, a file:line) or FINDING_LEAST, one block of lines each, so
-    that ids and numbers are never split."""
-    wheres = [_where(f) for f in shown]
+    that ids and numbers are never split. Returns how many source lines at 0% it left out."""
+    placed = [_where(f, worth) for f in shown]
+    wheres = [w for w, _ in placed]
+    lines_hidden = sum(n for _, n in placed)
     fixed = (
         len(str(len(shown)))
         + max(len("severity"), *(len(f.severity) for f in shown))
@@ -345,7 +363,7 @@ def _findings(shown: list, console: Console) -> None:
                 "\n".join(where) or "-",
             )
         console.print(tab)
-        return
+        return lines_hidden
     console.print("[bold]Findings[/bold] (best first)")
     indent = len(str(len(shown))) + 2
     for i, (f, where) in enumerate(zip(shown, wheres), 1):
@@ -359,6 +377,7 @@ def _findings(shown: list, console: Console) -> None:
             _indented(console, w, indent if len(w.split(" ", 1)[0]) <= console.width - indent else 0)
         for n in f.notes:
             _indented(console, f"[dim]note: {escape(n)}[/dim]", indent)
+    return lines_hidden
 
 
 def _indented(console: Console, markup: str, indent: int) -> None:

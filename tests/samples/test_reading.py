@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from conftest import api_analysis, library_report, many_kernels_report
+from conftest import api_analysis, library_report, many_kernels_report, report_path, run_cli
 from drgpu_py.render import RenderOptions, render
 from drgpu_py.render.html.page import unpack_page
 from test_render_html import parse
@@ -104,7 +104,7 @@ def test_plain_words_in_text_and_html(many, step):
             assert word not in page, word
     text = render(many, "text", WIDE)
     assert "other time: waiting for global loads" in text
-    assert "Also found (their time is counted under the findings above): store-drain" in text
+    assert "store-drain (its time is counted under the findings above)" in text
     hist = next(ka for ka in many.kernels if ka.kernel.name.startswith("histogram"))
     lowered = next(f for f in hist.findings if f.id == "memory-latency")
     assert lowered.notes[0].startswith(
@@ -132,3 +132,94 @@ def test_the_tree_root_says_what_its_percentages_are_of(many):
     assert re.search(r'<span class="n-val">[\d.]+% of issue slots</span>', root), root
     assert "causes below: % of the stall cycles" in root
     assert "n-bar" not in root, "no bar at the root: its base is not its causes'"
+
+
+def _kernel(a, name: str):
+    return next(ka for ka in a.kernels if ka.kernel.name.startswith(name))
+
+
+def _section(text: str, ka) -> str:
+    """The text of one kernel: from its header panel to the next one."""
+    return next(s for s in text.split("\n╭")[1:] if f"(id {ka.kernel.id})" in s.splitlines()[1])
+
+
+def test_findings_under_the_worth_estimate_are_hidden_and_counted(many):
+    hist, reduce = _kernel(many, "histogram"), _kernel(many, "block_reduce")
+    drain = next(f for f in hist.findings if f.id == "store-drain")
+    assert drain.estimated_speedup < 1.02 < drain.estimated_speedup_alone, "its time is the atomics' fix's"
+    text = render(many, "text", RenderOptions(width=140, top_kernels=0))
+    own = _section(text, hist)
+    assert "store-drain" not in own.split("Findings (best first)")[1].split("1 finding under")[0]
+    assert "Stores drain at kernel exit" not in own, "nor its suggestion in the tree"
+    assert "(1 finding under 1.02x hidden)" in own
+    assert (
+        "1 finding under 1.02x hidden: store-drain (its time is counted under the findings above); "
+        "--show-all shows them" in own
+    )
+    # A source line that reads 0% (block_reduce's warp divergence: 0.04% of it) is left out,
+    # in the tree and in the findings, and counted.
+    div = next(f for f in reduce.findings if f.id == "warp-divergence")
+    zero = [loc for loc in div.locations if f"{100 * loc['share']:.0f}" == "0"]
+    assert zero, div.locations
+    own = _section(text, reduce)
+    assert "(1 source line at 0% hidden)" in own
+    assert "1 source line at 0% hidden; --show-all shows them" in own
+    assert not re.search(r"many_kernels\.cu:\d+ (0\.0%|\(0%\))", own)
+    # "Fix first" and the summary name no hidden finding.
+    assert not re.search(r"\d\. store-drain in histogram", text)
+    # --show-all shows everything; a higher --hide-below hides more.
+    every = render(many, "text", RenderOptions(width=140, top_kernels=0, show_all=True))
+    assert "hidden" not in every and "Stores drain at kernel exit" in _section(every, hist)
+    assert re.search(r"many_kernels\.cu:\d+ \(0%\)", _section(every, reduce))
+    strict = render(many, "text", RenderOptions(width=140, top_kernels=0, hide_below=1.05))
+    gather = _kernel(many, "strided_gather")
+    under = sorted(f.id for f in gather.findings if f.estimated_speedup < 1.05)
+    assert under, [(f.id, f.estimated_speedup) for f in gather.findings]
+    assert f"{len(under)} finding{'s' if len(under) > 1 else ''} under 1.05x hidden" in _section(strict, gather)
+
+
+def test_html_hides_what_is_not_worth_reading_and_json_keeps_it(many):
+    page = unpack_page(render(many, "html", RenderOptions()))
+    doc = parse(page)
+    hist = _kernel(many, "histogram")
+    i = many.kernels.index(hist)
+    cards = re.findall(
+        rf'<div class="finding [^"]*" id="k{i}-f\d+">.*?<span class="f-title">([^<]*)</span>', page, re.S
+    )
+    assert [f.title for f in hist.findings if f.estimated_speedup >= 1.02] == cards
+    assert "Stores drain at kernel exit" not in cards
+    assert (
+        "1 finding under 1.02x hidden: store-drain (its time is counted under the findings above); --show-all shows them"
+        in doc.plain
+    )
+    fix = page[page.index('<ol class="fix-first">') : page.index("</ol>", page.index('<ol class="fix-first">'))]
+    assert f'store-drain</a> in <a href="#k{i}"' not in fix
+    tree = page[page.index(f'id="k{i}-tree"') :]
+    tree = tree[: min(j for j in (tree.find("</section>"), tree.find('<details class="graph">')) if j >= 0)]
+    assert "Stores drain at kernel exit" not in tree and "1 finding under 1.02x hidden" in tree
+    every = render(many, "html", RenderOptions(show_all=True))
+    assert "Stores drain at kernel exit" in every and "under 1.02x hidden" not in every
+    doc = json.loads(render(many, "json", RenderOptions()))
+    k = next(k for k in doc["kernels"] if k["id"] == hist.kernel.id)
+    assert [f["id"] for f in k["findings"]] == [f.id for f in hist.findings], "JSON keeps every finding"
+
+
+def test_hide_below_and_show_all_on_the_command_line_and_in_the_config(tmp_path):
+    report = report_path("aos_gather", "bad")  # global-uncoalesced at 4.41x, its only finding
+    env = {"COLUMNS": "120", "PATH": "/usr/bin:/bin"}
+    hidden = "1 finding under 5.00x hidden: global-uncoalesced; --show-all shows them"
+    r = run_cli("analyze", report, "--hide-below", "5", env=env, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert hidden in r.stdout and "Findings (best first)" not in r.stdout
+    assert "No findings above the thresholds" not in r.stdout
+    r = run_cli("analyze", report, "--hide-below", "5", "--show-all", env=env, cwd=tmp_path)
+    assert "hidden" not in r.stdout and "Findings (best first)" in r.stdout
+    r = run_cli("analyze", report, env={**env, "DRGPU_ANALYZE_HIDE_BELOW": "5"}, cwd=tmp_path)
+    assert hidden in r.stdout
+    (tmp_path / "pyproject.toml").write_text("[tool.drgpu.analyze]\nhide-below = 5\n")
+    r = run_cli("analyze", report, env=env, cwd=tmp_path)
+    assert hidden in r.stdout
+    r = run_cli("analyze", report, "-f", "json", env=env, cwd=tmp_path)
+    assert [f["id"] for f in json.loads(r.stdout)["kernels"][0]["findings"]] == ["global-uncoalesced"]
+    r = run_cli("analyze", report, "--hide-below", "0.5", env=env, cwd=tmp_path)
+    assert r.returncode == 2, "an estimate below 1x is no speedup"

@@ -19,7 +19,17 @@ from .. import RenderOptions
 from ..dot import format_value, is_chain, missing_text, svg_for
 from .charts import _ledger_view, _memory_chart, _occupancy_chart, _sol_view, _stall_chart
 from .common import _bytes, _newlines, _script_json
-from ..quiet import CAUSES_BASE, ROOT_BASE, changes_nothing, model_error_text, split_shown
+from ..quiet import (
+    CAUSES_BASE,
+    ROOT_BASE,
+    SHOW_ALL_HINT,
+    Worth,
+    changes_nothing,
+    hidden_findings_text,
+    model_error_text,
+    split_shown,
+    worth_of,
+)
 from ..units import duration, missing, number
 from .source import _lazy_source, _source_view, _src_id
 
@@ -53,8 +63,14 @@ def _evidence_value(v) -> str:
     return str(v)
 
 
-def _tree_view(n: Node, fold: float, anchor: str, src_ids: set[str], depth: int = 0) -> dict:
+def _tree_view(
+    n: Node, fold: float, anchor: str, src_ids: set[str], depth: int = 0, worth: Worth | None = None
+) -> dict:
+    worth = worth or Worth()
     shown, folded = split_shown(n, fold)
+    # Suggestions under the --hide-below estimate and lines at 0% are left out, counted in a
+    # leaf of their own (text does the same).
+    shown, hidden = worth.split_nodes(shown)
     a = n.attrs
     # The root's % is of the issue slots, its causes' of the stall cycles: no bar at the root,
     # whose bar would read as the parent of longer ones (its value and detail name the bases).
@@ -74,8 +90,9 @@ def _tree_view(n: Node, fold: float, anchor: str, src_ids: set[str], depth: int 
         "href": "",
         "severity": a.get("severity", ""),
         "sid": a.get("id", "") if n.kind == "suggestion" else "",
-        "children": [_tree_view(c, fold, anchor, src_ids, depth + 1) for c in shown],
-        "folded": [_tree_view(c, fold, anchor, src_ids, depth + 1) for c in folded],
+        "children": [_tree_view(c, fold, anchor, src_ids, depth + 1, worth) for c in shown]
+        + ([_hidden_leaf(worth, hidden)] if hidden else []),
+        "folded": [_tree_view(c, fold, anchor, src_ids, depth + 1, worth) for c in folded],
         "fold_note": f"{len(folded)} below {fold * 100:g}% of stall cycles" if folded else "",
     }
     if n.kind == "root":
@@ -106,6 +123,29 @@ def _tree_view(n: Node, fold: float, anchor: str, src_ids: set[str], depth: int 
     return view
 
 
+def _hidden_leaf(worth: Worth, hidden: list[Node]) -> dict:
+    """A leaf that says how many suggestions and lines a node's children left out."""
+    phrase = worth.hidden_phrase(sum(c.kind == "suggestion" for c in hidden), sum(c.kind == "line" for c in hidden))
+    return {
+        "name": f"{phrase} ({SHOW_ALL_HINT})",
+        "value": "",
+        "kind": "hidden",
+        "chain": False,
+        "bar": None,
+        "highlight": False,
+        "open": False,
+        "detail": "",
+        "code": "",
+        "sass": "",
+        "href": "",
+        "severity": "",
+        "sid": "",
+        "children": [],
+        "folded": [],
+        "fold_note": "",
+    }
+
+
 def _tree_compact(view: dict) -> dict:
     """A tree view with short keys and its empty fields left out (report.js builds the DOM)."""
     out = {}
@@ -118,11 +158,18 @@ def _tree_compact(view: dict) -> dict:
     return out
 
 
-def _findings_view(ka, anchor: str, src_ids: set[str]) -> list[dict]:
+def _findings_view(ka, anchor: str, src_ids: set[str], worth: Worth | None = None) -> tuple[list[dict], str]:
+    """The findings worth reading (render/quiet.py, Worth), each with its source lines that do
+    not read 0%, and the line that says what was left out ('' when nothing was)."""
+    worth = worth or Worth()
     out = []
-    for i, f in enumerate(ka.findings, 1):
+    shown, hidden = worth.split_findings(ka.findings)
+    lines_hidden = 0
+    for i, f in enumerate(shown, 1):
         locs = []
-        for loc in f.locations[:5]:
+        places, left = worth.split_locations(f.locations[:5])
+        lines_hidden += len(left)
+        for loc in places:
             sid = _src_id(anchor, loc.get("file"), loc.get("line"))
             stalled = ", ".join(location_text(s) for s in loc.get("stalled_at", []) or [])
             inl = loc.get("inlined_from")
@@ -152,9 +199,10 @@ def _findings_view(ka, anchor: str, src_ids: set[str]) -> list[dict]:
                 "locations": locs,
                 "notes": list(f.notes),
                 "model": f.speedup_model,
+                "hidden": worth.hidden_phrase(lines=len(left)),
             }
         )
-    return out
+    return out, hidden_findings_text(worth, hidden)
 
 
 def _clean_svg(svg: str, anchor: str) -> Markup:
@@ -213,7 +261,9 @@ def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool, i
     if with_svg:
         svg = _clean_svg(svg_for(analysis, options, kernels=[ka]), anchor)
     top = ka.findings[0] if ka.findings else None
-    tree = _tree_view(ka.tree, options.fold_share, anchor, src_ids)
+    worth = worth_of(options)
+    tree = _tree_view(ka.tree, options.fold_share, anchor, src_ids, worth=worth)
+    findings, hidden = _findings_view(ka, anchor, src_ids, worth)
     return {
         "anchor": anchor,
         "id": k.id,
@@ -237,7 +287,8 @@ def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool, i
         "top": {"id": top.id, "title": top.title, "speedup": top.speedup_text(), "severity": top.severity}
         if top
         else None,
-        "findings": _findings_view(ka, anchor, src_ids),
+        "findings": findings,
+        "hidden": hidden,
         "stalls": _stall_chart(ka.tree),
         "stall_source": ka.tree.attrs.get("stall_source", ""),
         "memory": _memory_chart(ka),
