@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
+from ..analysis.groups import application_severities
 from ..analysis.ledger import part_label
 from ..analysis.tree import Node
 from ..io import visible
@@ -42,7 +43,9 @@ def escape(text) -> str:
     return _markup_escape(visible(text))
 
 
-def _label(n: Node) -> str:
+def _label(n: Node, sev: dict[str, str] | None = None) -> str:
+    """A tree node as a line; ``sev``: the severities shown for suggestions, by finding id
+    (their severity in the whole run, in a report of several kernels)."""
     val = format_value(n)
     name = escape(str(n.name))
     if n.kind == "missing":
@@ -53,10 +56,10 @@ def _label(n: Node) -> str:
         code = n.attrs.get("code") or n.attrs.get("sass") or ""
         return f"[cyan]{name}[/cyan] {val}  [dim]{escape(code[:70])}[/dim]"
     if n.kind == "suggestion":
-        sev = n.attrs.get("severity", "low")
+        sev_shown = (sev or {}).get(str(n.attrs.get("id")), n.attrs.get("severity", "low"))
         if n.attrs.get("estimate_capped"):
             val = f"≥{val} (capped)"
-        return f"[{SEV_STYLE[sev]}]→ {name} (est. {val} speedup, {sev})[/{SEV_STYLE[sev]}]"
+        return f"[{SEV_STYLE[sev_shown]}]→ {name} (est. {val} speedup, {sev_shown})[/{SEV_STYLE[sev_shown]}]"
     style = "bold" if n.kind in ("root", "group") else ""
     mark = "★ " if n.attrs.get("highlight") else ""
     text = f"{mark}{name}" + (f": {val}" if val else "")
@@ -74,7 +77,15 @@ def _label(n: Node) -> str:
     return text
 
 
-def _add(tree: Tree, node: Node, fold: float, depth: int, compact: bool = False, worth: Worth | None = None) -> None:
+def _add(
+    tree: Tree,
+    node: Node,
+    fold: float,
+    depth: int,
+    compact: bool = False,
+    worth: Worth | None = None,
+    sev: dict[str, str] | None = None,
+) -> None:
     worth = worth or Worth()
     shown, folded = split_shown(node, fold)
     # Suggestions under the --hide-below estimate and lines that read 0% are left out, counted.
@@ -85,9 +96,9 @@ def _add(tree: Tree, node: Node, fold: float, depth: int, compact: bool = False,
             or (c.kind == "group" and c.value is None and c.attrs.get("group") != "speed_of_light")
         ):
             continue  # the summary view keeps causes, lines and suggestions; -k ID shows all
-        sub = tree.add(_label(c))
+        sub = tree.add(_label(c, sev))
         if depth < 5 and not (compact and c.attrs.get("group") == "speed_of_light"):
-            _add(sub, c, fold, depth + 1, compact, worth)
+            _add(sub, c, fold, depth + 1, compact, worth, sev)
     if folded:
         tree.add(f"[dim]({len(folded)} below {fold * 100:.0f}% folded)[/dim]")
     if hidden:
@@ -109,6 +120,11 @@ NAME_MOST, NAME_LEAST = 60, 24
 
 def _sol_text(r: dict) -> str:
     return f"{r['grade']} ({r['limiter']} {r['limiter_pct']:.0f}%)" if r["grade"] else "n/a"
+
+
+def _app_severity(f: dict) -> str:
+    """A summary or priority finding's severity in the whole run (its own in older saves)."""
+    return f.get("application_severity") or f["severity"]
 
 
 def _top_finding(r: dict, worth: Worth) -> dict | None:
@@ -166,7 +182,7 @@ def render_summary(analysis, options, console: Console) -> None:
                 x["total µs"],
                 x["share"],
                 x["speed of light"],
-                f"[{SEV_STYLE[top['severity']]}]{top['id']}[/]" if top else "-",
+                f"[{SEV_STYLE[_app_severity(top)]}]{top['id']}[/]" if top else "-",
                 x["saves µs"],
             )
         if len(rows) > SUMMARY_ROWS:
@@ -176,13 +192,20 @@ def render_summary(analysis, options, console: Console) -> None:
     if first:
         # A line each: names as long as half the width allows (at least the table's).
         short = short_names(names, max(min(NAME_MOST, console.width // 2), max(map(len, short.values()))))
-        console.print("[bold]Fix first[/bold] (time saved in the profiled run):")
+        console.print("[bold]Fix first[/bold] (time saved in the profiled run: µs, share of the GPU time, severity):")
         notes = _finding_notes(analysis)
         for i, f in enumerate(first, 1):
             where = f" at {escape(f['where'])}" if f.get("where") else ""
-            console.print(
-                f"  {i}. {escape(f['id'])} in {escape(short.get(f['name']) or short_name(f['name']))} (id {f['kernel_id']}){where}: "
-                f"{us(f['time_saved_ns'])}, est. {'≥' if f.get('estimate_capped') else ''}{f['estimated_speedup']:.2f}x"
+            sev = _app_severity(f)
+            share = f.get("saved_share")
+            weight = f"{100 * share:.1f}%, " if isinstance(share, (int, float)) else ""
+            # Wrapped between words under its own text (a hanging indent past the number).
+            _hanging(
+                console,
+                f"  {i}. ",
+                f"{escape(f['id'])} in {escape(short.get(f['name']) or short_name(f['name']))} (id {f['kernel_id']}){where}: "
+                f"{us(f['time_saved_ns'])} ({weight}[{SEV_STYLE[sev]}]{sev}[/]), "
+                f"est. {'≥' if f.get('estimate_capped') else ''}{f['estimated_speedup']:.2f}x",
             )
             # The finding's notes under it (a header line is inlined code, why the estimate is
             # lower than alone), wrapped to the width.
@@ -211,7 +234,7 @@ def _summary_blocks(
         top = _top_finding(r, worth)
         console.print(f"{x['id']:<{indent}}[bold]{escape(short[r['name']])}[/bold]", overflow="fold")
         finding = (
-            f"top finding: [{SEV_STYLE[top['severity']]}]{top['id']}[/], saves {x['saves µs']} µs"
+            f"top finding: [{SEV_STYLE[_app_severity(top)]}]{top['id']}[/], saves {x['saves µs']} µs"
             if top
             else "top finding: none"
         )
@@ -230,6 +253,7 @@ def render_console(analysis, options, console: Console) -> None:
     shown = analysis.kernels
     worth = worth_of(options)
     compact = len(analysis.kernels) > 1
+    app = application_severities(analysis.summary()) if compact else {}
     if compact:
         render_summary(analysis, options, console)
         n = options.top_kernels
@@ -275,13 +299,16 @@ def render_console(analysis, options, console: Console) -> None:
         if ka.ledger is not None:
             head += f"\ntime: {escape(ka.ledger.text())}"
         console.print(Panel(head, expand=False))
+        # In a report of several kernels a finding's severity is that of the time its fix saves
+        # in the whole run (groups.application_severity); JSON keeps the kernel's own.
+        sev = {fid: s for (kid, fid), s in app.items() if kid == k.id} if compact else {}
         t = Tree(_label(ka.tree))
-        _add(t, ka.tree, options.fold_share, 0, compact, worth)
+        _add(t, ka.tree, options.fold_share, 0, compact, worth, sev)
         console.print(t)
         # Findings under the --hide-below estimate (a larger fix's time, or too little to
         # matter) and their lines at 0% are left out, named and counted; JSON keeps them whole.
         shown_findings, hidden = worth.split_findings(ka.findings)
-        lines_hidden = _findings(shown_findings[: options.top_findings], console, worth) if shown_findings else 0
+        lines_hidden = _findings(shown_findings[: options.top_findings], console, worth, sev) if shown_findings else 0
         left = hidden_findings_text(worth, hidden, lines_hidden)
         if left:
             console.print(f"[dim]{escape(left)}[/dim]")
@@ -333,23 +360,27 @@ def _where(f, worth: Worth) -> tuple[list[str], int]:
     ], len(hidden)
 
 
-def _findings(shown: list, console: Console, worth: Worth) -> int:
+def _findings(shown: list, console: Console, worth: Worth, sev: dict[str, str] | None = None) -> int:
     """A kernel's findings: a table, or where its finding and where columns would be narrower
     than their longest word (an id, a file:line) or FINDING_LEAST, one block of lines each, so
-    that ids and numbers are never split. Returns how many source lines at 0% it left out."""
+    that ids and numbers are never split. ``sev``: the severities to show by finding id (in a
+    report of several kernels, in the whole run). Returns how many source lines at 0% it left
+    out."""
+    severity = {f.id: (sev or {}).get(f.id, f.severity) for f in shown}
+    title = "Findings (best first; severity in the whole run)" if sev else "Findings (best first)"
     placed = [_where(f, worth) for f in shown]
     wheres = [w for w, _ in placed]
     lines_hidden = sum(n for _, n in placed)
     fixed = (
         len(str(len(shown)))
-        + max(len("severity"), *(len(f.severity) for f in shown))
+        + max(len("severity"), *(len(severity[f.id]) for f in shown))
         + max(len("est. speedup"), *(len(f.speedup_text()) for f in shown))
     )
     ids = max(len(f.id) for f in shown)
     places = max((len(w.split(" ", 1)[0]) for ws in wheres for w in ws), default=1)
     # A boxed table of 5 columns: 3 characters a column (padding and rule) and 1 more.
     if console.width >= 16 + fixed + max(ids, FINDING_LEAST) + max(places, FINDING_LEAST):
-        tab = Table(title="Findings (best first)", show_lines=True, expand=False)
+        tab = Table(title=title, show_lines=True, expand=False)
         for col in ("#", "finding", "severity", "est. speedup", "where"):
             least = {"finding": max(ids, FINDING_LEAST), "where": max(places, FINDING_LEAST)}.get(col)
             tab.add_column(col, no_wrap=col in ("#", "severity", "est. speedup"), overflow="fold", min_width=least)
@@ -358,17 +389,17 @@ def _findings(shown: list, console: Console, worth: Worth) -> int:
                 str(i),
                 f"[bold]{f.id}[/bold]\n{escape(f.title)}\n[dim]{escape(f.advice)}[/dim]"
                 + "".join(f"\n[dim]note: {escape(n)}[/dim]" for n in f.notes),
-                f"[{SEV_STYLE[f.severity]}]{f.severity}[/]",
+                f"[{SEV_STYLE[severity[f.id]]}]{severity[f.id]}[/]",
                 f.speedup_text(),
                 "\n".join(where) or "-",
             )
         console.print(tab)
         return lines_hidden
-    console.print("[bold]Findings[/bold] (best first)")
+    console.print(f"[bold]Findings[/bold] {title.removeprefix('Findings ')}")
     indent = len(str(len(shown))) + 2
     for i, (f, where) in enumerate(zip(shown, wheres), 1):
         console.print(
-            f"{f'{i}.':<{indent}}[bold]{f.id}[/bold]  [{SEV_STYLE[f.severity]}]{f.severity}[/]  est. {f.speedup_text()}"
+            f"{f'{i}.':<{indent}}[bold]{f.id}[/bold]  [{SEV_STYLE[severity[f.id]]}]{severity[f.id]}[/]  est. {f.speedup_text()}"
         )
         for line in (escape(f.title), f"[dim]{escape(f.advice)}[/dim]"):
             _indented(console, line, indent)
@@ -378,6 +409,14 @@ def _findings(shown: list, console: Console, worth: Worth) -> int:
         for n in f.notes:
             _indented(console, f"[dim]note: {escape(n)}[/dim]", indent)
     return lines_hidden
+
+
+def _hanging(console: Console, lead: str, markup: str) -> None:
+    """``lead`` then ``markup`` wrapped between words, its further lines under its first."""
+    lines = Text.from_markup(markup).wrap(console, max(1, console.width - len(lead)))
+    for j, line in enumerate(lines):
+        line.rstrip()
+        console.print(Text(lead if j == 0 else " " * len(lead)) + line, soft_wrap=True)
 
 
 def _indented(console: Console, markup: str, indent: int) -> None:

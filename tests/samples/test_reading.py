@@ -52,10 +52,12 @@ def test_finding_notes_are_printed_with_their_finding(many):
     # Each note of every finding in a shown findings table is in its row: after the finding's
     # id, before the next finding's.
     shown = 0
-    for section in text.split("\n╭")[1:]:
-        ka = next(ka for ka in many.kernels if f"(id {ka.kernel.id})" in section.splitlines()[1])
+    for ka in many.kernels:
+        section = _section(text, ka)
+        if section is None:
+            continue  # --top 3: its tree is not shown
         # The finding column of the table's lines.
-        table = section[section.index("Findings (best first)") :].splitlines()
+        table = section[section.index("Findings (best first") :].splitlines()
         rows = [line.split("│")[2].strip() for line in table if line.startswith("│ ")]
         listed = [f for f in ka.findings if f.time_share is None or f.time_share >= 0.005][:5]
         starts = [next(i for i, line in enumerate(rows) if line.startswith(f.id)) for f in listed]
@@ -140,7 +142,9 @@ def _kernel(a, name: str):
 
 def _section(text: str, ka) -> str:
     """The text of one kernel: from its header panel to the next one."""
-    return next(s for s in text.split("\n╭")[1:] if f"(id {ka.kernel.id})" in s.splitlines()[1])
+    return next(
+        (s for s in text.split("\n╭")[1:] if re.search(rf"\(id {ka.kernel.id}\)( |$)", s[: s.index("╰")], re.M)), None
+    )
 
 
 def test_findings_under_the_worth_estimate_are_hidden_and_counted(many):
@@ -149,7 +153,7 @@ def test_findings_under_the_worth_estimate_are_hidden_and_counted(many):
     assert drain.estimated_speedup < 1.02 < drain.estimated_speedup_alone, "its time is the atomics' fix's"
     text = render(many, "text", RenderOptions(width=140, top_kernels=0))
     own = _section(text, hist)
-    assert "store-drain" not in own.split("Findings (best first)")[1].split("1 finding under")[0]
+    assert "store-drain" not in own.split("Findings (best first")[1].split("1 finding under")[0]
     assert "Stores drain at kernel exit" not in own, "nor its suggestion in the tree"
     assert "(1 finding under 1.02x hidden)" in own
     assert (
@@ -223,3 +227,75 @@ def test_hide_below_and_show_all_on_the_command_line_and_in_the_config(tmp_path)
     assert [f["id"] for f in json.loads(r.stdout)["kernels"][0]["findings"]] == ["global-uncoalesced"]
     r = run_cli("analyze", report, "--hide-below", "0.5", env=env, cwd=tmp_path)
     assert r.returncode == 2, "an estimate below 1x is no speedup"
+
+
+def test_severity_in_the_whole_run_follows_the_time_saved(step):
+    """The PyTorch step: serial-kernel is high in a kernel that holds 0.4% of the GPU time
+    (its fix saves about a microsecond), grid-too-small medium in one where it saves 9 µs.
+    Weighed by the whole run, neither outranks the other's time: the badges follow it."""
+    from drgpu_py.analysis.findings import severity_rank
+
+    rows = step.summary()
+    total = sum(r["total_ns"] for r in rows)
+    first = step.priorities()
+    assert [p["time_saved_ns"] for p in first] == sorted((p["time_saved_ns"] for p in first), reverse=True)
+    ranks = [severity_rank(p["application_severity"]) for p in first]
+    assert ranks == sorted(ranks), "a milder severity never ranks above a worse one"
+    for p in first:
+        share = p["time_saved_ns"] / total
+        assert p["saved_share"] == pytest.approx(share, abs=1e-5)
+        speedup = 1 / (1 - share)
+        assert p["application_severity"] == ("high" if speedup >= 1.25 else "medium" if speedup >= 1.07 else "low")
+    serial = next(p for p in first if p["id"] == "serial-kernel")
+    grid = next(p for p in first if p["id"] == "grid-too-small")
+    assert serial["severity"] == "high" and grid["severity"] == "medium", "in their kernels"
+    assert serial["time_saved_ns"] < 2e3 < 9e3 < grid["time_saved_ns"]
+    assert severity_rank(serial["application_severity"]) >= severity_rank(grid["application_severity"])
+    assert serial["application_severity"] == "low"
+    # Text: "fix first" and the kernels' findings give the severity in the whole run.
+    text = render(step, "text", RenderOptions(width=200, top_kernels=0))
+    line = next(ln for ln in text.splitlines() if re.match(r"\s+\d\. serial-kernel in .* \(id 11\)", ln))
+    assert re.search(r": 1\.2 µs \(0\.1%, low\), est\. 1\.57x$", line), line
+    own = _section(text, next(ka for ka in step.kernels if ka.kernel.id == 11))
+    assert "Findings (best first; severity in the whole run)" in own
+    assert re.search(r"│ 1 │ serial-kernel +│ low +│", own), own
+    # HTML: the summary's top finding, "fix first" and the finding's badge; its title keeps the kernel's.
+    page = render(step, "html", RenderOptions())
+    i = next(i for i, ka in enumerate(step.kernels) if ka.kernel.id == 11)
+    fix = page[page.index('<ol class="fix-first">') :]
+    fix = fix[: fix.index("</ol>")]
+    assert re.search(
+        rf'<span class="sev sev-low" title="[^"]*in its kernel: high">low</span> <a class="mono fix-id" href="#k{i}-f1">serial-kernel',
+        fix,
+    )
+    card = page[page.index(f'id="k{i}-f1"') :]
+    assert re.search(
+        r'<span class="sev sev-low" title="in the whole run: low [^"]*in this kernel: high">low</span>', card[:2000]
+    )
+    # JSON: the kernel's own severity stays; the summary and priorities add the whole run's.
+    doc = json.loads(render(step, "json"))
+    k = next(k for k in doc["kernels"] if k["id"] == 11)
+    assert k["findings"][0]["severity"] == "high"
+    assert {"saved_share", "application_severity"} <= set(doc["priorities"][0])
+
+
+def test_tree_suggestions_give_the_severity_in_the_whole_run(many):
+    gather = _kernel(many, "strided_gather")  # 3.1% of the GPU time
+    top = gather.findings[0]
+    assert top.id == "global-uncoalesced" and top.severity == "high"
+    own = _section(render(many, "text", WIDE), gather)
+    assert f"(est. {top.estimated_speedup:.2f}x speedup, low)" in own
+    assert f"(est. {top.estimated_speedup:.2f}x speedup, high)" not in own
+
+
+def test_severity_of_one_kernel_is_its_own():
+    from conftest import analysis_of
+
+    a = analysis_of("aos_gather", "bad")
+    (row,) = a.summary()
+    for f, ka_f in zip(
+        sorted(row["findings"], key=lambda f: f["id"]), sorted(a.kernels[0].findings, key=lambda f: f.id)
+    ):
+        assert f["application_severity"] == ka_f.severity
+    text = render(a, "text", WIDE)
+    assert "Findings (best first)" in text and "severity in the whole run" not in text

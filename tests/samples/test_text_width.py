@@ -103,4 +103,4 @@ def test_findings_ids_and_estimates_are_whole_at_any_width(analysis, width):
             if f.estimated_speedup < 1.02:
                 assert named is not None and any(_whole(f.id, line) for line in rest[named : named + 3]), f.id
     for p in [p for p in analysis.priorities() if p["estimated_speedup"] >= 1.02][:5]:
-        assert any(re.search(rf"\d\. {re.escape(p['id'])} in ", line) for line in text.splitlines()), p["id"]
+        assert any(re.search(rf"\d\. {re.escape(p['id'])} in(\s|$)", line) for line in text.splitlines()), p["id"]

@@ -33,6 +33,12 @@ def _speedup(row: dict) -> str:
     return ("≥" if row.get("estimate_capped") else "") + f"{row['estimated_speedup']:.2f}x"
 
 
+def _app_severity(f: dict) -> str:
+    """A finding's severity in the whole run (groups.application_severity; its own in a
+    summary saved without it): the badges of the summary and "fix first" follow the time saved."""
+    return f.get("application_severity") or f["severity"]
+
+
 def _row_kernels(analysis, rows: list[dict]) -> list[int]:
     """For each summary row, the index of its kernel group in ``analysis.kernels``: the first
     unused one with the row's id and name, preferring one with the row's total time (a report
@@ -101,7 +107,13 @@ def _summary_view(analysis, kernels: list[dict], worth: Worth | None = None) -> 
                 "limiter_v": r["limiter_pct"],
                 "top": None
                 if top is None
-                else {"id": top["id"], "severity": top["severity"], "href": top["href"], "speedup": _speedup(top)},
+                else {
+                    "id": top["id"],
+                    "severity": _app_severity(top),
+                    "kernel_severity": top["severity"],
+                    "href": top["href"],
+                    "speedup": _speedup(top),
+                },
                 "saved": "" if top is None else _us(top["time_saved_ns"]),
                 "saved_v": None if top is None else top["time_saved_ns"],
             }
@@ -117,7 +129,8 @@ def _summary_view(analysis, kernels: list[dict], worth: Worth | None = None) -> 
             {
                 "rank": n,
                 "id": p["id"],
-                "severity": p["severity"],
+                "severity": _app_severity(p),
+                "kernel_severity": p["severity"],
                 "href": p["href"],
                 "kernel_href": "#" + t["anchor"],
                 "kernel_id": p["kernel_id"],

@@ -14,6 +14,7 @@ import re
 
 from markupsafe import Markup
 
+from ...analysis import groups
 from ...analysis.tree import Node, location_text
 from .. import RenderOptions
 from ..dot import format_value, is_chain, missing_text, svg_for
@@ -64,9 +65,16 @@ def _evidence_value(v) -> str:
 
 
 def _tree_view(
-    n: Node, fold: float, anchor: str, src_ids: set[str], depth: int = 0, worth: Worth | None = None
+    n: Node,
+    fold: float,
+    anchor: str,
+    src_ids: set[str],
+    depth: int = 0,
+    worth: Worth | None = None,
+    sev: dict[str, str] | None = None,
 ) -> dict:
     worth = worth or Worth()
+    sev = sev or {}
     shown, folded = split_shown(n, fold)
     # Suggestions under the --hide-below estimate and lines at 0% are left out, counted in a
     # leaf of their own (text does the same).
@@ -88,11 +96,13 @@ def _tree_view(
         "code": "",
         "sass": "",
         "href": "",
-        "severity": a.get("severity", ""),
+        "severity": sev.get(str(a.get("id")), a.get("severity", ""))
+        if n.kind == "suggestion"
+        else a.get("severity", ""),
         "sid": a.get("id", "") if n.kind == "suggestion" else "",
-        "children": [_tree_view(c, fold, anchor, src_ids, depth + 1, worth) for c in shown]
+        "children": [_tree_view(c, fold, anchor, src_ids, depth + 1, worth, sev) for c in shown]
         + ([_hidden_leaf(worth, hidden)] if hidden else []),
-        "folded": [_tree_view(c, fold, anchor, src_ids, depth + 1, worth) for c in folded],
+        "folded": [_tree_view(c, fold, anchor, src_ids, depth + 1, worth, sev) for c in folded],
         "fold_note": f"{len(folded)} below {fold * 100:g}% of stall cycles" if folded else "",
     }
     if n.kind == "root":
@@ -158,10 +168,15 @@ def _tree_compact(view: dict) -> dict:
     return out
 
 
-def _findings_view(ka, anchor: str, src_ids: set[str], worth: Worth | None = None) -> tuple[list[dict], str]:
+def _findings_view(
+    ka, anchor: str, src_ids: set[str], worth: Worth | None = None, sev: dict[str, str] | None = None
+) -> tuple[list[dict], str]:
     """The findings worth reading (render/quiet.py, Worth), each with its source lines that do
-    not read 0%, and the line that says what was left out ('' when nothing was)."""
+    not read 0%, and the line that says what was left out ('' when nothing was). ``sev``: the
+    severities the badges show by finding id (in a report of several kernel groups, the one in
+    the whole run; the kernel's own in the badge's title)."""
     worth = worth or Worth()
+    sev = sev or {}
     out = []
     shown, hidden = worth.split_findings(ka.findings)
     lines_hidden = 0
@@ -190,7 +205,11 @@ def _findings_view(ka, anchor: str, src_ids: set[str], worth: Worth | None = Non
                 "anchor": f"{anchor}-f{i}",
                 "id": f.id,
                 "title": f.title,
-                "severity": f.severity,
+                "severity": sev.get(f.id, f.severity),
+                "severity_title": f"in the whole run: {sev[f.id]} (by the GPU time its fix saves); in this kernel: "
+                f"{f.severity}"
+                if f.id in sev
+                else f"in this kernel: {f.severity}",
                 "speedup": f.speedup_text(),
                 "share": f"{100.0 * f.stall_share:.0f}%",
                 "share_w": max(0.0, min(100.0, 100.0 * f.stall_share)),
@@ -262,8 +281,15 @@ def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool, i
         svg = _clean_svg(svg_for(analysis, options, kernels=[ka]), anchor)
     top = ka.findings[0] if ka.findings else None
     worth = worth_of(options)
-    tree = _tree_view(ka.tree, options.fold_share, anchor, src_ids, worth=worth)
-    findings, hidden = _findings_view(ka, anchor, src_ids, worth)
+    # In a report of several kernel groups the badges give a finding's severity in the whole
+    # run (groups.application_severity: it follows the GPU time the fix saves).
+    sev = (
+        {fid: s for (kid, fid), s in groups.application_severities(analysis.summary()).items() if kid == k.id}
+        if len(analysis.kernels) > 1
+        else {}
+    )
+    tree = _tree_view(ka.tree, options.fold_share, anchor, src_ids, worth=worth, sev=sev)
+    findings, hidden = _findings_view(ka, anchor, src_ids, worth, sev)
     return {
         "anchor": anchor,
         "id": k.id,
