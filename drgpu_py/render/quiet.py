@@ -19,15 +19,23 @@ Contract, pure functions of the analysis:
   "fix first" and the summary's top finding), and each place says how many it left out
   (``hidden_phrase``: "2 findings under 1.02x hidden"); ``show_all`` shows everything. JSON,
   CSV, SARIF and gcc keep everything.
-- ``split_notes(kernels)``: the notes two or more kernels carry word for word, each once with
-  the ids of the kernels that carry it, and each kernel's own notes. A report of 15 kernels
-  repeated the same three notes 15 times; text and HTML print such a note once, in a
-  report-level block, and JSON keeps every kernel's ``notes`` whole.
+- ``split_notes(kernels)``: the notes two or more kernels carry word for word, or nearly
+  (``merge_notes``), each once with the ids of the kernels that carry it, and each kernel's
+  own notes. A report of 15 kernels repeated the same three notes 15 times; text and HTML
+  print such a note once, in a report-level block, and JSON keeps every kernel's ``notes``
+  whole.
+- ``merge_notes(notes)``: notes that differ only in the findings they open with ("grid-too-small
+  not evaluated fully: the report lacks ..." and "global-uncoalesced not evaluated fully: ..."
+  with the same metrics) or in the items of a parenthesised list (the signs of a
+  warp-specialized pipeline: "(NANOSLEEP, SYNCS, ...)" and "(NANOSLEEP, SYNCS, ..., BAR (named
+  barriers))") are one note, naming the union. Every other difference (a number, a metric, a
+  line) keeps them apart.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 from ..analysis.tree import Node, split_folded
@@ -157,16 +165,98 @@ class SplitNotes:
 
 
 def split_notes(kernels) -> SplitNotes:
-    """Notes of kernel analyses (``.notes``, ``.kernel.id``) split into shared and own."""
-    carriers: dict[str, list[int]] = {}
+    """Notes of kernel analyses (``.notes``, ``.kernel.id``) split into shared and own; notes
+    that are the same but for their opening findings or a list's items (``merge_notes``) are
+    one shared note."""
+    families: dict[tuple[bool, tuple[str, ...]], list[str]] = {}  # in order of first appearance
+    carriers: dict[tuple[bool, tuple[str, ...]], list[int]] = {}
     for ka in kernels:
         for note in dict.fromkeys(ka.notes):
-            carriers.setdefault(note, []).append(ka.kernel.id)
-    shared = {n: ids for n, ids in carriers.items() if len(ids) > 1}
+            key = _note_shape(note)[0]
+            families.setdefault(key, [])
+            if note not in families[key]:
+                families[key].append(note)
+            ids = carriers.setdefault(key, [])
+            if ka.kernel.id not in ids:
+                ids.append(ka.kernel.id)
+    shared = {key for key, ids in carriers.items() if len(ids) > 1}
     return SplitNotes(
-        shared=list(shared.items()),
-        own=[[n for n in dict.fromkeys(ka.notes) if n not in shared] for ka in kernels],
+        shared=[(merge_notes(families[key])[0], carriers[key]) for key in families if key in shared],
+        own=[[n for n in dict.fromkeys(ka.notes) if _note_shape(n)[0] not in shared] for ka in kernels],
     )
+
+
+#: Findings a note opens with, before what it says of them ("a, b not evaluated fully: ...").
+_OPENING_IDS = re.compile(
+    r"^([a-z0-9]+(?:-[a-z0-9]+)*(?:, [a-z0-9]+(?:-[a-z0-9]+)*)*)(?= not (?:evaluated fully|reported): )"
+)
+
+
+def _top_level_groups(text: str) -> list[tuple[int, int]]:
+    """(start, end) of the text inside each top-level pair of parentheses."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        if ch == "(":
+            if depth == 0:
+                start = i + 1
+            depth += 1
+        elif ch == ")" and depth > 0:
+            depth -= 1
+            if depth == 0:
+                out.append((start, i))
+    return out
+
+
+def _list_items(text: str) -> list[str] | None:
+    """The items of a comma-separated list (commas inside parentheses do not count), or None
+    when ``text`` has no top-level ', '."""
+    items, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += ch == "("
+        depth -= ch == ")" and depth > 0
+        if depth == 0 and text.startswith(", ", i):
+            items.append(text[start:i])
+            start = i + 2
+    return items + [text[start:]] if items else None
+
+
+def _note_shape(note: str) -> tuple[tuple[bool, tuple[str, ...]], list[str], list[list[str]]]:
+    """((opens with findings, the note's text around its opening findings and the items of
+    its parenthesised lists), the opening findings, each list's items)."""
+    m = _OPENING_IDS.match(note)
+    ids = m.group(1).split(", ") if m else []
+    rest = note[m.end(1) :] if m else note
+    parts, lists, at = [], [], 0
+    for start, end in _top_level_groups(rest):
+        items = _list_items(rest[start:end])
+        if items is None:
+            continue
+        parts.append(rest[at:start])
+        lists.append(items)
+        at = end
+    parts.append(rest[at:])
+    return (bool(m), tuple(parts)), ids, lists
+
+
+def merge_notes(notes: list[str]) -> list[str]:
+    """``notes`` with those of one shape (``_note_shape``: the same but for their opening
+    findings and their lists' items) merged into one that names the union of each, in order
+    of first appearance; the others as they are."""
+    shapes: dict[tuple[bool, tuple[str, ...]], tuple[list[str], list[list[str]]]] = {}
+    for note in notes:
+        key, ids, lists = _note_shape(note)
+        have = shapes.get(key)
+        if have is None:
+            shapes[key] = (list(ids), [list(x) for x in lists])
+            continue
+        have[0].extend(i for i in ids if i not in have[0])
+        for mine, theirs in zip(have[1], lists):
+            mine.extend(i for i in theirs if i not in mine)
+    out = []
+    for (opens, parts), (ids, lists) in shapes.items():
+        text = parts[0] + "".join(", ".join(items) + part for items, part in zip(lists, parts[1:]))
+        out.append((", ".join(ids) if opens else "") + text)
+    return out
 
 
 def kernels_phrase(ids: list[int], total: int, every: str) -> str:

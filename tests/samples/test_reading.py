@@ -80,11 +80,15 @@ def test_finding_notes_wrap_in_narrow_blocks(many):
 
 def test_every_kernel_note_is_in_the_text(step):
     """With the default --top 3 the other kernels' trees are not shown; their notes still are,
-    each with the id of its kernel."""
+    each with the id of its kernel (or said by the shared note it is merged into)."""
+    from drgpu_py.render.quiet import merge_notes, split_notes
+
     text = _flat(render(step, "text", RenderOptions(width=100)))
+    shared = [n for n, _ in split_notes(step.kernels).shared]
     for ka in step.kernels:
         for n in ka.notes:
-            assert " ".join(n.split()) in text, (ka.kernel.id, n)
+            stand = next((s for s in shared if merge_notes([s, n]) == [s]), n)
+            assert " ".join(stand.split()) in text, (ka.kernel.id, n)
 
 
 LEDGER_WORDS = (
@@ -299,3 +303,55 @@ def test_severity_of_one_kernel_is_its_own():
         assert f["application_severity"] == ka_f.severity
     text = render(a, "text", WIDE)
     assert "Findings (best first)" in text and "severity in the whole run" not in text
+
+
+def test_near_identical_notes_are_merged():
+    from drgpu_py.render.quiet import merge_notes
+
+    sections = (
+        "(collected by drgpu profile's default set, or ncu --section MemoryWorkloadAnalysis --section SpeedOfLight)"
+    )
+    lacks = f"not evaluated fully: the report lacks l1tex__throughput.avg.pct_of_peak_sustained_elapsed {sections}"
+    signs = "NANOSLEEP, SYNCS, USETMAXREG, UTMALDG, UTMASTG, WARPGROUP"
+    hand_off = "barrier-imbalance not reported: barrier waits are the hand-off of a warp-specialized pipeline"
+    notes = [
+        f"grid-too-small {lacks}",
+        f"{hand_off} ({signs}), not unbalanced work",
+        f"global-uncoalesced, grid-too-small {lacks}",
+        f"{hand_off} ({signs}, BAR (named barriers)), not unbalanced work",
+        "aggregated over 2 launches of this kernel: the mean launch (counts, rates and duration averaged)",
+        "aggregated over 3 launches of this kernel: the mean launch (counts, rates and duration averaged)",
+        f"grid-too-small not evaluated fully: the report lacks sm__cycles_active.avg {sections}",
+    ]
+    assert merge_notes(notes) == [
+        f"grid-too-small, global-uncoalesced {lacks}",
+        f"{hand_off} ({signs}, BAR (named barriers)), not unbalanced work",
+        notes[4],
+        notes[5],  # a number differs: another note
+        notes[6],  # another metric: another note
+    ]
+    assert merge_notes(["a (x, y) b", "a (x, y) b"]) == ["a (x, y) b"]
+
+
+def test_the_multi_kernel_page_opens_with_its_summary_and_says_each_note_once(step):
+    from drgpu_py.render.quiet import _note_shape, merge_notes
+
+    page = render(step, "html", RenderOptions())
+    summary, notes = page.index('id="summary"'), page.index('id="notes"')
+    first_kernel = page.index('<article class="kernel"')
+    assert summary < notes < first_kernel, "the summary first, then the notes, then the kernels"
+    block = page[notes : page.index("</section>", notes)]
+    bullets = [parse(li).plain.strip() for li in re.findall(r"<li>(.*?)</li>", block, re.S)]
+    texts = [re.sub(r" \((every group|groups [\d, ]+)\)$", "", b) for b in bullets]
+    shapes = [_note_shape(t)[0] for t in texts]
+    assert len(set(shapes)) == len(shapes), "no two notes the same but for a list"
+    assert len(bullets) <= 8, bullets  # 10 before: two pairs of near-duplicates merged
+    hand_off = [t for t in texts if t.startswith("barrier-imbalance not reported")]
+    assert len(hand_off) == 1 and "BAR (named barriers)" in hand_off[0] and "WARPGROUP" in hand_off[0]
+    lacks = [t for t in texts if "grid-too-small" in t and "not evaluated fully" in t]
+    assert len(lacks) == 1 and lacks[0].startswith("grid-too-small, global-uncoalesced not evaluated fully")
+    # Every note of every group is said: in its group's section, or by a note of this block.
+    plain = parse(unpack_page(page)).plain
+    for ka in step.kernels:
+        for n in ka.notes:
+            assert any(merge_notes([t, n]) == [t] for t in texts) or n in plain, (ka.kernel.id, n)
