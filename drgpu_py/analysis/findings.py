@@ -34,6 +34,11 @@ from .detectors import base as detector_base
 SEVERITIES = ("high", "medium", "low")
 
 
+#: How the notes on a finding's estimate begin (the bound that set it, the model's ceiling);
+#: the time ledger replaces them with its own when it lowers the estimate (settle.py).
+ESTIMATE_NOTES = ("estimate limited:", "estimate capped", "estimate lowered:")
+
+
 def severity_rank(severity: str) -> int:
     """0 for the worst severity; a larger number is milder."""
     return SEVERITIES.index(severity)
@@ -198,7 +203,7 @@ def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:
             continue
         notes = []
         if binding is not None:
-            notes.append(f"estimate bounded: {binding.why}")
+            notes.append(f"estimate limited: {binding.why}")
         sev = severity_of(speed, th)
         # The model's own ceiling (it never removes more than MAX_REMOVABLE of the time) is
         # not a measurement: say that the estimate is a lower bound.

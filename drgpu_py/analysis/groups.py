@@ -7,7 +7,12 @@ of one launch is that launch, unchanged; a larger group becomes its mean launch
 averaged, so every ratio the analysis forms is a launch's; the group's totals are the mean
 times the launch count). ``summary(analysis) -> list[dict]`` ranks the groups by GPU time
 and each finding by the time it would save in the profiled run:
-``time_saved = group time x (1 - 1/estimated speedup)``.
+``time_saved = group time x (1 - 1/estimated speedup)``; its ``saved_share`` is that time over
+all groups' time (the group's share of the GPU time x (1 - 1/estimate)), and its
+``application_severity`` the severity of the speedup the whole run would get from that fix
+alone, 1 / (1 - saved_share), by the thresholds that grade a kernel's findings: in a report of
+one kernel it is the finding's severity, in a report of many a fix that saves a microsecond of
+a small kernel is low (docs/json-schema.md, "Severity in the whole run").
 """
 
 from __future__ import annotations
@@ -19,7 +24,10 @@ from typing import Any, Protocol
 from .tree import location_text
 from ..profile import KernelProfile, Profile, rounded
 from ..readers.merge import merge_kernels
-from .findings import Finding
+from ..specs import loader as data
+from ..specs.records import Thresholds
+from .context import KernelContext
+from .findings import Finding, severity_of
 from .sol import SpeedOfLight
 
 
@@ -42,6 +50,14 @@ class AnalysisResult(Protocol):
 
     @property
     def kernels(self) -> Sequence[KernelResult]: ...
+
+
+def application_severities(rows: list[dict[str, Any]]) -> dict[tuple[int, str], str]:
+    """Each finding's severity in the whole run by (kernel id, finding id), from ``summary``'s
+    rows (a saved summary without the key: the finding's own severity)."""
+    return {
+        (r["kernel_id"], f["id"]): f.get("application_severity") or f["severity"] for r in rows for f in r["findings"]
+    }
 
 
 def group_key(kernel: KernelProfile) -> tuple[str, tuple[int, ...], tuple[int, ...], str]:
@@ -94,12 +110,33 @@ def time_saved(total: float | None, speedup: float) -> float | None:
     return total * (1.0 - 1.0 / speedup) if total is not None and speedup > 0 else None
 
 
+def application_severity(saved_share: float | None, severity: str, th: Thresholds) -> str:
+    """The severity of a fix in the whole profiled run: that of the run's speedup from it
+    alone, 1 / (1 - saved_share), by the kernel findings' thresholds (high_speedup,
+    medium_speedup); without measured durations (``saved_share`` None) the finding's own."""
+    if saved_share is None:
+        return severity
+    return severity_of(1.0 / max(1.0 - saved_share, 1e-9), th)
+
+
+def _thresholds(analysis: AnalysisResult) -> Thresholds:
+    """The thresholds the kernels were analyzed with (the defaults for literal analyses)."""
+    for ka in analysis.kernels:
+        context: KernelContext | None = getattr(ka, "context", None)
+        if context is not None:
+            return context.th
+    return data.thresholds()
+
+
 def summary(analysis: AnalysisResult) -> list[dict[str, Any]]:
     """One entry per group, by total GPU time: launches, time and share, grade and bound,
-    and its findings with the time each would save."""
+    and its findings with the time each would save, its share of all groups' time and the
+    severity that share has in the whole run."""
     tot = sum(
         group_total for group_total in (total_ns(ka.kernel) for ka in analysis.kernels) if group_total is not None
     )
+    th = _thresholds(analysis)
+    alone = len(analysis.kernels) == 1  # the run is the kernel: its findings' own severities
     rows: list[dict[str, Any]] = []
     for ka in analysis.kernels:
         kernel, sol = ka.kernel, ka.sol
@@ -107,6 +144,7 @@ def summary(analysis: AnalysisResult) -> list[dict[str, Any]]:
         finds: list[dict[str, Any]] = []
         for finding in ka.findings:
             saved = time_saved(group_total, finding.estimated_speedup)
+            share = saved / tot if saved is not None and tot > 0 else None
             finds.append(
                 {
                     "id": finding.id,
@@ -114,6 +152,10 @@ def summary(analysis: AnalysisResult) -> list[dict[str, Any]]:
                     "estimated_speedup": round(finding.estimated_speedup, 3),
                     "estimate_capped": finding.estimate_capped,
                     "time_saved_ns": rounded(saved, 1),
+                    "saved_share": rounded(share, 5),
+                    "application_severity": finding.severity
+                    if alone
+                    else application_severity(share, finding.severity, th),
                     "where": location_text(finding.locations[0]) if finding.locations else None,
                 }
             )
@@ -138,7 +180,8 @@ def summary(analysis: AnalysisResult) -> list[dict[str, Any]]:
 
 
 def priorities(rows: list[dict[str, Any]], limit: int | None = None) -> list[dict[str, Any]]:
-    """Findings across the report, most time saved first: what to fix first."""
+    """Findings across the report, most time saved first: what to fix first (their
+    ``application_severity`` follows the same order: it grows with the time saved)."""
     out = [
         {"kernel_id": r["kernel_id"], "name": r["name"], **f}
         for r in rows

@@ -143,7 +143,8 @@ class Ledger:
         }
 
     def text(self) -> str:
-        """One line: useful / each loss / unexplained, as shares of the elapsed time."""
+        """One line: useful / what each finding's fix saves / the other time by mechanism /
+        unexplained, as shares of the elapsed time."""
         e = self.elapsed_ns
         useful = f"useful {100 * self.useful_ns / e:.0f}%"
         counted = self.useful_counted_ns
@@ -151,15 +152,15 @@ class Ledger:
             useful += f" (of {100 * counted / e:.0f}% counted useful; the rest is work a fix removes)"
         parts = [useful]
         parts += [f"{x.owner} {100 * x.claimed_share:.0f}%" for x in self.losses if x.ns > 0]
-        # The unclaimed time by mechanism: the three largest that round to 1% or more, the rest
-        # summed (JSON and HTML list each with the findings that act on it).
+        # The other time (no finding's fix removes it) by mechanism: the three largest that round
+        # to 1% or more, the rest summed (JSON and HTML list each with the findings that act on it).
         shown = [a for a in self.attributed if a.ns / e >= 0.005]
         if shown:
             named = [f"{a.short_label} {100 * a.ns / e:.0f}%" for a in shown[:3]]
             rest = sum(a.ns for a in shown[3:])
             if rest / e >= 0.005:
                 named.append(f"{len(shown) - 3} more {100 * rest / e:.0f}%")
-            parts.append("not claimed: " + ", ".join(named))
+            parts.append("other time: " + ", ".join(named))
         unexplained = f"unexplained {100 * self.unexplained_ns / e:.0f}%"
         if self.unexplained_top and self.unexplained_ns / e >= 0.005:
             top = self.unexplained_top[0]

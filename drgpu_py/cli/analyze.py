@@ -13,6 +13,8 @@ from .options import (
     AnalysisFormat,
     FailOn,
     Fold,
+    HideBelow,
+    ShowAll,
     Force,
     Jobs,
     Quiet,
@@ -91,6 +93,8 @@ def analyze(
     threshold: Thresholds = None,
     thresholds_file: ThresholdsFile = None,
     fold: Fold = 0.02,
+    hide_below: HideBelow = 1.02,
+    show_all: ShowAll = False,
     per_launch: bool = typer.Option(
         False, "--per-launch", help="Analyze every launch on its own (default: launches of one kernel as one group)."
     ),
@@ -150,7 +154,17 @@ def analyze(
         )
         if result.profile.format == "separate":
             typer.echo(f"drgpu: warning: {SEPARATE_NOTE}", err=True)
-        write_result(result, fmt=out_fmt, output=output, force=force, fold=fold, top=top, path_map=mappings)
+        write_result(
+            result,
+            fmt=out_fmt,
+            output=output,
+            force=force,
+            fold=fold,
+            top=top,
+            path_map=mappings,
+            hide_below=hide_below,
+            show_all=show_all,
+        )
         wrote(output, quiet)
         check_fail_on(fail_on, [f.severity for ka in result.kernels for f in ka.findings])
 

@@ -16,6 +16,8 @@ from .options import (
     AnalysisFormat,
     DiffFormat,
     Fold,
+    HideBelow,
+    ShowAll,
     Force,
     Jobs,
     ListFormat,
@@ -213,6 +215,8 @@ def merge(
     threshold: Thresholds = None,
     thresholds_file: ThresholdsFile = None,
     fold: Fold = 0.02,
+    hide_below: HideBelow = 1.02,
+    show_all: ShowAll = False,
     jobs: Jobs = 0,
     quiet: Quiet = False,
     verbose: Verbose = 0,
@@ -239,7 +243,9 @@ def merge(
             jobs=jobs or default_jobs(),
             merge=True,
         )
-        write_result(result, fmt=out_fmt, output=output, force=force, fold=fold)
+        write_result(
+            result, fmt=out_fmt, output=output, force=force, fold=fold, hide_below=hide_below, show_all=show_all
+        )
         wrote(output, quiet)
 
     run_guarded(body)

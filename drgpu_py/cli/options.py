@@ -41,6 +41,19 @@ Fold = Annotated[
         "--fold", min=0.0, max=1.0, help="Fold tree nodes whose subtree is below this share of stall cycles (0..1)."
     ),
 ]
+HideBelow = Annotated[
+    float,
+    typer.Option(
+        "--hide-below",
+        min=1.0,
+        help="Text and HTML: hide findings estimated below this speedup, and source lines at 0%, saying how many "
+        "(JSON, CSV and SARIF keep all).",
+    ),
+]
+ShowAll = Annotated[
+    bool,
+    typer.Option("--show-all", help="Text and HTML: show every finding and source line (no --hide-below)."),
+]
 Jobs = Annotated[
     int,
     typer.Option(

@@ -196,13 +196,27 @@ def side_by_side(profiles) -> Profile:
     return Profile(path=" + ".join(p.path for p in profiles), format="separate", kernels=kernels, notes=notes)
 
 
-def write_result(result: Analysis, *, fmt=None, output=None, force=False, fold=0.02, top=3, path_map=()) -> None:
+def write_result(
+    result: Analysis,
+    *,
+    fmt=None,
+    output=None,
+    force=False,
+    fold=0.02,
+    top=3,
+    path_map=(),
+    hide_below=1.02,
+    show_all=False,
+) -> None:
     """Render ``result`` in ``fmt`` (from ``output``'s extension when None) to ``output`` or
-    standard output. ``path_map``: render.located.PathMapping entries for SARIF, gcc and CSV."""
+    standard output. ``path_map``: render.located.PathMapping entries for SARIF, gcc and CSV;
+    ``hide_below``, ``show_all``: what text and HTML leave out (render/quiet.py, Worth)."""
     from ..render import RenderOptions, infer_format, render, render_to
 
     fmt = fmt or (infer_format(output) if output else "text")
-    opts = RenderOptions(fold_share=fold, top_kernels=top, path_map=tuple(path_map))
+    opts = RenderOptions(
+        fold_share=fold, top_kernels=top, path_map=tuple(path_map), hide_below=hide_below, show_all=show_all
+    )
     if output:
         try:
             render_to(result, fmt, output, force=force, options=opts)

@@ -30,6 +30,10 @@ class RenderOptions:
     top_findings: int = 5  # findings shown by the text renderer
     width: int = field(default_factory=lambda: text_width())  # text width
     top_kernels: int = 3  # trees shown for the busiest kernel groups (0: all)
+    # Text and HTML: findings estimated below hide_below and source lines at 0% are left out
+    # and counted (render/quiet.py, Worth); show_all shows them. JSON keeps everything.
+    hide_below: float = 1.02
+    show_all: bool = False
     # SARIF, gcc and CSV: source paths rewritten (--source-root, --path-map; render/located.py)
     path_map: tuple["PathMapping", ...] = ()
 

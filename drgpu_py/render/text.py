@@ -1,7 +1,8 @@
 """Terminal renderer (rich): per kernel a header, the stall tree (folded below the fold
-share) and the top findings with their advice and source lines, then the notes several kernels
-share, once (render/quiet.py: what the readable formats leave out or say once). Works without
-a terminal (plain text into a string) for files and pipes."""
+share) and the top findings with their advice, source lines and notes, then the notes several
+kernels share, once, and those of the kernels whose trees are not shown (render/quiet.py: what
+the readable formats leave out or say once). Works without a terminal (plain text into a
+string) for files and pipes."""
 
 from __future__ import annotations
 
@@ -14,12 +15,23 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
+from ..analysis.groups import application_severities
 from ..analysis.ledger import part_label
 from ..analysis.tree import Node
 from ..io import visible
 from ..profile import short_name, short_names
 from . import format_value, register
-from .quiet import kernels_phrase, model_error_text, split_notes, split_shown
+from .quiet import (
+    CAUSES_BASE,
+    ROOT_BASE,
+    Worth,
+    hidden_findings_text,
+    kernels_phrase,
+    model_error_text,
+    split_notes,
+    split_shown,
+    worth_of,
+)
 from .units import microseconds, us
 
 SEV_STYLE = {"high": "bold red", "medium": "yellow", "low": "dim"}
@@ -31,7 +43,9 @@ def escape(text) -> str:
     return _markup_escape(visible(text))
 
 
-def _label(n: Node) -> str:
+def _label(n: Node, sev: dict[str, str] | None = None) -> str:
+    """A tree node as a line; ``sev``: the severities shown for suggestions, by finding id
+    (their severity in the whole run, in a report of several kernels)."""
     val = format_value(n)
     name = escape(str(n.name))
     if n.kind == "missing":
@@ -42,13 +56,17 @@ def _label(n: Node) -> str:
         code = n.attrs.get("code") or n.attrs.get("sass") or ""
         return f"[cyan]{name}[/cyan] {val}  [dim]{escape(code[:70])}[/dim]"
     if n.kind == "suggestion":
-        sev = n.attrs.get("severity", "low")
+        sev_shown = (sev or {}).get(str(n.attrs.get("id")), n.attrs.get("severity", "low"))
         if n.attrs.get("estimate_capped"):
             val = f"≥{val} (capped)"
-        return f"[{SEV_STYLE[sev]}]→ {name} (est. {val} speedup, {sev})[/{SEV_STYLE[sev]}]"
+        return f"[{SEV_STYLE[sev_shown]}]→ {name} (est. {val} speedup, {sev_shown})[/{SEV_STYLE[sev_shown]}]"
     style = "bold" if n.kind in ("root", "group") else ""
     mark = "★ " if n.attrs.get("highlight") else ""
     text = f"{mark}{name}" + (f": {val}" if val else "")
+    if n.kind == "root" and val:
+        # The root's % is of the issue slots, its causes' of the stall cycles: said, so that a
+        # cause at 57% under a root at 26% is not read as a child larger than its parent.
+        text += f" {ROOT_BASE} ({CAUSES_BASE})"
     text = f"[{style}]{text}[/{style}]" if style else text
     if n.attrs.get("group") == "model":
         # The measurement first; the model's prediction after it, dimmed, only with its error.
@@ -59,19 +77,33 @@ def _label(n: Node) -> str:
     return text
 
 
-def _add(tree: Tree, node: Node, fold: float, depth: int, compact: bool = False) -> None:
+def _add(
+    tree: Tree,
+    node: Node,
+    fold: float,
+    depth: int,
+    compact: bool = False,
+    worth: Worth | None = None,
+    sev: dict[str, str] | None = None,
+) -> None:
+    worth = worth or Worth()
     shown, folded = split_shown(node, fold)
+    # Suggestions under the --hide-below estimate and lines that read 0% are left out, counted.
+    shown, hidden = worth.split_nodes(shown)
     for c in shown:
         if compact and (
             c.kind in ("metric", "missing")
             or (c.kind == "group" and c.value is None and c.attrs.get("group") != "speed_of_light")
         ):
             continue  # the summary view keeps causes, lines and suggestions; -k ID shows all
-        sub = tree.add(_label(c))
+        sub = tree.add(_label(c, sev))
         if depth < 5 and not (compact and c.attrs.get("group") == "speed_of_light"):
-            _add(sub, c, fold, depth + 1, compact)
+            _add(sub, c, fold, depth + 1, compact, worth, sev)
     if folded:
         tree.add(f"[dim]({len(folded)} below {fold * 100:.0f}% folded)[/dim]")
+    if hidden:
+        phrase = worth.hidden_phrase(sum(c.kind == "suggestion" for c in hidden), sum(c.kind == "line" for c in hidden))
+        tree.add(f"[dim]({phrase})[/dim]")
 
 
 def _fmt(v, spec: str) -> str:
@@ -90,9 +122,19 @@ def _sol_text(r: dict) -> str:
     return f"{r['grade']} ({r['limiter']} {r['limiter_pct']:.0f}%)" if r["grade"] else "n/a"
 
 
-def _summary_cells(r: dict) -> dict[str, str]:
+def _app_severity(f: dict) -> str:
+    """A summary or priority finding's severity in the whole run (its own in older saves)."""
+    return f.get("application_severity") or f["severity"]
+
+
+def _top_finding(r: dict, worth: Worth) -> dict | None:
+    """A summary row's finding that saves most time, of those worth reading (None: none)."""
+    return next((f for f in r["findings"] if worth.finding(f["estimated_speedup"])), None)
+
+
+def _summary_cells(r: dict, worth: Worth) -> dict[str, str]:
     """A summary row's cells as text, by column (the kernel name apart)."""
-    top = r["findings"][0] if r["findings"] else None
+    top = _top_finding(r, worth)
     return {
         "id": str(r["kernel_id"]),
         "launches": str(r["launches"]),
@@ -115,7 +157,8 @@ def render_summary(analysis, options, console: Console) -> None:
     rows = analysis.summary()
     shown = rows[:SUMMARY_ROWS]
     title = f"Kernels by GPU time ({sum(r['launches'] for r in rows)} launches, {len(rows)} kernels)"
-    cells = [_summary_cells(r) for r in shown]
+    worth = worth_of(options)
+    cells = [_summary_cells(r, worth) for r in shown]
     natural = {c: max([len(c)] + [len(x[c]) for x in cells]) for c in cells[0]} if cells else {}
     names = [r["name"] for r in rows]
     # A rich table with a box: 3 characters a column (padding and rule) and 1 more.
@@ -123,7 +166,7 @@ def render_summary(analysis, options, console: Console) -> None:
     least = min(NAME_LEAST, max((len(n) for n in short_names(names, NAME_LEAST).values()), default=0))
     if room < max(least, len("kernel")):
         short = short_names(names, max(NAME_LEAST, min(NAME_MOST, console.width - _block_indent(cells))))
-        _summary_blocks(shown, cells, title, short, len(rows), console)
+        _summary_blocks(shown, cells, title, short, len(rows), console, worth)
     else:
         short = short_names(names, min(NAME_MOST, room))
         tab = Table(title=title, expand=False)
@@ -131,7 +174,7 @@ def render_summary(analysis, options, console: Console) -> None:
             right = col in ("launches", "total µs", "share", "saves µs")
             tab.add_column(col, no_wrap=True, justify="right" if right else "left")
         for r, x in zip(shown, cells):
-            top = r["findings"][0] if r["findings"] else None
+            top = _top_finding(r, worth)
             tab.add_row(
                 x["id"],
                 escape(short[r["name"]]),
@@ -139,40 +182,59 @@ def render_summary(analysis, options, console: Console) -> None:
                 x["total µs"],
                 x["share"],
                 x["speed of light"],
-                f"[{SEV_STYLE[top['severity']]}]{top['id']}[/]" if top else "-",
+                f"[{SEV_STYLE[_app_severity(top)]}]{top['id']}[/]" if top else "-",
                 x["saves µs"],
             )
         if len(rows) > SUMMARY_ROWS:
             tab.caption = f"{len(rows) - SUMMARY_ROWS} more kernels below (JSON and HTML list all)"
         console.print(tab)
-    first = analysis.priorities(5)
+    first = [p for p in analysis.priorities() if worth.finding(p["estimated_speedup"])][:5]
     if first:
         # A line each: names as long as half the width allows (at least the table's).
         short = short_names(names, max(min(NAME_MOST, console.width // 2), max(map(len, short.values()))))
-        console.print("[bold]Fix first[/bold] (time saved in the profiled run):")
+        console.print("[bold]Fix first[/bold] (time saved in the profiled run: µs, share of the GPU time, severity):")
+        notes = _finding_notes(analysis)
         for i, f in enumerate(first, 1):
             where = f" at {escape(f['where'])}" if f.get("where") else ""
-            console.print(
-                f"  {i}. {escape(f['id'])} in {escape(short.get(f['name']) or short_name(f['name']))} (id {f['kernel_id']}){where}: "
-                f"{us(f['time_saved_ns'])}, est. {'≥' if f.get('estimate_capped') else ''}{f['estimated_speedup']:.2f}x"
+            sev = _app_severity(f)
+            share = f.get("saved_share")
+            weight = f"{100 * share:.1f}%, " if isinstance(share, (int, float)) else ""
+            # Wrapped between words under its own text (a hanging indent past the number).
+            _hanging(
+                console,
+                f"  {i}. ",
+                f"{escape(f['id'])} in {escape(short.get(f['name']) or short_name(f['name']))} (id {f['kernel_id']}){where}: "
+                f"{us(f['time_saved_ns'])} ({weight}[{SEV_STYLE[sev]}]{sev}[/]), "
+                f"est. {'≥' if f.get('estimate_capped') else ''}{f['estimated_speedup']:.2f}x",
             )
+            # The finding's notes under it (a header line is inlined code, why the estimate is
+            # lower than alone), wrapped to the width.
+            for n in notes.get((f["kernel_id"], f["id"]), ()):
+                _indented(console, f"[dim]note: {escape(n)}[/dim]", len(f"  {i}. "))
     console.print()
+
+
+def _finding_notes(analysis) -> dict[tuple[int, str], list[str]]:
+    """Each finding's notes by (kernel id, finding id), as the summary's rows name them."""
+    return {(ka.kernel.id, f.id): list(f.notes) for ka in analysis.kernels for f in ka.findings}
 
 
 def _block_indent(cells: list[dict]) -> int:
     return max((len(x["id"]) for x in cells), default=1) + 2
 
 
-def _summary_blocks(shown: list[dict], cells: list[dict], title: str, short: dict, total: int, console) -> None:
+def _summary_blocks(
+    shown: list[dict], cells: list[dict], title: str, short: dict, total: int, console, worth: Worth
+) -> None:
     """The summary on a narrow terminal: per kernel its id and name on one line, then its
     numbers, grade and top finding on lines of their own (wrapped between words)."""
     indent = _block_indent(cells)
     console.print(f"[bold]{title}[/bold]")
     for r, x in zip(shown, cells):
-        top = r["findings"][0] if r["findings"] else None
+        top = _top_finding(r, worth)
         console.print(f"{x['id']:<{indent}}[bold]{escape(short[r['name']])}[/bold]", overflow="fold")
         finding = (
-            f"top finding: [{SEV_STYLE[top['severity']]}]{top['id']}[/], saves {x['saves µs']} µs"
+            f"top finding: [{SEV_STYLE[_app_severity(top)]}]{top['id']}[/], saves {x['saves µs']} µs"
             if top
             else "top finding: none"
         )
@@ -189,7 +251,9 @@ def _summary_blocks(shown: list[dict], cells: list[dict], title: str, short: dic
 
 def render_console(analysis, options, console: Console) -> None:
     shown = analysis.kernels
+    worth = worth_of(options)
     compact = len(analysis.kernels) > 1
+    app = application_severities(analysis.summary()) if compact else {}
     if compact:
         render_summary(analysis, options, console)
         n = options.top_kernels
@@ -201,8 +265,13 @@ def render_console(analysis, options, console: Console) -> None:
                 f"[dim]Trees of the {n} kernels with the most GPU time follow (--top N for more, "
                 "--top 0 for all; -k ID for one kernel's whole tree).[/dim]\n"
             )
-    notes = split_notes(shown)
-    for ka, own_notes in zip(shown, notes.own):
+    # Notes over every kernel of the analysis: one that several carry is said once, after the
+    # kernels; a kernel's own notes follow its findings, or, for a kernel whose tree is not
+    # shown, come in a block of their own at the end (JSON keeps every kernel's notes whole).
+    notes = split_notes(analysis.kernels)
+    own_of = {id(ka): own for ka, own in zip(analysis.kernels, notes.own)}
+    for ka in shown:
+        own_notes = own_of[id(ka)]
         k = ka.kernel
         d = ka.to_dict()
         dur = us(k.duration_ns, ".1f", none="duration n/a")
@@ -230,94 +299,124 @@ def render_console(analysis, options, console: Console) -> None:
         if ka.ledger is not None:
             head += f"\ntime: {escape(ka.ledger.text())}"
         console.print(Panel(head, expand=False))
+        # In a report of several kernels a finding's severity is that of the time its fix saves
+        # in the whole run (groups.application_severity); JSON keeps the kernel's own.
+        sev = {fid: s for (kid, fid), s in app.items() if kid == k.id} if compact else {}
         t = Tree(_label(ka.tree))
-        _add(t, ka.tree, options.fold_share, 0, compact)
+        _add(t, ka.tree, options.fold_share, 0, compact, worth, sev)
         console.print(t)
-        # A finding the time ledger leaves no time (larger findings' changes remove what it
-        # would) is listed by id only; JSON keeps it whole.
-        shown_findings = [f for f in ka.findings if f.time_share is None or f.time_share >= LEFT_NO_TIME]
-        if shown_findings:
-            _findings(shown_findings[: options.top_findings], console)
-            left = [f.id for f in ka.findings if f not in shown_findings]
-            if left:
-                console.print(f"[dim]Also raised, no time left to them: {', '.join(left)}[/dim]")
-        elif ka.findings:
-            console.print(f"[dim]Raised, no time left to them: {', '.join(f.id for f in ka.findings)}[/dim]")
-        else:
+        # Findings under the --hide-below estimate (a larger fix's time, or too little to
+        # matter) and their lines at 0% are left out, named and counted; JSON keeps them whole.
+        shown_findings, hidden = worth.split_findings(ka.findings)
+        lines_hidden = _findings(shown_findings[: options.top_findings], console, worth, sev) if shown_findings else 0
+        left = hidden_findings_text(worth, hidden, lines_hidden)
+        if left:
+            console.print(f"[dim]{escape(left)}[/dim]")
+        if not ka.findings:
             console.print("[green]No findings above the thresholds.[/green]")
         for n in own_notes:
             console.print(f"[dim]note: {escape(n)}[/dim]")
         console.print()
-    _shared_notes(notes.shared, len(shown), console)
+    _shared_notes(notes.shared, len(analysis.kernels), console)
+    shown_ids = {id(ka) for ka in shown}
+    _unshown_notes([(ka.kernel.id, own_of[id(ka)]) for ka in analysis.kernels if id(ka) not in shown_ids], console)
 
 
 def _shared_notes(shared: list[tuple[str, list[int]]], kernels: int, console: Console) -> None:
     """A note several kernels carry word for word (what the report lacks, how slicing ran),
-    said once after the kernels it is about; JSON keeps it in each kernel's notes."""
+    said once after the kernels; JSON keeps it in each kernel's notes."""
     if not shared:
         return
-    console.print("[bold]Notes[/bold] (each on several kernels above):")
+    console.print("[bold]Notes[/bold] (each on several kernels):")
     for n, ids in shared:
         where = kernels_phrase(ids, kernels, every=f"all {kernels} kernels")
         console.print(f"[dim]note ({where}): {escape(n)}[/dim]")
     console.print()
 
 
-#: A finding's time share below which the text lists it by id only (0% of the time, rounded).
-LEFT_NO_TIME = 0.005
+def _unshown_notes(kernels: list[tuple[int, list[str]]], console: Console) -> None:
+    """The own notes of the kernels whose trees are not shown (--top), each with its id."""
+    if not any(own for _, own in kernels):
+        return
+    console.print("[bold]Notes[/bold] on kernels whose trees are not shown (-k ID shows one):")
+    for kid, own in kernels:
+        for n in own:
+            console.print(f"[dim]note (id {kid}): {escape(n)}[/dim]")
+    console.print()
+
 
 #: Least width of the findings table's finding and where columns: below it, each finding is a
 #: block of lines.
 FINDING_LEAST = 20
 
 
-def _where(f) -> list[str]:
+def _where(f, worth: Worth) -> tuple[list[str], int]:
+    """A finding's first three source lines worth reading, and how many of those three read 0%."""
+    shown, hidden = worth.split_locations(f.locations[:3])
     return [
         f"{escape(str(loc.get('file') or 'SASS').rsplit('/', 1)[-1])}:{loc.get('line') or hex(loc.get('pc_offset', 0))} "
         f"({loc['share'] * 100:.0f}%) {escape((loc.get('code') or loc.get('sass') or '')[:50])}"
-        for loc in f.locations[:3]
-    ]
+        for loc in shown
+    ], len(hidden)
 
 
-def _findings(shown: list, console: Console) -> None:
+def _findings(shown: list, console: Console, worth: Worth, sev: dict[str, str] | None = None) -> int:
     """A kernel's findings: a table, or where its finding and where columns would be narrower
     than their longest word (an id, a file:line) or FINDING_LEAST, one block of lines each, so
-    that ids and numbers are never split."""
-    wheres = [_where(f) for f in shown]
+    that ids and numbers are never split. ``sev``: the severities to show by finding id (in a
+    report of several kernels, in the whole run). Returns how many source lines at 0% it left
+    out."""
+    severity = {f.id: (sev or {}).get(f.id, f.severity) for f in shown}
+    title = "Findings (best first; severity in the whole run)" if sev else "Findings (best first)"
+    placed = [_where(f, worth) for f in shown]
+    wheres = [w for w, _ in placed]
+    lines_hidden = sum(n for _, n in placed)
     fixed = (
         len(str(len(shown)))
-        + max(len("severity"), *(len(f.severity) for f in shown))
+        + max(len("severity"), *(len(severity[f.id]) for f in shown))
         + max(len("est. speedup"), *(len(f.speedup_text()) for f in shown))
     )
     ids = max(len(f.id) for f in shown)
     places = max((len(w.split(" ", 1)[0]) for ws in wheres for w in ws), default=1)
     # A boxed table of 5 columns: 3 characters a column (padding and rule) and 1 more.
     if console.width >= 16 + fixed + max(ids, FINDING_LEAST) + max(places, FINDING_LEAST):
-        tab = Table(title="Findings (best first)", show_lines=True, expand=False)
+        tab = Table(title=title, show_lines=True, expand=False)
         for col in ("#", "finding", "severity", "est. speedup", "where"):
             least = {"finding": max(ids, FINDING_LEAST), "where": max(places, FINDING_LEAST)}.get(col)
             tab.add_column(col, no_wrap=col in ("#", "severity", "est. speedup"), overflow="fold", min_width=least)
         for i, (f, where) in enumerate(zip(shown, wheres), 1):
             tab.add_row(
                 str(i),
-                f"[bold]{f.id}[/bold]\n{escape(f.title)}\n[dim]{escape(f.advice)}[/dim]",
-                f"[{SEV_STYLE[f.severity]}]{f.severity}[/]",
+                f"[bold]{f.id}[/bold]\n{escape(f.title)}\n[dim]{escape(f.advice)}[/dim]"
+                + "".join(f"\n[dim]note: {escape(n)}[/dim]" for n in f.notes),
+                f"[{SEV_STYLE[severity[f.id]]}]{severity[f.id]}[/]",
                 f.speedup_text(),
                 "\n".join(where) or "-",
             )
         console.print(tab)
-        return
-    console.print("[bold]Findings[/bold] (best first)")
+        return lines_hidden
+    console.print(f"[bold]Findings[/bold] {title.removeprefix('Findings ')}")
     indent = len(str(len(shown))) + 2
     for i, (f, where) in enumerate(zip(shown, wheres), 1):
         console.print(
-            f"{f'{i}.':<{indent}}[bold]{f.id}[/bold]  [{SEV_STYLE[f.severity]}]{f.severity}[/]  est. {f.speedup_text()}"
+            f"{f'{i}.':<{indent}}[bold]{f.id}[/bold]  [{SEV_STYLE[severity[f.id]]}]{severity[f.id]}[/]  est. {f.speedup_text()}"
         )
         for line in (escape(f.title), f"[dim]{escape(f.advice)}[/dim]"):
             _indented(console, line, indent)
         for w in where:
             # A file name too long for the indented line starts at the margin: its line number stays whole.
             _indented(console, w, indent if len(w.split(" ", 1)[0]) <= console.width - indent else 0)
+        for n in f.notes:
+            _indented(console, f"[dim]note: {escape(n)}[/dim]", indent)
+    return lines_hidden
+
+
+def _hanging(console: Console, lead: str, markup: str) -> None:
+    """``lead`` then ``markup`` wrapped between words, its further lines under its first."""
+    lines = Text.from_markup(markup).wrap(console, max(1, console.width - len(lead)))
+    for j, line in enumerate(lines):
+        line.rstrip()
+        console.print(Text(lead if j == 0 else " " * len(lead)) + line, soft_wrap=True)
 
 
 def _indented(console: Console, markup: str, indent: int) -> None:

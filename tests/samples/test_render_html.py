@@ -147,11 +147,16 @@ def test_sample_html(case, variant):
     for label in ("Device", "Duration", "Grid × block", "Registers / thread", "Occupancy (achieved / theoretical)"):
         assert label in text
     assert f"{ka.bound} bound" in text
-    # Findings ranked, each with its id, advice and estimated speedup.
-    for f in ka.findings:
+    # Findings ranked, each with its id, advice and estimated speedup; those under 1.02x (the
+    # --hide-below default) named in one line that says they were hidden.
+    worth = [f for f in ka.findings if f.estimated_speedup >= 1.02]
+    for f in worth:
         assert f.id in text and f.advice in text and f"est. {f.speedup_text()}" in text
-    positions = [doc.index(f'<span class="f-title">{_esc(f.title)}</span>') for f in ka.findings]
+    positions = [doc.index(f'<span class="f-title">{_esc(f.title)}</span>') for f in worth]
     assert positions == sorted(positions)
+    hidden = [f for f in ka.findings if f not in worth]
+    for f in hidden:
+        assert f.advice not in text and re.search(rf"under 1\.02x hidden: [^;]*\b{re.escape(f.id)}\b", text), f.id
     if not ka.findings:
         assert "No findings above the thresholds." in text
     # Charts as inline SVG, the collapsible tree, the Graphviz picture when dot exists.

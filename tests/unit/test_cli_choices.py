@@ -89,6 +89,7 @@ def test_every_fixed_set_and_range_is_covered():
         ("analyze", "--format"),
         ("analyze", "--fail-on"),
         ("analyze", "--fold"),
+        ("analyze", "--hide-below"),
         ("analyze", "--top"),
         ("analyze", "--jobs"),
         ("list", "--sort"),

@@ -204,17 +204,17 @@ def _sol_view(ka) -> dict | None:
     }
 
 
-#: Colours of the time ledger's bar: the useful time, each finding's claim (in order), the
-#: unclaimed time by mechanism (paler: no change claims it; work beside the limiter green-grey),
-#: the rest.
+#: Colours of the time ledger's bar: the useful time, what each finding's fix saves (in order),
+#: the other time by mechanism (paler: no finding's fix saves it; work beside the limiter
+#: green-grey), the rest.
 LEDGER_USEFUL, LEDGER_UNEXPLAINED, LEDGER_WORK = "#2f9e44", "#adb5bd", "#8ce99a"
 LEDGER_LOSSES = ("#e03131", "#f76707", "#f59f00", "#ae3ec9", "#1c7ed6", "#e64980", "#0b7285")
 LEDGER_UNCLAIMED = ("#ffc9c9", "#ffd8a8", "#ffec99", "#eebefa", "#a5d8ff", "#fcc2d7", "#99e9f2")
 
 
 def _ledger_view(ka) -> dict | None:
-    """The time ledger as one stacked bar (useful, each finding's claim, unexplained) and its
-    legend; None without a ledger."""
+    """The time ledger as one stacked bar (useful, what each finding's fix saves, the other time
+    by mechanism, unexplained) and its legend; None without a ledger."""
     ledger, useful = ka.ledger, ka.useful
     if ledger is None:
         return None
@@ -222,11 +222,15 @@ def _ledger_view(ka) -> dict | None:
     parts = [("useful", ledger.useful_ns, LEDGER_USEFUL, f"useful work at peak ({part_label(useful.limiter)})")]
     shown = [x for x in ledger.losses if x.ns > 0]
     for i, x in enumerate(shown):
-        parts.append((x.owner, x.ns, LEDGER_LOSSES[i % len(LEDGER_LOSSES)], f"claimed by {x.owner}"))
+        parts.append((x.owner, x.ns, LEDGER_LOSSES[i % len(LEDGER_LOSSES)], f"what fixing {x.owner} saves"))
     for i, a in enumerate(x for x in ledger.attributed if x.ns / e >= 0.005):
-        owners = f"; acted on by {', '.join(a.owners)}" + ("" if a.raised else " (none raised)") if a.owners else ""
+        owners = (
+            f"; the findings whose fix acts on it: {', '.join(a.owners)}" + ("" if a.raised else " (none found here)")
+            if a.owners
+            else ""
+        )
         color = LEDGER_WORK if a.work else LEDGER_UNCLAIMED[i % len(LEDGER_UNCLAIMED)]
-        parts.append((a.short_label, a.ns, color, f"not claimed: {a.label}{owners}"))
+        parts.append((a.short_label, a.ns, color, f"other time: {a.label}{owners}"))
     top = ledger.unexplained_top[0] if ledger.unexplained_top else None
     rest = "no mechanism matches its samples" + (f"; top stall {top['label']}" if top else "")
     parts.append(("unexplained", ledger.unexplained_ns, LEDGER_UNEXPLAINED, rest))

@@ -26,7 +26,7 @@ from ...analysis import groups
 from ...specs import loader as data
 from .. import RenderOptions
 from ..dot import dot_available
-from ..quiet import split_notes
+from ..quiet import split_notes, worth_of
 from .summary import _summary_view
 from .views import _kernel_view
 
@@ -115,7 +115,7 @@ def render_html(analysis, options) -> str:
         {"text": n, "every": len(ids) == len(kernels), "kernels": [{"id": i, "anchor": anchors[i]} for i in ids]}
         for n, ids in notes.shared
     ]
-    summary = _summary_view(analysis, kernels)  # reads the views in analysis order
+    summary = _summary_view(analysis, kernels, worth_of(options))  # reads the views in analysis order
     kernels = [kernels[i] for i in order]
     for rank, kv in enumerate(kernels, 1):
         kv["time_rank"] = rank

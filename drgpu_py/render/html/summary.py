@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ...analysis import groups
 from ...profile import short_names
+from ..quiet import Worth
 from .charts import _share_chart
 from .common import _newlines, _share_text
 from ..units import duration, missing
@@ -30,6 +31,12 @@ def _sort_value(v) -> str:
 def _speedup(row: dict) -> str:
     """A summary row's estimate, a lower bound when the model capped it (Finding.speedup_text)."""
     return ("≥" if row.get("estimate_capped") else "") + f"{row['estimated_speedup']:.2f}x"
+
+
+def _app_severity(f: dict) -> str:
+    """A finding's severity in the whole run (groups.application_severity; its own in a
+    summary saved without it): the badges of the summary and "fix first" follow the time saved."""
+    return f.get("application_severity") or f["severity"]
 
 
 def _row_kernels(analysis, rows: list[dict]) -> list[int]:
@@ -55,10 +62,13 @@ def _row_kernels(analysis, rows: list[dict]) -> list[int]:
     return out
 
 
-def _summary_view(analysis, kernels: list[dict]) -> dict | None:
-    """The application summary of a report with several kernel groups; None for one."""
+def _summary_view(analysis, kernels: list[dict], worth: Worth | None = None) -> dict | None:
+    """The application summary of a report with several kernel groups; None for one. Findings
+    under the --hide-below estimate are left out of its top findings and "fix first" (the
+    kernel sections leave them out too)."""
     if len(analysis.kernels) <= 1:
         return None
+    worth = worth or Worth()
     # Copies: the page adds each finding's anchor and link to its rows, and the analysis's own
     # summary (which JSON and text render) must not carry them.
     rows = [dict(r, findings=[dict(f) for f in r["findings"]]) for r in analysis.summary()]
@@ -76,7 +86,7 @@ def _summary_view(analysis, kernels: list[dict]) -> dict | None:
             f["href"] = f"#{kv['anchor']}-f{ranks[f['id']]}" if f["id"] in ranks else "#" + kv["anchor"]
         label = sol.labels.get(r["limiter"], r["limiter"]) if sol is not None and r["limiter"] else ""
         limiter = f"{label.split(' (')[0]} {r['limiter_pct']:.0f}%" if label and r["limiter_pct"] is not None else ""
-        top = r["findings"][0] if r["findings"] else None
+        top = next((f for f in r["findings"] if worth.finding(f["estimated_speedup"])), None)
         name = _newlines(r["name"])
         table.append(
             {
@@ -97,7 +107,13 @@ def _summary_view(analysis, kernels: list[dict]) -> dict | None:
                 "limiter_v": r["limiter_pct"],
                 "top": None
                 if top is None
-                else {"id": top["id"], "severity": top["severity"], "href": top["href"], "speedup": _speedup(top)},
+                else {
+                    "id": top["id"],
+                    "severity": _app_severity(top),
+                    "kernel_severity": top["severity"],
+                    "href": top["href"],
+                    "speedup": _speedup(top),
+                },
                 "saved": "" if top is None else _us(top["time_saved_ns"]),
                 "saved_v": None if top is None else top["time_saved_ns"],
             }
@@ -106,13 +122,15 @@ def _summary_view(analysis, kernels: list[dict]) -> dict | None:
         t["sort"] = {k: _sort_value(t[k + "_v"]) for k in ("total", "mean", "share", "limiter", "saved")}
     by_anchor = {t["anchor"]: t for t in table}
     fix = []
-    for n, p in enumerate(groups.priorities(rows, FIX_FIRST_MAX), 1):
+    worth_first = [p for p in groups.priorities(rows) if worth.finding(p["estimated_speedup"])]
+    for n, p in enumerate(worth_first[:FIX_FIRST_MAX], 1):
         t = by_anchor[p["anchor"]]
         fix.append(
             {
                 "rank": n,
                 "id": p["id"],
-                "severity": p["severity"],
+                "severity": _app_severity(p),
+                "kernel_severity": p["severity"],
                 "href": p["href"],
                 "kernel_href": "#" + t["anchor"],
                 "kernel_id": p["kernel_id"],

@@ -14,12 +14,23 @@ import re
 
 from markupsafe import Markup
 
+from ...analysis import groups
 from ...analysis.tree import Node, location_text
 from .. import RenderOptions
 from ..dot import format_value, is_chain, missing_text, svg_for
 from .charts import _ledger_view, _memory_chart, _occupancy_chart, _sol_view, _stall_chart
 from .common import _bytes, _newlines, _script_json
-from ..quiet import changes_nothing, model_error_text, split_shown
+from ..quiet import (
+    CAUSES_BASE,
+    ROOT_BASE,
+    SHOW_ALL_HINT,
+    Worth,
+    changes_nothing,
+    hidden_findings_text,
+    model_error_text,
+    split_shown,
+    worth_of,
+)
 from ..units import duration, missing, number
 from .source import _lazy_source, _source_view, _src_id
 
@@ -53,10 +64,25 @@ def _evidence_value(v) -> str:
     return str(v)
 
 
-def _tree_view(n: Node, fold: float, anchor: str, src_ids: set[str], depth: int = 0) -> dict:
+def _tree_view(
+    n: Node,
+    fold: float,
+    anchor: str,
+    src_ids: set[str],
+    depth: int = 0,
+    worth: Worth | None = None,
+    sev: dict[str, str] | None = None,
+) -> dict:
+    worth = worth or Worth()
+    sev = sev or {}
     shown, folded = split_shown(n, fold)
+    # Suggestions under the --hide-below estimate and lines at 0% are left out, counted in a
+    # leaf of their own (text does the same).
+    shown, hidden = worth.split_nodes(shown)
     a = n.attrs
-    share_kind = n.kind in ("root", "group", "reason", "line") or (is_chain(n) and n.unit == "%")
+    # The root's % is of the issue slots, its causes' of the stall cycles: no bar at the root,
+    # whose bar would read as the parent of longer ones (its value and detail name the bases).
+    share_kind = n.kind in ("group", "reason", "line") or (is_chain(n) and n.unit == "%")
     bar = float(n.value) if share_kind and n.unit == "%" and isinstance(n.value, (int, float)) else None
     view = {
         "name": n.name,
@@ -70,14 +96,19 @@ def _tree_view(n: Node, fold: float, anchor: str, src_ids: set[str], depth: int 
         "code": "",
         "sass": "",
         "href": "",
-        "severity": a.get("severity", ""),
+        "severity": sev.get(str(a.get("id")), a.get("severity", ""))
+        if n.kind == "suggestion"
+        else a.get("severity", ""),
         "sid": a.get("id", "") if n.kind == "suggestion" else "",
-        "children": [_tree_view(c, fold, anchor, src_ids, depth + 1) for c in shown],
-        "folded": [_tree_view(c, fold, anchor, src_ids, depth + 1) for c in folded],
+        "children": [_tree_view(c, fold, anchor, src_ids, depth + 1, worth, sev) for c in shown]
+        + ([_hidden_leaf(worth, hidden)] if hidden else []),
+        "folded": [_tree_view(c, fold, anchor, src_ids, depth + 1, worth, sev) for c in folded],
         "fold_note": f"{len(folded)} below {fold * 100:g}% of stall cycles" if folded else "",
     }
     if n.kind == "root":
-        bits = []
+        if view["value"]:
+            view["value"] = f"{view['value']} {ROOT_BASE}"
+        bits = [CAUSES_BASE]
         if a.get("achieved_ipc") is not None:
             bits.append(f"IPC {a['achieved_ipc']:g} of {a.get('ideal_ipc', '?')}")
         if a.get("top_unit"):
@@ -102,6 +133,29 @@ def _tree_view(n: Node, fold: float, anchor: str, src_ids: set[str], depth: int 
     return view
 
 
+def _hidden_leaf(worth: Worth, hidden: list[Node]) -> dict:
+    """A leaf that says how many suggestions and lines a node's children left out."""
+    phrase = worth.hidden_phrase(sum(c.kind == "suggestion" for c in hidden), sum(c.kind == "line" for c in hidden))
+    return {
+        "name": f"{phrase} ({SHOW_ALL_HINT})",
+        "value": "",
+        "kind": "hidden",
+        "chain": False,
+        "bar": None,
+        "highlight": False,
+        "open": False,
+        "detail": "",
+        "code": "",
+        "sass": "",
+        "href": "",
+        "severity": "",
+        "sid": "",
+        "children": [],
+        "folded": [],
+        "fold_note": "",
+    }
+
+
 def _tree_compact(view: dict) -> dict:
     """A tree view with short keys and its empty fields left out (report.js builds the DOM)."""
     out = {}
@@ -114,11 +168,23 @@ def _tree_compact(view: dict) -> dict:
     return out
 
 
-def _findings_view(ka, anchor: str, src_ids: set[str]) -> list[dict]:
+def _findings_view(
+    ka, anchor: str, src_ids: set[str], worth: Worth | None = None, sev: dict[str, str] | None = None
+) -> tuple[list[dict], str]:
+    """The findings worth reading (render/quiet.py, Worth), each with its source lines that do
+    not read 0%, and the line that says what was left out ('' when nothing was). ``sev``: the
+    severities the badges show by finding id (in a report of several kernel groups, the one in
+    the whole run; the kernel's own in the badge's title)."""
+    worth = worth or Worth()
+    sev = sev or {}
     out = []
-    for i, f in enumerate(ka.findings, 1):
+    shown, hidden = worth.split_findings(ka.findings)
+    lines_hidden = 0
+    for i, f in enumerate(shown, 1):
         locs = []
-        for loc in f.locations[:5]:
+        places, left = worth.split_locations(f.locations[:5])
+        lines_hidden += len(left)
+        for loc in places:
             sid = _src_id(anchor, loc.get("file"), loc.get("line"))
             stalled = ", ".join(location_text(s) for s in loc.get("stalled_at", []) or [])
             inl = loc.get("inlined_from")
@@ -139,7 +205,11 @@ def _findings_view(ka, anchor: str, src_ids: set[str]) -> list[dict]:
                 "anchor": f"{anchor}-f{i}",
                 "id": f.id,
                 "title": f.title,
-                "severity": f.severity,
+                "severity": sev.get(f.id, f.severity),
+                "severity_title": f"in the whole run: {sev[f.id]} (by the GPU time its fix saves); in this kernel: "
+                f"{f.severity}"
+                if f.id in sev
+                else f"in this kernel: {f.severity}",
                 "speedup": f.speedup_text(),
                 "share": f"{100.0 * f.stall_share:.0f}%",
                 "share_w": max(0.0, min(100.0, 100.0 * f.stall_share)),
@@ -148,9 +218,10 @@ def _findings_view(ka, anchor: str, src_ids: set[str]) -> list[dict]:
                 "locations": locs,
                 "notes": list(f.notes),
                 "model": f.speedup_model,
+                "hidden": worth.hidden_phrase(lines=len(left)),
             }
         )
-    return out
+    return out, hidden_findings_text(worth, hidden)
 
 
 def _clean_svg(svg: str, anchor: str) -> Markup:
@@ -209,7 +280,16 @@ def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool, i
     if with_svg:
         svg = _clean_svg(svg_for(analysis, options, kernels=[ka]), anchor)
     top = ka.findings[0] if ka.findings else None
-    tree = _tree_view(ka.tree, options.fold_share, anchor, src_ids)
+    worth = worth_of(options)
+    # In a report of several kernel groups the badges give a finding's severity in the whole
+    # run (groups.application_severity: it follows the GPU time the fix saves).
+    sev = (
+        {fid: s for (kid, fid), s in groups.application_severities(analysis.summary()).items() if kid == k.id}
+        if len(analysis.kernels) > 1
+        else {}
+    )
+    tree = _tree_view(ka.tree, options.fold_share, anchor, src_ids, worth=worth, sev=sev)
+    findings, hidden = _findings_view(ka, anchor, src_ids, worth, sev)
     return {
         "anchor": anchor,
         "id": k.id,
@@ -233,7 +313,8 @@ def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool, i
         "top": {"id": top.id, "title": top.title, "speedup": top.speedup_text(), "severity": top.severity}
         if top
         else None,
-        "findings": _findings_view(ka, anchor, src_ids),
+        "findings": findings,
+        "hidden": hidden,
         "stalls": _stall_chart(ka.tree),
         "stall_source": ka.tree.attrs.get("stall_source", ""),
         "memory": _memory_chart(ka),
