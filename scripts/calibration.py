@@ -625,7 +625,7 @@ def print_ledger(pairs: pd.DataFrame) -> None:
         "fitted value, but this count is not held out for them; the held-out pairs below were not read "
         "to write them.\n"
     )
-    print("| case | measured | top finding | not claimed (losses) | unexplained |")
+    print("| case | measured | top finding | other time (losses) | unexplained |")
     print("|---|---|---|---|---|")
     for r in pairs.sort_values("unclaimed", ascending=False).head(5).itertuples():
         print(f"| {r.case} | {fmt(r.measured)} | `{r.top}` | {100 * r.unclaimed:.0f}% | {100 * r.unexplained:.0f}% |")
