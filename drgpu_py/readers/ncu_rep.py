@@ -24,8 +24,6 @@ from functools import partial
 from pathlib import Path
 from typing import Callable, Iterable
 
-import pandas as pd
-
 from ..specs import loader as data
 from ..errors import ReportFormatError, ToolNotFoundError
 from ..profile import SAMPLES_MOVED, KernelProfile, Profile
@@ -191,9 +189,15 @@ def _launches(ctx, keep_id: Callable[[int], bool] | None) -> tuple[list, list[in
 
 #: The metrics a launch listing reads (``read_ncu_rep_launches``): its duration and shape.
 LAUNCH_METRICS = ("gpu__time_duration.sum", *(f"launch__{w}_dim_{d}" for w in ("grid", "block") for d in "xyz"))
-#: The per-instruction table of every listed launch: none was read. One frame for all (a
-#: DataFrame each took longer than reading the launch's metrics); nothing writes to it.
-_NO_INSTRUCTIONS = pd.DataFrame()
+
+
+@functools.cache
+def _no_instructions():
+    """The per-instruction table of every listed launch: none was read. One frame for all (a
+    DataFrame each took longer than reading the launch's metrics); nothing writes to it."""
+    import pandas as pd
+
+    return pd.DataFrame()
 
 
 def read_ncu_rep_launches(path: Path, *, keep_id: Callable[[int], bool] | None = None) -> Profile:
@@ -222,7 +226,7 @@ def read_ncu_rep_launches(path: Path, *, keep_id: Callable[[int], bool] | None =
                     grid=(dims[0], dims[1], dims[2]),
                     block=(dims[3], dims[4], dims[5]),
                     metrics=metrics,
-                    instructions=_NO_INSTRUCTIONS,
+                    instructions=_no_instructions(),
                 )
             )
         return Profile(path=str(path), format="ncu-rep", kernels=kernels)
@@ -517,6 +521,8 @@ def read_line_table(
     ``wanted``: given every launch's name, the positions whose tables are needed; the others
     come back as (name, {}, {}) without their listing being read (most of the cost: a
     launch's name needs only ncu_report's parse of it). None: every table."""
+    import pandas as pd
+
     with _loaded(path) as ctx:
         nr = _module()
         plan = _Plan.build()
