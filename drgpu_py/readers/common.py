@@ -399,6 +399,23 @@ def instruction_frame(
     return pd.DataFrame(cols, index=index)
 
 
+@dataclass
+class FrameParts:
+    """``instruction_frame``'s arguments for one launch, and the samples the reader moved
+    (``profile.SAMPLES_MOVED``): a reader in a process without pandas returns these, and the
+    process that analyzes builds the frame (``frame()``: the same table)."""
+
+    pcs: list[int]
+    columns: dict[str, dict[int, float]]
+    sass: dict[int, str]
+    lines: dict[int, tuple[str | None, int | None]]
+    base: int | None
+    moved: float = 0.0
+
+    def frame(self) -> pd.DataFrame:
+        return instruction_frame(self.pcs, self.columns, self.sass, self.lines, self.base)
+
+
 @contextlib.contextmanager
 def native_stderr_captured() -> Iterator[list[str]]:
     """Send what native code writes to file descriptor 2 into a buffer instead of the

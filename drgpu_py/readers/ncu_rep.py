@@ -22,13 +22,13 @@ import os
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable, cast
 
 from ..specs import loader as data
 from ..errors import ReportFormatError, ToolNotFoundError
 from ..profile import SAMPLES_MOVED, KernelProfile, Profile
 from ..io import open_input
-from .common import NCU_MAGIC, clean_sass, instruction_frame
+from .common import NCU_MAGIC, FrameParts, clean_sass
 
 _STRING_METRICS = ("device__attribute_display_name", "launch__func_cache_config")
 _MAX_FUNCTION_BYTES = 4 << 20
@@ -150,14 +150,18 @@ def read_ncu_rep(
     cache: bool | FunctionCache = True,
     sass=None,
     part: tuple[int, int] | None = None,
+    frames: bool = True,
 ) -> Profile:
     """Read every launch (or those whose id ``keep_id`` accepts; all of them when it accepts
     none, so that kernel selection can say what the report holds). ``progress(done, total)``
     is called after each launch read. ``cache``: True, False, or a FunctionCache to use.
-    ``sass``: listings from the report's cubins (``sass.cubin.Listings``); a launch whose
-    function they hold takes its SASS from them instead of ncu_report's disassembler.
+    ``sass``: listings from the report's cubins (``sass.cubin.Listings``, or a
+    ``SassSource`` still running); a launch whose function they hold takes its SASS from
+    them instead of ncu_report's disassembler.
     ``part=(i, n)``: only the i-th of n consecutive blocks of the launches that would be read
-    (readers split a large report between processes; the parts in order make the whole)."""
+    (readers split a large report between processes; the parts in order make the whole).
+    ``frames=False``: each launch's ``instructions`` is left as its ``common.FrameParts``
+    (``frame()`` makes the table), so that this process need not load pandas."""
     with _loaded(path) as ctx:
         nr = _module()
         where, ids = _launches(ctx, keep_id)
@@ -169,7 +173,7 @@ def read_ncu_rep(
         kernels = []
         for n, kid in enumerate(ids):
             rng, i = where[kid]
-            kernels.append(_read_action(nr, rng.action_by_idx(i), kid, plan, functions, sass))
+            kernels.append(_read_action(nr, rng.action_by_idx(i), kid, plan, functions, sass, frames))
             if progress:
                 progress(n + 1, len(ids))
         return Profile(path=str(path), format="ncu-rep", kernels=kernels)
@@ -248,7 +252,7 @@ def _scalar(m) -> float:
 
 
 def _read_action(
-    nr, a, kid: int, plan: _Plan | None = None, functions: FunctionCache | None = None, sass=None
+    nr, a, kid: int, plan: _Plan | None = None, functions: FunctionCache | None = None, sass=None, frames: bool = True
 ) -> KernelProfile:
     plan = plan or _Plan.build()
     metrics: dict[str, float] = {}
@@ -292,9 +296,9 @@ def _read_action(
         from ..sass.cubin import sm_of
 
         listing = sass.function(mangled, sm_of(cc))
-    df, base, source_text = _instructions(a, plan, functions, key, listing)
-    if SAMPLES_MOVED in df.attrs:
-        metrics[SAMPLES_MOVED] = df.attrs.pop(SAMPLES_MOVED)
+    parts, base, source_text = _instructions(a, plan, functions, key, listing)
+    if parts.moved:
+        metrics[SAMPLES_MOVED] = parts.moved
     return KernelProfile(
         id=kid,
         name=name,
@@ -307,7 +311,8 @@ def _read_action(
         block=(bx, by, bz),
         metrics=metrics,
         strings=strings,
-        instructions=df,
+        # Parts stand in for the table until the caller builds it (frames=False).
+        instructions=parts.frame() if frames else cast(Any, parts),
         function_base=base,
         source_text=source_text,
     )
@@ -461,7 +466,11 @@ def _listing(
     return sass, lines, source_text
 
 
-def _instructions(a, plan: _Plan | None = None, functions: FunctionCache | None = None, key=None, listing=None):
+def _instructions(
+    a, plan: _Plan | None = None, functions: FunctionCache | None = None, key=None, listing=None
+) -> tuple[FrameParts, int | None, dict[str, list[str]]]:
+    """(the launch's per-instruction table as ``FrameParts``, its function's entry PC, its
+    source files' text)."""
     plan = plan or _Plan.build()
     cols = _per_pc_columns(a, plan)
     known: set[int] = set()
@@ -484,10 +493,7 @@ def _instructions(a, plan: _Plan | None = None, functions: FunctionCache | None 
     else:
         source_text = _source_text(a)
     moved = _fold_gaps(cols, sass) if sass else 0.0
-    df = instruction_frame(list(sass) or sorted(known), cols, sass, lines, base)
-    if moved:
-        df.attrs[SAMPLES_MOVED] = moved
-    return df, base, source_text
+    return FrameParts(list(sass) or sorted(known), cols, sass, lines, base, moved), base, source_text
 
 
 def _fold_gaps(cols: dict[str, dict[int, float]], sass: dict[int, str]) -> float:
@@ -549,7 +555,8 @@ def read_line_table(
                     _scalar_or_none(by_name("launch__registers_per_thread")),
                     _scalar_or_none(by_name("launch__shared_mem_per_block_static")),
                 )
-            df, _, src = _instructions(a, plan, functions, key)
+            parts, _, src = _instructions(a, plan, functions, key)
+            df = parts.frame()
             table = {
                 int(o): (f, int(ln), s)
                 for o, f, ln, s in zip(df["offset"], df["file"], df["line"], df["sass"])
