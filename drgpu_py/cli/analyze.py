@@ -23,6 +23,7 @@ from .options import (
     check_fail_on,
     check_kernel,
     data,
+    load_numpy_one_blas_thread,
     parse_threshold_args,
     progress_printer,
     refuse_output_over_inputs,
@@ -128,6 +129,7 @@ def analyze(
         # The report is read, and nvdisasm lists its code, while the analysis modules load.
         sass = start_report_read(reports, selector, workers, read_progress, companions=bool(source_csv or line_report))
         try:
+            load_numpy_one_blas_thread()
             from ..pipeline import SEPARATE_NOTE, analyze_reports, write_result
 
             result = analyze_reports(
