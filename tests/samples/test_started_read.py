@@ -122,6 +122,11 @@ def _cli_json(report, tmp_path, name: str, **env) -> bytes:
 @needs_ncu_report
 def test_the_command_line_gives_the_bytes_of_a_read_in_process(tmp_path):
     """``drgpu analyze`` reads a report early, in a child; ``DRGPU_READ_IN_PROCESS=1`` reads
-    it in the process, after the analysis has loaded: the same JSON."""
+    it in the process, after the analysis has loaded: the same JSON. The process leaves no
+    temporary file behind (its TMPDIR is the test's own folder)."""
     report = SAMPLES / "aos_gather" / "aos_gather_bad.ncu-rep"
-    assert _cli_json(report, tmp_path, "early") == _cli_json(report, tmp_path, "in", DRGPU_READ_IN_PROCESS="1")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    early = _cli_json(report, tmp_path, "early", TMPDIR=str(tmp))
+    assert early == _cli_json(report, tmp_path, "in", DRGPU_READ_IN_PROCESS="1")
+    assert list(tmp.iterdir()) == []
