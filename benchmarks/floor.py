@@ -5,6 +5,11 @@ for each selected launch, reads the scalar metrics drgpu reads (first present al
 metric in drgpu's metrics.yaml, the stall counters, names) and every per-PC metric it reads
 (instruction columns, stall sampling and not-issued samples: correlation ids and values).
 No SASS, no line table, no analysis, no output: a lower bound on any tool that reads them.
+With ``--sass`` it also reads what drgpu's analysis needs from the code: each function's SASS
+through ncu_report (``sass_by_pc`` from the entry PC until the first PC past the highest
+per-PC id without any, as drgpu's reader walks it), the line of each instruction
+(``source_info``) and the source files, once per function (drgpu's function cache does the
+same); its first ``sass_by_pc`` starts ncu_report's disassembler.
 
 ``floor.py csv RAW_CSV SOURCE_CSV [--kernel A:B]`` does the same for the CSV exports: parse
 both pages with the csv module and convert the cells of the columns drgpu uses to numbers.
@@ -58,7 +63,27 @@ def _per_pc(m) -> tuple[list[int], list[float]]:
     return list(map(partial(as_id, ids), range(n))), list(map(partial(as_value, m), range(n)))
 
 
-def floor_rep(path: Path, selector: str | None) -> int:
+def _code(a, base: int, end: int) -> int:
+    """SASS, lines and sources of one function, walked as drgpu's reader walks it."""
+    values, pc = 0, base
+    while pc - base < (4 << 20):
+        text = a.sass_by_pc(pc)
+        if not text:
+            if pc > end:
+                break
+        else:
+            si = a.source_info(pc)
+            if si is not None:
+                si.file_name(), si.line()
+            values += 1
+        pc += 16
+    files = a.source_files()
+    for f in files:
+        str(files[f])
+    return values
+
+
+def floor_rep(path: Path, selector: str | None, sass: bool = False) -> int:
     import ncu_report
 
     table = data.metrics_table()
@@ -69,11 +94,13 @@ def floor_rep(path: Path, selector: str | None) -> int:
     ctx = ncu_report.load_report(str(path))
     flat = [(r, i) for r in range(ctx.num_ranges()) for i in range(ctx.range_by_idx(r).num_actions())]
     values = 0
+    walked: set[tuple[str, int]] = set()
     for kid in _span(selector, len(flat)):
         r, i = flat[kid]
         a = ctx.range_by_idx(r).action_by_idx(i)
         a.name(ncu_report.IAction.NameBase_DEMANGLED)
-        a.name(ncu_report.IAction.NameBase_MANGLED)
+        mangled = a.name(ncu_report.IAction.NameBase_MANGLED)
+        ids: set[int] = set()
         for group in scalar_groups:
             for name in group:
                 m = a.metric_by_name(name)
@@ -85,25 +112,41 @@ def floor_rep(path: Path, selector: str | None) -> int:
             m = a.metric_by_name(name)
             if m is not None:
                 m.as_string()
+        base = None
         m = a.metric_by_name("launch__function_pcs")
         if m is not None:
-            m.as_uint64(0)
-        for group in pc_groups:
-            for name in group:
-                m = a.metric_by_name(name)
-                if m is not None and m.num_instances() > 0:
-                    values += len(_per_pc(m)[1])
-                    break
-        for group in sampling:
-            for name in group:
-                m = a.metric_by_name(name)
-                if m is None:
-                    continue
-                values += len(_per_pc(m)[1])
-                mn = a.metric_by_name(name + "_not_issued")
-                if mn is not None:
-                    values += len(_per_pc(mn)[1])
+            base = m.as_uint64(0)
+        values += _per_pc_values(a, pc_groups, sampling, ids)
+        if sass and base is not None and (mangled, base) not in walked:
+            walked.add((mangled, base))
+            values += _code(a, base, max(ids, default=base))
+    return values
+
+
+def _per_pc_values(a, pc_groups: list[list[str]], sampling: list[list[str]], ids: set[int]) -> int:
+    """Read every per-PC metric drgpu reads (the first present name of each); ``ids`` gets
+    their correlation ids (PCs). Returns the number of values read."""
+    values = 0
+    for group in pc_groups:
+        for name in group:
+            m = a.metric_by_name(name)
+            if m is not None and m.num_instances() > 0:
+                pcs, vals = _per_pc(m)
+                ids.update(pcs)
+                values += len(vals)
                 break
+    for group in sampling:
+        for name in group:
+            m = a.metric_by_name(name)
+            if m is None:
+                continue
+            pcs, vals = _per_pc(m)
+            ids.update(pcs)
+            values += len(vals)
+            mn = a.metric_by_name(name + "_not_issued")
+            if mn is not None:
+                values += len(_per_pc(mn)[1])
+            break
     return values
 
 
@@ -158,12 +201,15 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("rep")
     r.add_argument("report", type=Path)
     r.add_argument("--kernel")
+    r.add_argument(
+        "--sass", action="store_true", help="also read SASS, lines and sources (drgpu's analysis needs them)"
+    )
     c = sub.add_parser("csv")
     c.add_argument("raw", type=Path)
     c.add_argument("source", type=Path)
     c.add_argument("--kernel")
     a = ap.parse_args(argv)
-    n = floor_rep(a.report, a.kernel) if a.kind == "rep" else floor_csv(a.raw, a.source, a.kernel)
+    n = floor_rep(a.report, a.kernel, a.sass) if a.kind == "rep" else floor_csv(a.raw, a.source, a.kernel)
     print(f"{n} values read")
     return 0
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import TypedDict, overload
+from typing import TYPE_CHECKING, TypedDict, overload
 
-import pandas as pd
+if TYPE_CHECKING:  # pandas loads where a table is made (readers, analysis), not with the model
+    import pandas as pd
 
 #: Samples a reader moved from a PC without SASS inside the function's listing to the
 #: nearest preceding instruction (a count, summed when reports are merged).
@@ -374,6 +375,12 @@ def rounded(x, ndigits: int) -> float | None:
     return round(float(x), ndigits)
 
 
+def _empty_frame() -> pd.DataFrame:
+    import pandas as pd
+
+    return pd.DataFrame()
+
+
 @dataclass
 class KernelProfile:
     """One kernel launch."""
@@ -389,7 +396,7 @@ class KernelProfile:
     block: tuple[int, int, int] = (0, 0, 0)
     metrics: dict[str, float] = field(default_factory=dict)
     strings: dict[str, str] = field(default_factory=dict)
-    instructions: pd.DataFrame = field(default_factory=pd.DataFrame)
+    instructions: pd.DataFrame = field(default_factory=_empty_frame)
     function_base: int | None = None
     source_text: dict[str, list[str]] = field(default_factory=dict)
     process: str = ""

@@ -15,6 +15,7 @@ states the precedence). Shell completion: ``drgpu --install-completion``.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import signal
 import sys
@@ -192,4 +193,11 @@ def main() -> None:
                 reconfigure(errors="replace")
         except ValueError:
             pass
-    app()
+    try:
+        app()
+    finally:
+        # The process ends now. Its objects go to the collector's permanent generation, so
+        # that the interpreter's exit does not walk them all again for cycles (0.07 s after a
+        # one-kernel analysis, a tenth of its run): they are freed with the process. Exit
+        # handlers, stream flushes and temporary-file removal run as usual.
+        gc.freeze()

@@ -25,6 +25,7 @@ from .options import (
     check_fail_on,
     check_kernel,
     data,
+    load_numpy_one_blas_thread,
     parse_threshold_args,
     progress_printer,
     refuse_output_over_inputs,
@@ -131,27 +132,36 @@ def analyze(
         from ..render.located import parse_path_map, source_root as root_mapping
 
         mappings = (*map(root_mapping, source_root or []), *map(parse_path_map, path_map or []))
-        # nvdisasm lists the report's code while the analysis modules load (drgpu_py.sass.cubin).
-        sass = start_report_sass(reports)
-        from ..pipeline import SEPARATE_NOTE, analyze_reports, write_result
         from ..pipeline.parallel import default_jobs
 
-        result = analyze_reports(
-            reports,
-            kernel=selector,
-            source_csv=source_csv,
-            line_report=line_report,
-            cubin=cubin,
-            binary=binary,
-            thresholds=th,
-            progress=progress_printer("analyzing kernels", quiet),
-            read_progress=progress_printer("reading kernels", quiet),
-            per_launch=per_launch,
-            jobs=jobs or default_jobs(),
-            merge=True if merge else None,
-            sass=sass,
-            source_roots=list(source_root or []),
-        )
+        workers = jobs or default_jobs()
+        read_progress = progress_printer("reading kernels", quiet)
+        # The report is read, and nvdisasm lists its code, while the analysis modules load.
+        sass = start_report_read(reports, selector, workers, read_progress, companions=bool(source_csv or line_report))
+        try:
+            load_numpy_one_blas_thread()
+            from ..pipeline import SEPARATE_NOTE, analyze_reports, write_result
+
+            result = analyze_reports(
+                reports,
+                kernel=selector,
+                source_csv=source_csv,
+                line_report=line_report,
+                cubin=cubin,
+                binary=binary,
+                thresholds=th,
+                progress=progress_printer("analyzing kernels", quiet),
+                read_progress=read_progress,
+                per_launch=per_launch,
+                jobs=workers,
+                merge=True if merge else None,
+                sass=sass,
+                source_roots=list(source_root or []),
+            )
+        finally:
+            close = getattr(sass, "close", None)  # a started read nobody took (an error on the way)
+            if close is not None:
+                close()
         if result.profile.format == "separate":
             typer.echo(f"drgpu: warning: {SEPARATE_NOTE}", err=True)
         write_result(
@@ -171,11 +181,14 @@ def analyze(
     run_guarded(body)
 
 
-def start_report_sass(reports) -> object | None:
-    """For one ``.ncu-rep`` (checked by its magic bytes), nvdisasm started on the cubins it
-    carries (``sass.cubin.SassSource``); None for anything else."""
+def start_report_read(reports, kernel=None, jobs: int = 1, progress=None, companions: bool = False) -> object | None:
+    """For one ``.ncu-rep`` (checked by its magic bytes): its read started in a child process
+    (``readers.start_read``), which starts nvdisasm on the cubins the report carries; where
+    the read is not one child's (read in parts, or in this process), nvdisasm started on
+    them here (``sass.cubin.SassSource``). None for anything else, and with ``companions``
+    (``--source-csv``, ``--line-report``: CSV options the reader refuses for a report)."""
     # A regular file only: opening a FIFO would block (the reader refuses those itself).
-    if len(reports) != 1 or not Path(reports[0]).is_file():
+    if len(reports) != 1 or companions or not Path(reports[0]).is_file():
         return None
     try:
         with open(reports[0], "rb") as fh:
@@ -188,6 +201,11 @@ def start_report_sass(reports) -> object | None:
 
         if rep_walk(Path(reports[0])).zero_tail is not None:
             return None  # the reader refuses it: no scan of gigabytes of zeros for cubins first
+    from ..readers import start_read
+
+    started = start_read(reports[0], kernel=kernel, jobs=jobs, progress=progress)
+    if started is not None:
+        return started
     from ..sass.cubin import SassSource, cubins_in_report, max_cubins
 
     return SassSource.start(cubins_in_report(reports[0], limit=max_cubins()))

@@ -29,6 +29,7 @@ from .options import (
     analysis_format,
     check_kernel,
     data,
+    load_numpy_one_blas_thread,
     parse_threshold_args,
     progress_printer,
     refuse_output_over_inputs,
@@ -82,6 +83,7 @@ def list_cmd(
     """One row per kernel launch: duration, grid and block, read without analyzing (stall cycles, bound and top finding from analysis JSON files)."""
 
     def body():
+        load_numpy_one_blas_thread()
         from ..pipeline.compare import launch_rows, sort_rows
         from ..render.list_ import render_list_console, render_list_csv, render_list_json, render_list_text
 
@@ -162,6 +164,7 @@ def diff(
     """Compare a baseline with a new report: measured speedup, stall and memory shares, occupancy, resolved/persisting/new findings."""
 
     def body():
+        load_numpy_one_blas_thread()
         from ..pipeline.compare import diff as diff_fn
         from ..pipeline.compare import load, nothing_compared, regressions
         from ..render.diff import diff_format_for, render_diff
@@ -224,6 +227,7 @@ def merge(
     """Merge reports of one program from several GPUs/ranks (per-PC samples summed by function offset) and analyze the result."""
 
     def body():
+        load_numpy_one_blas_thread()
         from ..pipeline import analyze_reports, expand_reports, write_result
         from ..pipeline.parallel import default_jobs
 

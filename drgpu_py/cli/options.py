@@ -318,6 +318,31 @@ def hints_on_stderr() -> Iterator[None]:
         yield
 
 
+#: The BLAS thread settings of the libraries numpy may be built with (OpenBLAS in the wheels).
+_BLAS_THREADS = ("OPENBLAS_NUM_THREADS",)
+
+
+def load_numpy_one_blas_thread() -> None:
+    """Import numpy (pandas' base) with its BLAS on one thread, unless the user's environment
+    sets a thread count. OpenBLAS starts a thread per core when numpy loads (0.1 s of CPU on 2
+    cores, 1.5 s on a 16-core host), and drgpu calls no BLAS routine (no matrix product or
+    linear algebra), so no result can depend on it. The environment is restored afterwards:
+    no program drgpu starts later inherits the setting. For the commands that run no program
+    of the user's (``profile`` loads numpy in a thread while ncu runs the application)."""
+    if "numpy" in sys.modules:
+        return
+    unset = [name for name in _BLAS_THREADS if name not in os.environ]
+    for name in unset:
+        os.environ[name] = "1"
+    try:
+        import numpy  # noqa: F401 - loaded here, for its BLAS threads; used by pandas and the analysis
+    except ImportError:  # the analysis' own import says what is missing
+        pass
+    finally:
+        for name in unset:
+            os.environ.pop(name, None)
+
+
 def run_guarded(fn: Callable[[], int | None]) -> None:
     """Run a command body; turn drgpu errors into a message and an exit code."""
     _log_option_sources()

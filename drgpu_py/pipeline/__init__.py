@@ -89,7 +89,8 @@ def analyze_reports(
     (drgpu_py.analysis.groups) unless ``per_launch``. A folder stands for the reports in it
     (``expand_reports``). ``jobs``: worker processes reading several reports and analyzing
     kernel groups (same result). ``sass``: SASS listings being made from the code's cubins
-    (``sass.cubin.SassSource``) for reading a single ``.ncu-rep`` (``readers.open_report``).
+    (``sass.cubin.SassSource``) for reading a single ``.ncu-rep``, or its read already started
+    (``readers.StartedRead``): ``readers.open_report``'s argument.
 
     Several reports are merged (ranks of one program, drgpu_py.readers.merge) when ``merge`` is True,
     or when it is None and they share a kernel name; reports with no kernel name in common

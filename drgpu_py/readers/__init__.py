@@ -18,17 +18,29 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 from ..specs import loader as data
 from ..errors import DrgpuError, NoKernelsError, ReportFormatError, UsageError
 from ..profile import Profile, signature
-from .common import KernelSelector, library_names, missed_library_kernels, warn_missed_library_kernels
+from .common import (
+    FrameParts,
+    KernelSelector,
+    RepWalk,
+    library_names,
+    missed_library_kernels,
+    warn_missed_library_kernels,
+)
 from .common import native_log_summary, native_stderr_captured, rep_walk, sniff
-from .isolate import in_children
+from .isolate import Started, in_children
+from . import isolate
 
-__all__ = ["KernelSelector", "list_launches", "open_report", "select_kernels", "sniff"]
+__all__ = ["KernelSelector", "StartedRead", "list_launches", "open_report", "select_kernels", "sniff", "start_read"]
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +62,8 @@ def open_report(
     the result may hold fewer launches than the report. ``select_kernels`` still applies it
     and reports no match: a selector that matches nothing reads every launch. ``sass``: a
     ``sass.cubin.SassSource`` started on the profiled code's cubins; an ``.ncu-rep``'s
-    launches whose function it lists take their SASS from it (same text, read faster).
+    launches whose function it lists take their SASS from it (same text, read faster); or a
+    ``StartedRead`` of this very report (``start_read``), whose profile is then taken.
     ``jobs``: processes that may read parts of a large ``.ncu-rep`` at once (``read_parts``);
     the profile is the same.
 
@@ -143,6 +156,9 @@ def _companions(origin: Path, source_csv, line_report, readable, moved: bool):
 
 def _open_plain(p: Path, kind: str, source_csv, line_report, progress, kernel, sass, jobs, nested: bool) -> Profile:
     """``open_report`` of a file that is not compressed, whose ``sniff`` is ``kind``."""
+    if isinstance(sass, StartedRead) and not (kind == "ncu-rep" and sass.reads(p, kernel, jobs)):
+        sass.close()  # not this read's (the command line starts the read it then asks for)
+        sass = None
     if kind == "ncu-rep":
         if source_csv is not None:
             raise UsageError("--source-csv applies to CSV input, not to an .ncu-rep")
@@ -281,28 +297,34 @@ def _read_rep_checked(
     p: Path, progress=None, keep_id=None, sass=None, jobs: int = 1, launches_only: bool = False
 ) -> Profile:
     """Read an .ncu-rep, turning ncu_report's silent failures into ReportFormatError.
-    ``launches_only``: names, ids, grid, block and duration only (``list_launches``)."""
+    ``launches_only``: names, ids, grid, block and duration only (``list_launches``).
+    ``sass``: as ``open_report``'s; a ``StartedRead`` gives the profile it read."""
     from .ncu_rep import read_ncu_rep, read_ncu_rep_launches
 
-    walk = rep_walk(p)
+    started = sass if isinstance(sass, StartedRead) and not launches_only else None
+    walk = started.walk if started is not None else rep_walk(p)
     blocks, framing = walk.blocks, walk.problem
     _refuse_damaged_framing(p, walk)
+    calls = []
     if launches_only:
         calls = [(read_ncu_rep_launches, (p,), {"keep_id": keep_id})]
-    else:
+    elif started is None:
         listings = sass.result() if sass is not None else None
         n = read_parts(0 if framing else blocks, jobs, keep_id is not None, p.stat().st_size)
         # Several processes read consecutive parts of a large report at once; their launches
         # in order are the whole report's.
         kw = {"progress": progress if n == 1 else None, "keep_id": keep_id, "sass": listings}
         calls = [(read_ncu_rep, (p,), {**kw, "part": (i, n) if n > 1 else None}) for i in range(n)]
-    with native_stderr_captured() as log:
+    with started.captured() if started is not None else native_stderr_captured() as log:
         try:
-            # In child processes: ncu_report can crash natively on a damaged report.
-            parts = in_children(calls, what=str(p))
-            profile = parts[0]
-            for more in parts[1:]:
-                profile.kernels.extend(more.kernels)
+            if started is not None:
+                profile = started.profile()
+            else:
+                # In child processes: ncu_report can crash natively on a damaged report.
+                parts = in_children(calls, what=str(p))
+                profile = parts[0]
+                for more in parts[1:]:
+                    profile.kernels.extend(more.kernels)
         except DrgpuError:
             raise
         except Exception as e:  # native module on a damaged file
@@ -312,6 +334,123 @@ def _read_rep_checked(
                 f"{p} is truncated or corrupt: {framing} ({type(e).__name__})", hint=_DAMAGED_HINT
             ) from e
     return _checked_launches(p, profile, framing, log)
+
+
+class StartedRead:
+    """A read of one ``.ncu-rep`` started in a child process (``start_read``) before the
+    caller loads pandas and the analysis: the child starts nvdisasm on the report's cubins,
+    parses the launches while it runs, and returns each launch's per-instruction table as
+    ``FrameParts``; ``open_report(path, sass=this)`` takes the profile, its tables built here.
+    The same profile as ``open_report`` reads itself: the same reader, child, listing and
+    captured log, only started sooner. ``close()`` stops a read nobody asked for."""
+
+    def __init__(self, path: Path, kernel: KernelSelector | None, jobs: int, walk: RepWalk) -> None:
+        self.path, self.kernel, self.jobs, self.walk = path, kernel, jobs, walk
+        self._child: Started | None = None
+        self._cubins = tempfile.TemporaryDirectory(prefix="drgpu-sass-")
+        self._log: IO[bytes] | None = None
+        try:
+            # As native_stderr_captured: where this process has no descriptor 2 to redirect,
+            # the child's is not redirected either.
+            sys.stderr.flush()
+            os.close(os.dup(2))
+            self._log = tempfile.TemporaryFile()  # noqa: SIM115 - open until the profile is taken (close())
+        except (OSError, ValueError, AttributeError):
+            self._log = None
+
+    def reads(self, path: Path, kernel: KernelSelector | None, jobs: int) -> bool:
+        """Whether this is the read ``open_report(path, kernel=kernel, jobs=jobs)`` makes."""
+        return self._child is not None and Path(path) == self.path and kernel == self.kernel and jobs == self.jobs
+
+    @contextlib.contextmanager
+    def captured(self) -> Iterator[list[str]]:
+        """What the child wrote to descriptor 2, as ``native_stderr_captured`` yields it."""
+        captured: list[str] = []
+        try:
+            yield captured
+        finally:
+            if self._log is not None:
+                self._log.seek(0)
+                captured.append(self._log.read(1 << 16).decode("utf-8", errors="replace"))
+            self.close()
+
+    def profile(self) -> Profile:
+        """The child's profile (or what it raised), each launch's table built."""
+        child, self._child = self._child, None
+        if child is None:
+            raise RuntimeError(f"the read of {self.path} was collected or stopped already")
+        profile: Profile = child.collect(str(self.path))
+        for k in profile.kernels:
+            if isinstance(k.instructions, FrameParts):
+                k.instructions = k.instructions.frame()
+        return profile
+
+    def close(self) -> None:
+        """Stop the child unless its profile was taken; remove the temporary files."""
+        if self._child is not None:
+            self._child.stop()
+            self._child = None
+        self._cubins.cleanup()
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def __enter__(self) -> StartedRead:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def start_read(
+    path: str | Path, *, kernel: KernelSelector | None = None, jobs: int = 1, progress=None
+) -> StartedRead | None:
+    """Start reading the ``.ncu-rep`` at ``path`` as ``open_report(path, kernel=kernel,
+    jobs=jobs, progress=progress)`` would, in a child process, and return at once; None where
+    that read would not be one child's (a report read in parts, in this process, or refused
+    for its framing: ``open_report`` then reads it as usual). Start it before loading the
+    analysis, and pass it to ``open_report`` as ``sass``, or ``close()`` it."""
+    from .ncu_rep import read_ncu_rep  # noqa: F401 - loaded here, once, not in the child
+
+    p = Path(path)
+    try:
+        if not p.is_file() or sniff(p) != "ncu-rep":
+            return None
+        walk = rep_walk(p)
+        size = p.stat().st_size
+    except (DrgpuError, OSError):
+        return None  # open_report says what is wrong
+    if walk.zero_tail is not None or walk.foreign is not None:
+        return None
+    keep_id = kernel.id_filter() if kernel else None
+    if read_parts(0 if walk.problem else walk.blocks, jobs, keep_id is not None, size) != 1:
+        return None
+    read = StartedRead(p, kernel, jobs, walk)
+    try:
+        log_fd = read._log.fileno() if read._log is not None else None
+        read._child = isolate.start(_read_started, p, keep_id, progress, log_fd, read._cubins.name)
+    except BaseException:
+        read.close()
+        raise
+    if read._child is None:  # read in this process (DRGPU_READ_IN_PROCESS, ncu_report loaded)
+        read.close()
+        return None
+    return read
+
+
+def _read_started(p: Path, keep_id, progress, log_fd: int | None, cubin_dir: str) -> Profile:
+    """The child of ``start_read``: nvdisasm on the report's cubins (as ``drgpu analyze``
+    starts it), the report read meanwhile, its tables left as parts (no pandas here)."""
+    if log_fd is not None:
+        os.dup2(log_fd, 2)  # ncu_report's native log, as native_stderr_captured keeps it
+    from ..sass.cubin import SassSource, cubins_in_report, max_cubins
+    from .ncu_rep import read_ncu_rep
+
+    source = SassSource.start(cubins_in_report(p, limit=max_cubins()), folder=cubin_dir)
+    try:
+        return read_ncu_rep(p, progress, keep_id=keep_id, sass=source, frames=False)
+    finally:
+        source.close()
 
 
 def _checked_launches(p: Path, profile: Profile, framing: str | None, log: list[str]) -> Profile:

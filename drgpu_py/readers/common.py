@@ -19,12 +19,11 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import regex
 
 from ..specs import loader as data
@@ -35,6 +34,9 @@ from ..profile import INSTRUCTION_COLUMNS
 # The .ncu-rep framing walk lives in sass.container (no numpy/pandas); its names are re-exported here.
 from ..sass.container import NCU_MAGIC, RepWalk, _payload_size, rep_blocks, rep_framing_problem, rep_walk  # noqa: F401
 from ..sass.isa import SASS_LABEL
+
+if TYPE_CHECKING:  # numpy and pandas load where a table is made (instruction_frame)
+    import pandas as pd
 
 #: gzip, xz, zip, zstd, bzip2: a report someone compressed before handing it over.
 _COMPRESSED = (b"\x1f\x8b", b"\xfd7zXZ\x00", b"PK\x03\x04", b"\x28\xb5\x2f\xfd", b"BZh")
@@ -419,6 +421,9 @@ def instruction_frame(
 ) -> pd.DataFrame:
     """Build the per-instruction table. Every column is a PC->value map, so rows are joined
     by PC; PCs with no value get 0 for counters (not executed / not sampled)."""
+    import numpy as np
+    import pandas as pd
+
     pcs = sorted(set(pcs))
     index = pd.Index(pcs, name="pc", dtype="int64")
     base = pcs[0] if base is None and pcs else base
@@ -446,6 +451,23 @@ def instruction_frame(
         if col not in cols:
             cols[col] = 0.0
     return pd.DataFrame(cols, index=index)
+
+
+@dataclass
+class FrameParts:
+    """``instruction_frame``'s arguments for one launch, and the samples the reader moved
+    (``profile.SAMPLES_MOVED``): a reader in a process without pandas returns these, and the
+    process that analyzes builds the frame (``frame()``: the same table)."""
+
+    pcs: list[int]
+    columns: dict[str, dict[int, float]]
+    sass: dict[int, str]
+    lines: dict[int, tuple[str | None, int | None]]
+    base: int | None
+    moved: float = 0.0
+
+    def frame(self) -> pd.DataFrame:
+        return instruction_frame(self.pcs, self.columns, self.sass, self.lines, self.base)
 
 
 @contextlib.contextmanager

@@ -8,6 +8,9 @@ exits without an answer raises :class:`ReportFormatError` naming ``what`` and th
 (exit 4). Ctrl-C kills the child and is re-raised. ``in_children(calls, what=PATH)`` runs
 several calls in children at once and returns their results in order. Where a child cannot
 be used safely, or with ``DRGPU_READ_IN_PROCESS=1``, the call runs in this process, unguarded.
+``start(fn, *args, **kwargs)`` starts one call in a child and returns at once: its
+``collect(what)`` is ``in_child``'s outcome, ``stop()`` kills a child whose answer is not
+wanted; None where ``in_child`` would run the call in this process.
 
 How and when: docs/performance.md, "Reading in child processes".
 """
@@ -64,6 +67,34 @@ def in_children(calls: list[tuple[Callable[..., Any], tuple, dict]], what: str) 
         for pid, r in started:  # after a failure: the others' answers are not wanted
             _kill(pid)
             os.close(r)
+
+
+class Started:
+    """A call running in a child process (``start``); collected once, or stopped."""
+
+    def __init__(self, pid: int, r: int) -> None:
+        self._pid, self._r = pid, r
+        self._open = True
+
+    def collect(self, what: str) -> Any:
+        """The call's result, or what it raised (as ``in_child``)."""
+        if not self._open:
+            raise RuntimeError("the child's answer was collected or stopped already")
+        self._open = False
+        return _collect(self._pid, self._r, what)
+
+    def stop(self) -> None:
+        """Kill the child and close its pipe, unless it was collected; idempotent."""
+        if self._open:
+            self._open = False
+            _kill(self._pid)
+            os.close(self._r)
+
+
+def start(fn: Callable[..., Any], *args, **kwargs) -> Started | None:
+    if _in_process():
+        return None
+    return Started(*_start(fn, args, kwargs))
 
 
 def _kill(pid: int) -> None:

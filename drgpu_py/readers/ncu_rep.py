@@ -22,15 +22,13 @@ import os
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Callable, Iterable
-
-import pandas as pd
+from typing import Any, Callable, Iterable, cast
 
 from ..specs import loader as data
 from ..errors import ReportFormatError, ToolNotFoundError
 from ..profile import SAMPLES_MOVED, KernelProfile, Profile
 from ..io import clean_text, open_input
-from .common import NCU_MAGIC, clean_sass, instruction_frame
+from .common import NCU_MAGIC, FrameParts, clean_sass
 
 _STRING_METRICS = ("device__attribute_display_name", "launch__func_cache_config")
 
@@ -168,14 +166,18 @@ def read_ncu_rep(
     cache: bool | FunctionCache = True,
     sass=None,
     part: tuple[int, int] | None = None,
+    frames: bool = True,
 ) -> Profile:
     """Read every launch (or those whose id ``keep_id`` accepts; all of them when it accepts
     none, so that kernel selection can say what the report holds). ``progress(done, total)``
     is called after each launch read. ``cache``: True, False, or a FunctionCache to use.
-    ``sass``: listings from the report's cubins (``sass.cubin.Listings``); a launch whose
-    function they hold takes its SASS from them instead of ncu_report's disassembler.
+    ``sass``: listings from the report's cubins (``sass.cubin.Listings``, or a
+    ``SassSource`` still running); a launch whose function they hold takes its SASS from
+    them instead of ncu_report's disassembler.
     ``part=(i, n)``: only the i-th of n consecutive blocks of the launches that would be read
-    (readers split a large report between processes; the parts in order make the whole)."""
+    (readers split a large report between processes; the parts in order make the whole).
+    ``frames=False``: each launch's ``instructions`` is left as its ``common.FrameParts``
+    (``frame()`` makes the table), so that this process need not load pandas."""
     with _loaded(path) as ctx:
         nr = _module()
         where, ids = _launches(ctx, keep_id)
@@ -187,7 +189,7 @@ def read_ncu_rep(
         kernels = []
         for n, kid in enumerate(ids):
             rng, i = where[kid]
-            kernels.append(_read_action(nr, rng.action_by_idx(i), kid, plan, functions, sass))
+            kernels.append(_read_action(nr, rng.action_by_idx(i), kid, plan, functions, sass, frames))
             if progress:
                 progress(n + 1, len(ids))
         return Profile(path=str(path), format="ncu-rep", kernels=kernels)
@@ -207,9 +209,15 @@ def _launches(ctx, keep_id: Callable[[int], bool] | None) -> tuple[list, list[in
 
 #: The metrics a launch listing reads (``read_ncu_rep_launches``): its duration and shape.
 LAUNCH_METRICS = ("gpu__time_duration.sum", *(f"launch__{w}_dim_{d}" for w in ("grid", "block") for d in "xyz"))
-#: The per-instruction table of every listed launch: none was read. One frame for all (a
-#: DataFrame each took longer than reading the launch's metrics); nothing writes to it.
-_NO_INSTRUCTIONS = pd.DataFrame()
+
+
+@functools.cache
+def _no_instructions():
+    """The per-instruction table of every listed launch: none was read. One frame for all (a
+    DataFrame each took longer than reading the launch's metrics); nothing writes to it."""
+    import pandas as pd
+
+    return pd.DataFrame()
 
 
 def read_ncu_rep_launches(path: Path, *, keep_id: Callable[[int], bool] | None = None) -> Profile:
@@ -239,7 +247,7 @@ def read_ncu_rep_launches(path: Path, *, keep_id: Callable[[int], bool] | None =
                     grid=(dims[0], dims[1], dims[2]),
                     block=(dims[3], dims[4], dims[5]),
                     metrics=metrics,
-                    instructions=_NO_INSTRUCTIONS,
+                    instructions=_no_instructions(),
                 )
             )
         return Profile(path=str(path), format="ncu-rep", kernels=kernels)
@@ -261,7 +269,7 @@ def _scalar(m) -> float:
 
 
 def _read_action(
-    nr, a, kid: int, plan: _Plan | None = None, functions: FunctionCache | None = None, sass=None
+    nr, a, kid: int, plan: _Plan | None = None, functions: FunctionCache | None = None, sass=None, frames: bool = True
 ) -> KernelProfile:
     plan = plan or _Plan.build()
     metrics: dict[str, float] = {}
@@ -304,9 +312,9 @@ def _read_action(
         from ..sass.cubin import sm_of
 
         listing = sass.function(mangled, sm_of(cc))
-    df, base, source_text = _instructions(a, plan, functions, key, listing)
-    if SAMPLES_MOVED in df.attrs:
-        metrics[SAMPLES_MOVED] = df.attrs.pop(SAMPLES_MOVED)
+    parts, base, source_text = _instructions(a, plan, functions, key, listing)
+    if parts.moved:
+        metrics[SAMPLES_MOVED] = parts.moved
     return KernelProfile(
         id=kid,
         name=name,
@@ -319,7 +327,8 @@ def _read_action(
         block=(bx, by, bz),
         metrics=metrics,
         strings=strings,
-        instructions=df,
+        # Parts stand in for the table until the caller builds it (frames=False).
+        instructions=parts.frame() if frames else cast(Any, parts),
         function_base=base,
         source_text=source_text,
     )
@@ -473,7 +482,11 @@ def _listing(
     return sass, lines, source_text
 
 
-def _instructions(a, plan: _Plan | None = None, functions: FunctionCache | None = None, key=None, listing=None):
+def _instructions(
+    a, plan: _Plan | None = None, functions: FunctionCache | None = None, key=None, listing=None
+) -> tuple[FrameParts, int | None, dict[str, list[str]]]:
+    """(the launch's per-instruction table as ``FrameParts``, its function's entry PC, its
+    source files' text)."""
     plan = plan or _Plan.build()
     cols = _per_pc_columns(a, plan)
     known: set[int] = set()
@@ -496,10 +509,7 @@ def _instructions(a, plan: _Plan | None = None, functions: FunctionCache | None 
     else:
         source_text = _source_text(a)
     moved = _fold_gaps(cols, sass) if sass else 0.0
-    df = instruction_frame(list(sass) or sorted(known), cols, sass, lines, base)
-    if moved:
-        df.attrs[SAMPLES_MOVED] = moved
-    return df, base, source_text
+    return FrameParts(list(sass) or sorted(known), cols, sass, lines, base, moved), base, source_text
 
 
 def _fold_gaps(cols: dict[str, dict[int, float]], sass: dict[int, str]) -> float:
@@ -533,6 +543,8 @@ def read_line_table(
     ``wanted``: given every launch's name, the positions whose tables are needed; the others
     come back as (name, {}, {}) without their listing being read (most of the cost: a
     launch's name needs only ncu_report's parse of it). None: every table."""
+    import pandas as pd
+
     with _loaded(path) as ctx:
         nr = _module()
         plan = _Plan.build()
@@ -559,7 +571,8 @@ def read_line_table(
                     _scalar_or_none(by_name("launch__registers_per_thread")),
                     _scalar_or_none(by_name("launch__shared_mem_per_block_static")),
                 )
-            df, _, src = _instructions(a, plan, functions, key)
+            parts, _, src = _instructions(a, plan, functions, key)
+            df = parts.frame()
             table = {
                 int(o): (f, int(ln), s)
                 for o, f, ln, s in zip(df["offset"], df["file"], df["line"], df["sass"])

@@ -21,8 +21,6 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any
 
-from ..analysis import groups
-from ..analysis.tree import location_text
 from ..errors import UsageError
 from ..profile import short_name
 from ..specs import loader as data
@@ -131,6 +129,8 @@ class Problem:
             saved = f"; saves {self.time_saved_ns / 1e3:,.1f} µs, {_pct(self.saved_share)} of the profiled GPU time"
         where = ""
         if not self.lines and f.locations:
+            from ..analysis.tree import location_text
+
             where = f" at {location_text(f.locations[0])}"
         return f"{f.title} in {self.short_kernel}{where} (est. {f.speedup_text()}{saved}): {' '.join(f.advice.split())}"
 
@@ -164,6 +164,10 @@ def report_of(analysis, kernel) -> str:
 
 
 def problems(analysis) -> list[Problem]:
+    # The analysis' modules load with the output that needs them: the path options are
+    # parsed (parse_path_map, source_root) before a report is read.
+    from ..analysis import groups
+
     th = thresholds_of(analysis)
     totals = [groups.total_ns(ka.kernel) for ka in analysis.kernels]
     profiled = sum(t for t in totals if t is not None)

@@ -6,7 +6,9 @@ Contract:
   executable holds, as bytes, each once (none when the binary holds more than ``limit``).
 - ``SassSource.start(cubins)`` starts ``nvdisasm -c`` on each (up to ``max_cubins()``);
   ``result()`` returns the listings, or None when nvdisasm is missing or fails (the caller
-  then uses ncu_report). Nothing is cached on disk; temporary cubin files are removed.
+  then uses ncu_report); ``function()`` is ``Listings.function`` of the result, waiting for
+  it on first use. Nothing is cached on disk; temporary cubin files are removed (those written
+  into a caller's ``folder`` are the caller's to remove).
 - ``Listings.function(mangled, sm)``: one function's listing, or None when absent or ambiguous.
 - ``FunctionSass.walk(base, end)`` returns what the reader's ``sass_by_pc`` walk returns, in
   ncu_report's text form (tests/samples/test_perf_equivalence.py compares the two).
@@ -215,18 +217,21 @@ class SassSource:
         self._done = False
 
     @classmethod
-    def start(cls, cubins: Sequence[bytes | str | Path]) -> "SassSource":
+    def start(cls, cubins: Sequence[bytes | str | Path], folder: str | Path | None = None) -> "SassSource":
+        """nvdisasm started on each cubin (bytes are written to files first: into ``folder``
+        when given, else into a temporary folder removed by ``result``)."""
         if not cubins:
             return cls([], None)
         tool = find_tool("nvdisasm")
         if tool is None or len(cubins) > max_cubins():  # the reader asks ncu_report
             return cls([], None)
-        tmp = tempfile.TemporaryDirectory(prefix="drgpu-sass-")
+        tmp = tempfile.TemporaryDirectory(prefix="drgpu-sass-") if folder is None else None
+        where = Path(tmp.name if tmp is not None else str(folder))
         procs = []
         try:
             for n, c in enumerate(cubins):
                 if isinstance(c, (bytes, bytearray)):
-                    p = Path(tmp.name) / f"{n}.cubin"
+                    p = where / f"{n}.cubin"
                     p.write_bytes(c)
                 else:
                     p = Path(c)
@@ -242,9 +247,28 @@ class SassSource:
             for proc in procs:
                 proc.kill()
                 proc.wait()
-            tmp.cleanup()
+            if tmp is not None:
+                tmp.cleanup()
             return cls([], None)
         return cls(procs, tmp)
+
+    def function(self, mangled: str, sm: int | None) -> FunctionSass | None:
+        """``Listings.function`` of ``result()`` (None without listings): a reader may take
+        this source in place of its listings before nvdisasm has finished."""
+        listings = self.result()
+        return listings.function(mangled, sm) if listings is not None else None
+
+    def close(self) -> None:
+        """Stop what ``result()`` has not collected, and remove the temporary files."""
+        if not self._done:
+            self._done = True
+            for proc in self._procs:
+                proc.kill()
+                proc.wait()
+                if proc.stdout is not None:
+                    proc.stdout.close()
+            if self._tmp is not None:
+                self._tmp.cleanup()
 
     def result(self) -> Listings | None:
         if self._done:

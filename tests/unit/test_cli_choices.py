@@ -53,7 +53,7 @@ def nothing_is_read(monkeypatch):
         (readers, "sniff"),
         (pipeline, "analyze_reports"),
         (compare, "load"),
-        (cli_analyze, "start_report_sass"),
+        (cli_analyze, "start_report_read"),
         (session, "Session"),
     ):
         monkeypatch.setattr(module, name, must_not_run)
