@@ -430,6 +430,23 @@ class KernelProfile:
         return self.m("gpu__time_duration.sum")
 
     @property
+    def threads_per_block(self) -> int | None:
+        """Threads in one block (the product of the block's dimensions); None when the block
+        is not measured: a dimension is 0 (a report without launch statistics, an unreadable
+        cell) or below (a damaged report). The one place the product is written."""
+        x, y, z = self.block
+        if x <= 0 or y <= 0 or z <= 0:
+            return None
+        return x * y * z
+
+    @property
+    def warps_per_block(self) -> int | None:
+        """Warps one block occupies (the last one partly filled when the block size is not a
+        multiple of 32); None when the block is not measured (``threads_per_block``)."""
+        threads = self.threads_per_block
+        return None if threads is None else math.ceil(threads / 32)
+
+    @property
     def active_share(self) -> float | None:
         """Share of the elapsed SM cycles in which the SMs had work (sm__cycles_active over
         sm__cycles_elapsed); None when either is not measured or they make no share."""

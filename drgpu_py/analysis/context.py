@@ -179,6 +179,12 @@ class KernelContext:
             return 0.0
         return sum(self.reasons.get(r, 0.0) for r in reasons) / self.total
 
+    def as_stall_share(self, frac: float) -> float:
+        """A share of all warp time (``frac``'s scale: issuing included) as a share of the
+        stall cycles (``share``'s scale: issuing excluded), at most 1. A kernel with no stall
+        weight divides by a tiny number: any time share then reads as all of the stalls."""
+        return min(1.0, frac * self.total / max(self.stall_total, 1e-9))
+
     def drop_caches(self) -> None:
         """Forget every cached lookup map (each refers to the kernel's table or the blame
         edges); they are rebuilt on use, e.g. after another copy of the kernel is attached."""

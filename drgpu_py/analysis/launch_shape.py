@@ -267,10 +267,9 @@ def launch_shape_of(ctx: KernelContext, sol: SpeedOfLight | None) -> LaunchShape
     """The model's inputs for one kernel; None without a grid, block or SM count."""
     kernel = ctx.kernel
     blocks, sms = grid_and_sms(ctx)
-    tpb = kernel.block[0] * kernel.block[1] * kernel.block[2]
-    if not blocks or not sms or tpb <= 0:
+    tpb, wpb = kernel.threads_per_block, kernel.warps_per_block
+    if not blocks or not sms or tpb is None or wpb is None:
         return None
-    wpb = math.ceil(tpb / 32)
     schedulers = int(ctx.arch.get("schedulers_per_sm", 4))
     max_warps = kernel.m("device__attribute_max_warps_per_multiprocessor", ctx.arch["max_warps_per_sm"])
     theo_pct = kernel.m("sm__maximum_warps_per_active_cycle_pct")

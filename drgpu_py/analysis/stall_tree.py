@@ -382,9 +382,8 @@ def _memory_efficiency(parent: Node, ctx: KernelContext) -> None:
 def _synchronization(parent: Node, ctx: KernelContext) -> None:
     kernel = ctx.kernel
     node = parent.add(Node("Block and barriers", None, "", "metric"))
-    bs = kernel.block[0] * kernel.block[1] * kernel.block[2]
-    _value(node, "Block size", bs or math.nan, "threads")
-    _value(node, "Warps per block", math.ceil(bs / 32) if bs else math.nan, "warps")
+    _value(node, "Block size", kernel.threads_per_block or math.nan, "threads")
+    _value(node, "Warps per block", kernel.warps_per_block or math.nan, "warps")
     _metric(node, ctx, "Barriers per block", "launch__barrier_count")
 
 
@@ -496,7 +495,7 @@ def _launch(parent: Node, ctx: KernelContext) -> None:
     _value(
         parent,
         "Block",
-        kernel.block[0] * kernel.block[1] * kernel.block[2] or math.nan,
+        kernel.threads_per_block or math.nan,
         "threads",
         dims=list(kernel.block),
     )

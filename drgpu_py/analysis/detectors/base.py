@@ -15,7 +15,6 @@ metrics it reads. Speedup models (GPA's, from measured quantities only):
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -184,7 +183,8 @@ def blamed_locations(ctx: KernelContext, reason: str) -> list[Location]:
 
 
 def warps_launched(kernel: KernelProfile) -> float:
-    threads = kernel.grid[0] * kernel.grid[1] * kernel.grid[2] * kernel.block[0] * kernel.block[1] * kernel.block[2]
+    block = kernel.threads_per_block
+    threads = kernel.grid[0] * kernel.grid[1] * kernel.grid[2] * block if block else 0
     return threads / 32.0 if threads else 0.0
 
 
@@ -195,10 +195,10 @@ def evidence_number(value: float | None, nd: int = 3) -> float | None:
 def launch_lanes(kernel: KernelProfile) -> float:
     """Average lanes per warp the launch configuration fills (32 unless the block size is
     not a multiple of 32: a 16-thread block's one warp has 16)."""
-    bs = kernel.block[0] * kernel.block[1] * kernel.block[2]
-    if not bs or bs <= 0:
+    threads, warps = kernel.threads_per_block, kernel.warps_per_block
+    if threads is None or warps is None:
         return 32.0
-    return bs / math.ceil(bs / 32)
+    return threads / warps
 
 
 def at_call_sites(weights: dict[int, float], sites: dict[int, int]) -> dict[int, float]:

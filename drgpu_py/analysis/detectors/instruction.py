@@ -122,7 +122,7 @@ def fp64_conversion(ctx: KernelContext, passes: Passes) -> Detection | None:
     r_gone, _ = cost_share(ctx, pcs, tuple(x for x in ctx.reasons if x not in kept), ("short_scoreboard", "wait"))
     r_gone = min(r_gone, 1.0)
     return Detection(
-        stall_share=min(1.0, removed_share * ctx.total / max(ctx.stall_total, 1e-9)),
+        stall_share=ctx.as_stall_share(removed_share),
         speedup=eliminate(r_gone * 0.9),
         evidence={"fp64_and_conversion_instruction_share": round(share, 4), "removed_sample_share": round(r_gone, 3)},
         locations=ctx.locations(weights),
@@ -313,7 +313,7 @@ def integer_division(ctx: KernelContext, passes: Passes) -> Detection | None:
         {pc: v for pc, v in sequence_weights.items() if line_of(pc) in seed_lines} or sequence_weights, ctx.call_sites()
     )
     return Detection(
-        stall_share=min(1.0, removed_share * ctx.total / max(ctx.stall_total, 1e-9)),
+        stall_share=ctx.as_stall_share(removed_share),
         speedup=speed,
         evidence={
             "division_sequences": len(seeds),

@@ -340,8 +340,8 @@ def partial_warps(ctx: KernelContext, passes: Passes) -> Detection | None:
     so a kernel already at DRAM's or L2's bandwidth gains little."""
     kernel = ctx.kernel
     shape = passes.launch
-    bs = kernel.block[0] * kernel.block[1] * kernel.block[2]
-    if not bs or bs % 32 == 0 or shape is None:
+    threads = kernel.threads_per_block
+    if threads is None or threads % 32 == 0 or shape is None:
         return None
     lanes = launch_lanes(kernel)
     eff = lanes / 32.0
@@ -356,9 +356,14 @@ def partial_warps(ctx: KernelContext, passes: Passes) -> Detection | None:
     return Detection(
         stall_share=what_if.saved_share,
         speedup=what_if.speedup,
-        evidence={"block_size": int(bs), "lanes_per_warp": round(lanes, 2), "launch_model": what_if.to_dict()},
+        evidence={"block_size": int(threads), "lanes_per_warp": round(lanes, 2), "launch_model": what_if.to_dict()},
         locations=[],
-        fmt={"block": int(bs), "lanes": lanes, "fill_pct": 100 * eff, "limited_by": _BOUND_WORDS[what_if.limited_by]},
+        fmt={
+            "block": int(threads),
+            "lanes": lanes,
+            "fill_pct": 100 * eff,
+            "limited_by": _BOUND_WORDS[what_if.limited_by],
+        },
         relieves_override=["sm", "l1tex"],
     )
 

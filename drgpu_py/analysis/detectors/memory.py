@@ -347,7 +347,7 @@ def local_memory(ctx: KernelContext, passes: Passes) -> Detection | None:
     w_local = sec["local"] / (sec["local"] + sec["global"]) if sec["local"] > 0 else 0.0
     speed = max(eliminate(removed_share), traffic_speedup(ctx, ("l1tex", "lts", "dram"), w_local))
     return Detection(
-        stall_share=min(1.0, removed_share * ctx.total / max(ctx.stall_total, 1e-9)),
+        stall_share=ctx.as_stall_share(removed_share),
         speedup=speed,
         partial_relief=lsu_relief(ctx, pcs) or None,
         evidence={
@@ -411,7 +411,7 @@ def loop_invariant_load(ctx: KernelContext, passes: Passes) -> Detection | None:
         partial = {"lts": share, "l1tex": share}
     partial = {**(partial or {}), **lsu_relief(ctx, gone)}
     return Detection(
-        stall_share=min(1.0, removed_share * ctx.total / max(ctx.stall_total, 1e-9)),
+        stall_share=ctx.as_stall_share(removed_share),
         speedup=eliminate(max(removed_share, r_own) + r_prom),
         evidence={
             "invariant_loads_in_loops": len(invariant),
@@ -497,7 +497,7 @@ def atomics(ctx: KernelContext, passes: Passes) -> Detection | None:
     # Reductions without a returned value (RED) can be accumulated privately across a loop
     # and leave next to nothing. Kept: those operations over today's L2 atomic sectors.
     ran = ctx.executed()
-    warps_per_block = max(1.0, math.ceil(max(1, kernel.block[0] * kernel.block[1] * kernel.block[2]) / 32))
+    warps_per_block = max(1.0, kernel.warps_per_block or 1)
     returning = 0.0
     threads = ctx.df.get("thread_inst_executed", None)
     for pc in pcs:
@@ -514,7 +514,7 @@ def atomics(ctx: KernelContext, passes: Passes) -> Detection | None:
     r_total *= 1.0 - kept
     types = _atomic_types(ctx, pcs)
     return Detection(
-        stall_share=min(1.0, r_total * ctx.total / max(ctx.stall_total, 1e-9)),
+        stall_share=ctx.as_stall_share(r_total),
         speedup=eliminate(r_total),
         evidence={
             "atomic_sample_share": round(removed_share, 3),
@@ -595,7 +595,7 @@ def lg_throttle(ctx: KernelContext, passes: Passes) -> Detection | None:
         removed_share = ctx.frac("lg_throttle")
     else:
         removed_share = sum(at.values()) / tot
-        stall_share = removed_share * ctx.total / max(ctx.stall_total, 1e-9)
+        stall_share = ctx.as_stall_share(removed_share)
     if stall_share < ctx.th["lg_throttle_share"]:
         return None
     return Detection(
@@ -690,7 +690,7 @@ def memory_latency(ctx: KernelContext, passes: Passes) -> Detection | None:
     if removed_share < ctx.th["latency_load_share"] * 0.5:
         return None
     return Detection(
-        stall_share=min(1.0, removed_share * ctx.total / max(ctx.stall_total, 1e-9)),
+        stall_share=ctx.as_stall_share(removed_share),
         speedup=eliminate(removed_share * 0.75),
         evidence={"load_wait_share": round(removed_share, 3), "memory_throughput_pct": round(mem, 1)},
         locations=ctx.locations(hot),
@@ -789,7 +789,7 @@ def constant_divergence(ctx: KernelContext, passes: Passes) -> Detection | None:
     if per_lookup > 0:
         evidence |= {"replacement_wavefronts_per_lookup": round(per_lookup, 2), "lookup_bound": round(bound, 2)}
     return Detection(
-        stall_share=min(1.0, removed_share * ctx.total / max(ctx.stall_total, 1e-9)),
+        stall_share=ctx.as_stall_share(removed_share),
         speedup=min(eliminate(removed_share), bound),
         evidence=evidence,
         locations=ctx.locations(weights),

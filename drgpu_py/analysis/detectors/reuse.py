@@ -117,7 +117,7 @@ def data_reuse(ctx: KernelContext, passes: Passes) -> Detection | None:
     shape = passes.launch
     if shape is None:
         speed = eliminate(share * (1.0 - kept))
-        stall_share = min(1.0, share * ctx.total / max(ctx.stall_total, 1e-9))
+        stall_share = ctx.as_stall_share(share)
     else:
         total = ctx.executed_total()
         region = sum(float(executed.get(cfg.insts[j].pc) or 0.0) for j in body)

@@ -178,7 +178,7 @@ def barrier(ctx: KernelContext, passes: Passes) -> Detection | None:  # noqa: PL
         if barrier_share < ctx.th["barrier_share"]:
             return None
     kernel = ctx.kernel
-    warps = max(1, math.ceil((kernel.block[0] or 1) * (kernel.block[1] or 1) * (kernel.block[2] or 1) / 32))
+    warps = kernel.warps_per_block or 1
     frac = barrier_share * ctx.stall_total / ctx.total if ctx.total > 0 else 0.0
     removed_share = frac * (1.0 - 1.0 / warps if warps > 1 else 0.5)
     evidence: dict[str, Any] = {"barrier_stall_share": round(barrier_share, 3), "warps_per_block": warps}
@@ -293,7 +293,7 @@ def membar(ctx: KernelContext, passes: Passes) -> Detection | None:
             for load, wait in waits.items():
                 charged[owner[load]] = charged.get(owner[load], 0.0) + wait
     removed_share = r_fence + (sum(charged.values()) / ctx.samples_total if ctx.samples_total > 0 else 0.0)
-    stall_share = removed_share * ctx.total / max(ctx.stall_total, 1e-9)
+    stall_share = ctx.as_stall_share(removed_share)
     if stall_share < ctx.th["membar_share"]:
         return None
     factor = 1.0 - 1.0 / per_warp if not math.isnan(per_warp) else 0.5
@@ -306,7 +306,7 @@ def membar(ctx: KernelContext, passes: Passes) -> Detection | None:
     blamed = ctx.blamed_by_pc([i.pc for i in ctx.insts], ("membar",))
     locs = ctx.locations(merge_weights(blamed, charged)) if (blamed or charged) else ctx.line_samples("membar")
     return Detection(
-        stall_share=min(1.0, stall_share),
+        stall_share=stall_share,
         speedup=eliminate(removed_share * factor),
         evidence={
             "membar_stall_share": round(ctx.share("membar"), 3),
@@ -314,5 +314,5 @@ def membar(ctx: KernelContext, passes: Passes) -> Detection | None:
             "load_wait_share_charged_to_fences": round(removed_share - r_fence, 3),
         },
         locations=locs,
-        fmt={"share_pct": 100 * min(1.0, stall_share)},
+        fmt={"share_pct": 100 * stall_share},
     )

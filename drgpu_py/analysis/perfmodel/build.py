@@ -251,7 +251,7 @@ def kernel_model(ctx: KernelContext, sol: SpeedOfLight | None) -> KernelModel:  
     model.straight_cycles = straight_sim.cycles
     # Occupancy and the busiest scheduler's share of the warps.
     blocks, sms = _grid(ctx)
-    wpb = max(1.0, math.ceil(kernel.block[0] * kernel.block[1] * kernel.block[2] / 32.0)) if all(kernel.block) else 1.0
+    wpb = max(1.0, kernel.warps_per_block or 1)
     per_sm_share = blocks / sms if blocks and sms else 1.0
     # A damaged report's grid or SM count can make the share infinite or NaN: one block then.
     per_sm = math.ceil(per_sm_share) if math.isfinite(per_sm_share) else 1.0
@@ -304,9 +304,9 @@ def _grid(ctx: KernelContext) -> tuple[float, float]:
 def _warps_launched(ctx: KernelContext, entry: float) -> float:
     kernel = ctx.kernel
     blocks, _ = _grid(ctx)
-    threads = kernel.block[0] * kernel.block[1] * kernel.block[2] if all(kernel.block) else 0
-    if blocks and threads:
-        return blocks * math.ceil(threads / 32.0)
+    warps = kernel.warps_per_block
+    if blocks and warps:
+        return blocks * warps
     return entry
 
 
