@@ -226,6 +226,14 @@ class KernelContext:
     def _column_totals(self) -> dict[str, float]:
         return {}
 
+    def measured(self, column: str) -> bool:
+        """Whether the report holds the per-instruction counter ``column``. Readers fill a
+        column the report lacks with 0 (readers.common.instruction_frame), and none of these
+        counters sums to 0 over a kernel that ran the instructions it counts (each executed
+        instruction has at least one thread; a global access, at least one sector): a column
+        that sums to 0 is not measured, and reads as unknown, never as 0 threads or sectors."""
+        return not self.df.empty and column in self.df and self.total_of(column) > 0
+
     def executed(self) -> dict[int, float]:
         """PC -> warp instructions executed (NaN where not counted), built once."""
         return self._executed_by_pc

@@ -64,12 +64,16 @@ def test_missing_metrics_become_not_collected_nodes():
 
 
 def test_no_sampling_still_analyzes_from_counters():
+    """The stall mix comes from the kernel-wide counters, and the findings the counters measure
+    are raised (warp-divergence from the lanes per instruction); barrier-imbalance is not: whether
+    the barrier waits are for unbalanced work needs the PC samples of the barrier regions."""
     prof = open_report(report_path("serial_norm", "bad"))
     k = prof.kernels[0]
     k.instructions = k.instructions.iloc[0:0]
     ka = analyze(prof).kernels[0]
     assert ka.tree.attrs["stall_source"] == "counters"
-    assert ka.findings and ka.findings[0].id == "barrier-imbalance"
+    ids = [f.id for f in ka.findings]
+    assert "warp-divergence" in ids and "barrier-imbalance" not in ids
     assert any("no PC sampling" in n for n in ka.notes)
 
 

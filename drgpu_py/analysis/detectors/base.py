@@ -87,6 +87,15 @@ class Detection:
     variant: str | None = None  # findings.yaml advice_when key the evidence supports
 
 
+def not_measured() -> Detection:
+    """What a detector returns when the kernel shows its pattern but a quantity the finding
+    rests on (its gate, its measured mechanism, the limit of its estimate) is not measured: a
+    detection at 1x, which ``findings.evaluate`` drops below the reporting floor while the
+    kernel's coverage note names the metrics its detector reads that the report lacks. An
+    absent value is never read as 0 or as a default that would make the finding fire."""
+    return Detection(stall_share=0.0, speedup=1.0)
+
+
 def positive_weights(per_pc: pd.Series[float]) -> dict[int, float]:
     """PC -> value of a per-instruction column's entries above zero."""
     pos = per_pc[per_pc > 0]

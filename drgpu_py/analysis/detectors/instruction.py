@@ -29,6 +29,7 @@ from .base import (
     eliminate,
     evidence_number,
     launch_lanes,
+    not_measured,
     positive_weights,
 )
 
@@ -361,7 +362,10 @@ def low_ilp(ctx: KernelContext, passes: Passes) -> Detection | None:
     if ctx.frac("wait") < ctx.th["low_ilp_share"]:
         return None
     elig = ctx.kernel.m("smsp__warps_eligible.avg.per_cycle_active")
-    if elig is not None and elig >= ctx.th["low_ilp_eligible"]:
+    if elig is None:
+        # Whether other warps were ready to hide the waits is not measured.
+        return not_measured()
+    if elig >= ctx.th["low_ilp_eligible"]:
         return None
     # The performance model's what-ifs: the hot loop unrolled by k with k independent
     # accumulators, or more resident warps; the better one. Without a model: the wait stalls
@@ -369,6 +373,10 @@ def low_ilp(ctx: KernelContext, passes: Passes) -> Detection | None:
     change = _model_change(ctx, passes.perf, ("unroll", "warps"), hoist=False)
     if change is not None:
         speed, model_ev = change
+    elif not ctx.df.empty and not ctx.measured("inst_executed"):
+        # With the SASS, the estimate is the model's what-if, which needs the executed counts;
+        # every wait gone (the fallback below) is the most the change could give, no estimate.
+        return not_measured()
     else:
         speed, model_ev = eliminate(ctx.frac("wait")), {}
         sel = ctx.frac("selected")
@@ -384,7 +392,7 @@ def low_ilp(ctx: KernelContext, passes: Passes) -> Detection | None:
             **model_ev,
         },
         locations=ctx.locations(weights) or ctx.line_samples("wait"),
-        fmt={"share_pct": 100 * stall_share, "eligible": 0.0 if elig is None else elig},
+        fmt={"share_pct": 100 * stall_share, "eligible": elig},
     )
 
 
@@ -651,10 +659,13 @@ def divergence(ctx: KernelContext, passes: Passes) -> Detection | None:
     are partial-warps, not divergence."""
     kernel, df = ctx.kernel, ctx.df
     thr = kernel.m("smsp__thread_inst_executed_per_inst_executed.ratio")
-    if thr is None and not df.empty and ctx.total_of("inst_executed") > 0:
+    # Per-instruction active lanes only where the report counts both warp and thread
+    # instructions (a column the report lacks reads 0: not measured, never 0 lanes).
+    per_instruction = ctx.measured("inst_executed") and ctx.measured("thread_inst_executed")
+    if thr is None and per_instruction:
         thr = ctx.total_of("thread_inst_executed") / ctx.total_of("inst_executed")
     lanes = launch_lanes(kernel)
-    working, predicated_off = _working_lanes(ctx, lanes)
+    working, predicated_off = _working_lanes(ctx, lanes) if per_instruction else (None, 0.0)
     if predicated_off > 0 and thr is not None:
         # Lanes a thread-dependent guard switched off are idle as a divergent branch's are.
         thr -= predicated_off / ctx.total_of("inst_executed")

@@ -22,6 +22,7 @@ from .base import (
     detector,
     evidence_number,
     launch_lanes,
+    not_measured,
 )
 
 
@@ -349,6 +350,10 @@ def partial_warps(ctx: KernelContext, passes: Passes) -> Detection | None:
         return None
     if _merging_adds_warps(ctx, shape):
         return None  # block-too-small makes the blocks larger, which fills the lanes too
+    if shape.warps_per_block <= 2 and "blocks per SM" not in shape.blocks_per_sm_limits:
+        # Whether the SM's limit on resident blocks caps these small blocks (block-too-small's
+        # change, which fills the lanes too) is not measured.
+        return not_measured()
     packed = max(1.0, shape.blocks * eff)
     active = min(shape.sms, packed) if packed < shape.active_sms else shape.active_sms
     per_sched = min(shape.warps_per_scheduler, shape.warps * eff / (active * shape.schedulers_per_sm))

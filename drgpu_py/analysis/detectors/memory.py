@@ -14,6 +14,8 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import pandas as pd
+
 from ...sass.cfg import CFG, Loop
 from ...sass.isa import Instruction
 from ...sass.dataflow import (
@@ -40,6 +42,7 @@ from .base import (
     evidence_number,
     lsu_relief,
     merge_weights,
+    not_measured,
     queue_charge,
     traffic_speedup,
     warps_launched,
@@ -59,7 +62,8 @@ from .base import (
 )
 def uncoalesced(ctx: KernelContext, passes: Passes) -> Detection | None:
     df, kernel = ctx.df, ctx.kernel
-    if not df.empty and ctx.total_of("l2_sectors_global") > 0:
+    scattered: list[int] = []
+    if ctx.measured("l2_sectors_global"):
         sectors = ctx.total_of("l2_sectors_global")
         per_pc = df["l2_sectors_global_excessive"]
         # A load whose address is computed from loaded data (pointer chasing, a search's
@@ -70,26 +74,41 @@ def uncoalesced(ctx: KernelContext, passes: Passes) -> Detection | None:
             per_pc = per_pc.drop(index=[pc for pc in dependent if pc in per_pc.index])
         excess = float(per_pc.sum())
     else:
-        sectors = kernel.m("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum", 0) + kernel.m(
-            "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum", 0
-        )
+        # Without per-instruction sectors, the kernel's: both loads' and stores' sectors (one
+        # of them alone would make the excess a larger share than it is).
+        ld = kernel.m("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
+        st_sectors = kernel.m("l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum")
         excess = kernel.m("derived__memory_l2_theoretical_sectors_global_excessive", 0)
+        if excess > 0 and (ld is None or st_sectors is None):
+            return not_measured()
+        sectors = (ld or 0.0) + (st_sectors or 0.0)
         per_pc = None
+        # The kernel's excess counts the data-addressed loads' too, which the per-instruction
+        # sectors would set apart: with such loads executed, how much of it a re-indexing
+        # removes is not measured.
+        executed = ctx.executed()
+        counted = ctx.measured("inst_executed")
+        ran = [i.pc for i in ctx.insts if i.is_global_load() and (not counted or (executed.get(i.pc) or 0.0) > 0)]
+        scattered = sorted(data_addressed_loads(ctx.cfg, ran)) if ctx.cfg is not None and ran else []
     if sectors <= 0:
         return None
     waste = excess / sectors
     if waste < ctx.th["uncoalesced_excess"]:
         return None
+    if scattered:
+        return not_measured()
     # Excess sectors cost bandwidth where they are served: L1 when it hits, else L2, else DRAM.
-    h1, h2 = kernel.m("l1tex__t_sector_hit_rate.pct", 0.0), kernel.m("lts__t_sector_hit_rate.pct", 0.0)
+    # An unmeasured hit rate is no miss: the waste is not assumed to pass through the cache.
+    h1, h2 = kernel.m("l1tex__t_sector_hit_rate.pct"), kernel.m("lts__t_sector_hit_rate.pct")
     # Stores write through L1 to L2, and partial sectors reach DRAM: when stores carry most
     # of the excess, the L1 hit rate (of loads) says nothing about where the waste lands.
     stores = 0.0
     if per_pc is not None and excess > 0:
         st = [i.pc for i in ctx.insts if i.opcode in ("STG", "ST") and i.pc in per_pc.index]
         stores = float(per_pc[st].sum()) / excess if st else 0.0
-    through = h1 < 50 or stores >= 0.5
-    relieves = ["l1tex"] + (["lts"] if through else []) + (["dram"] if through and (h2 < 50 or stores >= 0.5) else [])
+    through = (h1 is not None and h1 < 50) or stores >= 0.5
+    to_dram = through and ((h2 is not None and h2 < 50) or stores >= 0.5)
+    relieves = ["l1tex"] + (["lts"] if through else []) + (["dram"] if to_dram else [])
     mem_util = max([v for v in (ctx.units[u] for u in relieves) if v is not None] or [0.0]) / 100.0
     # The stall time that excess transactions cost scales with how loaded the serving units are.
     memory_frac = ctx.frac(*MEMORY_REASONS)
@@ -256,12 +275,15 @@ def bank_conflict(ctx: KernelContext, passes: Passes) -> Detection | None:
         if async_wav > 0:
             evidence["conflict_share_shared_ldgsts"] = evidence_number(async_conf / async_wav)
     elif not df.empty and shared_pcs:
+        # Each access against the wavefronts its width needs without a conflict (an LDS.128
+        # takes 4): those beyond are the conflicts.
         ex = df.loc[shared_pcs, "inst_executed"]
-        nway = df.loc[shared_pcs, "shared_nway"].clip(lower=1)
-        ins, ways = float(ex.sum()), float((ex * nway).sum())
-        if ways <= 0 or ins <= 0:
+        natural = pd.Series([_natural_wavefronts(ctx.by_pc[pc]) for pc in shared_pcs], index=ex.index)
+        nway = df.loc[shared_pcs, "shared_nway"].clip(lower=natural)
+        ideal, ways = float((ex * natural).sum()), float((ex * nway).sum())
+        if ways <= 0 or ideal <= 0:
             return None
-        excess = max(0.0, (ways - ins) / ways)
+        excess = max(0.0, (ways - ideal) / ways)
         evidence = {"source": "derived from per-instruction conflict ways (the report has no conflict counters)"}
     else:
         return None
@@ -282,9 +304,12 @@ def bank_conflict(ctx: KernelContext, passes: Passes) -> Detection | None:
     )
     speed = max(eliminate(share * excess), traffic_speedup(ctx, ("l1tex", "lsu"), excess))
     # The time the conflict wavefronts take also saw instructions issued (the issue slots'
-    # measured % of peak, spread evenly over the kernel's time): removing that time does not
-    # remove those instructions, which then take their issue time at the full rate.
+    # measured % of peak, spread evenly over the kernel's time; else the achieved over the
+    # ideal IPC the counters give): removing that time does not remove those instructions,
+    # which then take their issue time at the full rate.
     issue = (passes.sol.units.get("issue", math.nan) if passes.sol is not None else math.nan) / 100.0
+    if math.isnan(issue) and passes.stall.how.endswith(".per_cycle_active"):
+        issue = passes.stall.achieved_ipc / passes.stall.ideal_ipc
     if speed > 1.0 and not math.isnan(issue) and 0.0 < issue < 1.0:
         speed = 1.0 / (1.0 / speed + (1.0 - 1.0 / speed) * issue)
         evidence["issue_active_share"] = evidence_number(issue)
@@ -326,25 +351,28 @@ def local_memory(ctx: KernelContext, passes: Passes) -> Detection | None:
         return None
     removed_share, weights = cost_share(ctx, pcs, ("lg_throttle", "long_scoreboard"), ("long_scoreboard",))
     # A queue full of local accesses also throttles the other memory instructions: charge
-    # those throttle samples in proportion to local memory's share of LSU instructions.
-    glob = kernel.m("smsp__sass_inst_executed_op_global_ld.sum", 0) + kernel.m(
-        "smsp__sass_inst_executed_op_global_st.sum", 0
-    )
+    # those throttle samples in proportion to local memory's share of LSU instructions (not
+    # measured without the global instruction counts: nothing charged).
+    global_ld = kernel.m("smsp__sass_inst_executed_op_global_ld.sum")
+    global_st = kernel.m("smsp__sass_inst_executed_op_global_st.sum")
     other_lg = ctx.frac("lg_throttle") - (
         sum(ctx.samples_at(pcs, ("lg_throttle",)).values()) / ctx.samples_total if ctx.samples_total else 0.0
     )
-    removed_share += max(0.0, other_lg) * local / max(local + glob, 1.0)
-    if removed_share <= 0:
-        removed_share = ctx.frac(*MEMORY_REASONS) * min(
-            1.0, local / max(kernel.m("smsp__sass_inst_executed_op_global_ld.sum", 0) + local, 1.0)
-        )
-    # Local memory's share of the L1 sectors: what the fix takes off the memory units.
+    if global_ld is not None and global_st is not None:
+        removed_share += max(0.0, other_lg) * local / max(local + global_ld + global_st, 1.0)
+    if removed_share <= 0 and global_ld is not None:
+        removed_share = ctx.frac(*MEMORY_REASONS) * min(1.0, local / max(global_ld + local, 1.0))
+    # Local memory's share of the L1 sectors: what the fix takes off the memory units (none
+    # when the global sectors are not measured).
     sec = {
-        sp: kernel.m(f"l1tex__t_sectors_pipe_lsu_mem_{sp}_op_ld.sum", 0.0)
-        + kernel.m(f"l1tex__t_sectors_pipe_lsu_mem_{sp}_op_st.sum", 0.0)
+        sp: _sum_or_none(
+            kernel.m(f"l1tex__t_sectors_pipe_lsu_mem_{sp}_op_ld.sum"),
+            kernel.m(f"l1tex__t_sectors_pipe_lsu_mem_{sp}_op_st.sum"),
+        )
         for sp in ("local", "global")
     }
-    w_local = sec["local"] / (sec["local"] + sec["global"]) if sec["local"] > 0 else 0.0
+    loc_sec, glob_sec = sec["local"], sec["global"]
+    w_local = loc_sec / (loc_sec + glob_sec) if loc_sec is not None and glob_sec is not None and loc_sec > 0 else 0.0
     speed = max(eliminate(removed_share), traffic_speedup(ctx, ("l1tex", "lts", "dram"), w_local))
     return Detection(
         stall_share=ctx.as_stall_share(removed_share),
@@ -357,6 +385,11 @@ def local_memory(ctx: KernelContext, passes: Passes) -> Detection | None:
         locations=ctx.locations(weights),
         fmt={"local_pct": 100 * local / total},
     )
+
+
+def _sum_or_none(*values: float | None) -> float | None:
+    """The sum of measured values; None when any is not measured."""
+    return None if any(v is None for v in values) else sum(v for v in values if v is not None)
 
 
 @detector()
@@ -404,12 +437,13 @@ def loop_invariant_load(ctx: KernelContext, passes: Passes) -> Detection | None:
     )
     # The reloads' share of the L2 sectors the SMs request: what hoisting takes off L1 and L2
     # (the rest of the traffic, e.g. the loop's stores to varying addresses, stays and bounds the gain).
-    partial = None
-    if "l2_sectors_global" in ctx.df and ctx.total_of("l2_sectors_global") > 0:
+    # Without per-instruction sectors that share is not measured, and none is taken off.
+    partial = {"lts": 0.0, "l1tex": 0.0}
+    if ctx.measured("l2_sectors_global"):
         mine = float(ctx.df.loc[[p for p in gone if p in ctx.df.index], "l2_sectors_global"].sum())
         share = mine / ctx.total_of("l2_sectors_global")
         partial = {"lts": share, "l1tex": share}
-    partial = {**(partial or {}), **lsu_relief(ctx, gone)}
+    partial = {**partial, **lsu_relief(ctx, gone)}
     return Detection(
         stall_share=ctx.as_stall_share(removed_share),
         speedup=eliminate(max(removed_share, r_own) + r_prom),
@@ -465,19 +499,24 @@ def atomics(ctx: KernelContext, passes: Passes) -> Detection | None:
     # Loads queue behind the atomics in the memory system: their waits are charged in
     # proportion to the atomics' share of the L2 sectors requested by the SMs.
     kernel = ctx.kernel
-    red = kernel.m("lts__t_sectors_srcunit_tex_op_red.sum", 0.0) + kernel.m(
-        "lts__t_sectors_srcunit_tex_op_atom.sum", 0.0
-    )
-    rd = kernel.m("lts__t_sectors_srcunit_tex_op_read.sum", 0.0)
+    # The atomics' L2 sectors (reductions and returning atomics); None when either count is
+    # not measured (the part measured alone would make them a smaller share than they are).
+    red_sectors = kernel.m("lts__t_sectors_srcunit_tex_op_red.sum")
+    atom_sectors = kernel.m("lts__t_sectors_srcunit_tex_op_atom.sum")
+    red = _sum_or_none(red_sectors, atom_sectors)
+    rd = kernel.m("lts__t_sectors_srcunit_tex_op_read.sum")
     blamed_ls = sum(ctx.blamed_by_pc(pcs, ("long_scoreboard",)).values()) / max(ctx.samples_total, 1e-9)
     loads_wait = max(0.0, ctx.frac("long_scoreboard") - blamed_ls) if executed else 0.0
-    r_total = removed_share + drain + other_lg + (loads_wait * red / (red + rd) if red + rd > 0 else 0.0)
+    queued = loads_wait * red / (red + rd) if red is not None and rd is not None and red + rd > 0 else 0.0
+    r_total = removed_share + drain + other_lg + queued
     # Reductions without a returned value (RED) that keep warps waiting while every throughput
-    # unit idles: the memory waits are the serialization at the contended addresses.
+    # unit idles (each measured): the memory waits are the serialization at the contended
+    # addresses.
     units = [v for v in ctx.units.values() if v is not None]
     if (
         executed
         and units
+        and len(units) == len(ctx.units)
         and max(units) < ctx.th["atomic_idle_pct"]
         and all(not ctx.by_pc[p].defs for p in pcs if p in ctx.by_pc)
     ):
@@ -499,7 +538,7 @@ def atomics(ctx: KernelContext, passes: Passes) -> Detection | None:
     ran = ctx.executed()
     warps_per_block = max(1.0, kernel.warps_per_block or 1)
     returning = 0.0
-    threads = ctx.df.get("thread_inst_executed", None)
+    threads = ctx.df["thread_inst_executed"] if ctx.measured("thread_inst_executed") else None
     for pc in pcs:
         warp_insts = float(ran.get(pc) or 0.0)
         if pc not in ctx.by_pc or not ctx.by_pc[pc].defs or warp_insts <= 0:
@@ -510,7 +549,15 @@ def atomics(ctx: KernelContext, passes: Passes) -> Detection | None:
         returning += (
             warp_insts / warps_per_block if lanes == lanes and lanes <= 1.0 else warp_insts * _atomic_addresses(ctx, pc)
         )
-    kept = min(1.0, returning / red) if returning > 0 and red > 0 else 0.0
+    if returning <= 0:
+        kept = 0.0
+    elif red is not None:
+        kept = min(1.0, returning / red) if red > 0 else 0.0
+    else:
+        # The atomics' L2 sectors not all measured: the share kept is taken at its most,
+        # returning over the part measured (all of it when neither count is measured).
+        known = (red_sectors or 0.0) + (atom_sectors or 0.0)
+        kept = min(1.0, returning / known) if known > 0 else 1.0
     r_total *= 1.0 - kept
     types = _atomic_types(ctx, pcs)
     return Detection(
@@ -591,11 +638,13 @@ def lg_throttle(ctx: KernelContext, passes: Passes) -> Detection | None:
     at = ctx.samples_at(pcs, ("lg_throttle",))
     tot = ctx.samples_total
     if tot <= 0:
-        stall_share = ctx.share("lg_throttle")
-        removed_share = ctx.frac("lg_throttle")
-    else:
-        removed_share = sum(at.values()) / tot
-        stall_share = ctx.as_stall_share(removed_share)
+        # The kernel-wide counters cannot tell the global loads' and stores' throttle from that
+        # of local accesses and atomics (other findings'), or from throttle samples elsewhere.
+        if ctx.share("lg_throttle") < ctx.th["lg_throttle_share"]:
+            return None
+        return not_measured()
+    removed_share = sum(at.values()) / tot
+    stall_share = ctx.as_stall_share(removed_share)
     if stall_share < ctx.th["lg_throttle_share"]:
         return None
     return Detection(
@@ -659,13 +708,17 @@ def memory_latency(ctx: KernelContext, passes: Passes) -> Detection | None:
     cfg, df = ctx.cfg, ctx.df
     if cfg is None or df.empty or not ctx.sampling or ctx.share("long_scoreboard") < ctx.th["latency_load_share"]:
         return None
-    mem = max((v for v in (ctx.units.get(u) for u in ("dram", "lts")) if v is not None), default=None)
+    measured = [v for v in (ctx.units.get(u) for u in ("dram", "lts")) if v is not None]
+    mem = max(measured, default=None)
     # At or above bound_pct the memory system is busy enough to be the limit, except for a
     # chain of dependent loads: each warp has one in flight whatever the bandwidth in use
     # (hop_chains: random sector loads keep L2 at 63%, four chains in lockstep gain 1.37x),
     # up to saturation; the unit bound then caps the gain.
-    if mem is None or mem >= ctx.th["saturation_pct"]:
+    if mem is not None and mem >= ctx.th["saturation_pct"]:
         return None
+    if mem is None or len(measured) < 2:
+        # Whether DRAM or L2 is the limit (the headroom the finding rests on) is not measured.
+        return not_measured()
     chains_only = mem >= ctx.th["bound_pct"]
     loads = ctx.pcs_where(lambda i: i.is_global_load() and not i.is_atomic())
     waits = merge_weights(ctx.blamed_by_pc(loads, ("long_scoreboard",)), ctx.samples_at(loads, ("long_scoreboard",)))
@@ -785,9 +838,16 @@ def constant_divergence(ctx: KernelContext, passes: Passes) -> Detection | None:
     # The rest of the kernel and the moved lookups overlap: the estimate is the smaller of
     # removing the lookups' stalls and the time the lookups' shared-memory wavefronts take.
     bound, per_lookup = _constant_lookup_bound(ctx, pcs)
-    evidence = {"indexed_constant_loads": len(pcs), "sample_share": round(removed_share, 3)}
-    if per_lookup > 0:
-        evidence |= {"replacement_wavefronts_per_lookup": round(per_lookup, 2), "lookup_bound": round(bound, 2)}
+    if per_lookup <= 0:
+        # The lookups' time in their new home (the executed lookups, the SMs and the elapsed
+        # cycles) is the limit of this estimate: not measured, no estimate.
+        return not_measured()
+    evidence = {
+        "indexed_constant_loads": len(pcs),
+        "sample_share": round(removed_share, 3),
+        "replacement_wavefronts_per_lookup": round(per_lookup, 2),
+        "lookup_bound": round(bound, 2),
+    }
     return Detection(
         stall_share=ctx.as_stall_share(removed_share),
         speedup=min(eliminate(removed_share), bound),

@@ -25,6 +25,7 @@ from .base import (
     eliminate,
     evidence_number,
     merge_weights,
+    not_measured,
     warps_launched,
 )
 
@@ -145,6 +146,26 @@ def _barrier_regions(ctx: KernelContext) -> list[BarrierRegion]:
     return out
 
 
+def _unbalanced(ctx: KernelContext, regions: list[BarrierRegion]) -> list[BarrierRegion] | None:
+    """The barrier regions with work before the barrier that depends on the thread index and
+    an interval that outlasts a few memory round trips; None when that is not measured: no
+    PC samples at the barriers (no regions), or intervals not measured (no SM cycles or
+    resident warps) where those regions' waits would make the finding."""
+    if not regions:
+        return None
+    min_cycles = ctx.th["barrier_interval_latencies"] * float((ctx.arch.get("latency") or {}).get("dram", 600))
+    # An interval not measured is not taken to be long.
+    timed = [region for region in regions if region["work"] and region["interval_cycles"] >= min_cycles]
+    untimed = [region for region in regions if region["work"] and math.isnan(region["interval_cycles"])]
+    waits = sum(region["wait"] for region in timed)
+    if (
+        waits / max(ctx.stall_total, 1e-9) < ctx.th["barrier_share"]
+        and (waits + sum(region["wait"] for region in untimed)) / max(ctx.stall_total, 1e-9) >= ctx.th["barrier_share"]
+    ):
+        return None
+    return timed
+
+
 @detector(
     metrics=(
         *GRID_METRICS,
@@ -171,12 +192,14 @@ def barrier(ctx: KernelContext, passes: Passes) -> Detection | None:  # noqa: PL
         return None
     regions = _barrier_regions(ctx)
     specialized = passes.traits is not None and passes.traits.warp_specialized
-    min_cycles = ctx.th["barrier_interval_latencies"] * float((ctx.arch.get("latency") or {}).get("dram", 600))
-    unbalanced = [region for region in regions if region["work"] and not (region["interval_cycles"] < min_cycles)]
-    if regions and not specialized:
+    unbalanced = _unbalanced(ctx, regions)
+    if not specialized:
+        if unbalanced is None:
+            return not_measured()
         barrier_share = sum(region["wait"] for region in unbalanced) / max(ctx.stall_total, 1e-9)
         if barrier_share < ctx.th["barrier_share"]:
             return None
+    unbalanced = unbalanced or []
     kernel = ctx.kernel
     warps = kernel.warps_per_block or 1
     frac = barrier_share * ctx.stall_total / ctx.total if ctx.total > 0 else 0.0
@@ -213,7 +236,7 @@ def barrier(ctx: KernelContext, passes: Passes) -> Detection | None:  # noqa: PL
         # the same instructions from more warps at once: a latency-hiding change, credited
         # at most latency_hiding_max. Work in one or a few lanes (a thread-0 loop) also
         # fills the idle lanes, which is more than hiding latency.
-        threads = ctx.df.get("thread_inst_executed", None)
+        threads = ctx.df["thread_inst_executed"] if ctx.measured("thread_inst_executed") else None
         executed = ctx.executed()
         work_insts = sum(float(executed.get(pc) or 0.0) for pc in work_pcs)
         if threads is not None and work_insts > 0:
@@ -221,6 +244,9 @@ def barrier(ctx: KernelContext, passes: Passes) -> Detection | None:  # noqa: PL
             evidence["unbalanced_work_lanes"] = evidence_number(lanes, 1)
             if lanes >= ctx.th["barrier_full_warp_lanes"]:
                 cap = ctx.th["latency_hiding_max"]
+        else:
+            # The work's lanes not measured: the reading that gains less (latency hiding).
+            cap = ctx.th["latency_hiding_max"]
     locations = blamed_locations(ctx, "barrier")
     work_text = ""
     if unbalanced:

@@ -56,12 +56,15 @@ def counters_verdict(ctx: KernelContext, sol: SpeedOfLight | None) -> str | None
 
 
 def _global_latency(ctx: KernelContext, lat: dict[str, float]) -> float:
-    """Expected global-load latency from the measured L1 and L2 hit rates (DRAM when unknown)."""
+    """Expected global-load latency from the measured L1 and L2 hit rates. A hit rate the
+    report lacks is taken as all hits, the shortest latency: a what-if that hides or removes
+    load latency (unroll, hoist, more warps) gains nothing from a latency the report does not
+    measure, where misses would make the same change look stronger."""
     kernel = ctx.kernel
     hit1 = kernel.m("l1tex__t_sector_hit_rate.pct")
     hit2 = kernel.m("lts__t_sector_hit_rate.pct")
-    h1 = 0.0 if hit1 is None else min(max(hit1 / 100.0, 0.0), 1.0)
-    h2 = 0.0 if hit2 is None else min(max(hit2 / 100.0, 0.0), 1.0)
+    h1 = 1.0 if hit1 is None else min(max(hit1 / 100.0, 0.0), 1.0)
+    h2 = 1.0 if hit2 is None else min(max(hit2 / 100.0, 0.0), 1.0)
     l1, l2, dram = (float(lat.get(x, d)) for x, d in (("l1", 33), ("l2", 200), ("dram", 500)))
     return h1 * l1 + (1.0 - h1) * (h2 * l2 + (1.0 - h2) * dram)
 
