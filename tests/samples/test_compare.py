@@ -126,7 +126,7 @@ def test_matching_by_name_then_launch_order_then_function_name():
     d = diff({"report": "a", "kernels": base}, {"report": "b", "kernels": new})
     assert d["unmatched"]["base"][0]["name"] == "gone()"
     assert d["kernels"][2]["speedup"] == 0.5
-    assert "unmatched (base only): id 3 gone()" in render_diff(d, "text")
+    assert "unmatched (base only): id 3 gone()" in render_diff(d, "text", RenderOptions(width=200))
     # An explicit pair wins; several kernels per side are never paired by elimination.
     matched, ub, un = match_kernels(base, new, pairs=["gone=fresh"])
     assert ("gone()", "fresh()", "pair") in [(b["name"], n["name"], h) for b, n, h in matched] and not ub and not un
