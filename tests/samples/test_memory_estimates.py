@@ -94,7 +94,7 @@ def test_the_moved_constant_lookups_cost_the_shared_memory_banks():
     measures 3.2 shared wavefronts per lookup; the bound binds on sbox_rounds and interp_knots,
     whose lookups cost the constant cache 61 and 108 cycles per SM, and not on const_lookup
     (a 4 KB table, 330 cycles per lookup)."""
-    from drgpu_py.analysis.detectors.memory import _table_lookup_wavefronts, expected_max_load
+    from drgpu_py.analysis.detectors.constant import _table_lookup_wavefronts, expected_max_load
 
     assert expected_max_load(1, 32) == 1.0 and abs(expected_max_load(5, 1) - 5.0) < 1e-9
     assert abs(expected_max_load(32, 32) - 3.533) < 1e-3

@@ -11,7 +11,19 @@ adding one.
 
 from __future__ import annotations
 
-from . import instruction, launch, memory, reuse, sync
+from . import constant, instruction, launch, memory, pipes, reuse, sync
 from .base import MAX_REMOVABLE, REGISTRY, Detection, Detector
 
-__all__ = ["MAX_REMOVABLE", "REGISTRY", "Detection", "Detector", "instruction", "launch", "memory", "reuse", "sync"]
+__all__ = [
+    "MAX_REMOVABLE",
+    "REGISTRY",
+    "Detection",
+    "Detector",
+    "constant",
+    "instruction",
+    "launch",
+    "memory",
+    "pipes",
+    "reuse",
+    "sync",
+]

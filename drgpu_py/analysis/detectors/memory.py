@@ -8,9 +8,7 @@ pure, registered by ``@detector`` with the kernel-level metrics it reads.
 
 from __future__ import annotations
 
-import functools
 import math
-import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -26,12 +24,10 @@ from ...sass.dataflow import (
     memory_operand,
     promoted_by_hoisting,
     registers_in,
-    thread_varying,
     written_in_loop,
 )
 from ..context import KernelContext
 from ..passes import Passes
-from ..perfmodel import access_bytes
 from .base import (
     UNIT_METRICS,
     MEMORY_REASONS,
@@ -43,7 +39,6 @@ from .base import (
     lsu_relief,
     merge_weights,
     not_measured,
-    queue_charge,
     traffic_speedup,
     warps_launched,
 )
@@ -748,110 +743,4 @@ def memory_latency(ctx: KernelContext, passes: Passes) -> Detection | None:
         evidence={"load_wait_share": round(removed_share, 3), "memory_throughput_pct": round(mem, 1)},
         locations=ctx.locations(hot),
         fmt={"share_pct": 100 * removed_share, "mem_pct": mem},
-    )
-
-
-def _divergent_constant_load(cfg: CFG | None, ins: Instruction) -> bool:
-    match = re.search(r"c\[[^\]]*\]\[([^\]]*)\]", ins.text)
-    idx = cfg.index_of_pc.get(ins.pc) if cfg is not None else None
-    if not match or cfg is None or idx is None:  # (no CFG: no index either)
-        return True
-    return any(thread_varying(cfg, idx, r) for r in registers_in(match.group(1)))
-
-
-@functools.lru_cache(maxsize=64)
-def expected_max_load(balls: int, bins: int) -> float:
-    """Expected count in the fullest of ``bins`` when ``balls`` fall into them independently
-    and uniformly: sum over fill of P(max > fill), with P(max <= fill) = balls! / bins^balls times the
-    coefficient of x^balls in (sum_{j<=fill} x^j / j!)^bins."""
-    if balls <= 0 or bins <= 0:
-        return 0.0
-    total = 0.0
-    for fill in range(balls):
-        term = [1.0 / math.factorial(j) if j <= fill else 0.0 for j in range(balls + 1)]
-        poly = [1.0] + [0.0] * balls
-        for _ in range(bins):
-            poly = [sum(poly[i] * term[n - i] for i in range(n + 1)) for n in range(balls + 1)]
-        total += 1.0 - poly[balls] * math.factorial(balls) / bins**balls
-    return total
-
-
-def _table_lookup_wavefronts(access_bytes: int, banks: int, values: int = 32) -> float:
-    """Shared-memory wavefronts one warp's lookup needs once a divergent constant table lives
-    in shared memory (the fix the finding advises): a wavefront serves one word per bank, so
-    32 lanes reading data-selected entries take as many as their fullest bank holds. Wider
-    accesses go in phases of banks*4/bytes lanes, each spread over that many bank groups.
-    An index that takes fewer ``values`` than there are bank groups (a masked index into a
-    small contiguous table; lane_values counts up to 32) puts each entry in its own bank:
-    one wavefront a phase."""
-    phases = max(1, access_bytes // 4)
-    lanes = max(1, 32 // phases)
-    bins = min(lanes, max(1, banks // phases))
-    if values < bins:
-        return float(phases)
-    return phases * expected_max_load(lanes, bins)
-
-
-def _constant_lookup_bound(ctx: KernelContext, pcs: Iterable[int]) -> tuple[float, float]:
-    """The fix moves the lookups, it does not remove them: the replacement still serves every
-    warp lookup through L1's data stage (one wavefront per cycle per SM). With the lookups
-    spread over the SMs, the kernel cannot get shorter than that work: elapsed cycles over the
-    lookups' wavefronts per SM. Returns (bound, wavefronts per lookup); (inf, 0) if unknown."""
-    executed = ctx.executed()
-    sms = ctx.kernel.sm_count or ctx.kernel.m("device__attribute_multiprocessor_count")
-    elapsed = ctx.kernel.m("sm__cycles_elapsed.avg")
-    banks = int(ctx.arch.get("shared_banks", 32))
-    lookups = wavefronts = 0.0
-    cfg = ctx.cfg
-    for pc in pcs:
-        warp_insts = float(executed.get(pc) or 0.0)
-        ins = ctx.by_pc[pc]
-        match = re.search(r"c\[[^\]]*\]\[([^\]]*)\]", ins.text)
-        idx = cfg.index_of_pc.get(pc) if cfg is not None else None
-        values = (
-            math.prod(lane_values(cfg, idx, r) for r in registers_in(match.group(1)))
-            if match and cfg is not None and idx is not None
-            else 32
-        )
-        lookups += warp_insts
-        wavefronts += warp_insts * _table_lookup_wavefronts(access_bytes(ins), banks, values)
-    if lookups <= 0 or not sms or elapsed is None or elapsed <= 0:
-        return math.inf, 0.0
-    return max(1.0, elapsed / (wavefronts / sms)), wavefronts / lookups
-
-
-@detector(
-    metrics=(
-        "device__attribute_multiprocessor_count",
-        "sm__cycles_elapsed.avg",
-    )
-)
-def constant_divergence(ctx: KernelContext, passes: Passes) -> Detection | None:
-    # Register-indexed constant loads serialize only when the index differs across lanes.
-    pcs = ctx.pcs_where(lambda i: i.is_const_indexed() and _divergent_constant_load(ctx.cfg, i))
-    if not pcs:
-        return None
-    removed_share, weights = cost_share(ctx, pcs, None, ("short_scoreboard", "long_scoreboard", "wait"))
-    removed_share += queue_charge(ctx, pcs, "mio_throttle") + ctx.frac("imc_miss") * 0.5
-    if removed_share < ctx.th["constant_share"]:
-        return None
-    # The rest of the kernel and the moved lookups overlap: the estimate is the smaller of
-    # removing the lookups' stalls and the time the lookups' shared-memory wavefronts take.
-    bound, per_lookup = _constant_lookup_bound(ctx, pcs)
-    if per_lookup <= 0:
-        # The lookups' time in their new home (the executed lookups, the SMs and the elapsed
-        # cycles) is the limit of this estimate: not measured, no estimate.
-        return not_measured()
-    evidence = {
-        "indexed_constant_loads": len(pcs),
-        "sample_share": round(removed_share, 3),
-        "replacement_wavefronts_per_lookup": round(per_lookup, 2),
-        "lookup_bound": round(bound, 2),
-    }
-    return Detection(
-        stall_share=ctx.as_stall_share(removed_share),
-        speedup=min(eliminate(removed_share), bound),
-        evidence=evidence,
-        locations=ctx.locations(weights),
-        fmt={"share_pct": 100 * removed_share},
     )
