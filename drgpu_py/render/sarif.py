@@ -21,6 +21,8 @@ validates against the OASIS SARIF 2.1.0 schema (tests/data)."""
 
 from __future__ import annotations
 
+from ..io import clean_text
+
 import hashlib
 import os
 from pathlib import PurePosixPath, PureWindowsPath
@@ -84,7 +86,7 @@ class _Artifacts:
         mapped, index = map_path(full, self.mappings)
         if index is not None and self.mappings[index].relative:
             return self._relative(mapped, index)
-        return {"uri": quote(_report_name(report, full).replace("\\", "/"), safe="/")}
+        return {"uri": quote(clean_text(_report_name(report, full)).replace("\\", "/"), safe="/")}
 
 
 def _report_name(report: str, full: str) -> str:
