@@ -79,7 +79,7 @@ BINARY_FORMATS = ("png",)
 def standard_output_dash(value: Path | None) -> Path | None:
     """``-o -`` is standard output, as no ``-o`` is (the convention of most tools); the
     callback of every command's ``-o``. A file named ``-`` is written by a path that says
-    more than its name (``/work/-``; ``./-`` reads as ``-``)."""
+    more than its name (an absolute path ending in ``/-``; ``./-`` reads as ``-``)."""
     return None if value is not None and str(value) == "-" else value
 
 

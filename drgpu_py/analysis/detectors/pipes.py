@@ -38,20 +38,21 @@ def pipe_contention(ctx: KernelContext, passes: Passes) -> Detection | None:
     }
     pipes = {p: v for p, v in measured.items() if v is not None}
     pipe = max(pipes, key=pipes.__getitem__) if pipes else "math"
-    xu_wait = _xu_queue_samples(ctx) if pipe == "xu" else 0.0
-    stall_share = ctx.share("math_pipe_throttle") + (xu_wait / ctx.stall_total if ctx.stall_total > 0 else 0.0)
+    xu_waits = _xu_waits_by_pc(ctx) if pipe == "xu" else {}
+    xu_frac = sum(xu_waits.values()) / ctx.total if ctx.total > 0 else 0.0
+    waits = ctx.frac("math_pipe_throttle") + xu_frac
+    stall_share = ctx.as_stall_share(waits)
     if stall_share < ctx.th["pipe_throttle_share"]:
         return None
-    waits = ctx.frac("math_pipe_throttle") + (xu_wait / ctx.total if ctx.total > 0 else 0.0)
-    locations = ctx.line_samples("math_pipe_throttle") if xu_wait <= 0 else ctx.locations(_xu_waits_by_pc(ctx))
+    locations = ctx.locations(xu_waits) if xu_frac > 0 else ctx.line_samples("math_pipe_throttle")
     return Detection(
         stall_share=stall_share,
         speedup=eliminate(waits * 0.5),
         evidence={f"pipe_{p}_pct": round(v, 1) for p, v in pipes.items()}
-        | ({"xu_queue_stall_share": round(xu_wait / ctx.stall_total, 3)} if xu_wait > 0 else {}),
+        | ({"xu_queue_stall_share": round(ctx.as_stall_share(xu_frac), 3)} if xu_frac > 0 else {}),
         locations=locations,
         fmt={"share_pct": 100 * stall_share, "pipe": pipe.upper()},
-        variant="special_function" if xu_wait > 0 else None,
+        variant="special_function" if xu_frac > 0 else None,
     )
 
 
@@ -59,7 +60,3 @@ def _xu_waits_by_pc(ctx: KernelContext) -> dict[int, float]:
     """MIO-throttle samples at MUFU instructions: the XU's queue was full when they issued."""
     mufus = ctx.pcs_where(lambda i: i.is_mufu())
     return {pc: v for pc, v in ctx.samples_at(mufus, ("mio_throttle",)).items() if v > 0}
-
-
-def _xu_queue_samples(ctx: KernelContext) -> float:
-    return float(sum(_xu_waits_by_pc(ctx).values()))
