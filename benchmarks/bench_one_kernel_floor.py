@@ -14,7 +14,9 @@ The commands of one round run one after the other in this order, so that the mac
 touches them alike. Each row gives the median and the range of the wall times, the median CPU
 time (user + sys of the process and everything it started, ``os.wait4``), and the median wall
 time as a multiple of the floor with SASS. Runs from a temporary folder (``python -m
-drgpu_py`` would otherwise import the package of the current folder first).
+drgpu_py`` would otherwise import the package of the current folder first). Each tree's
+modules are compiled to bytecode first, as an installed package's are: a checkout run with
+PYTHONDONTWRITEBYTECODE set would compile every module at every start.
 
 Usage: python benchmarks/bench_one_kernel_floor.py [--report R] [--repeat 7]
        [--tree LABEL=PATH ...] [--out FILE]
@@ -75,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     cmds.append(("read floor (floor.py rep)", [py, floor, "rep", str(report)], env))
     cmds.append(("read floor with SASS (floor.py rep --sass)", [py, floor, "rep", str(report), "--sass"], env))
     cmds.append(('python -c "import pandas"', [py, "-c", "import pandas"], base_env))
+    for _, path in trees:
+        subprocess.run([py, "-m", "compileall", "-q", str(Path(path).resolve() / "drgpu_py")], check=True)
     results: dict[str, list[tuple[float, float, int]]] = {name: [] for name, _, _ in cmds}
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     with tempfile.TemporaryDirectory(prefix="drgpu-bench-") as tmp:

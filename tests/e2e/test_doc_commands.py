@@ -48,6 +48,7 @@ NOT_RUN = {
     "python benchmarks/bench_analyze.py --report /tmp/bench/standin_1000.ncu-rep --repeat 2": "a benchmark on the stand-in report written by the command before it",
     "python benchmarks/compose_report.py /tmp/composed.ncu-rep --repeat 6": "composes a 196 MB benchmark report",
     "python benchmarks/bench_jobs.py --report /tmp/composed.ncu-rep --jobs 1,2 --out /tmp/jobs": "a benchmark on the composed report",
+    "python benchmarks/bench_one_kernel_floor.py --repeat 9": "a benchmark: nine rounds of drgpu and both read floors, a minute of CPU",
     "python tests/e2e/test_browser.py sample_reports/aos_gather/aos_gather_bad.ncu-rep docs/img/report.png": "rewrites the committed screenshot; tests/e2e/test_browser.py renders and screenshots the same report",
 }
 # Output examples not checked here, and why (scripts/doc_examples.py --check, run by .ci/run,
