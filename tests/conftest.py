@@ -214,16 +214,66 @@ def near_misses() -> dict:
     return load_yaml(SAMPLES / "manifest.yaml").get("near_misses") or {}
 
 
+# ---- the two test tiers ------------------------------------------------------------------------
+# `pytest -m "not slow"` is the fast tier a contributor runs while working; `pytest` (README,
+# .ci/run) runs everything. A test marked `slow` is left out of the fast tier: the sweeps over
+# every sample, every damaged input or every documented command, and each per-sample
+# parametrization beyond its finding's representative (``representatives``).
+slow = pytest.mark.slow
+
+
+def held_out() -> dict:
+    """The held-out pairs of every round (sample_reports/heldout*.yaml), in the files' order."""
+    out: dict = {}
+    for path in sorted(SAMPLES.glob("heldout*.yaml")):
+        out.update(load_yaml(path)["held_out"])
+    return out
+
+
+@functools.cache
+def representatives() -> frozenset[str]:
+    """The samples of the fast tier: for each finding, the first bad/fixed pair that plants it
+    (the manifest's pairs in the file's order, where a finding's original sample comes first,
+    then the held-out rounds' pairs for a finding without one, e.g. serial-kernel) and the
+    first near miss of it. Every other sample's parametrizations are marked slow."""
+    doc = load_yaml(SAMPLES / "manifest.yaml")
+    pairs: dict[str, str] = {}
+    for table in (doc["cases"], {k: v for k, v in held_out().items() if not v.get("near_miss")}):
+        for name, spec in table.items():
+            pairs.setdefault(spec["finding"], name)
+    near: dict[str, str] = {}
+    for name, spec in (doc.get("near_misses") or {}).items():
+        near.setdefault(spec["finding"], name)
+    return frozenset(pairs.values()) | frozenset(near.values())
+
+
+def tier_marks(case: str) -> list:
+    """[slow] unless CASE is its finding's representative: the marks of a per-sample param."""
+    return [] if case in representatives() else [slow]
+
+
+def sample_param(case: str, *values, marks=(), id: str | None = None):
+    """``pytest.param(case, *values)``, marked slow unless CASE is its finding's representative."""
+    marks = [*(marks if isinstance(marks, (list, tuple)) else (marks,)), *tier_marks(case)]
+    return pytest.param(case, *values, marks=marks, id=id)
+
+
+def sample_params(cases) -> list:
+    """Sample names as pytest params, each marked slow unless it is a representative."""
+    return [sample_param(case) for case in cases]
+
+
 def cases_for(check, names=None, table=None) -> list:
     """Sample names as pytest params; a check the manifest lists under the sample's `known`
     is a strict expected failure with the manifest's reason (so a fix turns it into a test
-    failure to update, not a silent pass)."""
+    failure to update, not a silent pass). A sample other than its finding's representative
+    is marked slow."""
     table = manifest() if table is None else table
     out = []
     for name in sorted(table) if names is None else names:
         known = table[name].get("known") or {}
         why = next((known[c] for c in ((check,) if isinstance(check, str) else check) if c in known), None)
-        out.append(pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=why)) if why else name)
+        out.append(sample_param(name, marks=[pytest.mark.xfail(strict=True, reason=why)] if why else []))
     return out
 
 

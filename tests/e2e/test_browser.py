@@ -26,6 +26,9 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from chromium import Chrome, find_browser
 
+# Slow, left out of the fast tier (pytest -m "not slow"): the pages in Chromium.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_reports" / "aos_gather" / "aos_gather_bad.ncu-rep"
 

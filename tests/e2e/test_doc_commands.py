@@ -28,6 +28,9 @@ from pathlib import Path
 
 import pytest
 
+# Slow, left out of the fast tier (pytest -m "not slow"): every documented command and output example, run.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SAMPLES = ROOT / "sample_reports"
@@ -37,6 +40,8 @@ _COMMAND = re.compile(r"^(drgpu(?=\s|$)(?!:)|python |pip |pytest|mpirun |ruff |p
 NOT_RUN = {
     "pip install . && drgpu analyze sample_reports/aos_gather/aos_gather_bad.ncu-rep": "installs into the environment; the analyze half runs as the README's usage lines do",
     'pip install -e ".[test]" && pytest': "installs, then runs the whole suite, which this test is part of",
+    'pytest -m "not slow"': "the fast tier of the suite (this test is in the other tier)",
+    "pytest": "the whole suite, which this test is part of",
     "mpirun -np 4 drgpu profile -d prof -- ./mpi_app": "needs an MPI launcher; tests/e2e/test_profile.py::test_one_report_per_rank_in_a_shared_folder runs ranks by hand",
     "mpirun -np 64 sh -c 'drgpu analyze reports/app.rank${OMPI_COMM_WORLD_RANK}.ncu-rep -j 1 -q -o json/rank${OMPI_COMM_WORLD_RANK}.json'": "needs an MPI launcher; the same command with SLURM_ARRAY_TASK_ID runs",
     "drgpu profile [OPTIONS] -- APP [ARGS...]": "a synopsis, not a command",

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import HAVE_NCU_REPORT, STANDIN, standin_profile
+from conftest import HAVE_NCU_REPORT, STANDIN, slow, standin_profile
 from typer.testing import CliRunner
 
 from drgpu_py.ncu import console as ncu_console
@@ -639,6 +639,7 @@ def _slow_profile_running(tmp_path, launcher: list[str], cwd):
     return p, out, log
 
 
+@slow
 def test_ctrl_c_keeps_the_partial_report(tmp_path):
     """Ctrl-C reaches drgpu, ncu and the app (one process group, as from a terminal): ncu
     writes what it profiled, drgpu keeps it and exits 130 without analyzing."""
@@ -781,6 +782,7 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+@slow
 @pytest.mark.parametrize("sig, code", [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
 def test_sigterm_and_sighup_stop_ncu_and_keep_the_record(tmp_path, sig, code):
     """A signal sent to drgpu alone (kill PID, a scheduler, a closed terminal) stops ncu and

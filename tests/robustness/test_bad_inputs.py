@@ -24,7 +24,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from conftest import rep_blocks, run_cli
+from conftest import rep_blocks, run_cli, slow
 import yaml
 from typer.testing import CliRunner
 
@@ -167,7 +167,14 @@ def test_bad_input(case, tmp_path):
 
 @pytest.mark.parametrize(
     "case",
-    [c for c in CASES if c["id"] in ("ncu-rep-truncated-in-launch", "hostile-names", "source-csv-infinite-values")],
+    [
+        pytest.param(c, marks=[] if i == 0 else [slow])  # each a process: the fast tier runs the first
+        for i, c in enumerate(
+            c
+            for c in CASES
+            if c["id"] in ("ncu-rep-truncated-in-launch", "hostile-names", "source-csv-infinite-values")
+        )
+    ],
     ids=_case_id,
 )
 def test_real_process_has_clean_stderr(case, tmp_path):
@@ -368,7 +375,11 @@ def test_existing_output_needs_force(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "rel", ["sample_reports/few_blocks/few_blocks_bad.ncu-rep", "sample_reports/few_blocks/few_blocks_bad.raw.csv"]
+    "rel",
+    [
+        "sample_reports/few_blocks/few_blocks_bad.ncu-rep",
+        pytest.param("sample_reports/few_blocks/few_blocks_bad.raw.csv", marks=slow),
+    ],
 )
 def test_analyze_never_modifies_the_report(rel, tmp_path):
     src = ROOT / rel
@@ -609,7 +620,7 @@ def test_native_crash_of_the_line_table_is_a_note(crashing, tmp_path):
 @pytest.mark.parametrize(
     "pattern, needle",
     [
-        (r"(.|..)+(?!)", "took over 2 s of processor time to match"),
+        pytest.param(r"(.|..)+(?!)", "took over 2 s of processor time to match", marks=slow),  # 2 s each
         ("a{4294967296}", "is not a valid regular expression"),
     ],
 )
@@ -660,8 +671,9 @@ def test_folder_without_permission_is_an_input_error(tmp_path, monkeypatch):
     assert r.exit_code == 3 and "permission denied" in r.output, r.output
 
 
-@pytest.mark.parametrize("how", ["full", "closed"])
-@pytest.mark.parametrize("cmd", ["analyze", "list"])
+# Each a process; the fast tier runs analyze on a full device (test_contract_edges: a closed one).
+@pytest.mark.parametrize("how", ["full", pytest.param("closed", marks=slow)])
+@pytest.mark.parametrize("cmd", ["analyze", pytest.param("list", marks=slow)])
 def test_stdout_that_cannot_be_written_is_an_output_error(how, cmd):
     """stdout on a full disk (/dev/full) or closed: exit 6 with one line, no traceback and no
     'Exception ignored' at exit (were exit 70)."""

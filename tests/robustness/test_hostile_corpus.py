@@ -25,6 +25,9 @@ import yaml
 
 from conftest import run_cli
 
+# Slow, left out of the fast tier (pytest -m "not slow"): the hostile corpus, every input through every command.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 BAD = ROOT / "tests" / "data" / "bad"
 STANDIN = ROOT / "tests" / "standin" / "ncu"

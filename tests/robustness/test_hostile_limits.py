@@ -21,6 +21,9 @@ import pytest
 from conftest import run_cli
 from test_hostile_inputs import _peak_rss_run
 
+# Slow, left out of the fast tier (pytest -m "not slow"): inputs at and past the size limits, signals at a command's end.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 R = ROOT / "sample_reports" / "aos_gather" / "aos_gather_bad.ncu-rep"
 MINI = ROOT / "tests" / "data" / "bad" / "mini.raw.csv"

@@ -17,6 +17,9 @@ import pytest
 
 from conftest import run_cli
 
+# Slow, left out of the fast tier (pytest -m "not slow"): the third pass of hostile inputs, each through every output format.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = ROOT / "sample_reports"
 R = SAMPLES / "aos_gather" / "aos_gather_bad.ncu-rep"

@@ -22,6 +22,9 @@ import pytest
 
 from conftest import run_cli
 
+# Slow, left out of the fast tier (pytest -m "not slow"): signals at each step of writing an output, each a process.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 REP = ROOT / "sample_reports" / "aos_gather" / "aos_gather_bad.ncu-rep"
 ENV = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONIOENCODING": "utf-8", "COLUMNS": "120"}

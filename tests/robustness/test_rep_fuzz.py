@@ -37,6 +37,9 @@ from pathlib import Path
 import pytest
 from conftest import rep_blocks
 
+# Slow, left out of the fast tier (pytest -m "not slow"): the damaged-report sweep.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "sample_reports" / "launch" / "serial_steps_floor.ncu-rep"  # 179 KB, 2 launches, 12 blocks
 OTHER = ROOT / "sample_reports" / "aos_gather" / "aos_gather_bad.ncu-rep"

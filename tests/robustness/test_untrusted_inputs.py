@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from conftest import standin_profile
+from conftest import slow, standin_profile
 from drgpu_py.cli import app
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -227,7 +227,9 @@ SPOOFS = [
 ]
 
 
-@pytest.mark.parametrize("case, line", SPOOFS, ids=[c[0] for c in SPOOFS])
+@pytest.mark.parametrize(
+    "case, line", [SPOOFS[0], *(pytest.param(*s, marks=slow) for s in SPOOFS[1:])], ids=[c[0] for c in SPOOFS]
+)
 def test_a_line_the_application_prints_does_not_decide_the_outcome(tmp_path, monkeypatch, case, line):
     """ncu and the application succeed; the application prints one of ncu's messages (or a
     fake progress line): drgpu still exits 0, analyzes the report and records what ncu did."""
@@ -338,6 +340,7 @@ def test_a_source_below_the_working_folder_is_read(secret_source, monkeypatch):
     assert "SECRET-LINE" in r.stdout
 
 
+@slow
 def test_packed_html_groups_carry_no_raw_control_characters():
     """Past the first groups a page carries each group's markup gzip-packed, and the browser
     puts it into the document when the group is shown: a hostile kernel name in a packed group

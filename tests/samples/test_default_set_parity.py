@@ -20,7 +20,10 @@ import sys
 
 import pytest
 
-from conftest import ROOT, SAMPLES, analysis_of, load_yaml
+from conftest import ROOT, SAMPLES, analysis_of, load_yaml, slow
+
+# A sweep: every sample variant's default-set twin is analyzed.
+pytestmark = slow
 
 
 def _parity_module():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import timed_speedup, CASES, analysis_of, cases_for, manifest, near_misses, root_line
+from conftest import timed_speedup, CASES, analysis_of, cases_for, manifest, near_misses, root_line, slow
 
 SEVERITIES = {"high", "medium", "low"}
 
@@ -81,6 +81,7 @@ def test_csv_path_gives_the_same_top_finding(case):
     assert a.findings[0].locations[0]["line"] == b.findings[0].locations[0]["line"]
 
 
+@slow
 def test_findings_are_ranked_by_speedup_within_severity():
     for case in CASES:
         fs = analysis_of(case, "bad").kernels[0].findings

@@ -11,7 +11,7 @@ import importlib.util
 
 import pytest
 
-from conftest import ROOT, analysis_of, library_analysis, library_report
+from conftest import ROOT, analysis_of, library_analysis, library_report, tier_marks
 
 _spec = importlib.util.spec_from_file_location("golden_json", ROOT / "scripts" / "golden_json.py")
 golden = importlib.util.module_from_spec(_spec)
@@ -32,9 +32,14 @@ def test_every_input_has_a_fingerprint():
     assert sorted(FINGERPRINTS) == golden.inputs()
 
 
-@pytest.mark.parametrize("rel", SAMPLE_REPORTS)
-def test_sample_report_json_matches_its_fingerprint(rel):
+def _case_and_variant(rel: str) -> tuple[str, str]:
     case, variant = rel.split("/")[2].removesuffix(".ncu-rep").rsplit("_", 1)
+    return case, variant
+
+
+@pytest.mark.parametrize("rel", [pytest.param(r, marks=tier_marks(_case_and_variant(r)[0])) for r in SAMPLE_REPORTS])
+def test_sample_report_json_matches_its_fingerprint(rel):
+    case, variant = _case_and_variant(rel)
     text = golden.json_text(analysis_of(case, variant), ROOT / rel, rel)
     assert _digest(text) == FINGERPRINTS[rel], f"{rel}: JSON changed (scripts/golden_json.py --dump DIR shows it)"
 

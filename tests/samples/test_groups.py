@@ -12,7 +12,7 @@ import sys
 import pandas as pd
 import pytest
 
-from conftest import ROOT, SAMPLES, api_analysis, library_report, many_kernels_report
+from conftest import ROOT, SAMPLES, api_analysis, library_report, many_kernels_report, slow
 
 MANY = ROOT / "benchmarks" / "data" / "many_kernels.ncu-rep.xz"
 # Each in-process read of the 1,000-launch report would keep 1.4 GB (conftest.IN_PROCESS_KINDS).
@@ -31,6 +31,7 @@ def many_profile(many):
     return open_report(many)
 
 
+@slow
 def test_group_is_the_mean_launch_and_totals_are_the_sums(many_profile):
     from drgpu_py.analysis.groups import group_profile, total_ns
 
@@ -51,6 +52,7 @@ def test_group_is_the_mean_launch_and_totals_are_the_sums(many_profile):
         assert not k.has("drgpu__rank_duration_spread")  # launches are not ranks
 
 
+@slow
 def test_summary_ranks_by_time_and_time_saved(many):
     a = api_analysis(many)  # drgpu_py.analyze(many), shared with test_render_html
     rows = a.summary()
@@ -67,6 +69,7 @@ def test_summary_ranks_by_time_and_time_saved(many):
     assert len(d["summary"]) == 5 and d["kernels"][0]["launches"] == 200 and len(d["kernels"][0]["launch_ids"]) == 200
 
 
+@slow
 def test_per_launch_keeps_every_launch(many):
     import drgpu_py
 
@@ -74,6 +77,7 @@ def test_per_launch_keeps_every_launch(many):
     assert len(a.kernels) == 20 and all(r["launches"] == 1 for r in a.summary())
 
 
+@slow
 def test_default_terminal_output_is_short_and_opens_with_the_summary(many):
     r = subprocess.run(
         [sys.executable, "-m", "drgpu_py.cli", "analyze", str(many), "-q"],
@@ -154,6 +158,7 @@ def test_api_doc_example_runs():
     assert "global-uncoalesced" in r.stdout
 
 
+@slow
 def test_csv_export_groups_like_the_report(tmp_path):
     """The CSV pages of the same report give the same groups: the source page spells template
     values with casts (poly_chain<(int)64>), which must not send a launch to another

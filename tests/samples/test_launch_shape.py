@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import SAMPLES, analysis_of, library_analysis
+from conftest import SAMPLES, analysis_of, library_analysis, slow
 
 LAUNCH_FINDINGS = ("grid-too-small", "partial-warps", "block-too-small", "occupancy-limited")
 
@@ -95,6 +95,7 @@ def test_small_blocks_capped_by_the_block_limit_get_block_too_small_not_partial_
     assert "block-too-small" in ids and "partial-warps" not in ids
 
 
+@slow
 def test_no_launch_estimate_exceeds_its_what_if_on_any_sample():
     """Every launch finding on the bad variant of every sample pair and held-out pair, and on
     the library reports (library kernels, a PyTorch step), reports

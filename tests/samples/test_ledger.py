@@ -8,12 +8,13 @@ import json
 
 import pytest
 
-from conftest import CASES, analysis_of, library_analysis, timed_speedup
+from conftest import CASES, analysis_of, library_analysis, sample_params, slow, timed_speedup
 
 RANK = {"poor": 0, "okay": 1, "good": 2, "excellent": 3}
 
 
 def _ledgers():
+    """Every sample's ledgers (the tests that sweep them are slow)."""
     for case in CASES:
         for variant in ("bad", "fixed"):
             yield f"{case}/{variant}", analysis_of(case, variant).kernels[0]
@@ -22,6 +23,7 @@ def _ledgers():
             yield f"{stem}/{ka.kernel.id}", ka
 
 
+@slow
 def test_every_ledger_adds_up_to_the_elapsed_time():
     checked = 0
     for where, ka in _ledgers():
@@ -41,6 +43,7 @@ def test_every_ledger_adds_up_to_the_elapsed_time():
     assert checked >= 2 * len(CASES)
 
 
+@slow
 def test_claims_never_count_time_twice():
     """Findings that want more time than useful work leaves share it: largest claim first,
     each at most what is left, so the claims never exceed the elapsed time less useful work."""
@@ -59,7 +62,7 @@ def test_claims_never_count_time_twice():
     assert overlapping >= 1  # the samples do have findings that overlap
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if timed_speedup(c) >= 1.5])
+@pytest.mark.parametrize("case", sample_params(c for c in CASES if timed_speedup(c) >= 1.5))
 def test_a_bad_variant_with_a_large_measured_fix_grades_below_good(case):
     """A kernel whose fix measured 1.5x or more is not doing useful work at 60 % of peak,
     however busy its busiest unit is (units busy with excess sectors, conflicts, overhead)."""
@@ -67,6 +70,7 @@ def test_a_bad_variant_with_a_large_measured_fix_grades_below_good(case):
     assert RANK[ka.useful.grade] < RANK["good"], (case, ka.useful.to_dict())
 
 
+@slow
 def test_unexplained_time_is_named():
     """Wherever time is left unowned and the kernel has stall data, the ledger names the top
     stall reasons (and their lines when the report has them)."""
@@ -79,7 +83,7 @@ def test_unexplained_time_is_named():
         assert shares == sorted(shares, reverse=True), where
 
 
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", sample_params(CASES))
 def test_a_bad_variant_leaves_at_most_30_percent_unexplained(case):
     """Every blamed sample of a bad variant lands with an owner (useful work, a claim or a
     mechanism of specs/attribution.yaml) or in "unexplained", which stays at most 30 % of the
@@ -127,6 +131,7 @@ def test_every_output_shows_the_ledger(tmp_path):
     assert "time: useful" in render(a, "dot")
 
 
+@slow
 def test_every_estimate_is_what_its_ledger_share_implies():
     """A finding's estimate is elapsed / (elapsed - the time the ledger gives it): the share
     its text states and its estimate agree; where the ledger gave it less than its own bounded
@@ -153,6 +158,7 @@ def test_every_estimate_is_what_its_ledger_share_implies():
     assert checked >= len(CASES) and cut >= 1
 
 
+@slow
 def test_severity_follows_the_estimate_on_any_grade():
     """A finding's severity is its settled estimate's, whatever the speed-of-light grade: a
     loss worth 1.25x or more is high on a kernel graded excellent on its busiest unit too."""
@@ -173,7 +179,7 @@ def _held_out() -> dict:
     return load_yaml(SAMPLES / "heldout.yaml")["held_out"]
 
 
-@pytest.mark.parametrize("case", sorted(_held_out()))
+@pytest.mark.parametrize("case", sample_params(sorted(_held_out())))
 def test_held_out_ledgers_add_up(case):
     """The held-out pairs (sample_reports/heldout.yaml) judge the frozen estimators and are
     reported apart (docs/calibration.md); here only the bookkeeping is checked: the bad

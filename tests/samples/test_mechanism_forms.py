@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from conftest import SAMPLES, analysis_of, api_analysis
+from conftest import SAMPLES, analysis_of, api_analysis, slow
 from drgpu_py.analysis import analyze as drgpu_analyze
 
 
@@ -71,6 +71,7 @@ def test_divisions_sharing_one_hoisted_reciprocal_are_found_at_their_line():
     assert near is None or near.severity != "high"
 
 
+@slow  # 96 launches
 def test_a_profiled_launch_sequence_is_estimated_as_dependent_steps():
     """ho4_histeq_serial: the report holds all 96 one-block launches. Whether they are
     independent pieces or steps that each need the previous one's result is not in the report,

@@ -6,7 +6,7 @@ and every kernel with SASS has a model in the JSON."""
 from __future__ import annotations
 
 import pytest
-from conftest import timed_speedup, analysis_of, manifest, near_misses
+from conftest import timed_speedup, analysis_of, manifest, near_misses, sample_params
 
 from drgpu_py.analysis.perfmodel import (
     combined,
@@ -291,7 +291,7 @@ def test_latency_and_issue_terms_combine():
     assert m.predicted_cycles > max(m.terms.values()) and m.bottleneck == "pipe:fp64"
 
 
-@pytest.mark.parametrize("case", sorted(manifest()) + sorted(near_misses()))
+@pytest.mark.parametrize("case", sample_params(sorted(manifest()) + sorted(near_misses())))
 def test_every_kernel_with_sass_has_a_model(case):
     for ka in analysis_of(case, "bad").kernels:
         ctx = ka.context

@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import needs_ncu_report
+from conftest import needs_ncu_report, slow
 
 from drgpu_py.errors import ReportFormatError
 from drgpu_py.pipeline.parallel import _chunks
 from drgpu_py.pipeline import analyze_reports, expand_reports
 from drgpu_py.render import RenderOptions, render
 
-pytestmark = needs_ncu_report
+pytestmark = [needs_ncu_report, slow]  # worker processes
 from test_perf_equivalence import SAMPLES, _concat  # noqa: E402  (same folder)
 
 KINDS = sorted(SAMPLES.glob("*/*_bad.ncu-rep"))[:8]

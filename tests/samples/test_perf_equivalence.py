@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import ODD_NUMBER_CELLS, needs_ncu_report, sample_csv_cells
+from conftest import ODD_NUMBER_CELLS, needs_ncu_report, sample_csv_cells, slow
 
 from drgpu_py.analysis import AnalysisCache, analyze
 from drgpu_py.sass.cubin import SassSource, cubins_in_report, find_tool, sm_of
@@ -125,7 +125,12 @@ REPEATED = [
 ]
 
 
-@pytest.mark.parametrize("report", [SAMPLES / f"{r}.ncu-rep" for r in REPEATED + MIX[:2]], ids=lambda p: p.stem)
+@pytest.mark.parametrize(
+    "report",
+    # The held-out launch sequences are slow; the fast tier keeps one repeated sequence.
+    [pytest.param(SAMPLES / f"{r}.ncu-rep", marks=[slow] if r.startswith("ho") else []) for r in REPEATED + MIX[:2]],
+    ids=lambda p: p.stem,
+)
 def test_sample_reports_unchanged_by_caching(report):
     functions = FunctionCache()
     cached, uncached = read_ncu_rep(report, cache=functions), read_ncu_rep(report, cache=False)
@@ -151,7 +156,7 @@ def _listed_everywhere(profile, listings) -> None:
 
 
 @needs_nvdisasm
-@pytest.mark.parametrize("stem", LISTED)
+@pytest.mark.parametrize("stem", [LISTED[0], *(pytest.param(s, marks=slow) for s in LISTED[1:])])  # a sweep of shapes
 def test_sass_from_the_reports_cubin_is_ncu_reports(stem):
     report = SAMPLES / f"{stem}.ncu-rep"
     plain = read_ncu_rep(report)
@@ -162,6 +167,7 @@ def test_sass_from_the_reports_cubin_is_ncu_reports(stem):
     assert _json(analyze(from_cubin)) == _json(analyze(plain))
 
 
+@slow
 @needs_nvdisasm
 def test_sass_from_several_cubins_of_a_multi_launch_report(many, monkeypatch):
     monkeypatch.setattr("drgpu_py.sass.cubin.max_cubins", lambda: 8)
@@ -189,7 +195,7 @@ def test_csv_analysis_unchanged_by_caching(tmp_path):
     assert _json(analyze(prof)) == _json(analyze(open_report(raw), cache=False))
 
 
-@pytest.mark.parametrize("selector", ["3", "2:5", "10:", ":2"])
+@pytest.mark.parametrize("selector", ["3", *(pytest.param(s, marks=slow) for s in ("2:5", "10:", ":2"))])
 def test_id_selection_reads_only_the_selected_launches(many, selector):
     seen = []
     picked = select_kernels(open_report(many, kernel=selector, progress=lambda d, t: seen.append((d, t))), selector)

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from typer.testing import CliRunner
 
-from conftest import CASES, analysis_of, report_path
+from conftest import CASES, analysis_of, report_path, sample_param, slow
 from drgpu_py.analysis import Analysis, KernelAnalysis
 from drgpu_py.analysis.findings import Finding
 from drgpu_py.analysis.tree import Node
@@ -219,7 +219,7 @@ def _attrs(source: str, nid: str) -> str:
 
 
 # ---- samples ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize("case,variant", SAMPLES)
+@pytest.mark.parametrize("case,variant", [sample_param(c, v) for c, v in SAMPLES])
 def test_sample_dot(case, variant):
     a = analysis_of(case, variant)
     src = render(a, "dot", RenderOptions())
@@ -242,6 +242,7 @@ def test_sample_dot(case, variant):
 PNG_SAMPLES = 4
 
 
+@slow
 @needs_dot
 def test_samples_svg_png():
     png_for = set(SAMPLES[:: max(1, len(SAMPLES) // PNG_SAMPLES)][:PNG_SAMPLES])

@@ -23,7 +23,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from conftest import CASES, SAMPLES as SAMPLE_DIR, analysis_of
+from conftest import CASES, SAMPLES as SAMPLE_DIR, analysis_of, sample_param, slow
 from drgpu_py.analysis import Analysis
 from drgpu_py.errors import OutputError
 from drgpu_py.profile import Profile
@@ -130,7 +130,7 @@ def link_problems(doc: str) -> list[str]:
 
 
 # ---- samples ---------------------------------------------------------------------------------------
-@pytest.mark.parametrize("case,variant", SAMPLES)
+@pytest.mark.parametrize("case,variant", [sample_param(c, v) for c, v in SAMPLES])
 def test_sample_html(case, variant):
     a = analysis_of(case, variant)
     doc = render(a, "html", RenderOptions())
@@ -530,6 +530,7 @@ MANY_XZ = SAMPLE_DIR.parent / "benchmarks" / "data" / "many_kernels.ncu-rep.xz"
 MAX_MANY_HTML = 2_000_000  # bytes; measured 0.35 MB (0.56 MB with the Graphviz pictures) for 5 groups
 
 
+@slow
 def test_many_launches_page_stays_small():
     """1,000 launches of 5 kernels: one summary row and one section per group, not per launch."""
     from conftest import api_analysis, many_kernels_report
@@ -770,6 +771,7 @@ def samples_page():
     return a, render(a, "html", RenderOptions())
 
 
+@slow
 def test_many_groups_page_stays_within_its_budget(samples_page):
     """Past GRAPH_KERNELS_MAX groups the page stays within its budget (PAGE_BYTES_*):
     each group's charts, model, tree and source lines travel in one packed stream (base64,

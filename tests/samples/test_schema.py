@@ -20,7 +20,7 @@ from drgpu_py.render.diff import render_diff
 from drgpu_py.render.list_ import render_list_json
 from drgpu_py.render import render
 
-from conftest import CASES, ROOT, analysis_of, api_analysis, library_report, report_path
+from conftest import CASES, ROOT, analysis_of, api_analysis, library_report, report_path, sample_param, slow
 
 runner = CliRunner()
 VARIANTS = [
@@ -35,7 +35,7 @@ def test_schemas_are_valid_draft_2020_12(name):
     jsonschema.Draft202012Validator.check_schema(s)
 
 
-@pytest.mark.parametrize("case, variant, ext", VARIANTS)
+@pytest.mark.parametrize("case, variant, ext", [sample_param(*v) for v in VARIANTS])
 def test_every_sample_report_output_matches_the_schema(case, variant, ext):
     doc = json.loads(render(analysis_of(case, variant, ext), "json"))
     schema.validate(doc, "analysis")
@@ -211,6 +211,7 @@ def test_json_schema_doc_and_schema_name_the_same_keys():
 
 
 # ---- docs/calibration.md does not drift ----------------------------------------------------
+@slow  # every sample and held-out report
 def test_calibration_doc_is_what_the_script_writes(monkeypatch):
     """scripts/calibration.py run in this process on the test run's shared analyses (the
     script's own reads and analyses, one per report, are what the shared ones are: open_report

@@ -23,7 +23,7 @@ import math
 
 import pytest
 
-from conftest import CASES, SAMPLES, analysis_of, library_analysis, library_report
+from conftest import CASES, SAMPLES, analysis_of, library_analysis, library_report, slow
 
 # NVIDIA H100 SXM5 whitepaper: dense FP16/BF16 tensor 989.4 TFLOP/s at 1830 MHz on 132 SMs;
 # TF32 half that, FP8 twice; HBM3 3.35 TB/s.
@@ -225,6 +225,7 @@ def _all_analyses():
         yield from analyze(open_report(SAMPLES / "launch" / f"{f}.ncu-rep")).kernels
 
 
+@slow
 def test_every_estimate_respects_the_physical_bounds():
     """On every real report: no estimate below the launch floor, above a unit's headroom it
     does not relieve, or above any bound listed with it."""
@@ -301,6 +302,7 @@ def test_json_speed_of_light_is_additive(lib):
     assert math.isclose(r["flop_per_s"], r["flops"] / (lib[0][2].kernel.duration_ns * 1e-9), rel_tol=1e-6)
 
 
+@slow
 def test_never_silent_where_there_is_headroom(lib):
     """Below good (on useful work) with many stall cycles and nothing located: an explicit note
     names the top stall and where it is. Near misses: kernels graded good or better, and kernels

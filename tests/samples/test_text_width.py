@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from conftest import api_analysis, library_report, many_kernels_report
+from conftest import api_analysis, library_report, many_kernels_report, slow
 from drgpu_py.render import RenderOptions, render
 from drgpu_py.render.units import microseconds
 
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.child_reader
 WIDTHS = (60, 80, 100, 120, 200)
 
 
-@pytest.fixture(scope="module", params=["many_kernels", "step"])
+@pytest.fixture(scope="module", params=[pytest.param("many_kernels", marks=slow), "step"])
 def analysis(request):
     # drgpu_py.analyze of the report, shared with test_groups and test_render_html
     return api_analysis(many_kernels_report() if request.param == "many_kernels" else library_report("step"))

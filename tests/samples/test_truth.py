@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from drgpu_py.cli import app
 
-from conftest import CASES, analysis_of, report_path
+from conftest import CASES, analysis_of, report_path, sample_params
 
 runner = CliRunner()
 
@@ -35,7 +35,7 @@ def test_system_fence_samples_are_counted_not_dropped(ext):
     assert mem.stall_share > 0.8
 
 
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", sample_params(CASES))
 def test_every_kernel_reconciles_its_samples(case):
     for variant in ("bad", "fixed"):
         for ka in analysis_of(case, variant).kernels:
@@ -97,7 +97,7 @@ def test_warp_reduce_intrinsic_only_for_integer_atomics():
     assert "__shfl_down_sync" in g.advice and "__reduce_add_sync" not in g.advice
 
 
-@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("case", sample_params(CASES))
 def test_shares_in_advice_are_the_shares_shown(case):
     import re
 

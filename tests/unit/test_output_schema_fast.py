@@ -14,7 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 
-from conftest import run_cli
+from conftest import run_cli, slow
 from drgpu_py.specs import output_schema as o
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,6 +73,7 @@ def _mutate(doc: dict, rnd: random.Random, paths: list | None = None) -> dict:
     return d
 
 
+@slow  # 600 damaged copies
 def test_agrees_with_jsonschema_on_a_real_analysis_and_damaged_copies(analysis):
     reference = o._validator("analysis")
     assert o.is_valid(analysis, "analysis") and reference.is_valid(analysis)
