@@ -15,6 +15,7 @@ metrics it reads. Speedup models (GPA's, from measured quantities only):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -94,6 +95,18 @@ def not_measured() -> Detection:
     kernel's coverage note names the metrics its detector reads that the report lacks. An
     absent value is never read as 0 or as a default that would make the finding fire."""
     return Detection(stall_share=0.0, speedup=1.0)
+
+
+def within_limit(speedup: float, limit: float | None, what: str, evidence: dict[str, Any]) -> float:
+    """``speedup`` capped at the most its mechanism can give (``limit``: the whole kernel's
+    speedup if the change removed all of what the mechanism costs, e.g. every idle lane or
+    every excess sector), recorded in ``evidence`` as ``mechanism_limit`` with what it is
+    (docs/json-schema.md). No limit (None, not finite) leaves the estimate as it is."""
+    if limit is None or not math.isfinite(limit):
+        return speedup
+    limit = max(1.0, limit)
+    evidence["mechanism_limit"] = {"value": round(limit, 3), "what": what}
+    return min(speedup, limit)
 
 
 def positive_weights(per_pc: pd.Series[float]) -> dict[int, float]:

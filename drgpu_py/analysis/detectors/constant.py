@@ -11,6 +11,7 @@ import functools
 import math
 import re
 from collections.abc import Iterable
+from typing import Any
 
 
 from ...sass.cfg import CFG
@@ -30,6 +31,7 @@ from .base import (
     eliminate,
     not_measured,
     queue_charge,
+    within_limit,
 )
 
 
@@ -124,15 +126,21 @@ def constant_divergence(ctx: KernelContext, passes: Passes) -> Detection | None:
         # The lookups' time in their new home (the executed lookups, the SMs and the elapsed
         # cycles) is the limit of this estimate: not measured, no estimate.
         return not_measured()
-    evidence = {
+    evidence: dict[str, Any] = {
         "indexed_constant_loads": len(pcs),
         "sample_share": round(removed_share, 3),
         "replacement_wavefronts_per_lookup": round(per_lookup, 2),
         "lookup_bound": round(bound, 2),
     }
+    speed = within_limit(
+        eliminate(removed_share),
+        bound,
+        "elapsed cycles / the lookups' shared-memory wavefronts per SM: the moved lookups' own time",
+        evidence,
+    )
     return Detection(
         stall_share=ctx.as_stall_share(removed_share),
-        speedup=min(eliminate(removed_share), bound),
+        speedup=speed,
         evidence=evidence,
         locations=ctx.locations(weights),
         fmt={"share_pct": 100 * removed_share},

@@ -22,6 +22,7 @@ from ..context import KernelContext, LineKey
 from ..passes import Passes
 from ..perfmodel import USEFUL_CLASSES, KernelModel, measured_speedup, what_if
 from .base import (
+    MAX_REMOVABLE,
     Detection,
     at_call_sites,
     cost_share,
@@ -31,6 +32,7 @@ from .base import (
     launch_lanes,
     not_measured,
     positive_weights,
+    within_limit,
 )
 
 
@@ -101,6 +103,12 @@ def instruction_overhead(ctx: KernelContext, passes: Passes) -> Detection | None
     )
 
 
+def _removed_limit(share: float) -> float:
+    """1 / (1 - share): the speedup if all of a share of the time (or of an issue-bound
+    kernel's instructions) went, a share of at most MAX_REMOVABLE (no change removes all)."""
+    return 1.0 / (1.0 - min(max(0.0, share), MAX_REMOVABLE))
+
+
 @detector()
 def fp64_conversion(ctx: KernelContext, passes: Passes) -> Detection | None:
     df = ctx.df
@@ -122,10 +130,21 @@ def fp64_conversion(ctx: KernelContext, passes: Passes) -> Detection | None:
     kept = ("selected", "not_selected")
     r_gone, _ = cost_share(ctx, pcs, tuple(x for x in ctx.reasons if x not in kept), ("short_scoreboard", "wait"))
     r_gone = min(r_gone, 1.0)
+    evidence: dict[str, Any] = {
+        "fp64_and_conversion_instruction_share": round(share, 4),
+        "removed_sample_share": round(r_gone, 3),
+    }
+    # All of the time those samples stand for gone is the most the change gives.
+    speed = within_limit(
+        eliminate(r_gone * 0.9),
+        _removed_limit(r_gone),
+        f"1 / (1 - {r_gone:.3f}): every sample the float version removes gone",
+        evidence,
+    )
     return Detection(
         stall_share=ctx.as_stall_share(removed_share),
-        speedup=eliminate(r_gone * 0.9),
-        evidence={"fp64_and_conversion_instruction_share": round(share, 4), "removed_sample_share": round(r_gone, 3)},
+        speedup=speed,
+        evidence=evidence,
         locations=ctx.locations(weights),
         fmt={"fp64_pct": 100 * share},
     )
@@ -308,21 +327,30 @@ def integer_division(ctx: KernelContext, passes: Passes) -> Detection | None:
     issue = passes.sol.units.get("issue") if passes.sol is not None else None
     gone = 1.0 - ctx.th["division_kept_varying" if varying else "division_kept"]
     issue_bound = issue is not None and issue >= ctx.th["overhead_issue_pct"]
-    speed = eliminate(max(removed_share, share_inst if issue_bound else 0.0) * gone)
+    cost = max(removed_share, share_inst if issue_bound else 0.0)
     seed_lines = {line_of(pc) for pc in seeds} - {None}
     weights = at_call_sites(
         {pc: v for pc, v in sequence_weights.items() if line_of(pc) in seed_lines} or sequence_weights, ctx.call_sites()
     )
+    evidence: dict[str, Any] = {
+        "division_sequences": len(seeds),
+        "divisions_in_loops": sum(1 for pc in seeds if cfg.innermost_loop(cfg.index_of_pc[pc]) is not None),
+        "division_instruction_share": round(share_inst, 3),
+        "sample_share": round(removed_share, 3),
+        "divisor_varies_in_loop": varying,
+    }
+    # The whole sequence gone (its samples, or its share of an issue-bound kernel's
+    # instructions) is the most the change gives.
+    speed = within_limit(
+        eliminate(cost * gone),
+        _removed_limit(cost),
+        f"1 / (1 - {cost:.3f}): every division sequence's {'instructions' if cost > removed_share else 'samples'} gone",
+        evidence,
+    )
     return Detection(
         stall_share=ctx.as_stall_share(removed_share),
         speedup=speed,
-        evidence={
-            "division_sequences": len(seeds),
-            "divisions_in_loops": sum(1 for pc in seeds if cfg.innermost_loop(cfg.index_of_pc[pc]) is not None),
-            "division_instruction_share": round(share_inst, 3),
-            "sample_share": round(removed_share, 3),
-            "divisor_varies_in_loop": varying,
-        },
+        evidence=evidence,
         locations=ctx.locations(weights),
         fmt={"share_pct": 100 * removed_share, "inst_pct": 100 * share_inst},
         relieves_override=["sm"],
@@ -626,9 +654,16 @@ def slow_math(ctx: KernelContext, passes: Passes) -> Detection | None:
         keep = max(3.0, abs(exponent) - 1.0 + (8.0 if exponent < 0 else 0.0))
         gone = sum(float(ex_by[row[0]]) * max(0.0, 1.0 - keep / row[1]) for row in rows) / ex_total
         removed_share = max(frac * gone / inst if inst > 0 else 0.0, gone)
+    # The slow lines' whole time (their samples, or their instructions) gone is the most the
+    # change gives.
     return Detection(
         stall_share=frac,
-        speedup=eliminate(removed_share),
+        speedup=within_limit(
+            eliminate(removed_share),
+            _removed_limit(max(frac, inst)),
+            f"1 / (1 - {max(frac, inst):.3f}): the slow lines' every {'instruction' if inst > frac else 'sample'} gone",
+            evidence,
+        ),
         evidence=evidence,
         locations=ctx.locations(weights),
         fmt={"ratio": ratio, "exponent": exponent or 0},
@@ -674,12 +709,17 @@ def divergence(ctx: KernelContext, passes: Passes) -> Detection | None:
         thr = thr * 32.0 / lanes
     if thr is None or thr >= ctx.th["divergence_threads"]:
         return None
+    # Every lane busy is the most the change can give: the same work in thr/32 of the warp
+    # instructions.
+    limit = 32.0 / thr if thr > 0 else None
+    what = f"32 / {thr:.1f} active lanes per executed instruction: every lane busy"
     if df.empty or not ctx.sampling or working is None:
         wasted_share = 1.0 - thr / 32.0
+        evidence: dict[str, Any] = {"avg_active_threads": round(thr, 1)}
         return Detection(
             stall_share=wasted_share,
-            speedup=eliminate(wasted_share * 0.5),
-            evidence={"avg_active_threads": round(thr, 1)},
+            speedup=within_limit(eliminate(wasted_share * 0.5), limit, what, evidence),
+            evidence=evidence,
             fmt={"threads": thr},
         )
     cols = [c for c in df.columns if c.startswith("stall_")]
@@ -698,9 +738,10 @@ def divergence(ctx: KernelContext, passes: Passes) -> Detection | None:
     }
     if predicated_off > 0 and ctx.total_of("inst_executed") > 0:
         evidence["predicated_off_lane_share"] = evidence_number(predicated_off / (32.0 * ctx.total_of("inst_executed")))
+    speed = within_limit(_active_only(ctx, eliminate(wasted_share), evidence), limit, what, evidence)
     return Detection(
         stall_share=wasted_share,
-        speedup=_active_only(ctx, eliminate(wasted_share), evidence),
+        speedup=speed,
         evidence=evidence,
         locations=ctx.locations(weights),
         fmt={"threads": thr},

@@ -112,6 +112,7 @@ def occupancy(ctx: KernelContext, passes: Passes) -> Detection | None:
             "blocks_per_sm_limits": {n: int(v) for n, v in lim.items()},
             "warps_per_sm_if_relieved": int(w_new),
             "launch_model": what_if.to_dict(),
+            "mechanism_limit": _what_if_limit(what_if, f"the {limiter} limit relieved, {w_new:.0f} warps per SM"),
         },
         locations=ctx.line_samples("long_scoreboard", 3),
         fmt={
@@ -123,6 +124,12 @@ def occupancy(ctx: KernelContext, passes: Passes) -> Detection | None:
             "limited_by": _BOUND_WORDS[what_if.limited_by],
         },
     )
+
+
+def _what_if_limit(what_if: WhatIf, change: str) -> dict[str, float | str]:
+    """The evidence's ``mechanism_limit`` of a launch finding: the launch-shape model's what-if
+    for its change is its estimate and the most the change gives."""
+    return {"value": round(what_if.speedup, 3), "what": f"the launch-shape model's what-if: {change}"}
 
 
 #: the launch model's bounds, as the advice names them
@@ -228,6 +235,7 @@ def grid_too_small(ctx: KernelContext, passes: Passes) -> Detection | None:
             "blocks_per_sm": round(fill, 3),
             "work_split": shape.work_split,
             "launch_model": what_if.to_dict(),
+            "mechanism_limit": _what_if_limit(what_if, f"the re-launch on {what_if.active_sms:.0f} SMs"),
         },
         locations=[],
         fmt={
@@ -361,7 +369,12 @@ def partial_warps(ctx: KernelContext, passes: Passes) -> Detection | None:
     return Detection(
         stall_share=what_if.saved_share,
         speedup=what_if.speedup,
-        evidence={"block_size": int(threads), "lanes_per_warp": round(lanes, 2), "launch_model": what_if.to_dict()},
+        evidence={
+            "block_size": int(threads),
+            "lanes_per_warp": round(lanes, 2),
+            "launch_model": what_if.to_dict(),
+            "mechanism_limit": _what_if_limit(what_if, "the same threads in full warps"),
+        },
         locations=[],
         fmt={
             "block": int(threads),
@@ -425,6 +438,7 @@ def block_too_small(ctx: KernelContext, passes: Passes) -> Detection | None:
             "warps_per_sm_now": int(w_cur),
             "warps_per_sm_after": int(w_new),
             "launch_model": what_if.to_dict(),
+            "mechanism_limit": _what_if_limit(what_if, f"{merge} blocks merged into one"),
         },
         locations=[],
         fmt={
@@ -476,6 +490,7 @@ def tail_effect(ctx: KernelContext, passes: Passes) -> Detection | None:
             "last_wave_time_share": round(unbounded * waves - (full - 1), 3),
             "resident_blocks_per_sm": round(shape.blocks / (waves * shape.sms), 2),
             "launch_model": what_if.to_dict(),
+            "mechanism_limit": _what_if_limit(what_if, "the same work in whole waves"),
         },
         fmt={"waves": waves, "last_wave_pct": 100 * last},
     )

@@ -29,6 +29,7 @@ from ...sass.dataflow import (
 from ..context import KernelContext
 from ..passes import Passes
 from .base import (
+    MAX_REMOVABLE,
     UNIT_METRICS,
     MEMORY_REASONS,
     Detection,
@@ -41,6 +42,7 @@ from .base import (
     not_measured,
     traffic_speedup,
     warps_launched,
+    within_limit,
 )
 
 
@@ -120,10 +122,19 @@ def uncoalesced(ctx: KernelContext, passes: Passes) -> Detection | None:
     req = kernel.m("l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum")
     sec = kernel.m("l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum")
     spr = sec / req if sec is not None and req is not None and req > 0 else None
+    evidence: dict[str, Any] = {"excessive_sector_share": round(waste, 3), "sectors_per_request": evidence_number(spr)}
+    # Every access at its ideal sectors is the most coalescing gives: the traffic falls from
+    # the actual sectors to the ideal ones.
+    speed = within_limit(
+        speed,
+        1.0 / (1.0 - min(waste, MAX_REMOVABLE)),
+        f"{sectors:,.0f} actual / {max(sectors - excess, 0.0):,.0f} ideal global sectors: every access coalesced",
+        evidence,
+    )
     return Detection(
         stall_share=ctx.share(*MEMORY_REASONS) * waste,
         speedup=speed,
-        evidence={"excessive_sector_share": round(waste, 3), "sectors_per_request": evidence_number(spr)},
+        evidence=evidence,
         locations=ctx.locations(weights),
         fmt={"excess_pct": 100 * waste, "sectors_per_request": spr if spr is not None else 0.0},
         relieves_override=relieves,
@@ -308,6 +319,14 @@ def bank_conflict(ctx: KernelContext, passes: Passes) -> Detection | None:
     if speed > 1.0 and not math.isnan(issue) and 0.0 < issue < 1.0:
         speed = 1.0 / (1.0 / speed + (1.0 - 1.0 / speed) * issue)
         evidence["issue_active_share"] = evidence_number(issue)
+    # Every access at its conflict-free wavefronts is the most the change gives: the shared
+    # traffic falls from the actual wavefronts to the ideal ones.
+    speed = within_limit(
+        speed,
+        nways,
+        f"actual / ideal shared-memory wavefronts ({nways:.2f}): every access conflict-free",
+        evidence,
+    )
     queue = ("lg_throttle",) if "shared_by_address" in located else ()
     return Detection(
         stall_share=ctx.share("mio_throttle", "short_scoreboard", *queue),

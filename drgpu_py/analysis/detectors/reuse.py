@@ -22,11 +22,12 @@ needs are not modeled (a kernel whose occupancy they cut gains less).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from ...sass.cfg import CFG
 from ..context import KernelContext
 from ..passes import Passes
-from .base import UNIT_METRICS, Detection, cost_share, detector, eliminate, evidence_number
+from .base import MAX_REMOVABLE, UNIT_METRICS, Detection, cost_share, detector, eliminate, evidence_number, within_limit
 
 #: Instructions that do the multiply-adds a loaded value feeds (FP32, FP64, FP16 pairs, tensor).
 FMA_OPS = frozenset({"FFMA", "FFMA2", "DFMA", "HFMA2", "HMMA", "DMMA", "IMMA"})
@@ -115,9 +116,14 @@ def data_reuse(ctx: KernelContext, passes: Passes) -> Detection | None:
     target = ctx.th["reuse_target_loads_per_fma"]
     kept = min(1.0, target / per_fma)
     shape = passes.launch
+    limit: tuple[float | None, str]
     if shape is None:
         speed = eliminate(share * (1.0 - kept))
         stall_share = ctx.as_stall_share(share)
+        limit = (
+            1.0 / (1.0 - min(share, MAX_REMOVABLE)),
+            f"1 / (1 - {share:.3f}): every sample at the loads gone",
+        )
     else:
         total = ctx.executed_total()
         region = sum(float(executed.get(cfg.insts[j].pc) or 0.0) for j in body)
@@ -128,15 +134,18 @@ def data_reuse(ctx: KernelContext, passes: Passes) -> Detection | None:
             active_sms=shape.active_sms, warps_per_scheduler=shape.warps_per_scheduler, k_inst=k_inst, k_l1=k_l1
         )
         speed, stall_share = what_if.speedup, what_if.saved_share
+        limit = (what_if.speedup, f"the launch-shape model's what-if: the loads cut to {target:g} per FMA")
+    evidence: dict[str, Any] = {
+        "loads_per_fma": evidence_number(per_fma),
+        "load_sample_share": evidence_number(share),
+        "target_loads_per_fma": target,
+        "shared_reads_per_store": evidence_number(lds / sts),
+    }
+    speed = within_limit(speed, limit[0], limit[1], evidence)
     return Detection(
         stall_share=stall_share,
         speedup=speed,
-        evidence={
-            "loads_per_fma": evidence_number(per_fma),
-            "load_sample_share": evidence_number(share),
-            "target_loads_per_fma": target,
-            "shared_reads_per_store": evidence_number(lds / sts),
-        },
+        evidence=evidence,
         locations=ctx.locations(best_weights),
         fmt={"loads_per_fma": per_fma, "share_pct": 100 * share, "target": target},
         relieves_override=["sm", "l1tex", "shared"],
