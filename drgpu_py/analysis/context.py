@@ -246,6 +246,12 @@ class KernelContext:
     def pcs_where(self, pred: Callable[[Instruction], bool]) -> list[int]:
         return [i.pc for i in self.insts if pred(i)]
 
+    def executed_where(self, pred: Callable[[Instruction], bool]) -> float:
+        """Warp instructions executed by the kernel's instructions that ``pred`` picks, in
+        program order (an instruction not counted adds 0)."""
+        executed = self.executed()
+        return sum(float(executed.get(i.pc) or 0.0) for i in self.insts if pred(i))
+
     def blamed_by_pc(self, pcs: Iterable[int], reasons: Iterable[str] | None = None) -> dict[int, float]:
         if self.blame is None:
             return {}

@@ -17,7 +17,7 @@ from typing import Any, cast
 from ..specs import loader as data
 from ..profile import rounded
 from .context import UNITS, KernelContext
-from .detectors.launch import occupancy_limiter
+from .detectors.launch.occupancy_limited import occupancy_limiter
 from .findings import Finding
 from .ledger import Ledger, UsefulWork, part_label
 from .passes import Passes

@@ -130,12 +130,20 @@ class Instruction:
     def is_global_atomic(self) -> bool:
         return self.opcode in ("ATOM", "ATOMG", "RED", "REDG")
 
+    def const_index(self) -> str | None:
+        """The index of the instruction's constant-bank address as written (``Rx + 0x10`` of
+        ``c[0x3][Rx + 0x10]``); None when it reads no constant bank."""
+        m = re.search(r"c\[[^\]]*\]\[([^\]]*)\]", self.text)
+        return m.group(1) if m else None
+
     def is_const_indexed(self) -> bool:
         """LDC whose address has a register part (c[bank][Rx]): divergent if Rx varies by lane."""
         if self.opcode != "LDC":
             return False
-        m = re.search(r"c\[[^\]]*\]\[([^\]]*)\]", self.text)
-        return bool(m and re.search(r"\bU?R(\d+)\b", m.group(1)) and not re.search(r"\bRZ\b", m.group(1).split("+")[0]))
+        index = self.const_index()
+        return bool(
+            index is not None and re.search(r"\bU?R(\d+)\b", index) and not re.search(r"\bRZ\b", index.split("+")[0])
+        )
 
     def is_memory(self) -> bool:
         return (

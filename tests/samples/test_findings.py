@@ -128,7 +128,7 @@ def test_bank_conflicts_come_from_ncus_conflict_counters():
     counters at 0 (cuBLAS's FP32 SIMT GEMM uses LDS.128), no bank-conflict detection, however
     many wavefronts per instruction; with real conflicts (smem_stride) the counters say so."""
     from conftest import library_analysis
-    from drgpu_py.analysis.detectors.memory import bank_conflict
+    from drgpu_py.analysis.detectors.memory.shared_bank_conflict import bank_conflict
 
     fp32_gemm = library_analysis().kernels[5]
     k = fp32_gemm.kernel
@@ -228,7 +228,7 @@ def test_integer_division_counts_the_whole_division_and_what_the_fix_keeps():
     after I2F.RP; an inline one (box_decomp_s32) with every quotient step on its line, the
     division whose reciprocal the compiler hoisted included. A divisor loaded in the loop
     (trial_div_u32) needs a reciprocal per divisor: the estimate keeps more of the sequence."""
-    from drgpu_py.analysis.detectors.instruction import _division_sequence
+    from drgpu_py.analysis.detectors.instruction.integer_division import _division_sequence
 
     ctx = analysis_of("bucket_u64", "bad").kernels[0].context
     seq, invariant = _division_sequence(ctx, _division_seed(ctx))

@@ -69,7 +69,7 @@ def test_a_returning_atomic_keeps_one_operation_per_counter_its_lanes_pick():
     """split_lists picks one of two counters by a data bit ((k >> 7) & 1 scaled to a 4-byte
     offset: an AND with a one-bit mask): a warp aggregation keeps one returning atomic per
     counter per warp (the fix issues two from lane 0), twice the one-per-instruction floor."""
-    from drgpu_py.analysis.detectors.memory import _atomic_addresses
+    from drgpu_py.analysis.detectors.memory.atomic_contention import _atomic_addresses
 
     ctx = analysis_of("split_lists", "bad").kernels[0].context
     atoms = [i.pc for i in ctx.insts if i.is_global_atomic()]
@@ -94,7 +94,10 @@ def test_the_moved_constant_lookups_cost_the_shared_memory_banks():
     measures 3.2 shared wavefronts per lookup; the bound binds on sbox_rounds and interp_knots,
     whose lookups cost the constant cache 61 and 108 cycles per SM, and not on const_lookup
     (a 4 KB table, 330 cycles per lookup)."""
-    from drgpu_py.analysis.detectors.constant import _table_lookup_wavefronts, expected_max_load
+    from drgpu_py.analysis.detectors.constant.constant_cache_divergence import (
+        _table_lookup_wavefronts,
+        expected_max_load,
+    )
 
     assert expected_max_load(1, 32) == 1.0 and abs(expected_max_load(5, 1) - 5.0) < 1e-9
     assert abs(expected_max_load(32, 32) - 3.533) < 1e-3

@@ -146,7 +146,7 @@ def test_barrier_finding_names_the_work_only_some_warps_run(case, line):
 def test_barrier_waits_after_one_memory_round_trip_are_not_imbalance():
     """skew_segments' fixed variant syncs after each segment's single load per thread and
     tri_scan's after a 0..15-step loop: the waits there are the slowest warp's access."""
-    from drgpu_py.analysis.detectors.sync import _barrier_regions
+    from drgpu_py.analysis.detectors.sync.barrier_imbalance import _barrier_regions
 
     for case in ("skew_segments", "tri_scan"):
         k = analysis_of(case, "fixed").kernels[0]
@@ -162,7 +162,7 @@ def test_a_triangular_loop_is_work_the_fix_removes_not_only_waits():
     estimate removes the waits and the loop's repeated steps beyond the first warp's share,
     unloading the shared-memory pipe the loop keeps busy; it holds against the measured scan."""
     from conftest import timed_speedup
-    from drgpu_py.analysis.detectors.sync import _triangular_loops
+    from drgpu_py.analysis.detectors.sync.barrier_imbalance import _triangular_loops
 
     f = _finding("tri_scan", "bad", "barrier-imbalance")
     assert f.severity == "high" and f.evidence["triangular_lane_spread"] > 1.0
@@ -225,7 +225,7 @@ def test_fast_intrinsics_are_not_slow_math(case, variant):
     """__sinf/__cosf (MUFU.SIN of x/2pi), __expf (MUFU.EX2 of x*log2 e) and __logf (MUFU.LG2
     times ln 2) are what slow-math advises: a line made of them gets no slow-math, however
     much other work it holds."""
-    from drgpu_py.analysis.detectors.instruction import _math_mufus
+    from drgpu_py.analysis.detectors.instruction.slow_math import _math_mufus
     from drgpu_py.sass.dataflow import fast_intrinsic
 
     k = analysis_of(case, variant).kernels[0]

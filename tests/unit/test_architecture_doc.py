@@ -16,6 +16,9 @@ detector's function; a ``fmt=`` that is not a dict literal with string keys fail
 (it cannot be checked). ``evaluate`` re-fills ``share_pct`` only where the detector put it
 in ``fmt`` (``dict(d.fmt, share_pct=...) if "share_pct" in d.fmt else d.fmt``): such a
 conditional addition adds no key.
+
+(c) Every finding of the catalogue has the rule file the document's "Rule files" section
+names, ``drgpu_py/analysis/detectors/<family>/<finding>.py``, and its detector lives there.
 """
 
 from __future__ import annotations
@@ -310,3 +313,21 @@ def test_a_fmt_that_is_not_a_dict_literal_cannot_be_read():
 
 def test_every_detector_of_the_catalogue_is_checked():
     assert {s["detector"] for s in catalogue()} <= set(REGISTRY)
+
+
+# ---------------------------------------------------------------------------------------
+# (c) the rule files the document's "Rule files" section describes
+# ---------------------------------------------------------------------------------------
+RULE_LAYOUT = "drgpu_py/analysis/detectors/<family>/<finding>.py"
+
+
+@pytest.mark.parametrize("spec", catalogue(), ids=lambda spec: spec["id"])
+def test_every_finding_has_the_rule_file_the_document_names(spec):
+    """The layout the document states, ``detectors/<family>/<finding>.py`` (the id with ``_``
+    for ``-``), holds one file for each finding of the catalogue, the module of its detector."""
+    assert RULE_LAYOUT in doc_text()
+    name = spec["id"].replace("-", "_")
+    files = sorted(PACKAGE.joinpath("analysis", "detectors").glob(f"*/{name}.py"))
+    assert len(files) == 1, (spec["id"], files)
+    family = files[0].parent.name
+    assert REGISTRY[spec["detector"]].run.__module__ == f"drgpu_py.analysis.detectors.{family}.{name}"

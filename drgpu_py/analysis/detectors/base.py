@@ -120,6 +120,14 @@ def eliminate(removed_share: float) -> float:
     return 1.0 / (1.0 - removed_share)
 
 
+def removed_limit(share: float) -> float:
+    """The most a change can give that removes all of a share of the time (or of an
+    issue-bound kernel's instructions): 1 / (1 - share), the share held to [0, MAX_REMOVABLE]
+    (no change removes all). The same model as ``eliminate``, read as an estimate's limit
+    (``within_limit``): every sample or instruction the change touches gone."""
+    return eliminate(share)
+
+
 def queue_charge(ctx: KernelContext, pcs: Iterable[int], reason: str) -> float:
     """Throttle samples of ``reason`` at OTHER instructions, charged to ``pcs`` in proportion
     to their own share of that throttle: a queue (MIO, LSU) kept full by the matched
@@ -140,7 +148,7 @@ def lsu_relief(ctx: KernelContext, pcs: Iterable[int]) -> dict[str, float]:
     removes them also unloads the SM's load/store and MIO pipelines by that share (the
     busiest SM sub-unit is often that pipeline in memory-bound code)."""
     executed = ctx.executed()
-    mem = sum(float(executed.get(i.pc) or 0.0) for i in ctx.insts if i.is_memory())
+    mem = ctx.executed_where(lambda i: i.is_memory())
     mine = sum(float(executed.get(pc) or 0.0) for pc in pcs)
     if mem <= 0 or mine <= 0:
         return {}

@@ -1,8 +1,33 @@
-"""Synchronization findings: warps waiting at barriers for unbalanced work (and triangular
-loops), and fences executed in loops.
+"""Finding ``barrier-imbalance``: warps wait at a barrier for work before it that only some
+warps run, or run longer (and triangular loops).
 
-Contract: each detector is ``fn(ctx, passes) -> Detection | None`` (detectors/base.py),
-pure, registered by ``@detector`` with the kernel-level metrics it reads.
+Contract: ``barrier(ctx, passes) -> Detection | None``, pure, registered by ``@detector``
+(detectors/base.py).
+
+Mechanism: ``__syncthreads`` holds every warp until the slowest arrives; code under a branch
+whose guard or trip count depends on the thread or warp index (from the SASS:
+``thread_dependent_blocks``, ``thread_predicated``) makes some warps slower.
+
+Evidence: the barrier share of stall samples, at least ``barrier_share``; per barrier
+(``_barrier_regions``): its waits, the thread-dependent work since the previous barrier and
+the interval between the two in cycles (``_warp_cycles_per_sample``). Only waits at barriers
+with such work and an interval of at least ``barrier_interval_latencies`` DRAM latencies count
+(``_unbalanced``: shorter intervals are the slowest warp's memory latency); intervals not
+measured where their waits would decide give ``not_measured()``. Warp-specialized kernels
+keep all their waits.
+
+Estimate: the waits go (each warp keeps its share of the work, 1 - 1/warps of them), with two
+readings of the work: a triangular loop (``_triangular_loops``: trip count growing with the
+thread index, lanes of a warp leaving it more than an iteration apart) also loses its repeated
+steps beyond about 2 / (warps + 1) of the mean, with partial relief of the issue slots and
+memory units; work on full warps (at least ``barrier_full_warp_lanes`` lanes, or lanes not
+measured) spread over idle warps is latency hiding, capped at ``latency_hiding_max``.
+
+Metrics (declared): the grid (``GRID_METRICS``), ``sm__cycles_active.avg`` and
+``sm__warps_active.avg.per_cycle_active`` (the intervals).
+
+Helpers (this rule's own): ``BarrierRegion``, ``_triangular_loops``,
+``_warp_cycles_per_sample``, ``_barrier_regions``, ``_unbalanced``.
 """
 
 from __future__ import annotations
@@ -10,23 +35,20 @@ from __future__ import annotations
 import math
 from typing import Any, TypedDict
 
-from ...sass.dataflow import index_bound_branches, thread_dependent_blocks, thread_predicated
-from ..context import KernelContext
-from ..passes import Passes
-from ..tree import Location
-from ..sol import grid_and_sms
-from ..tree import location_text as loc_text
-from .base import (
-    UNIT_METRICS,
+from ....sass.dataflow import index_bound_branches, thread_dependent_blocks, thread_predicated
+from ...context import KernelContext
+from ...passes import Passes
+from ...tree import Location
+from ...sol import grid_and_sms
+from ...tree import location_text as loc_text
+from ..base import (
     GRID_METRICS,
     Detection,
     blamed_locations,
     detector,
     eliminate,
     evidence_number,
-    merge_weights,
     not_measured,
-    warps_launched,
 )
 
 
@@ -221,7 +243,7 @@ def barrier(ctx: KernelContext, passes: Passes) -> Detection | None:  # noqa: PL
         removed_share = (frac * ctx.total + loop * (1.0 - keep)) / ctx.total
         executed = ctx.executed()
         ins_all = ctx.executed_total()
-        mem_all = sum(float(executed.get(i.pc) or 0.0) for i in ctx.insts if i.is_memory())
+        mem_all = ctx.executed_where(lambda i: i.is_memory())
         ins_loop = sum(float(executed.get(pc) or 0.0) for pc in tri_pcs)
         mem_loop = sum(float(executed.get(pc) or 0.0) for pc in tri_pcs if ctx.by_pc[pc].is_memory())
         w_ins = (1.0 - keep) * ins_loop / ins_all if ins_all > 0 else 0.0
@@ -278,67 +300,4 @@ def barrier(ctx: KernelContext, passes: Passes) -> Detection | None:  # noqa: PL
         fmt={"share_pct": 100 * min(1.0, barrier_share), "unbalanced_work": work_text},
         relieves_override=relieves,
         partial_relief=partial,
-    )
-
-
-@detector(metrics=(*UNIT_METRICS,))
-def membar(ctx: KernelContext, passes: Passes) -> Detection | None:
-    """Fences executed more than once per warp. A fence inside a loop also delays the loop's
-    next loads until memory has drained: their long-scoreboard waits are charged to the fence
-    (when DRAM is not busy, so the waits are not bandwidth), since they show up at the loads,
-    not on the fence line."""
-    kernel, df = ctx.kernel, ctx.df
-    pcs = ctx.pcs_where(lambda i: i.opcode in ("MEMBAR", "FENCE"))
-    warps = warps_launched(kernel)
-    per_warp = float(df.loc[pcs, "inst_executed"].sum()) / warps if pcs and warps else math.nan
-    if not math.isnan(per_warp) and per_warp <= 1.5:
-        return None  # one fence per warp is the minimum a publish pattern needs
-    r_fence = ctx.frac("membar")
-    charged: dict[int, float] = {}
-    cfg = ctx.cfg
-    dram = ctx.units.get("dram")
-    if cfg is not None and pcs and ctx.sampling and (dram is None or dram < ctx.th["fence_dram_pct"]):
-        # A load waits for a fence when one precedes it (straight-line or unrolled code) or
-        # shares its loop (the next iteration's load follows this iteration's fence). Each
-        # load's waits go to the nearest fence before it (else the loop's last fence).
-        fence_idx = sorted(cfg.index_of_pc[pc] for pc in pcs if pc in cfg.index_of_pc)
-        owner: dict[int, int] = {}
-        for index, ins in enumerate(cfg.insts):
-            if not ins.is_global_load() or ins.is_atomic():
-                continue
-            before = [fence for fence in fence_idx if fence < index]
-            loop = cfg.innermost_loop(index)
-            in_loop = [fence for fence in fence_idx if loop is not None and cfg.block_of[fence] in loop.blocks]
-            fence = before[-1] if before else (in_loop[-1] if in_loop else None)
-            if fence is not None:
-                owner[ins.pc] = cfg.insts[fence].pc
-        if owner:
-            waits = merge_weights(
-                ctx.samples_at(list(owner), ("long_scoreboard",)), ctx.blamed_by_pc(list(owner), ("long_scoreboard",))
-            )
-            for load, wait in waits.items():
-                charged[owner[load]] = charged.get(owner[load], 0.0) + wait
-    removed_share = r_fence + (sum(charged.values()) / ctx.samples_total if ctx.samples_total > 0 else 0.0)
-    stall_share = ctx.as_stall_share(removed_share)
-    if stall_share < ctx.th["membar_share"]:
-        return None
-    factor = 1.0 - 1.0 / per_warp if not math.isnan(per_warp) else 0.5
-    # A device-scope fence waits about as long as the stores before it take to reach L2; the
-    # stores still go there without the fence, and other warps must cover that time, so only
-    # part of the wait goes away (fence_gpu_kept). A system-scope fence waits far longer than
-    # the stores themselves (sysfence_loop): its wait goes away.
-    if not any("SYS" in ctx.by_pc[p].modifiers for p in pcs if p in ctx.by_pc):
-        factor *= 1.0 - ctx.th["fence_gpu_kept"]
-    blamed = ctx.blamed_by_pc([i.pc for i in ctx.insts], ("membar",))
-    locs = ctx.locations(merge_weights(blamed, charged)) if (blamed or charged) else ctx.line_samples("membar")
-    return Detection(
-        stall_share=stall_share,
-        speedup=eliminate(removed_share * factor),
-        evidence={
-            "membar_stall_share": round(ctx.share("membar"), 3),
-            "fences_per_warp": evidence_number(per_warp),
-            "load_wait_share_charged_to_fences": round(removed_share - r_fence, 3),
-        },
-        locations=locs,
-        fmt={"share_pct": 100 * stall_share},
     )

@@ -1,16 +1,30 @@
-"""Math-pipe findings: warps that wait for a busy math pipe, the special-function unit's MIO
-queue included.
+"""Finding ``pipe-contention``: warps that wait for a busy math pipe, the special-function
+unit's MIO queue included.
 
-Contract: each detector is ``fn(ctx, passes) -> Detection | None`` (detectors/base.py),
-pure, registered by ``@detector`` with the kernel-level metrics it reads.
+Contract: ``pipe_contention(ctx, passes) -> Detection | None``, pure, registered by
+``@detector`` (detectors/base.py).
+
+Mechanism: an instruction whose pipe is busy waits (math-pipe throttle); the special-function
+unit (XU: MUFU transcendentals, reciprocals, conversions) is fed through the MIO queue, so a
+saturated XU shows as MIO throttle at its MUFU instructions instead.
+
+Evidence: the math pipes' utilisation (FMA, ALU, FP64, XU); the math-pipe-throttle samples,
+plus, when the XU is the busiest pipe, the MIO-throttle samples at MUFUs
+(``_xu_waits_by_pc``); at least ``pipe_throttle_share`` of stall samples. Locations: the
+MUFUs, else the lines of the throttle samples.
+
+Estimate: half of those waits' share of all time removed (``eliminate``).
+
+Metrics (declared): ``sm__inst_executed_pipe_{alu,fma,fp64,xu}.avg.pct_of_peak_sustained_active``.
+
+Helpers (this rule's own): ``_xu_waits_by_pc``.
 """
 
 from __future__ import annotations
 
-
-from ..context import KernelContext
-from ..passes import Passes
-from .base import (
+from ...context import KernelContext
+from ...passes import Passes
+from ..base import (
     Detection,
     detector,
     eliminate,

@@ -1,7 +1,8 @@
-"""Data reuse: too few FMAs per shared load, so the MIO path, not the math pipe, sets the pace.
+"""Finding ``low-data-reuse``: too few FMAs per shared load, so the MIO path, not the math
+pipe, sets the pace.
 
-Contract: each detector is ``fn(ctx, passes) -> Detection | None`` (detectors/base.py), pure,
-registered by ``@detector`` with the kernel-level metrics it reads.
+Contract: ``data_reuse(ctx, passes) -> Detection | None``, pure, registered by ``@detector``
+(detectors/base.py).
 
 A shared-memory tiled GEMM that computes one output per thread issues two shared loads for
 every FMA: the MIO queue fills (MIO throttle and short-scoreboard waits at those loads) while the
@@ -17,20 +18,42 @@ the region's loads fall to the target per FMA, and with them the L1/shared traff
 and the region's other non-FMA instructions (the loads' address arithmetic and the loop's
 control, which a tile of outputs per thread shares out); the FMAs stay. The registers the tile
 needs are not modeled (a kernel whose occupancy they cut gains less).
+
+Gate: shared loads per shared store of at least ``reuse_reads_per_store`` (staged data read
+many times), a region at more than ``reuse_loads_per_fma`` loads per FMA, and its loads' time
+at least ``reuse_share`` of all samples. Limit (``within_limit``): the what-if itself, or
+without the model ``removed_limit`` of the loads' share (every sample at them gone).
+
+Metrics (declared): the throughput units (``UNIT_METRICS``, the launch-shape model's).
+
+Helpers (this rule's own): ``_regions``, ``_feeding_loads`` and the opcode sets ``FMA_OPS``,
+``SHARED_LOADS``, ``L1_OPS``, ``MIO_OPS``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from ...sass.cfg import CFG
-from ..context import KernelContext
-from ..passes import Passes
-from .base import MAX_REMOVABLE, UNIT_METRICS, Detection, cost_share, detector, eliminate, evidence_number, within_limit
+from ....sass.cfg import CFG
+from ...context import KernelContext
+from ...passes import Passes
+from ..base import (
+    UNIT_METRICS,
+    Detection,
+    cost_share,
+    detector,
+    eliminate,
+    evidence_number,
+    removed_limit,
+    within_limit,
+)
+
 
 #: Instructions that do the multiply-adds a loaded value feeds (FP32, FP64, FP16 pairs, tensor).
 FMA_OPS = frozenset({"FFMA", "FFMA2", "DFMA", "HFMA2", "HMMA", "DMMA", "IMMA"})
+
+
 #: Shared-memory loads: data staged once (a tile) and read by many threads or iterations is
 #: the data a thread could keep in registers instead. A global load streamed once has no reuse
 #: to gain, however many FMAs it feeds.
@@ -39,6 +62,8 @@ SHARED_LOADS = frozenset({"LDS", "LDSM"})
 
 #: Instructions that move data through L1/shared memory (the traffic the tile cuts a share of).
 L1_OPS = ("LD", "ST", "ATOM", "RED")
+
+
 #: Instructions that enter the MIO queue: when shared loads fill it, the MIO-throttle samples
 #: fall on whichever of these comes next (an S2R, a global load, a store), not on the loads.
 MIO_OPS = (*L1_OPS, "S2R", "SHFL", "MATCH", "VOTE.ANY")
@@ -65,12 +90,6 @@ def _feeding_loads(cfg: CFG, body: Sequence[int]) -> tuple[list[int], list[int]]
     return [insts[j].pc for j in loads], [insts[j].pc for j in fmas]
 
 
-def _executed_of(ctx: KernelContext, wanted: Callable[[str], bool]) -> float:
-    """Warp instructions executed by the kernel's instructions whose opcode is ``wanted``."""
-    executed = ctx.executed()
-    return sum(float(executed.get(i.pc) or 0.0) for i in ctx.insts if wanted(i.opcode))
-
-
 @detector(metrics=(*UNIT_METRICS,))
 def data_reuse(ctx: KernelContext, passes: Passes) -> Detection | None:
     """The region (a loop, or the whole kernel) whose FMAs read loaded values at more than
@@ -84,11 +103,11 @@ def data_reuse(ctx: KernelContext, passes: Passes) -> Detection | None:
     executed = ctx.executed()
     # Reuse exists where a staged value is read many times: shared loads per shared store over
     # the kernel (a tiled GEMM reads each staged value 16 times, a tree reduction once or twice).
-    lds = _executed_of(ctx, lambda op: op in SHARED_LOADS)
-    sts = _executed_of(ctx, lambda op: op in ("STS", "STSM", "LDGSTS"))
+    lds = ctx.executed_where(lambda i: i.opcode in SHARED_LOADS)
+    sts = ctx.executed_where(lambda i: i.opcode in ("STS", "STSM", "LDGSTS"))
     if sts <= 0 or lds / sts < ctx.th["reuse_reads_per_store"]:
         return None
-    mio_ops = _executed_of(ctx, lambda op: op.startswith(MIO_OPS))
+    mio_ops = ctx.executed_where(lambda i: i.opcode.startswith(MIO_OPS))
     best: tuple[float, float, Sequence[int], float, float] | None = None  # share, per FMA, body, FMAs, loads
     best_weights: dict[int, float] = {}
     for body in _regions(cfg):
@@ -121,13 +140,13 @@ def data_reuse(ctx: KernelContext, passes: Passes) -> Detection | None:
         speed = eliminate(share * (1.0 - kept))
         stall_share = ctx.as_stall_share(share)
         limit = (
-            1.0 / (1.0 - min(share, MAX_REMOVABLE)),
+            removed_limit(share),
             f"1 / (1 - {share:.3f}): every sample at the loads gone",
         )
     else:
         total = ctx.executed_total()
         region = sum(float(executed.get(cfg.insts[j].pc) or 0.0) for j in body)
-        l1_ops = _executed_of(ctx, lambda op: op.startswith(L1_OPS))
+        l1_ops = ctx.executed_where(lambda i: i.opcode.startswith(L1_OPS))
         k_inst = 1.0 - (region - fma) * (1.0 - kept) / total if total > 0 else 1.0
         k_l1 = 1.0 - min(1.0, loads / l1_ops) * (1.0 - kept) if l1_ops > 0 else 1.0
         what_if = shape.what_if(

@@ -1,30 +1,53 @@
-"""Constant-cache divergence: lanes of a warp that read different __constant__ addresses, each
-served in turn, and the bound on what a lookup table costs.
+"""Finding ``constant-cache-divergence``: lanes of a warp that read different ``__constant__``
+addresses, each served in turn, and the bound on what moving a lookup table costs.
 
-Contract: each detector is ``fn(ctx, passes) -> Detection | None`` (detectors/base.py),
-pure, registered by ``@detector`` with the kernel-level metrics it reads.
+Contract: ``constant_divergence(ctx, passes) -> Detection | None``, pure, registered by
+``@detector`` (detectors/base.py).
+
+Mechanism: the constant cache serves one address per request; a register-indexed constant
+load (``LDC ... c[bank][Rx]``) whose index differs across the lanes of a warp is replayed
+once per distinct address. Only an index the thread index can change counts
+(``thread_varying`` on the index registers); without a CFG the load counts as divergent.
+
+Evidence: the stall samples at those loads and the short-scoreboard, long-scoreboard and
+wait samples the blamer charges to them (``cost_share``), the MIO-throttle samples elsewhere
+charged to them in proportion to their own (``queue_charge``), and half of the
+constant-cache-miss (``imc_miss``) samples; the finding needs ``constant_share`` of all
+samples.
+
+Estimate: stall elimination of that share (``eliminate``), within the moved lookups' own time
+(``within_limit``): the advised fix (the table in shared memory) still serves every warp
+lookup through L1's data stage, one wavefront a cycle per SM, with the wavefronts one lookup
+takes there (``_table_lookup_wavefronts``: the expected fullest bank for data-selected
+entries, ``expected_max_load``). The limit is the elapsed cycles over the lookups' wavefronts
+per SM; without the executed lookups, the SM count or the elapsed cycles it is not measured
+and the detector returns ``not_measured()``.
+
+Metrics (declared): ``device__attribute_multiprocessor_count`` and ``sm__cycles_elapsed.avg``
+(the limit); the stall samples and executed counts are per instruction.
+
+Helpers (this rule's own): ``_divergent_constant_load``, ``expected_max_load``,
+``_table_lookup_wavefronts``, ``_constant_lookup_bound``.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-import re
 from collections.abc import Iterable
 from typing import Any
 
-
-from ...sass.cfg import CFG
-from ...sass.isa import Instruction
-from ...sass.dataflow import (
+from ....sass.cfg import CFG
+from ....sass.isa import Instruction
+from ....sass.dataflow import (
     lane_values,
     registers_in,
     thread_varying,
 )
-from ..context import KernelContext
-from ..passes import Passes
-from ..perfmodel import access_bytes
-from .base import (
+from ...context import KernelContext
+from ...passes import Passes
+from ...perfmodel import access_bytes
+from ..base import (
     Detection,
     cost_share,
     detector,
@@ -36,11 +59,11 @@ from .base import (
 
 
 def _divergent_constant_load(cfg: CFG | None, ins: Instruction) -> bool:
-    match = re.search(r"c\[[^\]]*\]\[([^\]]*)\]", ins.text)
+    index = ins.const_index()
     idx = cfg.index_of_pc.get(ins.pc) if cfg is not None else None
-    if not match or cfg is None or idx is None:  # (no CFG: no index either)
+    if index is None or cfg is None or idx is None:  # (no CFG: no index either)
         return True
-    return any(thread_varying(cfg, idx, r) for r in registers_in(match.group(1)))
+    return any(thread_varying(cfg, idx, r) for r in registers_in(index))
 
 
 @functools.lru_cache(maxsize=64)
@@ -90,11 +113,11 @@ def _constant_lookup_bound(ctx: KernelContext, pcs: Iterable[int]) -> tuple[floa
     for pc in pcs:
         warp_insts = float(executed.get(pc) or 0.0)
         ins = ctx.by_pc[pc]
-        match = re.search(r"c\[[^\]]*\]\[([^\]]*)\]", ins.text)
+        index = ins.const_index()
         idx = cfg.index_of_pc.get(pc) if cfg is not None else None
         values = (
-            math.prod(lane_values(cfg, idx, r) for r in registers_in(match.group(1)))
-            if match and cfg is not None and idx is not None
+            math.prod(lane_values(cfg, idx, r) for r in registers_in(index))
+            if index is not None and cfg is not None and idx is not None
             else 32
         )
         lookups += warp_insts
