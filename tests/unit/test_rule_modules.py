@@ -1,12 +1,15 @@
 """One rule module per finding (docs/architecture.md, "Rule files"): every finding of
 ``specs/findings.yaml`` has its module ``drgpu_py/analysis/detectors/<family>/<finding>.py``
 (the id with ``_`` for ``-``), which opens with a contract docstring and registers exactly
-one detector, the one the finding names; a family's shared module (``common.py``) and its
-package register none; no module of the detectors is over 800 lines."""
+one detector, the one the finding names, as its last definition (a rule reads top to
+bottom: its tables and helpers, then the detector); a family's shared module (``common.py``)
+and its package register none; no module of the detectors is over 800 lines."""
 
 from __future__ import annotations
 
+import ast
 import importlib
+import inspect
 import pkgutil
 from functools import cache
 from pathlib import Path
@@ -73,6 +76,14 @@ def test_every_rule_module_opens_with_a_contract_and_registers_one_detector(fami
         else:
             assert short in ids, f"{module.__name__}: no finding of that id in findings.yaml"
             assert len(registered_in(module)) == 1, (module.__name__, registered_in(module))
+
+
+def test_the_detector_is_the_last_definition_of_its_rule_module():
+    for d in REGISTRY.values():
+        module = importlib.import_module(d.run.__module__)
+        body = ast.parse(inspect.getsource(module)).body
+        last = body[-1]
+        assert isinstance(last, ast.FunctionDef) and last.name == d.name, (module.__name__, d.name)
 
 
 def test_every_detector_lives_in_a_rule_module():

@@ -217,6 +217,12 @@ def _integer_immediate(ins: Instruction) -> int | None:
     return None
 
 
+def _only_fp64_seeds(ctx: KernelContext, mufu_pcs: Iterable[int]) -> bool:
+    """The slow lines' MUFUs are all a double's reciprocal or root seeds."""
+    ops = {ctx.by_pc[int(pc)].modifiers[:1] for pc in mufu_pcs}
+    return bool(ops) and all(op and op[0] in _FP64_SEEDS for op in ops)
+
+
 @detector()
 def slow_math(ctx: KernelContext, passes: Passes) -> Detection | None:
     df = ctx.df
@@ -309,9 +315,3 @@ def slow_math(ctx: KernelContext, passes: Passes) -> Detection | None:
         partial_relief={"xu": xu_relief},
         variant="integer_power" if exponent is not None else None,
     )
-
-
-def _only_fp64_seeds(ctx: KernelContext, mufu_pcs: Iterable[int]) -> bool:
-    """The slow lines' MUFUs are all a double's reciprocal or root seeds."""
-    ops = {ctx.by_pc[int(pc)].modifiers[:1] for pc in mufu_pcs}
-    return bool(ops) and all(op and op[0] in _FP64_SEEDS for op in ops)

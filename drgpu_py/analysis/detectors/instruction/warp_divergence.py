@@ -50,6 +50,44 @@ from ..base import (
 )
 
 
+def _working_lanes(ctx: KernelContext, lanes: float) -> tuple[pd.Series | None, float]:
+    """Per instruction, the lanes that do its work (active lanes; for an instruction whose
+    guard predicate the thread index decides through arithmetic, only those whose guard is
+    true, where the report counts them), and the lane-instructions such guards switched off in
+    all. A guard computed from loaded data (the rarely true fix-up steps of __expf/__logf's
+    range reduction) is the compiler's choice of predication over a branch, not lanes that
+    wait for other lanes of their warp."""
+    df = ctx.df
+    if df.empty:
+        return None, 0.0
+    per = (df["thread_inst_executed"] / df["inst_executed"].where(df["inst_executed"] > 0)).fillna(lanes)
+    cfg = ctx.cfg
+    if cfg is None or "thread_inst_executed_pred_on" not in df or not ctx.total_of("thread_inst_executed_pred_on") > 0:
+        return per, 0.0
+    guarded = [cfg.insts[j].pc for j in thread_predicated(cfg, through_memory=False)]
+    guarded = [pc for pc in guarded if pc in ctx.row_of()]
+    if not guarded:
+        return per, 0.0
+    on, active = df.loc[guarded, "thread_inst_executed_pred_on"], df.loc[guarded, "thread_inst_executed"]
+    off = (active - on).clip(lower=0.0)
+    executed = df.loc[guarded, "inst_executed"].where(df.loc[guarded, "inst_executed"] > 0)
+    per = per.copy()
+    per.loc[guarded] = (per.loc[guarded] - (off / executed).fillna(0.0)).clip(lower=0.0)
+    return per, float(off.sum())
+
+
+def _active_only(ctx: KernelContext, speedup: float, evidence: dict[str, Any]) -> float:
+    """A change inside the warps (fewer masked lanes) shortens the time the SMs are active;
+    the elapsed cycles in which an SM has no warp (the launch ramp, the last blocks'
+    tail: sm__cycles_active below sm__cycles_elapsed) stay: 1 / (a / s + 1 - a) for the
+    active share a."""
+    share = ctx.kernel.active_share
+    if speedup <= 1.0 or share is None or share >= 1.0:
+        return speedup
+    evidence["sm_active_share"] = evidence_number(share)
+    return 1.0 / (share / speedup + 1.0 - share)
+
+
 @detector(
     metrics=(
         "sm__cycles_active.avg",
@@ -118,41 +156,3 @@ def divergence(ctx: KernelContext, passes: Passes) -> Detection | None:
         locations=ctx.locations(weights),
         fmt={"threads": thr},
     )
-
-
-def _working_lanes(ctx: KernelContext, lanes: float) -> tuple[pd.Series | None, float]:
-    """Per instruction, the lanes that do its work (active lanes; for an instruction whose
-    guard predicate the thread index decides through arithmetic, only those whose guard is
-    true, where the report counts them), and the lane-instructions such guards switched off in
-    all. A guard computed from loaded data (the rarely true fix-up steps of __expf/__logf's
-    range reduction) is the compiler's choice of predication over a branch, not lanes that
-    wait for other lanes of their warp."""
-    df = ctx.df
-    if df.empty:
-        return None, 0.0
-    per = (df["thread_inst_executed"] / df["inst_executed"].where(df["inst_executed"] > 0)).fillna(lanes)
-    cfg = ctx.cfg
-    if cfg is None or "thread_inst_executed_pred_on" not in df or not ctx.total_of("thread_inst_executed_pred_on") > 0:
-        return per, 0.0
-    guarded = [cfg.insts[j].pc for j in thread_predicated(cfg, through_memory=False)]
-    guarded = [pc for pc in guarded if pc in ctx.row_of()]
-    if not guarded:
-        return per, 0.0
-    on, active = df.loc[guarded, "thread_inst_executed_pred_on"], df.loc[guarded, "thread_inst_executed"]
-    off = (active - on).clip(lower=0.0)
-    executed = df.loc[guarded, "inst_executed"].where(df.loc[guarded, "inst_executed"] > 0)
-    per = per.copy()
-    per.loc[guarded] = (per.loc[guarded] - (off / executed).fillna(0.0)).clip(lower=0.0)
-    return per, float(off.sum())
-
-
-def _active_only(ctx: KernelContext, speedup: float, evidence: dict[str, Any]) -> float:
-    """A change inside the warps (fewer masked lanes) shortens the time the SMs are active;
-    the elapsed cycles in which an SM has no warp (the launch ramp, the last blocks'
-    tail: sm__cycles_active below sm__cycles_elapsed) stay: 1 / (a / s + 1 - a) for the
-    active share a."""
-    share = ctx.kernel.active_share
-    if speedup <= 1.0 or share is None or share >= 1.0:
-        return speedup
-    evidence["sm_active_share"] = evidence_number(share)
-    return 1.0 / (share / speedup + 1.0 - share)

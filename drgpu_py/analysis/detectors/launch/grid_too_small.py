@@ -37,6 +37,32 @@ from ..base import (
 from .common import BOUND_WORDS, what_if_limit
 
 
+def _relaunch(shape: LaunchShape) -> tuple[WhatIf, str]:
+    """The best re-launch the work allows, and how to say it."""
+    sms, tpb = shape.sms, shape.threads_per_block
+    if shape.work_split in SPLIT_LOOPS:
+        per_sched = min(shape.theoretical_warps_per_scheduler, shape.work_warps() / (sms * shape.schedulers_per_sm))
+        blocks_new = max(sms, math.ceil(per_sched * shape.schedulers_per_sm * sms / shape.warps_per_block))
+        what_if = shape.what_if(active_sms=sms, warps_per_scheduler=per_sched, blocks=blocks_new)
+        how = {
+            "grid-stride": "its grid-stride loop has the work for more",
+            "block-stride": "its block-stride loop has the work for more (split each block's range over several blocks)",
+            "loop-split": "each thread's loop could be shared out (split it over more threads and combine the partial results)",
+        }[shape.work_split]
+        return what_if, f"Launch about {blocks_new:,} blocks of {tpb} ({how})"
+    # Each thread's work is fixed by the launch: the same threads, spread in smaller blocks.
+    warps = shape.warps
+    blocks_new = max(1, min(int(sms), int(warps)))
+    wpb_new = math.ceil(warps / blocks_new)
+    per_sched = warps / (blocks_new * shape.schedulers_per_sm)
+    what_if = shape.what_if(active_sms=blocks_new, warps_per_scheduler=per_sched, blocks=blocks_new)
+    return what_if, (
+        f"Each thread's work is fixed (no loop whose iterations other threads could take), so "
+        f"the re-launch that helps is the same {int(shape.blocks * tpb):,} threads in {blocks_new:,} "
+        f"blocks of {wpb_new * 32} (more SMs, fewer warps each); to gain more, give each thread less work"
+    )
+
+
 @detector(
     metrics=(
         *UNIT_METRICS,
@@ -81,30 +107,4 @@ def grid_too_small(ctx: KernelContext, passes: Passes) -> Detection | None:
             "relaunch": relaunch,
             "limited_by": BOUND_WORDS[what_if.limited_by],
         },
-    )
-
-
-def _relaunch(shape: LaunchShape) -> tuple[WhatIf, str]:
-    """The best re-launch the work allows, and how to say it."""
-    sms, tpb = shape.sms, shape.threads_per_block
-    if shape.work_split in SPLIT_LOOPS:
-        per_sched = min(shape.theoretical_warps_per_scheduler, shape.work_warps() / (sms * shape.schedulers_per_sm))
-        blocks_new = max(sms, math.ceil(per_sched * shape.schedulers_per_sm * sms / shape.warps_per_block))
-        what_if = shape.what_if(active_sms=sms, warps_per_scheduler=per_sched, blocks=blocks_new)
-        how = {
-            "grid-stride": "its grid-stride loop has the work for more",
-            "block-stride": "its block-stride loop has the work for more (split each block's range over several blocks)",
-            "loop-split": "each thread's loop could be shared out (split it over more threads and combine the partial results)",
-        }[shape.work_split]
-        return what_if, f"Launch about {blocks_new:,} blocks of {tpb} ({how})"
-    # Each thread's work is fixed by the launch: the same threads, spread in smaller blocks.
-    warps = shape.warps
-    blocks_new = max(1, min(int(sms), int(warps)))
-    wpb_new = math.ceil(warps / blocks_new)
-    per_sched = warps / (blocks_new * shape.schedulers_per_sm)
-    what_if = shape.what_if(active_sms=blocks_new, warps_per_scheduler=per_sched, blocks=blocks_new)
-    return what_if, (
-        f"Each thread's work is fixed (no loop whose iterations other threads could take), so "
-        f"the re-launch that helps is the same {int(shape.blocks * tpb):,} threads in {blocks_new:,} "
-        f"blocks of {wpb_new * 32} (more SMs, fewer warps each); to gain more, give each thread less work"
     )

@@ -35,6 +35,20 @@ from ..base import (
 )
 
 
+_BATCHED_TEXT = (
+    "The report holds {launches} such launches. Only if their pieces are independent (one per "
+    "tensor, matrix or row group; the report cannot tell) can they become one launch of {blocks:,} "
+    "blocks (blockIdx picks the piece), which the launch model puts at {speed:.1f}x for those "
+    "launches; the estimate assumes they depend on each other."
+)
+
+
+_ONE_LAUNCH_TEXT = (
+    "If the program launches it many times for independent pieces, launch it once with one block "
+    "per piece (profile all the launches, e.g. --launch-count, for an estimate)."
+)
+
+
 @detector(metrics=(*GRID_METRICS, "drgpu__group_launches"))
 def serial_kernel(ctx: KernelContext, passes: Passes) -> Detection | None:
     """A grid of one block (or ``serial_blocks``) per launch.
@@ -85,17 +99,3 @@ def serial_kernel(ctx: KernelContext, passes: Passes) -> Detection | None:
             else _ONE_LAUNCH_TEXT,
         },
     )
-
-
-_BATCHED_TEXT = (
-    "The report holds {launches} such launches. Only if their pieces are independent (one per "
-    "tensor, matrix or row group; the report cannot tell) can they become one launch of {blocks:,} "
-    "blocks (blockIdx picks the piece), which the launch model puts at {speed:.1f}x for those "
-    "launches; the estimate assumes they depend on each other."
-)
-
-
-_ONE_LAUNCH_TEXT = (
-    "If the program launches it many times for independent pieces, launch it once with one block "
-    "per piece (profile all the launches, e.g. --launch-count, for an estimate)."
-)

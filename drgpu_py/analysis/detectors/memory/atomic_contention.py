@@ -68,6 +68,22 @@ def _atomic_addresses(ctx: KernelContext, pc: int) -> int:
     return min(32, addresses)
 
 
+_FLOAT_TYPES = ("F32", "F64", "F16", "F16x2", "BF16", "BF16x2", "F32x2", "FTZ")
+
+
+def _atomic_types(ctx: KernelContext, pcs: Iterable[int]) -> set[str]:
+    """'float' / 'integer' for the executed global atomics at ``pcs``, from the SASS type
+    modifier (RED.E.ADD.F32.FTZ.RN is a float add; RED.E.ADD, .S32, .64 are integer)."""
+    executed = ctx.executed()
+    out: set[str] = set()
+    for pc in pcs:
+        ins = ctx.by_pc.get(pc)
+        if ins is None or not (executed.get(pc) or 0) > 0:
+            continue
+        out.add("float" if any(m in _FLOAT_TYPES for m in ins.modifiers) else "integer")
+    return out
+
+
 @detector(
     metrics=(
         *UNIT_METRICS,
@@ -166,19 +182,3 @@ def atomics(ctx: KernelContext, passes: Passes) -> Detection | None:
         fmt={"share_pct": 100 * removed_share},
         variant="float" if types and types <= {"float"} else "mixed" if "float" in types else None,
     )
-
-
-_FLOAT_TYPES = ("F32", "F64", "F16", "F16x2", "BF16", "BF16x2", "F32x2", "FTZ")
-
-
-def _atomic_types(ctx: KernelContext, pcs: Iterable[int]) -> set[str]:
-    """'float' / 'integer' for the executed global atomics at ``pcs``, from the SASS type
-    modifier (RED.E.ADD.F32.FTZ.RN is a float add; RED.E.ADD, .S32, .64 are integer)."""
-    executed = ctx.executed()
-    out: set[str] = set()
-    for pc in pcs:
-        ins = ctx.by_pc.get(pc)
-        if ins is None or not (executed.get(pc) or 0) > 0:
-            continue
-        out.add("float" if any(m in _FLOAT_TYPES for m in ins.modifiers) else "integer")
-    return out

@@ -31,6 +31,12 @@ from ..base import (
 )
 
 
+def _xu_waits_by_pc(ctx: KernelContext) -> dict[int, float]:
+    """MIO-throttle samples at MUFU instructions: the XU's queue was full when they issued."""
+    mufus = ctx.pcs_where(lambda i: i.is_mufu())
+    return {pc: v for pc, v in ctx.samples_at(mufus, ("mio_throttle",)).items() if v > 0}
+
+
 @detector(
     metrics=(
         "sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active",
@@ -68,9 +74,3 @@ def pipe_contention(ctx: KernelContext, passes: Passes) -> Detection | None:
         fmt={"share_pct": 100 * stall_share, "pipe": pipe.upper()},
         variant="special_function" if xu_frac > 0 else None,
     )
-
-
-def _xu_waits_by_pc(ctx: KernelContext) -> dict[int, float]:
-    """MIO-throttle samples at MUFU instructions: the XU's queue was full when they issued."""
-    mufus = ctx.pcs_where(lambda i: i.is_mufu())
-    return {pc: v for pc, v in ctx.samples_at(mufus, ("mio_throttle",)).items() if v > 0}
