@@ -8,10 +8,11 @@ Mechanism: L2 serves atomics to one address one after another; outstanding atomi
 at EXIT (drain), fill the LSU queue for other loads (LSU throttle), and other loads queue
 behind them in the memory system.
 
-Evidence: the long-scoreboard waits charged to the executed global atomics; the drain
-samples; the LSU-throttle samples elsewhere; the loads' long-scoreboard waits in proportion to
-the atomics' share of the L2 sectors the SMs request (reductions and atomics against reads;
-nothing when one is not measured). Reductions that return nothing (RED), with every
+Evidence: the stall samples at the global atomics and the long-scoreboard waits charged to
+them (``cost_share``); the LSU-throttle samples elsewhere; where atomics executed, the drain
+samples and the loads' other long-scoreboard waits in proportion to the atomics' share of the
+L2 sectors the SMs request (reductions and atomics against reads; nothing when one is not
+measured). Reductions that return nothing (RED), with every
 throughput unit measured and idle below ``atomic_idle_pct``, make the memory waits theirs.
 The gate (``atomic_share``) counts the atomics' waits and, where the kernel writes global
 memory only through atomics, the drain.
