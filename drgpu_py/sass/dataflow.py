@@ -629,3 +629,37 @@ def _steps_by_invariant(cfg: CFG, j: int, reg: str, loop: Loop, memo: dict[int, 
     if len(varying) > 1:
         return False
     return not varying or ins.opcode not in _STEP_ADDEND or varying[0] == _STEP_ADDEND[ins.opcode]
+
+
+_OPAQUE_DEFS = LOAD_OPCODES + ("LDL", "LDS", "SHFL", "VOTE", "CALL")
+_SPECIAL = re.compile(r"\bSR_[A-Z_.0-9]+|c\[0x[0-9a-f]+\]\[0x[0-9a-f]+\]")
+
+
+def address_leaves(cfg: CFG, idx: int) -> frozenset[str] | None:
+    """What a memory access's address is computed from, through any chain of register
+    arithmetic: the special registers (thread and block indices) and constant-bank words
+    (kernel parameters, launch dimensions) at the leaves of its definitions. Two accesses with
+    the same leaves index the same arrays by the same coordinates (their arithmetic and
+    offsets may differ). None where a memory load, a shuffle, a vote or a clock feeds the
+    address (the value is data, not code) or no leaf is found."""
+    operand = memory_operand(cfg.insts[idx])
+    if operand is None:
+        return None
+    leaves: set[str] = set(_SPECIAL.findall(operand))
+    todo = [(idx, r) for r in registers_in(operand)]
+    seen: set[int] = set()
+    while todo:
+        at, reg = todo.pop()
+        for j, _ in reaching_defs(cfg, at, reg, 10_000):
+            if j in seen:
+                continue
+            seen.add(j)
+            d = cfg.insts[j]
+            if d.opcode in _OPAQUE_DEFS or "CLOCK" in d.text or "GLOBALTIMER" in d.text:
+                return None
+            leaves.update(_SPECIAL.findall(d.text))
+            todo.extend((j, u) for u in d.uses if not _PREDICATE.fullmatch(u))
+    return frozenset(leaves) or None
+
+
+_PREDICATE = re.compile(r"!?U?P[0-7T]")

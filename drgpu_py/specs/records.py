@@ -41,6 +41,7 @@ class Thresholds(TypedDict):
     serial_blocks: float
     local_inst_share: float
     invariant_load_share: float
+    repeated_pass_share: float
     low_ilp_share: float
     low_ilp_eligible: float
     slow_math_ratio: float

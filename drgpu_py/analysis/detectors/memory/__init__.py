@@ -1,6 +1,6 @@
 """Memory findings: uncoalesced global access (global_uncoalesced.py), shared-memory bank
 conflicts (shared_bank_conflict.py), local memory (local_memory.py), loop-invariant reloads
-(loop_invariant_load.py), atomics (atomic_contention.py), drain at exit (store_drain.py), LSU
+(loop_invariant_load.py), data read again in a later pass (repeated_pass.py), atomics (atomic_contention.py), drain at exit (store_drain.py), LSU
 throttle (lsu_throttle.py) and load latency (memory_latency.py).
 
 Contract: importing the package registers its rule modules' detectors (detectors/base.py's
@@ -14,6 +14,7 @@ from . import global_uncoalesced
 from . import shared_bank_conflict
 from . import local_memory
 from . import loop_invariant_load
+from . import repeated_pass
 from . import atomic_contention
 from . import store_drain
 from . import lsu_throttle
@@ -24,6 +25,7 @@ __all__ = [
     "shared_bank_conflict",
     "local_memory",
     "loop_invariant_load",
+    "repeated_pass",
     "atomic_contention",
     "store_drain",
     "lsu_throttle",
