@@ -228,7 +228,7 @@ class KernelContext:
 
     def measured(self, column: str) -> bool:
         """Whether the report holds the per-instruction counter ``column``. Readers fill a
-        column the report lacks with 0 (readers.common.instruction_frame), and none of these
+        column the report lacks with 0 (readers.frame.instruction_frame), and none of these
         counters sums to 0 over a kernel that ran the instructions it counts (each executed
         instruction has at least one thread; a global access, at least one sector): a column
         that sums to 0 is not measured, and reads as unknown, never as 0 threads or sectors."""

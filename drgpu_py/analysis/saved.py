@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import ReportFormatError
 from ..profile import rounded
-from ..readers.common import gc_paused
+from ..readers.gc_pause import gc_paused
 from . import display, groups
 from . import tree as t
 from .findings import Finding

@@ -125,7 +125,7 @@ def setup_logging(verbosity: int) -> None:
 
     try:
         # A copy of the terminal's descriptor: while a report is read, descriptor 2 is sent to
-        # a buffer to keep ncu_report's native log off the screen (readers.common).
+        # a buffer to keep ncu_report's native log off the screen (readers.native).
         out: TextIO = os.fdopen(os.dup(sys.stderr.fileno()), "w")
     except (OSError, ValueError, AttributeError):
         out = sys.stderr
@@ -463,7 +463,7 @@ def progress_printer(label: str, quiet: bool):
         return None
     try:
         # A copy of the terminal's descriptor: while a report is read, descriptor 2 is sent
-        # to a buffer to keep ncu_report's native log off the screen (readers.common).
+        # to a buffer to keep ncu_report's native log off the screen (readers.native).
         out: TextIO = os.fdopen(os.dup(sys.stderr.fileno()), "w")
     except (OSError, ValueError):
         out = sys.stderr

@@ -28,15 +28,11 @@ from typing import IO
 from ..specs import loader as data
 from ..errors import DrgpuError, NoKernelsError, ReportFormatError, UsageError
 from ..profile import Profile, signature
-from .common import (
-    FrameParts,
-    KernelSelector,
-    RepWalk,
-    library_names,
-    missed_library_kernels,
-    warn_missed_library_kernels,
-)
-from .common import native_log_summary, native_stderr_captured, rep_walk, sniff
+from ..sass.container import RepWalk, rep_walk
+from .frame import FrameParts
+from .native import native_log_summary, native_stderr_captured
+from .selection import KernelSelector, library_names, missed_library_kernels, warn_missed_library_kernels
+from .sniffing import sniff
 from .isolate import Started, in_children
 from . import isolate
 

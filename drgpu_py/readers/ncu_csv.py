@@ -31,21 +31,22 @@ from ..profile import SOURCE_EXPORT_MISSING, KernelProfile, Profile, base_name, 
 from .isolate import in_child
 from .csv_text import RawStop, SourceStop, text_pieces
 from .csv_text import rows as csv_rows
-from .common import KernelSelector, gc_paused, warn_missed_library_kernels
-from .common import (
-    LocaleNumberError,
-    check_locale,
-    check_locale_page,
-    clean_sass,
-    instruction_frame,
-    native_stderr_captured,
-    numbers,
-    parse_dim,
-    rep_framing_problem,
-    rep_walk,
-    sniff,
-    to_number,
-)
+from ..sass.container import rep_framing_problem, rep_walk
+from ..sass.isa import clean_sass
+from .frame import instruction_frame
+from .gc_pause import gc_paused
+from .locale_numbers import LocaleNumberError, check_locale, check_locale_page, numbers, to_number
+from .native import native_stderr_captured
+from .selection import KernelSelector, warn_missed_library_kernels
+from .sniffing import sniff
+
+
+def parse_dim(s: str) -> tuple[int, int, int]:
+    """'(256, 1, 1)' -> (256, 1, 1); missing parts are 1, an unreadable cell (0, 0, 0)."""
+    nums = [int(x) for x in re.findall(r"\d+", re.sub(r"\.\d*", "", s or ""))]
+    x, y, z = (nums + [1, 1, 1])[:3] if nums else [0, 0, 0]
+    return x, y, z
+
 
 _ID_COLS = {
     "ID",

@@ -3,7 +3,7 @@ pandas (``drgpu analyze`` checks it before it starts nvdisasm on the report's cu
 the analysis modules load): magic, u32 size + file header, then blocks of u32 size + block
 header (protobuf; field 5 = payload size) + payload, ending exactly at EOF.
 
-``readers.common`` re-exports these names; the readers use them to explain a load that
+The readers (``readers.sniffing``, ``readers.open_report``) use these names to explain a load that
 looks broken, and refuse a file whose framing ends in a zero-filled tail before ncu_report
 reads it whole.
 """
@@ -32,7 +32,7 @@ def _varint(buf: bytes, i: int) -> tuple[int, int]:
             return x, i
 
 
-def _payload_size(header: bytes) -> int:
+def payload_size(header: bytes) -> int:
     """Field 5 (varint) of a block header message: the size of the block's payload."""
     return _header_fields(header)[0]
 

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .isa import clean_sass
 
 _EM_CUDA = 190
 _TOOL_TIMEOUT_S = 120
@@ -60,7 +61,6 @@ class FunctionSass:
         return self._resolved
 
     def _text(self, text: str, base: int) -> str:
-        from ..readers.common import clean_sass  # at read time, when the reader has loaded it
 
         def target(m: re.Match[str]) -> str:
             name = m.group(1)
