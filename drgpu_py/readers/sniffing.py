@@ -16,10 +16,32 @@ from ..io import open_input, require_input_file
 from ..sass.container import NCU_MAGIC
 from .csv_text import decode_csv_bytes
 
-__all__ = ["COMPRESSED_MAGIC", "FORMATS", "sniff"]
+__all__ = [
+    "COMPRESSED",
+    "COMPRESSED_MAGIC",
+    "DETAILS_PAGE",
+    "FORMATS",
+    "NCU_REP",
+    "RAW_PAGE",
+    "SOURCE_PAGE",
+    "UNKNOWN",
+    "sniff",
+]
 
+#: An Nsight Compute report (``NVR`` magic).
+NCU_REP = "ncu-rep"
+#: ncu's raw-page CSV export (``--page raw``): one row per launch.
+RAW_PAGE = "csv-raw"
+#: ncu's source-page CSV export (``--page source --print-source sass``): a raw page's companion.
+SOURCE_PAGE = "csv-source"
+#: ncu's details-page CSV export: no raw metrics.
+DETAILS_PAGE = "csv-details"
+#: A gzip, xz, zip, zstd or bzip2 file.
+COMPRESSED = "compressed"
+#: Anything else.
+UNKNOWN = "unknown"
 #: Every name ``sniff`` returns.
-FORMATS = ("ncu-rep", "csv-raw", "csv-source", "csv-details", "compressed", "unknown")
+FORMATS = (NCU_REP, RAW_PAGE, SOURCE_PAGE, DETAILS_PAGE, COMPRESSED, UNKNOWN)
 
 #: gzip, xz, zip, zstd, bzip2: a report someone compressed before handing it over.
 COMPRESSED_MAGIC = (b"\x1f\x8b", b"\xfd7zXZ\x00", b"PK\x03\x04", b"\x28\xb5\x2f\xfd", b"BZh")
@@ -54,20 +76,20 @@ def sniff(p: Path) -> str:  # noqa: PLR0912 - one check per input format, most s
             hint="the export or copy may have failed; export or profile again",
         )
     if head.startswith(NCU_MAGIC):
-        return "ncu-rep"
+        return NCU_REP
     if any(head.startswith(m) for m in COMPRESSED_MAGIC):
-        return "compressed"
+        return COMPRESSED
     text = decode_csv_bytes(head).lstrip()
     first = text.split("\n", 1)[0]
     if first.startswith('"Kernel Name",') or first.startswith("Kernel Name,"):
-        return "csv-source"
+        return SOURCE_PAGE
     if '"Section Name"' in first and '"Metric Name"' in first:
-        return "csv-details"
+        return DETAILS_PAGE
     if first.startswith('"ID"') or first.startswith("ID,"):
-        return "csv-raw"
+        return RAW_PAGE
     # A raw page whose columns were reordered (or lost their ID): the reader says which
     # identity columns are missing.
     cells = {c.strip().strip('"') for c in first.split(",")}
     if "Kernel Name" in cells and ("ID" in cells or len(cells) > 5):
-        return "csv-raw"
-    return "unknown"
+        return RAW_PAGE
+    return UNKNOWN

@@ -242,3 +242,19 @@ def rep_walk(path: Path) -> RepWalk:  # noqa: PLR0912 - one return per kind of d
             return RepWalk(blocks, None if blocks else "the file holds no data block")
     except OSError as e:
         return RepWalk(blocks, f"cannot read it ({e.strerror})")
+
+
+def ends_in_zeros(path: str | os.PathLike[str]) -> bool:
+    """Whether the file's last four bytes are zeros (no report ncu writes ends so; a
+    zero-filled tail does): read with one pread, nothing else."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    try:
+        size = os.fstat(fd).st_size
+        return size >= 8 and os.pread(fd, 4, size - 4) == b"\0\0\0\0"
+    except OSError:
+        return False
+    finally:
+        os.close(fd)

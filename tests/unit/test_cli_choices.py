@@ -39,7 +39,6 @@ def _commands() -> dict:
 @pytest.fixture
 def nothing_is_read(monkeypatch):
     """Every way into a report fails the test (the argument also names no file)."""
-    import drgpu_py.cli.analyze as cli_analyze
     import drgpu_py.pipeline as pipeline
     import drgpu_py.pipeline.compare as compare
     import drgpu_py.readers as readers
@@ -53,7 +52,7 @@ def nothing_is_read(monkeypatch):
         (readers, "sniff"),
         (pipeline, "analyze_reports"),
         (compare, "load"),
-        (cli_analyze, "start_report_read"),
+        (readers, "prefetch"),
         (session, "Session"),
     ):
         monkeypatch.setattr(module, name, must_not_run)
