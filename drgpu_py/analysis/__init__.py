@@ -155,11 +155,11 @@ class KernelAnalysis:
             "slicing": self.slicing,
             "samples": sample_summary(self.context),
             "notes": self.notes,
-            "model": self._model(),
+            "model": self.model_summary(),
             "ledger": self.ledger.to_dict() if self.ledger is not None else None,
         }
 
-    def _model(self) -> dict[str, Any]:
+    def model_summary(self) -> dict[str, Any]:
         """The static SASS performance model (analysis/perfmodel.py), or why there is none."""
         if self.perf is None:
             return {"available": False, "reason": "not analyzed"}

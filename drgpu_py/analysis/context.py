@@ -281,7 +281,7 @@ class KernelContext:
                     got.append(consumer)
         return by_producer
 
-    def _row_map(self) -> dict[int, RowInfo]:
+    def row_map(self) -> dict[int, RowInfo]:
         return self._rows
 
     @cached_property
@@ -312,7 +312,7 @@ class KernelContext:
 
     def line_of(self, pc: int) -> LineKey | None:
         """(file, line) of an instruction, None where the report gives it no line."""
-        row = self._row_map().get(pc)
+        row = self.row_map().get(pc)
         return row[6] if row is not None else None
 
     def call_sites(self) -> dict[int, int]:
@@ -349,7 +349,7 @@ class KernelContext:
         total = sum(weight for weight in weights.values() if weight > 0)
         if total <= 0:
             return []
-        rows = self._row_map()
+        rows = self.row_map()
         agg: dict[LineKey, _LineWeight] = {}
         for pc, weight in weights.items():
             if weight <= 0 or pc not in rows:

@@ -7,7 +7,7 @@ drgpu_py.x as x``, ``from . import x``). A name another module needs is public A
 underscore, and listed in the module's ``__all__`` where it has one.
 
 Every module is parsed with ``ast``, nothing is imported. Attributes of objects
-(``self._cache``, ``ctx._row_map``) are not modules and are not checked here.
+(``self._cache``, ``ka.context``) are not modules and are not checked here.
 
 ``EXEMPT`` lists modules not checked yet, each with its reason; none today (the detectors,
 drgpu_py/analysis/detectors/, take no private name from another module either).

@@ -236,7 +236,7 @@ def _clean_svg(svg: str, anchor: str) -> Markup:
 def _model_view(ka) -> dict | None:
     """The static performance model's summary (analysis/perfmodel/): bottleneck, predicted
     against measured cycles, its terms, the hot loops and the what-if changes."""
-    d = ka._model()
+    d = ka.model_summary()
     if not d.get("available"):
         return {"available": False, "reason": d.get("reason")}
     top = max(d["terms"].values()) if d["terms"] else 0.0
