@@ -204,7 +204,7 @@ class Analysis(FrameMethods):
         return display.analysis_html(self.profile.path, self.summary())
 
     # pandas frames (analysis/frames.py; docs/api.md lists columns, dtypes and joins).
-    def _frame_input(self) -> FrameInput:
+    def frame_input(self) -> FrameInput:
         from .frames import FrameInput, FrameKernel
 
         kernels = [

@@ -255,7 +255,7 @@ class SavedAnalysis(FrameMethods):
 
     # The frames of a live analysis (analysis/frames.py) whose data the JSON holds, equal to
     # the live ones; source_frame and metrics_frame need the report (a UsageError here).
-    def _frame_input(self) -> FrameInput:
+    def frame_input(self) -> FrameInput:
         from .frames import FrameInput, FrameKernel
 
         kernels = [
