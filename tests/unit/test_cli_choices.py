@@ -42,6 +42,7 @@ def nothing_is_read(monkeypatch):
     import drgpu_py.pipeline as pipeline
     import drgpu_py.pipeline.compare as compare
     import drgpu_py.readers as readers
+    import drgpu_py.readers.registry as registry
     import drgpu_py.ncu.session as session
 
     def must_not_run(*a, **k):
@@ -50,6 +51,7 @@ def nothing_is_read(monkeypatch):
     for module, name in (
         (readers, "open_report"),
         (readers, "sniff"),
+        (registry, "sniff"),
         (pipeline, "analyze_reports"),
         (compare, "load"),
         (readers, "prefetch"),
