@@ -16,6 +16,16 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+__all__ = [
+    "NCU_MAGIC",
+    "RepWalk",
+    "ends_in_zeros",
+    "payload_size",
+    "rep_blocks",
+    "rep_framing_problem",
+    "rep_walk",
+]
+
 NCU_MAGIC = b"NVR\x00"
 
 
