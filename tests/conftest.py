@@ -475,16 +475,16 @@ def timed_speedup(case: str) -> float:
 
 
 def rep_blocks(buf: bytes) -> list[tuple[int, int]]:
-    """(start, end) of each block of an intact .ncu-rep (see readers.common.rep_framing_problem)."""
+    """(start, end) of each block of an intact .ncu-rep (see sass.container.rep_framing_problem)."""
     import struct
 
-    from drgpu_py.readers.common import _payload_size
+    from drgpu_py.sass.container import payload_size
 
     (hlen,) = struct.unpack("<I", buf[4:8])
     pos, out = 8 + hlen, []
     while pos < len(buf):
         (n,) = struct.unpack("<I", buf[pos : pos + 4])
-        end = pos + 4 + n + _payload_size(buf[pos + 4 : pos + 4 + n])
+        end = pos + 4 + n + payload_size(buf[pos + 4 : pos + 4 + n])
         out.append((pos, end))
         pos = end
     return out

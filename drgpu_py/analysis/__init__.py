@@ -155,11 +155,11 @@ class KernelAnalysis:
             "slicing": self.slicing,
             "samples": sample_summary(self.context),
             "notes": self.notes,
-            "model": self._model(),
+            "model": self.model_summary(),
             "ledger": self.ledger.to_dict() if self.ledger is not None else None,
         }
 
-    def _model(self) -> dict[str, Any]:
+    def model_summary(self) -> dict[str, Any]:
         """The static SASS performance model (analysis/perfmodel.py), or why there is none."""
         if self.perf is None:
             return {"available": False, "reason": "not analyzed"}
@@ -204,7 +204,7 @@ class Analysis(FrameMethods):
         return display.analysis_html(self.profile.path, self.summary())
 
     # pandas frames (analysis/frames.py; docs/api.md lists columns, dtypes and joins).
-    def _frame_input(self) -> FrameInput:
+    def frame_input(self) -> FrameInput:
         from .frames import FrameInput, FrameKernel
 
         kernels = [

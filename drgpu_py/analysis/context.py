@@ -228,7 +228,7 @@ class KernelContext:
 
     def measured(self, column: str) -> bool:
         """Whether the report holds the per-instruction counter ``column``. Readers fill a
-        column the report lacks with 0 (readers.common.instruction_frame), and none of these
+        column the report lacks with 0 (readers.frame.instruction_frame), and none of these
         counters sums to 0 over a kernel that ran the instructions it counts (each executed
         instruction has at least one thread; a global access, at least one sector): a column
         that sums to 0 is not measured, and reads as unknown, never as 0 threads or sectors."""
@@ -287,7 +287,7 @@ class KernelContext:
                     got.append(consumer)
         return by_producer
 
-    def _row_map(self) -> dict[int, RowInfo]:
+    def row_map(self) -> dict[int, RowInfo]:
         return self._rows
 
     @cached_property
@@ -318,7 +318,7 @@ class KernelContext:
 
     def line_of(self, pc: int) -> LineKey | None:
         """(file, line) of an instruction, None where the report gives it no line."""
-        row = self._row_map().get(pc)
+        row = self.row_map().get(pc)
         return row[6] if row is not None else None
 
     def call_sites(self) -> dict[int, int]:
@@ -355,7 +355,7 @@ class KernelContext:
         total = sum(weight for weight in weights.values() if weight > 0)
         if total <= 0:
             return []
-        rows = self._row_map()
+        rows = self.row_map()
         agg: dict[LineKey, _LineWeight] = {}
         for pc, weight in weights.items():
             if weight <= 0 or pc not in rows:

@@ -2,7 +2,7 @@
 one read back from JSON (``SavedAnalysis``).
 
 Contract: a class mixing ``FrameMethods`` in provides what ``frames.py`` reads of it (its
-``_frame_input()``); each method hands the instance to the module function of the same name.
+``frame_input()``); each method hands the instance to the module function of the same name.
 ``frames`` (and pandas) are imported on first use, so importing an analysis costs neither.
 """
 

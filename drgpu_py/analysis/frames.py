@@ -157,7 +157,7 @@ class Framed(Protocol):
     """An analysis the frames read: analysis.Analysis or saved.SavedAnalysis (each says what
     it holds; a protocol, as neither module may be imported here)."""
 
-    def _frame_input(self) -> FrameInput: ...
+    def frame_input(self) -> FrameInput: ...
 
 
 def _frame(rows: Iterable[Mapping[str, Any]], dtypes: Mapping[str, Any]) -> pd.DataFrame:
@@ -172,7 +172,7 @@ def _empty(dtypes: Mapping[str, Any]) -> pd.DataFrame:
 
 def kernels_frame(analysis: Framed) -> pd.DataFrame:
     """One row per kernel (group), by total GPU time (the summary's order)."""
-    source = analysis._frame_input()
+    source = analysis.frame_input()
     by_id = {k.kernel_id: k for k in source.kernels}
     rows = []
     for row in source.summary:
@@ -204,7 +204,7 @@ def findings_frame(analysis: Framed) -> pd.DataFrame:
     """One row per finding, kernels in the analysis's order and each kernel's findings
     ranked (best first). ``time_saved_ns`` is the summary's (group time x (1 - 1/estimated
     speedup)); its locations are in :func:`locations_frame`."""
-    source = analysis._frame_input()
+    source = analysis.frame_input()
     saved_by_kernel = {
         row["kernel_id"]: {f["id"]: f.get("time_saved_ns") for f in row["findings"]} for row in source.summary
     }
@@ -240,7 +240,7 @@ def locations_frame(analysis: Framed) -> pd.DataFrame:
     finding's order (``location`` 0 is the one ``where`` names). Join to findings_frame on
     ``["kernel_id", "id"]``."""
     rows = []
-    for kernel in analysis._frame_input().kernels:
+    for kernel in analysis.frame_input().kernels:
         for finding in kernel.findings:
             for index, loc in enumerate(finding.locations):
                 rows.append(
@@ -282,7 +282,7 @@ def stalls_frame(analysis: Framed) -> pd.DataFrame:
             "label": node.name,
             "stall_pct": node.value,
         }
-        for kernel in analysis._frame_input().kernels
+        for kernel in analysis.frame_input().kernels
         for cause, node in _reason_nodes(kernel.tree)
     ]
     return _frame(rows, STALL_DTYPES)
@@ -293,7 +293,7 @@ def stall_lines_frame(analysis: Framed) -> pd.DataFrame:
     the % of that reason's samples at the line (``reason_pct``). Join to stalls_frame on
     ``["kernel_id", "reason"]``; source_frame has every line's samples per reason."""
     rows = []
-    for kernel in analysis._frame_input().kernels:
+    for kernel in analysis.frame_input().kernels:
         for _, node in _reason_nodes(kernel.tree):
             for line in node.children:
                 if line.kind != "line":
@@ -317,7 +317,7 @@ def stall_lines_frame(analysis: Framed) -> pd.DataFrame:
 
 def _profiles(analysis: Framed, frame: str) -> list[tuple[int | None, KernelProfile]]:
     """Each kernel's profile; a saved analysis has none (the JSON holds no report data)."""
-    source = analysis._frame_input()
+    source = analysis.frame_input()
     if source.saved:
         raise UsageError(
             f"{frame}() needs the report: a saved analysis holds no per-instruction table or raw metrics",

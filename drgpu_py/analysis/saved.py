@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import ReportFormatError
 from ..profile import rounded
-from ..readers.common import gc_paused
+from ..readers.gc_pause import gc_paused
 from . import display, groups
 from . import tree as t
 from .findings import Finding
@@ -255,7 +255,7 @@ class SavedAnalysis(FrameMethods):
 
     # The frames of a live analysis (analysis/frames.py) whose data the JSON holds, equal to
     # the live ones; source_frame and metrics_frame need the report (a UsageError here).
-    def _frame_input(self) -> FrameInput:
+    def frame_input(self) -> FrameInput:
         from .frames import FrameInput, FrameKernel
 
         kernels = [

@@ -267,7 +267,7 @@ def _model_node(ctx: KernelContext, model: KernelModel) -> Node:
 
 
 def _off(ctx: KernelContext, pc: int) -> int:
-    row = ctx._row_map().get(pc)
+    row = ctx.row_map().get(pc)
     return int(row[2]) if row is not None and row[2] == row[2] else 0
 
 

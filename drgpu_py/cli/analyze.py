@@ -137,7 +137,9 @@ def analyze(
         workers = jobs or default_jobs()
         read_progress = progress_printer("reading kernels", quiet)
         # The report is read, and nvdisasm lists its code, while the analysis modules load.
-        sass = start_report_read(reports, selector, workers, read_progress, companions=bool(source_csv or line_report))
+        from ..readers import prefetch
+
+        sass = prefetch(reports, selector, workers, read_progress, companions=bool(source_csv or line_report))
         try:
             load_numpy_one_blas_thread()
             from ..pipeline import SEPARATE_NOTE, analyze_reports, write_result
@@ -179,54 +181,6 @@ def analyze(
         check_fail_on(fail_on, [f.severity for ka in result.kernels for f in ka.findings])
 
     run_guarded(body)
-
-
-def start_report_read(reports, kernel=None, jobs: int = 1, progress=None, companions: bool = False) -> object | None:
-    """For one ``.ncu-rep`` (checked by its magic bytes): its read started in a child process
-    (``readers.start_read``), which starts nvdisasm on the cubins the report carries; where
-    the read is not one child's (read in parts, or in this process), nvdisasm started on
-    them here (``sass.cubin.SassSource``). None for anything else, and with ``companions``
-    (``--source-csv``, ``--line-report``: CSV options the reader refuses for a report)."""
-    # A regular file only: opening a FIFO would block (the reader refuses those itself).
-    if len(reports) != 1 or companions or not Path(reports[0]).is_file():
-        return None
-    try:
-        with open(reports[0], "rb") as fh:
-            if fh.read(4) != b"NVR\x00":
-                return None
-    except OSError:
-        return None
-    if _ends_in_zeros(reports[0]):
-        from ..sass.container import rep_walk
-
-        if rep_walk(Path(reports[0])).zero_tail is not None:
-            return None  # the reader refuses it: no scan of gigabytes of zeros for cubins first
-    from ..readers import start_read
-
-    started = start_read(reports[0], kernel=kernel, jobs=jobs, progress=progress)
-    if started is not None:
-        return started
-    from ..sass.cubin import SassSource, cubins_in_report, max_cubins
-
-    return SassSource.start(cubins_in_report(reports[0], limit=max_cubins()))
-
-
-def _ends_in_zeros(path) -> bool:
-    """Whether the file's last four bytes are zeros (no report ncu writes ends so; a
-    zero-filled tail does): read with one pread, nothing else."""
-    import os
-
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return False
-    try:
-        size = os.fstat(fd).st_size
-        return size >= 8 and os.pread(fd, 4, size - 4) == b"\0\0\0\0"
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
 
 
 def thresholds_cmd() -> None:

@@ -125,7 +125,7 @@ def setup_logging(verbosity: int) -> None:
 
     try:
         # A copy of the terminal's descriptor: while a report is read, descriptor 2 is sent to
-        # a buffer to keep ncu_report's native log off the screen (readers.common).
+        # a buffer to keep ncu_report's native log off the screen (readers.native).
         out: TextIO = os.fdopen(os.dup(sys.stderr.fileno()), "w")
     except (OSError, ValueError, AttributeError):
         out = sys.stderr
@@ -429,10 +429,10 @@ def refuse_output_over_inputs(output: Path | None, inputs: list) -> None:
     """drgpu never modifies its inputs: not even --force may write the output over one."""
     if output is None:
         return
-    from ..readers.ncu_csv import _sibling  # a CSV's auto-detected companions are inputs too
+    from ..readers import companion_paths  # a CSV's auto-detected companions are inputs too
 
     inputs = [m for r in inputs if r is not None for m in _with_members(Path(r))]
-    inputs = inputs + [_sibling(Path(r), sfx) for r in inputs for sfx in (".source.csv", ".ncu-rep")]
+    inputs = inputs + [c for r in inputs for c in companion_paths(Path(r))]
     for src in inputs:
         try:
             same = src is not None and Path(src).exists() and Path(output).exists() and Path(output).samefile(src)
@@ -463,7 +463,7 @@ def progress_printer(label: str, quiet: bool):
         return None
     try:
         # A copy of the terminal's descriptor: while a report is read, descriptor 2 is sent
-        # to a buffer to keep ncu_report's native log off the screen (readers.common).
+        # to a buffer to keep ncu_report's native log off the screen (readers.native).
         out: TextIO = os.fdopen(os.dup(sys.stderr.fileno()), "w")
     except (OSError, ValueError):
         out = sys.stderr

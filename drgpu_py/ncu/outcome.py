@@ -204,7 +204,7 @@ def classify(result: RunResult, req: ReportRequest, reports: list[Path]) -> Drgp
 def unavailable_metrics(report: Path, expected: Iterable[str]) -> dict[str, list[str]]:
     """Per kernel launch ('name (id N)'), the expected metrics the report lacks or holds as
     n/a. A name ending in ``*`` needs at least one match. Empty when all are there."""
-    from ..readers.common import native_stderr_captured
+    from ..readers.native import native_stderr_captured
     from ..readers.isolate import in_child
 
     with native_stderr_captured():  # ncu_report's native log on a damaged report

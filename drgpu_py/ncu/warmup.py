@@ -58,9 +58,9 @@ class Warmup:
                 self.sass = SassSource.start(cubins_in_binary(self._binary, limit=max_cubins()))
             for name in MODULES:
                 importlib.import_module(name)
-            from ..render.html.page import _env
+            from ..render.html.page import template_environment
 
-            env = _env()
+            env = template_environment()
             for name in ("report.html.j2", "_macros.html.j2", "report.css", "report.js"):
                 env.get_template(name)  # compiled once; the environment keeps them
         except BaseException as e:  # noqa: BLE001 - reported by join(), redone by the caller

@@ -11,14 +11,26 @@ call ncu_report. Report readers are spawned, fresh processes: ncu_report's nativ
 (its threads and locks) does not survive a fork of a process that already used it.
 Kernel groups of one function go to the same worker, where the per-function analysis cache
 (``AnalysisCache``) serves them as it would in one process. A worker's results carry no copy
-of the kernel or its per-instruction table: the parent re-attaches its own.
+of a kernel or its per-instruction table: ``ship`` pickles each ``KernelProfile`` of the
+profile as its position (a ``dispatch_table`` entry, so no other object pays for the check)
+and ``receive`` unpickles that position as the parent's own kernel; no field is emptied or
+set to None on the way, and the context's cached lookups (``KernelContext.drop_caches``),
+rebuilt on use, stay behind.
 """
 
 from __future__ import annotations
 
+import copyreg
+import io
 import multiprocessing
 import os
+import pickle
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from typing import Any
+
+from ..profile import KernelProfile
+
+__all__ = ["analyze_kernels", "default_jobs", "read_reports", "receive", "ship"]
 
 # What a forked worker reads: set in the parent just before the pool starts, never sent.
 _WORK: tuple | None = None
@@ -54,22 +66,43 @@ def _chunks(kernels, n_chunks: int) -> list[list[int]]:
     return [sorted(c) for c in out if c]
 
 
-def _detach(ka):
-    """The analysis without the kernel and the context's lookup maps (each refers to the
-    kernel's table); the parent re-attaches its kernel and the maps are rebuilt on use."""
-    ka.kernel = None
-    ctx = ka.context
-    if ctx is not None:
-        ctx.kernel = None
-        ctx.drop_caches()
-    return ka
+def kernel_at(position: int) -> KernelProfile:
+    """The name a shipped kernel is pickled under: ``receive`` resolves it to the receiver's
+    own kernel at ``position``; unpickled any other way it is refused."""
+    raise RuntimeError(f"kernel {position} of a shipped analysis is resolved by pipeline.parallel.receive only")
 
 
-def _attach(ka, k):
-    ka.kernel = k
-    if ka.context is not None:
-        ka.context.kernel = k
-    return ka
+def ship(value: Any, kernels: list) -> bytes:
+    """``value`` pickled with each of ``kernels`` (found by identity) as its position; any
+    other KernelProfile is pickled whole."""
+    where = {id(k): i for i, k in enumerate(kernels)}
+
+    def by_position(k: KernelProfile):
+        i = where.get(id(k))
+        return (kernel_at, (i,)) if i is not None else k.__reduce_ex__(pickle.HIGHEST_PROTOCOL)
+
+    buf = io.BytesIO()
+    pickler = pickle.Pickler(buf, pickle.HIGHEST_PROTOCOL)
+    pickler.dispatch_table = {**copyreg.dispatch_table, KernelProfile: by_position}
+    pickler.dump(value)
+    return buf.getvalue()
+
+
+class _Receiver(pickle.Unpickler):
+    def __init__(self, data: bytes, kernels: list) -> None:
+        super().__init__(io.BytesIO(data))
+        self.kernels = kernels
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == __name__ and name == kernel_at.__name__:
+            return self.kernels.__getitem__
+        return super().find_class(module, name)
+
+
+def receive(data: bytes, kernels: list) -> Any:
+    """What ``ship(value, their_kernels)`` pickled, each shipped kernel resolved to the one at
+    its position in ``kernels`` (the same kernels in the same order)."""
+    return _Receiver(data, kernels).load()
 
 
 def _analyze_chunk(indices: list[int]):
@@ -78,7 +111,13 @@ def _analyze_chunk(indices: list[int]):
     assert _WORK is not None, "analyze_kernels sets the work before it starts the workers"
     profile, options, cache = _WORK
     shared = AnalysisCache() if cache else None
-    return [(i, _detach(analyze_kernel(profile.kernels[i], options, cache=shared))) for i in indices]
+    out = []
+    for i in indices:
+        ka = analyze_kernel(profile.kernels[i], options, cache=shared)
+        if ka.context is not None:
+            ka.context.drop_caches()  # lookup maps over the kernel's table: rebuilt on use
+        out.append((i, ka))
+    return ship(out, profile.kernels)
 
 
 def analyze_kernels(profile, options, jobs: int, cache: bool = True, progress=None) -> list:
@@ -93,8 +132,8 @@ def analyze_kernels(profile, options, jobs: int, cache: bool = True, progress=No
         with ProcessPoolExecutor(max_workers=min(jobs, len(chunks)), mp_context=_context()) as pool:
             done = 0
             for fut in as_completed([pool.submit(_analyze_chunk, c) for c in chunks]):
-                for i, ka in fut.result():
-                    out[i] = _attach(ka, kernels[i])
+                for i, ka in receive(fut.result(), kernels):
+                    out[i] = ka
                     done += 1
                     if progress:
                         progress(done, len(kernels))

@@ -21,7 +21,6 @@ from typing import Callable, Iterable, Iterator
 
 from ..errors import ReportFormatError
 from ..io import open_input, path_error, require_input_file
-from .common import decode_csv_bytes
 
 #: The longest cell the csv module may read: its default (128 KiB) is shorter than some
 #: template-heavy kernel names; a cell past this is a malformed file.
@@ -316,3 +315,20 @@ def _is_hex(cell: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def decode_csv_bytes(raw: bytes) -> str:
+    """The text of CSV bytes: UTF-16 or UTF-32 when a byte-order mark says so (a re-save by
+    an editor), else UTF-8 with undecodable bytes shown as U+FFFD; without the mark."""
+    import codecs
+
+    for bom, enc in (
+        (codecs.BOM_UTF32_LE, "utf-32"),
+        (codecs.BOM_UTF32_BE, "utf-32"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    ):
+        if raw.startswith(bom):
+            # The head of a file may end inside a character: decode what is whole.
+            return codecs.getincrementaldecoder(enc)(errors="replace").decode(raw).lstrip("\ufeff")
+    return raw.decode("utf-8", errors="replace").lstrip("\ufeff")

@@ -31,21 +31,23 @@ from ..profile import SOURCE_EXPORT_MISSING, KernelProfile, Profile, base_name, 
 from .isolate import in_child
 from .csv_text import RawStop, SourceStop, text_pieces
 from .csv_text import rows as csv_rows
-from .common import KernelSelector, gc_paused, warn_missed_library_kernels
-from .common import (
-    LocaleNumberError,
-    check_locale,
-    check_locale_page,
-    clean_sass,
-    instruction_frame,
-    native_stderr_captured,
-    numbers,
-    parse_dim,
-    rep_framing_problem,
-    rep_walk,
-    sniff,
-    to_number,
-)
+from ..sass.container import rep_framing_problem, rep_walk
+from ..sass.isa import clean_sass
+from .companions import sibling
+from .frame import instruction_frame
+from .gc_pause import gc_paused
+from .locale_numbers import LocaleNumberError, check_locale, check_locale_page, numbers, to_number
+from .native import native_stderr_captured
+from .selection import KernelSelector, warn_missed_library_kernels
+from .sniffing import SOURCE_PAGE, sniff
+
+
+def parse_dim(s: str) -> tuple[int, int, int]:
+    """'(256, 1, 1)' -> (256, 1, 1); missing parts are 1, an unreadable cell (0, 0, 0)."""
+    nums = [int(x) for x in re.findall(r"\d+", re.sub(r"\.\d*", "", s or ""))]
+    x, y, z = (nums + [1, 1, 1])[:3] if nums else [0, 0, 0]
+    return x, y, z
+
 
 _ID_COLS = {
     "ID",
@@ -133,8 +135,8 @@ def _read(path: Path, source_csv, line_report, kernel, launches_only: bool = Fal
         return Profile(path=str(path), format="csv", kernels=kernels, notes=notes)
     read = dict(zip(picked, kernels))  # launch position -> its KernelProfile
     if source_csv is None:
-        cand = _sibling(path, ".source.csv")
-        if cand is not None and cand.exists() and sniff(cand) == "csv-source":
+        cand = sibling(path, ".source.csv")
+        if cand is not None and cand.exists() and sniff(cand) == SOURCE_PAGE:
             source_csv = cand
     # Per launch position: whether it has per-instruction rows, for those not read too: the
     # notes below and the line-table join depend on every launch, read or not.
@@ -142,7 +144,7 @@ def _read(path: Path, source_csv, line_report, kernel, launches_only: bool = Fal
     if source_csv is not None:
         sp = Path(source_csv)
         kind = sniff(sp)
-        if kind != "csv-source":
+        if kind != SOURCE_PAGE:
             raise ReportFormatError(
                 f"{sp}: not a source-page CSV export",
                 hint="export with: ncu -i R --csv --page source --print-source sass",
@@ -164,7 +166,7 @@ def _read(path: Path, source_csv, line_report, kernel, launches_only: bool = Fal
                     "--source-csv (or put it beside the raw CSV)"
                 )
     if line_report is None:
-        cand = _sibling(path, ".ncu-rep")
+        cand = sibling(path, ".ncu-rep")
         if cand is not None and cand.exists():
             line_report = cand
     if line_report is not None:
@@ -221,16 +223,8 @@ def _looks_like_units(row: list[str], idx: dict[str, int]) -> bool:
 
 def _source_export_command(path: Path) -> str:
     """The ncu command that writes the source page next to a raw-page export."""
-    sib = _sibling(path, "") or path.with_suffix("")
+    sib = sibling(path, "") or path.with_suffix("")
     return f"ncu -i {sib.name}.ncu-rep --csv --page source --print-source sass > {sib.name}.source.csv"
-
-
-def _sibling(path: Path, suffix: str) -> Path | None:
-    name = path.name
-    for ext in (".raw.csv", ".csv"):
-        if name.endswith(ext):
-            return path.with_name(name[: -len(ext)] + suffix)
-    return None
 
 
 def _launch_id(cell: str) -> int:

@@ -28,7 +28,9 @@ from ..specs import loader as data
 from ..errors import ReportFormatError, ToolNotFoundError
 from ..profile import SAMPLES_MOVED, KernelProfile, Profile
 from ..io import clean_text, open_input
-from .common import NCU_MAGIC, FrameParts, clean_sass
+from ..sass.container import NCU_MAGIC
+from ..sass.isa import clean_sass
+from .frame import FrameParts
 
 _STRING_METRICS = ("device__attribute_display_name", "launch__func_cache_config")
 

@@ -29,7 +29,7 @@ from typing import TypedDict
 
 import pandas as pd
 
-from .cubin import _EM_CUDA, _SECTION, _TARGET, sm_of
+from .cubin import EM_CUDA, TEXT_SECTION, TARGET_SM, sm_of
 from .cubin import find_tool as locate_tool
 from ..errors import DrgpuError, InputError, ReportFormatError, ToolNotFoundError
 from ..profile import ControlCode, KernelProfile, Profile, signature
@@ -118,7 +118,7 @@ def is_cubin(path: Path) -> bool:
             head = fh.read(20)
     except OSError as e:
         raise InputError(f"{path}: cannot read ({e.strerror})") from e
-    return len(head) == 20 and head[:4] == b"\x7fELF" and int.from_bytes(head[18:20], "little") == _EM_CUDA
+    return len(head) == 20 and head[:4] == b"\x7fELF" and int.from_bytes(head[18:20], "little") == EM_CUDA
 
 
 def extract_cubins(binary: Path, workdir: Path) -> list[Path]:
@@ -181,11 +181,11 @@ def parse_disassembly(text: str, cubin: str = "") -> dict[str, SassFunction]:
                 pending = None
                 continue
             pending = None
-        m = _TARGET.match(raw)
+        m = TARGET_SM.match(raw)
         if m:
             sm = int(m.group(1))
             continue
-        m = _SECTION.match(raw)
+        m = TEXT_SECTION.match(raw)
         if m:
             cur = funcs.setdefault(m.group(1), SassFunction(name=m.group(1), sm=sm, cubin=cubin))
             loc = (None, None, [])

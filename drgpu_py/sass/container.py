@@ -3,7 +3,7 @@ pandas (``drgpu analyze`` checks it before it starts nvdisasm on the report's cu
 the analysis modules load): magic, u32 size + file header, then blocks of u32 size + block
 header (protobuf; field 5 = payload size) + payload, ending exactly at EOF.
 
-``readers.common`` re-exports these names; the readers use them to explain a load that
+The readers (``readers.sniffing``, ``readers.open_report``) use these names to explain a load that
 looks broken, and refuse a file whose framing ends in a zero-filled tail before ncu_report
 reads it whole.
 """
@@ -15,6 +15,16 @@ import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+
+__all__ = [
+    "NCU_MAGIC",
+    "RepWalk",
+    "ends_in_zeros",
+    "payload_size",
+    "rep_blocks",
+    "rep_framing_problem",
+    "rep_walk",
+]
 
 NCU_MAGIC = b"NVR\x00"
 
@@ -32,7 +42,7 @@ def _varint(buf: bytes, i: int) -> tuple[int, int]:
             return x, i
 
 
-def _payload_size(header: bytes) -> int:
+def payload_size(header: bytes) -> int:
     """Field 5 (varint) of a block header message: the size of the block's payload."""
     return _header_fields(header)[0]
 
@@ -242,3 +252,19 @@ def rep_walk(path: Path) -> RepWalk:  # noqa: PLR0912 - one return per kind of d
             return RepWalk(blocks, None if blocks else "the file holds no data block")
     except OSError as e:
         return RepWalk(blocks, f"cannot read it ({e.strerror})")
+
+
+def ends_in_zeros(path: str | os.PathLike[str]) -> bool:
+    """Whether the file's last four bytes are zeros (no report ncu writes ends so; a
+    zero-filled tail does): read with one pread, nothing else."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return False
+    try:
+        size = os.fstat(fd).st_size
+        return size >= 8 and os.pread(fd, 4, size - 4) == b"\0\0\0\0"
+    except OSError:
+        return False
+    finally:
+        os.close(fd)

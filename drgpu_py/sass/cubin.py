@@ -29,12 +29,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .isa import clean_sass
 
-_EM_CUDA = 190
+EM_CUDA = 190
 _TOOL_TIMEOUT_S = 120
 
-_SECTION = re.compile(r"^\s*\.section\s+\.text\.([^,\s]+)")
-_TARGET = re.compile(r"^\s*\.target\s+sm_(\d+)")
+TEXT_SECTION = re.compile(r"^\s*\.section\s+\.text\.([^,\s]+)")
+TARGET_SM = re.compile(r"^\s*\.target\s+sm_(\d+)")
 _LABEL_DEF = re.compile(r"^(\S+):\s*$")
 _INST = re.compile(r"^\s*/\*([0-9a-fA-F]+)\*/\s+(.*?)\s*;?\s*$")
 _LABEL_REF = re.compile(r"`\(([^)\s]+)\)")
@@ -60,7 +61,6 @@ class FunctionSass:
         return self._resolved
 
     def _text(self, text: str, base: int) -> str:
-        from ..readers.common import clean_sass  # at read time, when the reader has loaded it
 
         def target(m: re.Match[str]) -> str:
             name = m.group(1)
@@ -105,12 +105,12 @@ def parse_listing(text: str) -> dict[str, FunctionSass]:
     cur: FunctionSass | None = None
     pending: list[str] = []
     for raw in text.splitlines():
-        m = _SECTION.match(raw)
+        m = TEXT_SECTION.match(raw)
         if m:
             cur = funcs.setdefault(m.group(1), FunctionSass(name=m.group(1), sm=sm))
             pending = []
             continue
-        m = _TARGET.match(raw)
+        m = TARGET_SM.match(raw)
         if m:
             sm = int(m.group(1))
             continue
@@ -159,7 +159,7 @@ def _elf_end(buf: bytes | memoryview | mmap.mmap, at: int) -> int | None:
     if len(buf) - at < 64 or buf[at + 4] != 2 or buf[at + 5] != 1:
         return None
     (machine,) = struct.unpack_from("<H", buf, at + 18)
-    if machine != _EM_CUDA:
+    if machine != EM_CUDA:
         return None
     phoff, shoff = struct.unpack_from("<QQ", buf, at + 0x20)
     phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", buf, at + 0x36)

@@ -21,6 +21,13 @@ _GUARD = re.compile(r"^@(!?)(U?P)(\d|T)\s+")
 #: A branch target's label annotation in a SASS line (`(.L_x_3)): not part of the instruction.
 SASS_LABEL = re.compile(r"`\(\.?L_x_\d+\)\s*")
 _HEX = re.compile(r"0x[0-9a-fA-F]+")
+_SPACES = re.compile(r"\s+")
+
+
+def clean_sass(text: str) -> str:
+    """Normalise a SASS line: drop label annotations (`(.L_x_3)) and collapse spaces."""
+    return _SPACES.sub(" ", SASS_LABEL.sub("", text or "")).strip()
+
 
 # Opcodes whose first operand is not a destination.
 _NO_DEST = {

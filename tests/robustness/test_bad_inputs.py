@@ -1007,7 +1007,7 @@ def test_a_path_that_becomes_a_fifo_after_the_check_never_blocks(tmp_path, monke
     import signal
     import drgpu_py.specs.loader as data_mod
     import drgpu_py.io as io_mod
-    import drgpu_py.readers.common as common
+    import drgpu_py.readers.sniffing as sniff_mod
     import drgpu_py.readers.csv_text as csv_text
     import drgpu_py.readers.ncu_csv as ncu_csv
     from drgpu_py.errors import InputError
@@ -1018,13 +1018,13 @@ def test_a_path_that_becomes_a_fifo_after_the_check_never_blocks(tmp_path, monke
     def passes(p, what=""):
         return Path(p)  # the check saw a regular file
 
-    for mod in (common, ncu_csv, csv_text, io_mod):
+    for mod in (sniff_mod, ncu_csv, csv_text, io_mod):
         monkeypatch.setattr(mod, "require_input_file", passes)
     from drgpu_py.analysis import saved
     from drgpu_py.readers import ncu_rep  # ncu_report itself is not loaded: the open fails first
 
     run = {
-        "sniff": lambda: common.sniff(fifo),
+        "sniff": lambda: sniff_mod.sniff(fifo),
         "csv": lambda: csv_text.read_text(fifo),
         "thresholds": lambda: data_mod.thresholds(file=fifo),
         "baseline": lambda: saved.load_analysis_json(fifo),

@@ -234,7 +234,7 @@ def test_report_with_a_zero_tail_is_refused_with_the_fix(tmp_path):
 
 def test_zero_runs_inside_the_framing_are_skipped_fast(tmp_path):
     from conftest import rep_blocks as blocks_of
-    from drgpu_py.readers.common import rep_blocks
+    from drgpu_py.sass.container import rep_blocks
 
     src = R.read_bytes()
     want = len(blocks_of(src))
@@ -393,7 +393,7 @@ def _resave(dest: Path, fmt) -> Path:
     import csv
     import io
 
-    from drgpu_py.readers.common import to_number
+    from drgpu_py.readers.locale_numbers import to_number
 
     rows = list(csv.reader(io.StringIO(MINI.read_text(encoding="utf-8"))))
     ident = {"ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream", "Device", "CC"}

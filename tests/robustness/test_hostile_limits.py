@@ -216,7 +216,7 @@ def test_bytes_appended_that_frame_as_an_empty_block_are_refused(tmp_path, tail,
 
 def test_every_sample_report_walks_without_a_foreign_block():
     """The rule refuses no report ncu wrote: every block of every sample frames cleanly."""
-    from drgpu_py.readers.common import rep_walk
+    from drgpu_py.sass.container import rep_walk
 
     reports = sorted((ROOT / "sample_reports").rglob("*.ncu-rep"))
     assert reports

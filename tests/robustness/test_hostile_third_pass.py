@@ -56,7 +56,7 @@ def test_random_bytes_appended_to_a_report_are_refused(tmp_path, tail, cmd):
 
 def test_every_sample_report_ends_with_a_whole_block():
     """The rule refuses no report ncu wrote: each sample's framing ends at a block's end."""
-    from drgpu_py.readers.common import rep_walk
+    from drgpu_py.sass.container import rep_walk
 
     reports = sorted(SAMPLES.rglob("*.ncu-rep"))
     assert reports

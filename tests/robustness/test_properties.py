@@ -36,7 +36,7 @@ from drgpu_py.errors import DrgpuError
 from drgpu_py.io import document_text
 from drgpu_py.profile import KernelProfile, Profile
 from drgpu_py.readers import open_report, select_kernels
-from drgpu_py.readers.common import instruction_frame
+from drgpu_py.readers.frame import instruction_frame
 from drgpu_py.render import RenderOptions, formats, render
 
 ROOT = Path(__file__).resolve().parents[2]

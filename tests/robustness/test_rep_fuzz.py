@@ -97,7 +97,7 @@ def _outcome(path: Path) -> dict:
     from drgpu_py.analysis import analyze
     from drgpu_py.errors import DrgpuError
     from drgpu_py.readers import open_report
-    from drgpu_py.readers.common import rep_framing_problem
+    from drgpu_py.sass.container import rep_framing_problem
     from drgpu_py.render import RenderOptions, render
 
     try:

@@ -515,7 +515,7 @@ def test_diff_and_html_charts_find_tree_nodes_by_key_not_by_label():
         if n.key is not None:
             n.name = "Renamed " + n.name
     renamed_ka = dataclasses.replace(ka, tree=tree)
-    for chart in (charts._memory_chart, charts._occupancy_chart):
+    for chart in (charts.memory_chart, charts.occupancy_chart):
         before, after = chart(ka), chart(renamed_ka)
         assert not before.get("missing") and not before.get("split_missing")
         assert _no_labels(after) == _no_labels(before)

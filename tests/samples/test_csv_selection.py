@@ -271,7 +271,7 @@ def test_line_table_reads_only_the_wanted_tables(tmp_path):
 
 
 def test_numbers_match_to_number():
-    from drgpu_py.readers.common import numbers, to_number
+    from drgpu_py.readers.locale_numbers import numbers, to_number
 
     cells = sample_csv_cells()
     odd = list(ODD_NUMBER_CELLS)

@@ -120,9 +120,9 @@ def test_more_cubins_than_half_the_cores_are_left_to_ncu_report(monkeypatch):
 def test_warmup_imports_the_analysis_without_ncu_report():
     code = (
         "import sys; from drgpu_py.ncu.warmup import Warmup; w = Warmup().start(); assert w.join() is None; "
-        "from drgpu_py.render.html.page import _env; "
+        "from drgpu_py.render.html.page import template_environment; "
         "print(sorted(m for m in ('pandas', 'drgpu_py.pipeline', 'drgpu_py.render.html', 'ncu_report') if m in sys.modules), "
-        "sorted(_env().cache._mapping and [k[1] for k in _env().cache._mapping]))"
+        "sorted(template_environment().cache._mapping and [k[1] for k in template_environment().cache._mapping]))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.returncode == 0, out.stderr

@@ -46,25 +46,25 @@ def test_workers_give_the_one_process_result(mixed, per_launch):
 
 
 def test_a_report_read_in_parts_gives_the_one_process_result(mixed, monkeypatch):
-    import drgpu_py.readers as readers
+    import drgpu_py.readers.rep_open as rep_open
 
-    monkeypatch.setattr(readers, "MIN_BLOCKS_PER_PART", 4)
+    monkeypatch.setattr(rep_open, "MIN_BLOCKS_PER_PART", 4)
     assert (
-        readers.read_parts(16, 3, False),
-        readers.read_parts(16, 3, True),
-        readers.read_parts(16, 1, False),
-        readers.read_parts(7, 8, False),
+        rep_open.read_parts(16, 3, False),
+        rep_open.read_parts(16, 3, True),
+        rep_open.read_parts(16, 1, False),
+        rep_open.read_parts(7, 8, False),
     ) == (3, 1, 1, 1)
     # No more readers than the free memory holds, at READER_MEMORY_PER_BYTE times the report each.
-    assert readers.read_parts(1600, 16, False, report_bytes=1 << 60) == 1
+    assert rep_open.read_parts(1600, 16, False, report_bytes=1 << 60) == 1
     sizes = []
-    real = readers.in_children
+    real = rep_open.in_children
 
     def spy(calls, what):
         sizes.append(len(calls))
         return real(calls, what)
 
-    monkeypatch.setattr(readers, "in_children", spy)
+    monkeypatch.setattr(rep_open, "in_children", spy)
     one = analyze_reports([mixed], per_launch=True, jobs=1)
     three = analyze_reports([mixed], per_launch=True, jobs=3)
     assert sizes == [1, 3]

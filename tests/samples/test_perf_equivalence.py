@@ -279,7 +279,7 @@ def test_json_renderer_output_is_the_analysis_dict(many):
 def test_instruction_frame_joins_columns_by_pc(pcs, base):
     from drgpu_py.specs import loader as data
     from drgpu_py.profile import INSTRUCTION_COLUMNS
-    from drgpu_py.readers.common import instruction_frame
+    from drgpu_py.readers.frame import instruction_frame
 
     columns = {
         "inst_executed": {0x100: 4, 0x120: 2.5, 0x999: 7.0},
@@ -325,7 +325,7 @@ def _reference_to_number(v) -> float:
 
 def test_to_number_fast_path_matches_the_cleanup():
     import math
-    from drgpu_py.readers.common import to_number
+    from drgpu_py.readers.locale_numbers import to_number
 
     cells = sample_csv_cells() | set(ODD_NUMBER_CELLS)
     assert len(cells) > 1000

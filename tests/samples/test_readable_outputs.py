@@ -23,7 +23,7 @@ WIDE = RenderOptions(width=10_000, fold_share=0.0)  # no wrapping, no folding: e
 
 
 def _what_ifs(case: str, variant: str) -> list[dict]:
-    return analysis_of(case, variant).kernels[0]._model()["what_if"]
+    return analysis_of(case, variant).kernels[0].model_summary()["what_if"]
 
 
 def test_what_ifs_that_change_nothing_are_hidden_but_kept_in_json():
@@ -49,7 +49,7 @@ def test_what_ifs_that_change_nothing_are_hidden_but_kept_in_json():
 
 def test_model_prediction_follows_the_measurement_with_its_error():
     a = analysis_of("serial_norm", "bad")
-    m = a.kernels[0]._model()
+    m = a.kernels[0].model_summary()
     predicted, measured = m["predicted_cycles"], m["measured_cycles"]
     err = 100 * (predicted - measured) / measured
     assert abs(err) > 50, "the sample whose model is far off (the README's example)"

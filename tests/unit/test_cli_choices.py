@@ -39,10 +39,10 @@ def _commands() -> dict:
 @pytest.fixture
 def nothing_is_read(monkeypatch):
     """Every way into a report fails the test (the argument also names no file)."""
-    import drgpu_py.cli.analyze as cli_analyze
     import drgpu_py.pipeline as pipeline
     import drgpu_py.pipeline.compare as compare
     import drgpu_py.readers as readers
+    import drgpu_py.readers.registry as registry
     import drgpu_py.ncu.session as session
 
     def must_not_run(*a, **k):
@@ -51,9 +51,10 @@ def nothing_is_read(monkeypatch):
     for module, name in (
         (readers, "open_report"),
         (readers, "sniff"),
+        (registry, "sniff"),
         (pipeline, "analyze_reports"),
         (compare, "load"),
-        (cli_analyze, "start_report_read"),
+        (readers, "prefetch"),
         (session, "Session"),
     ):
         monkeypatch.setattr(module, name, must_not_run)

@@ -29,8 +29,10 @@ PACKAGE_DIR = Path(__file__).resolve().parents[2] / ROOT
 LAYERS = [
     # base: errors, files, data specs, the profile model, the version
     ["drgpu_py.errors", "drgpu_py.io", "drgpu_py.specs", "drgpu_py.profile", "drgpu_py.version"],
-    # reading inputs
-    ["drgpu_py.sass", "drgpu_py.readers"],
+    # SASS and the .ncu-rep container: cubins, nvdisasm, instruction text, control flow
+    ["drgpu_py.sass"],
+    # reading inputs (readers build on sass, never the reverse)
+    ["drgpu_py.readers"],
     # analysis passes
     ["drgpu_py.analysis"],
     # renderers

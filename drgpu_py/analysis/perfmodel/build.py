@@ -168,7 +168,7 @@ def kernel_model(ctx: KernelContext, sol: SpeedOfLight | None) -> KernelModel:  
         global_latency=g_lat,
         pipe_rate=rates,
         inst_total=total,
-        _ctx=ctx,
+        ctx=ctx,
         f2f64_pipe=str(arch.get("f2f64_pipe", "fp64")),
         overlap_norm=float(arch.get("latency_issue_norm") or math.inf),
     )

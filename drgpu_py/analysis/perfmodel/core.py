@@ -68,7 +68,7 @@ class KernelModel:
     launch_cycles: float = 0.0  # the chip's shortest launch (specs/arch launch_floor_ns)
     verdict: str | None = None  # the counters' verdict (speed of light / top stall)
     what_if: list[dict[str, Any]] = field(default_factory=list)
-    _ctx: KernelContext | None = field(default=None, repr=False, compare=False)
+    ctx: KernelContext | None = field(default=None, repr=False, compare=False)
 
     @property
     def hot(self) -> LoopModel | None:

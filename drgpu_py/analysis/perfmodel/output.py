@@ -16,7 +16,7 @@ from .core import VERDICTS, KernelModel, LoopModel
 
 def hot_loop_lines(ctx: KernelContext, lm: LoopModel, limit: int = 8) -> list[dict[str, Any]]:
     """The critical chain's instructions with their source lines (first ``limit``)."""
-    rows = ctx._row_map()
+    rows = ctx.row_map()
     out = []
     for idx in lm.chain[:limit]:
         ins = ctx.insts[idx]
@@ -32,7 +32,7 @@ def to_dict(model: KernelModel, ctx: KernelContext | None = None, loops: int = 3
     """The JSON ``kernels[].model`` object (docs/json-schema.md)."""
     if not model.available:
         return {"available": False, "reason": model.reason}
-    ctx = ctx or model._ctx
+    ctx = ctx or model.ctx
 
     def finite(value: float | None, nd: int = 1) -> float | None:
         return None if value is None or value != value or math.isinf(value) else round(float(value), nd)
@@ -82,5 +82,5 @@ def to_dict(model: KernelModel, ctx: KernelContext | None = None, loops: int = 3
 def _offset(ctx: KernelContext | None, pc: int) -> int | None:
     if ctx is None:
         return None
-    row = ctx._row_map().get(pc)
+    row = ctx.row_map().get(pc)
     return int(row[2]) if row is not None and row[2] == row[2] else None

@@ -273,7 +273,7 @@ def what_if(model: KernelModel, change: str, **params: float) -> dict[str, Any] 
         return None
     hot = model.hot
     loops, warps, inst_total, pipes = list(model.loops), None, model.inst_total, dict(model.pipe_counts)
-    ctx = model._ctx
+    ctx = model.ctx
     if ctx is None:  # an available model keeps its context
         return None
     hoist = change == "hoist" or bool(params.get("hoist"))

@@ -4,7 +4,7 @@ Contract: ``render_html(analysis, options) -> str``, registered here as the ``ht
 (``.html``, ``.htm``), built from the shipped Jinja2 templates (``data.share_dir("templates")``)
 with autoescaping on: kernel names, source text and SASS are always escaped. The only markup
 inserted unescaped is Graphviz's SVG (which escapes its labels), the JSON of lazily drawn parts
-(``common._script_json``: ``<``, ``>``, ``&`` escaped) and packed groups (the template's own
+(``common.script_json``: ``<``, ``>``, ``&`` escaped) and packed groups (the template's own
 escaped output, gzip + base64). ``unpack_page`` gives a packed page as its script leaves it.
 The modules compute plain view data (numbers, strings, chart geometry); the templates only lay
 it out.

@@ -3,10 +3,10 @@
 Contract: each function takes analysis data (a kernel group's ``KernelAnalysis`` ``ka``, its
 tree, or the summary's table rows) and returns a plain dict of SVG coordinates, widths and
 label strings that the templates' macros draw (_macros.html.j2); None, or a ``missing`` text,
-where there is nothing to draw. ``_stall_chart``: the top stall reasons; ``_memory_chart``:
-unit throughputs and the L1 -> L2 -> DRAM latency split; ``_occupancy_chart``: occupancy and
-its limiters; ``_sol_view``: the speed-of-light grade, unit bars and roofline (roofline.py);
-``_share_chart``: the kernel groups' shares of GPU time.
+where there is nothing to draw. ``stall_chart``: the top stall reasons; ``memory_chart``:
+unit throughputs and the L1 -> L2 -> DRAM latency split; ``occupancy_chart``: occupancy and
+its limiters; ``sol_view``: the speed-of-light grade, unit bars and roofline (roofline.py);
+``share_chart``: the kernel groups' shares of GPU time.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from ...analysis.context import UNITS
 from ...analysis.tree import KEY_MEMORY_SPLIT, KEY_OCCUPANCY_LIMITER, Node
 from ..dot import format_value, missing_text
 from ...profile import short_names
-from .common import GROUP_COLORS, OTHER_COLOR, _share_text
+from .common import GROUP_COLORS, OTHER_COLOR, share_text
 from ..units import missing, number
-from .roofline import _roofline
+from .roofline import roofline_chart
 from ...analysis.ledger import part_label
 
 GRADE_THRESHOLDS = (("okay", "grade_okay"), ("good", "grade_good"), ("excellent", "grade_excellent"))
@@ -27,7 +27,7 @@ SHARE_CHART_MAX = 15  # kernel groups drawn in the summary's time-share chart
 CHART_NAME_W = 32  # characters of a kernel's short name in that chart (summary.SHORT_NAME_W: in the table)
 
 
-def _stall_chart(tree: Node) -> dict | None:
+def stall_chart(tree: Node) -> dict | None:
     rows: list[dict[str, Any]] = []
     for g in tree.children:
         if g.kind != "group":
@@ -67,7 +67,7 @@ def _stall_chart(tree: Node) -> dict | None:
     }
 
 
-def _memory_chart(ka) -> dict:
+def memory_chart(ka) -> dict:
     k = ka.kernel
     units = []
     for key, (metric, label) in UNITS.items():
@@ -130,7 +130,7 @@ def _memory_chart(ka) -> dict:
     return out
 
 
-def _occupancy_chart(ka) -> dict:
+def occupancy_chart(ka) -> dict:
     k = ka.kernel
     theo, ach = k.m("sm__maximum_warps_per_active_cycle_pct"), k.m("sm__warps_active.avg.pct_of_peak_sustained_active")
     out: dict[str, Any] = {
@@ -178,7 +178,7 @@ def _pct_text(v: float) -> str:
     return f"{v:.1f}%" if v < 10 else f"{v:.0f}%"
 
 
-def _sol_view(ka) -> dict | None:
+def sol_view(ka) -> dict | None:
     """Grade badge, per-unit bars and roofline of the speed-of-light layer (analysis/sol.py);
     None when the analysis carries none (a literal analysis without a context)."""
     ctx, sol = ka.context, ka.sol
@@ -195,7 +195,7 @@ def _sol_view(ka) -> dict | None:
         "grade": grade,
         "badge": badge,
         "bars": _sol_bars(d, th),
-        "roofline": _roofline(
+        "roofline": roofline_chart(
             d["roofline"],
             d["flops_source"],
             has_sass,
@@ -212,7 +212,7 @@ LEDGER_LOSSES = ("#e03131", "#f76707", "#f59f00", "#ae3ec9", "#1c7ed6", "#e64980
 LEDGER_UNCLAIMED = ("#ffc9c9", "#ffd8a8", "#ffec99", "#eebefa", "#a5d8ff", "#fcc2d7", "#99e9f2")
 
 
-def _ledger_view(ka) -> dict | None:
+def ledger_view(ka) -> dict | None:
     """The time ledger as one stacked bar (useful, what each finding's fix saves, the other time
     by mechanism, unexplained) and its legend; None without a ledger."""
     ledger, useful = ka.ledger, ka.useful
@@ -292,7 +292,7 @@ def _sol_bars(d: dict, th: dict) -> dict:
     }
 
 
-def _share_chart(rows: list[dict]) -> dict:
+def share_chart(rows: list[dict]) -> dict:
     """Horizontal bars of the largest groups' share of GPU time, scaled to the largest."""
     shown = rows[:SHARE_CHART_MAX]
     labels = short_names([r["name"] for r in rows], CHART_NAME_W)
@@ -322,7 +322,7 @@ def _share_chart(rows: list[dict]) -> dict:
         "row_h": row_h,
         "width": label_w + bar_w + 56,
         "height": 2 * pad + row_h * len(bars),
-        "rest": f"{len(rest)} more kernel group{'s' if len(rest) != 1 else ''}: {_share_text(rest_share)} of GPU time"
+        "rest": f"{len(rest)} more kernel group{'s' if len(rest) != 1 else ''}: {share_text(rest_share)} of GPU time"
         if rest
         else "",
     }

@@ -2,7 +2,7 @@
 them, the stall groups' colours, and JSON that is safe inside a ``<script>`` element.
 
 Contract: plain values in (numbers that may be None or NaN, strings, JSON-able data), display
-strings out (``"n/a"`` for a missing number); ``_script_json`` returns ``Markup`` whose text
+strings out (``"n/a"`` for a missing number); ``script_json`` returns ``Markup`` whose text
 cannot close its script element. It imports no other module of this package: they all use it.
 """
 
@@ -25,19 +25,19 @@ GROUP_COLORS = {
 OTHER_COLOR = "#868e96"
 
 
-def _bytes(v) -> str:
+def bytes_text(v) -> str:
     if missing(v):
         return "n/a"
     return f"{v / 1024:.1f} KiB" if v >= 1024 else f"{v:.0f} B"
 
 
-def _newlines(text: str) -> str:
+def unix_newlines(text: str) -> str:
     """CR and CRLF as LF: what a browser shows anyway (HTML input-stream preprocessing), made
     explicit so the page's text is the same under any HTML parser."""
     return str(text).replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _share_text(share) -> str:
+def share_text(share) -> str:
     """A time share (0..1) as a percentage: '41%', '3.2%', '0.04%'."""
     if missing(share):
         return "n/a"
@@ -45,7 +45,7 @@ def _share_text(share) -> str:
     return f"{v:.0f}%" if v >= 10 else f"{v:.1f}%" if v >= 0.1 else f"{v:.2g}%" if v > 0 else "0%"
 
 
-def _script_json(value) -> Markup:
+def script_json(value) -> Markup:
     """``value`` as JSON for a ``<script type="application/json">``: ``<``, ``>`` and ``&`` as
     \\u escapes, so no text of the report can close the script element."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))

@@ -1,7 +1,7 @@
 """Page assembly: the kernel views and the summary laid out by the Jinja2 templates as one
 self-contained page, the bodies of many kernel groups packed.
 
-Contract: ``render_html(analysis, options) -> str``, the whole page. ``_env()`` is the
+Contract: ``render_html(analysis, options) -> str``, the whole page. ``template_environment()`` is the
 templates' environment (the shipped ``templates`` folder, ``data.share_dir``; autoescape on,
 undefined names an error). Past GRAPH_KERNELS_MAX groups each group's body travels packed
 (``_pack``: gzip + base64 JSON); ``packed_bodies(doc)`` and ``unpack_page(doc)`` read a page
@@ -27,15 +27,15 @@ from ...specs import loader as data
 from .. import RenderOptions
 from ..dot import dot_available
 from ..quiet import split_notes, worth_of
-from .summary import _summary_view
-from .views import _kernel_view
+from .summary import summary_view
+from .views import kernel_view
 
 GRAPH_KERNELS_MAX = 10  # kernel groups (by GPU time) drawn as a Graphviz picture: about 50 KB each;
 # the others keep the outline tree (a report of 140 kernels was 17 MB)
 
 
 @cache
-def _env() -> jinja2.Environment:
+def template_environment() -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(data.share_dir("templates"))),
         autoescape=True,
@@ -48,8 +48,8 @@ def _env() -> jinja2.Environment:
 
 def _body_parts(kv: dict, **context) -> list[str]:
     """A kernel's body (kernel_body.html.j2) as the markup of each of its blocks, in order."""
-    tmpl = _env().get_template("kernel_body.html.j2")
-    ctx = tmpl.new_context({"kv": kv, "m": _env().get_template("_macros.html.j2").module, **context})
+    tmpl = template_environment().get_template("kernel_body.html.j2")
+    ctx = tmpl.new_context({"kv": kv, "m": template_environment().get_template("_macros.html.j2").module, **context})
     return ["".join(tmpl.blocks[name](ctx)) for name in tmpl.blocks]
 
 
@@ -101,7 +101,7 @@ def render_html(analysis, options) -> str:
     # The same heaviest groups get their outline tree and hot lines' SASS as HTML; the others
     # carry them as JSON that report.js turns into the same DOM when opened (~1/3 the bytes).
     kernels = [
-        _kernel_view(i, ka, analysis, options, with_svg and i in drawn, i in drawn)
+        kernel_view(i, ka, analysis, options, with_svg and i in drawn, i in drawn)
         for i, ka in enumerate(analysis.kernels)
     ]
     # A note several groups carry word for word is said once, at the top of the page, with
@@ -115,7 +115,7 @@ def render_html(analysis, options) -> str:
         {"text": n, "every": len(ids) == len(kernels), "kernels": [{"id": i, "anchor": anchors[i]} for i in ids]}
         for n, ids in notes.shared
     ]
-    summary = _summary_view(analysis, kernels, worth_of(options))  # reads the views in analysis order
+    summary = summary_view(analysis, kernels, worth_of(options))  # reads the views in analysis order
     kernels = [kernels[i] for i in order]
     for rank, kv in enumerate(kernels, 1):
         kv["time_rank"] = rank
@@ -134,7 +134,7 @@ def render_html(analysis, options) -> str:
             kv["packed"], kv["eager"] = len(bodies), i in drawn
             bodies.append(_body_parts(kv, fold=fold, graph_max=GRAPH_KERNELS_MAX, report=report))
     return (
-        _env()
+        template_environment()
         .get_template("report.html.j2")
         .render(
             title=os.path.basename(report) or "drgpu report",

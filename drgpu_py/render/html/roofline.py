@@ -2,7 +2,7 @@
 and compute roofs meeting at the ridge point, and the kernel's point with its label placed
 clear of the drawn lines and the other labels.
 
-Contract: ``_roofline(r, flops_source, has_sass, essential_dram_bytes) -> dict`` takes the
+Contract: ``roofline_chart(r, flops_source, has_sass, essential_dram_bytes) -> dict`` takes the
 ``roofline`` part of ``SolResult.to_dict()`` (analysis/sol.py) and the DRAM bytes the time
 ledger counts as useful (analysis/ledger.py, None when unknown) and returns ``{"title",
 "missing", "chart"}``: ``chart`` holds the SVG coordinates and label strings the template's
@@ -122,7 +122,9 @@ def _useful_intensity(r: dict, essential_dram_bytes: float | None) -> float | No
     return ai if math.isfinite(ai) and ai > 0 else None
 
 
-def _roofline(r: dict, flops_source: str, has_sass: bool = True, essential_dram_bytes: float | None = None) -> dict:  # noqa: PLR0915 - the chart's geometry computed in one place
+def roofline_chart(  # noqa: PLR0915 - the chart's geometry computed in one place
+    r: dict, flops_source: str, has_sass: bool = True, essential_dram_bytes: float | None = None
+) -> dict:
     """Log-log roofline geometry: x arithmetic intensity (FLOP per DRAM byte), y FLOP/s; the
     memory roof (slope = peak DRAM bytes/s) and the compute roof (peak FLOP/s) meet at the
     ridge point. Axis ends are whole decades at least ROOF_MARGIN_DECADES beyond the ridge,

@@ -2,9 +2,9 @@
 line's stall breakdown and SASS, or the hot SASS instructions where the report has no line
 table.
 
-Contract: ``_source_view(ka, anchor) -> dict`` returns ``{"files", "hotspots", "note"}``; each
-line's ``id`` is ``_src_id(anchor, file, line)``, which the tree and the findings link to.
-``_lazy_source(source)`` moves each hot line's detail (stall segments, SASS rows) into compact
+Contract: ``source_view(ka, anchor) -> dict`` returns ``{"files", "hotspots", "note"}``; each
+line's ``id`` is ``source_id(anchor, file, line)``, which the tree and the findings link to.
+``lazy_source(source)`` moves each hot line's detail (stall segments, SASS rows) into compact
 JSON in place, for the groups whose parts report.js builds when they are opened.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from ...specs import loader as data
-from .common import GROUP_COLORS, OTHER_COLOR, _script_json
+from .common import GROUP_COLORS, OTHER_COLOR, script_json
 from ..units import missing
 
 HOT_LINE_MIN_SHARE = 0.01  # a source line is "hot" from 1% of the kernel's stall samples
@@ -33,7 +33,7 @@ def _reason_meta() -> tuple[dict[str, str], dict[str, str]]:
     return labels, groups
 
 
-def _src_id(anchor: str, file, line) -> str:
+def source_id(anchor: str, file, line) -> str:
     if file is None or line is None or missing(line):
         return ""
     return f"{anchor}-src-{re.sub(r'[^A-Za-z0-9]+', '-', str(file).rsplit('/', 1)[-1])}-{int(line)}"
@@ -92,7 +92,7 @@ def _sass_rows(
     return rows, len(df) - len(keep)
 
 
-def _source_view(ka, anchor: str) -> dict:  # noqa: C901, PLR0912, PLR0915 - one optional block per source-view column, in output order
+def source_view(ka, anchor: str) -> dict:  # noqa: C901, PLR0912, PLR0915 - one optional block per source-view column, in output order
     k = ka.kernel
     df = k.instructions
     labels, groups = _reason_meta()
@@ -172,7 +172,7 @@ def _source_view(ka, anchor: str) -> dict:  # noqa: C901, PLR0912, PLR0915 - one
                 rows.append({"gap": True})
             prev = ln
             code = text[ln - 1].rstrip("\n") if text and 1 <= ln <= len(text) else ""
-            row = {"gap": False, "no": ln, "code": code, "hot": ln in hot_lines, "id": _src_id(anchor, f, ln)}
+            row = {"gap": False, "no": ln, "code": code, "hot": ln in hot_lines, "id": source_id(anchor, f, ln)}
             if ln in hot_lines:
                 sass, more = _sass_rows(by_line.get_group((f, ln)), stall_cols, labels, groups, marks)
                 row.update(
@@ -203,13 +203,13 @@ def _source_view(ka, anchor: str) -> dict:  # noqa: C901, PLR0912, PLR0915 - one
     return out
 
 
-def _lazy_source(source: dict) -> None:
+def lazy_source(source: dict) -> None:
     """Move each hot line's detail (stall segments, SASS rows) into compact JSON that report.js
     draws when the line is opened; the line itself stays in the page."""
     for fv in source["files"]:
         for r in fv["rows"]:
             if r.get("hot"):
-                r["detail_json"] = _script_json(
+                r["detail_json"] = script_json(
                     {
                         "g": [[round(g["pct"], 1), g["color"], g["reason"]] for g in r["segments"]],
                         "r": [

@@ -1,8 +1,8 @@
 """Application summary of a report with several kernel groups: the table of groups, the
 time-share chart and the "fix first" list, each linked to its place in the kernel sections.
 
-Contract: ``_summary_view(analysis, kernels) -> dict | None`` takes the analysis and its kernel
-views (views._kernel_view, in ``analysis.kernels`` order) and returns the summary's view data
+Contract: ``summary_view(analysis, kernels) -> dict | None`` takes the analysis and its kernel
+views (views.kernel_view, in ``analysis.kernels`` order) and returns the summary's view data
 (``rows``, ``chart``, ``fix``, counts and total time); None for a report of one kernel group.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 from ...analysis import groups
 from ...profile import short_names
 from ..quiet import Worth
-from .charts import _share_chart
-from .common import _newlines, _share_text
+from .charts import share_chart
+from .common import unix_newlines, share_text
 from ..units import duration, missing
 
 FIX_FIRST_MAX = 10  # findings in the summary's "fix first" list
@@ -62,7 +62,7 @@ def _row_kernels(analysis, rows: list[dict]) -> list[int]:
     return out
 
 
-def _summary_view(analysis, kernels: list[dict], worth: Worth | None = None) -> dict | None:
+def summary_view(analysis, kernels: list[dict], worth: Worth | None = None) -> dict | None:
     """The application summary of a report with several kernel groups; None for one. Findings
     under the --hide-below estimate are left out of its top findings and "fix first" (the
     kernel sections leave them out too)."""
@@ -74,7 +74,7 @@ def _summary_view(analysis, kernels: list[dict], worth: Worth | None = None) -> 
     rows = [dict(r, findings=[dict(f) for f in r["findings"]]) for r in analysis.summary()]
     total = sum(r["total_ns"] or 0.0 for r in rows)
     table = []
-    short = short_names([_newlines(r["name"]) for r in rows], SHORT_NAME_W)  # different names stay different
+    short = short_names([unix_newlines(r["name"]) for r in rows], SHORT_NAME_W)  # different names stay different
     for r, i in zip(rows, _row_kernels(analysis, rows)):
         kv, ka = kernels[i], analysis.kernels[i]
         sol = ka.sol
@@ -87,7 +87,7 @@ def _summary_view(analysis, kernels: list[dict], worth: Worth | None = None) -> 
         label = sol.labels.get(r["limiter"], r["limiter"]) if sol is not None and r["limiter"] else ""
         limiter = f"{label.split(' (')[0]} {r['limiter_pct']:.0f}%" if label and r["limiter_pct"] is not None else ""
         top = next((f for f in r["findings"] if worth.finding(f["estimated_speedup"])), None)
-        name = _newlines(r["name"])
+        name = unix_newlines(r["name"])
         table.append(
             {
                 "anchor": kv["anchor"],
@@ -99,7 +99,7 @@ def _summary_view(analysis, kernels: list[dict], worth: Worth | None = None) -> 
                 "total_v": r["total_ns"],
                 "mean": _us(r["mean_ns"]),
                 "mean_v": r["mean_ns"],
-                "share": _share_text(r["time_share"]),
+                "share": share_text(r["time_share"]),
                 "share_v": r["time_share"],
                 "share_w": 0.0 if r["time_share"] is None else max(0.0, min(100.0, 100.0 * r["time_share"])),
                 "grade": r["grade"] or "",
@@ -139,13 +139,13 @@ def _summary_view(analysis, kernels: list[dict], worth: Worth | None = None) -> 
                 "where": p["where"] or "",
                 "speedup": _speedup(p),
                 "saved": _us(p["time_saved_ns"]),
-                "saved_share": _share_text(p["time_saved_ns"] / total) if total > 0 else "",
+                "saved_share": share_text(p["time_saved_ns"] / total) if total > 0 else "",
             }
         )
     launches = sum(r["launches"] for r in rows)
     return {
         "rows": table,
-        "chart": _share_chart(table),
+        "chart": share_chart(table),
         "fix": fix,
         "groups": len(rows),
         "launches": launches,

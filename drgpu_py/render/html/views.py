@@ -1,7 +1,7 @@
 """Per-kernel-group view model: everything one kernel section of the page shows, as plain
 data for the kernel head in report.html.j2 and the body in kernel_body.html.j2.
 
-Contract: ``_kernel_view(i, ka, analysis, options, with_svg, inline_tree) -> dict``: anchor
+Contract: ``kernel_view(i, ka, analysis, options, with_svg, inline_tree) -> dict``: anchor
 ``k{i}``, launch summary, findings, charts (charts.py), performance model, analysis tree,
 Graphviz SVG (only ``with_svg``) and source view (source.py). With ``inline_tree`` False the
 tree and the hot lines' detail come as JSON instead (``tree_json`` with the short keys of
@@ -18,8 +18,8 @@ from ...analysis import groups
 from ...analysis.tree import Node, location_text
 from .. import RenderOptions
 from ..dot import format_value, is_chain, missing_text, svg_for
-from .charts import _ledger_view, _memory_chart, _occupancy_chart, _sol_view, _stall_chart
-from .common import _bytes, _newlines, _script_json
+from .charts import ledger_view, memory_chart, occupancy_chart, sol_view, stall_chart
+from .common import bytes_text, unix_newlines, script_json
 from ..quiet import (
     CAUSES_BASE,
     ROOT_BASE,
@@ -32,7 +32,7 @@ from ..quiet import (
     worth_of,
 )
 from ..units import duration, missing, number
-from .source import _lazy_source, _source_view, _src_id
+from .source import lazy_source, source_view, source_id
 
 TREE_KEYS = {
     "name": "n",
@@ -123,7 +123,7 @@ def _tree_view(
     elif n.kind == "line":
         view["code"] = a.get("code") or ""
         view["sass"] = a.get("sass") or ""
-        sid = _src_id(anchor, a.get("file"), a.get("line"))
+        sid = source_id(anchor, a.get("file"), a.get("line"))
         view["href"] = "#" + sid if sid in src_ids else ""
     elif n.kind == "suggestion":
         view["detail"] = a.get("advice", "")
@@ -185,7 +185,7 @@ def _findings_view(
         places, left = worth.split_locations(f.locations[:5])
         lines_hidden += len(left)
         for loc in places:
-            sid = _src_id(anchor, loc.get("file"), loc.get("line"))
+            sid = source_id(anchor, loc.get("file"), loc.get("line"))
             stalled = ", ".join(location_text(s) for s in loc.get("stalled_at", []) or [])
             inl = loc.get("inlined_from")
             locs.append(
@@ -236,7 +236,7 @@ def _clean_svg(svg: str, anchor: str) -> Markup:
 def _model_view(ka) -> dict | None:
     """The static performance model's summary (analysis/perfmodel/): bottleneck, predicted
     against measured cycles, its terms, the hot loops and the what-if changes."""
-    d = ka._model()
+    d = ka.model_summary()
     if not d.get("available"):
         return {"available": False, "reason": d.get("reason")}
     top = max(d["terms"].values()) if d["terms"] else 0.0
@@ -253,12 +253,12 @@ def _model_view(ka) -> dict | None:
     }
 
 
-def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool, inline_tree: bool = True) -> dict:
+def kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool, inline_tree: bool = True) -> dict:
     k = ka.kernel
     anchor = f"k{i}"
-    source = _source_view(ka, anchor)
+    source = source_view(ka, anchor)
     if not inline_tree:
-        _lazy_source(source)
+        lazy_source(source)
     src_ids = {r["id"] for fv in source["files"] for r in fv["rows"] if not r["gap"]}
     ach, theo = k.m("sm__warps_active.avg.pct_of_peak_sustained_active"), k.m("sm__maximum_warps_per_active_cycle_pct")
     sol = ka.sol
@@ -271,7 +271,7 @@ def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool, i
         ("Duration", duration(k.duration_ns)),
         ("Grid × block", f"{'×'.join(map(str, k.grid))} × {'×'.join(map(str, k.block))}"),
         ("Registers / thread", number(k.m("launch__registers_per_thread"), ".0f")),
-        ("Shared memory / block", _bytes(k.m("launch__shared_mem_per_block"))),
+        ("Shared memory / block", bytes_text(k.m("launch__shared_mem_per_block"))),
         ("Occupancy (achieved / theoretical)", f"{number(ach, '.0f', '%')} / {number(theo, '.0f', '%')}"),
         ("IPC (achieved / ideal)", f"{number(ka.achieved_ipc, '.2f')} / {ka.tree.attrs.get('ideal_ipc', 'n/a')}"),
         ("Busiest unit", f"{top_label or 'n/a'}" + ("" if missing(top_pct) else f" at {top_pct:.0f}% of peak")),
@@ -293,7 +293,7 @@ def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool, i
     return {
         "anchor": anchor,
         "id": k.id,
-        "name": _newlines(k.name),
+        "name": unix_newlines(k.name),
         "launches": k.launch_count,
         "arch": " · ".join(
             x
@@ -315,15 +315,15 @@ def _kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool, i
         else None,
         "findings": findings,
         "hidden": hidden,
-        "stalls": _stall_chart(ka.tree),
+        "stalls": stall_chart(ka.tree),
         "stall_source": ka.tree.attrs.get("stall_source", ""),
-        "memory": _memory_chart(ka),
-        "occupancy": _occupancy_chart(ka),
-        "sol": _sol_view(ka),
-        "ledger": _ledger_view(ka),
+        "memory": memory_chart(ka),
+        "occupancy": occupancy_chart(ka),
+        "sol": sol_view(ka),
+        "ledger": ledger_view(ka),
         "model": _model_view(ka),
         "tree": tree if inline_tree else None,
-        "tree_json": None if inline_tree else _script_json(_tree_compact(tree)),
+        "tree_json": None if inline_tree else script_json(_tree_compact(tree)),
         "svg": svg,
         "source": source,
         "notes": list(ka.notes),  # page.render_html keeps the group's own, says the shared once
