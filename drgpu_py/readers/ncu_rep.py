@@ -273,13 +273,17 @@ def _read_action(
 ) -> KernelProfile:
     plan = plan or _Plan.build()
     metrics: dict[str, float] = {}
+    read_as: dict[str, str] = {}
     by_name = a.metric_by_name
     for canon, names in plan.scalars:
         for name in names:
             m = by_name(name)
             if m is not None:
                 metrics[canon] = _scalar(m)
+                if name != canon:
+                    read_as[canon] = name
                 break
+    data.derive_metrics(metrics, read_as)
     # Stall counters: store under the canonical (first) name of each reason.
     for counter in plan.counters:
         for name in counter:
@@ -326,6 +330,7 @@ def _read_action(
         grid=(gx, gy, gz),
         block=(bx, by, bz),
         metrics=metrics,
+        metric_names=read_as,
         strings=strings,
         # Parts stand in for the table until the caller builds it (frames=False).
         instructions=parts.frame() if frames else cast(Any, parts),
