@@ -513,6 +513,18 @@ def _note_missing_sections(profile: Profile) -> Profile:
                 + ", ".join(lacking)
                 + " (collect them with ncu --set full, or --section NAME)"
             )
+        # Sections the report has, without metrics that came with a later ncu (``since``):
+        # its ncu predates them, and the section's name would not bring them.
+        newer: dict[str, list[str]] = {}
+        for name, sec in needed:
+            if sec not in lacking and not k.has(name):
+                advice = data.reprofile_advice(k.has, name)
+                if advice and advice.startswith("re-profile"):
+                    newer.setdefault(advice, []).append(name)
+        for advice, names in newer.items():
+            k.notes.append(
+                f"partial analysis: the report's ncu predates {', '.join(names)} (its sections are in the report): {advice}"
+            )
         for metrics, note in noted:
             if not any(k.has(m) for m in metrics):
                 k.notes.append(note)

@@ -204,7 +204,9 @@ def metrics_table() -> dict:
         _check_chips(spec, f"metrics.yaml: metric {name}", chips)
         for alias in spec.get("aliases", []):
             if isinstance(alias, dict):
-                _check_chips({"unavailable_on": alias.get("chips", [])}, f"metrics.yaml: metric {name} alias chips", chips)
+                _check_chips(
+                    {"unavailable_on": alias.get("chips", [])}, f"metrics.yaml: metric {name} alias chips", chips
+                )
         derived = spec.get("derived")
         if derived and not all(m in doc["metrics"] and m != name for m in derived["product"]):
             raise DataFileError(
@@ -246,9 +248,7 @@ def metric_alias_table(name: str) -> list[dict]:
     in which the name holds, 'FROM..TO' with either end open; '' and [] when not known)."""
     spec = metrics_table()["metrics"].get(name, {})
     return [
-        {"name": a, "ncu": "", "chips": [], "source": ""}
-        if isinstance(a, str)
-        else {"ncu": "", "chips": [], **a}
+        {"name": a, "ncu": "", "chips": [], "source": ""} if isinstance(a, str) else {"ncu": "", "chips": [], **a}
         for a in spec.get("aliases", [])
     ]
 
@@ -277,7 +277,7 @@ def derive_metrics(metrics: dict[str, float], names_used: dict[str, str] | None 
             continue
         a, b, scale = cast(tuple, metric_derivation(canon))
         va, vb = metrics.get(a), metrics.get(b)
-        if _finite(va) and _finite(vb):
+        if va is not None and vb is not None and _finite(va) and _finite(vb):
             metrics[canon] = float(va) * float(vb) * scale
             if names_used is not None:
                 names_used[canon] = f"{a} x {b}"
