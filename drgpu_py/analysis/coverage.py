@@ -89,10 +89,12 @@ def _note(finding_ids: list[str], absent: tuple[str, ...], kernel: KernelProfile
             newer.setdefault(advice, []).append(m)
         elif (s := data.metric_section(m)) and s not in sections:
             sections.append(s)
-    ways = [" ".join(f"--section {s}" for s in sections)] if sections else []
-    if by_name:
-        ways.append(f"--metrics {','.join(by_name)}")
-    where = "drgpu profile's default set" + (", or ncu " + ", or ncu ".join(ways) if ways else "")
+    where = "drgpu profile's default set"
+    if sections:
+        where += ", or ncu " + " ".join(f"--section {s}" for s in sections)
+    if by_name:  # named in words: ncu's comma list of them would be one long word to wrap
+        them = ("it" if len(by_name) == 1 else "them") if len(by_name) == len(absent) else ", ".join(by_name)
+        where += f", or ncu --metrics naming {them}"
     text = f"{', '.join(finding_ids)} not evaluated fully: the report lacks {', '.join(absent)} (collected by {where})"
     for advice, names in newer.items():
         text += f"; the report's ncu predates {', '.join(names)}: {advice}"

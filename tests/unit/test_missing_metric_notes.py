@@ -27,7 +27,7 @@ def test_a_lacking_metric_is_named_with_where_it_is_collected():
     notes = coverage.missing_metric_notes(_kernel(L1), ["global-uncoalesced"])
     assert notes == [
         f"global-uncoalesced not evaluated fully: the report lacks {L1} "
-        f"(collected by drgpu profile's default set, or ncu --metrics {L1})"
+        "(collected by drgpu profile's default set, or ncu --metrics naming it)"
     ]
 
 
@@ -36,11 +36,14 @@ def test_findings_lacking_the_same_metrics_share_one_note():
     notes = coverage.missing_metric_notes(kernel, ["global-uncoalesced", "atomic-contention", "grid-too-small"])
     assert len(notes) == 2
     assert notes[0].startswith("global-uncoalesced, grid-too-small not evaluated fully: the report lacks ")
-    assert f"{L1}, {SM} (" in notes[0] and f"--metrics {L1},{SM})" in notes[0]
+    assert f"{L1}, {SM} (" in notes[0] and "--metrics naming them)" in notes[0]
     assert notes[1].startswith("atomic-contention not evaluated fully")
     assert "lts__t_sectors_srcunit_tex_op_read.sum" in notes[1]
     alone = coverage._note(["global-uncoalesced"], (L1, SM), KernelProfile(id=0, name="k"))
     assert alone.endswith("or ncu --section MemoryWorkloadAnalysis --section SpeedOfLight)")
+    sol_only = KernelProfile(id=0, name="k", metrics={"gpu__time_duration.sum": 1.0})
+    mixed = coverage._note(["global-uncoalesced"], (L1, SM), sol_only)
+    assert mixed.endswith(f"or ncu --section MemoryWorkloadAnalysis, or ncu --metrics naming {SM})")
 
 
 def test_a_metric_newer_than_the_reports_ncu_asks_for_a_newer_ncu():
