@@ -428,6 +428,11 @@ class KernelProfile:
     def has(self, name: str) -> bool:
         return self.m(name) is not None
 
+    def collected(self, name: str) -> bool:
+        """Does the report hold the metric (under one of its names), not merely a value drgpu
+        derived from others? What tells which ncu sections the report has."""
+        return self.has(name) and " x " not in self.metric_names.get(name, "")
+
     @property
     def duration_ns(self) -> float | None:
         return self.m("gpu__time_duration.sum")

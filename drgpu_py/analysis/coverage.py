@@ -77,7 +77,7 @@ def _note(finding_ids: list[str], absent: tuple[str, ...], kernel: KernelProfile
     only when the report lacks it (none of its other metrics is there); a metric whose section
     is there but which an older ncu did not have (``since`` in specs/metrics.yaml) asks for a
     newer ncu; one whose section is there otherwise is named for ``ncu --metrics``."""
-    has = kernel.has if kernel is not None else (lambda _name: False)
+    has = kernel.collected if kernel is not None else (lambda _name: False)
     sections: list[str] = []
     by_name: list[str] = []
     newer: dict[str, list[str]] = {}

@@ -500,7 +500,7 @@ def _note_missing_sections(profile: Profile) -> Profile:
         absent: dict[str, int] = {}
         for name, sec in needed:
             total[sec] = total.get(sec, 0) + 1
-            if not k.has(name):
+            if not k.collected(name):  # a value derived from others is no sign of its section
                 absent[sec] = absent.get(sec, 0) + 1
         lacking = [sec for sec in total if absent.get(sec, 0) * 2 > total[sec]]
         # The stall mix comes from PC samples (SourceCounters) or, without them, from the
@@ -518,7 +518,7 @@ def _note_missing_sections(profile: Profile) -> Profile:
         newer: dict[str, list[str]] = {}
         for name, sec in needed:
             if sec not in lacking and not k.has(name):
-                advice = data.reprofile_advice(k.has, name)
+                advice = data.reprofile_advice(k.collected, name)
                 if advice and advice.startswith("re-profile"):
                     newer.setdefault(advice, []).append(name)
         for advice, names in newer.items():

@@ -287,22 +287,28 @@ def _finite(v: Any) -> bool:
     return isinstance(v, (int, float)) and math.isfinite(v)
 
 
-def section_metrics(section: str) -> tuple[str, ...]:
-    """The canonical metrics of the table that ``section`` collects."""
-    return tuple(n for n, spec in metrics_table()["metrics"].items() if spec["section"] == section)
+def section_metrics(section: str, optional: bool = True) -> tuple[str, ...]:
+    """The canonical metrics of the table that ``section`` collects (without the ``optional``
+    ones when ``optional`` is False)."""
+    return tuple(
+        n
+        for n, spec in metrics_table()["metrics"].items()
+        if spec["section"] == section and (optional or not spec.get("optional"))
+    )
 
 
-def reprofile_advice(kernel_has: Callable[[str], bool], name: str) -> str | None:
-    """How to collect a canonical metric a report lacks, given what the report has
-    (``kernel_has``: canonical name -> present): 're-profile with ncu >= V' when its section
-    is in the report (another of the section's metrics is there) and the metric is newer
-    than the ncu that made it (``since``); 'ncu --section S' when the section is not in the
-    report; None when the section is there and no version is known to add the metric."""
+def reprofile_advice(collected: Callable[[str], bool], name: str) -> str | None:
+    """How to collect a canonical metric a report lacks, given what the report holds
+    (``collected``: canonical name -> in the report, KernelProfile.collected): 'ncu --section
+    S' when the report lacks its section (most of the section's metrics of this table are
+    absent, this one included: the rule of the readers' "lacks most metrics" note); when the
+    section is there, 're-profile with ncu >= V' for a metric newer than the ncu that made the
+    report (``since``), else None (adding the section would not bring it)."""
     section = metric_section(name)
     if section is None:
         return None
-    present = any(kernel_has(m) for m in section_metrics(section) if m != name)
-    if not present:
+    metrics = section_metrics(section, optional=False) or (name,)
+    if sum(not collected(m) for m in metrics) * 2 > len(metrics):
         return f"ncu --section {section}"
     since = metric_since(name)
     return f"re-profile with ncu >= {since}" if since else None

@@ -125,19 +125,39 @@ def test_a_derived_metric_is_added_only_when_the_report_has_none_of_its_names():
 
 
 # ---- re-profile advice -------------------------------------------------------------------
+DIMS = tuple(f"launch__{w}_dim_{d}" for w in ("grid", "block") for d in "xyz")
+
+
 def _launch_stats_of_ncu_2020_1() -> KernelProfile:
     """A launch whose LaunchStats section came from an ncu before 2020.1.1: grid and block
     totals, no per-dimension metrics."""
-    return KernelProfile(id=0, name="k", metrics={"launch__grid_size": 64.0, "launch__block_size": 256.0})
+    return KernelProfile(id=0, name="k", metrics={m: 1.0 for m in data.section_metrics("LaunchStats") if m not in DIMS})
 
 
 def test_advice_names_the_section_only_when_the_report_lacks_it():
     bare = KernelProfile(id=0, name="k")
-    assert data.reprofile_advice(bare.has, "launch__grid_dim_x") == "ncu --section LaunchStats"
+    assert data.reprofile_advice(bare.collected, "launch__grid_dim_x") == "ncu --section LaunchStats"
     old = _launch_stats_of_ncu_2020_1()
-    assert data.reprofile_advice(old.has, "launch__grid_dim_x") == "re-profile with ncu >= 2020.1.1"
+    assert data.reprofile_advice(old.collected, "launch__grid_dim_x") == "re-profile with ncu >= 2020.1.1"
     # the section is there and no version is known to add the metric: no section to name
-    assert data.reprofile_advice(old.has, "launch__registers_per_thread") is None
+    del old.metrics["launch__registers_per_thread"]
+    assert data.reprofile_advice(old.collected, "launch__registers_per_thread") is None
+    # most of the section's metrics absent: the section is not in the report
+    few = KernelProfile(id=0, name="k", metrics={"launch__grid_size": 64.0, "launch__block_size": 256.0})
+    assert data.reprofile_advice(few.collected, "launch__grid_dim_x") == "ncu --section LaunchStats"
+
+
+def test_a_derived_value_is_no_sign_of_its_section():
+    """sm__cycles_elapsed.avg computed from the SM frequency does not make SpeedOfLight count
+    as collected: a report of the roofline charts alone is still told to add the section."""
+    k = KernelProfile(
+        id=0,
+        name="k",
+        metrics={"sm__cycles_elapsed.avg": 1.0, "gpu__time_duration.sum": 1.0},
+        metric_names={"sm__cycles_elapsed.avg": "sm__cycles_elapsed.avg.per_second x gpu__time_duration.sum"},
+    )
+    assert k.has("sm__cycles_elapsed.avg") and not k.collected("sm__cycles_elapsed.avg")
+    assert data.reprofile_advice(k.collected, "sm__cycles_active.avg") == "ncu --section SpeedOfLight"
 
 
 def test_the_partial_analysis_note_asks_for_a_newer_ncu_not_for_the_section(monkeypatch):
@@ -146,11 +166,7 @@ def test_the_partial_analysis_note_asks_for_a_newer_ncu_not_for_the_section(monk
     monkeypatch.setattr(
         readers,
         "_needed_metrics",
-        lambda chip: (
-            [(f"launch__{w}_dim_{d}", "LaunchStats") for w in ("grid", "block") for d in "xyz"]
-            + [("launch__grid_size", "LaunchStats"), ("launch__block_size", "LaunchStats")] * 4,
-            [],
-        ),
+        lambda chip: ([(m, "LaunchStats") for m in data.section_metrics("LaunchStats")], []),
     )
     old = _launch_stats_of_ncu_2020_1()
     _note_missing_sections(Profile(path="r", format="csv", kernels=[old]))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from drgpu_py.analysis import coverage
 from drgpu_py.profile import KernelProfile
+from drgpu_py.specs import loader as data
 
 L1 = "l1tex__throughput.avg.pct_of_peak_sustained_elapsed"
 SM = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
@@ -41,7 +42,7 @@ def test_findings_lacking_the_same_metrics_share_one_note():
     assert "lts__t_sectors_srcunit_tex_op_read.sum" in notes[1]
     alone = coverage._note(["global-uncoalesced"], (L1, SM), KernelProfile(id=0, name="k"))
     assert alone.endswith("or ncu --section MemoryWorkloadAnalysis --section SpeedOfLight)")
-    sol_only = KernelProfile(id=0, name="k", metrics={"gpu__time_duration.sum": 1.0})
+    sol_only = KernelProfile(id=0, name="k", metrics={m: 1.0 for m in data.section_metrics("SpeedOfLight")})
     mixed = coverage._note(["global-uncoalesced"], (L1, SM), sol_only)
     assert mixed.endswith(f"or ncu --section MemoryWorkloadAnalysis, or ncu --metrics naming {SM})")
 
@@ -50,7 +51,8 @@ def test_a_metric_newer_than_the_reports_ncu_asks_for_a_newer_ncu():
     """The section is in the report but an older ncu did not have the metric (specs/metrics.yaml
     ``since``): re-profiling with the same section would not bring it, a newer ncu does."""
     dim = "launch__grid_dim_x"
-    old = KernelProfile(id=0, name="k", metrics={"launch__grid_size": 64.0, "launch__block_size": 256.0})
+    dims = [f"launch__{w}_dim_{d}" for w in ("grid", "block") for d in "xyz"]
+    old = KernelProfile(id=0, name="k", metrics={m: 1.0 for m in data.section_metrics("LaunchStats") if m not in dims})
     note = coverage._note(["grid-too-small"], (dim,), old)
     assert note == (
         f"grid-too-small not evaluated fully: the report lacks {dim} (collected by drgpu profile's default set); "
