@@ -74,7 +74,7 @@ def missing_metric_notes(kernel: KernelProfile, finding_ids: Iterable[str]) -> l
 
 def _note(finding_ids: list[str], absent: tuple[str, ...], kernel: KernelProfile | None = None) -> str:
     """The note of findings lacking ``absent``: how to collect each metric. A section is named
-    only when the report lacks it (none of its other metrics is there); a metric whose section
+    only when the report lacks it (``specs.loader.reprofile_advice``); a metric whose section
     is there but which an older ncu did not have (``since`` in specs/metrics.yaml) asks for a
     newer ncu; one whose section is there otherwise is named for ``ncu --metrics``."""
     has = kernel.collected if kernel is not None else (lambda _name: False)
