@@ -395,6 +395,9 @@ class KernelProfile:
     grid: tuple[int, int, int] = (0, 0, 0)
     block: tuple[int, int, int] = (0, 0, 0)
     metrics: dict[str, float] = field(default_factory=dict)
+    #: Canonical metric -> the name the report holds it under, where that is another name
+    #: (an alias of another ncu version or chip, specs/metrics.yaml) or 'A x B' (derived).
+    metric_names: dict[str, str] = field(default_factory=dict)
     strings: dict[str, str] = field(default_factory=dict)
     instructions: pd.DataFrame = field(default_factory=_empty_frame)
     function_base: int | None = None
@@ -424,6 +427,11 @@ class KernelProfile:
 
     def has(self, name: str) -> bool:
         return self.m(name) is not None
+
+    def collected(self, name: str) -> bool:
+        """Does the report hold the metric (under one of its names), not merely a value drgpu
+        derived from others? What tells which ncu sections the report has."""
+        return self.has(name) and " x " not in self.metric_names.get(name, "")
 
     @property
     def duration_ns(self) -> float | None:

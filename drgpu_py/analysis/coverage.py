@@ -69,12 +69,33 @@ def missing_metric_notes(kernel: KernelProfile, finding_ids: Iterable[str]) -> l
         absent = lacking(kernel, fid)
         if absent:
             groups.setdefault(absent, []).append(fid)
-    return [_note(ids, absent) for absent, ids in groups.items()]
+    return [_note(ids, absent, kernel) for absent, ids in groups.items()]
 
 
-def _note(finding_ids: list[str], absent: tuple[str, ...]) -> str:
-    sections = [s for s in dict.fromkeys(data.metric_section(m) for m in absent) if s]
-    where = "drgpu profile's default set" + (
-        ", or ncu " + " ".join(f"--section {s}" for s in sections) if sections else ""
-    )
-    return f"{', '.join(finding_ids)} not evaluated fully: the report lacks {', '.join(absent)} (collected by {where})"
+def _note(finding_ids: list[str], absent: tuple[str, ...], kernel: KernelProfile | None = None) -> str:
+    """The note of findings lacking ``absent``: how to collect each metric. A section is named
+    only when the report lacks it (``specs.loader.reprofile_advice``); a metric whose section
+    is there but which an older ncu did not have (``since`` in specs/metrics.yaml) asks for a
+    newer ncu; one whose section is there otherwise is named for ``ncu --metrics``."""
+    has = kernel.collected if kernel is not None else (lambda _name: False)
+    sections: list[str] = []
+    by_name: list[str] = []
+    newer: dict[str, list[str]] = {}
+    for m in absent:
+        advice = data.reprofile_advice(has, m)
+        if advice is None:
+            by_name.append(m)
+        elif advice.startswith("re-profile"):
+            newer.setdefault(advice, []).append(m)
+        elif (s := data.metric_section(m)) and s not in sections:
+            sections.append(s)
+    where = "drgpu profile's default set"
+    if sections:
+        where += ", or ncu " + " ".join(f"--section {s}" for s in sections)
+    if by_name:  # named in words: ncu's comma list of them would be one long word to wrap
+        them = ("it" if len(by_name) == 1 else "them") if len(by_name) == len(absent) else ", ".join(by_name)
+        where += f", or ncu --metrics naming {them}"
+    text = f"{', '.join(finding_ids)} not evaluated fully: the report lacks {', '.join(absent)} (collected by {where})"
+    for advice, names in newer.items():
+        text += f"; the report's ncu predates {', '.join(names)}: {advice}"
+    return text

@@ -102,6 +102,8 @@ def _metric(
         attrs: dict[str, Any] = {"metric": metric, "section": data.metric_section(metric) or "?"}
         if data.metric_unavailable(metric, ctx.kernel.chip):
             attrs["unavailable_on"] = ctx.kernel.chip
+        elif (advice := data.reprofile_advice(ctx.kernel.collected, metric)) and advice.startswith("re-profile"):
+            attrs["ncu_since"] = data.metric_since(metric)  # its section is there: the report's ncu predates it
         return parent.add(Node(label, None, unit, "missing", attrs=attrs, key=key))
     return parent.add(Node(label, round(value * scale, 4), unit, "metric", attrs={"metric": metric}, key=key))
 

@@ -257,6 +257,7 @@ def merge_kernels(  # noqa: PLR0912 - one branch per kind of value merged (count
         grid=first.grid,
         block=first.block,
         metrics=metrics,
+        metric_names={c: n for k in reversed(ks) for c, n in k.metric_names.items()},
         strings=strings,
         instructions=df,
         function_base=base,

@@ -310,13 +310,17 @@ def _kernels_from_rows(  # noqa: PLR0912 - one guarded read per optional column 
             v = row[j]
             if vals[k] != vals[k] and v and v.strip().lower() not in ("n/a", ""):
                 strings[header[j]] = v
-        # Canonicalise: first alias present wins; stall counters under their first name.
+        # Canonicalise: first alias present wins (then what two others give, specs/metrics.yaml
+        # ``derived``); stall counters under their first name.
+        read_as: dict[str, str] = {}
         for canon, alts in canon_alts:
             if canon not in metrics:
                 for alt in alts:
                     if alt in metrics:
                         metrics[canon] = metrics[alt]
+                        read_as[canon] = alt
                         break
+        data.derive_metrics(metrics, read_as)
         for first, alts in stall_alts:
             if first not in metrics:
                 for alt in alts:
@@ -340,6 +344,7 @@ def _kernels_from_rows(  # noqa: PLR0912 - one guarded read per optional column 
                 grid=parse_dim(get("Grid Size")),
                 block=parse_dim(get("Block Size")),
                 metrics=metrics,
+                metric_names=read_as,
                 strings=strings,
                 process=get("Process Name"),
             )

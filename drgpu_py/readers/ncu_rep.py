@@ -270,18 +270,30 @@ def _scalar(m) -> float:
     return float(v) if v is not None else math.nan
 
 
-def _read_action(
-    nr, a, kid: int, plan: _Plan | None = None, functions: FunctionCache | None = None, sass=None, frames: bool = True
-) -> KernelProfile:
-    plan = plan or _Plan.build()
+def _read_scalars(by_name, plan: _Plan) -> tuple[dict[str, float], dict[str, str]]:
+    """The launch's scalar metrics by canonical name (the first of its names the launch has,
+    then those derived from two others), and the name each was read under where that is not
+    the canonical one (KernelProfile.metric_names)."""
     metrics: dict[str, float] = {}
-    by_name = a.metric_by_name
+    read_as: dict[str, str] = {}
     for canon, names in plan.scalars:
         for name in names:
             m = by_name(name)
             if m is not None:
                 metrics[canon] = _scalar(m)
+                if name != canon:
+                    read_as[canon] = name
                 break
+    data.derive_metrics(metrics, read_as)
+    return metrics, read_as
+
+
+def _read_action(
+    nr, a, kid: int, plan: _Plan | None = None, functions: FunctionCache | None = None, sass=None, frames: bool = True
+) -> KernelProfile:
+    plan = plan or _Plan.build()
+    by_name = a.metric_by_name
+    metrics, read_as = _read_scalars(by_name, plan)
     # Stall counters: store under the canonical (first) name of each reason.
     for counter in plan.counters:
         for name in counter:
@@ -328,6 +340,7 @@ def _read_action(
         grid=(gx, gy, gz),
         block=(bx, by, bz),
         metrics=metrics,
+        metric_names=read_as,
         strings=strings,
         # Parts stand in for the table until the caller builds it (frames=False).
         instructions=parts.frame() if frames else cast(Any, parts),

@@ -32,7 +32,7 @@ def note_missing_sections(profile: Profile) -> Profile:
         absent: dict[str, int] = {}
         for name, sec in needed:
             total[sec] = total.get(sec, 0) + 1
-            if not k.has(name):
+            if not k.collected(name):  # a value derived from others is no sign of its section
                 absent[sec] = absent.get(sec, 0) + 1
         lacking = [sec for sec in total if absent.get(sec, 0) * 2 > total[sec]]
         # The stall mix comes from PC samples (SourceCounters) or, without them, from the
@@ -44,6 +44,18 @@ def note_missing_sections(profile: Profile) -> Profile:
                 "partial analysis: the report lacks most metrics of section(s) "
                 + ", ".join(lacking)
                 + " (collect them with ncu --set full, or --section NAME)"
+            )
+        # Sections the report has, without metrics that came with a later ncu (``since``):
+        # its ncu predates them, and the section's name would not bring them.
+        newer: dict[str, list[str]] = {}
+        for name, sec in needed:
+            if sec not in lacking and not k.has(name):
+                advice = data.reprofile_advice(k.collected, name)
+                if advice and advice.startswith("re-profile"):
+                    newer.setdefault(advice, []).append(name)
+        for advice, names in newer.items():
+            k.notes.append(
+                f"partial analysis: the report's ncu predates {', '.join(names)} (its sections are in the report): {advice}"
             )
         for metrics, note in noted:
             if not any(k.has(m) for m in metrics):

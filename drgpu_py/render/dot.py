@@ -72,6 +72,8 @@ def is_chain(node: Node) -> bool:
 def missing_text(node: Node) -> str:
     if node.attrs.get("unavailable_on"):
         return f"not available on {node.attrs['unavailable_on']}"
+    if node.attrs.get("ncu_since"):
+        return f"not in this report's ncu (re-profile with ncu >= {node.attrs['ncu_since']})"
     return f"not collected (section {node.attrs.get('section') or '?'})"
 
 

@@ -51,6 +51,9 @@ def _label(n: Node, sev: dict[str, str] | None = None) -> str:
     if n.kind == "missing":
         if n.attrs.get("unavailable_on"):
             return f"[dim]{name}: not available on {escape(str(n.attrs['unavailable_on']))}[/dim]"
+        if n.attrs.get("ncu_since"):
+            since = escape(str(n.attrs["ncu_since"]))
+            return f"[dim]{name}: not in this report's ncu (re-profile with ncu >= {since})[/dim]"
         return f"[dim]{name}: not collected (add section {escape(str(n.attrs.get('section', '?')))})[/dim]"
     if n.kind == "line":
         code = n.attrs.get("code") or n.attrs.get("sass") or ""

@@ -21,7 +21,7 @@ import math
 import re
 from importlib import resources
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Callable, cast
 
 import yaml
 
@@ -202,6 +202,16 @@ def metrics_table() -> dict:
     chips = set(known_chips())
     for name, spec in doc["metrics"].items():
         _check_chips(spec, f"metrics.yaml: metric {name}", chips)
+        for alias in spec.get("aliases", []):
+            if isinstance(alias, dict):
+                _check_chips(
+                    {"unavailable_on": alias.get("chips", [])}, f"metrics.yaml: metric {name} alias chips", chips
+                )
+        derived = spec.get("derived")
+        if derived and not all(m in doc["metrics"] and m != name for m in derived["product"]):
+            raise DataFileError(
+                f"metrics.yaml: metric {name}: derived.product must name other metrics of the table, got {derived['product']!r}"
+            )
     for rid, spec in doc["stall_reasons"].items():
         _check_chips(spec, f"metrics.yaml stall_reasons.{rid}", chips)
     return doc
@@ -228,9 +238,80 @@ def metric_unavailable(name: str, chip: str | None) -> bool:
 
 
 def metric_aliases(name: str) -> list[str]:
-    """Names to try for a canonical metric: the name itself, then its aliases."""
+    """Names to try for a canonical metric: the name itself, then its aliases (of every ncu
+    version and chip: a report holds the names of the one that made it)."""
+    return [name] + [a["name"] for a in metric_alias_table(name) if a["name"] != name]
+
+
+def metric_alias_table(name: str) -> list[dict]:
+    """The aliases of a canonical metric as {name, ncu, chips, source} (``ncu``: the versions
+    in which the name holds, 'FROM..TO' with either end open; '' and [] when not known)."""
     spec = metrics_table()["metrics"].get(name, {})
-    return [name] + [a for a in spec.get("aliases", []) if a != name]
+    return [
+        {"name": a, "ncu": "", "chips": [], "source": ""} if isinstance(a, str) else {"ncu": "", "chips": [], **a}
+        for a in spec.get("aliases", [])
+    ]
+
+
+def metric_since(name: str) -> str | None:
+    """The first ncu version that has the canonical metric under any of its names; None when
+    every version drgpu reads has it (or it is not known)."""
+    since = metrics_table()["metrics"].get(name, {}).get("since")
+    return since["ncu"] if since else None
+
+
+def metric_derivation(name: str) -> tuple[str, str, float] | None:
+    """(A, B, scale): the metric is A x B x scale when the report has none of its names."""
+    derived = metrics_table()["metrics"].get(name, {}).get("derived")
+    if not derived:
+        return None
+    a, b = derived["product"]
+    return a, b, float(derived.get("scale", 1.0))
+
+
+def derive_metrics(metrics: dict[str, float], names_used: dict[str, str] | None = None) -> None:
+    """Add to ``metrics`` (canonical name -> value) the metrics it lacks that ``derived``
+    gives from two it has (finite values); ``names_used`` records how."""
+    for canon, spec in metrics_table()["metrics"].items():
+        if "derived" not in spec or _finite(metrics.get(canon)):
+            continue
+        a, b, scale = cast(tuple, metric_derivation(canon))
+        va, vb = metrics.get(a), metrics.get(b)
+        if va is not None and vb is not None and _finite(va) and _finite(vb):
+            metrics[canon] = float(va) * float(vb) * scale
+            if names_used is not None:
+                names_used[canon] = f"{a} x {b}"
+
+
+def _finite(v: Any) -> bool:
+    return isinstance(v, (int, float)) and math.isfinite(v)
+
+
+def section_metrics(section: str, optional: bool = True) -> tuple[str, ...]:
+    """The canonical metrics of the table that ``section`` collects (without the ``optional``
+    ones when ``optional`` is False)."""
+    return tuple(
+        n
+        for n, spec in metrics_table()["metrics"].items()
+        if spec["section"] == section and (optional or not spec.get("optional"))
+    )
+
+
+def reprofile_advice(collected: Callable[[str], bool], name: str) -> str | None:
+    """How to collect a canonical metric a report lacks, given what the report holds
+    (``collected``: canonical name -> in the report, KernelProfile.collected): 'ncu --section
+    S' when the report lacks its section (most of the section's metrics of this table are
+    absent, this one included: the rule of the readers' "lacks most metrics" note); when the
+    section is there, 're-profile with ncu >= V' for a metric newer than the ncu that made the
+    report (``since``), else None (adding the section would not bring it)."""
+    section = metric_section(name)
+    if section is None:
+        return None
+    metrics = section_metrics(section, optional=False) or (name,)
+    if sum(not collected(m) for m in metrics) * 2 > len(metrics):
+        return f"ncu --section {section}"
+    since = metric_since(name)
+    return f"re-profile with ncu >= {since}" if since else None
 
 
 def metric_section(name: str) -> str | None:

@@ -39,9 +39,11 @@ def test_a_finding_dropped_for_want_of_a_metric_is_named():
     assert analysis_of("rowwalk_sum", "bad").kernels[0].findings[0].id == "global-uncoalesced"
     ka = _without_unit_throughputs("rowwalk_sum")
     assert "global-uncoalesced" not in {f.id for f in ka.findings}
+    # The report has the sections' other metrics: the note names the two metrics, not their
+    # sections (specs/loader.reprofile_advice).
     assert _coverage_notes(ka) == [
         f"global-uncoalesced not evaluated fully: the report lacks {L1}, {SM} (collected by drgpu profile's "
-        "default set, or ncu --section MemoryWorkloadAnalysis --section SpeedOfLight)"
+        "default set, or ncu --metrics naming them)"
     ]
 
 

@@ -18,7 +18,7 @@ def _catalogue() -> set[str]:
     doc = yaml.safe_load((ROOT / "drgpu_py" / "specs" / "metrics.yaml").read_text())
     names = set(doc["metrics"])
     for spec in doc["metrics"].values():
-        names.update((spec or {}).get("aliases") or [])
+        names.update(a if isinstance(a, str) else a["name"] for a in (spec or {}).get("aliases") or [])
     return names
 
 

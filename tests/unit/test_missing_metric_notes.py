@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from drgpu_py.analysis import coverage
 from drgpu_py.profile import KernelProfile
+from drgpu_py.specs import loader as data
 
 L1 = "l1tex__throughput.avg.pct_of_peak_sustained_elapsed"
 SM = "sm__throughput.avg.pct_of_peak_sustained_elapsed"
@@ -18,10 +19,16 @@ def _kernel(*without: str) -> KernelProfile:
 
 
 def test_a_lacking_metric_is_named_with_where_it_is_collected():
+    """The section is named when the report lacks it (none of its metrics is there); when the
+    section is there, the metric itself is named (ncu --metrics): the section would not bring it."""
+    assert coverage._note(["global-uncoalesced"], (L1,), KernelProfile(id=0, name="k")) == (
+        f"global-uncoalesced not evaluated fully: the report lacks {L1} "
+        "(collected by drgpu profile's default set, or ncu --section MemoryWorkloadAnalysis)"
+    )
     notes = coverage.missing_metric_notes(_kernel(L1), ["global-uncoalesced"])
     assert notes == [
         f"global-uncoalesced not evaluated fully: the report lacks {L1} "
-        "(collected by drgpu profile's default set, or ncu --section MemoryWorkloadAnalysis)"
+        "(collected by drgpu profile's default set, or ncu --metrics naming it)"
     ]
 
 
@@ -30,9 +37,31 @@ def test_findings_lacking_the_same_metrics_share_one_note():
     notes = coverage.missing_metric_notes(kernel, ["global-uncoalesced", "atomic-contention", "grid-too-small"])
     assert len(notes) == 2
     assert notes[0].startswith("global-uncoalesced, grid-too-small not evaluated fully: the report lacks ")
-    assert f"{L1}, {SM} (" in notes[0] and "--section MemoryWorkloadAnalysis --section SpeedOfLight" in notes[0]
+    assert f"{L1}, {SM} (" in notes[0] and "--metrics naming them)" in notes[0]
     assert notes[1].startswith("atomic-contention not evaluated fully")
     assert "lts__t_sectors_srcunit_tex_op_read.sum" in notes[1]
+    alone = coverage._note(["global-uncoalesced"], (L1, SM), KernelProfile(id=0, name="k"))
+    assert alone.endswith("or ncu --section MemoryWorkloadAnalysis --section SpeedOfLight)")
+    sol_only = KernelProfile(id=0, name="k", metrics={m: 1.0 for m in data.section_metrics("SpeedOfLight")})
+    mixed = coverage._note(["global-uncoalesced"], (L1, SM), sol_only)
+    assert mixed.endswith(f"or ncu --section MemoryWorkloadAnalysis, or ncu --metrics naming {SM})")
+
+
+def test_a_metric_newer_than_the_reports_ncu_asks_for_a_newer_ncu():
+    """The section is in the report but an older ncu did not have the metric (specs/metrics.yaml
+    ``since``): re-profiling with the same section would not bring it, a newer ncu does."""
+    dim = "launch__grid_dim_x"
+    dims = [f"launch__{w}_dim_{d}" for w in ("grid", "block") for d in "xyz"]
+    old = KernelProfile(id=0, name="k", metrics={m: 1.0 for m in data.section_metrics("LaunchStats") if m not in dims})
+    note = coverage._note(["grid-too-small"], (dim,), old)
+    assert note == (
+        f"grid-too-small not evaluated fully: the report lacks {dim} (collected by drgpu profile's default set); "
+        f"the report's ncu predates {dim}: re-profile with ncu >= 2020.1.1"
+    )
+    assert "--section" not in note
+    assert coverage._note(["grid-too-small"], (dim,), KernelProfile(id=0, name="k")).endswith(
+        "(collected by drgpu profile's default set, or ncu --section LaunchStats)"
+    )
 
 
 def test_complete_reports_and_findings_that_read_nothing_get_no_note():
