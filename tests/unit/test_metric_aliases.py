@@ -12,7 +12,7 @@ import pytest
 from drgpu_py.analysis.tree import Node
 from drgpu_py.errors import DataFileError
 from drgpu_py.profile import KernelProfile
-from drgpu_py.readers import _note_missing_sections
+from drgpu_py.readers.sections import note_missing_sections
 from drgpu_py.profile import Profile
 from drgpu_py.render.dot import missing_text
 from drgpu_py.specs import loader as data
@@ -161,7 +161,7 @@ def test_a_derived_value_is_no_sign_of_its_section():
 
 
 def test_the_partial_analysis_note_asks_for_a_newer_ncu_not_for_the_section(monkeypatch):
-    import drgpu_py.readers as readers
+    import drgpu_py.readers.sections as readers
 
     monkeypatch.setattr(
         readers,
@@ -169,7 +169,7 @@ def test_the_partial_analysis_note_asks_for_a_newer_ncu_not_for_the_section(monk
         lambda chip: ([(m, "LaunchStats") for m in data.section_metrics("LaunchStats")], []),
     )
     old = _launch_stats_of_ncu_2020_1()
-    _note_missing_sections(Profile(path="r", format="csv", kernels=[old]))
+    note_missing_sections(Profile(path="r", format="csv", kernels=[old]))
     newer = [n for n in old.notes if "ncu >=" in n]
     assert newer == [
         "partial analysis: the report's ncu predates launch__grid_dim_x, launch__grid_dim_y, launch__grid_dim_z, "
@@ -178,7 +178,7 @@ def test_the_partial_analysis_note_asks_for_a_newer_ncu_not_for_the_section(monk
     ]
     assert not any("--section" in n for n in newer)
     bare = KernelProfile(id=0, name="k")
-    _note_missing_sections(Profile(path="r", format="csv", kernels=[bare]))
+    note_missing_sections(Profile(path="r", format="csv", kernels=[bare]))
     assert any("lacks most metrics of section(s) LaunchStats" in n for n in bare.notes)
     assert not any("ncu >=" in n for n in bare.notes)
 
