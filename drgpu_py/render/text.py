@@ -16,7 +16,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from ..analysis.groups import application_severities
-from ..analysis.ledger import part_label
+from ..analysis.figures import pct, speedup
 from ..analysis.tree import Node
 from ..io import visible
 from ..profile import short_name, short_names
@@ -119,7 +119,7 @@ NAME_MOST, NAME_LEAST = 60, 24
 
 
 def _sol_text(r: dict) -> str:
-    return f"{r['grade']} ({r['limiter']} {r['limiter_pct']:.0f}%)" if r["grade"] else "n/a"
+    return f"{r['grade']} ({r['limiter']} {pct(r['limiter_pct'])}%)" if r["grade"] else "n/a"
 
 
 def _app_severity(f: dict) -> str:
@@ -205,7 +205,7 @@ def render_summary(analysis, options, console: Console) -> None:
                 f"  {i}. ",
                 f"{escape(f['id'])} in {escape(short.get(f['name']) or short_name(f['name']))} (id {f['kernel_id']}){where}: "
                 f"{us(f['time_saved_ns'])} ({weight}[{SEV_STYLE[sev]}]{sev}[/]), "
-                f"est. {'≥' if f.get('estimate_capped') else ''}{f['estimated_speedup']:.2f}x",
+                f"est. {'≥' if f.get('estimate_capped') else ''}{speedup(f['estimated_speedup'])}",
             )
             # The finding's notes under it (a header line is inlined code, why the estimate is
             # lower than alone), wrapped to the width.
@@ -249,6 +249,23 @@ def _summary_blocks(
         console.print(f"[dim]{total - len(shown)} more kernels below (JSON and HTML list all)[/dim]")
 
 
+def busyness_text(ka) -> str:
+    """The header's detail line: how busy the kernel keeps the GPU (bound, stall cycles, IPC,
+    the busiest unit as the speed of light grades it). A detail under the verdict, never a
+    verdict: a unit kept busy by waste reads busy."""
+    a = ka.tree.attrs
+    if a.get("sol_limiter_label") and a.get("sol_pct") is not None:
+        unit, unit_pct = a["sol_limiter_label"], a["sol_pct"]
+    else:
+        unit, unit_pct = a.get("top_unit_label"), a.get("top_unit_pct")
+    busiest = f"busiest unit: {unit or 'n/a'}" + (f" at {pct(unit_pct)}% of peak" if unit_pct is not None else "")
+    if a.get("sol_grade"):
+        busiest += f" (speed of light: {a['sol_grade']})"
+    ideal = a.get("ideal_ipc")
+    ipc = f"IPC {_fmt(ka.achieved_ipc, '.2f')}" + (f" of {ideal:g}" if isinstance(ideal, (int, float)) else "")
+    return f"{ka.bound} bound · stall cycles {_fmt(ka.stall_cycle_pct, '.1f')}% · {ipc} · {busiest}"
+
+
 def render_console(analysis, options, console: Console) -> None:
     shown = analysis.kernels
     worth = worth_of(options)
@@ -273,31 +290,18 @@ def render_console(analysis, options, console: Console) -> None:
     for ka in shown:
         own_notes = own_of[id(ka)]
         k = ka.kernel
-        d = ka.to_dict()
         dur = us(k.duration_ns, ".1f", none="duration n/a")
         launches = ka.kernel.launch_count
         group = f"  [{launches} launches, mean shown]" if ka.kernel.has("drgpu__group_launches") else ""
         head = (
-            f"[bold]{escape(k.name)}[/bold]  (id {k.id}){group}\n{escape(k.device or 'unknown device')} cc {escape(k.compute_capability or '?')}  "
-            f"{dur}  grid {tuple(k.grid)} block {tuple(k.block)}\n"
-            f"bound: [bold]{ka.bound}[/bold]   stall cycles: {_fmt(d['stall_cycle_pct'], '.1f')}%   "
-            f"IPC {_fmt(d['achieved_ipc'], '.2f')} of {ka.tree.attrs.get('ideal_ipc'):g}   busiest unit: {ka.tree.attrs.get('top_unit_label')} "
-            f"{_fmt(ka.tree.attrs.get('top_unit_pct'), '.0f')}%"
+            f"[bold]{escape(k.name)}[/bold]  (id {k.id}){group}\n"
+            f"[bold]verdict:[/bold] {escape(ka.verdict)}\n"
+            f"{escape(k.device or 'unknown device')} cc {escape(k.compute_capability or '?')}  "
+            f"{dur}  grid {tuple(k.grid)} block {tuple(k.block)}"
         )
-        if ka.tree.attrs.get("sol_grade"):
-            a = ka.tree.attrs
-            head += (
-                f"\nspeed of light: [bold]{a['sol_grade']}[/bold] ({escape(str(a.get('sol_limiter_label')))} at "
-                f"{_fmt(a.get('sol_pct'), '.0f')}% of peak)"
-            )
-        useful = ka.useful
-        if useful is not None and useful.efficiency_pct is not None:
-            head += (
-                f"\nuseful work: [bold]{useful.grade}[/bold] ({useful.efficiency_pct:.0f}% of the time at peak, "
-                f"{part_label(useful.limiter)})"
-            )
         if ka.ledger is not None:
             head += f"\ntime: {escape(ka.ledger.text())}"
+        head += f"\n[dim]{escape(busyness_text(ka))}[/dim]"
         console.print(Panel(head, expand=False))
         # In a report of several kernels a finding's severity is that of the time its fix saves
         # in the whole run (groups.application_severity); JSON keeps the kernel's own.

@@ -16,7 +16,7 @@ from drgpu_py.cli import app
 from drgpu_py.pipeline.compare import NOISE, diff, list_rows, load, match_kernels, nothing_compared, sort_rows
 from drgpu_py.profile import base_name
 from drgpu_py.render import RenderOptions
-from drgpu_py.render.diff import render_diff
+from drgpu_py.render.diff import _group_members, render_diff
 from drgpu_py.render.units import us
 from drgpu_py.render.list_ import render_list_text
 from drgpu_py.errors import ReportFormatError, UsageError
@@ -541,3 +541,21 @@ def test_saved_analysis_round_trips_the_json_drgpu_writes(case, tmp_path):
     assert render(saved, "json") == text
     assert diff(saved, fixed.to_dict()) == diff(bad.to_dict(), fixed.to_dict())
     assert list_rows([saved]) == list_rows([bad.to_dict()])
+
+
+def test_html_colours_a_stall_cause_by_its_cycles_not_its_share():
+    """Issue 46, item 5: a cause whose share of the stall cycles rose while its cycles fell
+    (the other causes fell more) reads green, not red; one whose cycles rose reads red."""
+    bad, fixed = _pair("smem_occupancy")
+    d = diff(bad.to_dict(), fixed.to_dict())
+    k = d["kernels"][0]
+    g = next(g for g in k["groups"] if (g["base"] or 0) >= 0.5)
+    g.update(base=20.0, new=40.0, delta=20.0, stall_cycles={"base": 1000.0, "new": 400.0, "delta": -600.0})
+    k["reasons"] = [r for r in k["reasons"] if r["reason"] not in _group_members().get(g["group"], ())]
+    html = render_diff(d, "html")
+    row = re.search(rf"<td>{re.escape(g['label'])}</td>.*?</tr>", html, re.S)
+    assert row is not None
+    assert 'class="num good"' in row.group(0) and "+20.0 pp" in row.group(0), row.group(0)
+    g.update(base=40.0, new=20.0, delta=-20.0, stall_cycles={"base": 400.0, "new": 1000.0, "delta": 600.0})
+    row = re.search(rf"<td>{re.escape(g['label'])}</td>.*?</tr>", render_diff(d, "html"), re.S)
+    assert row is not None and 'class="num bad"' in row.group(0), row.group(0)
