@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .figures import pct, share_pct, speedup
+from .figures import share_pct, speedup
 from .findings import Finding
 from .ledger import Ledger, UsefulWork, part_label
 from .tree import location_text
@@ -32,12 +32,22 @@ WORTH = 1.02
 GOOD_GRADES = ("good", "excellent")
 
 
-def verdict(useful: UsefulWork | None, ledger: Ledger | None, findings: Sequence[Finding]) -> str:
+def useful_share(useful: UsefulWork | None, ledger: Ledger | None) -> float | None:
+    """The one useful figure, as a share of the elapsed time (None: not measured): the useful
+    work at peak over the elapsed time, at most 1, computed as the ledger's time line computes
+    it, so that the verdict and that line always print the same number."""
+    if ledger is not None and ledger.useful_counted_ns is not None:
+        return ledger.useful_counted_ns / ledger.elapsed_ns
     eff = useful.efficiency_pct if useful is not None else None
-    if eff is None:
+    return None if eff is None else min(eff, 100.0) / 100.0
+
+
+def verdict(useful: UsefulWork | None, ledger: Ledger | None, findings: Sequence[Finding]) -> str:
+    share = useful_share(useful, ledger)
+    if share is None:
         lead = "useful work not measured"
     else:
-        lead = f"{pct(eff)}% of useful-work peak ({part_label(useful.limiter if useful else None)})"
+        lead = f"{share_pct(share)}% of useful-work peak ({part_label(useful.limiter if useful else None)})"
     top = next((f for f in findings if f.estimated_speedup >= WORTH), None)
     if top is not None:
         where = f" {location_text(top.locations[0])}" if top.locations else ""

@@ -11,6 +11,7 @@ import io
 from rich.console import Console
 from rich.markup import escape as _markup_escape
 from rich.panel import Panel
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
@@ -187,7 +188,11 @@ def render_summary(analysis, options, console: Console) -> None:
             )
         if len(rows) > SUMMARY_ROWS:
             tab.caption = f"{len(rows) - SUMMARY_ROWS} more kernels below (JSON and HTML list all)"
-        console.print(tab)
+        if table_fits(console, tab):
+            console.print(tab)
+        else:  # rich would crop it: the blocks, names as wide as they allow
+            short = short_names(names, max(NAME_LEAST, min(NAME_MOST, console.width - _block_indent(cells))))
+            _summary_blocks(shown, cells, title, short, len(rows), console, worth)
     first = [p for p in analysis.priorities() if worth.finding(p["estimated_speedup"])][:5]
     if first:
         # A line each: names as long as half the width allows (at least the table's).
@@ -383,6 +388,7 @@ def _findings(shown: list, console: Console, worth: Worth, sev: dict[str, str] |
     ids = max(len(f.id) for f in shown)
     places = max((len(w.split(" ", 1)[0]) for ws in wheres for w in ws), default=1)
     # A boxed table of 5 columns: 3 characters a column (padding and rule) and 1 more.
+    tab = None
     if console.width >= 16 + fixed + max(ids, FINDING_LEAST) + max(places, FINDING_LEAST):
         tab = Table(title=title, show_lines=True, expand=False)
         for col in ("#", "finding", "severity", "est. speedup", "where"):
@@ -397,6 +403,9 @@ def _findings(shown: list, console: Console, worth: Worth, sev: dict[str, str] |
                 f.speedup_text(),
                 "\n".join(where) or "-",
             )
+    # A table rich cannot fit (a long word in a note or a line of code) would be cropped at the
+    # width, its border and the ends of its cells lost: the blocks below instead.
+    if tab is not None and table_fits(console, tab):
         console.print(tab)
         return lines_hidden
     console.print(f"[bold]Findings[/bold] {title.removeprefix('Findings ')}")
@@ -413,6 +422,13 @@ def _findings(shown: list, console: Console, worth: Worth, sev: dict[str, str] |
         for n in f.notes:
             _indented(console, f"[dim]note: {escape(n)}[/dim]", indent)
     return lines_hidden
+
+
+def table_fits(console: Console, table: Table) -> bool:
+    """Whether ``table`` renders within the console's width (rich renders a table whose
+    columns cannot shrink enough wider than that, and printing crops it)."""
+    lines = Segment.split_lines(console.render(table, console.options))
+    return all(Segment.get_line_length(line) <= console.width for line in lines)
 
 
 def _hanging(console: Console, lead: str, markup: str) -> None:
