@@ -98,7 +98,8 @@ def _add(
         ):
             continue  # the summary view keeps causes, lines and suggestions; -k ID shows all
         sub = tree.add(_label(c, sev))
-        if depth < 5 and not (compact and c.attrs.get("group") == "speed_of_light"):
+        # The summary view leaves out a suggestion's lines: its finding's block below lists them.
+        if depth < 5 and not (compact and (c.attrs.get("group") == "speed_of_light" or c.kind == "suggestion")):
             _add(sub, c, fold, depth + 1, compact, worth, sev)
     if folded:
         tree.add(f"[dim]({len(folded)} below {fold * 100:.0f}% folded)[/dim]")
@@ -317,7 +318,11 @@ def render_console(analysis, options, console: Console) -> None:
         # Findings under the --hide-below estimate (a larger fix's time, or too little to
         # matter) and their lines at 0% are left out, named and counted; JSON keeps them whole.
         shown_findings, hidden = worth.split_findings(ka.findings)
-        lines_hidden = _findings(shown_findings[: options.top_findings], console, worth, sev) if shown_findings else 0
+        lines_hidden = (
+            _findings(shown_findings[: options.top_findings], console, worth, sev, blocks=compact)
+            if shown_findings
+            else 0
+        )
         left = hidden_findings_text(worth, hidden, lines_hidden)
         if left:
             console.print(f"[dim]{escape(left)}[/dim]")
@@ -369,12 +374,15 @@ def _where(f, worth: Worth) -> tuple[list[str], int]:
     ], len(hidden)
 
 
-def _findings(shown: list, console: Console, worth: Worth, sev: dict[str, str] | None = None) -> int:
+def _findings(
+    shown: list, console: Console, worth: Worth, sev: dict[str, str] | None = None, blocks: bool = False
+) -> int:
     """A kernel's findings: a table, or where its finding and where columns would be narrower
     than their longest word (an id, a file:line) or FINDING_LEAST, one block of lines each, so
     that ids and numbers are never split. ``sev``: the severities to show by finding id (in a
-    report of several kernels, in the whole run). Returns how many source lines at 0% it left
-    out."""
+    report of several kernels, in the whole run). ``blocks``: blocks of lines at any width (a
+    report of several kernels: the advice at the full width keeps its many sections short).
+    Returns how many source lines at 0% it left out."""
     severity = {f.id: (sev or {}).get(f.id, f.severity) for f in shown}
     title = "Findings (best first; severity in the whole run)" if sev else "Findings (best first)"
     placed = [_where(f, worth) for f in shown]
@@ -389,7 +397,7 @@ def _findings(shown: list, console: Console, worth: Worth, sev: dict[str, str] |
     places = max((len(w.split(" ", 1)[0]) for ws in wheres for w in ws), default=1)
     # A boxed table of 5 columns: 3 characters a column (padding and rule) and 1 more.
     tab = None
-    if console.width >= 16 + fixed + max(ids, FINDING_LEAST) + max(places, FINDING_LEAST):
+    if not blocks and console.width >= 16 + fixed + max(ids, FINDING_LEAST) + max(places, FINDING_LEAST):
         tab = Table(title=title, show_lines=True, expand=False)
         for col in ("#", "finding", "severity", "est. speedup", "where"):
             least = {"finding": max(ids, FINDING_LEAST), "where": max(places, FINDING_LEAST)}.get(col)

@@ -88,3 +88,13 @@ def test_the_check_sees_a_cropped_table():
     assert not crops(table, 9)
     assert crops(table.replace("│ 1 │ 2 │", "│ 1 │ 2 "), 9)
     assert crops("x" * 11, 10)
+
+
+@slow
+def test_the_many_kernel_summary_fits_in_200_lines():
+    """Issue 46, item 3: ``drgpu analyze`` of the 1,000-launch report at the width of a pipe
+    (120 columns) reads in at most 200 lines (it took 239): the summary view gives each finding
+    a block of lines with its advice at the full width and leaves out the lines under a tree's
+    suggestions (its finding's block lists them)."""
+    text = render(api_analysis(many_kernels_report()), "text", RenderOptions(width=120))
+    assert len(text.splitlines()) <= 200, len(text.splitlines())
