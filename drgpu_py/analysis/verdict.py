@@ -67,4 +67,4 @@ def verdict(useful: UsefulWork | None, ledger: Ledger | None, findings: Sequence
     label, ns = max(others, key=lambda x: x[1])
     if ns / e < 0.005:
         return f"{lead}; no finding above the thresholds"
-    return f"{lead}; no finding's fix; {label} holds {share_pct(ns / e)}% of the time"
+    return f"{lead}; no finding explains the rest: {label} holds {share_pct(ns / e)}% of the time"

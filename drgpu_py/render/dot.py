@@ -108,13 +108,9 @@ def _root_label(n: Node, val: str) -> str:
             if isinstance(a.get("ideal_ipc"), (int, float))
             else f"IPC {a['achieved_ipc']:g}"
         )
-    # How busy a unit is: a detail (the verdict, in the graph's title, says the useful work).
-    if a.get("sol_grade") and a.get("sol_pct") is not None:
-        lines.append(
-            f"busiest unit: {a.get('sol_limiter_label') or a.get('sol_limiter')} at {pct(a['sol_pct'])}% of peak "
-            f"(speed of light: {a['sol_grade']})"
-        )
-    elif a.get("top_unit"):
+    # How busy a unit is: a detail (the verdict, in the graph's title, says the useful work);
+    # with a speed of light, its node under the root says it, in the same words as the text.
+    if not a.get("sol_grade") and a.get("top_unit"):
         lines.append(
             f"busiest unit: {a.get('top_unit_label') or a['top_unit']} {pct(a.get('top_unit_pct'), none='?')}%"
         )

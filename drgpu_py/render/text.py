@@ -260,8 +260,9 @@ def busyness_text(ka) -> str:
     the busiest unit as the speed of light grades it). A detail under the verdict, never a
     verdict: a unit kept busy by waste reads busy."""
     a = ka.tree.attrs
-    if a.get("sol_limiter_label") and a.get("sol_pct") is not None:
-        unit, unit_pct = a["sol_limiter_label"], a["sol_pct"]
+    sol = ka.sol
+    if sol is not None and sol.limiter is not None:  # as the tree's speed-of-light node and the HTML
+        unit, unit_pct = sol.labels.get(sol.limiter, sol.limiter), sol.limiter_pct
     else:
         unit, unit_pct = a.get("top_unit_label"), a.get("top_unit_pct")
     busiest = f"busiest unit: {unit or 'n/a'}" + (f" at {pct(unit_pct)}% of peak" if unit_pct is not None else "")

@@ -405,7 +405,7 @@ def test_step_summary_table(step_page):
         assert float(v["mean"]) == pytest.approx(s["mean_ns"]) and c["mean"] == f"{s['mean_ns'] / 1e3:,.1f}"
         assert float(v["share"]) == pytest.approx(s["time_share"])
         assert float(v["sol"]) == pytest.approx(s["limiter_pct"]) and c["sol"].startswith(s["grade"])
-        assert c["sol"].endswith(f"{s['limiter_pct']:.0f}%")
+        assert c["sol"].endswith(f"{pct(s['limiter_pct'])}%")
         if s["findings"]:
             top = s["findings"][0]
             assert v["top"] == top["id"] and top["id"] in c["top"]
