@@ -7,7 +7,8 @@ percentage; a speedup to 3, as JSON keeps them), then written, halves rounded up
 a live value and of each stored copy is the same (a renderer that reads the saved JSON or a
 summary row and one that reads the analysis agree), so that no output shows one quantity as
 90% in one place and 89% in another, or one estimate as 6.12x in one and 6.11x in another. The
-price: a value within 0.05 of a half is written as the half rounds (64.46% reads 65%).
+price: a value within 0.05 of a half is written as the half rounds (64.46% reads 65%), and
+JSON's 2-decimal copy of a percentage can read 1 apart from it within 0.005 of such a value.
 """
 
 from __future__ import annotations
