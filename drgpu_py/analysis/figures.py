@@ -21,7 +21,10 @@ PCT_DIGITS, SHARE_DIGITS, SPEEDUP_DIGITS = 1, 4, 3
 
 
 def _half_up(v: float, kept: int, decimals: int) -> str:
-    """``v`` rounded to ``kept`` decimals, then written with ``decimals``, halves up."""
+    """``v`` rounded to ``kept`` decimals, then written with ``decimals``, halves up (an
+    infinite value as 'inf'; one too large for a half to matter as it is)."""
+    if math.isinf(v) or abs(v) >= 1e15:
+        return format(v, f".{decimals}f")
     exact = Decimal(repr(round(v, kept))).quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP)
     return str(exact + 0)  # + 0: no "-0"
 

@@ -26,3 +26,9 @@ def test_the_cases_of_the_issue():
     assert speedup(6.1149) == speedup(6.115) == "6.12x"
     assert pct(None) == share_pct(float("nan")) == speedup(None) == "n/a"
     assert pct(-0.3) == "0" and pct(99.99) == "100"
+    assert (
+        pct(1e300).startswith("1000000000")
+        and pct(float("inf")) == "inf"
+        and speedup(float("inf")) == "infx"
+        and share_pct(float("-inf")) == "-inf"
+    )
