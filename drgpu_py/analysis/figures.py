@@ -44,7 +44,13 @@ def share_pct(s: float | None, decimals: int = 0, none: str = "n/a") -> str:
 
 
 def speedup(x: float | None, none: str = "n/a") -> str:
-    """An estimated speedup with two decimals and its 'x' (JSON's 3 decimals first)."""
+    """An estimated speedup with two decimals and its 'x' (JSON's 3 decimals first, then as
+    Python formats them: as an advice that quotes the estimate writes it, ``quoted``)."""
     if x is None or math.isnan(x):
         return none
-    return f"{_half_up(float(x), SPEEDUP_DIGITS, 2)}x"
+    return f"{quoted(float(x)):.2f}x"
+
+
+def quoted(x: float) -> float:
+    """A speedup as texts quote it, formatted with ``.2f``: JSON's 3 decimals."""
+    return round(x, SPEEDUP_DIGITS) if math.isfinite(x) else x

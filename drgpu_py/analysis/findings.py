@@ -23,7 +23,7 @@ from .bounds import apply_bounds, physical_bounds
 from .coverage import missing_metric_notes
 from ..profile import rounded
 from .context import KernelContext
-from .figures import share_pct, speedup
+from .figures import quoted, share_pct, speedup
 from .passes import Passes
 from ..specs.records import Thresholds
 from .sol import Traits
@@ -84,7 +84,7 @@ class Finding:
         if self.advice_template is None:
             return self.advice
         text, values = self.advice_template
-        return " ".join(_render(text, dict(values, estimate=estimate)).split())
+        return " ".join(_render(text, dict(values, estimate=quoted(estimate))).split())
 
     def speedup_text(self) -> str:
         """The estimate as shown to the user: a capped one reads as a lower bound; with a
@@ -232,7 +232,7 @@ def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:
         # One source for the numbers shown: a share in the advice is the finding's stall share
         # (the HTML card and JSON show the same).
         # An advice that quotes the estimate quotes the one reported (after the bounds).
-        fmt = dict(detection.fmt, estimate=speed) | (
+        fmt = dict(detection.fmt, estimate=quoted(speed)) | (
             dict(detection.fmt, share_pct=100 * share) if "share_pct" in detection.fmt else {}
         )
         out.append(

@@ -23,7 +23,7 @@ def test_a_value_and_its_stored_copies_read_alike():
 
 def test_the_cases_of_the_issue():
     assert pct(89.46) == pct(89.5) == "90"
-    assert speedup(6.1149) == speedup(6.115) == "6.12x"
+    assert speedup(6.1149) == speedup(6.115) == f"{6.115:.2f}x"
     assert pct(None) == share_pct(float("nan")) == speedup(None) == "n/a"
     assert pct(-0.3) == "0" and pct(99.99) == "100"
     assert (
