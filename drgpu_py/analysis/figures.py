@@ -1,13 +1,14 @@
 """One rounding per quantity: percentages and speedups as every output writes them.
 
 Contract: pure functions of a number (``None`` or NaN: not measured, written ``none``). A
-figure is first rounded to the least precision a stored copy keeps (a percentage to 1 decimal,
-as the summary rows and the tree's attributes keep it; a share to 4 decimals and then as a
-percentage; a speedup to 3, as JSON keeps them), then written, halves rounded up: the text of
-a live value and of each stored copy is the same (a renderer that reads the saved JSON or a
-summary row and one that reads the analysis agree), so that no output shows one quantity as
-90% in one place and 89% in another, or one estimate as 6.12x in one and 6.11x in another. The
-price: a value within 0.05 of a half is written as the half rounds (64.46% reads 65%), and
+figure is first rounded to the least precision a stored copy keeps, then written: a
+percentage to 1 decimal (as the summary rows and the tree's attributes keep it) and a share to
+4 (as JSON keeps it), halves rounded up; a speedup to 3 (as JSON keeps it), then as Python
+writes it, as the advice that quotes it does. The text of a live value and of each stored copy
+is the same (a renderer that reads the saved JSON or a summary row and one that reads the
+analysis agree), so that no output shows one quantity as 90% in one place and 89% in another,
+or one estimate as 6.12x in one and 6.11x in another. The price: a percentage within 0.05 of a
+half is written as the half rounds (64.46% reads 65%; a share, within 0.005 of a half), and
 JSON's 2-decimal copy of a percentage can read 1 apart from it within 0.005 of such a value.
 """
 
@@ -40,7 +41,7 @@ def share_pct(s: float | None, decimals: int = 0, none: str = "n/a") -> str:
     """A share given in 0..1, as a percentage without the sign (its JSON 4 decimals first)."""
     if s is None or math.isnan(s):
         return none
-    return _half_up(round(100 * round(float(s), SHARE_DIGITS), SHARE_DIGITS - 2), PCT_DIGITS, decimals)
+    return _half_up(100 * round(float(s), SHARE_DIGITS), SHARE_DIGITS - 2, decimals)
 
 
 def speedup(x: float | None, none: str = "n/a") -> str:
