@@ -34,6 +34,8 @@ from .perfmodel import to_dict as model_dict
 from .sol import SpeedOfLight, Traits, grade_at_least, kernel_traits, near_speed_of_light, speed_of_light
 from .stall_tree import build_tree, classify_bound
 from .tree import Node, location_text
+from .verdict import verdict as verdict_text
+from .figures import pct as pct_text
 
 if TYPE_CHECKING:
     from .frames import FrameInput
@@ -86,6 +88,12 @@ class KernelAnalysis:
     def perf(self) -> KernelModel | None:
         """The static SASS performance model (analysis/perfmodel/)."""
         return self.passes.perf if self.passes is not None else None
+
+    @property
+    def verdict(self) -> str:
+        """The one line said first: how far from the useful-work peak, what holds the time,
+        what to fix (analysis/verdict.py)."""
+        return verdict_text(self.useful, self.ledger, self.findings)
 
     def _finding_lines(self) -> list[display.FindingLine]:
         total = groups.total_ns(self.kernel)
@@ -141,6 +149,7 @@ class KernelAnalysis:
             "block": list(kernel.block),
             "elapsed_cycles": _f(kernel.m("gpc__cycles_elapsed.max")),
             "sm_active_cycles": _f(kernel.m("sm__cycles_active.avg")),
+            "verdict": self.verdict,
             "bound": self.bound,
             "stall_cycle_pct": _f(self.stall_cycle_pct),
             "achieved_ipc": _f(self.achieved_ipc),
@@ -315,7 +324,7 @@ def _analyze_kernel(kernel: KernelProfile, options: AnalysisOptions, cache: Anal
         sol.limiter_pct, findings, options.thresholds, useful.efficiency_pct
     ):
         notes.append(
-            f"near speed of light: {sol.labels.get(sol.limiter, sol.limiter)} at {sol.limiter_pct:.0f}% of peak; "
+            f"near speed of light: {sol.labels.get(sol.limiter, sol.limiter)} at {pct_text(sol.limiter_pct)}% of peak; "
             "little to gain without reducing that unit's work"
         )
     return KernelAnalysis(
@@ -413,7 +422,7 @@ def _silence_note(
             else f" at SASS +0x{loc.get('pc_offset', 0):x}"
         ) + f" ({loc.get('sass', '')})"
     graded = (
-        f"{grade} on useful work ({useful.efficiency_pct:.0f}% efficiency)"
+        f"{grade} on useful work ({pct_text(useful.efficiency_pct)}% efficiency)"
         if on_useful and useful.efficiency_pct is not None
         else f"{grade or 'ungraded'} on its limiting unit"
     )

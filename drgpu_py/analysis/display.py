@@ -17,12 +17,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..profile import short_name
+from ..profile import short_name, short_names
+from .figures import speedup
 
 #: Rows an HTML table shows (kernel groups, or a kernel's findings); a footer counts the rest.
 MAX_ROWS = 10
 #: Findings a kernel's repr names.
 MAX_NAMED = 3
+#: Characters of a kernel's short name in a table: as wide as the terminal summary's widest
+#: (render/text.py, NAME_MOST), and different for different names (``profile.short_names``).
+NAME_WIDTH = 60
 #: Characters of a report path or a finding's title shown (longer ones are clipped in the middle).
 MAX_TEXT = 60
 
@@ -67,7 +71,7 @@ def duration(ns: float | None) -> str:
 
 
 def _speedup(x: float | None) -> str:
-    return "n/a" if x is None or math.isnan(x) else f"{x:.2f}x"
+    return speedup(x)
 
 
 def _plural(n: int, word: str, words: str | None = None) -> str:
@@ -126,11 +130,12 @@ def _pct(x: float | None, scale: float = 1.0) -> str:
 def analysis_html(report: str | None, rows: Sequence[dict[str, Any]]) -> str:
     """The kernel groups by GPU time (at most MAX_ROWS), with each one's top finding."""
     body = []
+    short = short_names([r["name"] or "" for r in rows], NAME_WIDTH)
     for r in rows[:MAX_ROWS]:
         top = (r.get("findings") or [{}])[0]
         body.append(
             [
-                short_name(r["name"] or ""),
+                short[r["name"] or ""],
                 str(r["kernel_id"]),
                 f"{r.get('launches') or 0:,}",
                 duration(r.get("total_ns")),

@@ -23,6 +23,7 @@ from .bounds import apply_bounds, physical_bounds
 from .coverage import missing_metric_notes
 from ..profile import rounded
 from .context import KernelContext
+from .figures import quoted, share_pct, speedup
 from .passes import Passes
 from ..specs.records import Thresholds
 from .sol import Traits
@@ -83,14 +84,16 @@ class Finding:
         if self.advice_template is None:
             return self.advice
         text, values = self.advice_template
-        return " ".join(_render(text, dict(values, estimate=estimate)).split())
+        return " ".join(_render(text, dict(values, estimate=quoted(estimate))).split())
 
     def speedup_text(self) -> str:
         """The estimate as shown to the user: a capped one reads as a lower bound; with a
         ledger, the share of the kernel's time it removes (the estimate is 1 / (1 - share))."""
-        text = f"≥{self.estimated_speedup:.2f}x (capped)" if self.estimate_capped else f"{self.estimated_speedup:.2f}x"
+        text = (
+            f"≥{speedup(self.estimated_speedup)} (capped)" if self.estimate_capped else speedup(self.estimated_speedup)
+        )
         if self.time_share is not None:
-            text += f", {100 * self.time_share:.0f}% of the time"
+            text += f", {share_pct(self.time_share)}% of the time"
         return text
 
     def to_dict(self) -> dict[str, Any]:
@@ -229,7 +232,7 @@ def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:
         # One source for the numbers shown: a share in the advice is the finding's stall share
         # (the HTML card and JSON show the same).
         # An advice that quotes the estimate quotes the one reported (after the bounds).
-        fmt = dict(detection.fmt, estimate=speed) | (
+        fmt = dict(detection.fmt, estimate=quoted(speed)) | (
             dict(detection.fmt, share_pct=100 * share) if "share_pct" in detection.fmt else {}
         )
         out.append(

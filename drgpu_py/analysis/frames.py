@@ -35,7 +35,8 @@ from typing import Any, Protocol
 import pandas as pd
 
 from ..errors import UsageError
-from ..profile import KernelProfile, short_name
+from ..profile import KernelProfile, short_names
+from .display import NAME_WIDTH
 from ..specs import loader as data
 from .findings import SEVERITIES, Finding
 from .sol import GRADES
@@ -170,10 +171,18 @@ def _empty(dtypes: Mapping[str, Any]) -> pd.DataFrame:
     return pd.DataFrame({name: pd.Series(dtype=dtype) for name, dtype in dtypes.items()})
 
 
+def _short_names(source: FrameInput) -> dict[str, str]:
+    """Every kernel name's short form: different for different names, as wide as the terminal
+    summary's (display.NAME_WIDTH; ``profile.short_names``), the same in every frame."""
+    names = [row["name"] or "" for row in source.summary] + [k.name or "" for k in source.kernels]
+    return short_names(names, NAME_WIDTH)
+
+
 def kernels_frame(analysis: Framed) -> pd.DataFrame:
     """One row per kernel (group), by total GPU time (the summary's order)."""
     source = analysis.frame_input()
     by_id = {k.kernel_id: k for k in source.kernels}
+    short = _short_names(source)
     rows = []
     for row in source.summary:
         kernel = by_id.get(row["kernel_id"])
@@ -181,7 +190,7 @@ def kernels_frame(analysis: Framed) -> pd.DataFrame:
         rows.append(
             {
                 "kernel": row["name"],
-                "short_name": short_name(row["name"] or ""),
+                "short_name": short[row["name"] or ""],
                 "kernel_id": row["kernel_id"],
                 "launches": row["launches"],
                 "total_ns": row["total_ns"],
@@ -208,6 +217,7 @@ def findings_frame(analysis: Framed) -> pd.DataFrame:
     saved_by_kernel = {
         row["kernel_id"]: {f["id"]: f.get("time_saved_ns") for f in row["findings"]} for row in source.summary
     }
+    short = _short_names(source)
     rows = []
     for kernel in source.kernels:
         saved = saved_by_kernel.get(kernel.kernel_id, {})
@@ -216,7 +226,7 @@ def findings_frame(analysis: Framed) -> pd.DataFrame:
             rows.append(
                 {
                     "kernel": kernel.name,
-                    "short_name": short_name(kernel.name or ""),
+                    "short_name": short[kernel.name or ""],
                     "kernel_id": kernel.kernel_id,
                     "launches": kernel.launches,
                     "id": doc["id"],

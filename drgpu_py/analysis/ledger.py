@@ -30,6 +30,7 @@ from typing import Any, Protocol
 from .attribution import Attributed, attribute
 from .bounds import relieved_units
 from .context import KernelContext
+from .figures import share_pct
 from .perfmodel import USEFUL_CLASSES
 from .sol import SpeedOfLight, finite_positive, grade_of
 
@@ -146,22 +147,25 @@ class Ledger:
         """One line: useful / what each finding's fix saves / the other time by mechanism /
         unexplained, as shares of the elapsed time."""
         e = self.elapsed_ns
-        useful = f"useful {100 * self.useful_ns / e:.0f}%"
-        counted = self.useful_counted_ns
-        if counted is not None and counted > self.useful_ns * (1 + 1e-6) + 1e-9 * e:
-            useful += f" (of {100 * counted / e:.0f}% counted useful; the rest is work a fix removes)"
+        # One useful figure, the verdict's: the useful work at peak over the elapsed time
+        # (UsefulWork.efficiency_pct, at most 100%); the part of it a fix removes is said, and
+        # the claim of that fix counts it too.
+        counted = self.useful_counted_ns if self.useful_counted_ns is not None else self.useful_ns
+        useful = f"useful {share_pct(counted / e)}%"
+        if counted > self.useful_ns * (1 + 1e-6) + 1e-9 * e:
+            useful += f" ({share_pct((counted - self.useful_ns) / e)}% of it is work a fix removes)"
         parts = [useful]
-        parts += [f"{x.owner} {100 * x.claimed_share:.0f}%" for x in self.losses if x.ns > 0]
+        parts += [f"{x.owner} {share_pct(x.claimed_share)}%" for x in self.losses if x.ns > 0]
         # The other time (no finding's fix removes it) by mechanism: the three largest that round
         # to 1% or more, the rest summed (JSON and HTML list each with the findings that act on it).
         shown = [a for a in self.attributed if a.ns / e >= 0.005]
         if shown:
-            named = [f"{a.short_label} {100 * a.ns / e:.0f}%" for a in shown[:3]]
+            named = [f"{a.short_label} {share_pct(a.ns / e)}%" for a in shown[:3]]
             rest = sum(a.ns for a in shown[3:])
             if rest / e >= 0.005:
-                named.append(f"{len(shown) - 3} more {100 * rest / e:.0f}%")
+                named.append(f"{len(shown) - 3} more {share_pct(rest / e)}%")
             parts.append("other time: " + ", ".join(named))
-        unexplained = f"unexplained {100 * self.unexplained_ns / e:.0f}%"
+        unexplained = f"unexplained {share_pct(self.unexplained_ns / e)}%"
         if self.unexplained_top and self.unexplained_ns / e >= 0.005:
             top = self.unexplained_top[0]
             where = top.get("top_line") or {}

@@ -117,6 +117,7 @@ class SavedKernel:
     block: list[int] | None = None
     elapsed_cycles: float | None = None
     sm_active_cycles: float | None = None
+    verdict: str | None = None  # the line said first (analysis/verdict.py; absent before schema 1.2)
     bound: str | None = None
     stall_cycle_pct: float | None = None
     achieved_ipc: float | None = None

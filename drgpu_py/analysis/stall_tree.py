@@ -18,6 +18,7 @@ from ..specs import loader as data
 from ..profile import rounded
 from .context import UNITS, KernelContext
 from .detectors.launch.occupancy_limited import occupancy_limiter
+from .figures import pct
 from .findings import Finding
 from .ledger import Ledger, UsefulWork, part_label
 from .passes import Passes
@@ -278,7 +279,7 @@ def _speed_of_light(sol: SpeedOfLight) -> Node:
     and the roofline position. A group node without a value: it is not a stall share."""
     name = "Speed of light"
     if sol.limiter is not None:
-        name += f": {sol.labels.get(sol.limiter, sol.limiter)} at {sol.limiter_pct:.0f}% of peak ({sol.grade})"
+        name += f": {sol.labels.get(sol.limiter, sol.limiter)} at {pct(sol.limiter_pct)}% of peak ({sol.grade})"
     node = Node(name, None, "", "group", attrs={"group": "speed_of_light", "limiter": sol.limiter, "grade": sol.grade})
     if not sol.units:
         node.add(

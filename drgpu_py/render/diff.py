@@ -21,6 +21,7 @@ from ..errors import DataFileError, UsageError
 from ..io import document_text, visible
 from ..profile import short_names
 from . import REGISTRIES, RenderOptions, format_for, register
+from ..analysis.figures import speedup
 from .units import number, us
 
 #: Kernel names in a heading keep at least this many characters (the text summary's least).
@@ -45,7 +46,7 @@ def _dcyc(v) -> str:
 
 
 def _speed(v) -> str:
-    return "n/a" if v is None else f"{v:.2f}x"
+    return speedup(v)
 
 
 #: A number and its unit ("94.91 µs", "-20.7 pp") stay on one line when a line wraps.

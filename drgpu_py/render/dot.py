@@ -21,6 +21,7 @@ from pathlib import Path
 
 import graphviz
 
+from ..analysis.figures import pct
 from ..analysis.tree import Node
 from ..errors import OutputError, ToolNotFoundError
 from ..io import atomic_write
@@ -109,18 +110,14 @@ def _root_label(n: Node, val: str) -> str:
             if isinstance(a.get("ideal_ipc"), (int, float))
             else f"IPC {a['achieved_ipc']:g}"
         )
-    if a.get("top_unit"):
+    # How busy a unit is: a detail (the verdict, in the graph's title, says the useful work);
+    # with a speed of light, its node under the root says it, in the same words as the text.
+    if not a.get("sol_grade") and a.get("top_unit"):
         lines.append(
-            f"busiest unit: {a.get('top_unit_label') or a['top_unit']} {a.get('top_unit_pct') if a.get('top_unit_pct') is not None else '?'}%"
+            f"busiest unit: {a.get('top_unit_label') or a['top_unit']} {pct(a.get('top_unit_pct'), none='?')}%"
         )
     if a.get("bound"):
         lines.append(f"bound: {a['bound']}")
-    if a.get("sol_grade"):
-        lines.append(
-            f"speed of light: {a['sol_grade']} ({a.get('sol_limiter_label') or a.get('sol_limiter')} {a.get('sol_pct')}%)"
-        )
-    if a.get("useful_grade"):
-        lines.append(f"useful work: {a['useful_grade']} ({a.get('useful_pct')}% at peak, {a.get('useful_label')})")
     if a.get("ledger"):
         lines.append(f"time: {a['ledger']}")
     return _label(*lines)
@@ -245,14 +242,14 @@ def build_graph(analysis, options: RenderOptions | None = None, kernels=None) ->
         edge_attr={"color": "#495057", "arrowsize": "0.6", "fontname": FONT},
     )
     if len(kernels) == 1:
-        g.attr(label=_label(kernel_title(kernels[0])))
+        g.attr(label=_label(kernel_title(kernels[0]), f"verdict: {kernels[0].verdict}"))
         _add_tree(g, kernels[0].tree, "k0", options.fold_share)
         return g
     # Under rankdir=LR Graphviz stacks cluster contents bottom-up, so kernels and children are
     # emitted in reverse to read top-down as in the single-kernel picture.
     for i, ka in reversed(list(enumerate(kernels))):
         with g.subgraph(name=f"cluster_k{i}") as sub:
-            sub.attr(label=_label(kernel_title(ka)), style="rounded", color="#ced4da")
+            sub.attr(label=_label(kernel_title(ka), f"verdict: {ka.verdict}"), style="rounded", color="#ced4da")
             _add_tree(sub, ka.tree, f"k{i}", options.fold_share, reverse=True)
     return g
 

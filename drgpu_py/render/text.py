@@ -11,12 +11,13 @@ import io
 from rich.console import Console
 from rich.markup import escape as _markup_escape
 from rich.panel import Panel
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
 from ..analysis.groups import application_severities
-from ..analysis.ledger import part_label
+from ..analysis.figures import pct, speedup
 from ..analysis.tree import Node
 from ..io import visible
 from ..profile import short_name, short_names
@@ -100,7 +101,8 @@ def _add(
         ):
             continue  # the summary view keeps causes, lines and suggestions; -k ID shows all
         sub = tree.add(_label(c, sev))
-        if depth < 5 and not (compact and c.attrs.get("group") == "speed_of_light"):
+        # The summary view leaves out a suggestion's lines: its finding's block below lists them.
+        if depth < 5 and not (compact and (c.attrs.get("group") == "speed_of_light" or c.kind == "suggestion")):
             _add(sub, c, fold, depth + 1, compact, worth, sev)
     if folded:
         tree.add(f"[dim]({len(folded)} below {fold * 100:.0f}% folded)[/dim]")
@@ -122,7 +124,7 @@ NAME_MOST, NAME_LEAST = 60, 24
 
 
 def _sol_text(r: dict) -> str:
-    return f"{r['grade']} ({r['limiter']} {r['limiter_pct']:.0f}%)" if r["grade"] else "n/a"
+    return f"{r['grade']} ({r['limiter']} {pct(r['limiter_pct'])}%)" if r["grade"] else "n/a"
 
 
 def _app_severity(f: dict) -> str:
@@ -190,7 +192,11 @@ def render_summary(analysis, options, console: Console) -> None:
             )
         if len(rows) > SUMMARY_ROWS:
             tab.caption = f"{len(rows) - SUMMARY_ROWS} more kernels below (JSON and HTML list all)"
-        console.print(tab)
+        if table_fits(console, tab):
+            console.print(tab)
+        else:  # rich would crop it: the blocks, names as wide as they allow
+            short = short_names(names, max(NAME_LEAST, min(NAME_MOST, console.width - _block_indent(cells))))
+            _summary_blocks(shown, cells, title, short, len(rows), console, worth)
     first = [p for p in analysis.priorities() if worth.finding(p["estimated_speedup"])][:5]
     if first:
         # A line each: names as long as half the width allows (at least the table's).
@@ -208,7 +214,7 @@ def render_summary(analysis, options, console: Console) -> None:
                 f"  {i}. ",
                 f"{escape(f['id'])} in {escape(short.get(f['name']) or short_name(f['name']))} (id {f['kernel_id']}){where}: "
                 f"{us(f['time_saved_ns'])} ({weight}[{SEV_STYLE[sev]}]{sev}[/]), "
-                f"est. {'≥' if f.get('estimate_capped') else ''}{f['estimated_speedup']:.2f}x",
+                f"est. {'≥' if f.get('estimate_capped') else ''}{speedup(f['estimated_speedup'])}",
             )
             # The finding's notes under it (a header line is inlined code, why the estimate is
             # lower than alone), wrapped to the width.
@@ -252,6 +258,24 @@ def _summary_blocks(
         console.print(f"[dim]{total - len(shown)} more kernels below (JSON and HTML list all)[/dim]")
 
 
+def busyness_text(ka) -> str:
+    """The header's detail line: how busy the kernel keeps the GPU (bound, stall cycles, IPC,
+    the busiest unit as the speed of light grades it). A detail under the verdict, never a
+    verdict: a unit kept busy by waste reads busy."""
+    a = ka.tree.attrs
+    sol = ka.sol
+    if sol is not None and sol.limiter is not None:  # as the tree's speed-of-light node and the HTML
+        unit, unit_pct = sol.labels.get(sol.limiter, sol.limiter), sol.limiter_pct
+    else:
+        unit, unit_pct = a.get("top_unit_label"), a.get("top_unit_pct")
+    busiest = f"busiest unit: {unit or 'n/a'}" + (f" at {pct(unit_pct)}% of peak" if unit_pct is not None else "")
+    if a.get("sol_grade"):
+        busiest += f" (speed of light: {a['sol_grade']})"
+    ideal = a.get("ideal_ipc")
+    ipc = f"IPC {_fmt(ka.achieved_ipc, '.2f')}" + (f" of {ideal:g}" if isinstance(ideal, (int, float)) else "")
+    return f"{ka.bound} bound · stall cycles {_fmt(ka.stall_cycle_pct, '.1f')}% · {ipc} · {busiest}"
+
+
 def render_console(analysis, options, console: Console) -> None:
     shown = analysis.kernels
     worth = worth_of(options)
@@ -276,31 +300,18 @@ def render_console(analysis, options, console: Console) -> None:
     for ka in shown:
         own_notes = own_of[id(ka)]
         k = ka.kernel
-        d = ka.to_dict()
         dur = us(k.duration_ns, ".1f", none="duration n/a")
         launches = ka.kernel.launch_count
         group = f"  [{launches} launches, mean shown]" if ka.kernel.has("drgpu__group_launches") else ""
         head = (
-            f"[bold]{escape(k.name)}[/bold]  (id {k.id}){group}\n{escape(k.device or 'unknown device')} cc {escape(k.compute_capability or '?')}  "
-            f"{dur}  grid {tuple(k.grid)} block {tuple(k.block)}\n"
-            f"bound: [bold]{ka.bound}[/bold]   stall cycles: {_fmt(d['stall_cycle_pct'], '.1f')}%   "
-            f"IPC {_fmt(d['achieved_ipc'], '.2f')} of {ka.tree.attrs.get('ideal_ipc'):g}   busiest unit: {ka.tree.attrs.get('top_unit_label')} "
-            f"{_fmt(ka.tree.attrs.get('top_unit_pct'), '.0f')}%"
+            f"[bold]{escape(k.name)}[/bold]  (id {k.id}){group}\n"
+            f"[bold]verdict:[/bold] {escape(ka.verdict)}\n"
+            f"{escape(k.device or 'unknown device')} cc {escape(k.compute_capability or '?')}  "
+            f"{dur}  grid {tuple(k.grid)} block {tuple(k.block)}"
         )
-        if ka.tree.attrs.get("sol_grade"):
-            a = ka.tree.attrs
-            head += (
-                f"\nspeed of light: [bold]{a['sol_grade']}[/bold] ({escape(str(a.get('sol_limiter_label')))} at "
-                f"{_fmt(a.get('sol_pct'), '.0f')}% of peak)"
-            )
-        useful = ka.useful
-        if useful is not None and useful.efficiency_pct is not None:
-            head += (
-                f"\nuseful work: [bold]{useful.grade}[/bold] ({useful.efficiency_pct:.0f}% of the time at peak, "
-                f"{part_label(useful.limiter)})"
-            )
         if ka.ledger is not None:
             head += f"\ntime: {escape(ka.ledger.text())}"
+        head += f"\n[dim]{escape(busyness_text(ka))}[/dim]"
         console.print(Panel(head, expand=False))
         # In a report of several kernels a finding's severity is that of the time its fix saves
         # in the whole run (groups.application_severity); JSON keeps the kernel's own.
@@ -311,7 +322,11 @@ def render_console(analysis, options, console: Console) -> None:
         # Findings under the --hide-below estimate (a larger fix's time, or too little to
         # matter) and their lines at 0% are left out, named and counted; JSON keeps them whole.
         shown_findings, hidden = worth.split_findings(ka.findings)
-        lines_hidden = _findings(shown_findings[: options.top_findings], console, worth, sev) if shown_findings else 0
+        lines_hidden = (
+            _findings(shown_findings[: options.top_findings], console, worth, sev, blocks=compact)
+            if shown_findings
+            else 0
+        )
         left = hidden_findings_text(worth, hidden, lines_hidden)
         if left:
             console.print(f"[dim]{escape(left)}[/dim]")
@@ -363,12 +378,15 @@ def _where(f, worth: Worth) -> tuple[list[str], int]:
     ], len(hidden)
 
 
-def _findings(shown: list, console: Console, worth: Worth, sev: dict[str, str] | None = None) -> int:
+def _findings(
+    shown: list, console: Console, worth: Worth, sev: dict[str, str] | None = None, blocks: bool = False
+) -> int:
     """A kernel's findings: a table, or where its finding and where columns would be narrower
     than their longest word (an id, a file:line) or FINDING_LEAST, one block of lines each, so
     that ids and numbers are never split. ``sev``: the severities to show by finding id (in a
-    report of several kernels, in the whole run). Returns how many source lines at 0% it left
-    out."""
+    report of several kernels, in the whole run). ``blocks``: blocks of lines at any width (a
+    report of several kernels: the advice at the full width keeps its many sections short).
+    Returns how many source lines at 0% it left out."""
     severity = {f.id: (sev or {}).get(f.id, f.severity) for f in shown}
     title = "Findings (best first; severity in the whole run)" if sev else "Findings (best first)"
     placed = [_where(f, worth) for f in shown]
@@ -382,7 +400,8 @@ def _findings(shown: list, console: Console, worth: Worth, sev: dict[str, str] |
     ids = max(len(f.id) for f in shown)
     places = max((len(w.split(" ", 1)[0]) for ws in wheres for w in ws), default=1)
     # A boxed table of 5 columns: 3 characters a column (padding and rule) and 1 more.
-    if console.width >= 16 + fixed + max(ids, FINDING_LEAST) + max(places, FINDING_LEAST):
+    tab = None
+    if not blocks and console.width >= 16 + fixed + max(ids, FINDING_LEAST) + max(places, FINDING_LEAST):
         tab = Table(title=title, show_lines=True, expand=False)
         for col in ("#", "finding", "severity", "est. speedup", "where"):
             least = {"finding": max(ids, FINDING_LEAST), "where": max(places, FINDING_LEAST)}.get(col)
@@ -396,6 +415,9 @@ def _findings(shown: list, console: Console, worth: Worth, sev: dict[str, str] |
                 f.speedup_text(),
                 "\n".join(where) or "-",
             )
+    # A table rich cannot fit (a long word in a note or a line of code) would be cropped at the
+    # width, its border and the ends of its cells lost: the blocks below instead.
+    if tab is not None and table_fits(console, tab):
         console.print(tab)
         return lines_hidden
     console.print(f"[bold]Findings[/bold] {title.removeprefix('Findings ')}")
@@ -412,6 +434,13 @@ def _findings(shown: list, console: Console, worth: Worth, sev: dict[str, str] |
         for n in f.notes:
             _indented(console, f"[dim]note: {escape(n)}[/dim]", indent)
     return lines_hidden
+
+
+def table_fits(console: Console, table: Table) -> bool:
+    """Whether ``table`` renders within the console's width (rich renders a table whose
+    columns cannot shrink enough wider than that, and printing crops it)."""
+    lines = Segment.split_lines(console.render(table, console.options))
+    return all(Segment.get_line_length(line) <= console.width for line in lines)
 
 
 def _hanging(console: Console, lead: str, markup: str) -> None:

@@ -12,11 +12,12 @@ from html.parser import HTMLParser
 import pytest
 from typer.testing import CliRunner
 
+from drgpu_py.analysis.figures import speedup
 from drgpu_py.cli import app
 from drgpu_py.pipeline.compare import NOISE, diff, list_rows, load, match_kernels, nothing_compared, sort_rows
 from drgpu_py.profile import base_name
 from drgpu_py.render import RenderOptions
-from drgpu_py.render.diff import render_diff
+from drgpu_py.render.diff import _group_members, render_diff
 from drgpu_py.render.units import us
 from drgpu_py.render.list_ import render_list_text
 from drgpu_py.errors import ReportFormatError, UsageError
@@ -64,7 +65,7 @@ def test_diff_names_the_fixed_finding_resolved_and_the_measured_speedup(case):
     text = render_diff(d, "text")
     for fid in resolved_ids:
         assert re.search(rf"RESOLVED\s+{re.escape(fid)}", text)
-    assert f"measured speedup {expected:.2f}x" in text
+    assert f"measured speedup {speedup(expected)}" in text  # one rounding (analysis/figures.py)
 
 
 def test_swapped_diff_calls_the_finding_new_and_the_kernel_slower():
@@ -172,7 +173,7 @@ def test_html_is_self_contained_and_escaped():
     assert p.refs == [] and p.scripts == 0
     assert "global-uncoalesced" in html and "resolved" in html
     expected = bad.kernels[0].kernel.duration_ns / fixed.kernels[0].kernel.duration_ns
-    assert f"{expected:.2f}x" in html
+    assert speedup(expected) in html
 
 
 def test_list_rows_sort_and_filter():
@@ -410,7 +411,8 @@ def test_diff_shows_absolute_cycles_per_reason_and_estimated_vs_measured():
     text = render_diff(diff(b, f), "text")
     assert "elapsed cycles" in text and "cycles per SM" in text
     assert (
-        f"estimated       {k['estimated_speedup']:.2f}x for the resolved findings, measured {k['speedup']:.2f}x" in text
+        f"estimated       {speedup(k['estimated_speedup'])} for the resolved findings, measured {speedup(k['speedup'])}"
+        in text
     )
 
 
@@ -442,7 +444,7 @@ def test_diff_text_follows_the_width(width):
     assert max(map(len, lines)) <= width, max(lines, key=len)
     k = d["kernels"][0]
     for number in (
-        f"{k['speedup']:.2f}x",
+        speedup(k["speedup"]),
         us(k["duration_ns"]["base"], ",.2f"),
         f"{k['stall_cycle_pct']['delta']:+.1f} pp",
         *(f"{g['stall_cycles']['delta']:+,.0f}" for g in k["groups"] if max(g["base"], g["new"]) >= 0.5),
@@ -541,3 +543,21 @@ def test_saved_analysis_round_trips_the_json_drgpu_writes(case, tmp_path):
     assert render(saved, "json") == text
     assert diff(saved, fixed.to_dict()) == diff(bad.to_dict(), fixed.to_dict())
     assert list_rows([saved]) == list_rows([bad.to_dict()])
+
+
+def test_html_colours_a_stall_cause_by_its_cycles_not_its_share():
+    """Issue 46, item 5: a cause whose share of the stall cycles rose while its cycles fell
+    (the other causes fell more) reads green, not red; one whose cycles rose reads red."""
+    bad, fixed = _pair("smem_occupancy")
+    d = diff(bad.to_dict(), fixed.to_dict())
+    k = d["kernels"][0]
+    g = next(g for g in k["groups"] if (g["base"] or 0) >= 0.5)
+    g.update(base=20.0, new=40.0, delta=20.0, stall_cycles={"base": 1000.0, "new": 400.0, "delta": -600.0})
+    k["reasons"] = [r for r in k["reasons"] if r["reason"] not in _group_members().get(g["group"], ())]
+    html = render_diff(d, "html")
+    row = re.search(rf"<td>{re.escape(g['label'])}</td>.*?</tr>", html, re.S)
+    assert row is not None
+    assert 'class="num good"' in row.group(0) and "+20.0 pp" in row.group(0), row.group(0)
+    g.update(base=40.0, new=20.0, delta=-20.0, stall_cycles={"base": 400.0, "new": 1000.0, "delta": 600.0})
+    row = re.search(rf"<td>{re.escape(g['label'])}</td>.*?</tr>", render_diff(d, "html"), re.S)
+    assert row is not None and 'class="num bad"' in row.group(0), row.group(0)

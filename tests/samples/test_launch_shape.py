@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import SAMPLES, analysis_of, library_analysis, slow
+from drgpu_py.analysis.figures import speedup
 
 LAUNCH_FINDINGS = ("grid-too-small", "partial-warps", "block-too-small", "occupancy-limited")
 
@@ -69,7 +70,7 @@ def test_a_launch_findings_text_quotes_the_estimate_it_reports(case):
     found = [f for f in analysis_of(case, "bad").kernels[0].findings if f.id in LAUNCH_FINDINGS]
     assert found, case
     for f in found:
-        assert f"{f.estimated_speedup:.2f}x" in f.advice, (f.id, f.advice)
+        assert speedup(f.estimated_speedup) in f.advice, (f.id, f.advice)
         assert f.stall_share == pytest.approx(1.0 - 1.0 / f.evidence["launch_model"]["speedup"], abs=2e-3)
 
 

@@ -284,7 +284,7 @@ def test_fold_highlight_missing_chain_suggestion():
     # A box of leaf metrics (here Occupancy) lists them, missing ones included.
     assert "Occupancy | Limiter: not collected (section Occupancy) | Achieved occupancy: 50.0%" in text
     root = next(n for n, t in flat.items() if t.startswith("Stall cycles 80.0%"))
-    assert "busiest unit: DRAM 91.0%" in flat[root] and "bound: memory" in flat[root]
+    assert "busiest unit: DRAM 91%" in flat[root] and "bound: memory" in flat[root]
     # Highlight: root -> group -> suggestion drawn thick and orange, other nodes not.
     hl = {n for n in flat if f'color="{dotmod.HIGHLIGHT}"' in _attrs(src, n)}
     assert {n for n in hl} == {

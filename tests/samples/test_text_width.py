@@ -14,6 +14,7 @@ import re
 import pytest
 
 from conftest import api_analysis, library_report, many_kernels_report, slow
+from drgpu_py.analysis.figures import pct
 from drgpu_py.render import RenderOptions, render
 from drgpu_py.render.units import microseconds
 
@@ -67,7 +68,7 @@ def test_summary_keeps_every_column_whole_at_any_width(analysis, width):
     for r in summary[:15]:
         lines = rows[str(r["kernel_id"])]
         cells = [str(r["launches"]), microseconds(r["total_ns"]), f"{100 * r['time_share']:.1f}%"]
-        cells.append(f"{r['grade']} ({r['limiter']} {r['limiter_pct']:.0f}%)")
+        cells.append(f"{r['grade']} ({r['limiter']} {pct(r['limiter_pct'])}%)")
         top = next((f for f in r["findings"] if f["estimated_speedup"] >= 1.02), None)  # worth reading
         if top:
             cells += [top["id"], microseconds(top["time_saved_ns"])]

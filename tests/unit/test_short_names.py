@@ -9,6 +9,8 @@ import random
 
 import pytest
 
+from html import escape
+
 from drgpu_py.profile import CUT, short_name, short_names
 
 ELEMENTWISE = "void at::native::vectorized_elementwise_kernel<(int){n}, {functor}, std::array<char *, (unsigned long){arity}>>(int, T2, T3)"
@@ -95,3 +97,17 @@ def test_hostile_names_differ_and_fit(name):
     still told apart."""
     short = short_names([name, name + "y", "y" + name], 40)
     assert len(set(short.values())) == 3 and all(len(s) <= 40 for s in short.values())
+
+
+def test_the_notebook_table_keeps_different_kernels_apart():
+    """Analysis._repr_html_'s table: the step's kernels under names as different as the
+    terminal's (issue 46: three layer-norm and four elementwise kernels read alike)."""
+    from drgpu_py.analysis.display import NAME_WIDTH, analysis_html
+
+    rows = [
+        {"name": n, "kernel_id": i, "launches": 1, "total_ns": 1000.0, "time_share": 0.1, "findings": []}
+        for i, n in enumerate(STEP_LIKE)
+    ]
+    html = analysis_html("step.ncu-rep", rows)
+    for short in short_names(STEP_LIKE, NAME_WIDTH).values():
+        assert f"<td>{escape(short)}</td>" in html, short

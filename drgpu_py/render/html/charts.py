@@ -14,6 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from ...analysis.context import UNITS
+from ...analysis.figures import share_pct
+from ...analysis.verdict import useful_share
 from ...analysis.tree import KEY_MEMORY_SPLIT, KEY_OCCUPANCY_LIMITER, Node
 from ..dot import format_value, missing_text
 from ...profile import short_names
@@ -237,14 +239,14 @@ def ledger_view(ka) -> dict | None:
     x, segments = 0.0, []
     for name, ns, color, why in parts:
         w = width * ns / e if e > 0 else 0.0
-        segments.append({"name": name, "x": x, "w": w, "color": color, "pct": f"{100 * ns / e:.0f}%", "why": why})
+        segments.append({"name": name, "x": x, "w": w, "color": color, "pct": f"{share_pct(ns / e)}%", "why": why})
         x += w
-    eff = useful.efficiency_pct if useful is not None else None
+    eff = useful_share(useful, ledger)
     return {
         "width": width,
         "segments": segments,
         "grade": useful.grade if useful is not None else None,
-        "badge": f"{useful.grade} · {eff:.0f}% of the time is useful work at peak" if eff is not None else "",
+        "badge": f"{useful.grade} · {share_pct(eff)}% of the time is useful work at peak" if eff is not None else "",
     }
 
 

@@ -13,6 +13,7 @@ from ...profile import short_names
 from ..quiet import Worth
 from .charts import share_chart
 from .common import unix_newlines, share_text
+from ...analysis.figures import pct, speedup
 from ..units import duration, missing
 
 FIX_FIRST_MAX = 10  # findings in the summary's "fix first" list
@@ -30,7 +31,7 @@ def _sort_value(v) -> str:
 
 def _speedup(row: dict) -> str:
     """A summary row's estimate, a lower bound when the model capped it (Finding.speedup_text)."""
-    return ("≥" if row.get("estimate_capped") else "") + f"{row['estimated_speedup']:.2f}x"
+    return ("≥" if row.get("estimate_capped") else "") + speedup(row["estimated_speedup"])
 
 
 def _app_severity(f: dict) -> str:
@@ -85,7 +86,7 @@ def summary_view(analysis, kernels: list[dict], worth: Worth | None = None) -> d
             f["anchor"] = kv["anchor"]
             f["href"] = f"#{kv['anchor']}-f{ranks[f['id']]}" if f["id"] in ranks else "#" + kv["anchor"]
         label = sol.labels.get(r["limiter"], r["limiter"]) if sol is not None and r["limiter"] else ""
-        limiter = f"{label.split(' (')[0]} {r['limiter_pct']:.0f}%" if label and r["limiter_pct"] is not None else ""
+        limiter = f"{label.split(' (')[0]} {pct(r['limiter_pct'])}%" if label and r["limiter_pct"] is not None else ""
         top = next((f for f in r["findings"] if worth.finding(f["estimated_speedup"])), None)
         name = unix_newlines(r["name"])
         table.append(

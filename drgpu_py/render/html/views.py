@@ -15,6 +15,7 @@ import re
 from markupsafe import Markup
 
 from ...analysis import groups
+from ...analysis.figures import pct
 from ...analysis.tree import Node, location_text
 from .. import RenderOptions
 from ..dot import format_value, is_chain, missing_text, svg_for
@@ -274,7 +275,12 @@ def kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool, in
         ("Shared memory / block", bytes_text(k.m("launch__shared_mem_per_block"))),
         ("Occupancy (achieved / theoretical)", f"{number(ach, '.0f', '%')} / {number(theo, '.0f', '%')}"),
         ("IPC (achieved / ideal)", f"{number(ka.achieved_ipc, '.2f')} / {ka.tree.attrs.get('ideal_ipc', 'n/a')}"),
-        ("Busiest unit", f"{top_label or 'n/a'}" + ("" if missing(top_pct) else f" at {top_pct:.0f}% of peak")),
+        (
+            "Busiest unit",
+            f"{top_label or 'n/a'}"
+            + ("" if missing(top_pct) else f" at {pct(top_pct)}% of peak")
+            + (f" (speed of light: {sol.grade})" if sol is not None and sol.grade else ""),
+        ),
     ]
     svg = None
     if with_svg:
@@ -306,6 +312,7 @@ def kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool, in
         "mangled": k.mangled if k.mangled and k.mangled != k.name else "",
         "duration_ns": None if missing(k.duration_ns) else float(k.duration_ns),
         "duration": duration(k.duration_ns),
+        "verdict": ka.verdict,
         "bound": ka.bound,
         "stall_pct": number(ka.stall_cycle_pct, ".1f", "%"),
         "stall_w": 0.0 if missing(ka.stall_cycle_pct) else max(0.0, min(100.0, float(ka.stall_cycle_pct))),

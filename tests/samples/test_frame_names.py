@@ -1,0 +1,19 @@
+"""The frames' short names (issue 46, item 4): different kernels never share one, and each is
+the form the terminal's summary would give at its widest (profile.short_names)."""
+
+from __future__ import annotations
+
+from conftest import library_analysis
+from drgpu_py.analysis.display import NAME_WIDTH
+from drgpu_py.profile import short_names
+
+
+def test_kernels_and_findings_frames_keep_different_kernels_apart():
+    a = library_analysis("step")  # four elementwise, three layer-norm and three nvjet kernels
+    kernels = a.kernels_frame()
+    pairs = kernels[["kernel", "short_name"]].drop_duplicates()
+    assert pairs["short_name"].is_unique, pairs[pairs["short_name"].duplicated(keep=False)]
+    expected = short_names([ka.kernel.name for ka in a.kernels], NAME_WIDTH)
+    assert dict(zip(pairs["kernel"], pairs["short_name"])) == {n: expected[n] for n in pairs["kernel"]}
+    findings = a.findings_frame()
+    assert dict(zip(findings["kernel"], findings["short_name"])) == {n: expected[n] for n in findings["kernel"]}
