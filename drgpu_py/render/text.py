@@ -402,24 +402,42 @@ def _findings(
     # A boxed table of 5 columns: 3 characters a column (padding and rule) and 1 more.
     tab = None
     if not blocks and console.width >= 16 + fixed + max(ids, FINDING_LEAST) + max(places, FINDING_LEAST):
-        tab = Table(title=title, show_lines=True, expand=False)
-        for col in ("#", "finding", "severity", "est. speedup", "where"):
-            least = {"finding": max(ids, FINDING_LEAST), "where": max(places, FINDING_LEAST)}.get(col)
-            tab.add_column(col, no_wrap=col in ("#", "severity", "est. speedup"), overflow="fold", min_width=least)
-        for i, (f, where) in enumerate(zip(shown, wheres), 1):
-            tab.add_row(
-                str(i),
-                f"[bold]{f.id}[/bold]\n{escape(f.title)}\n[dim]{escape(f.advice)}[/dim]"
-                + "".join(f"\n[dim]note: {escape(n)}[/dim]" for n in f.notes),
-                f"[{SEV_STYLE[severity[f.id]]}]{severity[f.id]}[/]",
-                f.speedup_text(),
-                "\n".join(where) or "-",
-            )
+        tab = _findings_table(shown, wheres, severity, title, max(ids, FINDING_LEAST), max(places, FINDING_LEAST))
     # A table rich cannot fit (a long word in a note or a line of code) would be cropped at the
     # width, its border and the ends of its cells lost: the blocks below instead.
     if tab is not None and table_fits(console, tab):
         console.print(tab)
-        return lines_hidden
+    else:
+        _findings_blocks(shown, wheres, severity, title, console)
+    return lines_hidden
+
+
+def _findings_table(
+    shown: list, wheres: list[list[str]], severity: dict[str, str], title: str, id_least: int, where_least: int
+) -> Table:
+    """The findings as a boxed table of 5 columns (its finding and where columns at least
+    ``id_least`` and ``where_least`` wide, so ids and file:line are never split)."""
+    tab = Table(title=title, show_lines=True, expand=False)
+    for col in ("#", "finding", "severity", "est. speedup", "where"):
+        least = {"finding": id_least, "where": where_least}.get(col)
+        tab.add_column(col, no_wrap=col in ("#", "severity", "est. speedup"), overflow="fold", min_width=least)
+    for i, (f, where) in enumerate(zip(shown, wheres), 1):
+        tab.add_row(
+            str(i),
+            f"[bold]{f.id}[/bold]\n{escape(f.title)}\n[dim]{escape(f.advice)}[/dim]"
+            + "".join(f"\n[dim]note: {escape(n)}[/dim]" for n in f.notes),
+            f"[{SEV_STYLE[severity[f.id]]}]{severity[f.id]}[/]",
+            f.speedup_text(),
+            "\n".join(where) or "-",
+        )
+    return tab
+
+
+def _findings_blocks(
+    shown: list, wheres: list[list[str]], severity: dict[str, str], title: str, console: Console
+) -> None:
+    """The findings as one block of lines each: id, severity and estimate, then the title,
+    advice, locations and notes indented."""
     console.print(f"[bold]Findings[/bold] {title.removeprefix('Findings ')}")
     indent = len(str(len(shown))) + 2
     for i, (f, where) in enumerate(zip(shown, wheres), 1):
@@ -433,7 +451,6 @@ def _findings(
             _indented(console, w, indent if len(w.split(" ", 1)[0]) <= console.width - indent else 0)
         for n in f.notes:
             _indented(console, f"[dim]note: {escape(n)}[/dim]", indent)
-    return lines_hidden
 
 
 def table_fits(console: Console, table: Table) -> bool:
