@@ -32,6 +32,7 @@ __all__ = [
     "MIN_BLOCKS_PER_PART",
     "READER_MEMORY_PER_BYTE",
     "StartedRead",
+    "available_memory",
     "read_parts",
     "read_rep_checked",
     "start_read",
@@ -59,12 +60,26 @@ def read_parts(blocks: int, jobs: int, selected: bool, report_bytes: int = 0) ->
     if selected or jobs <= 1:
         return 1
     n = min(jobs, blocks // MIN_BLOCKS_PER_PART)
-    try:
-        free = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    free = available_memory()
+    if free is not None:  # unknown: the cores decide
         n = min(n, free // max(1, READER_MEMORY_PER_BYTE * report_bytes))
-    except (ValueError, OSError, AttributeError):  # no sysconf: the cores decide
-        pass
     return max(1, n)
+
+
+def available_memory() -> int | None:
+    """Bytes a new process can take now: the kernel's MemAvailable (free memory and the page
+    cache it can drop), else the free pages alone; None where neither is known."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
 
 
 def _refuse_damaged_framing(p: Path, walk) -> None:

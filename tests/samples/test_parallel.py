@@ -57,6 +57,9 @@ def test_a_report_read_in_parts_gives_the_one_process_result(mixed, monkeypatch)
     ) == (3, 1, 1, 1)
     # No more readers than the free memory holds, at READER_MEMORY_PER_BYTE times the report each.
     assert rep_open.read_parts(1600, 16, False, report_bytes=1 << 60) == 1
+    assert (rep_open.available_memory() or 0) > 0
+    # The parts themselves, whatever memory the other tests leave free at this moment.
+    monkeypatch.setattr(rep_open, "available_memory", lambda: 1 << 40)
     sizes = []
     real = rep_open.in_children
 
