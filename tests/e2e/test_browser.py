@@ -9,7 +9,9 @@ hostile text as text.
 
 Skips only where Chromium (or the ``websocket-client`` package) is absent. Run as a script to
 refresh the documentation screenshot:
-``python tests/e2e/test_browser.py sample_reports/aos_gather/aos_gather_bad.ncu-rep docs/img/report.png``.
+``python tests/e2e/test_browser.py sample_reports/aos_gather/aos_gather_bad.ncu-rep docs/img/report.png``;
+``python tests/e2e/test_browser.py --docs`` refreshes docs/img/{report,many,diff}-{1400,800}.png,
+whose sizes and pages (fitting their window, summary on top) the tests here check.
 """
 
 from __future__ import annotations
@@ -244,9 +246,147 @@ def test_summary_table_sorts_in_chromium(browser, tmp_path):
     assert c.problems() == []
 
 
+# The documentation screenshots (docs/img): one kernel, several kernel groups and a diff, each at
+# a wide and a narrow window. ``python tests/e2e/test_browser.py --docs`` writes them.
+IMG = ROOT / "docs" / "img"
+SHOT_WIDTHS = (1400, 800)
+SHOT_HEIGHT = 1200
+SHOT_PAGES = ("report", "many", "diff")
+
+
+def render_page(name: str, out_dir: Path) -> Path:
+    """One of SHOT_PAGES rendered to HTML under ``out_dir``: ``report`` the aos_gather sample
+    (one kernel), ``many`` the PyTorch step (15 kernel groups), ``diff`` aos_gather bad vs fixed
+    (paired by name, as docs/compare.md shows)."""
+    out = Path(out_dir) / f"{name}.html"
+    if name == "report":
+        return render_sample(SAMPLE, out)
+    if name == "many":
+        from conftest import library_report
+
+        return render_sample(library_report("step"), out)
+    if name == "diff":
+        import os
+        import subprocess
+
+        base = SAMPLE.relative_to(ROOT)  # the page shows the paths as given: relative to the repository
+        fixed = base.with_name("aos_gather_fixed.ncu-rep.xz")
+        argv = ["diff", str(base), str(fixed), "--pair", "scale_keys_aos=scale_keys_soa", "-f", "html", "-o", str(out)]
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+        subprocess.run([sys.executable, "-m", "drgpu_py", *argv], check=True, cwd=ROOT, env=env, timeout=120)
+        return out
+    raise ValueError(name)
+
+
+def show_at(c: Chrome, page: Path, width: int, height: int = SHOT_HEIGHT) -> None:
+    """Loads ``page`` in a window ``width`` CSS pixels wide (scale 1: one CSS pixel, one pixel)."""
+    c.send("Emulation.setDeviceMetricsOverride", width=width, height=height, deviceScaleFactor=1, mobile=False)
+    c.load(page.as_uri())
+    c.eval("document.fonts.ready.then(() => true)")
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    """(width, height) read from a PNG's IHDR chunk."""
+    head = Path(path).read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n" and head[12:16] == b"IHDR", path
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+
+
+def save_doc_screenshots(out_dir: Path = IMG) -> list[Path]:
+    """Writes ``{page}-{width}.png`` for each of SHOT_PAGES and SHOT_WIDTHS (the top SHOT_HEIGHT
+    pixels of the page)."""
+    exe = find_browser()
+    if exe is None:
+        raise SystemExit("chromium not found")
+    written = []
+    with tempfile.TemporaryDirectory() as tmp:
+        c = Chrome(exe, max(SHOT_WIDTHS), SHOT_HEIGHT)
+        try:
+            for name in SHOT_PAGES:
+                page = render_page(name, Path(tmp))
+                for width in SHOT_WIDTHS:
+                    show_at(c, page, width)
+                    png = Path(out_dir) / f"{name}-{width}.png"
+                    c.screenshot(png)
+                    written.append(png)
+        finally:
+            c.close()
+    return written
+
+
+# What a reader sees first: the run's summary (one kernel: its verdict; a diff: the speedup).
+TOP_OF_PAGE = {
+    "report": ".kernel .verdict, .kernel .verdict-line",
+    "many": ".app-summary",
+    "diff": "main > section.card .hero",
+}
+
+# The widest element of the page that is not inside a box that scrolls on its own (a wide table
+# in .table-scroll, the graph, a source line): what pushes the page past the window.
+OVERFLOW = """(() => {
+    const vw = document.documentElement.clientWidth;
+    const scrolls = el => { for (let p = el.parentElement; p; p = p.parentElement) {
+        const o = getComputedStyle(p).overflowX; if (o === 'auto' || o === 'scroll' || o === 'hidden') return true; }
+        return false; };
+    const wide = [...document.body.querySelectorAll('*')]
+        .filter(el => el.getBoundingClientRect().right > vw + 1 && el.checkVisibility() && !scrolls(el))
+        .map(el => el.tagName.toLowerCase() + (el.className && typeof el.className === 'string' ? '.' + el.className.split(' ').join('.') : '')
+            + ' right=' + Math.round(el.getBoundingClientRect().right));
+    return {vw, scroll: document.documentElement.scrollWidth, wide: wide.slice(0, 8)};
+})()"""
+
+
+@pytest.fixture(scope="module")
+def shot_pages(tmp_path_factory):
+    out = tmp_path_factory.mktemp("shots")
+    return {name: render_page(name, out) for name in SHOT_PAGES}
+
+
+@pytest.mark.parametrize("width", SHOT_WIDTHS)
+@pytest.mark.parametrize("name", SHOT_PAGES)
+def test_page_fits_the_window_in_chromium(browser, shot_pages, name, width):
+    """Each documentation page at 1400 and 800 px: nothing wider than the window but what scrolls
+    inside its own box (so the page has no sideways scroll bar), no console errors, and the
+    summary a reader came for in the first screen, inside the window's width."""
+    c = browser
+    try:
+        show_at(c, shot_pages[name], width)
+        assert c.problems() == []
+        got = c.eval(OVERFLOW)
+        assert got["vw"] == width
+        assert got["scroll"] <= width and got["wide"] == [], got
+        top = c.eval(f"""(() => {{
+            const el = document.querySelector({json.dumps(TOP_OF_PAGE[name])});
+            if (!el) return null;
+            const r = el.getBoundingClientRect();
+            return {{visible: el.checkVisibility(), top: r.top, left: r.left, right: r.right, h: r.height,
+                     text: el.textContent.trim().slice(0, 80)}};
+        }})()""")
+        assert top and top["visible"] and top["h"] > 0 and top["text"], top
+        assert 0 <= top["top"] < SHOT_HEIGHT and top["left"] >= 0 and top["right"] <= width + 1, top
+    finally:
+        c.send("Emulation.clearDeviceMetricsOverride")
+
+
+@pytest.mark.parametrize("name", SHOT_PAGES)
+def test_doc_screenshots_are_committed(name):
+    """docs/img holds each page's screenshot at each width, as many pixels wide as its window
+    (pixels are not compared: Chromium versions draw differently)."""
+    for width in SHOT_WIDTHS:
+        png = IMG / f"{name}-{width}.png"
+        assert png.exists(), f"{png} missing: python tests/e2e/test_browser.py --docs"
+        assert png_size(png) == (width, SHOT_HEIGHT)
+        assert 10_000 < png.stat().st_size < 600_000
+    assert sum(p.stat().st_size for p in IMG.glob("*-[0-9]*.png")) < 1_500_000
+
+
 if __name__ == "__main__":
     sys.path.insert(0, str(ROOT))
-    save_report_screenshot(Path(sys.argv[1]), Path(sys.argv[2]))
+    if sys.argv[1:] == ["--docs"]:
+        for p in save_doc_screenshots():
+            print(p.relative_to(ROOT), png_size(p), p.stat().st_size)
+    else:
+        save_report_screenshot(Path(sys.argv[1]), Path(sys.argv[2]))
 
 
 def test_lazy_tree_and_source_match_the_inline_page(browser, tmp_path, monkeypatch):

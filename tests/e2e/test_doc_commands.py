@@ -55,6 +55,7 @@ NOT_RUN = {
     "python benchmarks/bench_jobs.py --report /tmp/composed.ncu-rep --jobs 1,2 --out /tmp/jobs": "a benchmark on the composed report",
     "python benchmarks/bench_one_kernel_floor.py --repeat 9": "a benchmark: nine rounds of drgpu and both read floors, a minute of CPU",
     "python tests/e2e/test_browser.py sample_reports/aos_gather/aos_gather_bad.ncu-rep docs/img/report.png": "rewrites the committed screenshot; tests/e2e/test_browser.py renders and screenshots the same report",
+    "python tests/e2e/test_browser.py --docs": "rewrites the six committed screenshots; tests/e2e/test_browser.py loads the same pages at the same widths and checks the PNGs",
 }
 # Output examples not checked here, and why (scripts/doc_examples.py --check, run by .ci/run,
 # checks them).
