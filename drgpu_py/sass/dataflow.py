@@ -10,7 +10,7 @@ the CFG alone are memoized on it by ``reaching_defs`` (launches of one function 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 from .cfg import CFG, Loop
 from .isa import Instruction
@@ -18,6 +18,25 @@ from .slicing import reaching_defs
 
 
 LOAD_OPCODES = ("LDG", "LD", "LDS", "LDL", "ATOM", "ATOMG", "ATOMS", "LDGSTS", "TLD", "TEX")
+
+
+def definitions(
+    cfg: CFG, idx: int, regs: Iterable[str], follows: Callable[[str], bool] = lambda reg: True
+) -> Iterator[int]:
+    """The instructions whose results reach the registers ``regs`` of instruction ``idx``,
+    through any chain of definitions (the registers each uses, those ``follows`` accepts):
+    each index once, nearest chains first. A worklist, since chains in long straight-line code
+    are deep; a caller that has its answer stops the walk."""
+    todo = [(idx, r) for r in regs]
+    seen: set[int] = set()
+    while todo:
+        at, reg = todo.pop()
+        for j, _ in reaching_defs(cfg, at, reg, 10_000):
+            if j in seen:
+                continue
+            seen.add(j)
+            yield j
+            todo.extend((j, u) for u in cfg.insts[j].uses if follows(u))
 
 
 def data_addressed_loads(cfg: CFG | None, pcs: Iterable[int]) -> list[int]:
@@ -28,20 +47,7 @@ def data_addressed_loads(cfg: CFG | None, pcs: Iterable[int]) -> list[int]:
         return []
 
     def from_memory(idx: int, regs: set[str]) -> bool:
-        # Walk the definitions back (a worklist: chains in long straight-line code are deep).
-        todo = [(idx, r) for r in regs]
-        seen: set[int] = set()
-        while todo:
-            at, reg = todo.pop()
-            for j, _ in reaching_defs(cfg, at, reg, 10_000):
-                if j in seen:
-                    continue
-                seen.add(j)
-                d = cfg.insts[j]
-                if d.opcode in LOAD_OPCODES:
-                    return True
-                todo.extend((j, u) for u in d.uses)
-        return False
+        return any(cfg.insts[j].opcode in LOAD_OPCODES for j in definitions(cfg, idx, regs))
 
     out = []
     for pc in pcs:
@@ -646,19 +652,11 @@ def address_leaves(cfg: CFG, idx: int) -> frozenset[str] | None:
     if operand is None:
         return None
     leaves: set[str] = set(_SPECIAL.findall(operand))
-    todo = [(idx, r) for r in registers_in(operand)]
-    seen: set[int] = set()
-    while todo:
-        at, reg = todo.pop()
-        for j, _ in reaching_defs(cfg, at, reg, 10_000):
-            if j in seen:
-                continue
-            seen.add(j)
-            d = cfg.insts[j]
-            if d.opcode in _OPAQUE_DEFS or "CLOCK" in d.text or "GLOBALTIMER" in d.text:
-                return None
-            leaves.update(_SPECIAL.findall(d.text))
-            todo.extend((j, u) for u in d.uses if not _PREDICATE.fullmatch(u))
+    for j in definitions(cfg, idx, registers_in(operand), lambda reg: not _PREDICATE.fullmatch(reg)):
+        d = cfg.insts[j]
+        if d.opcode in _OPAQUE_DEFS or "CLOCK" in d.text or "GLOBALTIMER" in d.text:
+            return None
+        leaves.update(_SPECIAL.findall(d.text))
     return frozenset(leaves) or None
 
 
