@@ -29,6 +29,7 @@ from drgpu_py.analysis.figures import pct
 from drgpu_py.errors import OutputError
 from drgpu_py.profile import Profile
 from drgpu_py.render import RenderOptions, render
+from drgpu_py.render.html.summary import SHORT_NAME_W
 from drgpu_py.render import dot as dotmod
 from drgpu_py.render.bundle import write_all
 from drgpu_py.render.html.page import unpack_page
@@ -391,7 +392,7 @@ def test_step_summary_table(step_page):
     rows = _summary_rows(doc)
     assert len(rows) == len(summary), "one row per group"
     ids = page.ids()
-    short = short_names([s["name"] for s in summary], 30)
+    short = short_names([s["name"] for s in summary], SHORT_NAME_W)
     shown = {r["text"]: r["title"] for r in rows}  # the full name on hover (title=)
     assert len(shown) == len({s["name"] for s in summary}), "different kernels, different names in the table"
     for r, s in zip(rows, summary):  # in the summary's order: by total GPU time

@@ -17,7 +17,9 @@ from ...analysis.figures import pct, speedup
 from ..units import duration, missing
 
 FIX_FIRST_MAX = 10  # findings in the summary's "fix first" list
-SHORT_NAME_W = 30  # characters of a kernel's short name in the summary table
+# Characters of a kernel's short name in the summary table: as many as the terminal's summary
+# gives (render/text.py NAME_MOST); the table scrolls inside its box in a narrow window.
+SHORT_NAME_W = 60
 
 
 def _us(ns) -> str:
