@@ -637,7 +637,7 @@ def _steps_by_invariant(cfg: CFG, j: int, reg: str, loop: Loop, memo: dict[int, 
     return not varying or ins.opcode not in _STEP_ADDEND or varying[0] == _STEP_ADDEND[ins.opcode]
 
 
-_OPAQUE_DEFS = LOAD_OPCODES + ("LDL", "LDS", "SHFL", "VOTE", "CALL")
+_OPAQUE_DEFS = LOAD_OPCODES + ("SHFL", "VOTE", "CALL")
 _SPECIAL = re.compile(r"\bSR_[A-Z_.0-9]+|c\[0x[0-9a-f]+\]\[0x[0-9a-f]+\]")
 
 
@@ -652,12 +652,9 @@ def address_leaves(cfg: CFG, idx: int) -> frozenset[str] | None:
     if operand is None:
         return None
     leaves: set[str] = set(_SPECIAL.findall(operand))
-    for j in definitions(cfg, idx, registers_in(operand), lambda reg: not _PREDICATE.fullmatch(reg)):
+    for j in definitions(cfg, idx, registers_in(operand), lambda reg: not reg.startswith(("P", "UP"))):
         d = cfg.insts[j]
         if d.opcode in _OPAQUE_DEFS or "CLOCK" in d.text or "GLOBALTIMER" in d.text:
             return None
         leaves.update(_SPECIAL.findall(d.text))
     return frozenset(leaves) or None
-
-
-_PREDICATE = re.compile(r"!?U?P[0-7T]")

@@ -5,6 +5,7 @@ lowers the ceilings too, so the figures can only go down."""
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -27,6 +28,7 @@ def _functions(blocks: Iterable) -> Iterator:
         yield from _functions(block.closures)
 
 
+@functools.cache
 def _figures() -> tuple[float, int]:
     functions = [
         f

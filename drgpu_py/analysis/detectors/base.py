@@ -143,6 +143,16 @@ def queue_charge(ctx: KernelContext, pcs: Iterable[int], reason: str) -> float:
     return (every - own) * (own / every) / tot
 
 
+def l2_sector_share(ctx: KernelContext, pcs: Iterable[int]) -> float | None:
+    """The share of the L2 global sectors the SMs request that ``pcs`` request: what a change
+    removing those instructions takes off L1 and L2. None where per-instruction sectors are
+    not measured."""
+    if not ctx.measured("l2_sectors_global"):
+        return None
+    mine = float(ctx.df.loc[[p for p in pcs if p in ctx.df.index], "l2_sectors_global"].sum())
+    return mine / ctx.total_of("l2_sectors_global")
+
+
 def lsu_relief(ctx: KernelContext, pcs: Iterable[int]) -> dict[str, float]:
     """The share of the kernel's memory instructions that ``pcs`` execute: a fix that
     removes them also unloads the SM's load/store and MIO pipelines by that share (the

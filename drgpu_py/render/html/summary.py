@@ -9,6 +9,7 @@ views (views.kernel_view, in ``analysis.kernels`` order) and returns the summary
 from __future__ import annotations
 
 from ...analysis import groups
+from ...analysis.display import NAME_WIDTH
 from ...profile import short_names
 from ..quiet import Worth
 from .charts import share_chart
@@ -18,8 +19,8 @@ from ..units import duration, missing
 
 FIX_FIRST_MAX = 10  # findings in the summary's "fix first" list
 # Characters of a kernel's short name in the summary table: as many as the terminal's summary
-# gives (render/text.py NAME_MOST); the table scrolls inside its box in a narrow window.
-SHORT_NAME_W = 60
+# and the frames give; the table scrolls inside its box in a narrow window.
+SHORT_NAME_W = NAME_WIDTH
 
 
 def _us(ns) -> str:

@@ -39,6 +39,7 @@ from ..base import (
     cost_share,
     detector,
     eliminate,
+    l2_sector_share,
     lsu_relief,
 )
 
@@ -89,12 +90,8 @@ def loop_invariant_load(ctx: KernelContext, passes: Passes) -> Detection | None:
     # The reloads' share of the L2 sectors the SMs request: what hoisting takes off L1 and L2
     # (the rest of the traffic, e.g. the loop's stores to varying addresses, stays and bounds the gain).
     # Without per-instruction sectors that share is not measured, and none is taken off.
-    partial = {"lts": 0.0, "l1tex": 0.0}
-    if ctx.measured("l2_sectors_global"):
-        mine = float(ctx.df.loc[[p for p in gone if p in ctx.df.index], "l2_sectors_global"].sum())
-        share = mine / ctx.total_of("l2_sectors_global")
-        partial = {"lts": share, "l1tex": share}
-    partial = {**partial, **lsu_relief(ctx, gone)}
+    share = l2_sector_share(ctx, gone)
+    partial = {"lts": share or 0.0, "l1tex": share or 0.0, **lsu_relief(ctx, gone)}
     return Detection(
         stall_share=ctx.as_stall_share(removed_share),
         speedup=eliminate(max(removed_share, r_own) + r_prom),

@@ -34,13 +34,14 @@ from typing import Any
 
 from ....sass.cfg import CFG
 from ....sass.dataflow import address_leaves
-from ...context import KernelContext
+from ...context import KernelContext, LineKey
 from ...passes import Passes
 from ..base import (
     Detection,
     cost_share,
     detector,
     eliminate,
+    l2_sector_share,
     lsu_relief,
     removed_limit,
     within_limit,
@@ -51,71 +52,57 @@ _EXCHANGES = frozenset({"SHFL", "BAR", "ATOM", "ATOMG", "ATOMS", "RED", "REDG", 
 # A later pass reads about as much as the earlier one: between half and twice its loads.
 _SAME_RANGE = (0.5, 2.0)
 
-PassKey = tuple[frozenset[str], int]
-
 
 def _plain_load(ins_text: str) -> bool:
     """Not a load that must reach memory each time (strong or volatile: flags, spin waits)."""
     return "STRONG" not in ins_text and "VOLATILE" not in ins_text
 
 
-def _line_number(value: object) -> int | None:
-    """A source line as an int; None where the instruction has none (NaN or pandas' NA)."""
-    try:
-        number: int = int(value)  # type: ignore[call-overload]
-    except (TypeError, ValueError):
-        return None
-    return number
-
-
-def _pass_loads(ctx: KernelContext, cfg: CFG) -> dict[PassKey, list[int]]:
-    """Executed global loads grouped by (address leaves, source line): instruction indices.
-    Only addresses computed from at least one kernel parameter or launch constant."""
+def _pass_loads(ctx: KernelContext, cfg: CFG) -> dict[frozenset[str], list[list[int]]]:
+    """Executed global loads by what their addresses are computed from (only addresses from at
+    least one kernel parameter or launch constant), each group split into runs of one source
+    line: instruction indices, the runs in program order."""
     executed = ctx.executed()
-    lines = ctx.df["line"] if "line" in ctx.df.columns else None
-    if lines is None:
-        return {}
-    groups: dict[PassKey, list[int]] = defaultdict(list)
+    groups: dict[tuple[frozenset[str], LineKey], list[int]] = defaultdict(list)
     for idx, ins in enumerate(cfg.insts):
         if not ins.is_global_load() or ins.is_atomic() or not _plain_load(ins.text):
             continue
-        line = _line_number(lines.get(ins.pc))
+        line = ctx.line_of(ins.pc)
         if line is None or not float(executed.get(ins.pc) or 0.0) > 0:
             continue
         leaves = address_leaves(cfg, idx)
         if leaves is None or not any(leaf.startswith("c[0x0]") for leaf in leaves):
             continue
         groups[(leaves, line)].append(idx)
-    return groups
+    runs: dict[frozenset[str], list[list[int]]] = defaultdict(list)
+    for (leaves, _line), idxs in groups.items():
+        runs[leaves].append(idxs)  # in order: instructions are visited by index
+    for same in runs.values():
+        same.sort(key=min)
+    return runs
 
 
 def _later_passes(ctx: KernelContext, cfg: CFG) -> tuple[list[int], int]:
     """PCs of the loads that read again what an earlier pass read, and the number of passes
     of the data read most often."""
-    groups = _pass_loads(ctx, cfg)
     executed = ctx.executed()
     exchanges = [i for i, ins in enumerate(cfg.insts) if ins.opcode in _EXCHANGES]
 
-    def count(idxs: list[int]) -> float:
-        return sum(float(executed.get(cfg.insts[i].pc) or 0.0) for i in idxs)
+    def count(run: list[int]) -> float:
+        return sum(float(executed.get(cfg.insts[i].pc) or 0.0) for i in run)
 
-    def follows(first: list[int], later: list[int]) -> bool:
-        end, start = max(first), min(later)
+    def follows(first: tuple[list[int], float], later: tuple[list[int], float]) -> bool:
+        end, start = first[0][-1], later[0][0]
         if start <= end or not any(end < e < start for e in exchanges):
             return False
-        ratio = count(later) / max(count(first), 1e-9)
-        return _SAME_RANGE[0] <= ratio <= _SAME_RANGE[1]
+        return _SAME_RANGE[0] <= later[1] / max(first[1], 1e-9) <= _SAME_RANGE[1]
 
-    repeated: set[int] = set()
+    repeated: list[int] = []
     passes = 1
-    by_leaves: dict[frozenset[str], list[list[int]]] = defaultdict(list)
-    for (leaves, _line), idxs in groups.items():
-        by_leaves[leaves].append(sorted(idxs))
-    for runs in by_leaves.values():
-        runs.sort(key=min)
-        later = [run for k, run in enumerate(runs) if any(follows(first, run) for first in runs[:k])]
-        for run in later:
-            repeated.update(cfg.insts[i].pc for i in run)
+    for same in _pass_loads(ctx, cfg).values():
+        counted = [(run, count(run)) for run in same]
+        later = [run for k, run in enumerate(counted) if any(follows(first, run) for first in counted[:k])]
+        repeated += [cfg.insts[i].pc for run, _ in later for i in run]
         passes = max(passes, 1 + len(later))
     return sorted(repeated), passes
 
@@ -136,13 +123,12 @@ def repeated_pass(ctx: KernelContext, passes: Passes) -> Detection | None:
         "repeated_loads": len(repeated),
         "removed_sample_share": round(removed_share, 3),
     }
+    share = l2_sector_share(ctx, repeated)
     partial: dict[str, float] = {}
-    if ctx.measured("l2_sectors_global"):
-        mine = float(ctx.df.loc[[p for p in repeated if p in ctx.df.index], "l2_sectors_global"].sum())
-        share = mine / ctx.total_of("l2_sectors_global")
+    if share is not None:
         evidence["repeated_sector_share"] = round(share, 3)
         partial = {"lts": share, "l1tex": share}
-    partial = {**partial, **lsu_relief(ctx, repeated)}
+    partial |= lsu_relief(ctx, repeated)
     speed = within_limit(
         eliminate(removed_share),
         removed_limit(removed_share),
