@@ -12,13 +12,14 @@
 #  3. profiles the first launch of that kernel with drgpu profile's default set for gh100
 #     (sample_reports/public/default_set_gh100.args) and --import-source yes;
 #  4. extracts the program's sm_90 cubin (cuobjdump -xelf).
-# A program that fails to build, fails under ncu or runs past its time limit is recorded and
+# A program that fails to build, fails under ncu or runs past its time limit (STEP_LIMIT_S per ncu
+# run, default 150) is recorded and
 # skipped. Outputs: OUTDIR/round.tar (reports xz-compressed, cubins, logs, status.txt, hot.tsv).
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=$(realpath -m "$1"); shift
 rep="$out/reports"; mkdir -p "$rep"
-size=${ROUND_SIZE:-14}; budget=${ROUND_BUDGET_S:-480}; hot_launches=${HOT_LAUNCHES:-400}
+size=${ROUND_SIZE:-14}; budget=${ROUND_BUDGET_S:-480}; hot_launches=${HOT_LAUNCHES:-400}; step_limit=${STEP_LIMIT_S:-150}
 mapfile -t dargs <"$here/default_set_gh100.args"
 start=$SECONDS
 status="$rep/status.txt"; : >"$status"
@@ -40,7 +41,7 @@ for n in "$@"; do
   d=/opt/samples/$n; p=$(progname "$n"); read -r -a a <<<"$(runargs "$n")"
   [ -x "$d/$p" ] || { note "skip $n: not built"; sed 's/^/    /' "$d/build.log" | tail -5 | tee -a "$status"; continue; }
   t=$SECONDS
-  (cd "$d" && timeout 150 ncu --metrics gpu__time_duration.sum --clock-control none --print-kernel-base mangled \
+  (cd "$d" && timeout -k 10 "$step_limit" ncu --metrics gpu__time_duration.sum --clock-control none --print-kernel-base mangled \
       -c "$hot_launches" --csv --page raw "./$p" "${a[@]}" >"$rep/${n}_hot.csv" 2>"$rep/${n}_hot.err")
   rc=$?
   hot=$(python3 - "$rep/${n}_hot.csv" <<'PY'
@@ -61,7 +62,7 @@ PY
   if [ -z "$hot" ]; then note "skip $n: no kernel timed (rc $rc)"; tail -3 "$rep/${n}_hot.err" | sed 's/^/    /' | tee -a "$status"; continue; fi
   printf '%s\t%s\n' "$n" "$hot" >>"$rep/hot.tsv"
   k=$(cut -f1 <<<"$hot")
-  (cd "$d" && timeout 150 ncu "${dargs[@]}" --import-source yes --kernel-name-base mangled -k "$k" -c 1 -f \
+  (cd "$d" && timeout -k 10 "$step_limit" ncu "${dargs[@]}" --import-source yes --kernel-name-base mangled -k "$k" -c 1 -f \
       -o "$rep/$n" "./$p" "${a[@]}" >"$rep/$n.ncu.log" 2>&1)
   if [ -f "$rep/$n.ncu-rep" ]; then
     done_count=$((done_count + 1)); note "ok $n ($((SECONDS - t)) s) hot: $hot"
