@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..specs import loader as data
+from .advice_shape import advice_key, advice_text, is_header, shape_of
 from .bounds import apply_bounds, physical_bounds
 from .coverage import missing_metric_notes
 from ..profile import rounded
@@ -69,6 +70,9 @@ class Finding:
     # The advice's template and its values: an advice that quotes the estimate is written again
     # with the estimate the ledger settles on (advice_quoting), so text and number agree.
     advice_template: tuple[str, dict[str, Any]] | None = field(default=None, repr=False, compare=False)
+    # The catalogue key of the advice given (advice_shape.advice_key: "advice",
+    # "caller_advice" or "advice_when.KEY"); not part of the JSON.
+    advice_key: str = field(default="advice", repr=False, compare=False)
 
     def __repr__(self) -> str:
         # The dataclass repr would print the evidence, bounds and every location.
@@ -223,11 +227,8 @@ def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:
             notes.append(header)
         evidence = {m: _num(ctx.kernel.m(m)) for m in spec["evidence"] if ctx.kernel.has(m)}
         evidence.update(detection.evidence)
-        text = (
-            spec["caller_advice"]
-            if library
-            else (spec.get("advice_when") or {}).get(detection.variant) or spec["advice"]
-        )
+        key = advice_key(spec, detection.variant, shape_of(ctx, passes, detection.locations, library))
+        text = advice_text(spec, key)
         share = max(0.0, min(1.0, detection.stall_share))
         # One source for the numbers shown: a share in the advice is the finding's stall share
         # (the HTML card and JSON show the same).
@@ -255,6 +256,7 @@ def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:
                 audience="caller" if library else "code",
                 relieves=tuple(relieves),
                 advice_template=(text, fmt),
+                advice_key=key,
             )
         )
     if left_out:
@@ -277,9 +279,6 @@ def ranked(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (severity_rank(f.severity), -f.estimated_speedup))
 
 
-_HEADER_SUFFIXES = (".h", ".hpp", ".cuh", ".hxx", ".inl", ".inc")
-
-
 def _inlined_header_note(locations: list[Location]) -> str | None:
     """A top location inside a header (atomicAdd from device_atomic_functions.hpp, a libcu++
     fence) is code inlined into the kernel. An .ncu-rep gives each instruction one file and
@@ -289,7 +288,7 @@ def _inlined_header_note(locations: list[Location]) -> str | None:
         file = str(loc.get("file") or "")
         if not file or loc.get("inlined_from"):
             continue
-        if file.lower().endswith(_HEADER_SUFFIXES) or "/include/" in file.replace("\\", "/"):
+        if is_header(file):
             name = file.replace("\\", "/").rsplit("/", 1)[-1]
             return (
                 f"{name}:{loc.get('line')} is header code inlined into the kernel; the report names no "
