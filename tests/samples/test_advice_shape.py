@@ -21,6 +21,7 @@ VARIANTS = [
     ("memory-latency", "advice_when.loop_free", "ho3_index_select", "chase_loads"),
     ("global-uncoalesced", "advice_when.loop_free", "aos_gather", "naive_transpose"),
     ("low-ilp", "advice_when.loop_free", "half_warps", "fma_chain"),
+    ("local-memory", "advice_when.loop_free", "window_sort", "spill_tile"),
     ("integer-division", "advice_when.loop_free", "ho2_im2col_div", "trial_div_u32"),
     ("shared-bank-conflict", "advice_when.header", "ho5_sgemm_cpasync_ta", "smem_stride"),
     ("atomic-contention", "advice_when.header", "split_lists", "global_atomics"),
