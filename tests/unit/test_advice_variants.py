@@ -132,3 +132,18 @@ def test_header_wins_over_the_loop_where_both_hold():
     assert advice_key(spec, None, both) == "advice_when.header"
     assert advice_key(spec, None, Shape(in_loop=False)) == "advice_when.loop_free"
     assert advice_key(spec, None, Shape(in_loop=True)) == "advice"
+
+
+def test_unknown_shape_holds_no_fact():
+    """No CFG, no location, no launch shape: nothing is known, and no fact holds (the base
+    advice)."""
+    from types import SimpleNamespace
+
+    from drgpu_py.analysis.advice_shape import shape_of
+
+    ctx = SimpleNamespace(cfg=None, row_map=dict)
+    passes = SimpleNamespace(launch=None)
+    shape = shape_of(ctx, passes, [], library=False)
+    assert shape == NONE
+    located = shape_of(ctx, passes, [{"file": "/usr/include/x.h", "line": 3, "pc_offset": 16}], library=False)
+    assert located.header and located.in_loop is None
