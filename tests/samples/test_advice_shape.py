@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import analysis_of, representatives, slow
+from conftest import analysis_of, representatives, sample_params, slow
 
 
 def _finding(case: str, fid: str):
@@ -60,6 +60,7 @@ def test_loads_in_a_loop_keep_the_loop_advice():
     assert "Unroll the loop" in f.advice
 
 
-def test_inlined_fence_is_changed_at_the_call():
-    f = _finding("queue_fence", "memory-barrier")
+@pytest.mark.parametrize("case", sample_params(["queue_fence"]))
+def test_inlined_fence_is_changed_at_the_call(case):
+    f = _finding(case, "memory-barrier")
     assert "cuda::thread_scope_block" in f.advice and "header code" in f.advice
