@@ -18,7 +18,9 @@
 #     function name); the variant's time is the sum over distinct kernels of each kernel's median
 #     launch time (a fix that splits or fuses kernels launches each once per step); MODE "mean":
 #     the matched launches' total time over their number (launches of one kernel that do
-#     different work, e.g. one per parameter value, where a fix names a kernel per value).
+#     different work, e.g. one per parameter value, where a fix names a kernel per value); MODE
+#     "sum": the matched launches' total time (a fix that does the same work in fewer launches,
+#     LAUNCHES set to each variant's whole run).
 # The original of each program is timed twice, first and last, to show the spread between runs.
 # Output: OUTDIR/times.tsv (PROGRAM VARIANT RUN US LAUNCHES KERNELS) and OUTDIR/fixes.tar.
 set -uo pipefail
@@ -55,6 +57,7 @@ if head is not None:
 n = sum(len(v) for v in per.values())
 if not per: us = float("nan")
 elif sys.argv[5] == "mean": us = sum(sum(v) for v in per.values()) / n / 1000
+elif sys.argv[5] == "sum": us = sum(sum(v) for v in per.values()) / 1000
 else: us = sum(statistics.median(v) for v in per.values()) / 1000
 print(f"{sys.argv[2]}\t{sys.argv[3]}\t{sys.argv[4]}\t{us:.3f}\t{n}\t{len(per)}")
 PY
