@@ -14,7 +14,7 @@
 #  2. runs it once at the Makefile's run arguments and keeps its output with the lines that
 #     print times removed (OUTDIR/PROGRAM.VARIANT.out): the outputs to compare;
 #  3. times it: ncu --metrics gpu__time_duration.sum --clock-control none --cache-control none
-#     over the first LAUNCHES launches of the kernels matching KERNEL_REGEX (a regex on the
+#     over the first LAUNCHES launches of the kernels matching KERNEL_REGEX (a regex on the demangled
 #     function name); the variant's time is the sum over distinct kernels of each kernel's median
 #     launch time (a fix that splits or fuses kernels launches each once per step); MODE "mean":
 #     the matched launches' total time over their number (launches of one kernel that do
@@ -42,7 +42,7 @@ progname() { sed -n 's/^program[[:space:]]*=[[:space:]]*//p' "$1/Makefile" | hea
 time_one() {  # PROGRAM VARIANT REGEX LAUNCHES RUN MODE [ARGS]
   local d=/opt/samples/$1.$2 p a
   p=$(progname "$d"); read -r -a a <<<"${7:-$(runargs "$d")}"
-  (cd "$d" && timeout 200 ncu --metrics gpu__time_duration.sum --clock-control none --cache-control none \
+  (cd "$d" && timeout 200 ncu --metrics gpu__time_duration.sum --clock-control none --cache-control none --kernel-name-base demangled \
      -k "regex:$3" -c "$4" --csv --page raw "./$p" "${a[@]}" >"$out/logs/$1.$2.$5.csv" 2>"$out/logs/$1.$2.$5.err")
   python3 - "$out/logs/$1.$2.$5.csv" "$1" "$2" "$5" "${6:-median}" >>"$times" <<'PY'
 import csv, sys, statistics, collections
