@@ -32,9 +32,10 @@ RELIEF = {
     "tensor": {"tensor"},
 }
 STALL_MODELS = ("stall_elimination", "latency_hiding", "dependency_chains")
-#: models of the launch itself (its shape, batching launches): they model the elapsed time,
+#: models of the launch itself (its shape, batching launches) and of the balance of ranks'
+#: durations: they model the elapsed time,
 #: launch floor included, so the floor is not taken out of their estimate again
-LAUNCH_MODELS = ("launch", "launch_shape", "batching")
+LAUNCH_MODELS = ("launch", "launch_shape", "batching", "balance")
 HIDING_MODELS = ("latency_hiding", "occupancy")
 
 

@@ -179,10 +179,10 @@ def _launch_floor_note(active: float, whole: float, duration_ns: float | None, f
 @dataclass(frozen=True)
 class _Estimate:
     """A detection's what-if turned into the kernel's speedup: the model's figure over the
-    kernel's duration (``model``), after the physical bounds (``speed``), with the notes that
-    say what shaped it."""
+    time warps run (``active``), bounded, then over the kernel's duration (``speed``), with
+    the notes that say what shaped it."""
 
-    model: float
+    active: float  # the model's figure over the time warps run (before the launch floor)
     speed: float
     bounds: list[Bound]
     binding: Bound | None
@@ -199,17 +199,25 @@ def _estimate(
     stall_pct: float,
 ) -> _Estimate:
     active = float(detection.speedup)
-    model, notes = active, []
-    if sol is not None:
-        model = beyond_launch_floor(active, ctx.kernel.duration_ns, sol.launch_floor_ns, speedup_model)
-        floor_note = _launch_floor_note(active, model, ctx.kernel.duration_ns, sol.launch_floor_ns)
-        notes += [floor_note] if floor_note else []
+    notes: list[str] = []
     bounds = (
         physical_bounds(ctx, sol, relieves, speedup_model, stall_pct, detection.partial_relief)
         if sol is not None
         else []
     )
-    speed, binding = apply_bounds(model, bounds)
+    # The bounds of the units, latency hiding and stall cycles hold over the time warps run,
+    # as the model does; the launch floor is then added back as the part no change removes
+    # (beyond_launch_floor), which also keeps the estimate under the floor's own bound.
+    over_floor = (
+        sol is not None and beyond_launch_floor(2.0, ctx.kernel.duration_ns, sol.launch_floor_ns, speedup_model) != 2.0
+    )
+    running = [b for b in bounds if b.kind != "launch_floor"] if over_floor else bounds
+    bounded, binding = apply_bounds(active, running)
+    speed = bounded
+    if over_floor and sol is not None:
+        speed = beyond_launch_floor(bounded, ctx.kernel.duration_ns, sol.launch_floor_ns, speedup_model)
+        floor_note = _launch_floor_note(bounded, speed, ctx.kernel.duration_ns, sol.launch_floor_ns)
+        notes += [floor_note] if floor_note else []
     if binding is not None:
         notes.append(f"estimate limited: {binding.why}")
     # The model's own ceiling (it never removes more than MAX_REMOVABLE of the time) is
@@ -220,9 +228,9 @@ def _estimate(
         notes.append(
             f"estimate capped at {ceiling:.0f}x: the model removes at most "
             f"{100 * detector_base.MAX_REMOVABLE:.0f}% of the time, and the evidence would give more; read it as at least "
-            f"{ceiling:.0f}x, not as a measured value"
+            f"{speed:.2f}x, not as a measured value"
         )
-    return _Estimate(model, speed, bounds, binding, capped, tuple(notes))
+    return _Estimate(active, speed, bounds, binding, capped, tuple(notes))
 
 
 @dataclass(frozen=True)
@@ -259,7 +267,7 @@ def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:
         detected.append(spec["id"])
         relieves = detection.relieves_override or spec["relieves"]
         est = _estimate(ctx, sol, spec["speedup_model"], detection, relieves, stall_pct)
-        model, speed, bounds, binding = est.model, est.speed, est.bounds, est.binding
+        speed, bounds, binding = est.speed, est.bounds, est.binding
         if speed < th["min_speedup"]:
             continue
         notes = list(est.notes)
@@ -293,7 +301,7 @@ def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:
                 group=spec["group"],
                 speedup_model=spec["speedup_model"],
                 notes=notes,
-                model_speedup=max(1.0, model),
+                model_speedup=max(1.0, est.active),
                 bounds=[b.to_dict() for b in bounds],
                 bounded_by=binding.kind if binding else None,
                 audience="caller" if library else "code",
