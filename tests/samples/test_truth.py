@@ -21,6 +21,7 @@ def _over_duration(speedup: float, finding) -> float:
     (limit,) = [b["limit"] for b in finding.bounds if b["kind"] == "launch_floor"]
     return 1.0 / (1.0 / limit + (1.0 - 1.0 / limit) / speedup)
 
+
 runner = CliRunner()
 
 
