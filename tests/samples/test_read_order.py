@@ -1,0 +1,70 @@
+"""Reading at the speed of the reader (issue 45 item 3): the ``.ncu-rep`` reader reads every
+launch's metrics and per-PC samples before it asks for any launch's SASS, so that a listing
+nvdisasm is still writing (``sass.cubin.SassSource``) is waited for once the rest is read,
+not at the first launch; and a JSON analysis, whole process, loads no renderer, template
+engine or terminal library that only other outputs use (pandas it needs: the analysis's
+tables). The profile itself is the same (tests/samples/test_started_read.py,
+tests/samples/test_perf_equivalence.py, scripts/golden_json.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from conftest import ROOT, SAMPLES, needs_ncu_report
+
+MULTI = SAMPLES / "launch" / "serial_steps_floor.ncu-rep"
+ONE = SAMPLES / "aos_gather" / "aos_gather_bad.ncu-rep"
+
+#: Modules only the HTML, text, Graphviz or terminal outputs need.
+NOT_FOR_JSON = (
+    "jinja2",
+    "markupsafe",
+    "graphviz",
+    "rich.console",
+    "rich.table",
+    "drgpu_py.render.html",
+    "drgpu_py.render.text",
+    "drgpu_py.render.dot",
+    "drgpu_py.render.sarif",
+)
+
+
+@needs_ncu_report
+def test_sass_is_asked_for_once_every_launch_is_read():
+    from drgpu_py.readers.ncu_rep import read_ncu_rep
+
+    read: list[int] = []
+    asked: list[int] = []
+
+    class Running:
+        """Stands in for a SassSource whose nvdisasm has not finished: records when it is
+        first asked, then lists nothing (the reader takes ncu_report's SASS)."""
+
+        def function(self, mangled, sm):
+            asked.append(len(read))
+
+    profile = read_ncu_rep(MULTI, progress=lambda n, total: read.append(n), sass=Running(), frames=False)
+    assert len(profile.kernels) >= 2
+    assert len(asked) == len(profile.kernels)
+    assert min(asked) == len(profile.kernels)  # every launch read before the first SASS asked for
+    assert all(k.instructions.sass for k in profile.kernels)  # and the code still read
+
+
+@needs_ncu_report
+def test_json_analysis_loads_no_renderer_it_does_not_write(tmp_path):
+    out = tmp_path / "out.json"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    r = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "drgpu_py", "analyze", str(ONE), "-f", "json", "-o", str(out), "-q"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+        check=True,
+    )
+    loaded = {line.rsplit("|", 1)[1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
+    assert "drgpu_py.render.json_" in loaded and "pandas" in loaded  # the probe sees the run's imports
+    assert sorted(m for m in NOT_FOR_JSON if m in loaded) == []
+    assert out.stat().st_size > 0
