@@ -125,7 +125,7 @@ def table(title: str, cmds: list[Command], repeat: int, scratch: Path) -> str:
     return "\n".join(lines) + "\n"
 
 
-def machine(py_env: dict[str, str]) -> str:
+def machine(py_env: dict[str, str], report: Path) -> str:
     cpu = platform.processor() or platform.machine()
     with contextlib.suppress(OSError):
         cpu = next(
@@ -141,10 +141,17 @@ def machine(py_env: dict[str, str]) -> str:
         "def v(n):\n"
         "    try: return m.version(n)\n"
         "    except m.PackageNotFoundError: return '?'\n"
-        "from drgpu_py.sass.cubin import find_tool\n"
-        "print(f\"pandas {v('pandas')}, ncu_report {v('ncu_report')}, nvdisasm {find_tool('nvdisasm') or 'none'}\")"
+        "import subprocess, sys\n"
+        "from drgpu_py.sass.cubin import SassSource, cubins_in_report, find_tool\n"
+        "tool = find_tool('nvdisasm')\n"
+        "ver = subprocess.run([tool, '--version'], capture_output=True, text=True).stdout.split()[-1] if tool else ''\n"
+        "used = SassSource.start(cubins_in_report(sys.argv[1])).result() is not None\n"
+        "print(f\"pandas {v('pandas')}, ncu_report {v('ncu_report')}, nvdisasm {tool or 'none'} {ver} \"\n"
+        "      f\"(the report's SASS from nvdisasm: {'yes' if used else 'no, from ncu_report'})\")"
     )
-    tools = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=py_env).stdout.strip()
+    tools = subprocess.run(
+        [sys.executable, "-c", probe, str(report)], capture_output=True, text=True, env=py_env
+    ).stdout.strip()
     return f"{cpu}, {os.cpu_count()} cores; Linux {platform.release()}; Python {platform.python_version()}; {tools}"
 
 
@@ -193,7 +200,8 @@ def main(argv: list[str] | None = None) -> int:
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     parts = [
         f"Date: {time.strftime('%Y-%m-%d %H:%M %Z')}; commit {commit()}; load average before: {load}.",
-        f"Machine: {machine({**base_env, 'PYTHONPATH': str(Path(trees[0][1]).resolve())})}; {ncu_version(ncu)}.",
+        f"Machine: {machine({**base_env, 'PYTHONPATH': str(Path(trees[0][1]).resolve())}, a.report.resolve())}; "
+        f"{ncu_version(ncu)}.",
         "",
     ]
     with tempfile.TemporaryDirectory(prefix="drgpu-bench-") as tmp:

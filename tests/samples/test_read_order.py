@@ -68,3 +68,44 @@ def test_json_analysis_loads_no_renderer_it_does_not_write(tmp_path):
     assert "drgpu_py.render.json_" in loaded and "pandas" in loaded  # the probe sees the run's imports
     assert sorted(m for m in NOT_FOR_JSON if m in loaded) == []
     assert out.stat().st_size > 0
+
+
+@needs_ncu_report
+def test_an_early_listing_is_the_listing_the_reader_starts_itself():
+    from drgpu_py.sass import early
+    from drgpu_py.sass.cubin import SassSource, cubins_in_report, max_cubins
+
+    assert early.report_of(["analyze", str(ONE), "-f", "json"]) == ONE
+    assert early.report_of(["analyze", str(ONE), "--line-report", str(ONE)]) is None  # not the report read
+    assert early.report_of(["list", str(ONE)]) is None
+    assert early.take(ONE) is None  # nothing started
+    early.start(["analyze", str(ONE), "-q"])
+    got = early.take(ONE)
+    assert got is not None and early.take(ONE) is None  # taken once
+    try:
+        mine = SassSource.start(cubins_in_report(ONE, limit=max_cubins())).result()
+        theirs = got.result()
+        assert mine is not None and theirs is not None
+        assert {k: (f.insts, f.labels) for k, f in theirs._by.items() if f} == {
+            k: (f.insts, f.labels) for k, f in mine._by.items() if f
+        }
+    finally:
+        got.close()
+    assert not os.path.exists(got._tmp.name)
+
+
+@needs_ncu_report
+def test_an_early_listing_nobody_takes_is_stopped_and_removed():
+    script = (
+        "import os, sys\n"
+        "from drgpu_py.sass import early\n"
+        "early.start(['analyze', sys.argv[1]])\n"
+        "e = early._started\n"
+        "print(e._tmp.name, *[j.pid for j in e._jobs])\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    r = subprocess.run([sys.executable, "-c", script, str(ONE)], capture_output=True, text=True, env=env, check=True)
+    folder, *pids = r.stdout.split()
+    assert pids and not os.path.exists(folder)  # closed at exit: files removed
+    # and its helpers stopped and reaped (left alone, nvdisasm would run on for 0.2-0.5 s)
+    assert [pid for pid in pids if os.path.exists(f"/proc/{pid}")] == []
