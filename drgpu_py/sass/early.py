@@ -5,15 +5,15 @@ report's reader itself), which takes it with ``take(path)``.
 
 Contract: ``start(argv)`` looks at the arguments after ``analyze`` (nothing else is parsed
 here) and, where exactly one of them is a regular file with the ``.ncu-rep`` magic and no
-option names a companion or code file, starts one nvdisasm per cubin of that report, as
-``SassSource.start`` would (the same cubins, tool and arguments; not where nvdisasm is missing,
-the cubins are more than ``max_cubins()``, the report ends in zeros, or processes cannot be
-forked). ``take(path)`` gives that listing for ``path`` (the same file, unchanged since) once,
-else None. ``EarlyListing.result()`` is ``SassSource.result()`` of those cubins, in the process
-that started it or any process forked from it after (the read's child): each nvdisasm runs
-under a forked helper that waits for it and writes its exit status down a pipe, and writes its
-listing to a file. ``close()`` in the starting process stops and reaps what still runs and
-removes the files; one nobody took is closed at exit. Nothing is cached between runs.
+option names a companion or code file, forks a helper process and returns. The helper does
+what ``SassSource.start`` would (the same cubins, tool and arguments: no listing where nvdisasm
+is missing or the cubins are more than ``max_cubins()``), writes each listing to a file, waits
+for each nvdisasm and writes their exit statuses down a pipe. ``take(path)`` gives that listing
+for ``path`` (the same file, unchanged since) once, else None. ``EarlyListing.result()`` is
+``SassSource.result()`` of those cubins, in the process that started it or in any process
+forked from it after (the read's child). ``close()`` in the starting process stops and reaps
+the helper if it still runs and removes the files; one nobody took is closed at exit. Nothing
+is cached between runs.
 """
 
 from __future__ import annotations
@@ -26,20 +26,14 @@ import signal
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .container import NCU_MAGIC, ends_in_zeros
-from .cubin import (
-    TOOL_TIMEOUT_S,
-    NVDISASM_ARGS,
-    FunctionSass,
-    Listings,
-    cubins_in_report,
-    find_tool,
-    max_cubins,
-    parse_listing,
-)
+from .cubin import TOOL_TIMEOUT_S
+
+if TYPE_CHECKING:  # loaded where the listing is made or read, not as the process starts
+    from .cubin import FunctionSass, Listings
 
 __all__ = ["EarlyListing", "start", "take"]
 
@@ -88,19 +82,16 @@ def report_of(argv: list[str]) -> Path | None:
 
 
 def start(argv: list[str]) -> None:
-    """Start nvdisasm on the report ``argv`` names (see the module docstring); at most once."""
+    """Start nvdisasm on the report ``argv`` names (see the module docstring); at most once.
+    Here only the arguments are looked at: the helper process finds the cubins."""
     global _started
     if _started is not None or not hasattr(os, "fork") or os.environ.get("DRGPU_READ_IN_PROCESS"):
         return
     path = report_of(argv)
-    if path is None or ends_in_zeros(path):
+    ident = _identity(path) if path is not None and not ends_in_zeros(path) else None
+    if path is None or ident is None:
         return
-    ident = _identity(path)
-    tool = find_tool("nvdisasm")
-    cubins = cubins_in_report(path, limit=max_cubins())
-    if ident is None or tool is None or not cubins or len(cubins) > max_cubins():
-        return
-    _started = EarlyListing.start(ident, tool, cubins)
+    _started = EarlyListing.start(path, ident)
     atexit.register(_started.close)
 
 
@@ -114,46 +105,50 @@ def take(path: str | os.PathLike[str]) -> EarlyListing | None:
     return early
 
 
-@dataclass
-class _Job:
-    pid: int  # the helper: a fork of this process that runs nvdisasm and waits for it
-    status: int  # read end of the pipe the helper writes nvdisasm's exit status to
-    out: Path  # nvdisasm's listing
-
-
 class EarlyListing:
-    """nvdisasm on each of a report's cubins (``start``); ``result()`` as ``SassSource``'s."""
+    """nvdisasm on each of a report's cubins, run by a helper process (``start``);
+    ``result()`` as ``SassSource``'s."""
 
-    def __init__(self, ident: _Ident, jobs: list[_Job], tmp: tempfile.TemporaryDirectory[str]) -> None:
+    def __init__(self, ident: _Ident, pid: int, status: int, tmp: tempfile.TemporaryDirectory[str]) -> None:
         self.ident = ident
-        self._jobs = jobs
-        self._tmp = tmp
+        self._pid = pid  # the helper: a fork of this process, which runs nvdisasm and waits for it
+        self._status = status  # read end of the pipe the helper writes nvdisasm's exit statuses to
+        self._tmp = tmp  # the cubins and nvdisasm's listings of them
         self._owner = os.getpid()
         self._result: Listings | None = None
         self._done = False
 
     @classmethod
-    def start(cls, ident: _Ident, tool: str, cubins: list[bytes]) -> EarlyListing:
+    def start(cls, path: Path, ident: _Ident) -> EarlyListing:
         tmp = tempfile.TemporaryDirectory(prefix="drgpu-sass-")
-        jobs = []
-        for n, cubin in enumerate(cubins):
-            src, out = Path(tmp.name, f"{n}.cubin"), Path(tmp.name, f"{n}.sass")
-            src.write_bytes(cubin)
-            jobs.append(_spawn([tool, *NVDISASM_ARGS, str(src)], out))
-        return cls(ident, jobs, tmp)
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the helper; its outcome is what the tests see
+            try:
+                os.close(r)
+                os.setpgid(0, 0)  # close() stops the helper and nvdisasm together
+                os.write(w, _listings(path, Path(tmp.name)).encode())
+            finally:
+                os._exit(0)
+        os.close(w)
+        with contextlib.suppress(OSError):  # as the helper does: its group exists before close() may need it
+            os.setpgid(pid, pid)
+        return cls(ident, pid, r, tmp)
 
     def result(self) -> Listings | None:
         if self._done:
             return self._result
         self._done = True
+        statuses = _answer(self._status)
+        if not statuses or any(statuses):  # no listing, or an nvdisasm that failed
+            return None
+        from .cubin import Listings, parse_listing
+
         funcs: list[FunctionSass] = []
-        ok = bool(self._jobs)
-        for job in self._jobs:
-            if _status(job) != 0:
-                ok = False
-                continue
-            funcs.extend(parse_listing(job.out.read_bytes().decode("utf-8", errors="replace")).values())
-        self._result = Listings(funcs) if ok and funcs else None
+        for n in range(len(statuses)):
+            text = Path(self._tmp.name, f"{n}.sass").read_bytes().decode("utf-8", errors="replace")
+            funcs.extend(parse_listing(text).values())
+        self._result = Listings(funcs) if funcs else None
         return self._result
 
     def function(self, mangled: str, sm: int | None) -> FunctionSass | None:
@@ -161,55 +156,64 @@ class EarlyListing:
         return listings.function(mangled, sm) if listings is not None else None
 
     def close(self) -> None:
-        """In the starting process: stop the helpers still running, reap them, remove the
+        """In the starting process: stop the helper if it still runs, reap it, remove the
         files (idempotent). In a process forked from it: nothing (the files are the starter's)."""
-        if os.getpid() != self._owner:
+        if os.getpid() != self._owner or self._pid == 0:
             return
-        jobs, self._jobs = self._jobs, []
-        for job in jobs:
-            with contextlib.suppress(OSError):
-                os.close(job.status)
-            with contextlib.suppress(ChildProcessError, OSError):
-                if os.waitpid(job.pid, os.WNOHANG) == (0, 0):
-                    os.killpg(job.pid, signal.SIGKILL)  # the helper and its nvdisasm
-                    os.waitpid(job.pid, 0)
+        pid, self._pid = self._pid, 0
+        with contextlib.suppress(OSError):
+            os.close(self._status)
+        with contextlib.suppress(ChildProcessError, OSError):
+            if os.waitpid(pid, os.WNOHANG) == (0, 0):
+                os.killpg(pid, signal.SIGKILL)  # the helper and its nvdisasm
+                os.waitpid(pid, 0)
         self._tmp.cleanup()
 
 
-def _spawn(argv: list[str], out: Path) -> _Job:
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the helper; its outcome is what the tests see
-        code = 1
-        try:
-            os.close(r)
-            os.setpgid(0, 0)  # close() stops the helper and nvdisasm together
-            with open(out, "wb") as fh:
-                try:
-                    code = subprocess.call(
-                        argv, stdout=fh, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, timeout=TOOL_TIMEOUT_S
-                    )
-                except (OSError, subprocess.TimeoutExpired):
-                    code = -1
-            os.write(w, str(code).encode())
-        finally:
-            os._exit(0)
-    os.close(w)
-    with contextlib.suppress(OSError):  # as the helper does: its group exists before close() may need it
-        os.setpgid(pid, pid)
-    return _Job(pid, r, out)
+def _listings(path: Path, folder: Path) -> str:
+    """In the helper: nvdisasm on each cubin of the report at ``path`` (as ``SassSource.start``:
+    none when there are more than ``max_cubins()`` or nvdisasm is missing), all at once, its
+    listing of cubin n in ``folder/n.sass``; their exit statuses, one line (none: no listing)."""
+    from .cubin import NVDISASM_ARGS, cubins_in_report, find_tool, max_cubins
+
+    tool = find_tool("nvdisasm")
+    cubins = cubins_in_report(path, limit=max_cubins())
+    if tool is None or not cubins or len(cubins) > max_cubins():
+        return ""
+    procs = []
+    for n, cubin in enumerate(cubins):
+        src = folder / f"{n}.cubin"
+        src.write_bytes(cubin)
+        with open(folder / f"{n}.sass", "wb") as out:
+            procs.append(
+                subprocess.Popen(
+                    [tool, *NVDISASM_ARGS, str(src)], stdout=out, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL
+                )
+            )
+    return " ".join(str(_exit_status(proc)) for proc in procs)
 
 
-def _status(job: _Job) -> int | None:
-    """nvdisasm's exit status, once it has ended (None: no answer within the tool's time limit)."""
+def _exit_status(proc: subprocess.Popen[bytes]) -> int:
+    try:
+        return proc.wait(timeout=TOOL_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        return -1
+
+
+def _answer(fd: int) -> list[int]:
+    """The helper's exit statuses (``_listings``), once it has written them and ended; none
+    where it gave no answer within the tool's time limit."""
     got = b""
     deadline = time.monotonic() + TOOL_TIMEOUT_S + 5
     while (left := deadline - time.monotonic()) > 0:
-        ready, _, _ = select.select([job.status], [], [], left)
+        ready, _, _ = select.select([fd], [], [], left)
         if not ready:
             break
-        chunk = os.read(job.status, 64)
+        chunk = os.read(fd, 4096)
         if not chunk:
-            return int(got) if got.lstrip(b"-").isdigit() else None
+            words = got.split()
+            return [int(w) for w in words] if all(w.lstrip(b"-").isdigit() for w in words) else []
         got += chunk
-    return None
+    return []

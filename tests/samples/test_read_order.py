@@ -101,11 +101,35 @@ def test_an_early_listing_nobody_takes_is_stopped_and_removed():
         "from drgpu_py.sass import early\n"
         "early.start(['analyze', sys.argv[1]])\n"
         "e = early._started\n"
-        "print(e._tmp.name, *[j.pid for j in e._jobs])\n"
+        "print(e._tmp.name, e._pid)\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     r = subprocess.run([sys.executable, "-c", script, str(ONE)], capture_output=True, text=True, env=env, check=True)
     folder, *pids = r.stdout.split()
     assert pids and not os.path.exists(folder)  # closed at exit: files removed
-    # and its helpers stopped and reaped (left alone, nvdisasm would run on for 0.2-0.5 s)
+    # and its helper stopped and reaped (left alone, it would wait on nvdisasm for 0.2-0.5 s)
     assert [pid for pid in pids if os.path.exists(f"/proc/{pid}")] == []
+
+
+@needs_ncu_report
+def test_drgpu_analyze_takes_the_listing_it_started_as_the_process_started(tmp_path):
+    """The whole command: the read's child takes the early listing (a SassSource started
+    anywhere would fail here) and the JSON is the one the library gives."""
+    script = (
+        "import runpy, sys\n"
+        "from drgpu_py.sass import cubin\n"
+        "def refuse(cls, *args, **kwargs):\n"
+        "    raise RuntimeError('nvdisasm started again: the early listing was not taken')\n"
+        "cubin.SassSource.start = classmethod(refuse)\n"
+        "sys.argv = ['drgpu', *sys.argv[1:]]\n"
+        "runpy.run_module('drgpu_py', run_name='__main__')\n"
+    )
+    out = tmp_path / "out.json"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    argv = [sys.executable, "-c", script, "analyze", str(ONE), "-f", "json", "-o", str(out), "-q"]
+    r = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert r.returncode == 0, r.stderr
+    from drgpu_py import analyze
+    from drgpu_py.render import render
+
+    assert out.read_text() == render(analyze([ONE]), "json")
