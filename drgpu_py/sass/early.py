@@ -5,7 +5,7 @@ report's reader itself), which takes it with ``take(path)``.
 
 Contract: ``start(argv)`` looks at the arguments after ``analyze`` (nothing else is parsed
 here) and, where exactly one of them is a regular file with the ``.ncu-rep`` magic and no
-option names a companion or code file, forks a helper process and returns. The helper does
+option names a CSV companion, forks a helper process and returns. The helper does
 what ``SassSource.start`` would (the same cubins, tool and arguments: no listing where nvdisasm
 is missing or the cubins are more than ``max_cubins()``), writes each listing to a file, waits
 for each nvdisasm and writes their exit statuses down a pipe. ``take(path)`` gives that listing
@@ -37,9 +37,9 @@ if TYPE_CHECKING:  # loaded where the listing is made or read, not as the proces
 
 __all__ = ["EarlyListing", "start", "take"]
 
-#: Options whose value is a file (a companion, the code, an output): a report given there is
-#: not the one read, and with a companion or code file the read starts no nvdisasm of its own.
-_REFUSING = ("--source-csv", "--line-report", "--cubin", "--binary")
+#: The CSV companions' options: with them the input is a CSV (a report given to --line-report
+#: is not the one read), and ``readers.prefetch`` starts no read.
+_REFUSING = ("--source-csv", "--line-report")
 
 _started: EarlyListing | None = None
 

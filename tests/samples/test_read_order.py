@@ -77,6 +77,8 @@ def test_an_early_listing_is_the_listing_the_reader_starts_itself():
 
     assert early.report_of(["analyze", str(ONE), "-f", "json"]) == ONE
     assert early.report_of(["analyze", str(ONE), "--line-report", str(ONE)]) is None  # not the report read
+    assert early.report_of(["analyze", str(ONE), "--cubin", str(MULTI)]) is None  # two reports: which one?
+    assert early.report_of(["analyze", "-k", "0", str(ONE), "--cubin=k.cubin", "-o", "out.json"]) == ONE
     assert early.report_of(["list", str(ONE)]) is None
     assert early.take(ONE) is None  # nothing started
     early.start(["analyze", str(ONE), "-q"])
