@@ -22,6 +22,7 @@ import atexit
 import contextlib
 import os
 import select
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -122,12 +123,16 @@ class EarlyListing:
     def start(cls, path: Path, ident: _Ident) -> EarlyListing:
         tmp = tempfile.TemporaryDirectory(prefix="drgpu-sass-")
         r, w = os.pipe()
+        parent = os.getpid()
         pid = os.fork()
         if pid == 0:  # pragma: no cover - the helper; its outcome is what the tests see
             try:
                 os.close(r)
                 os.setpgid(0, 0)  # close() stops the helper and nvdisasm together
-                os.write(w, _listings(path, Path(tmp.name)).encode())
+                answer = _listings(path, Path(tmp.name))
+                if os.getppid() != parent:  # the starter is gone without closing it (os._exit)
+                    shutil.rmtree(tmp.name, ignore_errors=True)
+                os.write(w, answer.encode())
             finally:
                 os._exit(0)
         os.close(w)
