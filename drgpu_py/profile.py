@@ -273,7 +273,7 @@ TELLING_POSITIONS = 32
 def _telling_positions(arg_lists: list[list[str] | None]) -> list[int]:
     """The fewest template-argument positions (chosen greedily) whose simplified values tell
     apart the names of one function: most distinct values first, shorter text on a tie."""
-    lists = [tuple(_simple_arg(a) for a in args[:TELLING_POSITIONS]) if args else () for args in arg_lists]
+    lists = [_simplified(args) for args in arg_lists]
     if len(set(lists)) < 2:
         return []
     width = max(len(t) for t in lists)
@@ -282,19 +282,34 @@ def _telling_positions(arg_lists: list[list[str] | None]) -> list[int]:
     keys: list[tuple] = [()] * len(lists)  # each name's values at the chosen positions
     classes = 1
     while True:
-        best = None
-        for i in range(width):
-            if i in chosen:
-                continue
-            n = len(set(zip(keys, values[i])))
-            score = (n, -sum(map(len, values[i])))
-            if n > classes and (best is None or score > best[0]):
-                best = (score, i)
+        best = _most_telling(values, chosen, keys, classes)
         if best is None:
             return sorted(chosen)
         (classes, _), i = best
         chosen.append(i)
         keys = [(*k, v) for k, v in zip(keys, values[i])]
+
+
+def _simplified(args: list[str] | None) -> tuple[str, ...]:
+    """A name's first TELLING_POSITIONS template arguments, simplified (``_simple_arg``)."""
+    return tuple(_simple_arg(a) for a in args[:TELLING_POSITIONS]) if args else ()
+
+
+def _most_telling(
+    values: list[list[str]], chosen: list[int], keys: list[tuple], classes: int
+) -> tuple[tuple[int, int], int] | None:
+    """((names told apart, -text length), position) of the position not yet chosen that
+    tells most names apart with the chosen ones (shorter text on a tie); None when no
+    position tells apart more than ``classes``."""
+    best = None
+    for i in range(len(values)):
+        if i in chosen:
+            continue
+        n = len(set(zip(keys, values[i])))
+        score = (n, -sum(map(len, values[i])))
+        if n > classes and (best is None or score > best[0]):
+            best = (score, i)
+    return best
 
 
 def _form(n: _Name, level: int, positions: list[int]) -> tuple[str, str, list[str], str]:
@@ -342,17 +357,29 @@ def _fit(form: tuple[str, str, list[str], str], width: int) -> str:
     whole = scopes + function + rest
     if len(whole) <= width:
         return whole
-    # The innermost scopes that fit: counted from the function outwards.
-    kept, room = [], width - len(function) - len(rest)
+    kept = _innermost_scopes(scopes, width - len(function) - len(rest))
+    if kept or len(function) + len(rest) <= width:
+        return kept + function + rest
+    if len(rest) <= width - min(len(function), _MIN_FUNCTION):
+        return _middle_cut(function, width - len(rest)) + rest
+    return _cut_arguments(function, args, tail, width)
+
+
+def _innermost_scopes(scopes: str, room: int) -> str:
+    """The innermost scopes that fit ``room``: counted from the function outwards."""
+    kept = []
     for part in reversed([p for p in _split_top(scopes, "::") if p]):
         room -= len(part) + 2
         if room < 0:
             break
         kept.append(part + "::")
-    if kept or len(function) + len(rest) <= width:
-        return "".join(reversed(kept)) + function + rest
-    if len(rest) <= width - min(len(function), _MIN_FUNCTION):
-        return _middle_cut(function, width - len(rest)) + rest
+    return "".join(reversed(kept))
+
+
+def _cut_arguments(function: str, args: list[str], tail: str, width: int) -> str:
+    """The function's name cut to _MIN_FUNCTION and the middles of the longest template
+    arguments cut (to _MIN_ARG at least) until the form fits; else the middle of the whole."""
+    rest = _joined(args, tail)
     head = _middle_cut(function, _MIN_FUNCTION)
     least = [a if len(a) <= _MIN_ARG else a[:_MIN_ARG] for a in args]
     if len(head) + len(_joined(least, tail)) > width:  # even with every argument cut
@@ -480,22 +507,10 @@ class KernelProfile:
         table's sum), ``moved_to_preceding`` (part of it, see SAMPLES_MOVED), ``unattributed``
         (reported but at no row) and ``by_reason`` (stall reason -> unattributed samples).
         Without a table there is nothing to reconcile: everything is 0 but ``reported``."""
-        from .specs import loader as data
-
         df = self.instructions
         reported = self.m("smsp__pcsamp_sample_count")
         at = float(df["samples"].sum()) if not df.empty and "samples" in df else 0.0
-        by_reason: dict[str, float] = {}
-        if not df.empty:
-            for rid, spec in data.stall_reasons().items():
-                total = next((self.m(n) for n in spec["sampling"] if self.has(n)), None)
-                col = f"stall_{rid}"
-                if total is None or col not in df:
-                    continue
-                # Rounding of averaged launches (groups) must not read as missing samples.
-                missing = total - float(df[col].sum())
-                if missing > max(0.5, 1e-6 * total):
-                    by_reason[rid] = missing
+        by_reason = self._unplaced_by_reason() if not df.empty else {}
         unattributed = sum(by_reason.values())
         if not by_reason and not df.empty and reported is not None and reported - at > max(0.5, 1e-6 * reported):
             unattributed = reported - at  # no per-reason totals: the count alone
@@ -506,6 +521,23 @@ class KernelProfile:
             "unattributed": unattributed,
             "by_reason": by_reason,
         }
+
+    def _unplaced_by_reason(self) -> dict[str, float]:
+        """Stall reason -> the samples its kernel-wide total has beyond the table's column.
+        Rounding of averaged launches (groups) must not read as missing samples."""
+        from .specs import loader as data
+
+        df = self.instructions
+        by_reason: dict[str, float] = {}
+        for rid, spec in data.stall_reasons().items():
+            total = next((self.m(n) for n in spec["sampling"] if self.has(n)), None)
+            col = f"stall_{rid}"
+            if total is None or col not in df:
+                continue
+            missing = total - float(df[col].sum())
+            if missing > max(0.5, 1e-6 * total):
+                by_reason[rid] = missing
+        return by_reason
 
     def source_line(self, file: str, line: int) -> str | None:
         lines = self.source_text.get(file)

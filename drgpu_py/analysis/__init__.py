@@ -385,6 +385,36 @@ def _sample_notes(ctx: KernelContext) -> list[str]:
     return out
 
 
+def _stalls_unexplained(stall_pct: float, findings: list[Finding], th: Thresholds) -> bool:
+    """Many stall cycles, and no finding says what to do: a located finding, or one about
+    the launch (which has no line), already does."""
+    if math.isnan(stall_pct) or stall_pct < th["silence_stall_pct"]:
+        return False
+    return not any(f.locations or f.group == "launch" for f in findings)
+
+
+def _graded_text(grade: str | None, useful: UsefulWork, on_useful: bool) -> str:
+    """The grade the note gives: on useful work (with its efficiency), else on the busiest unit."""
+    if on_useful and useful.efficiency_pct is not None:
+        return f"{grade} on useful work ({pct_text(useful.efficiency_pct)}% efficiency)"
+    return f"{grade or 'ungraded'} on its limiting unit"
+
+
+def _top_stall_place(ctx: KernelContext, top: str) -> str:
+    """Where the top stall reason's samples are most: its line, else its SASS offset, and
+    the instruction ('' without a place)."""
+    locs = ctx.line_samples(top, 1)
+    if not locs:
+        return ""
+    loc = locs[0]
+    where = (
+        f" at {str(loc['file']).rsplit('/', 1)[-1]}:{loc['line']}"
+        if loc.get("file")
+        else f" at SASS +0x{loc.get('pc_offset', 0):x}"
+    )
+    return where + f" ({loc.get('sass', '')})"
+
+
 def _silence_note(
     ctx: KernelContext,
     sol: SpeedOfLight | None,
@@ -400,32 +430,15 @@ def _silence_note(
     grade = useful.grade if on_useful else (sol.grade if sol is not None else None)
     if sol is None or grade_at_least(grade, "good"):
         return None
-    # A located finding, or one about the launch (which has no line), already says what to do.
-    if (
-        math.isnan(stall_pct)
-        or stall_pct < th["silence_stall_pct"]
-        or any(f.locations or f.group == "launch" for f in findings)
-    ):
+    if not _stalls_unexplained(stall_pct, findings, th):
         return None
     stalls = {r: v for r, v in ctx.reasons.items() if r != "selected" and v > 0}
     if not stalls:
         return None
     top = max(stalls, key=stalls.__getitem__)
     label = data.stall_reasons()[top]["label"]
-    where = ""
-    locs = ctx.line_samples(top, 1)
-    if locs:
-        loc = locs[0]
-        where = (
-            f" at {str(loc['file']).rsplit('/', 1)[-1]}:{loc['line']}"
-            if loc.get("file")
-            else f" at SASS +0x{loc.get('pc_offset', 0):x}"
-        ) + f" ({loc.get('sass', '')})"
-    graded = (
-        f"{grade} on useful work ({pct_text(useful.efficiency_pct)}% efficiency)"
-        if on_useful and useful.efficiency_pct is not None
-        else f"{grade or 'ungraded'} on its limiting unit"
-    )
+    where = _top_stall_place(ctx, top)
+    graded = _graded_text(grade, useful, on_useful)
     return (
         f"no known pattern: the kernel is {graded} with {stall_pct:.0f}% stall cycles, and no "
         f"finding locates the cause; the top stall is {label} ({100 * ctx.share(top):.0f}% of stall cycles){where}"

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..sass.isa import ATOMICS, CONST_LOADS, Instruction, opcode_class
+from ..sass.slicing import Edge
 from ..specs import loader as data
 from .context import KernelContext
 
@@ -74,19 +75,29 @@ def blamed_samples(ctx: KernelContext) -> Blamed:
     _, where, arr, pc_array = ctx.stall_matrix()
     pcs = pc_array.tolist()
     if ctx.blame is not None:
-        for _consumer, producer, reason, s, _dist, _kind in ctx.blame.rows:
-            if s == s and s > 0:
-                out[(reason, int(producer))] = out.get((reason, int(producer)), 0.0) + s
+        _add_blame(out, ctx.blame.rows)
     else:
         for col, j in where.items():
             if col != "stall_selected":
                 _add_column(out, col.removeprefix("stall_"), pcs, arr[:, j].tolist())
     if "stall_selected" in where:
         _add_column(out, "selected", pcs, arr[:, where["stall_selected"]].tolist())
-    for reason, v in ((ctx.accounting or {}).get("by_reason") or {}).items():
+    _add_unplaced(out, ctx.accounting)
+    return out
+
+
+def _add_blame(out: Blamed, rows: Iterable[Edge]) -> None:
+    """The samples of each blame edge, at its producer (NaN samples count as none)."""
+    for _consumer, producer, reason, s, _dist, _kind in rows:
+        if s == s and s > 0:
+            out[(reason, int(producer))] = out.get((reason, int(producer)), 0.0) + s
+
+
+def _add_unplaced(out: Blamed, accounting: dict[str, Any] | None) -> None:
+    """Samples the table could not place, by reason, under PC None."""
+    for reason, v in ((accounting or {}).get("by_reason") or {}).items():
         if v > 0:
             out[(reason, None)] = out.get((reason, None), 0.0) + v
-    return out
 
 
 def _cell_of(reason: str, cls: str, cells: tuple[dict[str, Any], ...]) -> dict[str, Any] | None:
@@ -156,6 +167,33 @@ def _take(mass: dict[str, float], keys: Iterable[str], amount: float) -> None:
         mass[k] -= mass[k] * f
 
 
+@dataclass
+class _Masses:
+    """Samples by mechanism (and by PC within each), and those no cell matches, by reason."""
+
+    mass: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    at: dict[str, dict[int, float]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(float)))
+    unmatched: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    unmatched_at: dict[str, dict[int, float]] = field(default_factory=lambda: defaultdict(lambda: defaultdict(float)))
+
+
+def _masses(ctx: KernelContext, blamed: Blamed, cells: tuple[dict[str, Any], ...]) -> _Masses:
+    """Each (reason, PC)'s samples under the mechanism of the first cell that matches the
+    reason and the instruction's class."""
+    m = _Masses()
+    for (reason, pc), s in blamed.items():
+        cell = _cell_of(reason, instruction_class(ctx.by_pc.get(pc) if pc is not None else None), cells)
+        if cell is None:
+            m.unmatched[reason] += s
+            if pc is not None:
+                m.unmatched_at[reason][pc] += s
+            continue
+        m.mass[cell["mechanism"]] += s
+        if pc is not None:
+            m.at[cell["mechanism"]][pc] += s
+    return m
+
+
 def attribute(
     ctx: KernelContext,
     remainder_ns: float,
@@ -170,30 +208,35 @@ def attribute(
     cells = data.attribution_cells()
     blamed = blamed_samples(ctx)
     total = sum(blamed.values())
-    mass: dict[str, float] = defaultdict(float)
-    at: dict[str, dict[int, float]] = defaultdict(lambda: defaultdict(float))
-    unmatched: dict[str, float] = defaultdict(float)
-    unmatched_at: dict[str, dict[int, float]] = defaultdict(lambda: defaultdict(float))
-    for (reason, pc), s in blamed.items():
-        cell = _cell_of(reason, instruction_class(ctx.by_pc.get(pc) if pc is not None else None), cells)
-        if cell is None:
-            unmatched[reason] += s
-            if pc is not None:
-                unmatched_at[reason][pc] += s
-            continue
-        mass[cell["mechanism"]] += s
-        if pc is not None:
-            at[cell["mechanism"]][pc] += s
+    m = _masses(ctx, blamed, cells)
     if total > 0 and elapsed_ns > 0:
-        per_ns = total / elapsed_ns
-        for owner, ns in claims.items():
-            _take(mass, [c["mechanism"] for c in cells if owner in c["owners"]], ns * per_ns)
-        _take(mass, [c["mechanism"] for c in cells if c.get("work")], useful_ns * per_ns)
-    left = sum(mass.values()) + sum(unmatched.values())
+        _take_claimed(m.mass, cells, claims, useful_ns, total / elapsed_ns)
+    left = sum(m.mass.values()) + sum(m.unmatched.values())
     if remainder_ns <= 1e-9 * elapsed_ns or left <= 0:
-        return Attribution([], max(0.0, remainder_ns), _unexplained_top(ctx, unmatched, unmatched_at))
+        return Attribution([], max(0.0, remainder_ns), _unexplained_top(ctx, m.unmatched, m.unmatched_at))
     scale = remainder_ns / left
-    raised_ids = set(raised)
+    parts = _parts(ctx, cells, m, scale, set(raised))
+    unexplained = sum(m.unmatched.values()) * scale
+    return Attribution(parts, unexplained, _unexplained_top(ctx, m.unmatched, m.unmatched_at))
+
+
+def _take_claimed(
+    mass: dict[str, float],
+    cells: tuple[dict[str, Any], ...],
+    claims: Mapping[str, float],
+    useful_ns: float,
+    per_ns: float,
+) -> None:
+    """Take from the mechanisms what the claiming findings own, and what useful work is."""
+    for owner, ns in claims.items():
+        _take(mass, [c["mechanism"] for c in cells if owner in c["owners"]], ns * per_ns)
+    _take(mass, [c["mechanism"] for c in cells if c.get("work")], useful_ns * per_ns)
+
+
+def _parts(
+    ctx: KernelContext, cells: tuple[dict[str, Any], ...], m: _Masses, scale: float, raised_ids: set[str]
+) -> list[Attributed]:
+    """The mechanisms left with time, largest first, each with its heaviest line."""
     parts = [
         Attributed(
             mechanism=c["mechanism"],
@@ -201,15 +244,14 @@ def attribute(
             owners=tuple(c["owners"]),
             raised=tuple(o for o in c["owners"] if o in raised_ids),
             work=bool(c.get("work")),
-            ns=mass[c["mechanism"]] * scale,
-            top_line=_where(ctx, at.get(c["mechanism"], {})),
+            ns=m.mass[c["mechanism"]] * scale,
+            top_line=_where(ctx, m.at.get(c["mechanism"], {})),
         )
         for c in cells
-        if mass.get(c["mechanism"], 0.0) * scale > 0
+        if m.mass.get(c["mechanism"], 0.0) * scale > 0
     ]
     parts.sort(key=lambda p: -p.ns)
-    unexplained = sum(unmatched.values()) * scale
-    return Attribution(parts, unexplained, _unexplained_top(ctx, unmatched, unmatched_at))
+    return parts
 
 
 def _unexplained_top(

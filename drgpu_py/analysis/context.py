@@ -329,14 +329,9 @@ class KernelContext:
 
     @cached_property
     def _call_sites(self) -> dict[int, int]:
-        insts, executed = self.insts, self.executed()
+        insts = self.insts
         index = {ins.pc: j for j, ins in enumerate(insts)}
-        callers: dict[int, tuple[float, int]] = {}
-        for ins in insts:
-            if ins.opcode == "CALL" and ins.target is not None and ins.target in index:
-                ex = float(executed.get(ins.pc) or 0.0)
-                if ins.target not in callers or ex > callers[ins.target][0]:
-                    callers[ins.target] = (ex, ins.pc)
+        callers = _busiest_callers(insts, index, self.executed())
         sites: dict[int, int] = {}
         for target, (_, site) in callers.items():
             for ins in insts[index[target] :]:
@@ -345,7 +340,7 @@ class KernelContext:
                     break
         return sites
 
-    def locations(self, weights: dict[int, float], limit: int = 5) -> list[Location]:  # noqa: PLR0912 - one pass ranking lines; each optional key of a location is a branch
+    def locations(self, weights: dict[int, float], limit: int = 5) -> list[Location]:
         """Source lines ranked by the summed weight of their instructions (a PC->weight map).
         Each location names the line, its share of the weight, the heaviest SASS instruction
         on it, and the consumer line(s) where the stall was observed, if different."""
@@ -356,44 +351,42 @@ class KernelContext:
         if total <= 0:
             return []
         rows = self.row_map()
-        agg: dict[LineKey, _LineWeight] = {}
-        for pc, weight in weights.items():
-            if weight <= 0 or pc not in rows:
-                continue
-            key = rows[pc][5]
-            slot = agg.setdefault(key, {"weight": 0.0, "best": (0.0, pc), "pcs": []})
-            slot["weight"] += weight
-            slot["pcs"].append(pc)
-            if weight > slot["best"][0]:
-                slot["best"] = (weight, pc)
-        out: list[Location] = []
-        for (file, ln), slot in sorted(agg.items(), key=lambda kv: -kv[1]["weight"])[:limit]:
-            pc = slot["best"][1]
-            _, _, off, sass, inlined, _, _ = rows[pc]
-            loc: Location = {
-                "file": file if file != "<sass>" else None,
-                "line": ln if file != "<sass>" else None,
-                "share": round(slot["weight"] / total, 4),
-                "sass": sass,
-                "pc_offset": int(off),
-            }
-            if file == "<sass>":
-                loc["note"] = "no line information: SASS offset given"
-            code = self.kernel.source_line(file, ln) if file not in (None, "<sass>") and ln is not None else None
-            if code is not None:
-                loc["code"] = code.strip()
-            if isinstance(inlined, dict):  # from the cubin's inline info (--cubin/--binary)
-                loc["inlined_from"] = inlined
-            ctx_lines = set()
-            for member_pc in slot["pcs"]:
-                for consumer in self.consumers_of(member_pc):
-                    at = rows[consumer][6]
-                    if at is not None and at != (file, ln):
-                        ctx_lines.add(at)
-            if ctx_lines:
-                loc["stalled_at"] = [{"file": cf, "line": cl} for cf, cl in sorted(ctx_lines)[:3]]
-            out.append(loc)
-        return out
+        ranked = sorted(_weights_by_line(weights, rows).items(), key=lambda kv: -kv[1]["weight"])[:limit]
+        return [self._location(key, slot, total, rows) for key, slot in ranked]
+
+    def _location(self, key: LineKey, slot: _LineWeight, total: float, rows: dict[int, RowInfo]) -> Location:
+        """One ranked line: where, its share, its heaviest instruction, its code, what it was
+        inlined from, and the lines where its consumers stalled."""
+        file, ln = key
+        _, _, off, sass, inlined, _, _ = rows[slot["best"][1]]
+        loc: Location = {
+            "file": file if file != "<sass>" else None,
+            "line": ln if file != "<sass>" else None,
+            "share": round(slot["weight"] / total, 4),
+            "sass": sass,
+            "pc_offset": int(off),
+        }
+        if file == "<sass>":
+            loc["note"] = "no line information: SASS offset given"
+        code = self.kernel.source_line(file, ln) if file not in (None, "<sass>") and ln is not None else None
+        if code is not None:
+            loc["code"] = code.strip()
+        if isinstance(inlined, dict):  # from the cubin's inline info (--cubin/--binary)
+            loc["inlined_from"] = inlined
+        ctx_lines = self._stalled_lines(slot["pcs"], key, rows)
+        if ctx_lines:
+            loc["stalled_at"] = [{"file": cf, "line": cl} for cf, cl in sorted(ctx_lines)[:3]]
+        return loc
+
+    def _stalled_lines(self, pcs: list[int], key: LineKey, rows: dict[int, RowInfo]) -> set[LineKey]:
+        """The other lines where the consumers of the instructions at ``pcs`` stalled."""
+        ctx_lines = set()
+        for member_pc in pcs:
+            for consumer in self.consumers_of(member_pc):
+                at = rows[consumer][6]
+                if at is not None and at != key:
+                    ctx_lines.add(at)
+        return ctx_lines
 
     def stall_matrix(self) -> StallMatrix:
         """(frame, column -> position, stall_* columns as one array, PCs): see _stall_matrix."""
@@ -415,10 +408,7 @@ class KernelContext:
         """Stall samples at each of ``pcs`` (those in the table, in the order given), over
         ``reasons`` (all but 'selected' when None); NaN counts as 0."""
         _, where, arr, _ = self.stall_matrix()
-        if reasons is None:
-            cols = [j for c, j in where.items() if c != "stall_selected"]
-        else:
-            cols = [where[f"stall_{r}"] for r in reasons if f"stall_{r}" in where]
+        cols = _reason_columns(where, reasons)
         row_of = self.row_of()
         sel = [p for p in pcs if p in row_of]
         if not sel or not cols:
@@ -449,6 +439,26 @@ def _stall_matrix(df: pd.DataFrame) -> StallMatrix:
     return df, {df.columns[j]: n for n, j in enumerate(at)}, arr, df.index.to_numpy()
 
 
+def _busiest_callers(
+    insts: list[Instruction], index: dict[int, int], executed: dict[int, float]
+) -> dict[int, tuple[float, int]]:
+    """Subroutine entry PC -> (executions, PC) of its most executed CALL."""
+    callers: dict[int, tuple[float, int]] = {}
+    for ins in insts:
+        if ins.opcode == "CALL" and ins.target is not None and ins.target in index:
+            ex = float(executed.get(ins.pc) or 0.0)
+            if ins.target not in callers or ex > callers[ins.target][0]:
+                callers[ins.target] = (ex, ins.pc)
+    return callers
+
+
+def _reason_columns(where: dict[str, int], reasons: Iterable[str] | None) -> list[int]:
+    """The stall matrix's columns of ``reasons`` (those it has); all but 'selected' when None."""
+    if reasons is None:
+        return [j for c, j in where.items() if c != "stall_selected"]
+    return [where[f"stall_{r}"] for r in reasons if f"stall_{r}" in where]
+
+
 def _stall_weights(
     kernel: KernelProfile, stall: StallMatrix, sampling: bool, accounting: dict[str, Any] | None = None
 ) -> tuple[dict[str, float], str]:
@@ -457,20 +467,49 @@ def _stall_weights(
     place (``accounting['by_reason']``) count for their reason."""
     reasons = data.stall_reasons()
     if not kernel.instructions.empty and sampling:
-        _, where, arr, _ = stall
-        # One nansum over the columns adds what Series.sum adds per column (NaN as 0); the
-        # values are sample counts, so the order of addition cannot change the result.
-        sums = np.nansum(arr, axis=0).tolist()
-        weights = {reason: float(sums[where[f"stall_{reason}"]]) for reason in reasons if f"stall_{reason}" in where}
-        for reason, value in ((accounting or {}).get("by_reason") or {}).items():
-            weights[reason] = weights.get(reason, 0.0) + value
+        weights = _sampled_weights(stall, reasons, accounting)
         if sum(weights.values()) > 0:
             return weights, "sampling"
+    weights = _counter_weights(kernel, reasons)
+    if weights and sum(weights.values()) > 0:
+        return weights, "counters"
+    return {}, "none"
+
+
+def _sampled_weights(
+    stall: StallMatrix, reasons: dict[str, dict[str, Any]], accounting: dict[str, Any] | None
+) -> dict[str, float]:
+    """Each stall reason's samples in the table, and those the table could not place."""
+    _, where, arr, _ = stall
+    # One nansum over the columns adds what Series.sum adds per column (NaN as 0); the
+    # values are sample counts, so the order of addition cannot change the result.
+    sums = np.nansum(arr, axis=0).tolist()
+    weights = {reason: float(sums[where[f"stall_{reason}"]]) for reason in reasons if f"stall_{reason}" in where}
+    for reason, value in ((accounting or {}).get("by_reason") or {}).items():
+        weights[reason] = weights.get(reason, 0.0) + value
+    return weights
+
+
+def _counter_weights(kernel: KernelProfile, reasons: dict[str, dict[str, Any]]) -> dict[str, float]:
+    """Each stall reason's kernel-wide counter, those the report has."""
     weights = {}
     for reason, spec in reasons.items():
         value = kernel.m(spec["counter"][0])
         if value is not None:
             weights[reason] = value
-    if weights and sum(weights.values()) > 0:
-        return weights, "counters"
-    return {}, "none"
+    return weights
+
+
+def _weights_by_line(weights: dict[int, float], rows: dict[int, RowInfo]) -> dict[LineKey, _LineWeight]:
+    """The positive weights summed by source line, with each line's heaviest PC and its PCs."""
+    agg: dict[LineKey, _LineWeight] = {}
+    for pc, weight in weights.items():
+        if weight <= 0 or pc not in rows:
+            continue
+        key = rows[pc][5]
+        slot = agg.setdefault(key, {"weight": 0.0, "best": (0.0, pc), "pcs": []})
+        slot["weight"] += weight
+        slot["pcs"].append(pc)
+        if weight > slot["best"][0]:
+            slot["best"] = (weight, pc)
+    return agg

@@ -19,14 +19,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..specs import loader as data
-from .bounds import apply_bounds, physical_bounds
+from .advice_shape import advice_key, advice_text, is_header, shape_of
+from .bounds import Bound, apply_bounds, beyond_launch_floor, physical_bounds
 from .coverage import missing_metric_notes
 from ..profile import rounded
 from .context import KernelContext
 from .figures import quoted, share_pct, speedup
 from .passes import Passes
 from ..specs.records import Thresholds
-from .sol import Traits
+from .sol import SpeedOfLight, Traits
 from .tree import Location, location_text
 from .detectors import REGISTRY
 from .detectors import base as detector_base
@@ -69,6 +70,9 @@ class Finding:
     # The advice's template and its values: an advice that quotes the estimate is written again
     # with the estimate the ledger settles on (advice_quoting), so text and number agree.
     advice_template: tuple[str, dict[str, Any]] | None = field(default=None, repr=False, compare=False)
+    # The catalogue key of the advice given (advice_shape.advice_key: "advice",
+    # "caller_advice" or "advice_when.KEY"); not part of the JSON.
+    advice_key: str = field(default="advice", repr=False, compare=False)
 
     def __repr__(self) -> str:
         # The dataclass repr would print the evidence, bounds and every location.
@@ -162,6 +166,73 @@ def designed_in(traits: Traits | None, fid: str) -> str | None:
     return None
 
 
+def _launch_floor_note(active: float, whole: float, duration_ns: float | None, floor_ns: float) -> str | None:
+    """Say so where the launch floor takes a visible part (over 2%) of a what-if."""
+    if duration_ns is None or active <= 1.0 or whole >= active * 0.98:
+        return None
+    return (
+        f"{active:.2f}x on the {(duration_ns - floor_ns) / 1000:.1f} µs beyond the launch floor is {whole:.2f}x "
+        f"of the kernel's {duration_ns / 1000:.1f} µs: {floor_ns / 1000:.1f} µs of it is launch work no change to the code removes"
+    )
+
+
+@dataclass(frozen=True)
+class _Estimate:
+    """A detection's what-if turned into the kernel's speedup: the model's figure over the
+    time warps run (``active``), bounded, then over the kernel's duration (``speed``), with
+    the notes that say what shaped it."""
+
+    active: float  # the model's figure over the time warps run (before the launch floor)
+    speed: float
+    bounds: list[Bound]
+    binding: Bound | None
+    capped: bool
+    notes: tuple[str, ...]
+
+
+def _estimate(
+    ctx: KernelContext,
+    sol: SpeedOfLight | None,
+    speedup_model: str,
+    detection: detector_base.Detection,
+    relieves: tuple[str, ...] | list[str],
+    stall_pct: float,
+) -> _Estimate:
+    active = float(detection.speedup)
+    notes: list[str] = []
+    bounds = (
+        physical_bounds(ctx, sol, relieves, speedup_model, stall_pct, detection.partial_relief)
+        if sol is not None
+        else []
+    )
+    # The bounds of the units, latency hiding and stall cycles hold over the time warps run,
+    # as the model does; the launch floor is then added back as the part no change removes
+    # (beyond_launch_floor), which also keeps the estimate under the floor's own bound.
+    over_floor = (
+        sol is not None and beyond_launch_floor(2.0, ctx.kernel.duration_ns, sol.launch_floor_ns, speedup_model) != 2.0
+    )
+    running = [b for b in bounds if b.kind != "launch_floor"] if over_floor else bounds
+    bounded, binding = apply_bounds(active, running)
+    speed = bounded
+    if over_floor and sol is not None:
+        speed = beyond_launch_floor(bounded, ctx.kernel.duration_ns, sol.launch_floor_ns, speedup_model)
+        floor_note = _launch_floor_note(bounded, speed, ctx.kernel.duration_ns, sol.launch_floor_ns)
+        notes += [floor_note] if floor_note else []
+    if binding is not None:
+        notes.append(f"estimate limited: {binding.why}")
+    # The model's own ceiling (it never removes more than MAX_REMOVABLE of the time) is
+    # not a measurement: say that the estimate is a lower bound.
+    ceiling = 1.0 / (1.0 - detector_base.MAX_REMOVABLE)
+    capped = binding is None and active >= ceiling * (1 - 1e-9)
+    if capped:
+        notes.append(
+            f"estimate capped at {ceiling:.0f}x: the model removes at most "
+            f"{100 * detector_base.MAX_REMOVABLE:.0f}% of the time, and the evidence would give more; read it as at least "
+            f"{speed:.2f}x, not as a measured value"
+        )
+    return _Estimate(active, speed, bounds, binding, capped, tuple(notes))
+
+
 @dataclass(frozen=True)
 class Evaluation:
     """The findings of a kernel, ranked (worst severity, then largest estimate, first), and
@@ -195,39 +266,20 @@ def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:
             continue
         detected.append(spec["id"])
         relieves = detection.relieves_override or spec["relieves"]
-        model = float(detection.speedup)
-        bounds = (
-            physical_bounds(ctx, sol, relieves, spec["speedup_model"], stall_pct, detection.partial_relief)
-            if sol is not None
-            else []
-        )
-        speed, binding = apply_bounds(model, bounds)
+        est = _estimate(ctx, sol, spec["speedup_model"], detection, relieves, stall_pct)
+        speed, bounds, binding = est.speed, est.bounds, est.binding
         if speed < th["min_speedup"]:
             continue
-        notes = []
-        if binding is not None:
-            notes.append(f"estimate limited: {binding.why}")
+        notes = list(est.notes)
         sev = severity_of(speed, th)
-        # The model's own ceiling (it never removes more than MAX_REMOVABLE of the time) is
-        # not a measurement: say that the estimate is a lower bound.
-        ceiling = 1.0 / (1.0 - detector_base.MAX_REMOVABLE)
-        capped = binding is None and model >= ceiling * (1 - 1e-9)
-        if capped:
-            notes.append(
-                f"estimate capped at {ceiling:.0f}x: the model removes at most "
-                f"{100 * detector_base.MAX_REMOVABLE:.0f}% of the time, and the evidence would give more; read it as at least "
-                f"{ceiling:.0f}x, not as a measured value"
-            )
+        capped = est.capped
         header = _inlined_header_note(detection.locations)
         if header:
             notes.append(header)
         evidence = {m: _num(ctx.kernel.m(m)) for m in spec["evidence"] if ctx.kernel.has(m)}
         evidence.update(detection.evidence)
-        text = (
-            spec["caller_advice"]
-            if library
-            else (spec.get("advice_when") or {}).get(detection.variant) or spec["advice"]
-        )
+        key = advice_key(spec, detection.variant, shape_of(ctx, passes, detection.locations, library))
+        text = advice_text(spec, key)
         share = max(0.0, min(1.0, detection.stall_share))
         # One source for the numbers shown: a share in the advice is the finding's stall share
         # (the HTML card and JSON show the same).
@@ -249,12 +301,13 @@ def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:
                 group=spec["group"],
                 speedup_model=spec["speedup_model"],
                 notes=notes,
-                model_speedup=max(1.0, model),
+                model_speedup=max(1.0, est.active),
                 bounds=[b.to_dict() for b in bounds],
                 bounded_by=binding.kind if binding else None,
                 audience="caller" if library else "code",
                 relieves=tuple(relieves),
                 advice_template=(text, fmt),
+                advice_key=key,
             )
         )
     if left_out:
@@ -277,9 +330,6 @@ def ranked(findings: list[Finding]) -> list[Finding]:
     return sorted(findings, key=lambda f: (severity_rank(f.severity), -f.estimated_speedup))
 
 
-_HEADER_SUFFIXES = (".h", ".hpp", ".cuh", ".hxx", ".inl", ".inc")
-
-
 def _inlined_header_note(locations: list[Location]) -> str | None:
     """A top location inside a header (atomicAdd from device_atomic_functions.hpp, a libcu++
     fence) is code inlined into the kernel. An .ncu-rep gives each instruction one file and
@@ -289,7 +339,7 @@ def _inlined_header_note(locations: list[Location]) -> str | None:
         file = str(loc.get("file") or "")
         if not file or loc.get("inlined_from"):
             continue
-        if file.lower().endswith(_HEADER_SUFFIXES) or "/include/" in file.replace("\\", "/"):
+        if is_header(file):
             name = file.replace("\\", "/").rsplit("/", 1)[-1]
             return (
                 f"{name}:{loc.get('line')} is header code inlined into the kernel; the report names no "

@@ -137,46 +137,50 @@ def summary(analysis: AnalysisResult) -> list[dict[str, Any]]:
     )
     th = _thresholds(analysis)
     alone = len(analysis.kernels) == 1  # the run is the kernel: its findings' own severities
-    rows: list[dict[str, Any]] = []
-    for ka in analysis.kernels:
-        kernel, sol = ka.kernel, ka.sol
-        group_total = total_ns(kernel)
-        finds: list[dict[str, Any]] = []
-        for finding in ka.findings:
-            saved = time_saved(group_total, finding.estimated_speedup)
-            share = saved / tot if saved is not None and tot > 0 else None
-            finds.append(
-                {
-                    "id": finding.id,
-                    "severity": finding.severity,
-                    "estimated_speedup": round(finding.estimated_speedup, 3),
-                    "estimate_capped": finding.estimate_capped,
-                    "time_saved_ns": rounded(saved, 1),
-                    "saved_share": rounded(share, 5),
-                    "application_severity": finding.severity
-                    if alone
-                    else application_severity(share, finding.severity, th),
-                    "where": location_text(finding.locations[0]) if finding.locations else None,
-                }
-            )
-        rows.append(
-            {
-                "kernel_id": kernel.id,
-                "name": kernel.name,
-                "launches": kernel.launch_count,
-                "launch_ids": launch_ids(kernel),
-                "total_ns": rounded(group_total, 1),
-                "mean_ns": rounded(kernel.duration_ns, 1),
-                "time_share": rounded(group_total / tot, 5) if group_total is not None and tot > 0 else None,
-                "bound": ka.bound,
-                "grade": sol.grade if sol else None,
-                "limiter": sol.limiter if sol else None,
-                "limiter_pct": rounded(sol.limiter_pct, 1) if sol is not None else None,
-                "findings": sorted(finds, key=lambda finding: -(finding["time_saved_ns"] or 0.0)),
-            }
-        )
+    rows = [_group_row(ka, tot, th, alone) for ka in analysis.kernels]
     rows.sort(key=lambda r: -(r["total_ns"] or 0.0))
     return rows
+
+
+def _group_row(ka: KernelResult, tot: float, th: Thresholds, alone: bool) -> dict[str, Any]:
+    """A group's summary row: launches, time and share of all groups', grade and bound, and
+    its findings, most time saved first."""
+    kernel, sol = ka.kernel, ka.sol
+    group_total = total_ns(kernel)
+    finds = [_finding_row(finding, group_total, tot, th, alone) for finding in ka.findings]
+    return {
+        "kernel_id": kernel.id,
+        "name": kernel.name,
+        "launches": kernel.launch_count,
+        "launch_ids": launch_ids(kernel),
+        "total_ns": rounded(group_total, 1),
+        "mean_ns": rounded(kernel.duration_ns, 1),
+        "time_share": rounded(group_total / tot, 5) if group_total is not None and tot > 0 else None,
+        "bound": ka.bound,
+        "grade": sol.grade if sol else None,
+        "limiter": sol.limiter if sol else None,
+        "limiter_pct": rounded(sol.limiter_pct, 1) if sol is not None else None,
+        "findings": sorted(finds, key=lambda finding: -(finding["time_saved_ns"] or 0.0)),
+    }
+
+
+def _finding_row(
+    finding: Finding, group_total: float | None, tot: float, th: Thresholds, alone: bool
+) -> dict[str, Any]:
+    """A finding of a group: the time its fix would save, that time's share of all groups'
+    and the severity the share has in the whole run (its own when the run is one kernel)."""
+    saved = time_saved(group_total, finding.estimated_speedup)
+    share = saved / tot if saved is not None and tot > 0 else None
+    return {
+        "id": finding.id,
+        "severity": finding.severity,
+        "estimated_speedup": round(finding.estimated_speedup, 3),
+        "estimate_capped": finding.estimate_capped,
+        "time_saved_ns": rounded(saved, 1),
+        "saved_share": rounded(share, 5),
+        "application_severity": finding.severity if alone else application_severity(share, finding.severity, th),
+        "where": location_text(finding.locations[0]) if finding.locations else None,
+    }
 
 
 def priorities(rows: list[dict[str, Any]], limit: int | None = None) -> list[dict[str, Any]]:

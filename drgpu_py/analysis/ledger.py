@@ -147,37 +147,54 @@ class Ledger:
         """One line: useful / what each finding's fix saves / the other time by mechanism /
         unexplained, as shares of the elapsed time."""
         e = self.elapsed_ns
-        # One useful figure, the verdict's: the useful work at peak over the elapsed time
-        # (UsefulWork.efficiency_pct, at most 100%); the part of it a fix removes is said, and
-        # the claim of that fix counts it too.
+        parts = [self._useful_text()]
+        parts += [f"{x.owner} {share_pct(x.claimed_share)}%" for x in self.losses if x.ns > 0]
+        other = self._other_time_text()
+        if other:
+            parts.append(other)
+        unexplained = f"unexplained {share_pct(self.unexplained_ns / e)}%"
+        if self.unexplained_top and self.unexplained_ns / e >= 0.005:
+            unexplained += f" ({_top_stall_text(self.unexplained_top[0])})"
+        parts.append(unexplained)
+        return " · ".join(parts)
+
+    def _useful_text(self) -> str:
+        """One useful figure, the verdict's: the useful work at peak over the elapsed time
+        (UsefulWork.efficiency_pct, at most 100%); the part of it a fix removes is said, and
+        the claim of that fix counts it too."""
+        e = self.elapsed_ns
         counted = self.useful_counted_ns if self.useful_counted_ns is not None else self.useful_ns
         useful = f"useful {share_pct(counted / e)}%"
         if counted > self.useful_ns * (1 + 1e-6) + 1e-9 * e:
             useful += f" ({share_pct((counted - self.useful_ns) / e)}% of it is work a fix removes)"
-        parts = [useful]
-        parts += [f"{x.owner} {share_pct(x.claimed_share)}%" for x in self.losses if x.ns > 0]
-        # The other time (no finding's fix removes it) by mechanism: the three largest that round
-        # to 1% or more, the rest summed (JSON and HTML list each with the findings that act on it).
+        return useful
+
+    def _other_time_text(self) -> str:
+        """The other time (no finding's fix removes it) by mechanism: the three largest that
+        round to 1% or more, the rest summed (JSON and HTML list each with the findings that
+        act on it); '' when none does."""
+        e = self.elapsed_ns
         shown = [a for a in self.attributed if a.ns / e >= 0.005]
-        if shown:
-            named = [f"{a.short_label} {share_pct(a.ns / e)}%" for a in shown[:3]]
-            rest = sum(a.ns for a in shown[3:])
-            if rest / e >= 0.005:
-                named.append(f"{len(shown) - 3} more {share_pct(rest / e)}%")
-            parts.append("other time: " + ", ".join(named))
-        unexplained = f"unexplained {share_pct(self.unexplained_ns / e)}%"
-        if self.unexplained_top and self.unexplained_ns / e >= 0.005:
-            top = self.unexplained_top[0]
-            where = top.get("top_line") or {}
-            at = (
-                f" at {str(where['file']).rsplit('/', 1)[-1]}:{where.get('line')}"
-                if where.get("file")
-                else (f" at SASS +0x{where['pc_offset']:x}" if where.get("pc_offset") is not None else "")
-            )
-            # The label without its parenthetical gloss keeps the line short; JSON has the whole one.
-            unexplained += f" (top stall: {str(top['label']).split(' (')[0]}{at})"
-        parts.append(unexplained)
-        return " · ".join(parts)
+        if not shown:
+            return ""
+        named = [f"{a.short_label} {share_pct(a.ns / e)}%" for a in shown[:3]]
+        rest = sum(a.ns for a in shown[3:])
+        if rest / e >= 0.005:
+            named.append(f"{len(shown) - 3} more {share_pct(rest / e)}%")
+        return "other time: " + ", ".join(named)
+
+
+def _top_stall_text(top: dict[str, Any]) -> str:
+    """The unexplained time's top stall and where it is. The label without its parenthetical
+    gloss keeps the line short; JSON has the whole one."""
+    where = top.get("top_line") or {}
+    if where.get("file"):
+        at = f" at {str(where['file']).rsplit('/', 1)[-1]}:{where.get('line')}"
+    elif where.get("pc_offset") is not None:
+        at = f" at SASS +0x{where['pc_offset']:x}"
+    else:
+        at = ""
+    return f"top stall: {str(top['label']).split(' (')[0]}{at}"
 
 
 def _rounded(x: float | None, ndigits: int) -> float | None:
@@ -237,23 +254,13 @@ def useful_work(ctx: KernelContext, sol: SpeedOfLight | None) -> UsefulWork:
     sources: dict[str, str] = {}
     dram_essential = None
     if sol is not None:
-        for precision, flops in sol.flops.items():
-            peak = sol.peak_flops_per_s.get(precision, math.nan)
-            if 0 < flops < math.inf and 0 < peak < math.inf:
-                times[f"math_{precision}"] = flops / peak * 1e9
-                sources[f"math_{precision}"] = f"{precision} FLOPs ({sol.flops_source}) / peak FLOP/s"
+        _math_times(sol, times, sources)
         dram_bytes, peak_bytes_per_s = finite_positive(sol.dram_bytes), finite_positive(sol.peak_bytes_per_s)
         if dram_bytes and peak_bytes_per_s:
             dram_essential, how = _essential_dram_bytes(ctx, dram_bytes)
             times["dram"] = dram_essential / peak_bytes_per_s * 1e9
             sources["dram"] = f"{how} / peak bandwidth"
-        essential = _essential_instructions(ctx)
-        sms = finite_positive(ctx.kernel.sm_count or ctx.kernel.m("launch__sm_count"))
-        slots = float(ctx.arch.get("issue_slots_per_sm", 4))
-        clock = finite_positive(sol.sm_clock_hz)
-        if finite_positive(essential) and sms and clock:
-            times["issue"] = essential / (slots * sms * clock) * 1e9
-            sources["issue"] = "essential warp instructions (math, memory; at full warps) / issue slots"
+        _issue_time(ctx, sol, times, sources)
     limiter = max(times, key=times.__getitem__) if times else None
     eff = 100.0 * times[limiter] / elapsed if limiter is not None and elapsed > 0 else None
     return UsefulWork(
@@ -265,6 +272,26 @@ def useful_work(ctx: KernelContext, sol: SpeedOfLight | None) -> UsefulWork:
         grade=grade_of(min(eff, 100.0), ctx.th) if eff is not None else None,
         dram_bytes_essential=dram_essential,
     )
+
+
+def _math_times(sol: SpeedOfLight, times: dict[str, float], sources: dict[str, str]) -> None:
+    """Each precision's FLOPs at its peak FLOP/s (those with both finite and positive)."""
+    for precision, flops in sol.flops.items():
+        peak = sol.peak_flops_per_s.get(precision, math.nan)
+        if 0 < flops < math.inf and 0 < peak < math.inf:
+            times[f"math_{precision}"] = flops / peak * 1e9
+            sources[f"math_{precision}"] = f"{precision} FLOPs ({sol.flops_source}) / peak FLOP/s"
+
+
+def _issue_time(ctx: KernelContext, sol: SpeedOfLight, times: dict[str, float], sources: dict[str, str]) -> None:
+    """The essential warp instructions at every SM's issue slots, per cycle at the SM clock."""
+    essential = _essential_instructions(ctx)
+    sms = finite_positive(ctx.kernel.sm_count or ctx.kernel.m("launch__sm_count"))
+    slots = float(ctx.arch.get("issue_slots_per_sm", 4))
+    clock = finite_positive(sol.sm_clock_hz)
+    if finite_positive(essential) and sms and clock:
+        times["issue"] = essential / (slots * sms * clock) * 1e9
+        sources["issue"] = "essential warp instructions (math, memory; at full warps) / issue slots"
 
 
 def part_unit(part: str) -> str:

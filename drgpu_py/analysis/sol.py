@@ -18,7 +18,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from ..specs.records import Thresholds
+from ..profile import KernelProfile
+from ..specs.records import ArchConstants, Thresholds
 from ..sass.isa import Instruction
 from .context import KernelContext
 
@@ -174,18 +175,25 @@ class SpeedOfLight:
         peak = self.peak_flops_per_s.get(precision, math.nan)
         out["peak_flop_per_s"] = _n(peak)
         if self.dram_bytes is not None and self.dram_bytes > 0:
-            ai = flops / self.dram_bytes
-            out["arithmetic_intensity"] = ai
-            if not math.isnan(peak) and self.peak_bytes_per_s is not None and self.peak_bytes_per_s > 0:
-                ridge = peak / self.peak_bytes_per_s
-                att = min(peak, ai * self.peak_bytes_per_s)
-                out.update(
-                    ridge_point=ridge,
-                    side="memory" if ai < ridge else "compute",
-                    attainable_flop_per_s=att,
-                    pct_of_attainable=100.0 * flops / duration / att if att > 0 else None,
-                )
+            out["arithmetic_intensity"] = flops / self.dram_bytes
+            out.update(self._ridge(flops, duration, peak))
         return out
+
+    def _ridge(self, flops: float, duration: float, peak: float) -> dict[str, Any]:
+        """The ridge point, the kernel's side of it and the FLOP/s attainable at its
+        arithmetic intensity; nothing without both peaks."""
+        bw = self.peak_bytes_per_s
+        if math.isnan(peak) or bw is None or not bw > 0 or self.dram_bytes is None:
+            return {}
+        ai = flops / self.dram_bytes
+        ridge = peak / bw
+        att = min(peak, ai * bw)
+        return {
+            "ridge_point": ridge,
+            "side": "memory" if ai < ridge else "compute",
+            "attainable_flop_per_s": att,
+            "pct_of_attainable": 100.0 * flops / duration / att if att > 0 else None,
+        }
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -309,23 +317,39 @@ def sass_flops(ctx: KernelContext) -> dict[str, float]:
     executed = ctx.executed()
     threads = dict(zip(df.index.tolist(), df["thread_inst_executed"].tolist())) if "thread_inst_executed" in df else {}
     for ins in ctx.insts:
-        op = ins.opcode
-        if op in _SCALAR_FLOPS and "MMA" not in ins.modifiers:
-            prec, flops_each = _SCALAR_FLOPS[op]
-            count = threads.get(ins.pc)
-            if count is None or count != count:
-                count = (executed.get(ins.pc) or 0.0) * 32.0
-            out[prec] = out.get(prec, 0.0) + flops_each * float(count or 0.0)
-        elif op in _TENSOR_OPS:
-            shape = tensor_shape(ins)
-            count = executed.get(ins.pc)
-            if shape is None or count is None or count != count:
+        if ins.opcode in _SCALAR_FLOPS and "MMA" not in ins.modifiers:
+            prec, flops = _scalar_flops(ins, threads, executed)
+        elif ins.opcode in _TENSOR_OPS:
+            counted = _tensor_flops(ins, executed)
+            if counted is None:
                 continue
-            dim_m, nn, kk = shape
-            per = 2.0 * dim_m * nn * kk / (4.0 if op in _WARPGROUP_OPS else 1.0)
-            precision = tensor_precision(ins)
-            out[precision] = out.get(precision, 0.0) + per * float(count)
+            prec, flops = counted
+        else:
+            continue
+        out[prec] = out.get(prec, 0.0) + flops
     return out
+
+
+def _scalar_flops(ins: Instruction, threads: dict[int, float], executed: dict[int, float]) -> tuple[str, float]:
+    """A scalar floating-point instruction's precision and FLOPs: per thread that executed it,
+    or 32 per warp-level execution where the thread count is missing."""
+    prec, flops_each = _SCALAR_FLOPS[ins.opcode]
+    count = threads.get(ins.pc)
+    if count is None or count != count:
+        count = (executed.get(ins.pc) or 0.0) * 32.0
+    return prec, flops_each * float(count or 0.0)
+
+
+def _tensor_flops(ins: Instruction, executed: dict[int, float]) -> tuple[str, float] | None:
+    """A tensor-core instruction's precision and FLOPs (2 m n k per warp execution, a
+    warpgroup's shared by its four warps); None without its shape or count."""
+    shape = tensor_shape(ins)
+    count = executed.get(ins.pc)
+    if shape is None or count is None or count != count:
+        return None
+    dim_m, nn, kk = shape
+    per = 2.0 * dim_m * nn * kk / (4.0 if ins.opcode in _WARPGROUP_OPS else 1.0)
+    return tensor_precision(ins), per * float(count)
 
 
 def counter_flops(ctx: KernelContext) -> dict[str, float]:
@@ -345,8 +369,7 @@ def kernel_traits(ctx: KernelContext) -> Traits:
     ran: Callable[[Instruction], bool] = lambda ins: (executed.get(ins.pc) or 0.0) > 0  # noqa: E731  (NaN compares false)
     tensor = any(i.opcode in _TENSOR_OPS and ran(i) for i in ctx.insts)
     signs = sorted({i.opcode for i in ctx.insts if i.opcode in _SPECIALIZED})
-    named_bar = any(i.opcode == "BAR" and i.operands and i.operands[0] not in ("0", "0x0") for i in ctx.insts)
-    if named_bar:
+    if any(_named_barrier(i) for i in ctx.insts):
         signs.append("BAR (named barriers)")
     # Named barriers alone are common in ordinary code; with mbarrier/warpgroup/TMA/sleep
     # signs the waiting is the pipeline's hand-off between producer and consumer warps.
@@ -355,70 +378,26 @@ def kernel_traits(ctx: KernelContext) -> Traits:
     return Traits(tensor_core=tensor, warp_specialized=specialized, has_line_info=lines, signs=signs)
 
 
-def speed_of_light(ctx: KernelContext) -> SpeedOfLight:  # noqa: C901, PLR0912, PLR0915 - one guarded step per unit and ceiling; splitting it scatters the rule
+def _named_barrier(i: Instruction) -> bool:
+    """A BAR on a barrier other than 0 (__syncthreads' own)."""
+    return i.opcode == "BAR" and bool(i.operands) and i.operands[0] not in ("0", "0x0")
+
+
+def speed_of_light(ctx: KernelContext) -> SpeedOfLight:
     kernel, th, arch = ctx.kernel, ctx.th, ctx.arch
-    fill = sm_fill(ctx)
-    units: dict[str, float] = {}
-    sources: dict[str, str] = {}
-    for unit, (_, metric, active) in UNIT_METRICS.items():
-        value = kernel.m(metric)
-        if unit == "l1tex" and value is None:
-            metric, value = L1_FALLBACK, kernel.m(L1_FALLBACK)
-        if value is not None and not math.isinf(value):
-            units[unit] = max(0.0, value * (fill if active else 1.0))
-            sources[unit] = metric + (f" x {fill:.3f} (share of SMs with a block)" if active and fill < 1.0 else "")
+    units, sources = _unit_throughputs(kernel, sm_fill(ctx))
     dur_ns = kernel.duration_ns
     dur = dur_ns * 1e-9 if dur_ns else None
-    clock = kernel.m("sm__cycles_elapsed.avg.per_second")
-    if clock is None or clock <= 0:
-        khz = kernel.m("device__attribute_clock_rate")  # the boost clock: peaks become upper bounds
-        clock = khz * 1e3 if khz is not None and khz > 0 else None
-    sms = kernel.sm_count or kernel.m("launch__sm_count")
-    peaks_sm = arch.get("peak_flops_per_sm_cycle", {})
-    peak_flops = {}
-    for prec, per in peaks_sm.items():
-        if per and sms and clock is not None:  # no peak without a measured SM count and clock
-            peak_flops[prec] = float(per) * float(sms) * clock
-    for prec, metric in (
-        ("fp32", "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained"),
-        ("fp64", "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained"),
-    ):
-        value = kernel.m(metric)
-        if value is not None and value > 0 and clock is not None:
-            peak_flops[prec] = 2.0 * value * clock  # ncu's own per-cycle FMA peak, whole GPU
-    cflops = counter_flops(ctx)
-    sflops = sass_flops(ctx)
-    flops = {precision: value for precision, value in sflops.items() if precision.startswith("tensor_")}
-    for precision in ("fp32", "fp64", "fp16"):
-        if precision in cflops:
-            flops[precision] = cflops[precision]
-        elif precision in sflops:
-            flops[precision] = sflops[precision]
-    src = "+".join(s for s, ok in (("counters", bool(cflops)), ("sass", bool(sflops))) if ok) or "none"
+    clock = _sm_clock(kernel)
+    peak_flops = _peak_flops(kernel, arch, clock)
+    flops, src = _flops(ctx)
     # Tensor unit: achieved tensor FLOP/s against the dense peak of each operand type.
-    tensor_share = 0.0
-    have_tensor_peak = False
-    for precision, value in flops.items():
-        if precision.startswith("tensor_") and value > 0 and precision in peak_flops and dur is not None and dur > 0:
-            tensor_share += value / dur / peak_flops[precision]
-            have_tensor_peak = True
-    if have_tensor_peak:
-        units["tensor"] = 100.0 * tensor_share
+    tensor = _tensor_share(flops, peak_flops, dur)
+    if tensor is not None:
+        units["tensor"] = 100.0 * tensor
         sources["tensor"] = "tensor FLOPs (SASS) / (duration x dense peak at the measured SM clock)"
     if not units.keys() & {"issue", "tensor", "fma", "alu", "fp64", "xu", "lsu"}:
-        # Without per-pipe figures (e.g. ncu's basic set), the SM's overall throughput (the
-        # busiest of its sub-units, as ncu's SpeedOfLight section reports it) stands in.
-        value = kernel.m("sm__throughput.avg.pct_of_peak_sustained_elapsed")
-        if value is not None and not math.isinf(value):
-            units["sm"], sources["sm"] = max(0.0, value), "sm__throughput.avg.pct_of_peak_sustained_elapsed"
-    dram_bytes = kernel.m("dram__bytes.sum")
-    if dram_bytes is None:
-        read_bytes, write_bytes = kernel.m("dram__bytes_read.sum"), kernel.m("dram__bytes_write.sum")
-        dram_bytes = read_bytes + write_bytes if read_bytes is not None and write_bytes is not None else None
-    per_cycle, dram_clock = kernel.m("dram__bytes.sum.peak_sustained"), kernel.m("dram__cycles_elapsed.avg.per_second")
-    peak_bw = per_cycle * dram_clock if per_cycle is not None and dram_clock is not None else None
-    if peak_bw is None and arch.get("dram_bytes_per_s"):
-        peak_bw = float(arch["dram_bytes_per_s"])
+        _sm_throughput(kernel, units, sources)
     limiter: str | None = None
     lim_pct: float | None = None
     if units:
@@ -434,9 +413,103 @@ def speed_of_light(ctx: KernelContext) -> SpeedOfLight:  # noqa: C901, PLR0912, 
         flops_source=src,
         duration_s=dur,
         sm_clock_hz=clock,
-        dram_bytes=dram_bytes,
-        peak_bytes_per_s=peak_bw,
+        dram_bytes=_dram_bytes(kernel),
+        peak_bytes_per_s=_peak_dram_bandwidth(kernel, arch),
         peak_flops_per_s=peak_flops,
         launch_floor_ns=float(arch.get("launch_floor_ns", math.nan)),
         labels=labels,
     )
+
+
+def _unit_throughputs(kernel: KernelProfile, fill: float) -> tuple[dict[str, float], dict[str, str]]:
+    """Each unit's throughput (% of peak) and the metric it comes from; the units measured
+    while active scaled by the share of SMs with a block (``fill``)."""
+    units: dict[str, float] = {}
+    sources: dict[str, str] = {}
+    for unit, (_, metric, active) in UNIT_METRICS.items():
+        value = kernel.m(metric)
+        if unit == "l1tex" and value is None:
+            metric, value = L1_FALLBACK, kernel.m(L1_FALLBACK)
+        if value is not None and not math.isinf(value):
+            units[unit] = max(0.0, value * (fill if active else 1.0))
+            sources[unit] = metric + (f" x {fill:.3f} (share of SMs with a block)" if active and fill < 1.0 else "")
+    return units, sources
+
+
+def _sm_clock(kernel: KernelProfile) -> float | None:
+    """The measured SM clock (Hz), else the boost clock (peaks become upper bounds)."""
+    clock = kernel.m("sm__cycles_elapsed.avg.per_second")
+    if clock is not None and clock > 0:
+        return clock
+    khz = kernel.m("device__attribute_clock_rate")
+    return khz * 1e3 if khz is not None and khz > 0 else None
+
+
+def _peak_flops(kernel: KernelProfile, arch: ArchConstants, clock: float | None) -> dict[str, float]:
+    """Peak FLOP/s per precision: the architecture's per-SM-cycle peaks (none without a
+    measured SM count and clock), then ncu's own per-cycle FMA peaks for fp32 and fp64."""
+    sms = kernel.sm_count or kernel.m("launch__sm_count")
+    peak_flops = {}
+    for prec, per in arch.get("peak_flops_per_sm_cycle", {}).items():
+        if per and sms and clock is not None:
+            peak_flops[prec] = float(per) * float(sms) * clock
+    for prec, metric in (
+        ("fp32", "sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained"),
+        ("fp64", "sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained"),
+    ):
+        value = kernel.m(metric)
+        if value is not None and value > 0 and clock is not None:
+            peak_flops[prec] = 2.0 * value * clock  # ncu's own per-cycle FMA peak, whole GPU
+    return peak_flops
+
+
+def _flops(ctx: KernelContext) -> tuple[dict[str, float], str]:
+    """FLOPs per precision (tensor ones from the SASS; fp32, fp64, fp16 from the counters,
+    else the SASS) and where they came from."""
+    cflops = counter_flops(ctx)
+    sflops = sass_flops(ctx)
+    flops = {precision: value for precision, value in sflops.items() if precision.startswith("tensor_")}
+    for precision in ("fp32", "fp64", "fp16"):
+        if precision in cflops:
+            flops[precision] = cflops[precision]
+        elif precision in sflops:
+            flops[precision] = sflops[precision]
+    src = "+".join(s for s, ok in (("counters", bool(cflops)), ("sass", bool(sflops))) if ok) or "none"
+    return flops, src
+
+
+def _tensor_share(flops: dict[str, float], peak_flops: dict[str, float], dur: float | None) -> float | None:
+    """Achieved tensor FLOP/s over the dense peak, summed over operand types; None without a peak."""
+    share = 0.0
+    have_peak = False
+    for precision, value in flops.items():
+        if precision.startswith("tensor_") and value > 0 and precision in peak_flops and dur is not None and dur > 0:
+            share += value / dur / peak_flops[precision]
+            have_peak = True
+    return share if have_peak else None
+
+
+def _sm_throughput(kernel: KernelProfile, units: dict[str, float], sources: dict[str, str]) -> None:
+    """Without per-pipe figures (e.g. ncu's basic set), the SM's overall throughput (the
+    busiest of its sub-units, as ncu's SpeedOfLight section reports it) stands in."""
+    value = kernel.m("sm__throughput.avg.pct_of_peak_sustained_elapsed")
+    if value is not None and not math.isinf(value):
+        units["sm"], sources["sm"] = max(0.0, value), "sm__throughput.avg.pct_of_peak_sustained_elapsed"
+
+
+def _dram_bytes(kernel: KernelProfile) -> float | None:
+    """DRAM bytes moved: the total, else reads plus writes."""
+    dram_bytes = kernel.m("dram__bytes.sum")
+    if dram_bytes is not None:
+        return dram_bytes
+    read_bytes, write_bytes = kernel.m("dram__bytes_read.sum"), kernel.m("dram__bytes_write.sum")
+    return read_bytes + write_bytes if read_bytes is not None and write_bytes is not None else None
+
+
+def _peak_dram_bandwidth(kernel: KernelProfile, arch: ArchConstants) -> float | None:
+    """Peak DRAM bytes/s: ncu's per-cycle peak at the DRAM clock, else the architecture's."""
+    per_cycle, dram_clock = kernel.m("dram__bytes.sum.peak_sustained"), kernel.m("dram__cycles_elapsed.avg.per_second")
+    peak_bw = per_cycle * dram_clock if per_cycle is not None and dram_clock is not None else None
+    if peak_bw is None and arch.get("dram_bytes_per_s"):
+        peak_bw = float(arch["dram_bytes_per_s"])
+    return peak_bw

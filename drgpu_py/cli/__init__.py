@@ -29,6 +29,13 @@ from .config import config_defaults, env_name, option_key
 from .options import command_finished, command_started, note_signal, show_error
 
 
+def _plain_argument(p) -> None:
+    if p.metavar is None:
+        # typer adds '...' to a list argument in the usage line: REPORT...
+        p.metavar = p.name.upper().removesuffix("S") if p.nargs != 1 else p.name.upper()
+    p.display_type_rich = lambda ctx=None: None  # the metavar says it
+
+
 class _PlainHelpGroup(typer.core.TyperGroup):
     """Help text with plain metavars: 'REPORTS...', '--top N', '--kernel TEXT', an option with
     a short fixed set of values as its choices ('--fail-on high|medium'; a longer set is named,
@@ -44,33 +51,44 @@ class _PlainHelpGroup(typer.core.TyperGroup):
         cmd = super().get_command(ctx, cmd_name)
         for p in getattr(cmd, "params", ()):
             if p.param_type_name == "argument":
-                if p.metavar is None:
-                    # typer adds '...' to a list argument in the usage line: REPORT...
-                    p.metavar = p.name.upper().removesuffix("S") if p.nargs != 1 else p.name.upper()
-                p.display_type_rich = lambda ctx=None: None  # the metavar says it
-                continue
-            key = option_key(p)
-            if key is not None and p.envvar is None:
-                p.envvar = env_name(cmd_name, key)
-                p.show_envvar = False  # one rule for all (drgpu --help, docs/config.md), not a line per option
-            desc = getattr(p, "type_descriptor", None)
-            if desc is not None and desc.is_ranged:
-                # The help text says the range in words ("(0..1)", "0: all"), not '[0.0<=x<=1.0]'.
-                p._get_number_range_help_str = lambda: ""
-            if p.metavar is None and desc is not None and desc.is_choice and desc.choices:
-                choices = [str(c) for c in desc.choices]
-                if len("|".join(choices)) <= self._CHOICES_IN_METAVAR:
-                    p.metavar = "|".join(choices)
-                else:  # a long list would widen the whole options column: named, listed in the help
-                    p.metavar = (key or p.name).upper().replace("-", "_")
-                    p.help = f"{p.help or ''} One of: {', '.join(choices)}.".strip()
-            elif p.metavar is None and not getattr(p, "is_flag", False) and p.name not in ("help", "version"):
-                try:
-                    label = p.bare_type()
-                except Exception:  # noqa: BLE001 - a typer without it keeps its own labels
-                    continue
-                p.metavar = self._LABELS.get(label, "TEXT")
+                _plain_argument(p)
+            else:
+                self._plain_option(cmd_name, p)
         return cmd
+
+    def _plain_option(self, cmd_name, p) -> None:
+        key = option_key(p)
+        if key is not None and p.envvar is None:
+            p.envvar = env_name(cmd_name, key)
+            p.show_envvar = False  # one rule for all (drgpu --help, docs/config.md), not a line per option
+        desc = getattr(p, "type_descriptor", None)
+        if desc is not None and desc.is_ranged:
+            # The help text says the range in words ("(0..1)", "0: all"), not '[0.0<=x<=1.0]'.
+            p._get_number_range_help_str = lambda: ""
+        if p.metavar is None:
+            self._plain_metavar(p, key, desc)
+
+    def _plain_metavar(self, p, key, desc) -> None:
+        """An option's short set of choices, or a plain label of its type; flags have none."""
+        if desc is not None and desc.is_choice and desc.choices:
+            self._choice_metavar(p, key, [str(c) for c in desc.choices])
+        elif not getattr(p, "is_flag", False) and p.name not in ("help", "version"):
+            self._type_metavar(p)
+
+    def _choice_metavar(self, p, key, choices: list[str]) -> None:
+        if len("|".join(choices)) <= self._CHOICES_IN_METAVAR:
+            p.metavar = "|".join(choices)
+            return
+        # A long list would widen the whole options column: named, listed in the help.
+        p.metavar = (key or p.name).upper().replace("-", "_")
+        p.help = f"{p.help or ''} One of: {', '.join(choices)}.".strip()
+
+    def _type_metavar(self, p) -> None:
+        try:
+            label = p.bare_type()
+        except Exception:  # noqa: BLE001 - a typer without it keeps its own labels
+            return
+        p.metavar = self._LABELS.get(label, "TEXT")
 
     def invoke(self, ctx):
         """A command's options refused while its command line is parsed (an unknown option,

@@ -84,50 +84,67 @@ def list_cmd(
 
     def body():
         load_numpy_one_blas_thread()
-        from ..pipeline.compare import launch_rows, sort_rows
-        from ..render.list_ import render_list_console, render_list_csv, render_list_json, render_list_text
+        from ..pipeline.compare import sort_rows
 
         f = fmt or {".json": "json", ".csv": "csv"}.get(output.suffix.lower() if output else "", "text")
         refuse_output_over_inputs(output, list(reports))
-        selector = check_kernel(kernel)
-        progress = progress_printer("reading reports", quiet)
-        checking = progress_printer("checking saved kernels", quiet)
-        rows = []
-        unmatched: list[tuple[Path, NoKernelsError]] = []  # a report the pattern picks nothing of lists no row
-        for i, r in enumerate(reports):
-            try:
-                rows.extend(launch_rows(r, kernel=selector, progress=checking))
-            except NoKernelsError as e:
-                if not kernel:
-                    raise
-                unmatched.append((r, e))
-            if progress:
-                progress(i + 1, len(reports))
+        rows, unmatched = _launch_rows(reports, kernel, quiet)
         rows = sort_rows(rows, sort, top)
         if not rows:
-            if not kernel:
-                raise NoKernelsError("no kernel launches in the reports")
-            raise NoKernelsError(
-                f"--kernel {kernel!r} matched no kernel in any report",
-                # What each report holds (its library kernels apart), as a single report's error says.
-                hint="; ".join(
-                    f"{Path(r).name}: {e.hint}" if len(reports) > 1 else str(e.hint) for r, e in unmatched if e.hint
-                )
-                or None,
-            )
-        if f == "json":
-            _emit(render_list_json(rows), output, force)
-        elif f == "csv":
-            _emit(render_list_csv(rows), output, force)
-        elif output is None and sys.stdout is not None and sys.stdout.isatty():
-            from rich.console import Console
-
-            render_list_console(rows, Console(width=text_width()))
-        else:
-            _emit(render_list_text(rows, width=text_width()), output, force)
+            raise _no_rows_error(kernel, reports, unmatched)
+        _emit_list(rows, f, output, force)
         wrote(output, quiet)
 
     run_guarded(body)
+
+
+def _launch_rows(reports: list[Path], kernel: str | None, quiet: bool) -> tuple[list[dict], list]:
+    """The rows of every report's launches the --kernel selector picks, and the reports it
+    picks nothing of (with why), which list no row."""
+    from ..pipeline.compare import launch_rows
+
+    selector = check_kernel(kernel)
+    progress = progress_printer("reading reports", quiet)
+    checking = progress_printer("checking saved kernels", quiet)
+    rows = []
+    unmatched: list[tuple[Path, NoKernelsError]] = []
+    for i, r in enumerate(reports):
+        try:
+            rows.extend(launch_rows(r, kernel=selector, progress=checking))
+        except NoKernelsError as e:
+            if not kernel:
+                raise
+            unmatched.append((r, e))
+        if progress:
+            progress(i + 1, len(reports))
+    return rows, unmatched
+
+
+def _no_rows_error(kernel: str | None, reports: list[Path], unmatched: list) -> NoKernelsError:
+    if not kernel:
+        return NoKernelsError("no kernel launches in the reports")
+    return NoKernelsError(
+        f"--kernel {kernel!r} matched no kernel in any report",
+        # What each report holds (its library kernels apart), as a single report's error says.
+        hint="; ".join(f"{Path(r).name}: {e.hint}" if len(reports) > 1 else str(e.hint) for r, e in unmatched if e.hint)
+        or None,
+    )
+
+
+def _emit_list(rows: list[dict], f: str, output: Path | None, force: bool) -> None:
+    """The rows as JSON or CSV, as a table on a terminal, else as plain text."""
+    from ..render.list_ import render_list_console, render_list_csv, render_list_json, render_list_text
+
+    if f == "json":
+        _emit(render_list_json(rows), output, force)
+    elif f == "csv":
+        _emit(render_list_csv(rows), output, force)
+    elif output is None and sys.stdout is not None and sys.stdout.isatty():
+        from rich.console import Console
+
+        render_list_console(rows, Console(width=text_width()))
+    else:
+        _emit(render_list_text(rows, width=text_width()), output, force)
 
 
 def diff(

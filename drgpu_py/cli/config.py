@@ -102,20 +102,27 @@ def config_defaults(commands: dict[str, Any], ctx, start: Path | None = None) ->
             )
         if not isinstance(values, dict):
             raise DataFileError(f"{where} is not a table of options")
-        by_key = {k: p for p in commands[command].params if (k := option_key(p)) is not None}
-        defaults[command] = {}
-        for key, value in values.items():
-            param = by_key.get(key) or by_key.get(key.replace("_", "-"))
-            if param is None:
-                raise DataFileError(
-                    f"{where}: no option --{key}",
-                    hint=f"options of drgpu {command}: " + ", ".join(f"--{k}" for k in sorted(by_key)),
-                )
-            value = _relative_paths(param, value, pyproject.parent)
-            _check_value(param, value, ctx, f"{where} {key}")
-            defaults[command][param.name] = value
+        defaults[command] = _command_defaults(command, values, commands[command], ctx, pyproject, where)
         log.info("defaults from %s: %s", where, ", ".join(f"{k} = {v!r}" for k, v in values.items()))
     return defaults, pyproject
+
+
+def _command_defaults(command: str, values: dict, cmd, ctx, pyproject: Path, where: str) -> dict:
+    """{parameter name: value} of one command's table, each key an option of the command and
+    each value checked as on the command line (paths relative to the file's folder)."""
+    by_key = {k: p for p in cmd.params if (k := option_key(p)) is not None}
+    out = {}
+    for key, value in values.items():
+        param = by_key.get(key) or by_key.get(key.replace("_", "-"))
+        if param is None:
+            raise DataFileError(
+                f"{where}: no option --{key}",
+                hint=f"options of drgpu {command}: " + ", ".join(f"--{k}" for k in sorted(by_key)),
+            )
+        value = _relative_paths(param, value, pyproject.parent)
+        _check_value(param, value, ctx, f"{where} {key}")
+        out[param.name] = value
+    return out
 
 
 def _relative_paths(param, value, folder: Path):

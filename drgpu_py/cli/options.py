@@ -434,15 +434,19 @@ def refuse_output_over_inputs(output: Path | None, inputs: list) -> None:
     inputs = [m for r in inputs if r is not None for m in _with_members(Path(r))]
     inputs = inputs + [c for r in inputs for c in companion_paths(Path(r))]
     for src in inputs:
-        try:
-            same = src is not None and Path(src).exists() and Path(output).exists() and Path(output).samefile(src)
-        except OSError:
-            same = False
-        if same:
+        if _same_file(output, src):
             raise OutputError(
                 f"{output} is an input of this run ({src}); drgpu never overwrites its inputs",
                 hint="choose another output file",
             )
+
+
+def _same_file(output: Path, src) -> bool:
+    """Whether ``output`` is the existing file ``src`` (an unreadable one is not)."""
+    try:
+        return src is not None and Path(src).exists() and Path(output).exists() and Path(output).samefile(src)
+    except OSError:
+        return False
 
 
 def _with_members(path: Path) -> list[Path]:

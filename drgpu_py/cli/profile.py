@@ -24,6 +24,7 @@ _console = lazy_module("rich.console")
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress, TaskID
+    from rich.table import Table
 
     from ..ncu.console import Event
     from ..ncu.run import RunResult
@@ -101,7 +102,7 @@ class ProgressView:
             )
         return self.echoed <= ECHO_LIMIT
 
-    def __call__(self, ev: Event) -> None:  # noqa: PLR0912 - one branch per console event kind
+    def __call__(self, ev: Event) -> None:
         if self.quiet:
             return
         if ev.kind in ("error", "warning", "output") and not self._echo_allowed():
@@ -109,41 +110,52 @@ class ProgressView:
         # Every relayed line may come from the application (it shares ncu's console) or name a
         # kernel: shown with its control characters as escapes, never driving the terminal.
         if not self.live:
-            if ev.kind in ("kernel_done", "connected", "disconnected", "output"):
-                self.console.print(visible(ev.text), markup=False, highlight=False)
-            elif ev.kind in ("error", "warning"):
-                self.console.print(f"ncu {ev.kind}: {visible(ev.text)}", markup=False, highlight=False)
-            return
-        p, t = self.progress, self.task
-        if p is None or t is None:  # live only between __enter__ and __exit__
-            return
+            self._print_plain(ev)
+        elif self.progress is not None and self.task is not None:  # live only between __enter__ and __exit__
+            self._show_live(self.progress, self.task, ev)
+
+    def _print_plain(self, ev: Event) -> None:
+        if ev.kind in ("kernel_done", "connected", "disconnected", "output"):
+            self.console.print(visible(ev.text), markup=False, highlight=False)
+        elif ev.kind in ("error", "warning"):
+            self.console.print(f"ncu {ev.kind}: {visible(ev.text)}", markup=False, highlight=False)
+
+    def _show_live(self, p: Progress, t: TaskID, ev: Event) -> None:
         if ev.kind == "kernel":
-            idx = f" ({ev.index[0]}/{ev.index[1]})" if ev.index else ""
-            p.update(
-                t,
-                description=f"profiling {escape(ev.kernel or '?')} launch {ev.launch}{idx}",
-                completed=0,
-                passes=self._pass_text(0),
-            )
+            self._start_kernel(p, t, ev)
         elif ev.kind == "progress":
             p.update(t, completed=ev.pct or 0, passes=self._pass_text(ev.pct))
         elif ev.kind == "kernel_done":
-            self.done += 1
-            if ev.passes:
-                self.passes = ev.passes
-            p.update(t, completed=100, passes="")
-            self.console.print(
-                f"[green]✓[/green] {escape(ev.kernel or '?')} launch {ev.launch}: "
-                f"{ev.passes if ev.passes is not None else '?'} passes"
-            )
+            self._finish_kernel(p, t, ev)
         elif ev.kind == "connected":
             p.update(t, description=f"application started (process {ev.pid})")
-        elif ev.kind == "error":
-            self.console.print(f"[red]ncu error:[/red] {escape(ev.text)}")
-        elif ev.kind == "warning":
-            self.console.print(f"[yellow]ncu warning:[/yellow] {escape(ev.text)}")
+        elif ev.kind in _LIVE_LABELS:
+            self.console.print(f"{_LIVE_LABELS[ev.kind]} {escape(ev.text)}")
         elif ev.kind == "output":
             self.console.print(visible(ev.text), markup=False, highlight=False)
+
+    def _start_kernel(self, p: Progress, t: TaskID, ev: Event) -> None:
+        idx = f" ({ev.index[0]}/{ev.index[1]})" if ev.index else ""
+        p.update(
+            t,
+            description=f"profiling {escape(ev.kernel or '?')} launch {ev.launch}{idx}",
+            completed=0,
+            passes=self._pass_text(0),
+        )
+
+    def _finish_kernel(self, p: Progress, t: TaskID, ev: Event) -> None:
+        self.done += 1
+        if ev.passes:
+            self.passes = ev.passes
+        p.update(t, completed=100, passes="")
+        self.console.print(
+            f"[green]✓[/green] {escape(ev.kernel or '?')} launch {ev.launch}: "
+            f"{ev.passes if ev.passes is not None else '?'} passes"
+        )
+
+
+#: How the live view labels ncu's own messages.
+_LIVE_LABELS = {"error": "[red]ncu error:[/red]", "warning": "[yellow]ncu warning:[/yellow]"}
 
 
 # ---------------------------------------------------------------------------------------
@@ -321,55 +333,82 @@ def _summary(
     console: Console, rows, result: RunResult, reports, written, failures, log_path: Path, quiet: bool
 ) -> None:
     if rows:
-        n = sum(r["launches"] for r in rows)
-        passes = {r["passes"] for r in rows}
-        title = (
-            f"drgpu profile: {n} kernel launch{'es' if n != 1 else ''} ({len(rows)} kernel{'s' if len(rows) != 1 else ''}) "
-            f"in {len(reports)} report{'s' if len(reports) != 1 else ''} ({result.wall_s:.1f} s under ncu"
-            + (f", {next(iter(passes))} replay passes per launch)" if len(passes) == 1 and "?" not in passes else ")")
-        )
-        # At 80 columns ten boxed columns left five characters per cell ("scal…", "glob…"):
-        # columns that say the same on every row move to the title, numbers and labels never
-        # wrap, and the kernel name and finding id fold instead of being cut.
-        cols = [("report", {"overflow": "fold", "min_width": 8})] if len({r["report"] for r in rows}) > 1 else []
-        cols += [
-            ("kernel", {"overflow": "fold", "min_width": 12, "ratio": 2}),
-            ("id", {"no_wrap": True}),
-            ("launches", {"no_wrap": True}),
-            ("mean µs", {"no_wrap": True}),
-            ("bound", {"no_wrap": True}),
-            ("grade", {"no_wrap": True}),
-            ("top finding", {"overflow": "fold", "min_width": 10, "ratio": 1}),
-            ("speedup", {"no_wrap": True}),
-        ]
-        if len(passes) > 1:
-            cols.append(("passes", {"no_wrap": True}))
-        t = _table.Table(
-            title=title, box=None, padding=(0, 1), collapse_padding=True, pad_edge=False, header_style="bold underline"
-        )
-        for name, kw in cols:
-            t.add_column(name, **kw)
-        for r in rows:
-            sp = r["speedup"]
-            cells = {
-                "report": escape(r["report"]),
-                "kernel": escape(r["kernel"]),
-                "id": str(r["id"]),
-                "launches": str(r["launches"]),
-                "mean µs": f"{r['duration_us']:.1f}" if r["duration_us"] is not None else "n/a",
-                "bound": r["bound"],
-                "grade": r["grade"],
-                "top finding": r["top"],
-                "speedup": f"{sp:.2f}x" if isinstance(sp, (int, float)) else "-",
-                "passes": r["passes"],
-            }
-            t.add_row(*(cells[name] for name, _ in cols))
-        console.print(t)
+        console.print(_summary_table(rows, result, reports))
     for f in failures:
         console.print(f"[red]not analyzed:[/red] {escape(f)}")
     if not quiet:
         files = [*reports, *written, log_path]
         console.print("[dim]kept: " + ", ".join(escape(str(p)) for p in files) + "[/dim]")
+
+
+def _counted(n: int, singular: str, plural: str) -> str:
+    return f"{n} {singular if n == 1 else plural}"
+
+
+def _summary_title(rows, result: RunResult, reports, passes: set) -> str:
+    """Launches, kernels and reports, and the replay passes when every launch took as many."""
+    n = sum(r["launches"] for r in rows)
+    same_passes = len(passes) == 1 and "?" not in passes
+    return (
+        f"drgpu profile: {_counted(n, 'kernel launch', 'kernel launches')} ({_counted(len(rows), 'kernel', 'kernels')}) "
+        f"in {_counted(len(reports), 'report', 'reports')} ({result.wall_s:.1f} s under ncu"
+        + (f", {next(iter(passes))} replay passes per launch)" if same_passes else ")")
+    )
+
+
+def _summary_columns(rows, passes: set) -> list[tuple[str, dict]]:
+    """At 80 columns ten boxed columns left five characters per cell ("scal…", "glob…"):
+    columns that say the same on every row move to the title, numbers and labels never
+    wrap, and the kernel name and finding id fold instead of being cut."""
+    cols = [("report", {"overflow": "fold", "min_width": 8})] if len({r["report"] for r in rows}) > 1 else []
+    cols += [
+        ("kernel", {"overflow": "fold", "min_width": 12, "ratio": 2}),
+        ("id", {"no_wrap": True}),
+        ("launches", {"no_wrap": True}),
+        ("mean µs", {"no_wrap": True}),
+        ("bound", {"no_wrap": True}),
+        ("grade", {"no_wrap": True}),
+        ("top finding", {"overflow": "fold", "min_width": 10, "ratio": 1}),
+        ("speedup", {"no_wrap": True}),
+    ]
+    if len(passes) > 1:
+        cols.append(("passes", {"no_wrap": True}))
+    return cols
+
+
+def _summary_cells(r: dict) -> dict[str, str]:
+    sp = r["speedup"]
+    return {
+        "report": escape(r["report"]),
+        "kernel": escape(r["kernel"]),
+        "id": str(r["id"]),
+        "launches": str(r["launches"]),
+        "mean µs": f"{r['duration_us']:.1f}" if r["duration_us"] is not None else "n/a",
+        "bound": r["bound"],
+        "grade": r["grade"],
+        "top finding": r["top"],
+        "speedup": f"{sp:.2f}x" if isinstance(sp, (int, float)) else "-",
+        "passes": r["passes"],
+    }
+
+
+def _summary_table(rows, result: RunResult, reports) -> Table:
+    passes = {r["passes"] for r in rows}
+    cols = _summary_columns(rows, passes)
+    t = _table.Table(
+        title=_summary_title(rows, result, reports, passes),
+        box=None,
+        padding=(0, 1),
+        collapse_padding=True,
+        pad_edge=False,
+        header_style="bold underline",
+    )
+    for name, kw in cols:
+        t.add_column(name, **kw)
+    for r in rows:
+        cells = _summary_cells(r)
+        t.add_row(*(cells[name] for name, _ in cols))
+    return t
 
 
 # ---------------------------------------------------------------------------------------

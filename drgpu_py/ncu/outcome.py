@@ -65,13 +65,17 @@ def found_reports(result: RunResult, req: ReportRequest, started: float) -> list
     announced = [p if p.is_absolute() else Path.cwd() / p for p in result.reports]
     out = [p for p in announced if fnmatch.fnmatchcase(str(p), pattern) and p.is_file()]
     for p in existing_reports(req):
-        try:
-            fresh = p.stat().st_mtime >= started - 1
-        except OSError:
-            continue
-        if fresh and p.resolve() not in {q.resolve() for q in out}:
+        if _written_since(p, started) and p.resolve() not in {q.resolve() for q in out}:
             out.append(p)
     return sorted(out)
+
+
+def _written_since(p: Path, started: float) -> bool:
+    """Whether ``p`` was written since ``started`` (with a second of slack)."""
+    try:
+        return p.stat().st_mtime >= started - 1
+    except OSError:
+        return False
 
 
 def ncu_signal(result: RunResult) -> str | None:
@@ -139,7 +143,6 @@ def setup_error(result: RunResult) -> DrgpuError | None:
 def classify(result: RunResult, req: ReportRequest, reports: list[Path]) -> DrgpuError | None:
     """The error a finished run stands for (None: success). The caller analyzes ``reports``
     first whenever there are any, then raises this."""
-    log = result.log_path
     setup = setup_error(result)
     if setup is not None:
         return setup
@@ -150,35 +153,53 @@ def classify(result: RunResult, req: ReportRequest, reports: list[Path]) -> Drgp
     if crashed is not None:
         return crashed
     if not reports:
-        if result.kernels and not result.app_exit_code and not other:
-            # ncu said it profiled launches, then no report appeared (a full disk, an -o it could not write)
-            n = len(result.kernels)
-            return ProfilerError(
-                f"ncu profiled {n} kernel launch{'es' if n != 1 else ''} but wrote no report",
-                hint=f"check the output folder's free space and permissions; ncu's output: {log}",
-            )
-        if req.kernel is not None or req.launch_skip:
-            what = f"--kernel {req.kernel!r}" if req.kernel is not None else f"--launch-skip {req.launch_skip}"
-            app = f" (the application exited with code {result.app_exit_code})" if result.app_exit_code else ""
-            return NoKernelProfiledError(
-                f"no kernel was profiled: {what} matched no launch{app}; ncu wrote no report",
-                hint=f"rerun with --list-kernels to see the kernels the application launches; ncu's output: {log}",
-            )
-        if result.app_exit_code:
-            return ApplicationFailedError(
-                f"the application exited with code {result.app_exit_code} before any kernel was profiled",
-                hint=f"its output is in {log}",
-            )
-        if other:
-            return ProfilerError("ncu failed: " + "; ".join(other[:3]), hint=f"ncu's output: {log}")
-        if result.returncode not in (0, None):
-            return ProfilerError(
-                f"ncu exited with code {result.returncode} and wrote no report", hint=f"ncu's output: {log}"
-            )
-        return NoKernelProfiledError(
-            "the application ran but launched no CUDA kernel that ncu could profile; no report was written",
-            hint=f"check that it uses the GPU; ncu's output: {log}",
+        return _no_report_error(result, req, other)
+    return _partial_error(result, other)
+
+
+def _no_report_error(result: RunResult, req: ReportRequest, other: list[str]) -> DrgpuError:
+    """Why a run that ended by itself wrote no report."""
+    log = result.log_path
+    if result.kernels and not result.app_exit_code and not other:
+        # ncu said it profiled launches, then no report appeared (a full disk, an -o it could not write)
+        n = len(result.kernels)
+        return ProfilerError(
+            f"ncu profiled {n} kernel launch{'es' if n != 1 else ''} but wrote no report",
+            hint=f"check the output folder's free space and permissions; ncu's output: {log}",
         )
+    if req.kernel is not None or req.launch_skip:
+        return _nothing_matched(result, req)
+    if result.app_exit_code:
+        return ApplicationFailedError(
+            f"the application exited with code {result.app_exit_code} before any kernel was profiled",
+            hint=f"its output is in {log}",
+        )
+    if other:
+        return ProfilerError("ncu failed: " + "; ".join(other[:3]), hint=f"ncu's output: {log}")
+    if result.returncode not in (0, None):
+        return ProfilerError(
+            f"ncu exited with code {result.returncode} and wrote no report", hint=f"ncu's output: {log}"
+        )
+    return NoKernelProfiledError(
+        "the application ran but launched no CUDA kernel that ncu could profile; no report was written",
+        hint=f"check that it uses the GPU; ncu's output: {log}",
+    )
+
+
+def _nothing_matched(result: RunResult, req: ReportRequest) -> DrgpuError:
+    """--kernel or --launch-skip left no launch to profile."""
+    what = f"--kernel {req.kernel!r}" if req.kernel is not None else f"--launch-skip {req.launch_skip}"
+    app = f" (the application exited with code {result.app_exit_code})" if result.app_exit_code else ""
+    return NoKernelProfiledError(
+        f"no kernel was profiled: {what} matched no launch{app}; ncu wrote no report",
+        hint=f"rerun with --list-kernels to see the kernels the application launches; ncu's output: {result.log_path}",
+    )
+
+
+def _partial_error(result: RunResult, other: list[str]) -> DrgpuError | None:
+    """What went wrong in a run that wrote reports (they were analyzed): the application's
+    failure, else ncu's errors; None when nothing did."""
+    log = result.log_path
     if result.app_exit_code:
         n = len(result.kernels)
         return ApplicationFailedError(
@@ -213,14 +234,7 @@ def unavailable_metrics(report: Path, expected: Iterable[str]) -> dict[str, list
 
 
 def _unavailable_metrics(report: Path, expected: list[str]) -> dict[str, list[str]]:
-    try:
-        import ncu_report
-    except ImportError as e:
-        raise ToolNotFoundError("the ncu_report module is not installed", hint="pip install ncu-report") from e
-    try:
-        ctx = ncu_report.load_report(str(report))
-    except Exception as e:  # the module raises plain exceptions for truncated files
-        raise ProfilerError(f"{report}: ncu_report could not load it ({e})") from e
+    ctx = _load_report(report)
     expected = list(expected)
     out: dict[str, list[str]] = {}
     kid = 0
@@ -228,21 +242,42 @@ def _unavailable_metrics(report: Path, expected: list[str]) -> dict[str, list[st
         rng = ctx.range_by_idx(r)
         for i in range(rng.num_actions()):
             a = rng.action_by_idx(i)
-            names = set(a.metric_names())
-            missing = []
-            for m in expected:
-                if "*" in m:
-                    rx = re.compile("^" + ".*".join(re.escape(p) for p in m.split("*")) + "$")
-                    if not any(rx.match(n) for n in names):
-                        missing.append(m)
-                elif m not in names or _is_na(a.metric_by_name(m)):
-                    missing.append(m)
+            missing = _missing_in(a, expected)
             if missing:
                 from ..io import clean_text  # ncu_report's names may hold surrogate escapes
 
                 out[f"{clean_text(str(a.name()))} (id {kid})"] = missing
             kid += 1
     return out
+
+
+def _load_report(report: Path):
+    try:
+        import ncu_report
+    except ImportError as e:
+        raise ToolNotFoundError("the ncu_report module is not installed", hint="pip install ncu-report") from e
+    try:
+        return ncu_report.load_report(str(report))
+    except Exception as e:  # the module raises plain exceptions for truncated files
+        raise ProfilerError(f"{report}: ncu_report could not load it ({e})") from e
+
+
+def _missing_in(a, expected: list[str]) -> list[str]:
+    """The expected metrics a launch lacks or holds as n/a; a name with ``*`` needs one match."""
+    names = set(a.metric_names())
+    missing = []
+    for m in expected:
+        if "*" in m:
+            if not _any_match(m, names):
+                missing.append(m)
+        elif m not in names or _is_na(a.metric_by_name(m)):
+            missing.append(m)
+    return missing
+
+
+def _any_match(pattern: str, names: set[str]) -> bool:
+    rx = re.compile("^" + ".*".join(re.escape(p) for p in pattern.split("*")) + "$")
+    return any(rx.match(n) for n in names)
 
 
 def _is_na(metric) -> bool:

@@ -49,17 +49,7 @@ def find_ncu(explicit: str | None = None, env: dict | None = None) -> str:
     env = dict(os.environ if env is None else env)
     cand = explicit or env.get("NCU")
     if cand:
-        found = (
-            shutil.which(cand, path=env.get("PATH"))
-            if os.sep not in cand
-            else (cand if os.access(cand, os.X_OK) and os.path.isfile(cand) else None)
-        )
-        if not found:
-            raise ToolNotFoundError(
-                f"ncu not found at {cand!r}",
-                hint=f"give the path of Nsight Compute's ncu with --ncu or NCU=; it ships with the CUDA toolkit and at {NCU_HELP_URL}",
-            )
-        return found
+        return _named_ncu(cand, env)
     found = shutil.which("ncu", path=env.get("PATH"))
     if found:
         return found
@@ -70,6 +60,20 @@ def find_ncu(explicit: str | None = None, env: dict | None = None) -> str:
         "Nsight Compute (ncu) is not installed or not on PATH",
         hint=f"install the CUDA toolkit or Nsight Compute ({NCU_HELP_URL}), then put ncu on PATH or give --ncu PATH",
     )
+
+
+def _named_ncu(cand: str, env: dict) -> str:
+    """The ncu ``--ncu`` or $NCU names: a command looked up on PATH, or an executable file."""
+    if os.sep not in cand:
+        found = shutil.which(cand, path=env.get("PATH"))
+    else:
+        found = cand if os.access(cand, os.X_OK) and os.path.isfile(cand) else None
+    if not found:
+        raise ToolNotFoundError(
+            f"ncu not found at {cand!r}",
+            hint=f"give the path of Nsight Compute's ncu with --ncu or NCU=; it ships with the CUDA toolkit and at {NCU_HELP_URL}",
+        )
+    return found
 
 
 @dataclass
@@ -234,29 +238,9 @@ def _run(  # noqa: C901, PLR0912, PLR0915 - one event loop over the child's outp
     result = RunResult(argv=list(argv), returncode=None, log_path=Path(log_path), wall_s=0.0)
     t0 = time.monotonic()
 
-    def handle(events: list[Event]) -> None:  # noqa: PLR0912 - one branch per console event kind
+    def handle(events: list[Event]) -> None:
         for ev in events:
-            if ev.kind == "kernel_done":
-                result.kernels.append(KernelRun(ev.kernel or "?", ev.launch or 0, ev.passes))
-            elif ev.kind == "report":
-                result.reports.append(Path(ev.text))
-            elif ev.kind == "error":
-                m = APP_CODE.search(ev.text)
-                if m:
-                    result.app_exit_code = int(m.group(1))
-                if len(result.errors) < KEPT_MESSAGES or m or "ERR_NVGPUCTRPERM" in ev.text:
-                    result.errors.append(ev.text)
-                else:
-                    result.dropped_messages += 1
-            elif ev.kind == "warning":
-                if len(result.warnings) < KEPT_MESSAGES or UNAVAILABLE.search(ev.text):
-                    result.warnings.append(ev.text)
-                else:
-                    result.dropped_messages += 1
-            elif ev.kind == "connected":
-                result.processes += 1
-            elif ev.kind == "shutdown":
-                result.interrupted = True  # a signal reached ncu (Ctrl-C, kill): same as ours
+            _record_event(result, ev)
             if on_event:
                 on_event(ev)
 
@@ -370,6 +354,42 @@ def _run(  # noqa: C901, PLR0912, PLR0915 - one event loop over the child's outp
             log.write(f"\n# drgpu: ncu did not finish within {timeout_s:g} s and was stopped\n")
     result.wall_s = time.monotonic() - t0
     return result
+
+
+def _record_event(result: RunResult, ev: Event) -> None:
+    """What a console event adds to the run's result."""
+    if ev.kind == "kernel_done":
+        result.kernels.append(KernelRun(ev.kernel or "?", ev.launch or 0, ev.passes))
+    elif ev.kind == "report":
+        result.reports.append(Path(ev.text))
+    elif ev.kind == "error":
+        _record_error(result, ev.text)
+    elif ev.kind == "warning":
+        _record_warning(result, ev.text)
+    elif ev.kind == "connected":
+        result.processes += 1
+    elif ev.kind == "shutdown":
+        result.interrupted = True  # a signal reached ncu (Ctrl-C, kill): same as ours
+
+
+def _record_error(result: RunResult, text: str) -> None:
+    """An error message: the application's exit code when it gives one; kept up to
+    KEPT_MESSAGES, beyond that only the exit code's and the permission error, the rest counted."""
+    m = APP_CODE.search(text)
+    if m:
+        result.app_exit_code = int(m.group(1))
+    if len(result.errors) < KEPT_MESSAGES or m or "ERR_NVGPUCTRPERM" in text:
+        result.errors.append(text)
+    else:
+        result.dropped_messages += 1
+
+
+def _record_warning(result: RunResult, text: str) -> None:
+    """A warning: kept up to KEPT_MESSAGES, beyond that only those naming unavailable metrics."""
+    if len(result.warnings) < KEPT_MESSAGES or UNAVAILABLE.search(text):
+        result.warnings.append(text)
+    else:
+        result.dropped_messages += 1
 
 
 def _quote(a: str) -> str:

@@ -16,7 +16,6 @@ Contract:
 
 from __future__ import annotations
 
-import contextlib
 import glob
 import os
 import re
@@ -46,12 +45,12 @@ from ..specs import metric_sets as msets
 from ..specs.records import Thresholds
 from . import outcome
 from .console import Event
+from .reports import analyze_one, record
 from .run import RunResult, find_ncu, private_log, run_ncu, with_log_file
 
 if TYPE_CHECKING:  # started by run_ncu, imported there
     from .warmup import Warmup
 
-_SIGNALS = {int(s) for s in signal.Signals}
 RANK_VARS = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID", "MV2_COMM_WORLD_RANK")
 NCU_HELP_URL = "https://developer.nvidia.com/nsight-compute"
 PERM_URL = "https://developer.nvidia.com/ERR_NVGPUCTRPERM"
@@ -71,12 +70,8 @@ class GpuInfo:
     chip: str | None
 
 
-def detect_gpu(env: dict | None = None, run=subprocess.run) -> GpuInfo | None:
-    """The GPU ncu will profile (the first visible one), from nvidia-smi; None if unknown."""
-    env = dict(os.environ if env is None else env)
-    exe = shutil.which("nvidia-smi", path=env.get("PATH"))
-    if not exe:
-        return None
+def _smi_rows(exe: str, env: dict, run) -> list[list[str]]:
+    """nvidia-smi's (index, name..., compute capability) rows; none when it fails."""
     try:
         p = run(
             [exe, "--query-gpu=index,name,compute_cap", "--format=csv,noheader"],
@@ -86,10 +81,19 @@ def detect_gpu(env: dict | None = None, run=subprocess.run) -> GpuInfo | None:
             env=env,
         )
     except (OSError, subprocess.SubprocessError):
-        return None
+        return []
     if p.returncode != 0:
+        return []
+    return [[c.strip() for c in ln.split(",")] for ln in p.stdout.splitlines() if ln.count(",") >= 2]
+
+
+def detect_gpu(env: dict | None = None, run=subprocess.run) -> GpuInfo | None:
+    """The GPU ncu will profile (the first visible one), from nvidia-smi; None if unknown."""
+    env = dict(os.environ if env is None else env)
+    exe = shutil.which("nvidia-smi", path=env.get("PATH"))
+    if not exe:
         return None
-    rows = [[c.strip() for c in ln.split(",")] for ln in p.stdout.splitlines() if ln.count(",") >= 2]
+    rows = _smi_rows(exe, env, run)
     if not rows:
         return None
     want = (env.get("CUDA_VISIBLE_DEVICES") or "").split(",")[0].strip()
@@ -145,6 +149,17 @@ class ProfileRequest:
     force: bool = False
 
     def validate(self) -> None:
+        """Refuse what ncu would reject late or drgpu would misplace, in this order."""
+        self._check_choices()
+        self._check_launch_counts()
+        _check_kernel_pattern(self.kernel)
+        _check_ncu_args(self.extra_ncu_args)
+        if self.rank_var is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.rank_var):
+            raise UsageError(f"--rank-var {self.rank_var!r} is not an environment variable name")
+        _check_output_dir(self.output_dir)
+        _check_stem(self.stem)
+
+    def _check_choices(self) -> None:
         for val, allowed, opt in (
             (self.replay_mode, REPLAY_MODES, "--replay-mode"),
             (self.clock_control, CLOCK_CONTROLS, "--clock-control"),
@@ -153,40 +168,11 @@ class ProfileRequest:
         ):
             if val is not None and val not in allowed:
                 raise UsageError(f"{opt} {val!r} is not one of {', '.join(allowed)}")
-        for count, opt in ((self.launch_skip, "--launch-skip"), (self.launch_count, "--launch-count")):
-            if count is not None and count < (0 if opt == "--launch-skip" else 1):
-                raise UsageError(f"{opt} must be {'>= 0' if opt == '--launch-skip' else '>= 1'}")
-        if self.kernel is not None:
-            try:
-                re.compile(self.kernel)
-            except (re.error, OverflowError, RecursionError, ValueError) as e:  # as analyze's readers.kernel_regex
-                raise UsageError(f"--kernel {self.kernel!r} is not a valid regular expression: {e}") from e
-        if any(a == "--log-file" or a.startswith("--log-file=") for a in self.extra_ncu_args):
-            # ncu's own messages must reach drgpu's private log file (ncu.run): only they,
-            # never the console the application shares, decide the outcome.
-            raise UsageError(
-                "--ncu-arg --log-file is not supported: drgpu reads ncu's messages from a log file of its own",
-                hint="ncu's messages and the application's output are kept in the output folder's STEM.ncu.log",
-            )
-        if self.rank_var is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.rank_var):
-            raise UsageError(f"--rank-var {self.rank_var!r} is not an environment variable name")
-        if "%" in str(self.output_dir):
-            # ncu expands %p, %q{VAR}, %h, %i in its -o value: a folder named with them
-            # would scatter the report away from the log and analysis drgpu writes there.
-            raise UsageError(
-                f"--output-dir {str(self.output_dir)!r} holds '%', which ncu expands in report names "
-                "(%p, %q{VAR}, %h, %i): the report would land elsewhere",
-                hint="choose a folder name without '%'",
-            )
-        if self.stem in (".", "..") or any(sep and sep in self.stem for sep in (os.sep, os.altsep, "/", "\\")):
-            # output_dir / "." is the folder itself: the report and analyses would be named
-            # after it, one level up (-d out --name . wrote out.ncu-rep beside out/).
-            raise UsageError(
-                f"--name {self.stem!r} is not a file name: it names a folder or holds a path separator",
-                hint="give a plain name such as 'run1'; the folder is --output-dir",
-            )
-        if not re.fullmatch(r"[A-Za-z0-9._-]+", self.stem):
-            raise UsageError(f"--name {self.stem!r}: use letters, digits, '.', '_' and '-' only")
+
+    def _check_launch_counts(self) -> None:
+        for count, opt, least in ((self.launch_skip, "--launch-skip", 0), (self.launch_count, "--launch-count", 1)):
+            if count is not None and count < least:
+                raise UsageError(f"{opt} must be >= {least}")
 
     @property
     def output_base(self) -> Path:
@@ -221,12 +207,33 @@ def pick_rank_var(option: str | None, env: Mapping[str, str] | None = None) -> s
     return option
 
 
-def build_ncu_argv(ncu: str, req: ProfileRequest, sel: msets.Selection) -> list[str]:  # noqa: PLR0912 - one branch per ncu option the request sets
+def build_ncu_argv(ncu: str, req: ProfileRequest, sel: msets.Selection) -> list[str]:
     req.validate()
     argv = [ncu]
     argv += sel.ncu_args()
     if req.import_source:
         argv += ["--import-source", "yes"]
+    argv += _launch_filter_args(req)
+    for opt, val in (
+        ("--replay-mode", req.replay_mode),
+        ("--clock-control", req.clock_control),
+        ("--target-processes", req.target_processes),
+    ):
+        if val:
+            argv += [opt, val]
+    argv += _nvtx_args(req)
+    if not req.profile_from_start:
+        argv += ["--profile-from-start", "off"]
+    argv += list(req.extra_ncu_args)
+    argv += ["-o", str(req.output_base)]
+    if req.force:
+        argv.append("-f")
+    return argv + list(req.app)
+
+
+def _launch_filter_args(req: ProfileRequest) -> list[str]:
+    """ncu's arguments picking the launches profiled: kernel name, launches skipped, count."""
+    argv: list[str] = []
     if req.kernel is not None:
         if req.kernel_name_base:
             argv += ["--kernel-name-base", req.kernel_name_base]
@@ -235,25 +242,18 @@ def build_ncu_argv(ncu: str, req: ProfileRequest, sel: msets.Selection) -> list[
         argv += ["-s", str(req.launch_skip)]
     if req.launch_count is not None:
         argv += ["-c", str(req.launch_count)]
-    if req.replay_mode:
-        argv += ["--replay-mode", req.replay_mode]
-    if req.clock_control:
-        argv += ["--clock-control", req.clock_control]
-    if req.target_processes:
-        argv += ["--target-processes", req.target_processes]
-    if req.nvtx_include or req.nvtx_exclude:
-        argv.append("--nvtx")
-        for f in req.nvtx_include:
-            argv += ["--nvtx-include", f]
-        for f in req.nvtx_exclude:
-            argv += ["--nvtx-exclude", f]
-    if not req.profile_from_start:
-        argv += ["--profile-from-start", "off"]
-    argv += list(req.extra_ncu_args)
-    argv += ["-o", str(req.output_base)]
-    if req.force:
-        argv.append("-f")
-    return argv + list(req.app)
+    return argv
+
+
+def _nvtx_args(req: ProfileRequest) -> list[str]:
+    if not (req.nvtx_include or req.nvtx_exclude):
+        return []
+    argv = ["--nvtx"]
+    for f in req.nvtx_include:
+        argv += ["--nvtx-include", f]
+    for f in req.nvtx_exclude:
+        argv += ["--nvtx-exclude", f]
+    return argv
 
 
 # ---------------------------------------------------------------------------------------
@@ -318,6 +318,79 @@ class SessionOutcome:
             raise self.strict_error
 
 
+def _check_kernel_pattern(kernel: str | None) -> None:
+    if kernel is None:
+        return
+    try:
+        re.compile(kernel)
+    except (re.error, OverflowError, RecursionError, ValueError) as e:  # as analyze's readers.kernel_regex
+        raise UsageError(f"--kernel {kernel!r} is not a valid regular expression: {e}") from e
+
+
+def _check_ncu_args(extra_ncu_args: list[str]) -> None:
+    if any(a == "--log-file" or a.startswith("--log-file=") for a in extra_ncu_args):
+        # ncu's own messages must reach drgpu's private log file (ncu.run): only they,
+        # never the console the application shares, decide the outcome.
+        raise UsageError(
+            "--ncu-arg --log-file is not supported: drgpu reads ncu's messages from a log file of its own",
+            hint="ncu's messages and the application's output are kept in the output folder's STEM.ncu.log",
+        )
+
+
+def _check_output_dir(output_dir: Path) -> None:
+    if "%" in str(output_dir):
+        # ncu expands %p, %q{VAR}, %h, %i in its -o value: a folder named with them
+        # would scatter the report away from the log and analysis drgpu writes there.
+        raise UsageError(
+            f"--output-dir {str(output_dir)!r} holds '%', which ncu expands in report names "
+            "(%p, %q{VAR}, %h, %i): the report would land elsewhere",
+            hint="choose a folder name without '%'",
+        )
+
+
+def _check_stem(stem: str) -> None:
+    if stem in (".", "..") or any(sep and sep in stem for sep in (os.sep, os.altsep, "/", "\\")):
+        # output_dir / "." is the folder itself: the report and analyses would be named
+        # after it, one level up (-d out --name . wrote out.ncu-rep beside out/).
+        raise UsageError(
+            f"--name {stem!r} is not a file name: it names a folder or holds a path separator",
+            hint="give a plain name such as 'run1'; the folder is --output-dir",
+        )
+    if not re.fullmatch(r"[A-Za-z0-9._-]+", stem):
+        raise UsageError(f"--name {stem!r}: use letters, digits, '.', '_' and '-' only")
+
+
+def _check_rank_var_set(rv: str | None) -> None:
+    if rv and not os.environ.get(rv, "").strip():
+        # ncu resolves %q{VAR} in its own environment and stops when VAR is unset.
+        raise UsageError(
+            f"--rank-var {rv}: {rv} is not set in drgpu's environment",
+            hint="ncu names each rank's report from its own environment, so run one drgpu per rank "
+            "under the MPI launcher: mpirun -np N drgpu profile [OPTIONS] -- APP",
+        )
+
+
+def _check_timeout(timeout: float | None) -> None:
+    if timeout is not None and not (timeout > 0 and timeout < float("inf")):
+        raise UsageError(f"--timeout is a number of seconds above 0, got {timeout:g}")
+
+
+def _ncu_for(ncu: str | None, dry_run: bool) -> str:
+    """The ncu to run; under ``dry_run`` a missing one is named as given."""
+    try:
+        return find_ncu(ncu)
+    except ToolNotFoundError:
+        if not dry_run:
+            raise
+        return ncu or os.environ.get("NCU") or "ncu"
+
+
+def _exit_error(done: SessionOutcome) -> DrgpuError | None:
+    """The error the run exits with: ncu's, else a failed analysis, else --strict-metrics'."""
+    failed = ProfilerError("") if done.failures else None
+    return next((e for e in (done.error, failed, done.strict_error) if e is not None), None)
+
+
 class Session:
     def __init__(self, opts: SessionOptions, *, dry_run: bool = False) -> None:
         """Check the options and find ncu (under ``dry_run`` a missing ncu is named as given)."""
@@ -327,13 +400,7 @@ class Session:
         app_cmd = resolve_app(list(opts.app))
         self.stem = opts.name or default_stem(app_cmd)
         rv = pick_rank_var(opts.rank_var)
-        if rv and not os.environ.get(rv, "").strip():
-            # ncu resolves %q{VAR} in its own environment and stops when VAR is unset.
-            raise UsageError(
-                f"--rank-var {rv}: {rv} is not set in drgpu's environment",
-                hint="ncu names each rank's report from its own environment, so run one drgpu per rank "
-                "under the MPI launcher: mpirun -np N drgpu profile [OPTIONS] -- APP",
-            )
+        _check_rank_var_set(rv)
         folder = Path(opts.output_dir) if opts.output_dir else Path.cwd() / f"drgpu-{self.stem}"
         self.req = ProfileRequest(
             app=app_cmd,
@@ -355,15 +422,8 @@ class Session:
             force=opts.force,
         )
         self.req.validate()
-        timeout = opts.timeout
-        if timeout is not None and not (timeout > 0 and timeout < float("inf")):
-            raise UsageError(f"--timeout is a number of seconds above 0, got {timeout:g}")
-        try:
-            self.ncu = find_ncu(opts.ncu)
-        except ToolNotFoundError:
-            if not dry_run:
-                raise
-            self.ncu = opts.ncu or os.environ.get("NCU") or "ncu"
+        _check_timeout(opts.timeout)
+        self.ncu = _ncu_for(opts.ncu, dry_run)
         own_rank = os.environ.get(rv, "").strip() if rv else ""
         self.log_stem = self.stem + (f".rank{own_rank}" if own_rank else "")
         self.log_path = self.req.output_dir / f"{self.log_stem}.ncu.log"
@@ -465,23 +525,7 @@ class Session:
         if not result.interrupted:
             self._warm.join()  # before any report is read: reading forks, which wants one thread
         reports = outcome.found_reports(result, req, self._started)
-        kept = ", ".join(str(p) for p in reports) or "no report (nothing was profiled yet)"
-        if result.interrupted and not result.timed_out:
-            # Ctrl-C (SIGTERM, SIGHUP) means "stop now": keep everything, analyze nothing, say how to go on.
-            signum = result.signum or signal.SIGINT
-            self._record(reports, {}, 128 + signum)
-            by = "" if signum == signal.SIGINT else f" by {signal.Signals(signum).name}"
-            raise InterruptedError_(
-                f"ncu stopped{by}; kept {kept} and ncu's output {log_path}",
-                hint="analyze a kept report with: drgpu analyze REPORT" if reports else None,
-                signum=signum,
-            )
-        if result.timed_out:
-            self._record(reports, {}, ProfilerError.exit_code)
-            raise ProfilerError(
-                f"ncu did not finish within --timeout {self.opts.timeout:g} s and was stopped; kept {kept}",
-                hint=f"ncu's output: {log_path}; analyze a kept report with: drgpu analyze REPORT",
-            )
+        self._stop_if_stopped(result, reports)
         done = SessionOutcome(
             rows=[],
             written=[],
@@ -494,38 +538,67 @@ class Session:
         th = self.opts.thresholds if self.opts.thresholds is not None else data.thresholds()
         missing_by_report: dict[str, dict] = {}
         for rep in reports:
-            try:
-                rows_r, files, missing = analyze_one(rep, self.sel, result, self.notes, th, self._warm.sass)
-            except DrgpuError as e:
-                done.failures.append(f"{rep.name}: {e}")
+            missing = self._analyze_report(rep, done, th, missing_by_report)
+            if missing is None:
                 continue
-            except KeyboardInterrupt as e:
-                signum = getattr(e, "signum", signal.SIGINT)
-                self._record(reports, missing_by_report, 128 + signum)
-                raise InterruptedError_(
-                    f"stopped while analyzing; profiling had finished: kept {', '.join(map(str, reports))} "
-                    f"and ncu's output {log_path}",
-                    hint="analyze a kept report with: drgpu analyze REPORT",
-                    signum=signum,
-                ) from None
-            done.rows += rows_r
-            done.written += files
             missing_by_report[str(rep)] = missing
             if missing:
-                if on_warning:
-                    on_warning(f"{rep.name}: {outcome.describe_missing(missing)}")
-                if self.opts.strict_metrics and done.strict_error is None:
-                    done.strict_error = outcome.metric_unavailable_error(missing, rep)
-        final = next(
-            (
-                e
-                for e in (done.error, (ProfilerError("") if done.failures else None), done.strict_error)
-                if e is not None
-            ),
-            None,
-        )
+                self._report_missing(done, rep, missing, on_warning)
+        final = _exit_error(done)
         self._record(reports, missing_by_report, final.exit_code if final is not None else 0)
         return done
+
+    def _stop_if_stopped(self, result: RunResult, reports: list[Path]) -> None:
+        """Raise when ncu was stopped (Ctrl-C, a signal) or timed out, the run recorded."""
+        kept = ", ".join(str(p) for p in reports) or "no report (nothing was profiled yet)"
+        if result.interrupted and not result.timed_out:
+            # Ctrl-C (SIGTERM, SIGHUP) means "stop now": keep everything, analyze nothing, say how to go on.
+            signum = result.signum or signal.SIGINT
+            self._record(reports, {}, 128 + signum)
+            by = "" if signum == signal.SIGINT else f" by {signal.Signals(signum).name}"
+            raise InterruptedError_(
+                f"ncu stopped{by}; kept {kept} and ncu's output {self.log_path}",
+                hint="analyze a kept report with: drgpu analyze REPORT" if reports else None,
+                signum=signum,
+            )
+        if result.timed_out:
+            self._record(reports, {}, ProfilerError.exit_code)
+            raise ProfilerError(
+                f"ncu did not finish within --timeout {self.opts.timeout:g} s and was stopped; kept {kept}",
+                hint=f"ncu's output: {self.log_path}; analyze a kept report with: drgpu analyze REPORT",
+            )
+
+    def _analyze_report(
+        self, rep: Path, done: SessionOutcome, th: Thresholds, missing_by_report: dict[str, dict]
+    ) -> dict | None:
+        """Analyze one report into ``done``: its missing metrics, or None when it failed."""
+        assert self.result is not None and self._warm is not None and self.sel is not None, "run_ncu first"
+        try:
+            rows_r, files, missing = analyze_one(rep, self.sel, self.result, self.notes, th, self._warm.sass)
+        except DrgpuError as e:
+            done.failures.append(f"{rep.name}: {e}")
+            return None
+        except KeyboardInterrupt as e:
+            signum = getattr(e, "signum", signal.SIGINT)
+            self._record(done.reports, missing_by_report, 128 + signum)
+            raise InterruptedError_(
+                f"stopped while analyzing; profiling had finished: kept {', '.join(map(str, done.reports))} "
+                f"and ncu's output {self.log_path}",
+                hint="analyze a kept report with: drgpu analyze REPORT",
+                signum=signum,
+            ) from None
+        done.rows += rows_r
+        done.written += files
+        return missing
+
+    def _report_missing(
+        self, done: SessionOutcome, rep: Path, missing: dict, on_warning: Callable[[str], None] | None
+    ) -> None:
+        """Warn of a report's missing metrics; under --strict-metrics they are the run's error."""
+        if on_warning:
+            on_warning(f"{rep.name}: {outcome.describe_missing(missing)}")
+        if self.opts.strict_metrics and done.strict_error is None:
+            done.strict_error = outcome.metric_unavailable_error(missing, rep)
 
     def _record(self, reports, missing, exit_code: int) -> None:
         assert self.result is not None, "run_ncu first"
@@ -551,11 +624,16 @@ def choose_set(metric_set: str | None, gpu: GpuInfo | None) -> tuple[msets.Metri
     return msets.load_metric_set(gpu.chip), notes
 
 
+def _set_metrics(ms: msets.MetricSet) -> list[str]:
+    """The explicit metrics of every group of a set."""
+    return [m for g in ms.groups.values() for m in g.metrics]
+
+
 def preflight(ms: msets.MetricSet, chip: str | None, user_metrics: list[str], skip: bool) -> None:
     """Catch misspelt user metrics before a long profiling run: ncu itself accepts any name."""
     names = list(user_metrics)
-    if not ms.shipped:
-        names += [m for g in ms.groups.values() for m in g.metrics]  # a user-written set file
+    if not ms.shipped:  # a user-written set file
+        names += _set_metrics(ms)
     if skip or not names or not chip:
         return
     try:
@@ -602,109 +680,3 @@ def check_outputs_regular(req: ProfileRequest, paths: list[Path]) -> None:
     for p in sorted(set(paths) | named):
         if os.path.lexists(p):
             check_writable(p, True)
-
-
-def write_outputs(analysis, folder: Path, stem: str, force: bool) -> list[Path]:
-    from ..render import missing_optional
-
-    try:
-        from ..render.bundle import write_all  # all formats into one folder
-    except ImportError as e:
-        if not missing_optional(e):
-            raise
-        from ..render import render_to
-
-        return [
-            render_to(analysis, "json", folder / f"{stem}.json", force=force),
-            render_to(analysis, "text", folder / f"{stem}.txt", force=force),
-        ]
-    res = write_all(analysis, folder, stem, force)
-    if res:
-        return [Path(p) for p in (res.values() if isinstance(res, dict) else res)]
-    return sorted(p for p in folder.glob(stem + ".*") if not p.name.endswith((".ncu-rep", ".ncu.log")))
-
-
-def analyze_one(rep: Path, sel: msets.Selection, result: RunResult, notes: list[str], th, sass=None):
-    """Analyze one report: check the requested metrics, write the outputs beside it (their
-    names were checked free before profiling, or --force was given)."""
-    from ..io import require_input_file
-    from ..pipeline import analyze_reports
-
-    # ncu may leave a FIFO, device or socket at the report's name: never opened (it would block).
-    require_input_file(rep, "a report")
-    try:
-        missing = outcome.unavailable_metrics(rep, sel.expected)
-    except ToolNotFoundError:
-        missing = {}
-    said = set(result.ncu_unavailable_metrics) & set(sel.metrics)
-    if said:
-        missing.setdefault("(ncu's warning)", []).extend(sorted(said))
-    analysis = analyze_reports([rep], thresholds=th, sass=sass)
-    # A note every kernel already carries (the reader derives the optional groups' notes
-    # from the report itself) is not repeated for the whole report.
-    on_all = set.intersection(*(set(ka.kernel.notes) for ka in analysis.kernels)) if analysis.kernels else set()
-    analysis.profile.notes.extend(n for n in notes if n not in on_all)
-    if missing:
-        analysis.profile.notes.append(outcome.describe_missing(missing))
-    stem = rep.name[: -len(".ncu-rep")] if rep.name.endswith(".ncu-rep") else rep.stem
-    files = write_outputs(analysis, rep.parent, stem, True)
-    passes = {k.passes for k in result.kernels if k.passes is not None}
-    rows = []
-    from ..profile import short_name
-
-    for ka in analysis.kernels:
-        k = ka.kernel
-        top = ka.findings[0] if ka.findings else None
-        sol = ka.sol
-        rows.append(
-            {
-                "report": stem,
-                "kernel": short_name(k.name, 36),
-                "id": k.id,
-                "launches": k.launch_count,
-                "duration_us": k.duration_ns / 1000 if k.duration_ns is not None else None,
-                "bound": ka.bound,
-                "grade": sol.grade if sol and sol.grade else "-",
-                "top": top.id if top else "-",
-                "speedup": getattr(top, "estimated_speedup", None) if top else None,
-                "passes": "/".join(str(p) for p in sorted(passes)) or "?",
-            }
-        )
-    return rows, files, missing
-
-
-def record(path: Path, argv, ms, sel, result: RunResult, reports, missing, notes, exit_code: int) -> None:
-    """A machine-readable record of the run beside the report (what was asked, what ncu did)."""
-    import json
-    from ..version import __version__
-    from ..io import atomic_write
-
-    doc = {
-        "tool": "drgpu profile",
-        "version": __version__,
-        "ncu_argv": argv,
-        "metric_set": ms.name,
-        "groups": sel.groups,
-        "sections": sel.sections,
-        "metrics": sel.metrics,
-        "ncu_wall_s": round(result.wall_s, 3),
-        "ncu_exit_code": result.returncode,
-        "app_exit_code": result.app_exit_code,
-        "interrupted": result.interrupted,
-        "signal": signal.Signals(result.signum).name if result.signum else None,
-        "timed_out": result.timed_out,
-        "ncu_signal": signal.Signals(-result.returncode).name
-        if result.returncode is not None and result.returncode < 0 and -result.returncode in _SIGNALS
-        else None,
-        "kernels": [{"name": k.name, "launch": k.launch, "passes": k.passes} for k in result.kernels],
-        "reports": [str(p) for p in reports],
-        "missing_metrics": missing,
-        "ncu_errors": result.errors,
-        "ncu_warnings": result.warnings,
-        "ncu_messages_dropped": result.dropped_messages,
-        "notes": notes,
-        "exit_code": exit_code,
-    }
-    # The record is a convenience; never let it hide the run's own outcome.
-    with contextlib.suppress(DrgpuError):
-        atomic_write(path, json.dumps(doc, indent=2) + "\n", force=True)

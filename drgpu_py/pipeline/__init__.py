@@ -104,23 +104,7 @@ def analyze_reports(
     reports = expand_reports(reports)
     t0 = time.monotonic()
     if len(reports) > 1:
-        log.info("reading %d reports (%d worker processes)", len(reports), jobs if jobs > 1 else 0)
-        if source_csv or line_report:
-            raise UsageError("--source-csv/--line-report apply to a single report")
-        if jobs > 1:
-            from .parallel import read_reports
-
-            profiles = read_reports(reports, jobs)
-        else:
-            profiles = [open_report(r) for r in reports]
-        if merge is None:
-            merge = _share_a_kernel(profiles)
-        if merge:
-            from ..readers.merge import merge_profiles  # optional feature module, imported when used
-
-            profile = merge_profiles(profiles)
-        else:
-            profile = side_by_side(profiles)
+        profile = _several_reports(reports, jobs, merge, bool(source_csv or line_report))
     else:
         profile = open_report(
             reports[0],
@@ -137,23 +121,56 @@ def analyze_reports(
 
         profile = group_profile(profile)
     options = AnalysisOptions(thresholds=thresholds) if thresholds else AnalysisOptions()
-    if not (cubin or binary):
-        from ..sass.cubin import find_tool
-
-        if find_tool("nvdisasm") is None:  # an install without NVIDIA's tools (macOS): say what that costs
-            profile.notes.append(NO_SASS_TOOLS_NOTE)
     if cubin or binary:
-        from ..sass.binary import control_from_binary, with_control
-
         roots = [*(Path(r).parent for r in reports), Path.cwd(), *(Path(r) for r in source_roots)]
-        control, note = control_from_binary(profile, cubin=cubin, binary=binary, source_roots=roots)
-        profile = with_control(profile, control)
-        profile.notes.append(note)
+        profile = _with_binary_control(profile, cubin, binary, roots)
+    else:
+        _note_missing_sass_tools(profile)
     t1 = time.monotonic()
     log.info("read %d kernel launches in %.2f s; analyzing", len(profile.kernels), t1 - t0)
     result = analyze_profile(profile, options, progress=progress, jobs=jobs)
     log.info("analyzed %d kernel groups in %.2f s", len(result.kernels), time.monotonic() - t1)
     return result
+
+
+def _several_reports(reports: list[Path], jobs: int, merge, csv_companions: bool) -> Profile:
+    """Several reports read (by ``jobs`` worker processes): merged as ranks of one program
+    when ``merge`` is True, or None and they share a kernel name; else side by side.
+    ``csv_companions``: --source-csv or --line-report was given, which apply to one report."""
+    log.info("reading %d reports (%d worker processes)", len(reports), jobs if jobs > 1 else 0)
+    if csv_companions:
+        raise UsageError("--source-csv/--line-report apply to a single report")
+    if jobs > 1:
+        from .parallel import read_reports
+
+        profiles = read_reports(reports, jobs)
+    else:
+        profiles = [open_report(r) for r in reports]
+    if merge is None:
+        merge = _share_a_kernel(profiles)
+    if not merge:
+        return side_by_side(profiles)
+    from ..readers.merge import merge_profiles  # optional feature module, imported when used
+
+    return merge_profiles(profiles)
+
+
+def _note_missing_sass_tools(profile: Profile) -> None:
+    """An install without NVIDIA's tools (macOS): say what that costs."""
+    from ..sass.cubin import find_tool
+
+    if find_tool("nvdisasm") is None:
+        profile.notes.append(NO_SASS_TOOLS_NOTE)
+
+
+def _with_binary_control(profile: Profile, cubin, binary, roots: list[Path]) -> Profile:
+    """The profile with the control codes (and line table) of the code's cubins or binary."""
+    from ..sass.binary import control_from_binary, with_control
+
+    control, note = control_from_binary(profile, cubin=cubin, binary=binary, source_roots=roots)
+    profile = with_control(profile, control)
+    profile.notes.append(note)
+    return profile
 
 
 def analyze_profile(profile: Profile, options: AnalysisOptions, progress=None, jobs: int = 1) -> Analysis:

@@ -158,11 +158,15 @@ def list_rows(analyses: list[SavedAnalysis] | list[dict]) -> list[dict]:
     return rows
 
 
-def sort_rows(rows: list[dict], by: str | None = None, top: int | None = None) -> list[dict]:
+def _check_sort(by: str | None, top: int | None) -> None:
     if by is not None and by not in SORT_KEYS:
         raise UsageError(f"--sort {by!r}: expected one of {', '.join(SORT_KEYS)}")
     if top is not None and top < 1:
         raise UsageError("--top must be at least 1")
+
+
+def sort_rows(rows: list[dict], by: str | None = None, top: int | None = None) -> list[dict]:
+    _check_sort(by, top)
     out = list(rows)
     # Missing numbers sort last whatever the direction.
     if by == "duration":
@@ -208,16 +212,21 @@ def match_kernels(base: list, new: list, pairs: list[str] | None = None):
         rb, rn = _parse_pair(p)
         for kb, kn in list(zip([k for k in left_b if rb.search(_name(k))], [k for k in left_n if rn.search(_name(k))])):
             take(kb, kn, "pair")
-    for key, how in ((_name, "name"), (lambda k: base_name(_name(k)), "function name")):
-        groups_n: dict[str, list] = {}
-        for k in left_n:
-            groups_n.setdefault(key(k), []).append(k)
-        for kb in list(left_b):
-            cands = groups_n.get(key(kb))
-            if cands:
-                take(kb, cands.pop(0), how)  # launch order: i-th with i-th
+    _match_by_key(_name, "name", left_b, left_n, take)
+    _match_by_key(lambda k: base_name(_name(k)), "function name", left_b, left_n, take)
     matched.sort(key=lambda t: base.index(t[0]))
     return matched, left_b, left_n
+
+
+def _match_by_key(key, how: str, left_b: list, left_n: list, take) -> None:
+    """Pair the kernels left whose ``key`` agrees, in launch order (i-th with i-th)."""
+    groups_n: dict[str, list] = {}
+    for k in left_n:
+        groups_n.setdefault(key(k), []).append(k)
+    for kb in list(left_b):
+        cands = groups_n.get(key(kb))
+        if cands:
+            take(kb, cands.pop(0), how)
 
 
 # ---- diff --------------------------------------------------------------------------------
@@ -229,25 +238,43 @@ def _delta(b, n, nd: int = 4) -> dict:
 def _tree_parts(k: SavedKernel) -> dict:
     tree = k.tree
     has_stalls = tree is not None and tree.attrs.get("stall_source", "none") != "none"
+    reasons, groups = _stall_nodes(tree)
+    return {
+        "has_stalls": has_stalls,
+        "reasons": reasons,
+        "groups": groups,
+        "memory": _memory_nodes(k),
+        "occupancy": {name: _value_of(k.node(key)) for name, key in OCCUPANCY},
+    }
+
+
+def _stall_nodes(tree: t.Node | None) -> tuple[dict, dict]:
+    """(name, value) of the tree's stall reasons and of its stall groups with a value."""
     reasons, groups = {}, {}
-    n: t.Node | None  # a tree node, then a keyed node that may be absent
     for n in tree.walk() if tree is not None else ():
         if n.kind == "reason" and "reason" in n.attrs:
             reasons[n.attrs["reason"]] = (n.name, n.value)
         elif n.kind == "group" and "group" in n.attrs and n.value is not None:
             groups[n.attrs["group"]] = (n.name, n.value)
-    memory = {}
+    return reasons, groups
+
+
+def _memory_nodes(k: SavedKernel) -> dict:
+    """(name, share, hit rate) of each level of the memory latency split the tree has."""
     split = k.node(t.KEY_MEMORY_SPLIT)
-    if split is not None and split.kind != "missing":
-        for key in MEMORY_LEVELS:
-            n = split.by_key(key)
-            if n is not None:
-                memory[key] = (n.name, n.value, n.attrs.get("hit_rate_pct"))
-    occ = {}
-    for name, key in OCCUPANCY:
-        n = k.node(key)
-        occ[name] = n.value if n is not None and n.kind != "missing" else None
-    return {"has_stalls": has_stalls, "reasons": reasons, "groups": groups, "memory": memory, "occupancy": occ}
+    if split is None or split.kind == "missing":
+        return {}
+    memory = {}
+    for key in MEMORY_LEVELS:
+        n = split.by_key(key)
+        if n is not None:
+            memory[key] = (n.name, n.value, n.attrs.get("hit_rate_pct"))
+    return memory
+
+
+def _value_of(n: t.Node | None) -> float | None:
+    """A keyed node's value; None when the tree lacks it or says it is missing."""
+    return n.value if n is not None and n.kind != "missing" else None
 
 
 def stall_cycles(k: SavedKernel) -> float | None:
@@ -299,30 +326,30 @@ def _finding_brief(f: Finding) -> dict:
 def _findings(b: list[Finding], n: list[Finding]) -> dict:
     nb = {f.id: f for f in b}
     nn = {f.id: f for f in n}
-    persisting = []
-    for fid in nb:
-        if fid not in nn:
-            continue
-        fb, fn = _finding_brief(nb[fid]), _finding_brief(nn[fid])
-        change = "unchanged"
-        if severity_rank(fn["severity"]) < severity_rank(fb["severity"]):
-            change = "worse"
-        elif severity_rank(fn["severity"]) > severity_rank(fb["severity"]):
-            change = "better"
-        persisting.append(
-            {
-                "id": fid,
-                "title": fn["title"],
-                "base": fb,
-                "new": fn,
-                "severity_change": change,
-                "speedup_delta": round(fn["estimated_speedup"] - fb["estimated_speedup"], 3),
-            }
-        )
     return {
         "resolved": [_finding_brief(nb[i]) for i in nb if i not in nn],
-        "persisting": persisting,
+        "persisting": [_persisting(fid, nb[fid], nn[fid]) for fid in nb if fid in nn],
         "new": [_finding_brief(nn[i]) for i in nn if i not in nb],
+    }
+
+
+def _severity_change(before: str, after: str) -> str:
+    if severity_rank(after) < severity_rank(before):
+        return "worse"
+    if severity_rank(after) > severity_rank(before):
+        return "better"
+    return "unchanged"
+
+
+def _persisting(fid: str, b: Finding, n: Finding) -> dict:
+    fb, fn = _finding_brief(b), _finding_brief(n)
+    return {
+        "id": fid,
+        "title": fn["title"],
+        "base": fb,
+        "new": fn,
+        "severity_change": _severity_change(fb["severity"], fn["severity"]),
+        "speedup_delta": round(fn["estimated_speedup"] - fb["estimated_speedup"], 3),
     }
 
 
@@ -330,31 +357,43 @@ def _ident(k: SavedKernel) -> dict:
     return {"id": k.id, "name": k.name, "duration_ns": k.duration_ns}
 
 
+def _verdict(speedup: float | None) -> str:
+    """Faster or slower beyond the noise, else unchanged; unknown without both durations."""
+    if speedup is None:
+        return "unknown"
+    if speedup >= 1 + NOISE:
+        return "faster"
+    if speedup <= 1 / (1 + NOISE):
+        return "slower"
+    return "unchanged"
+
+
+def _rounded(x: float | None, nd: int) -> float | None:
+    return None if x is None else round(x, nd)
+
+
+def _memory_rows(mb: dict, mn: dict) -> list[dict]:
+    """The memory levels either side's split has, base -> new."""
+    memory = []
+    for key in MEMORY_LEVELS:
+        lb, vb, hb = mb.get(key, (None, None, None))
+        ln, vn, hn = mn.get(key, (None, None, None))
+        if vb is None and vn is None:
+            continue
+        memory.append({"level": ln or lb, **_delta(vb, vn, 2), "hit_rate_pct": {"base": hb, "new": hn}})
+    return memory
+
+
 def kernel_diff(kb: SavedKernel | dict, kn: SavedKernel | dict, how: str) -> dict:
     kb, kn = (k if isinstance(k, SavedKernel) else SavedKernel.from_dict(k) for k in (kb, kn))
     db, dn = kb.duration_ns, kn.duration_ns
     speedup = db / dn if db and dn else None
     change_pct = round((dn - db) / db * 100.0, 2) if db and dn else None
-    if speedup is None:
-        verdict = "unknown"
-    elif speedup >= 1 + NOISE:
-        verdict = "faster"
-    elif speedup <= 1 / (1 + NOISE):
-        verdict = "slower"
-    else:
-        verdict = "unchanged"
     tb, tn = _tree_parts(kb), _tree_parts(kn)
     sb, sn = stall_cycles(kb), stall_cycles(kn)
     found = _findings(kb.findings, kn.findings)
     # What the base's analysis promised for what the change resolved, beside what it measured.
     estimated = max((f["estimated_speedup"] for f in found["resolved"]), default=None)
-    memory = []
-    for key in MEMORY_LEVELS:
-        lb, vb, hb = tb["memory"].get(key, (None, None, None))
-        ln, vn, hn = tn["memory"].get(key, (None, None, None))
-        if vb is None and vn is None:
-            continue
-        memory.append({"level": ln or lb, **_delta(vb, vn, 2), "hit_rate_pct": {"base": hb, "new": hn}})
     return {
         "base": _ident(kb),
         "new": _ident(kn),
@@ -362,17 +401,17 @@ def kernel_diff(kb: SavedKernel | dict, kn: SavedKernel | dict, how: str) -> dic
         "duration_ns": _delta(db, dn, 1),
         "speedup": None if speedup is None else round(speedup, 4),
         "duration_change_pct": change_pct,
-        "verdict": verdict,
+        "verdict": _verdict(speedup),
         "estimated_speedup": estimated,
         "elapsed_cycles": _delta(kb.elapsed_cycles, kn.elapsed_cycles, 1),
         "stall_cycle_pct": _delta(kb.stall_cycle_pct, kn.stall_cycle_pct, 2),
-        "stall_cycles": _delta(None if sb is None else round(sb, 1), None if sn is None else round(sn, 1), 1),
+        "stall_cycles": _delta(_rounded(sb, 1), _rounded(sn, 1), 1),
         "achieved_ipc": _delta(kb.achieved_ipc, kn.achieved_ipc, 3),
         "bound": {"base": kb.bound, "new": kn.bound},
         "top_unit": {"base": kb.top_unit, "new": kn.top_unit},
         "groups": _shares(tb["groups"], tn["groups"], "group", tb["has_stalls"], tn["has_stalls"], sb, sn),
         "reasons": _shares(tb["reasons"], tn["reasons"], "reason", tb["has_stalls"], tn["has_stalls"], sb, sn),
-        "memory": memory,
+        "memory": _memory_rows(tb["memory"], tn["memory"]),
         "occupancy": {name: _delta(tb["occupancy"][name], tn["occupancy"][name], 2) for name, _ in OCCUPANCY},
         "findings": found,
     }
@@ -383,18 +422,6 @@ def diff(base: SavedAnalysis | dict, new: SavedAnalysis | dict, pairs: list[str]
     base, new = _saved(base), _saved(new)
     matched, ub, un = match_kernels(base.kernels, new.kernels, pairs)
     kernels = [kernel_diff(kb, kn, how) for kb, kn, how in matched]
-    tb = sum(k["duration_ns"]["base"] or 0.0 for k in kernels)
-    tn = sum(k["duration_ns"]["new"] or 0.0 for k in kernels)
-    complete = all(k["duration_ns"]["base"] and k["duration_ns"]["new"] for k in kernels)
-    notes = []
-    if not matched:
-        notes.append(
-            "no matching kernel: no kernel name of the base is in the new report (nothing is compared, "
-            "nothing resolved); pair kernels on purpose with --pair BASE_REGEX=NEW_REGEX"
-        )
-    for k in kernels:
-        if k["match"] == "function name" and k["base"]["name"] != k["new"]["name"]:
-            notes.append(f"paired by {k['match']}: {k['base']['name']}  ->  {k['new']['name']}")
     return {
         "tool": "drgpu",
         "version": __version__,
@@ -402,20 +429,59 @@ def diff(base: SavedAnalysis | dict, new: SavedAnalysis | dict, pairs: list[str]
         "kind": "diff",
         "base": {"report": base.report, "kernels": len(base.kernels)},
         "new": {"report": new.report, "kernels": len(new.kernels)},
-        "summary": {
-            "matched": len(kernels),
-            "duration_ns": _delta(tb if kernels else None, tn if kernels else None, 1),
-            "speedup": round(tb / tn, 4) if kernels and complete and tn > 0 else None,
-            "unmatched": len(ub) + len(un),
-            "resolved": sum(len(k["findings"]["resolved"]) for k in kernels),
-            "new": sum(len(k["findings"]["new"]) for k in kernels),
-            "faster": sum(k["verdict"] == "faster" for k in kernels),
-            "slower": sum(k["verdict"] == "slower" for k in kernels),
-        },
+        "summary": _diff_summary(kernels, len(ub) + len(un)),
         "kernels": kernels,
         "unmatched": {"base": [_ident(k) for k in ub], "new": [_ident(k) for k in un]},
-        "notes": notes,
+        "notes": _diff_notes(kernels),
     }
+
+
+def _diff_summary(kernels: list[dict], unmatched: int) -> dict:
+    """The matched kernels' total durations, speedup (only when every one has both
+    durations) and findings resolved and new."""
+    tb, tn = _total_duration(kernels, "base"), _total_duration(kernels, "new")
+    return {
+        "matched": len(kernels),
+        "duration_ns": _delta(tb if kernels else None, tn if kernels else None, 1),
+        "speedup": _total_speedup(kernels, tb, tn),
+        "unmatched": unmatched,
+        "resolved": _findings_count(kernels, "resolved"),
+        "new": _findings_count(kernels, "new"),
+        "faster": _verdict_count(kernels, "faster"),
+        "slower": _verdict_count(kernels, "slower"),
+    }
+
+
+def _total_duration(kernels: list[dict], side: str) -> float:
+    return sum(k["duration_ns"][side] or 0.0 for k in kernels)
+
+
+def _total_speedup(kernels: list[dict], tb: float, tn: float) -> float | None:
+    """The total's speedup, only when every matched kernel has both durations."""
+    complete = all(k["duration_ns"]["base"] and k["duration_ns"]["new"] for k in kernels)
+    return round(tb / tn, 4) if kernels and complete and tn > 0 else None
+
+
+def _findings_count(kernels: list[dict], which: str) -> int:
+    return sum(len(k["findings"][which]) for k in kernels)
+
+
+def _verdict_count(kernels: list[dict], verdict: str) -> int:
+    return sum(k["verdict"] == verdict for k in kernels)
+
+
+def _diff_notes(kernels: list[dict]) -> list[str]:
+    """No kernel matched, or kernels paired by function name though their names differ."""
+    notes = []
+    if not kernels:
+        notes.append(
+            "no matching kernel: no kernel name of the base is in the new report (nothing is compared, "
+            "nothing resolved); pair kernels on purpose with --pair BASE_REGEX=NEW_REGEX"
+        )
+    for k in kernels:
+        if k["match"] == "function name" and k["base"]["name"] != k["new"]["name"]:
+            notes.append(f"paired by {k['match']}: {k['base']['name']}  ->  {k['new']['name']}")
+    return notes
 
 
 def regressions(d: dict) -> list[str]:

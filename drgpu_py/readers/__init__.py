@@ -122,19 +122,29 @@ def open_report(
             )
             profile = reader.open(inner, request)
         except DrgpuError as e:
-            for copy, given in originals.items():  # the error names the file given, not a copy
-                e.message = e.message.replace(copy, given)
-                e.hint = e.hint.replace(copy, given) if e.hint else e.hint
-            e.args = (e.message,)
+            _name_given_in_error(e, originals)
             raise
     if originals:
-        profile.path = str(p)
-        profile.notes = [_named(n, originals) for n in profile.notes]
-        for k in profile.kernels:
-            k.notes = [_named(n, originals) for n in k.notes]
+        _name_given(profile, p, originals)
     profile.notes[:0] = notes
     log.info("read %s (%s): %d kernel launches in %.2f s", p, kind, len(profile.kernels), time.monotonic() - t0)
     return profile
+
+
+def _name_given_in_error(e: DrgpuError, originals: dict[str, str]) -> None:
+    """The error names the file given, not a decompressed copy."""
+    for copy, given in originals.items():
+        e.message = e.message.replace(copy, given)
+        e.hint = e.hint.replace(copy, given) if e.hint else e.hint
+    e.args = (e.message,)
+
+
+def _name_given(profile: Profile, p: Path, originals: dict[str, str]) -> None:
+    """The profile and its notes name the files given, not their decompressed copies."""
+    profile.path = str(p)
+    profile.notes = [_named(n, originals) for n in profile.notes]
+    for k in profile.kernels:
+        k.notes = [_named(n, originals) for n in k.notes]
 
 
 def _named(text: str, originals: dict[str, str]) -> str:

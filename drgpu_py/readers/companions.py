@@ -39,25 +39,28 @@ def find_companions(origin: Path, source_csv, line_report, readable, moved: bool
     compressed) or, when not given, the one beside ``origin`` (where the CSV is, under its
     name without a compression suffix), plain or compressed. ``moved``: the CSV is read
     from a decompressed copy elsewhere, so the reader cannot find companions itself."""
-    from .compressed import compressed_twin
-
     if source_csv is not None:
         source_csv = readable(Path(source_csv))
     else:
-        cand = sibling(origin, ".source.csv")
-        found = cand if cand is not None and (moved and cand.exists()) else None
-        twin = compressed_twin(cand) if cand is not None else None
-        if twin is not None:
-            found = readable(twin)
+        found = _beside(origin, ".source.csv", readable, moved)
         if found is not None and sniff(found) == SOURCE_PAGE:  # as the reader picks one up itself
             source_csv = found
     if line_report is not None:
         line_report = readable(Path(line_report))
     else:
-        cand = sibling(origin, ".ncu-rep")
-        if cand is not None and moved and cand.exists():
-            line_report = cand
-        twin = compressed_twin(cand) if cand is not None else None
-        if twin is not None:
-            line_report = readable(twin)
+        line_report = _beside(origin, ".ncu-rep", readable, moved)
     return source_csv, line_report
+
+
+def _beside(origin: Path, suffix: str, readable, moved: bool) -> Path | None:
+    """The companion with ``suffix`` beside ``origin``: a compressed one (decompressed by
+    ``readable``), else, when the CSV is read from a copy elsewhere, a plain one."""
+    from .compressed import compressed_twin
+
+    cand = sibling(origin, suffix)
+    if cand is None:
+        return None
+    twin = compressed_twin(cand)
+    if twin is not None:
+        return readable(twin)
+    return cand if moved and cand.exists() else None

@@ -37,30 +37,40 @@ def instruction_frame(
     pcs = sorted(set(pcs))
     index = pd.Index(pcs, name="pc", dtype="int64")
     base = pcs[0] if base is None and pcs else base
-    at = [lines.get(pc, (None, None)) for pc in pcs]
     # One constructor call for all columns (in this order): assigning them one by one cost
     # more than the rest of reading a launch.
     n = len(pcs)
     cols: dict = {
-        # base is None only when there are no PCs
-        "offset": np.fromiter((pc - base for pc in pcs), np.int64, n) if pcs and base is not None else [],
+        "offset": _offsets(pcs, base),
         "sass": [sass.get(pc, "") for pc in pcs],
-        # object dtype: pandas would otherwise turn the None of a PC without a line into NaN
-        # (a float that is truthy and not a path).
-        "file": pd.Series([t[0] for t in at], index=index, dtype=object),
-        "line": pd.array([t[1] for t in at], dtype="Int64"),
+        **_line_columns(pcs, lines, index),
     }
     for name, values in columns.items():
         cols[name] = np.fromiter(map(values.get, pcs, repeat(0.0)), float, n)  # float() of each
-    for r in data.stall_reasons():
-        if f"stall_{r}" not in cols:
-            cols[f"stall_{r}"] = 0.0
     # Every counter column exists (0 = not executed, not sampled or not collected): the
     # detectors read them without checking, and a report may lack any of them.
-    for col in INSTRUCTION_COLUMNS:
-        if col not in cols:
-            cols[col] = 0.0
+    for col in [f"stall_{r}" for r in data.stall_reasons()] + list(INSTRUCTION_COLUMNS):
+        cols.setdefault(col, 0.0)
     return pd.DataFrame(cols, index=index)
+
+
+def _offsets(pcs: list[int], base: int | None):
+    """Each PC's offset from the function's base (base is None only when there are no PCs)."""
+    import numpy as np
+
+    return np.fromiter((pc - base for pc in pcs), np.int64, len(pcs)) if pcs and base is not None else []
+
+
+def _line_columns(pcs: list[int], lines: dict[int, tuple[str | None, int | None]], index) -> dict:
+    """The file and line columns. Object dtype for the files: pandas would otherwise turn the
+    None of a PC without a line into NaN (a float that is truthy and not a path)."""
+    import pandas as pd
+
+    at = [lines.get(pc, (None, None)) for pc in pcs]
+    return {
+        "file": pd.Series([t[0] for t in at], index=index, dtype=object),
+        "line": pd.array([t[1] for t in at], dtype="Int64"),
+    }
 
 
 @dataclass

@@ -92,12 +92,17 @@ def check_locale(cells) -> None:
         return
     if "," in joined and _BAD_COMMA.search(joined):
         for c in cells:
-            if "," in c and _NUMBERLIKE.fullmatch(c) and _BAD_COMMA.search(c):
+            if _decimal_comma(c):
                 raise LocaleNumberError(c.strip())
     if _GROUP_SEP.search(joined):
         for c in cells:
             if _LOCALE_GROUPS.match(c):
                 raise LocaleNumberError(c.strip())
+
+
+def _decimal_comma(c: str) -> bool:
+    """A number cell with a comma ncu's thousands grouping does not explain."""
+    return "," in c and bool(_NUMBERLIKE.fullmatch(c)) and bool(_BAD_COMMA.search(c))
 
 
 #: Number cells ncu never writes: a comma after a leading 0 or after four digits ('0,500',
@@ -126,8 +131,7 @@ def check_locale_page(columns, units=None) -> None:
     '1.234.567'); when the page has no decimal point as ncu writes it ('12.5': every ncu
     export has many) and a cell with a dot before three digits; or when it has none and a
     percentage (units row '%') reads 1,000 % or more by ncu's rule ('94,912' %)."""
-    cells = [c for col in columns for c in col if isinstance(c, str) and c]
-    joined = "\n".join(cells)
+    joined = _page_text(columns)
     if "," not in joined and "." not in joined:
         return
     bad = _NOT_NCU.search(joined)
@@ -143,13 +147,24 @@ def check_locale_page(columns, units=None) -> None:
         )
     for col, unit in zip(columns, units or ()):
         if unit == "%":
-            cell = next((c for c in col if isinstance(c, str) and _COMMA_GROUPS.match(c)), None)
-            if cell is not None:
-                raise LocaleNumberError(
-                    cell.strip(),
-                    f"a percentage of {to_number(cell):,.0f} % by ncu's rule and no decimal point in the file: "
-                    f"a decimal comma, {_RESAVED}",
-                )
+            _check_percentages(col)
+
+
+def _page_text(columns) -> str:
+    """The page's text cells, a line each."""
+    return "\n".join([c for col in columns for c in col if isinstance(c, str) and c])
+
+
+def _check_percentages(col) -> None:
+    """A percentage column of a page without ncu's decimal point: a cell of comma-grouped
+    digits reads 1,000 % or more by ncu's rule, a decimal comma."""
+    cell = next((c for c in col if isinstance(c, str) and _COMMA_GROUPS.match(c)), None)
+    if cell is not None:
+        raise LocaleNumberError(
+            cell.strip(),
+            f"a percentage of {to_number(cell):,.0f} % by ncu's rule and no decimal point in the file: "
+            f"a decimal comma, {_RESAVED}",
+        )
 
 
 #: A cell made of digits, separators and a sign: a number, whatever its locale.

@@ -124,11 +124,35 @@ def merge_instructions(kernels: list[KernelProfile], labels: list[str]) -> tuple
         return pd.DataFrame(), kernels[0].function_base
     first_k = next(k for k in kernels if not k.instructions.empty)
     df0 = first_k.instructions
-    base = first_k.function_base
-    if base is None:
-        base = int(df0.index[0]) - int(df0["offset"].iloc[0])
-    # The same program has the same instruction at each offset; anything else means the
-    # reports come from different builds, and adding their counts would be meaningless.
+    base = _function_base(first_k)
+    _refuse_other_builds(kernels[0].name, frames)
+    stacked = pd.concat([df.reset_index(drop=True) for _, df in frames], ignore_index=True, sort=False)
+    stacked["offset"] = stacked["offset"].astype("int64")
+    out = _merged_by_offset(stacked).reset_index()
+    out.index = pd.Index([int(base) + int(o) for o in out["offset"]], name="pc", dtype="int64")
+    return out[_column_order(df0, out)], int(base)
+
+
+def _column_order(df0: pd.DataFrame, out: pd.DataFrame) -> list[str]:
+    """The offset, the first table's columns in its order, then those only other tables have."""
+    return (
+        ["offset"]
+        + [c for c in df0.columns if c != "offset" and c in out]
+        + [c for c in out.columns if c not in df0.columns and c != "offset"]
+    )
+
+
+def _function_base(k: KernelProfile) -> int:
+    """The function's base PC: as read, else its first row's PC less its offset."""
+    if k.function_base is not None:
+        return k.function_base
+    df = k.instructions
+    return int(df.index[0]) - int(df["offset"].iloc[0])
+
+
+def _refuse_other_builds(name: str, frames: list[tuple[str, pd.DataFrame]]) -> None:
+    """The same program has the same instruction at each offset; anything else means the
+    reports come from different builds, and adding their counts would be meaningless."""
     ref: dict[int, tuple[str, str]] = {}
     opcodes: dict[str, str] = {}  # launches of one function repeat each text
     for lab, df in frames:
@@ -140,43 +164,47 @@ def merge_instructions(kernels: list[KernelProfile], labels: list[str]) -> tuple
                 continue
             if off in ref and ref[off][0] != op:
                 raise InputError(
-                    f"kernel {kernels[0].name}: SASS differs at offset +0x{off:x} ({ref[off][1]}: {ref[off][0]}, {lab}: {op})",
+                    f"kernel {name}: SASS differs at offset +0x{off:x} ({ref[off][1]}: {ref[off][0]}, {lab}: {op})",
                     hint="merge only reports of the same build of the same program",
                 )
             ref.setdefault(off, (op, lab))
-    stacked = pd.concat([df.reset_index(drop=True) for _, df in frames], ignore_index=True, sort=False)
-    stacked["offset"] = stacked["offset"].astype("int64")
+
+
+def _merged_by_offset(stacked: pd.DataFrame) -> pd.DataFrame:
+    """One row per offset: counters summed, per-request factors averaged by executions, text
+    columns from the first report that has them."""
     text = [c for c in _TEXT_COLUMNS if c in stacked]
-    numeric = [c for c in stacked.columns if c not in text and c != "offset"]
     g = stacked.groupby("offset", sort=True)
-    summed_cols = [c for c in numeric if c not in _WEIGHTED_COLUMNS]
+    summed_cols = [c for c in stacked.columns if c not in text and c != "offset" and c not in _WEIGHTED_COLUMNS]
     out = g[summed_cols].sum(min_count=1).fillna(0.0) if summed_cols else pd.DataFrame(index=g.size().index)
     for col, weight in _WEIGHTED_COLUMNS.items():
-        if col not in stacked:
-            continue
-        w = stacked[weight].fillna(0.0) if weight in stacked else pd.Series(1.0, index=stacked.index)
-        num = (stacked[col].fillna(0.0) * w).groupby(stacked["offset"]).sum()
-        den = w.groupby(stacked["offset"]).sum()
-        plain = stacked[col].groupby(stacked["offset"]).max()
-        out[col] = (num / den.where(den > 0)).fillna(plain).fillna(0.0)
+        if col in stacked:
+            out[col] = _weighted_mean(stacked, col, weight)
+    _first_text(out, g, text)
+    return out
+
+
+def _first_text(out: pd.DataFrame, g, text: list[str]) -> None:
+    """The text columns of the first report that has them ('first' skips missing values,
+    and the first report comes first in the stack)."""
     for c in text:
-        # 'first' skips missing values, and the first report comes first in the stack.
         out[c] = g[c].first()
     if "line" in out:
         out["line"] = out["line"].astype("Int64")
     if "sass" in out:
         out["sass"] = out["sass"].fillna("")
-    out = out.reset_index()
-    out.index = pd.Index([int(base) + int(o) for o in out["offset"]], name="pc", dtype="int64")
-    cols = (
-        ["offset"]
-        + [c for c in df0.columns if c != "offset" and c in out]
-        + [c for c in out.columns if c not in df0.columns and c != "offset"]
-    )
-    return out[cols], int(base)
 
 
-def merge_kernels(  # noqa: PLR0912 - one branch per kind of value merged (counts, rates, strings)
+def _weighted_mean(stacked: pd.DataFrame, col: str, weight: str) -> pd.Series:
+    """``col`` per offset averaged with ``weight`` (its largest value where nothing weighs)."""
+    w = stacked[weight].fillna(0.0) if weight in stacked else pd.Series(1.0, index=stacked.index)
+    num = (stacked[col].fillna(0.0) * w).groupby(stacked["offset"]).sum()
+    den = w.groupby(stacked["offset"]).sum()
+    plain = stacked[col].groupby(stacked["offset"]).max()
+    return (num / den.where(den > 0)).fillna(plain).fillna(0.0)
+
+
+def merge_kernels(
     members: list[tuple[str, KernelProfile]], kid: int, n_reports: int, ranks: bool = True
 ) -> KernelProfile:
     """Merge labelled KernelProfiles into one: launches of one kernel taken on several ranks
@@ -188,67 +216,17 @@ def merge_kernels(  # noqa: PLR0912 - one branch per kind of value merged (count
     labels = [lab for lab, _ in members]
     ks = [k for _, k in members]
     first = ks[0]
-    chips = {k.chip or k.compute_capability for k in ks if (k.chip or k.compute_capability)}
-    if len(chips) > 1:
-        raise InputError(
-            f"kernel {first.name}: reports come from different GPU architectures ({', '.join(sorted(chips))})",
-            hint="merge reports of one GPU type; compare different GPUs with drgpu diff",
-        )
-    names = sorted({n for k in ks for n in k.metrics})
-    metrics = {n: combine([k.metrics.get(n, math.nan) for k in ks], rollup(n)) for n in names}
-    metrics = {n: v for n, v in metrics.items() if not math.isnan(v)}
-    if not ranks:
-        metrics = {n: v / len(ks) if rollup(n) == "sum" else v for n, v in metrics.items()}
-    notes = []
-    durs = [(lab, dur) for lab, k in members if (dur := k.duration_ns) is not None]
+    _refuse_mixed_chips(ks)
+    metrics = _combined_metrics(ks, ranks)
     strings = dict(first.strings)
+    durs = [(lab, dur) for lab, k in members if (dur := k.duration_ns) is not None]
     if durs:
-        vals = [d for _, d in durs]
-        mean = sum(vals) / len(vals)
-        pre = "drgpu__rank" if ranks else "drgpu__group"
-        metrics.update(
-            {f"{pre}_duration_min": min(vals), f"{pre}_duration_max": max(vals), f"{pre}_duration_mean": mean}
-        )
-        if ranks:
-            metrics["drgpu__rank_count"] = float(len(durs))
-            if len(durs) >= 2 and mean > 0:
-                metrics[SPREAD] = (max(vals) - min(vals)) / mean
-            strings["drgpu__rank_slowest"] = max(durs, key=lambda t: t[1])[0]
-            strings["drgpu__rank_fastest"] = min(durs, key=lambda t: t[1])[0]
-            strings["drgpu__rank_durations"] = ", ".join(f"{lab}={d / 1000:.2f}us" for lab, d in durs)
-        else:
-            metrics["drgpu__group_duration_total"] = sum(vals)
-    if ranks:
-        notes.append(
-            f"merged from {len(ks)} of {n_reports} reports ({', '.join(labels)}); metrics combined by rollup "
-            "(sums for counts, averages for rates and the duration, max for .max), per-instruction counts summed by function offset"
-        )
-        if len(ks) < n_reports:
-            notes.append(f"this launch is missing from {n_reports - len(ks)} report(s)")
-    else:
-        metrics["drgpu__group_launches"] = float(len(ks))
-        strings["drgpu__group_launch_ids"] = ",".join(str(k.id) for k in ks)
-        notes.append(
-            f"aggregated over {len(ks)} launches of this kernel: the mean launch (counts, per-instruction "
-            "samples, rates and duration averaged; --per-launch analyzes each launch)"
-        )
-    grids = {(k.grid, k.block) for k in ks}
-    if len(grids) > 1:
-        notes.append(
-            "launch configuration differs between reports: "
-            + "; ".join(f"{lab}: grid {k.grid} block {k.block}" for lab, k in members)
-        )
-    devices = {k.device for k in ks if k.device}
-    if len(devices) > 1:
-        notes.append("devices differ: " + ", ".join(sorted(devices)))
+        _duration_metrics(metrics, strings, durs, ranks)
+    notes = _rank_notes(labels, n_reports) if ranks else _group_launches(metrics, strings, ks)
+    notes += _difference_notes(members)
     df, base = merge_instructions(ks, labels)
-    if not ranks and not df.empty:
-        counts = [c for c in df.columns if c not in _TEXT_COLUMNS and c != "offset" and c not in _WEIGHTED_COLUMNS]
-        df[counts] = df[counts] / len(ks)
-    source_text: dict[str, list[str]] = {}
-    for k in ks:
-        for f, lines in k.source_text.items():
-            source_text.setdefault(f, lines)
+    if not ranks:
+        _mean_launch_counts(df, len(ks))
     return KernelProfile(
         id=kid,
         name=first.name,
@@ -260,14 +238,110 @@ def merge_kernels(  # noqa: PLR0912 - one branch per kind of value merged (count
         grid=first.grid,
         block=first.block,
         metrics=metrics,
-        metric_names={c: n for k in reversed(ks) for c, n in k.metric_names.items()},
+        metric_names=_metric_names(ks),
         strings=strings,
         instructions=df,
         function_base=base,
-        source_text=source_text,
+        source_text=_first_source_text(ks),
         process=first.process,
         notes=list(dict.fromkeys(notes + [n for k in ks for n in k.notes])),
     )
+
+
+def _metric_names(ks: list[KernelProfile]) -> dict[str, str]:
+    """The name each canonical metric was read as, the first launch's winning."""
+    return {c: n for k in reversed(ks) for c, n in k.metric_names.items()}
+
+
+def _group_launches(metrics: dict[str, float], strings: dict[str, str], ks: list[KernelProfile]) -> list[str]:
+    """Record a group's launch count and ids; the note that says the result is its mean launch."""
+    metrics["drgpu__group_launches"] = float(len(ks))
+    strings["drgpu__group_launch_ids"] = ",".join(str(k.id) for k in ks)
+    return [
+        f"aggregated over {len(ks)} launches of this kernel: the mean launch (counts, per-instruction "
+        "samples, rates and duration averaged; --per-launch analyzes each launch)"
+    ]
+
+
+def _mean_launch_counts(df: pd.DataFrame, launches: int) -> None:
+    """A group's per-instruction counts as its mean launch's (factors and text stay)."""
+    if df.empty:
+        return
+    counts = [c for c in df.columns if c not in _TEXT_COLUMNS and c != "offset" and c not in _WEIGHTED_COLUMNS]
+    df[counts] = df[counts] / launches
+
+
+def _refuse_mixed_chips(ks: list[KernelProfile]) -> None:
+    chips = {k.chip or k.compute_capability for k in ks if (k.chip or k.compute_capability)}
+    if len(chips) > 1:
+        raise InputError(
+            f"kernel {ks[0].name}: reports come from different GPU architectures ({', '.join(sorted(chips))})",
+            hint="merge reports of one GPU type; compare different GPUs with drgpu diff",
+        )
+
+
+def _combined_metrics(ks: list[KernelProfile], ranks: bool) -> dict[str, float]:
+    """Every metric any launch has, combined by its rollup; a group's mean launch divides
+    the sums by the launch count."""
+    names = sorted({n for k in ks for n in k.metrics})
+    metrics = {n: combine([k.metrics.get(n, math.nan) for k in ks], rollup(n)) for n in names}
+    metrics = {n: v for n, v in metrics.items() if not math.isnan(v)}
+    if ranks:
+        return metrics
+    return {n: v / len(ks) if rollup(n) == "sum" else v for n, v in metrics.items()}
+
+
+def _duration_metrics(
+    metrics: dict[str, float], strings: dict[str, str], durs: list[tuple[str, float]], ranks: bool
+) -> None:
+    """The spread of the launches' durations: min, max and mean; across ranks also their
+    count, relative spread and the slowest and fastest rank; over a group its total."""
+    vals = [d for _, d in durs]
+    mean = sum(vals) / len(vals)
+    pre = "drgpu__rank" if ranks else "drgpu__group"
+    metrics.update({f"{pre}_duration_min": min(vals), f"{pre}_duration_max": max(vals), f"{pre}_duration_mean": mean})
+    if not ranks:
+        metrics["drgpu__group_duration_total"] = sum(vals)
+        return
+    metrics["drgpu__rank_count"] = float(len(durs))
+    if len(durs) >= 2 and mean > 0:
+        metrics[SPREAD] = (max(vals) - min(vals)) / mean
+    strings["drgpu__rank_slowest"] = max(durs, key=lambda t: t[1])[0]
+    strings["drgpu__rank_fastest"] = min(durs, key=lambda t: t[1])[0]
+    strings["drgpu__rank_durations"] = ", ".join(f"{lab}={d / 1000:.2f}us" for lab, d in durs)
+
+
+def _rank_notes(labels: list[str], n_reports: int) -> list[str]:
+    notes = [
+        f"merged from {len(labels)} of {n_reports} reports ({', '.join(labels)}); metrics combined by rollup "
+        "(sums for counts, averages for rates and the duration, max for .max), per-instruction counts summed by function offset"
+    ]
+    if len(labels) < n_reports:
+        notes.append(f"this launch is missing from {n_reports - len(labels)} report(s)")
+    return notes
+
+
+def _difference_notes(members: list[tuple[str, KernelProfile]]) -> list[str]:
+    """What differs between the merged launches' configurations and devices."""
+    notes = []
+    if len({(k.grid, k.block) for _, k in members}) > 1:
+        notes.append(
+            "launch configuration differs between reports: "
+            + "; ".join(f"{lab}: grid {k.grid} block {k.block}" for lab, k in members)
+        )
+    devices = {k.device for _, k in members if k.device}
+    if len(devices) > 1:
+        notes.append("devices differ: " + ", ".join(sorted(devices)))
+    return notes
+
+
+def _first_source_text(ks: list[KernelProfile]) -> dict[str, list[str]]:
+    """Each source file's text as the first launch that has it gives it."""
+    source_text: dict[str, list[str]] = {}
+    for k in ks:
+        for f, lines in k.source_text.items():
+            source_text.setdefault(f, lines)
+    return source_text
 
 
 def merge_profiles(profiles: list[Profile]) -> Profile:
@@ -281,10 +355,21 @@ def merge_profiles(profiles: list[Profile]) -> Profile:
     kernels = [
         merge_kernels([(labels[ri], k) for ri, k in members], kid, len(profiles)) for kid, members in enumerate(groups)
     ]
+    notes = _merge_notes(profiles, labels, kernels, groups)
+    return Profile(path=" + ".join(p.path for p in profiles), format="merged", kernels=kernels, notes=notes)
+
+
+def _merge_notes(
+    profiles: list[Profile],
+    labels: list[str],
+    kernels: list[KernelProfile],
+    groups: list[list[tuple[int, KernelProfile]]],
+) -> list[str]:
+    """What was merged, which launches not every report has, then each report's own notes."""
     notes = [f"merged {len(profiles)} reports: " + ", ".join(f"{lab} ({p.path})" for lab, p in zip(labels, profiles))]
     partial = [k.name for k, members in zip(kernels, groups) if len(members) < len(profiles)]
     if partial:
         notes.append(f"{len(partial)} launch(es) are not in every report: " + "; ".join(partial[:5]))
     for p in profiles:
         notes.extend(n for n in p.notes if n not in notes)
-    return Profile(path=" + ".join(p.path for p in profiles), format="merged", kernels=kernels, notes=notes)
+    return notes

@@ -313,21 +313,10 @@ class _Head:
 def _read_head(nr, a, kid: int, plan: _Plan, functions: FunctionCache | None) -> _Head:
     by_name = a.metric_by_name
     metrics, read_as = _read_scalars(by_name, plan)
-    # Stall counters: store under the canonical (first) name of each reason.
-    for counter in plan.counters:
-        for name in counter:
-            if name in metrics and counter[0] not in metrics:
-                metrics[counter[0]] = metrics[name]
-    strings = {}
-    for name in _STRING_METRICS:
-        m = by_name(name)
-        if m is not None:
-            with contextlib.suppress(*_NATIVE_ERRORS):
-                strings[name] = _text(m.as_string())
+    _stalls_under_first_name(metrics, plan.counters)
+    strings = _read_strings(by_name)
     name, mangled = _names(nr, a)
-    cc = ""
-    if "device__attribute_compute_capability_major" in metrics:
-        cc = f"{int(metrics['device__attribute_compute_capability_major'])}.{int(metrics.get('device__attribute_compute_capability_minor', 0))}"
+    cc = _compute_capability(metrics)
     key = None
     if functions is not None:
         key = (
@@ -353,8 +342,6 @@ def _read_code(head: _Head, plan: _Plan, functions: FunctionCache | None, sass, 
     if parts.moved:
         metrics[SAMPLES_MOVED] = parts.moved
     sm_count = metrics.get("device__attribute_multiprocessor_count", metrics.get("launch__sm_count"))
-    gx, gy, gz = (int(metrics.get(f"launch__grid_dim_{d}", 0) or 0) for d in "xyz")
-    bx, by, bz = (int(metrics.get(f"launch__block_dim_{d}", 0) or 0) for d in "xyz")
     return KernelProfile(
         id=head.kid,
         name=head.name,
@@ -363,8 +350,8 @@ def _read_code(head: _Head, plan: _Plan, functions: FunctionCache | None, sass, 
         compute_capability=head.cc,
         chip=data.chip_for(head.cc),
         sm_count=int(sm_count) if sm_count and not math.isnan(sm_count) else None,
-        grid=(gx, gy, gz),
-        block=(bx, by, bz),
+        grid=_dims(metrics, "grid"),
+        block=_dims(metrics, "block"),
         metrics=metrics,
         metric_names=head.read_as,
         strings=head.strings,
@@ -373,6 +360,39 @@ def _read_code(head: _Head, plan: _Plan, functions: FunctionCache | None, sass, 
         function_base=head.base,
         source_text=source_text,
     )
+
+
+def _stalls_under_first_name(metrics: dict[str, float], counters) -> None:
+    """Stall counters: store under the canonical (first) name of each reason."""
+    for counter in counters:
+        for name in counter:
+            if name in metrics and counter[0] not in metrics:
+                metrics[counter[0]] = metrics[name]
+
+
+def _read_strings(by_name) -> dict[str, str]:
+    """The text metrics the report has (one ncu_report cannot read is left out)."""
+    strings = {}
+    for name in _STRING_METRICS:
+        m = by_name(name)
+        if m is not None:
+            with contextlib.suppress(*_NATIVE_ERRORS):
+                strings[name] = _text(m.as_string())
+    return strings
+
+
+def _compute_capability(metrics: dict[str, float]) -> str:
+    """'8.6' from the device attributes; '' without them."""
+    if "device__attribute_compute_capability_major" not in metrics:
+        return ""
+    major = int(metrics["device__attribute_compute_capability_major"])
+    return f"{major}.{int(metrics.get('device__attribute_compute_capability_minor', 0))}"
+
+
+def _dims(metrics: dict[str, float], which: str) -> tuple[int, int, int]:
+    """The launch's grid or block dimensions (0 where a dimension is missing)."""
+    x, y, z = (int(metrics.get(f"launch__{which}_dim_{d}", 0) or 0) for d in "xyz")
+    return x, y, z
 
 
 def _uint(m) -> int | None:
@@ -441,41 +461,61 @@ def _line(a, pc: int) -> tuple[str, int] | None:
     return None
 
 
-def _per_pc_columns(a, plan: _Plan) -> dict[str, dict[int, float]]:  # noqa: C901, PLR0912 - one guarded read per metric layout ncu writes
+def _per_pc_columns(a, plan: _Plan) -> dict[str, dict[int, float]]:
     cols: dict[str, dict[int, float]] = {}
     by_name = a.metric_by_name
     for canon, names in plan.columns:
-        for name in names:
-            m = by_name(name)
-            if m is not None:
-                vals = _per_pc(m)
-                if vals:
-                    cols[canon] = vals
-                    break
+        vals = _first_per_pc(by_name, names)
+        if vals:
+            cols[canon] = vals
     not_issued: dict[int, float] = {}
     for rid, names in plan.sampling:
-        for name in names:
-            m = by_name(name)
-            if m is None:
-                continue
-            vals = _per_pc(m)
-            if vals or m.num_instances() == 0:
-                cols[f"stall_{rid}"] = vals
-                mn = by_name(name + "_not_issued")
-                if mn is not None:
-                    for pc, v in _per_pc(mn).items():
-                        not_issued[pc] = not_issued.get(pc, 0.0) + v
-                break
+        _read_stall_column(by_name, rid, names, cols, not_issued)
     if not_issued:
         cols["samples_not_issued"] = not_issued
     if "samples" not in cols and any(k.startswith("stall_") for k in cols):
-        tot: dict[int, float] = {}
-        for k, vals in cols.items():
-            if k.startswith("stall_"):
-                for pc, v in vals.items():
-                    tot[pc] = tot.get(pc, 0.0) + v
-        cols["samples"] = tot
+        cols["samples"] = _stall_totals(cols)
     return cols
+
+
+def _first_per_pc(by_name, names: list[str]) -> dict[int, float]:
+    """The per-PC values of the first of ``names`` the report has per PC ({} if none)."""
+    for name in names:
+        m = by_name(name)
+        if m is not None:
+            vals = _per_pc(m)
+            if vals:
+                return vals
+    return {}
+
+
+def _read_stall_column(
+    by_name, rid: str, names: list[str], cols: dict[str, dict[int, float]], not_issued: dict[int, float]
+) -> None:
+    """A stall reason's per-PC samples under the first of its names the report has (one
+    with no instances reads as none), and its not-issued samples added to ``not_issued``."""
+    for name in names:
+        m = by_name(name)
+        if m is None:
+            continue
+        vals = _per_pc(m)
+        if vals or m.num_instances() == 0:
+            cols[f"stall_{rid}"] = vals
+            mn = by_name(name + "_not_issued")
+            if mn is not None:
+                for pc, v in _per_pc(mn).items():
+                    not_issued[pc] = not_issued.get(pc, 0.0) + v
+            return
+
+
+def _stall_totals(cols: dict[str, dict[int, float]]) -> dict[int, float]:
+    """The samples at each PC, as the stall reasons' sum (a report without the total)."""
+    tot: dict[int, float] = {}
+    for k, vals in cols.items():
+        if k.startswith("stall_"):
+            for pc, v in vals.items():
+                tot[pc] = tot.get(pc, 0.0) + v
+    return tot
 
 
 def _walk(a, base: int, end: int) -> tuple[list[tuple[int, str | None]], bool]:
@@ -500,38 +540,56 @@ def _listing(
     """(sass by PC, lines by PC, source text) for a launch, from the cache when it holds
     this function's listing and that listing answers for this launch; the SASS from
     ``listing`` (a cubin's, ``sass.cubin.FunctionSass``) when given, else ncu_report's."""
-    cached = functions.listings.get(key + (base,)) if functions is not None and key is not None else None
-    if functions is not None and cached is not None and known <= cached.pcs:
-        sass = cached.take(end)
-        if sass is not None:
-            functions.hits += 1
-            return sass, cached.lines, dict(cached.source_text)  # callers may add files
+    cache_key = key + (base,) if functions is not None and key is not None else None
+    hit = _cached_listing(functions, cache_key, end, known)
+    if hit is not None:
+        return hit
     walk, capped = listing.walk(base, end, _MAX_FUNCTION_BYTES) if listing is not None else _walk(a, base, end)
     sass = {pc: t for pc, t in walk if t is not None}
-    lines: dict[int, tuple[str, int]] = {}
-    for pc in sass:
-        got = _line(a, pc)
-        if got is not None:
-            lines[pc] = got
+    lines = _lines_of(a, sass)
     source_text = _source_text(a)
-    if functions is not None and key is not None and sass:
+    if functions is not None and cache_key is not None and sass:
         functions.misses += 1
-        functions.listings[key + (base,)] = _Listing(
+        functions.listings[cache_key] = _Listing(
             walk=walk, capped=capped, lines=lines, source_text=source_text, pcs=frozenset(sass)
         )
         source_text = dict(source_text)
     return sass, lines, source_text
 
 
+def _lines_of(a, sass: dict[int, str]) -> dict[int, tuple[str, int]]:
+    """The source file and line of each listed PC the report knows them for."""
+    lines: dict[int, tuple[str, int]] = {}
+    for pc in sass:
+        got = _line(a, pc)
+        if got is not None:
+            lines[pc] = got
+    return lines
+
+
+def _cached_listing(
+    functions: FunctionCache | None, cache_key, end: int, known: set[int]
+) -> tuple[dict, dict, dict] | None:
+    """The cached listing of the function when it answers for this launch: it holds every
+    PC the launch has values at, and reaches ``end``."""
+    if functions is None or cache_key is None:
+        return None
+    cached = functions.listings.get(cache_key)
+    if cached is None or not known <= cached.pcs:
+        return None
+    sass = cached.take(end)
+    if sass is None:
+        return None
+    functions.hits += 1
+    return sass, cached.lines, dict(cached.source_text)  # callers may add files
+
+
 def _entry_pc(a, cols: dict[str, dict[int, float]]) -> int | None:
-    """The function's entry PC (``launch__function_pcs``), else the lowest PC with a value."""
-    m = a.metric_by_name("launch__function_pcs")
-    if m is not None:
-        try:
-            return int(m.as_uint64(0))
-        except _NATIVE_ERRORS:
-            pass
-    return min((pc for vals in cols.values() for pc in vals), default=None)
+    """The function's entry PC (``_function_entry``), else the lowest PC with a value."""
+    base = _function_entry(a)
+    if base is None:
+        base = min((pc for vals in cols.values() for pc in vals), default=None)
+    return base
 
 
 def _instructions(
@@ -556,6 +614,17 @@ def _instructions(
         source_text = _source_text(a)
     moved = _fold_gaps(cols, sass) if sass else 0.0
     return FrameParts(list(sass) or sorted(known), cols, sass, lines, base, moved), source_text
+
+
+def _function_entry(a) -> int | None:
+    """The function's entry PC as the report gives it (None when it cannot be read)."""
+    m = a.metric_by_name("launch__function_pcs")
+    if m is None:
+        return None
+    try:
+        return int(m.as_uint64(0))
+    except _NATIVE_ERRORS:
+        return None
 
 
 def _fold_gaps(cols: dict[str, dict[int, float]], sass: dict[int, str]) -> float:
@@ -589,44 +658,56 @@ def read_line_table(
     ``wanted``: given every launch's name, the positions whose tables are needed; the others
     come back as (name, {}, {}) without their listing being read (most of the cost: a
     launch's name needs only ncu_report's parse of it). None: every table."""
-    import pandas as pd
 
     with _loaded(path) as ctx:
         nr = _module()
         plan = _Plan.build()
         functions = cache if isinstance(cache, FunctionCache) else FunctionCache() if cache else None
-        actions = []
-        for r in range(ctx.num_ranges()):
-            rng = ctx.range_by_idx(r)
-            for i in range(rng.num_actions()):
-                a = rng.action_by_idx(i)
-                actions.append((_names(nr, a)[0], a))
+        actions = [(_names(nr, a)[0], a) for a in _actions(ctx)]
         keep = None if wanted is None else set(wanted([name for name, _ in actions]))
         out: list[tuple[str, dict[int, tuple[str, int, str]], dict[str, list[str]]]] = []
         for n, (name, a) in enumerate(actions):
             if keep is not None and n not in keep:
                 out.append((name, {}, {}))
                 continue
-            key = None
-            if functions is not None:
-                by_name = a.metric_by_name
-                key = (
-                    _names(nr, a)[1],
-                    name,
-                    _uint(by_name("launch__context_id")),
-                    _scalar_or_none(by_name("launch__registers_per_thread")),
-                    _scalar_or_none(by_name("launch__shared_mem_per_block_static")),
-                )
+            key = _function_key(nr, a, name) if functions is not None else None
             cols = _per_pc_columns(a, plan)
             parts, src = _instructions(a, cols, _entry_pc(a, cols), functions, key)
-            df = parts.frame()
-            table = {
-                int(o): (f, int(ln), s)
-                for o, f, ln, s in zip(df["offset"], df["file"], df["line"], df["sass"])
-                if f is not None and not pd.isna(ln)
-            }
-            out.append((name, table, src))
+            out.append((name, _offset_lines(parts.frame()), src))
         return out
+
+
+def _actions(ctx) -> list:
+    """Every launch of a loaded report, range by range."""
+    actions = []
+    for r in range(ctx.num_ranges()):
+        rng = ctx.range_by_idx(r)
+        actions += [rng.action_by_idx(i) for i in range(rng.num_actions())]
+    return actions
+
+
+def _function_key(nr, a, name: str) -> tuple:
+    """What identifies a launch's function for the listing cache: its names, context,
+    registers and static shared memory."""
+    by_name = a.metric_by_name
+    return (
+        _names(nr, a)[1],
+        name,
+        _uint(by_name("launch__context_id")),
+        _scalar_or_none(by_name("launch__registers_per_thread")),
+        _scalar_or_none(by_name("launch__shared_mem_per_block_static")),
+    )
+
+
+def _offset_lines(df) -> dict[int, tuple[str, int, str]]:
+    """{function offset: (file, line, sass)} of the instructions with a line."""
+    import pandas as pd
+
+    return {
+        int(o): (f, int(ln), s)
+        for o, f, ln, s in zip(df["offset"], df["file"], df["line"], df["sass"])
+        if f is not None and not pd.isna(ln)
+    }
 
 
 def _scalar_or_none(m) -> float | None:

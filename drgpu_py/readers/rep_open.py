@@ -112,32 +112,15 @@ def read_rep_checked(
     """Read an .ncu-rep, turning ncu_report's silent failures into ReportFormatError.
     ``launches_only``: names, ids, grid, block and duration only (``list_launches``).
     ``sass``: as ``open_report``'s; a ``StartedRead`` gives the profile it read."""
-    from .ncu_rep import read_ncu_rep, read_ncu_rep_launches
-
     started = sass if isinstance(sass, StartedRead) and not launches_only else None
     walk = started.walk if started is not None else rep_walk(p)
-    blocks, framing = walk.blocks, walk.problem
+    framing = walk.problem
     _refuse_damaged_framing(p, walk)
-    calls = []
-    if launches_only:
-        calls = [(read_ncu_rep_launches, (p,), {"keep_id": keep_id})]
-    elif started is None:
-        listings = sass.result() if sass is not None else None
-        n = read_parts(0 if framing else blocks, jobs, keep_id is not None, p.stat().st_size)
-        # Several processes read consecutive parts of a large report at once; their launches
-        # in order are the whole report's.
-        kw = {"progress": progress if n == 1 else None, "keep_id": keep_id, "sass": listings}
-        calls = [(read_ncu_rep, (p,), {**kw, "part": (i, n) if n > 1 else None}) for i in range(n)]
+    calls = [] if started is not None else _read_calls(p, walk, progress, keep_id, sass, jobs, launches_only)
     with started.captured() if started is not None else native_stderr_captured() as log:
         try:
-            if started is not None:
-                profile = started.profile()
-            else:
-                # In child processes: ncu_report can crash natively on a damaged report.
-                parts = in_children(calls, what=str(p))
-                profile = parts[0]
-                for more in parts[1:]:
-                    profile.kernels.extend(more.kernels)
+            # In child processes: ncu_report can crash natively on a damaged report.
+            profile = started.profile() if started is not None else _joined(in_children(calls, what=str(p)))
         except DrgpuError:
             raise
         except Exception as e:  # native module on a damaged file
@@ -274,24 +257,40 @@ def _read_started(
         source.close()
 
 
+def _read_calls(p: Path, walk, progress, keep_id, sass, jobs: int, launches_only: bool) -> list:
+    """The reads of the report, each run in a child process: the launches alone, or the
+    report in ``read_parts`` consecutive parts read by several processes at once (their
+    launches in order are the whole report's)."""
+    from .ncu_rep import read_ncu_rep, read_ncu_rep_launches
+
+    if launches_only:
+        return [(read_ncu_rep_launches, (p,), {"keep_id": keep_id})]
+    listings = sass.result() if sass is not None else None
+    n = read_parts(0 if walk.problem else walk.blocks, jobs, keep_id is not None, p.stat().st_size)
+    kw = {"progress": progress if n == 1 else None, "keep_id": keep_id, "sass": listings}
+    return [(read_ncu_rep, (p,), {**kw, "part": (i, n) if n > 1 else None}) for i in range(n)]
+
+
+def _joined(parts: list[Profile]) -> Profile:
+    """The first part's profile with the launches of the others appended, in order."""
+    profile = parts[0]
+    for more in parts[1:]:
+        profile.kernels.extend(more.kernels)
+    return profile
+
+
 def _checked_launches(p: Path, profile: Profile, framing: str | None, log: list[str]) -> Profile:
     """``profile`` as read from ``p``: refused when no launch could be read, launches without a
     name or metrics dropped with a note, framing damage and ncu_report's log noted."""
     native = native_log_summary(log[0] if log else "")
-    why = framing or native or "ncu_report could not decode it"
+    why = _why_unreadable(framing, native)
     good = [k for k in profile.kernels if k.name and k.metrics]
     if not good:
         raise ReportFormatError(
             f"{p} is truncated or corrupt: no kernel launch could be read ({why})", hint=_DAMAGED_HINT
         )
     if len(good) < len(profile.kernels):
-        kept = {id(k) for k in good}
-        lost = [k.id for k in profile.kernels if id(k) not in kept]
-        profile.notes.append(
-            f"partial: {len(lost)} of {len(profile.kernels)} kernel launches (ids {_ids(lost)}) "
-            f"could not be read ({why}); the others are analyzed"
-        )
-        profile.kernels = good
+        _keep_readable(profile, good, why)
     elif framing:
         profile.notes.append(f"the report's block structure looks damaged ({framing}): launches may be missing")
     if native:
@@ -301,3 +300,19 @@ def _checked_launches(p: Path, profile: Profile, framing: str | None, log: list[
 
 def _ids(ids: list[int]) -> str:
     return ", ".join(map(str, ids[:10])) + (", ..." if len(ids) > 10 else "")
+
+
+def _why_unreadable(framing: str | None, native: str) -> str:
+    """Why launches could not be read: the damaged framing, else ncu_report's own log."""
+    return framing or native or "ncu_report could not decode it"
+
+
+def _keep_readable(profile: Profile, good: list, why: str) -> None:
+    """Keep the launches that could be read, saying which could not."""
+    kept = {id(k) for k in good}
+    lost = [k.id for k in profile.kernels if id(k) not in kept]
+    profile.notes.append(
+        f"partial: {len(lost)} of {len(profile.kernels)} kernel launches (ids {_ids(lost)}) "
+        f"could not be read ({why}); the others are analyzed"
+    )
+    profile.kernels = good

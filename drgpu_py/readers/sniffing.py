@@ -47,25 +47,13 @@ FORMATS = (NCU_REP, RAW_PAGE, SOURCE_PAGE, DETAILS_PAGE, COMPRESSED, UNKNOWN)
 COMPRESSED_MAGIC = (b"\x1f\x8b", b"\xfd7zXZ\x00", b"PK\x03\x04", b"\x28\xb5\x2f\xfd", b"BZh")
 
 
-def sniff(p: Path) -> str:  # noqa: PLR0912 - one check per input format, most specific first
+def sniff(p: Path) -> str:
     """Return 'ncu-rep', 'csv-raw', 'csv-source', 'csv-details', 'compressed' or 'unknown'.
     Raises InputError when the path cannot be read, ReportFormatError when it is empty."""
     require_input_file(p)
     try:
         with open_input(p) as fh:  # O_NONBLOCK + fstat: a path swapped for a FIFO never blocks
-            head = fh.read(4096)
-            while head and not head.strip():  # leading blank lines: look past them
-                more = fh.read(1 << 16)
-                if not more:
-                    break
-                head = more.lstrip() or b" "
-            while (
-                b"\n" not in head and not head.startswith(NCU_MAGIC) and len(head) < 1 << 20
-            ):  # a raw page's header of 2,000+ columns
-                more = fh.read(1 << 16)
-                if not more:
-                    break
-                head += more
+            head = _head(fh)
     except PermissionError as e:
         raise InputError(f"{p}: permission denied") from e
     except OSError as e:
@@ -79,17 +67,39 @@ def sniff(p: Path) -> str:  # noqa: PLR0912 - one check per input format, most s
         return NCU_REP
     if any(head.startswith(m) for m in COMPRESSED_MAGIC):
         return COMPRESSED
-    text = decode_csv_bytes(head).lstrip()
-    first = text.split("\n", 1)[0]
+    return _csv_page(decode_csv_bytes(head).lstrip().split("\n", 1)[0])
+
+
+def _head(fh) -> bytes:
+    """The file's first bytes: past leading blank lines, and to the first line end of a
+    raw page's header of 2,000+ columns (at most 1 MiB)."""
+    head = fh.read(4096)
+    while head and not head.strip():  # leading blank lines: look past them
+        more = fh.read(1 << 16)
+        if not more:
+            break
+        head = more.lstrip() or b" "
+    while b"\n" not in head and not head.startswith(NCU_MAGIC) and len(head) < 1 << 20:
+        more = fh.read(1 << 16)
+        if not more:
+            break
+        head += more
+    return head
+
+
+def _csv_page(first: str) -> str:
+    """Which page of an ncu CSV export a first line is, by its header."""
     if first.startswith('"Kernel Name",') or first.startswith("Kernel Name,"):
         return SOURCE_PAGE
     if '"Section Name"' in first and '"Metric Name"' in first:
         return DETAILS_PAGE
     if first.startswith('"ID"') or first.startswith("ID,"):
         return RAW_PAGE
-    # A raw page whose columns were reordered (or lost their ID): the reader says which
-    # identity columns are missing.
+    return RAW_PAGE if _reordered_raw_header(first) else UNKNOWN
+
+
+def _reordered_raw_header(first: str) -> bool:
+    """A raw page whose columns were reordered (or lost their ID): the reader says which
+    identity columns are missing."""
     cells = {c.strip().strip('"') for c in first.split(",")}
-    if "Kernel Name" in cells and ("ID" in cells or len(cells) > 5):
-        return RAW_PAGE
-    return UNKNOWN
+    return "Kernel Name" in cells and ("ID" in cells or len(cells) > 5)

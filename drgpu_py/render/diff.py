@@ -97,151 +97,181 @@ def _heading(k: dict, width: int) -> list[str]:
     return [piece for line in lines for piece in _fit(line, width, 6)]
 
 
-def render_diff_text(d: dict, width: int = 120) -> str:  # noqa: C901, PLR0912, PLR0915 - one optional block per diff section, in output order
+def render_diff_text(d: dict, width: int = 120) -> str:
     """``d`` as text, no line wider than ``width`` (the module docstring says how)."""
-    out: list[str] = []
-
-    def add(line: str, hang: int) -> None:
-        # Names, notes and locations come from the reports: control characters as escapes.
-        out.extend(_fit(visible(line, one_line=True), width, hang))
-
-    add(f"drgpu diff  base: {d['base']['report']}", VALUE_COLUMN)
-    add(f"            new:  {d['new']['report']}", VALUE_COLUMN)
-    s = d["summary"]
-    if s["matched"]:
-        total = f"{us(s['duration_ns']['base'], ',.2f')} -> {us(s['duration_ns']['new'], ',.2f')}"
-        add(
-            f"{s['matched']} matched kernel(s): {total}, measured speedup {_speed(s['speedup'])}; "
-            f"findings resolved {s['resolved']}, new {s['new']}",
-            2,
-        )
+    out = _Lines(width)
+    out.add(f"drgpu diff  base: {d['base']['report']}", VALUE_COLUMN)
+    out.add(f"            new:  {d['new']['report']}", VALUE_COLUMN)
+    _add_summary(out, d["summary"])
     for note in d["notes"]:
-        add(f"note: {note}", 6)
+        out.add(f"note: {note}", 6)
     for k in d["kernels"]:
-        out.append("")
-        out.extend(_heading(k, width))
-        dur = k["duration_ns"]
-        change = "" if k["duration_change_pct"] is None else f" ({k['duration_change_pct']:+.1f}%)"
-        add(
-            f"  duration        {us(dur['base'], ',.2f')} -> {us(dur['new'], ',.2f')}{change}   "
-            f"measured speedup {_speed(k['speedup'])}: {k['verdict']}",
+        _add_kernel(out, k)
+    _add_unmatched(out, d["unmatched"])
+    return "\n".join(out.lines) + "\n"
+
+
+class _Lines:
+    """The text's lines so far, each fitted to ``width``."""
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.lines: list[str] = []
+
+    def add(self, line: str, hang: int) -> None:
+        # Names, notes and locations come from the reports: control characters as escapes.
+        self.lines.extend(_fit(visible(line, one_line=True), self.width, hang))
+
+
+def _add_summary(out: _Lines, s: dict) -> None:
+    if not s["matched"]:
+        return
+    total = f"{us(s['duration_ns']['base'], ',.2f')} -> {us(s['duration_ns']['new'], ',.2f')}"
+    out.add(
+        f"{s['matched']} matched kernel(s): {total}, measured speedup {_speed(s['speedup'])}; "
+        f"findings resolved {s['resolved']}, new {s['new']}",
+        2,
+    )
+
+
+def _add_kernel(out: _Lines, k: dict) -> None:
+    """A matched kernel: its heading, measures, stall-share and memory tables, findings."""
+    out.lines.append("")
+    out.lines.extend(_heading(k, out.width))
+    _add_measures(out, k)
+    out.lines += _fitted_table(
+        ["share of stall cycles", "base", "new", "delta", "stall cycles delta"],
+        _share_rows(k),
+        indent=2,
+        width=out.width,
+    )
+    if k["memory"]:
+        out.add("  memory latency split (share of stall cycles)", 4)
+        out.lines += _fitted_table(
+            ["level", "base", "new", "delta"],
+            [[m["level"], _pct(m["base"]), _pct(m["new"]), _pp(m["delta"])] for m in k["memory"]],
+            indent=4,
+            width=out.width,
+        )
+    _add_findings(out, k["findings"])
+
+
+def _pct(v) -> str:
+    return number(v, ".1f", suffix="%")
+
+
+def _add_measures(out: _Lines, k: dict) -> None:
+    """Duration and speedup, cycles, stall share, IPC, bound and occupancy, base -> new."""
+    dur = k["duration_ns"]
+    change = "" if k["duration_change_pct"] is None else f" ({k['duration_change_pct']:+.1f}%)"
+    out.add(
+        f"  duration        {us(dur['base'], ',.2f')} -> {us(dur['new'], ',.2f')}{change}   "
+        f"measured speedup {_speed(k['speedup'])}: {k['verdict']}",
+        VALUE_COLUMN,
+    )
+    if k.get("estimated_speedup") is not None:
+        out.add(
+            f"  estimated       {_speed(k['estimated_speedup'])} for the resolved findings, "
+            f"measured {_speed(k['speedup'])}",
             VALUE_COLUMN,
         )
-        if k.get("estimated_speedup") is not None:
-            add(
-                f"  estimated       {_speed(k['estimated_speedup'])} for the resolved findings, "
-                f"measured {_speed(k['speedup'])}",
-                VALUE_COLUMN,
-            )
-        cyc = k.get("elapsed_cycles") or {}
-        add(
-            f"  elapsed cycles  {_cyc(cyc.get('base'))} -> {_cyc(cyc.get('new'))}  {_dcyc(cyc.get('delta'))}",
-            VALUE_COLUMN,
+    cyc = k.get("elapsed_cycles") or {}
+    out.add(
+        f"  elapsed cycles  {_cyc(cyc.get('base'))} -> {_cyc(cyc.get('new'))}  {_dcyc(cyc.get('delta'))}",
+        VALUE_COLUMN,
+    )
+    sc = k["stall_cycle_pct"]
+    st = k.get("stall_cycles") or {}
+    out.add(
+        f"  stall cycles    {_pct(sc['base'])} -> {_pct(sc['new'])}  {_pp(sc['delta'])}   "
+        f"({_cyc(st.get('base'))} -> {_cyc(st.get('new'))} cycles per SM, {_dcyc(st.get('delta'))})",
+        VALUE_COLUMN,
+    )
+    ipc = k["achieved_ipc"]
+    out.add(f"  achieved IPC    {number(ipc['base'], '.3f')} -> {number(ipc['new'], '.3f')}", VALUE_COLUMN)
+    out.add(
+        f"  bound           {k['bound']['base']} -> {k['bound']['new']}   "
+        f"(busiest unit {k['top_unit']['base']} -> {k['top_unit']['new']})",
+        VALUE_COLUMN,
+    )
+    occ = k["occupancy"]
+    out.add(
+        "  occupancy       theoretical {} -> {}, achieved {} -> {}".format(
+            _pct(occ["theoretical"]["base"]),
+            _pct(occ["theoretical"]["new"]),
+            _pct(occ["achieved"]["base"]),
+            _pct(occ["achieved"]["new"]),
+        ),
+        VALUE_COLUMN,
+    )
+
+
+#: A stall group or reason under this share (pp) on both sides is left out of the share table.
+_SHARE_SHOWN = 0.5
+
+
+def _shown_share(e: dict) -> bool:
+    return max(abs(e["base"] or 0.0), abs(e["new"] or 0.0)) >= _SHARE_SHOWN
+
+
+def _share_row(e: dict, label: str) -> list[str]:
+    return [label, _pct(e["base"]), _pct(e["new"]), _pp(e["delta"]), _dcyc((e.get("stall_cycles") or {}).get("delta"))]
+
+
+def _share_rows(k: dict) -> list[list[str]]:
+    """The stall groups that hold a share on either side, each followed by its reasons that do."""
+    shares = []
+    for g in k["groups"]:
+        if not _shown_share(g):
+            continue
+        shares.append(_share_row(g, g["label"]))
+        members = _group_members().get(g["group"], ())
+        shares += [_share_row(r, "  " + r["label"]) for r in k["reasons"] if r["reason"] in members and _shown_share(r)]
+    return shares
+
+
+def _location(x: dict) -> str:
+    return f", {x['location']}" if x["location"] else ""
+
+
+def _add_findings(out: _Lines, f: dict) -> None:
+    """The findings resolved, persisting and new."""
+    if not (f["resolved"] or f["persisting"] or f["new"]):
+        out.add("  findings        none on either side", VALUE_COLUMN)
+    for x in f["resolved"]:
+        out.add(
+            f"  RESOLVED   {x['id']}: {x['title']} (was {x['severity']}, est. {_speed(x['estimated_speedup'])}"
+            + _location(x)
+            + ")",
+            13,
         )
-        sc = k["stall_cycle_pct"]
-        st = k.get("stall_cycles") or {}
-        add(
-            f"  stall cycles    {number(sc['base'], '.1f', suffix='%')} -> {number(sc['new'], '.1f', suffix='%')}  {_pp(sc['delta'])}   "
-            f"({_cyc(st.get('base'))} -> {_cyc(st.get('new'))} cycles per SM, {_dcyc(st.get('delta'))})",
-            VALUE_COLUMN,
+    for x in f["persisting"]:
+        b, n = x["base"], x["new"]
+        out.add(
+            f"  PERSISTS   {x['id']}: {x['title']} ({b['severity']} -> {n['severity']}, "
+            f"est. {_speed(b['estimated_speedup'])} -> {_speed(n['estimated_speedup'])})",
+            13,
         )
-        ipc = k["achieved_ipc"]
-        add(f"  achieved IPC    {number(ipc['base'], '.3f')} -> {number(ipc['new'], '.3f')}", VALUE_COLUMN)
-        add(
-            f"  bound           {k['bound']['base']} -> {k['bound']['new']}   "
-            f"(busiest unit {k['top_unit']['base']} -> {k['top_unit']['new']})",
-            VALUE_COLUMN,
+    for x in f["new"]:
+        out.add(
+            f"  NEW        {x['id']}: {x['title']} ({x['severity']}, est. {_speed(x['estimated_speedup'])}"
+            + _location(x)
+            + ")",
+            13,
         )
-        occ = k["occupancy"]
-        add(
-            "  occupancy       theoretical {} -> {}, achieved {} -> {}".format(
-                number(occ["theoretical"]["base"], ".1f", suffix="%"),
-                number(occ["theoretical"]["new"], ".1f", suffix="%"),
-                number(occ["achieved"]["base"], ".1f", suffix="%"),
-                number(occ["achieved"]["new"], ".1f", suffix="%"),
-            ),
-            VALUE_COLUMN,
-        )
-        shares = []
-        for g in k["groups"]:
-            if max(abs(g["base"] or 0.0), abs(g["new"] or 0.0)) < 0.5:
-                continue
-            shares.append(
-                [
-                    g["label"],
-                    number(g["base"], ".1f", suffix="%"),
-                    number(g["new"], ".1f", suffix="%"),
-                    _pp(g["delta"]),
-                    _dcyc((g.get("stall_cycles") or {}).get("delta")),
-                ]
-            )
-            for r in k["reasons"]:
-                if (
-                    r["reason"] in _group_members().get(g["group"], ())
-                    and max(abs(r["base"] or 0.0), abs(r["new"] or 0.0)) >= 0.5
-                ):
-                    shares.append(
-                        [
-                            "  " + r["label"],
-                            number(r["base"], ".1f", suffix="%"),
-                            number(r["new"], ".1f", suffix="%"),
-                            _pp(r["delta"]),
-                            _dcyc((r.get("stall_cycles") or {}).get("delta")),
-                        ]
-                    )
-        out += _fitted_table(
-            ["share of stall cycles", "base", "new", "delta", "stall cycles delta"], shares, indent=2, width=width
-        )
-        if k["memory"]:
-            add("  memory latency split (share of stall cycles)", 4)
-            out += _fitted_table(
-                ["level", "base", "new", "delta"],
-                [
-                    [
-                        m["level"],
-                        number(m["base"], ".1f", suffix="%"),
-                        number(m["new"], ".1f", suffix="%"),
-                        _pp(m["delta"]),
-                    ]
-                    for m in k["memory"]
-                ],
-                indent=4,
-                width=width,
-            )
-        f = k["findings"]
-        if not (f["resolved"] or f["persisting"] or f["new"]):
-            add("  findings        none on either side", VALUE_COLUMN)
-        for x in f["resolved"]:
-            add(
-                f"  RESOLVED   {x['id']}: {x['title']} (was {x['severity']}, est. {_speed(x['estimated_speedup'])}"
-                + (f", {x['location']}" if x["location"] else "")
-                + ")",
-                13,
-            )
-        for x in f["persisting"]:
-            b, n = x["base"], x["new"]
-            add(
-                f"  PERSISTS   {x['id']}: {x['title']} ({b['severity']} -> {n['severity']}, "
-                f"est. {_speed(b['estimated_speedup'])} -> {_speed(n['estimated_speedup'])})",
-                13,
-            )
-        for x in f["new"]:
-            add(
-                f"  NEW        {x['id']}: {x['title']} ({x['severity']}, est. {_speed(x['estimated_speedup'])}"
-                + (f", {x['location']}" if x["location"] else "")
-                + ")",
-                13,
-            )
-    um = d["unmatched"]
-    if um["base"] or um["new"]:
-        out.append("")
-        for side, other in (("base", "new"), ("new", "base")):
-            for k in um[side]:
-                head = f"unmatched ({side} only): id {k['id']} "
-                rest = f" ({us(k['duration_ns'], ',.2f')}): no matching kernel in the {other} report"
-                name = visible(k["name"], one_line=True)
-                add(head + _shown(name, width - len(head) - len(rest)) + rest, 2)
-    return "\n".join(out) + "\n"
+
+
+def _add_unmatched(out: _Lines, um: dict) -> None:
+    """The kernels only one side has, each named as its line leaves room."""
+    if not (um["base"] or um["new"]):
+        return
+    out.lines.append("")
+    for side, other in (("base", "new"), ("new", "base")):
+        for k in um[side]:
+            head = f"unmatched ({side} only): id {k['id']} "
+            rest = f" ({us(k['duration_ns'], ',.2f')}): no matching kernel in the {other} report"
+            name = visible(k["name"], one_line=True)
+            out.add(head + _shown(name, out.width - len(head) - len(rest)) + rest, 2)
 
 
 def _fitted_table(headers: list[str], rows: list[list[str]], indent: int, width: int) -> list[str]:
@@ -254,22 +284,35 @@ def _fitted_table(headers: list[str], rows: list[list[str]], indent: int, width:
     lines = _text_table(headers, rows, indent)
     if max(map(len, lines)) <= width:
         return lines
-    for least in (len, _longest_word):  # headers whole if the labels keep room, else wrapped
-        numbers = [max([len(r[i]) for r in rows] + [least(headers[i])]) for i in range(1, len(headers))]
-        room = width - indent - sum(numbers) - 3 * len(numbers)
-        if room >= LABEL_LEAST:
-            break
+    room, numbers = _label_room(headers, rows, indent, width)
     if room >= LABEL_LEAST:
-        widths = [room, *numbers]
-        wrapped: list[list[str]] = []
-        for row in [headers, *rows]:
-            cells = [_cell_lines(c, w) for c, w in zip(row, widths)]
-            height = max(map(len, cells))
-            wrapped += [[c[i] if i < len(c) else "" for c in cells] for i in range(height)]
+        wrapped = _wrapped_rows([headers, *rows], [room, *numbers])
         lines = _text_table(wrapped[0], wrapped[1:], indent)
         if max(map(len, lines)) <= width:
             return lines
     return _row_blocks(headers, rows, indent, width)
+
+
+def _label_room(headers: list[str], rows: list[list[str]], indent: int, width: int) -> tuple[int, list[int]]:
+    """The room the number columns leave the labels, and those columns' widths: with the
+    headers whole if the labels keep LABEL_LEAST, else with the headers wrapped."""
+    for least in (len, _longest_word):
+        numbers = [max([len(r[i]) for r in rows] + [least(headers[i])]) for i in range(1, len(headers))]
+        room = width - indent - sum(numbers) - 3 * len(numbers)
+        if room >= LABEL_LEAST:
+            break
+    return room, numbers
+
+
+def _wrapped_rows(rows: list[list[str]], widths: list[int]) -> list[list[str]]:
+    """Each row's cells wrapped to their column's width, the row as many lines as its
+    tallest cell (the numbers on its first)."""
+    wrapped: list[list[str]] = []
+    for row in rows:
+        cells = [_cell_lines(c, w) for c, w in zip(row, widths)]
+        height = max(map(len, cells))
+        wrapped += [[c[i] if i < len(c) else "" for c in cells] for i in range(height)]
+    return wrapped
 
 
 def _longest_word(text: str) -> int:
@@ -321,14 +364,20 @@ def _text_table(headers: list[str], rows: list[list[str]], indent: int) -> list[
     numbers instead of running into them. Tables of printable ASCII are laid out here, as
     rich lays them out (rich takes 15 ms a table, two a matched kernel: minutes for 20,000);
     tests/unit/test_list_text_fast.py checks the two agree."""
-    lines = [headers, *rows]
-    if (
-        all(len(r) == len(headers) for r in rows)
-        and all(c.isascii() and c.isprintable() and c == c.strip() for row in lines for c in row)
-        and all(any(r[i] for r in lines) for i in range(len(headers)))  # rich pads an empty column otherwise
-    ):
+    if _plain_layout(headers, rows):
         return _plain_table(headers, rows, indent)
     return _rich_table(headers, rows, indent)
+
+
+def _plain_layout(headers: list[str], rows: list[list[str]]) -> bool:
+    """Whether ``_plain_table`` lays the table out as rich would: full rows of printable
+    ASCII without edge spaces, and no empty column (rich pads one)."""
+    lines = [headers, *rows]
+    return (
+        all(len(r) == len(headers) for r in rows)
+        and all(c.isascii() and c.isprintable() and c == c.strip() for row in lines for c in row)
+        and all(any(r[i] for r in lines) for i in range(len(headers)))
+    )
 
 
 def _plain_table(headers: list[str], rows: list[list[str]], indent: int) -> list[str]:

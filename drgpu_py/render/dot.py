@@ -131,23 +131,38 @@ def _node_label(n: Node, kernel_name: str | None = None) -> str:
     if n.kind == "missing":
         return _label(_clip(n.name, 60), missing_text(n))
     if n.kind == "line":
-        code = a.get("code") or a.get("sass") or ""
-        return _label(f"{_clip(n.name, 50)}  {val}", _clip(code, 64))
+        return _line_label(n, val)
     if n.kind == "suggestion":
-        sev = a.get("severity", "low")
-        if a.get("estimate_capped"):
-            val = f"≥{val} (capped)"
-        return _label(f"➜ {_clip(n.name, 60)}", f"{a.get('id', '')} · {sev} · est. {val} speedup")
+        return _suggestion_label(n, val)
     if is_chain(n):
-        extra = []
-        if a.get("hit_rate_pct") is not None:
-            extra.append(f"hit rate {a['hit_rate_pct']:g}%")
-        if a.get("latency_cycles") is not None:
-            extra.append(f"~{a['latency_cycles']} cycles")
-        return _label(f"{n.name} {val}".strip(), ", ".join(extra))
+        return _label(f"{n.name} {val}".strip(), _chain_detail(a))
     if n.kind in ("group", "reason") and val:
         return _label(_clip(n.name, 60), val)
     return _label(f"{_clip(n.name, 60)}: {val}" if val else _clip(n.name, 60))
+
+
+def _line_label(n: Node, val: str) -> str:
+    """A source line: its place and share, then its code (or SASS)."""
+    code = n.attrs.get("code") or n.attrs.get("sass") or ""
+    return _label(f"{_clip(n.name, 50)}  {val}", _clip(code, 64))
+
+
+def _suggestion_label(n: Node, val: str) -> str:
+    a = n.attrs
+    sev = a.get("severity", "low")
+    if a.get("estimate_capped"):
+        val = f"≥{val} (capped)"
+    return _label(f"➜ {_clip(n.name, 60)}", f"{a.get('id', '')} · {sev} · est. {val} speedup")
+
+
+def _chain_detail(a: dict) -> str:
+    """A memory level's hit rate and latency, those known."""
+    extra = []
+    if a.get("hit_rate_pct") is not None:
+        extra.append(f"hit rate {a['hit_rate_pct']:g}%")
+    if a.get("latency_cycles") is not None:
+        extra.append(f"~{a['latency_cycles']} cycles")
+    return ", ".join(extra)
 
 
 def _compact(n: Node) -> bool:
@@ -180,15 +195,7 @@ def _add_tree(g: graphviz.Digraph, root: Node, prefix: str, fold_share: float, r
         return f"{prefix}n{counter[0]}"
 
     def visit(n: Node, nid: str, depth: int) -> None:
-        kind = "chain" if is_chain(n) and n.kind != "missing" else n.kind
-        attrs = dict(STYLE.get(kind, STYLE["metric"]))
-        if n.kind == "suggestion":
-            attrs["penwidth"] = SEVERITY_PEN.get(n.attrs.get("severity", "low"), "1")
-        if n.attrs.get("highlight"):
-            attrs.update(color=HIGHLIGHT, penwidth="3")
-        if n.kind == "line" and n.attrs.get("code"):
-            # Escaped as labels are: a SASS text ending in a backslash would end the DOT string.
-            attrs["tooltip"] = graphviz.escape(_clip(n.attrs.get("sass") or "", 200))
+        attrs = _node_attrs(n)
         if _compact(n):
             g.node(nid, _compact_label(n), **attrs)
             return
@@ -196,14 +203,7 @@ def _add_tree(g: graphviz.Digraph, root: Node, prefix: str, fold_share: float, r
         shown, folded = split_shown(n, fold_share)
         for c in reversed(shown) if reverse else shown:
             cid = new_id()
-            eattrs: dict[str, str] = {}
-            if n.attrs.get("highlight") and c.attrs.get("highlight"):
-                eattrs.update(color=HIGHLIGHT, penwidth="3")
-            elif is_chain(n) and is_chain(c):
-                eattrs.update(label=" misses", fontsize="9", fontcolor="#f08c00", color="#f59f00")
-            elif c.kind in ("metric", "missing", "line", "folded"):
-                eattrs.update(color="#adb5bd")
-            g.edge(nid, cid, **eattrs)
+            g.edge(nid, cid, **_edge_attrs(n, c))
             visit(c, cid, depth + 1)
         if folded:
             fid = new_id()
@@ -211,6 +211,32 @@ def _add_tree(g: graphviz.Digraph, root: Node, prefix: str, fold_share: float, r
             g.edge(nid, fid, style="dotted", color="#adb5bd", arrowhead="none")
 
     visit(root, new_id(), 0)
+
+
+def _node_attrs(n: Node) -> dict[str, str]:
+    """A node's box: its kind's style, a suggestion's pen by severity, the highlighted path,
+    a line's SASS as its tooltip."""
+    kind = "chain" if is_chain(n) and n.kind != "missing" else n.kind
+    attrs = dict(STYLE.get(kind, STYLE["metric"]))
+    if n.kind == "suggestion":
+        attrs["penwidth"] = SEVERITY_PEN.get(n.attrs.get("severity", "low"), "1")
+    if n.attrs.get("highlight"):
+        attrs.update(color=HIGHLIGHT, penwidth="3")
+    if n.kind == "line" and n.attrs.get("code"):
+        # Escaped as labels are: a SASS text ending in a backslash would end the DOT string.
+        attrs["tooltip"] = graphviz.escape(_clip(n.attrs.get("sass") or "", 200))
+    return attrs
+
+
+def _edge_attrs(n: Node, c: Node) -> dict[str, str]:
+    """The edge to a child: the highlighted path, a memory level's misses, a pale line to leaves."""
+    if n.attrs.get("highlight") and c.attrs.get("highlight"):
+        return {"color": HIGHLIGHT, "penwidth": "3"}
+    if is_chain(n) and is_chain(c):
+        return {"label": " misses", "fontsize": "9", "fontcolor": "#f08c00", "color": "#f59f00"}
+    if c.kind in ("metric", "missing", "line", "folded"):
+        return {"color": "#adb5bd"}
+    return {}
 
 
 def kernel_title(ka) -> str:

@@ -70,25 +70,43 @@ class _Layout:
 
 def _layout(rows: list[dict], width: int) -> _Layout:
     cells = [list_cells(r) for r in rows]
-    analyzed = any(r[k] is not None for r in rows for k in ("stall_cycle_pct", "bound", "top_finding"))
-    keep = [
-        i
-        for i in range(len(LIST_HEADER) - 1)
-        if not (i == 0 and len({r["report"] for r in rows}) == 1)  # one report: named by the command
-        and (analyzed or i not in ANALYSIS_COLUMNS)
-    ]
+    keep = _kept_columns(rows)
     header = [LIST_HEADER[i] for i in keep] + [LIST_HEADER[-1]]
     lines = [[c[i] for i in keep] for c in cells]
-    prefix = sum(max([len(h)] + [len(x[j]) for x in lines]) + 2 for j, h in enumerate(header[:-1]))
     names = [c[-1] for c in cells]
-    room = width - prefix
-    if names and max(map(len, names)) > room:
-        blocks = room < NAME_LEAST
-        if blocks:
-            room = max(NAME_LEAST, width - _block_indent(rows))
-        short = short_names(names, room)  # different names stay different
-        return _Layout(header, [x + [short[n]] for x, n in zip(lines, names)], blocks=blocks)
-    return _Layout(header, [x + [n] for x, n in zip(lines, names)], blocks=False)
+    shown, blocks = _shown_names(names, width - _prefix_width(header, lines), width, rows)
+    return _Layout(header, [x + [n] for x, n in zip(lines, shown)], blocks=blocks)
+
+
+def _shown_names(names: list[str], room: int, width: int, rows: list[dict]) -> tuple[list[str], bool]:
+    """The kernel names as the room the other columns leave allows: whole where they fit,
+    else shortened (different names stay different); and whether each launch becomes a
+    block of lines (less than NAME_LEAST left), its name then as wide as the block allows."""
+    if not names or max(map(len, names)) <= room:
+        return names, False
+    blocks = room < NAME_LEAST
+    if blocks:
+        room = max(NAME_LEAST, width - _block_indent(rows))
+    short = short_names(names, room)
+    return [short[n] for n in names], blocks
+
+
+def _kept_columns(rows: list[dict]) -> list[int]:
+    """The columns before the kernel name worth showing: the report's only with several
+    reports (one is named by the command), the analysis' only when a row has them."""
+    analyzed = any(r[k] is not None for r in rows for k in ("stall_cycle_pct", "bound", "top_finding"))
+    one_report = len({r["report"] for r in rows}) == 1
+    return [
+        i
+        for i in range(len(LIST_HEADER) - 1)
+        if not (i == 0 and one_report) and (analyzed or i not in ANALYSIS_COLUMNS)
+    ]
+
+
+def _prefix_width(header: list[str], lines: list[list[str]]) -> int:
+    """The width of the columns before the kernel name, each as wide as its widest cell and
+    two spaces apart."""
+    return sum(max([len(h)] + [len(x[j]) for x in lines]) + 2 for j, h in enumerate(header[:-1]))
 
 
 def _block_indent(rows: list[dict]) -> int:
@@ -107,7 +125,7 @@ def _list_table(rows: list[dict], layout: _Layout, styled: bool):
     t.add_column(layout.header[-1], overflow="fold")
     top = layout.header.index(LIST_HEADER[7]) if LIST_HEADER[7] in layout.header else -1
     for r, c in zip(rows, layout.cells):
-        style = {"high": "bold red", "medium": "yellow"}.get(r["top_severity"] or "", "") if styled else ""
+        style = _severity_style(r, styled)
         t.add_row(*(Text(x, style=style if i == top else "") for i, x in enumerate(c)))
     return t
 
@@ -122,18 +140,30 @@ def _list_blocks(rows: list[dict], layout: _Layout, console, styled: bool) -> No
     for r, c in zip(rows, layout.cells):
         cells = dict(zip(layout.header, c))
         console.print(Text(f"{cells['id']:<{indent}}") + Text(cells["kernel"], style="bold" if styled else ""))
-        lines = [Text(cells["report"])] if "report" in cells else []
-        lines.append(Text(f"{cells['duration_us']} µs, grid {cells['grid']}, block {cells['block']}"))
-        if r["stall_cycle_pct"] is not None or r["bound"] is not None:
-            found = [f"stall cycles {cells['stall_%']}%"] if r["stall_cycle_pct"] is not None else []
-            lines.append(Text(", ".join(found + ([f"{cells['bound']} bound"] if r["bound"] is not None else []))))
-        if r["top_finding"] is not None:
-            style = {"high": "bold red", "medium": "yellow"}.get(r["top_severity"] or "", "") if styled else ""
-            lines.append(Text("top finding ") + Text(cells[LIST_HEADER[7]], style=style))
-        for text in lines:
+        for text in _block_lines(r, cells, styled):
             for line in text.wrap(console, max(1, console.width - indent)):
                 line.rstrip()
                 console.print(Text(" " * indent) + line, soft_wrap=True)
+
+
+def _severity_style(r: dict, styled: bool) -> str:
+    """The style of a launch's top finding: by its severity (high, medium), in styled output."""
+    return {"high": "bold red", "medium": "yellow"}.get(r["top_severity"] or "", "") if styled else ""
+
+
+def _block_lines(r: dict, cells: dict[str, str], styled: bool) -> list:
+    """A launch's block after its first line: its report (of several), duration and shape,
+    and what a saved analysis found."""
+    from rich.text import Text
+
+    lines = [Text(cells["report"])] if "report" in cells else []
+    lines.append(Text(f"{cells['duration_us']} µs, grid {cells['grid']}, block {cells['block']}"))
+    if r["stall_cycle_pct"] is not None or r["bound"] is not None:
+        found = [f"stall cycles {cells['stall_%']}%"] if r["stall_cycle_pct"] is not None else []
+        lines.append(Text(", ".join(found + ([f"{cells['bound']} bound"] if r["bound"] is not None else []))))
+    if r["top_finding"] is not None:
+        lines.append(Text("top finding ") + Text(cells[LIST_HEADER[7]], style=_severity_style(r, styled)))
+    return lines
 
 
 def render_list_text(rows: list[dict], width: int = 120) -> str:

@@ -50,20 +50,35 @@ def _label(n: Node, sev: dict[str, str] | None = None) -> str:
     val = format_value(n)
     name = escape(str(n.name))
     if n.kind == "missing":
-        if n.attrs.get("unavailable_on"):
-            return f"[dim]{name}: not available on {escape(str(n.attrs['unavailable_on']))}[/dim]"
-        if n.attrs.get("ncu_since"):
-            since = escape(str(n.attrs["ncu_since"]))
-            return f"[dim]{name}: not in this report's ncu (re-profile with ncu >= {since})[/dim]"
-        return f"[dim]{name}: not collected (add section {escape(str(n.attrs.get('section', '?')))})[/dim]"
+        return _missing_label(n, name)
     if n.kind == "line":
         code = n.attrs.get("code") or n.attrs.get("sass") or ""
         return f"[cyan]{name}[/cyan] {val}  [dim]{escape(code[:70])}[/dim]"
     if n.kind == "suggestion":
-        sev_shown = (sev or {}).get(str(n.attrs.get("id")), n.attrs.get("severity", "low"))
-        if n.attrs.get("estimate_capped"):
-            val = f"≥{val} (capped)"
-        return f"[{SEV_STYLE[sev_shown]}]→ {name} (est. {val} speedup, {sev_shown})[/{SEV_STYLE[sev_shown]}]"
+        return _suggestion_label(n, name, val, sev)
+    return _value_label(n, name, val)
+
+
+def _missing_label(n: Node, name: str) -> str:
+    """Why a metric is missing: the GPU lacks it, the report's ncu is too old, or its section
+    was not collected."""
+    if n.attrs.get("unavailable_on"):
+        return f"[dim]{name}: not available on {escape(str(n.attrs['unavailable_on']))}[/dim]"
+    if n.attrs.get("ncu_since"):
+        since = escape(str(n.attrs["ncu_since"]))
+        return f"[dim]{name}: not in this report's ncu (re-profile with ncu >= {since})[/dim]"
+    return f"[dim]{name}: not collected (add section {escape(str(n.attrs.get('section', '?')))})[/dim]"
+
+
+def _suggestion_label(n: Node, name: str, val: str, sev: dict[str, str] | None) -> str:
+    sev_shown = (sev or {}).get(str(n.attrs.get("id")), n.attrs.get("severity", "low"))
+    if n.attrs.get("estimate_capped"):
+        val = f"≥{val} (capped)"
+    return f"[{SEV_STYLE[sev_shown]}]→ {name} (est. {val} speedup, {sev_shown})[/{SEV_STYLE[sev_shown]}]"
+
+
+def _value_label(n: Node, name: str, val: str) -> str:
+    """The root, a group, a cause or a metric: its name and value."""
     style = "bold" if n.kind in ("root", "group") else ""
     mark = "★ " if n.attrs.get("highlight") else ""
     text = f"{mark}{name}" + (f": {val}" if val else "")
@@ -73,12 +88,17 @@ def _label(n: Node, sev: dict[str, str] | None = None) -> str:
         text += f" {ROOT_BASE} ({CAUSES_BASE})"
     text = f"[{style}]{text}[/{style}]" if style else text
     if n.attrs.get("group") == "model":
-        # The measurement first; the model's prediction after it, dimmed, only with its error.
-        measured, predicted = n.attrs.get("measured_cycles"), n.attrs.get("predicted_cycles")
-        model = model_error_text(predicted, measured)
-        if model is not None:
-            text += f": measured {measured:,.0f} cycles [dim]({model})[/dim]"
+        text += _model_text(n)
     return text
+
+
+def _model_text(n: Node) -> str:
+    """The measurement first; the model's prediction after it, dimmed, only with its error."""
+    measured, predicted = n.attrs.get("measured_cycles"), n.attrs.get("predicted_cycles")
+    model = model_error_text(predicted, measured)
+    if model is None:
+        return ""
+    return f": measured {measured:,.0f} cycles [dim]({model})[/dim]"
 
 
 def _add(
@@ -95,20 +115,34 @@ def _add(
     # Suggestions under the --hide-below estimate and lines that read 0% are left out, counted.
     shown, hidden = worth.split_nodes(shown)
     for c in shown:
-        if compact and (
-            c.kind in ("metric", "missing")
-            or (c.kind == "group" and c.value is None and c.attrs.get("group") != "speed_of_light")
-        ):
+        if compact and _summary_leaves_out(c):
             continue  # the summary view keeps causes, lines and suggestions; -k ID shows all
         sub = tree.add(_label(c, sev))
-        # The summary view leaves out a suggestion's lines: its finding's block below lists them.
-        if depth < 5 and not (compact and (c.attrs.get("group") == "speed_of_light" or c.kind == "suggestion")):
+        if depth < 5 and not (compact and _summary_keeps_closed(c)):
             _add(sub, c, fold, depth + 1, compact, worth, sev)
+    _add_left_out(tree, folded, hidden, fold, worth)
+
+
+def _add_left_out(tree: Tree, folded: list[Node], hidden: list[Node], fold: float, worth: Worth) -> None:
+    """Count the children folded below the fold share and those not worth reading."""
     if folded:
         tree.add(f"[dim]({len(folded)} below {fold * 100:.0f}% folded)[/dim]")
     if hidden:
         phrase = worth.hidden_phrase(sum(c.kind == "suggestion" for c in hidden), sum(c.kind == "line" for c in hidden))
         tree.add(f"[dim]({phrase})[/dim]")
+
+
+def _summary_leaves_out(c: Node) -> bool:
+    """Metrics, missing metrics and groups without a value are left out of the summary view."""
+    if c.kind in ("metric", "missing"):
+        return True
+    return c.kind == "group" and c.value is None and c.attrs.get("group") != "speed_of_light"
+
+
+def _summary_keeps_closed(c: Node) -> bool:
+    """The summary view leaves out a suggestion's lines (its finding's block below lists
+    them) and the speed-of-light group's units."""
+    return c.attrs.get("group") == "speed_of_light" or c.kind == "suggestion"
 
 
 def _fmt(v, spec: str) -> str:
@@ -164,63 +198,86 @@ def render_summary(analysis, options, console: Console) -> None:
     title = f"Kernels by GPU time ({sum(r['launches'] for r in rows)} launches, {len(rows)} kernels)"
     worth = worth_of(options)
     cells = [_summary_cells(r, worth) for r in shown]
-    natural = {c: max([len(c)] + [len(x[c]) for x in cells]) for c in cells[0]} if cells else {}
     names = [r["name"] for r in rows]
-    # A rich table with a box: 3 characters a column (padding and rule) and 1 more.
-    room = console.width - (3 * (len(natural) + 1) + 1) - sum(natural.values())
-    least = min(NAME_LEAST, max((len(n) for n in short_names(names, NAME_LEAST).values()), default=0))
-    if room < max(least, len("kernel")):
+    room = _name_room(console, cells)
+    tab = None
+    if _names_fit(names, room):
+        short = short_names(names, min(NAME_MOST, room))
+        tab = _summary_table(shown, cells, title, short, len(rows), worth)
+    # Too narrow for names, or a table rich would crop: the blocks, names as wide as they allow.
+    if tab is not None and table_fits(console, tab):
+        console.print(tab)
+    else:
         short = short_names(names, max(NAME_LEAST, min(NAME_MOST, console.width - _block_indent(cells))))
         _summary_blocks(shown, cells, title, short, len(rows), console, worth)
-    else:
-        short = short_names(names, min(NAME_MOST, room))
-        tab = Table(title=title, expand=False)
-        for col in ("id", "kernel", "launches", "total µs", "share", "speed of light", "top finding", "saves µs"):
-            right = col in ("launches", "total µs", "share", "saves µs")
-            tab.add_column(col, no_wrap=True, justify="right" if right else "left")
-        for r, x in zip(shown, cells):
-            top = _top_finding(r, worth)
-            tab.add_row(
-                x["id"],
-                escape(short[r["name"]]),
-                x["launches"],
-                x["total µs"],
-                x["share"],
-                x["speed of light"],
-                f"[{SEV_STYLE[_app_severity(top)]}]{top['id']}[/]" if top else "-",
-                x["saves µs"],
-            )
-        if len(rows) > SUMMARY_ROWS:
-            tab.caption = f"{len(rows) - SUMMARY_ROWS} more kernels below (JSON and HTML list all)"
-        if table_fits(console, tab):
-            console.print(tab)
-        else:  # rich would crop it: the blocks, names as wide as they allow
-            short = short_names(names, max(NAME_LEAST, min(NAME_MOST, console.width - _block_indent(cells))))
-            _summary_blocks(shown, cells, title, short, len(rows), console, worth)
     first = [p for p in analysis.priorities() if worth.finding(p["estimated_speedup"])][:5]
     if first:
         # A line each: names as long as half the width allows (at least the table's).
         short = short_names(names, max(min(NAME_MOST, console.width // 2), max(map(len, short.values()))))
-        console.print("[bold]Fix first[/bold] (time saved in the profiled run: µs, share of the GPU time, severity):")
-        notes = _finding_notes(analysis)
-        for i, f in enumerate(first, 1):
-            where = f" at {escape(f['where'])}" if f.get("where") else ""
-            sev = _app_severity(f)
-            share = f.get("saved_share")
-            weight = f"{100 * share:.1f}%, " if isinstance(share, (int, float)) else ""
-            # Wrapped between words under its own text (a hanging indent past the number).
-            _hanging(
-                console,
-                f"  {i}. ",
-                f"{escape(f['id'])} in {escape(short.get(f['name']) or short_name(f['name']))} (id {f['kernel_id']}){where}: "
-                f"{us(f['time_saved_ns'])} ({weight}[{SEV_STYLE[sev]}]{sev}[/]), "
-                f"est. {'≥' if f.get('estimate_capped') else ''}{speedup(f['estimated_speedup'])}",
-            )
-            # The finding's notes under it (a header line is inlined code, why the estimate is
-            # lower than alone), wrapped to the width.
-            for n in notes.get((f["kernel_id"], f["id"]), ()):
-                _indented(console, f"[dim]note: {escape(n)}[/dim]", len(f"  {i}. "))
+        _fix_first(first, short, _finding_notes(analysis), console)
     console.print()
+
+
+def _name_room(console: Console, cells: list[dict[str, str]]) -> int:
+    """The width the summary table's other columns leave its kernel names."""
+    natural = {c: max([len(c)] + [len(x[c]) for x in cells]) for c in cells[0]} if cells else {}
+    # A rich table with a box: 3 characters a column (padding and rule) and 1 more.
+    return console.width - (3 * (len(natural) + 1) + 1) - sum(natural.values())
+
+
+def _names_fit(names: list[str], room: int) -> bool:
+    """Whether ``room`` holds the kernel names: NAME_LEAST characters (or the longest short
+    name, when shorter), and the column's header."""
+    least = min(NAME_LEAST, max((len(n) for n in short_names(names, NAME_LEAST).values()), default=0))
+    return room >= max(least, len("kernel"))
+
+
+def _summary_table(
+    shown: list[dict], cells: list[dict[str, str]], title: str, short: dict, total: int, worth: Worth
+) -> Table:
+    tab = Table(title=title, expand=False)
+    for col in ("id", "kernel", "launches", "total µs", "share", "speed of light", "top finding", "saves µs"):
+        right = col in ("launches", "total µs", "share", "saves µs")
+        tab.add_column(col, no_wrap=True, justify="right" if right else "left")
+    for r, x in zip(shown, cells):
+        top = _top_finding(r, worth)
+        tab.add_row(
+            x["id"],
+            escape(short[r["name"]]),
+            x["launches"],
+            x["total µs"],
+            x["share"],
+            x["speed of light"],
+            f"[{SEV_STYLE[_app_severity(top)]}]{top['id']}[/]" if top else "-",
+            x["saves µs"],
+        )
+    if total > SUMMARY_ROWS:
+        tab.caption = f"{total - SUMMARY_ROWS} more kernels below (JSON and HTML list all)"
+    return tab
+
+
+def _fix_first(first: list[dict], short: dict, notes: dict[tuple[int, str], list[str]], console: Console) -> None:
+    """The fixes that save most time, a line each, their notes under them."""
+    console.print("[bold]Fix first[/bold] (time saved in the profiled run: µs, share of the GPU time, severity):")
+    for i, f in enumerate(first, 1):
+        # Wrapped between words under its own text (a hanging indent past the number).
+        _hanging(console, f"  {i}. ", _fix_text(f, short))
+        # The finding's notes under it (a header line is inlined code, why the estimate is
+        # lower than alone), wrapped to the width.
+        for n in notes.get((f["kernel_id"], f["id"]), ()):
+            _indented(console, f"[dim]note: {escape(n)}[/dim]", len(f"  {i}. "))
+
+
+def _fix_text(f: dict, short: dict) -> str:
+    where = f" at {escape(f['where'])}" if f.get("where") else ""
+    sev = _app_severity(f)
+    share = f.get("saved_share")
+    weight = f"{100 * share:.1f}%, " if isinstance(share, (int, float)) else ""
+    return (
+        f"{escape(f['id'])} in {escape(short.get(f['name']) or short_name(f['name']))} (id {f['kernel_id']}){where}: "
+        f"{us(f['time_saved_ns'])} ({weight}[{SEV_STYLE[sev]}]{sev}[/]), "
+        f"est. {'≥' if f.get('estimate_capped') else ''}{speedup(f['estimated_speedup'])}"
+    )
 
 
 def _finding_notes(analysis) -> dict[tuple[int, str], list[str]]:
@@ -277,67 +334,85 @@ def busyness_text(ka) -> str:
 
 
 def render_console(analysis, options, console: Console) -> None:
-    shown = analysis.kernels
     worth = worth_of(options)
     compact = len(analysis.kernels) > 1
     app = application_severities(analysis.summary()) if compact else {}
+    shown = analysis.kernels
     if compact:
         render_summary(analysis, options, console)
-        n = options.top_kernels
-        if n and len(analysis.kernels) > n:
-            order = [r["kernel_id"] for r in analysis.summary()][:n]
-            by_id = {ka.kernel.id: ka for ka in analysis.kernels}
-            shown = [by_id[i] for i in order]
-            console.print(
-                f"[dim]Trees of the {n} kernels with the most GPU time follow (--top N for more, "
-                "--top 0 for all; -k ID for one kernel's whole tree).[/dim]\n"
-            )
+        shown = _top_kernels(analysis, options.top_kernels, console)
     # Notes over every kernel of the analysis: one that several carry is said once, after the
     # kernels; a kernel's own notes follow its findings, or, for a kernel whose tree is not
     # shown, come in a block of their own at the end (JSON keeps every kernel's notes whole).
     notes = split_notes(analysis.kernels)
     own_of = {id(ka): own for ka, own in zip(analysis.kernels, notes.own)}
     for ka in shown:
-        own_notes = own_of[id(ka)]
-        k = ka.kernel
-        dur = us(k.duration_ns, ".1f", none="duration n/a")
-        launches = ka.kernel.launch_count
-        group = f"  [{launches} launches, mean shown]" if ka.kernel.has("drgpu__group_launches") else ""
-        head = (
-            f"[bold]{escape(k.name)}[/bold]  (id {k.id}){group}\n"
-            f"[bold]verdict:[/bold] {escape(ka.verdict)}\n"
-            f"{escape(k.device or 'unknown device')} cc {escape(k.compute_capability or '?')}  "
-            f"{dur}  grid {tuple(k.grid)} block {tuple(k.block)}"
-        )
-        if ka.ledger is not None:
-            head += f"\ntime: {escape(ka.ledger.text())}"
-        head += f"\n[dim]{escape(busyness_text(ka))}[/dim]"
-        console.print(Panel(head, expand=False))
         # In a report of several kernels a finding's severity is that of the time its fix saves
         # in the whole run (groups.application_severity); JSON keeps the kernel's own.
-        sev = {fid: s for (kid, fid), s in app.items() if kid == k.id} if compact else {}
-        t = Tree(_label(ka.tree))
-        _add(t, ka.tree, options.fold_share, 0, compact, worth, sev)
-        console.print(t)
-        # Findings under the --hide-below estimate (a larger fix's time, or too little to
-        # matter) and their lines at 0% are left out, named and counted; JSON keeps them whole.
-        shown_findings, hidden = worth.split_findings(ka.findings)
-        lines_hidden = (
-            _findings(shown_findings[: options.top_findings], console, worth, sev, blocks=compact)
-            if shown_findings
-            else 0
-        )
-        left = hidden_findings_text(worth, hidden, lines_hidden)
-        if left:
-            console.print(f"[dim]{escape(left)}[/dim]")
-        if not ka.findings:
-            console.print("[green]No findings above the thresholds.[/green]")
-        for n in own_notes:
-            console.print(f"[dim]note: {escape(n)}[/dim]")
-        console.print()
+        sev = _kernel_severities(app, ka.kernel.id) if compact else {}
+        _render_kernel(ka, own_of[id(ka)], options, console, worth, sev, compact)
     _shared_notes(notes.shared, len(analysis.kernels), console)
     shown_ids = {id(ka) for ka in shown}
     _unshown_notes([(ka.kernel.id, own_of[id(ka)]) for ka in analysis.kernels if id(ka) not in shown_ids], console)
+
+
+def _kernel_severities(app: dict[tuple[int, str], str], kid: int) -> dict[str, str]:
+    """A kernel's findings' severities in the whole run, by finding id."""
+    return {fid: s for (k, fid), s in app.items() if k == kid}
+
+
+def _top_kernels(analysis, n: int, console: Console) -> list:
+    """The kernels whose trees are shown: the ``n`` with the most GPU time (--top), all with 0."""
+    if not n or len(analysis.kernels) <= n:
+        return analysis.kernels
+    order = [r["kernel_id"] for r in analysis.summary()][:n]
+    by_id = {ka.kernel.id: ka for ka in analysis.kernels}
+    console.print(
+        f"[dim]Trees of the {n} kernels with the most GPU time follow (--top N for more, "
+        "--top 0 for all; -k ID for one kernel's whole tree).[/dim]\n"
+    )
+    return [by_id[i] for i in order]
+
+
+def _kernel_head(ka) -> str:
+    """A kernel's panel: its name and id, verdict, device, duration and launch shape, time
+    ledger and how busy it keeps the GPU."""
+    k = ka.kernel
+    dur = us(k.duration_ns, ".1f", none="duration n/a")
+    group = f"  [{k.launch_count} launches, mean shown]" if k.has("drgpu__group_launches") else ""
+    head = (
+        f"[bold]{escape(k.name)}[/bold]  (id {k.id}){group}\n"
+        f"[bold]verdict:[/bold] {escape(ka.verdict)}\n"
+        f"{escape(k.device or 'unknown device')} cc {escape(k.compute_capability or '?')}  "
+        f"{dur}  grid {tuple(k.grid)} block {tuple(k.block)}"
+    )
+    if ka.ledger is not None:
+        head += f"\ntime: {escape(ka.ledger.text())}"
+    return head + f"\n[dim]{escape(busyness_text(ka))}[/dim]"
+
+
+def _render_kernel(
+    ka, own_notes: list[str], options, console: Console, worth: Worth, sev: dict[str, str], compact: bool
+) -> None:
+    """A kernel's panel, tree, findings and own notes."""
+    console.print(Panel(_kernel_head(ka), expand=False))
+    t = Tree(_label(ka.tree))
+    _add(t, ka.tree, options.fold_share, 0, compact, worth, sev)
+    console.print(t)
+    # Findings under the --hide-below estimate (a larger fix's time, or too little to
+    # matter) and their lines at 0% are left out, named and counted; JSON keeps them whole.
+    shown_findings, hidden = worth.split_findings(ka.findings)
+    lines_hidden = (
+        _findings(shown_findings[: options.top_findings], console, worth, sev, blocks=compact) if shown_findings else 0
+    )
+    left = hidden_findings_text(worth, hidden, lines_hidden)
+    if left:
+        console.print(f"[dim]{escape(left)}[/dim]")
+    if not ka.findings:
+        console.print("[green]No findings above the thresholds.[/green]")
+    for n in own_notes:
+        console.print(f"[dim]note: {escape(n)}[/dim]")
+    console.print()
 
 
 def _shared_notes(shared: list[tuple[str, list[int]]], kernels: int, console: Console) -> None:
@@ -378,6 +453,12 @@ def _where(f, worth: Worth) -> tuple[list[str], int]:
     ], len(hidden)
 
 
+def _wheres(shown: list, worth: Worth) -> tuple[list[list[str]], int]:
+    """Each finding's source lines worth reading, and how many at 0% were left out in all."""
+    placed = [_where(f, worth) for f in shown]
+    return [w for w, _ in placed], sum(n for _, n in placed)
+
+
 def _findings(
     shown: list, console: Console, worth: Worth, sev: dict[str, str] | None = None, blocks: bool = False
 ) -> int:
@@ -389,20 +470,13 @@ def _findings(
     Returns how many source lines at 0% it left out."""
     severity = {f.id: (sev or {}).get(f.id, f.severity) for f in shown}
     title = "Findings (best first; severity in the whole run)" if sev else "Findings (best first)"
-    placed = [_where(f, worth) for f in shown]
-    wheres = [w for w, _ in placed]
-    lines_hidden = sum(n for _, n in placed)
-    fixed = (
-        len(str(len(shown)))
-        + max(len("severity"), *(len(severity[f.id]) for f in shown))
-        + max(len("est. speedup"), *(len(f.speedup_text()) for f in shown))
-    )
-    ids = max(len(f.id) for f in shown)
-    places = max((len(w.split(" ", 1)[0]) for ws in wheres for w in ws), default=1)
+    wheres, lines_hidden = _wheres(shown, worth)
+    ids = max(FINDING_LEAST, *(len(f.id) for f in shown))
+    places = max(FINDING_LEAST, _place_width(wheres))
     # A boxed table of 5 columns: 3 characters a column (padding and rule) and 1 more.
     tab = None
-    if not blocks and console.width >= 16 + fixed + max(ids, FINDING_LEAST) + max(places, FINDING_LEAST):
-        tab = _findings_table(shown, wheres, severity, title, max(ids, FINDING_LEAST), max(places, FINDING_LEAST))
+    if not blocks and console.width >= 16 + _fixed_width(shown, severity) + ids + places:
+        tab = _findings_table(shown, wheres, severity, title, ids, places)
     # A table rich cannot fit (a long word in a note or a line of code) would be cropped at the
     # width, its border and the ends of its cells lost: the blocks below instead.
     if tab is not None and table_fits(console, tab):
@@ -410,6 +484,20 @@ def _findings(
     else:
         _findings_blocks(shown, wheres, severity, title, console)
     return lines_hidden
+
+
+def _fixed_width(shown: list, severity: dict[str, str]) -> int:
+    """The width of the findings table's columns that never wrap: #, severity, est. speedup."""
+    return (
+        len(str(len(shown)))
+        + max(len("severity"), *(len(severity[f.id]) for f in shown))
+        + max(len("est. speedup"), *(len(f.speedup_text()) for f in shown))
+    )
+
+
+def _place_width(wheres: list[list[str]]) -> int:
+    """The longest file:line of the findings' locations (1 when there is none)."""
+    return max((len(w.split(" ", 1)[0]) for ws in wheres for w in ws), default=1)
 
 
 def _findings_table(

@@ -39,6 +39,11 @@ def definitions(
             todo.extend((j, u) for u in cfg.insts[j].uses if follows(u))
 
 
+def _address_registers(ins: Instruction) -> set[str]:
+    """The registers of an instruction's memory operands."""
+    return {r for o in ins.operands if "[" in o for r in registers_in(o)}
+
+
 def data_addressed_loads(cfg: CFG | None, pcs: Iterable[int]) -> list[int]:
     """Global loads among ``pcs`` whose address registers take their value, through any
     chain of arithmetic, selects or compares, from a memory load (not from thread and block
@@ -57,7 +62,7 @@ def data_addressed_loads(cfg: CFG | None, pcs: Iterable[int]) -> list[int]:
         ins = cfg.insts[idx]
         if not ins.is_global_load() or ins.is_atomic():
             continue
-        regs = {r for o in ins.operands if "[" in o for r in registers_in(o)} & ins.uses
+        regs = _address_registers(ins) & ins.uses
         if regs and from_memory(idx, regs):
             out.append(pc)
     return out
@@ -70,36 +75,55 @@ def promoted_by_hoisting(cfg: CFG, invariant: list[int]) -> list[int]:
     so it lives in a register. A store or load to a varying address, an atomic, a barrier or a
     fence in the loop keeps every access in memory."""
     out: list[int] = []
+    inv = set(invariant)
+    for loop in _loops_holding(cfg, invariant).values():
+        body = cfg.loop_instructions(loop)
+        if _keeps_memory(cfg, body):
+            continue
+        stores = [j for j in body if cfg.insts[j].opcode in ("STG", "ST")]
+        addrs = _invariant_store_addresses(cfg, stores, loop) if stores else None
+        if addrs is not None:
+            out += _promoted(cfg, body, stores, addrs, inv)
+    return out
+
+
+def _promoted(cfg: CFG, body: list[int], stores: list[int], addrs: set[str | None], inv: set[int]) -> list[int]:
+    """The PCs of the stores and of the other global loads of a loop when they all access the
+    one address. One address for the whole body: the source loop stores to one location.
+    Several fixed addresses are a varying source address spread over an unrolled body
+    (reload_rate's s % 8 slots), and the compiler keeps those stores."""
+    loads = [j for j in body if cfg.insts[j].is_global_load() and cfg.insts[j].pc not in inv]
+    if len(addrs) == 1 and all(memory_operand(cfg.insts[j]) in addrs for j in loads):
+        return [cfg.insts[j].pc for j in stores + loads]
+    return []
+
+
+def _loops_holding(cfg: CFG, pcs: list[int]) -> dict[int, Loop]:
+    """The innermost loops of the instructions at ``pcs``, by header."""
     loops: dict[int, Loop] = {}
-    for pc in invariant:
+    for pc in pcs:
         idx = cfg.index_of_pc.get(pc)
         loop = cfg.innermost_loop(idx) if idx is not None else None
         if loop is not None:
             loops[loop.header] = loop
-    inv = set(invariant)
-    for loop in loops.values():
-        body = cfg.loop_instructions(loop)
-        if any(cfg.insts[j].opcode in ("BAR", "MEMBAR", "FENCE") or cfg.insts[j].is_atomic() for j in body):
-            continue
-        stores = [j for j in body if cfg.insts[j].opcode in ("STG", "ST")]
-        if not stores:
-            continue
-        fixed_addr: dict[int, str | None] = {}
-        for j in stores:
-            ins = cfg.insts[j]
-            regs = {r for o in ins.operands if "[" in o for r in registers_in(o)}
-            if not regs or not all(loop_invariant(cfg, j, reg, loop, {}, 0) for reg in regs):
-                break
-            fixed_addr[j] = memory_operand(ins)
-        else:
-            # One address for the whole body: the source loop stores to one location. Several
-            # fixed addresses are a varying source address spread over an unrolled body
-            # (reload_rate's s % 8 slots), and the compiler keeps those stores.
-            addrs = set(fixed_addr.values())
-            loads = [j for j in body if cfg.insts[j].is_global_load() and cfg.insts[j].pc not in inv]
-            if len(addrs) == 1 and all(memory_operand(cfg.insts[j]) in addrs for j in loads):
-                out += [cfg.insts[j].pc for j in stores + loads]
-    return out
+    return loops
+
+
+def _keeps_memory(cfg: CFG, body: list[int]) -> bool:
+    """A barrier, fence or atomic in a loop keeps every access of it in memory."""
+    return any(cfg.insts[j].opcode in ("BAR", "MEMBAR", "FENCE") or cfg.insts[j].is_atomic() for j in body)
+
+
+def _invariant_store_addresses(cfg: CFG, stores: list[int], loop: Loop) -> set[str | None] | None:
+    """The memory operands of the stores when every store's address is loop-invariant, else None."""
+    fixed_addr: dict[int, str | None] = {}
+    for j in stores:
+        ins = cfg.insts[j]
+        regs = _address_registers(ins)
+        if not regs or not all(loop_invariant(cfg, j, reg, loop, {}, 0) for reg in regs):
+            return None
+        fixed_addr[j] = memory_operand(ins)
+    return set(fixed_addr.values())
 
 
 STORE_OPCODES = ("STG", "ST", "ATOM", "ATOMG", "RED", "REDG")
@@ -173,13 +197,19 @@ def loop_invariant(cfg: CFG, idx: int, reg: str, loop: Loop, memo: dict[int, boo
             continue
         d = cfg.insts[j]
         memo[j] = False  # a cycle through the loop's back edge means it varies
-        if d.opcode in _VARYING or (d.opcode == "LDC" and d.is_const_indexed()):
+        if _varies_per_iteration(d):
             return False
         ok = all(loop_invariant(cfg, j, u, loop, memo, depth + 1) for u in d.uses)
         memo[j] = ok
         if not ok:
             return False
     return True
+
+
+def _varies_per_iteration(d: Instruction) -> bool:
+    """An instruction whose result differs between iterations whatever its inputs: a load
+    from memory, a counter, or a constant-bank read at a computed index."""
+    return d.opcode in _VARYING or (d.opcode == "LDC" and d.is_const_indexed())
 
 
 _PASS_VALUES = ("IADD3", "IADD", "IMAD", "LEA", "SHF", "SHL", "SHR", "MOV")  # one value in, one value out per lane
@@ -197,11 +227,9 @@ def lane_values(cfg: CFG, idx: int, reg: str, depth: int = 0) -> int:
         return 32
     j = defs[0][0]
     d = cfg.insts[j]
-    if d.opcode == "LOP3" and len(d.operands) >= 5 and d.operands[-2].strip() == "0xc0":
-        masks = [o for o in d.operands[1:4] if re.fullmatch(r"0x[0-9a-fA-F]+|\d+", o.strip())]
-        if masks:
-            lanes: int = 2 ** bin(int(masks[0], 0)).count("1")  # int ** int is Any to mypy
-            return min(32, lanes)
+    masked = _and_mask_lanes(d)
+    if masked is not None:
+        return masked
     if d.opcode in _PASS_VALUES:
         n = 1
         for u in d.uses:
@@ -209,6 +237,18 @@ def lane_values(cfg: CFG, idx: int, reg: str, depth: int = 0) -> int:
                 n *= lane_values(cfg, j, u, depth + 1)
         return min(32, n)
     return 32
+
+
+def _and_mask_lanes(d: Instruction) -> int | None:
+    """2^b (at most 32) when ``d`` is an AND (LOP3.LUT ... 0xc0) with a b-bit immediate mask,
+    else None."""
+    if not (d.opcode == "LOP3" and len(d.operands) >= 5 and d.operands[-2].strip() == "0xc0"):
+        return None
+    masks = [o for o in d.operands[1:4] if re.fullmatch(r"0x[0-9a-fA-F]+|\d+", o.strip())]
+    if not masks:
+        return None
+    lanes: int = 2 ** bin(int(masks[0], 0)).count("1")  # int ** int is Any to mypy
+    return min(32, lanes)
 
 
 # Special registers that differ between the warps (or lanes) of one block; the block and
@@ -252,26 +292,62 @@ def _thread_taint_walk(cfg: CFG, through_memory: bool) -> tuple[list[int], set[i
     while work:
         b = work.pop()
         live = set(entry[b] or ())
-        for j in range(blocks[b].start, blocks[b].end):
-            ins = insts[j]
-            src = ins.opcode in ("S2R", "CS2R") and any(o.startswith(_THREAD_INDEX) for o in ins.operands[1:])
-            dep = src or (bool(ins.uses & live) and (through_memory or (not ins.is_memory() and ins.opcode != "SHFL")))
-            guarded = ins.guard not in (None, "PT") and ins.guard.lstrip("!") in live
-            if ins.opcode in ("BRA", "BREAK") and ins.guard not in (None, "PT") and dep:
-                branches.add(j)
-            elif guarded and not ins.is_branch() and ins.opcode not in ("BSSY", "BSYNC", "NOP"):
-                predicated.add(j)
-            if dep:
-                live |= ins.defs
-            elif ins.guard in (None, "PT"):
-                live -= ins.defs  # a thread-independent value replaces it on every path
+        _walk_block(insts, range(blocks[b].start, blocks[b].end), live, through_memory, branches, predicated)
         for s in blocks[b].succs:
-            old = entry[s]
-            new = live if old is None else old | live
-            if old is None or new != old:
-                entry[s] = set(new)
+            if _merge_entry(entry, s, live):
                 work.append(s)
     return sorted(branches), predicated
+
+
+def _walk_block(
+    insts: list[Instruction],
+    span: range,
+    live: set[str],
+    through_memory: bool,
+    branches: set[int],
+    predicated: set[int],
+) -> None:
+    """Carry the thread-dependent registers ``live`` through a block, noting the branches and
+    predicated instructions that depend on them."""
+    for j in span:
+        ins = insts[j]
+        dep = _thread_dependent(ins, live, through_memory)
+        if dep and _guarded_branch(ins):
+            branches.add(j)
+        elif _predicated_on(ins, live):
+            predicated.add(j)
+        if dep:
+            live |= ins.defs
+        elif ins.guard in (None, "PT"):
+            live -= ins.defs  # a thread-independent value replaces it on every path
+
+
+def _guarded_branch(ins: Instruction) -> bool:
+    return ins.opcode in ("BRA", "BREAK") and ins.guard not in (None, "PT")
+
+
+def _thread_dependent(ins: Instruction, live: set[str], through_memory: bool) -> bool:
+    """Whether an instruction's result varies by thread: it reads the thread index, or a
+    register that does (through a load or shuffle only when ``through_memory``)."""
+    if ins.opcode in ("S2R", "CS2R") and any(o.startswith(_THREAD_INDEX) for o in ins.operands[1:]):
+        return True
+    return bool(ins.uses & live) and (through_memory or (not ins.is_memory() and ins.opcode != "SHFL"))
+
+
+def _predicated_on(ins: Instruction, live: set[str]) -> bool:
+    """A non-branch instruction guarded by a thread-dependent predicate."""
+    guarded = ins.guard not in (None, "PT") and ins.guard.lstrip("!") in live
+    return guarded and not ins.is_branch() and ins.opcode not in ("BSSY", "BSYNC", "NOP")
+
+
+def _merge_entry(entry: list[set[str] | None], s: int, live: set[str]) -> bool:
+    """Join ``live`` into block ``s``'s entry set; whether that changed it (the block is walked again)."""
+    old = entry[s]
+    new = live if old is None else old | live
+    if old is None or new != old:
+        entry[s] = set(new)
+        return True
+    return False
 
 
 def postdominators(cfg: CFG) -> list[set[int]]:
@@ -352,27 +428,37 @@ def thread_varying(cfg: CFG, idx: int, reg: str, memo: dict[int, bool] | None = 
     """Can ``reg``, as instruction ``idx`` reads it, differ between the lanes of a warp? Yes
     when it derives from the thread or lane index or from per-thread loaded data; no for
     uniform registers, kernel parameters, constants and loop counters built from them."""
-    if reg.startswith("U") or reg in ("RZ", "URZ"):
-        return False  # the uniform datapath holds one value per warp
+    if _uniform_register(reg):
+        return False
     memo = {} if memo is None else memo
     if depth > 16:
         return True  # too deep to tell: assume it varies
     for j, _ in reaching_defs(cfg, idx, reg, 10_000):
-        if j in memo:
-            if memo[j]:
-                return True
-            continue
-        memo[j] = False  # a cycle (a loop counter) adds nothing new
-        d = cfg.insts[j]
-        varying = (
-            (d.opcode in ("S2R", "CS2R") and any(src in d.text for src in _LANE_SOURCES))
-            or d.opcode in _PER_THREAD
-            or any(thread_varying(cfg, j, u, memo, depth + 1) for u in d.uses if not u.startswith("P"))
-        )
-        memo[j] = varying
-        if varying:
+        if j not in memo:
+            memo[j] = False  # a cycle (a loop counter) adds nothing new
+            memo[j] = _definition_varies(cfg, j, memo, depth)
+        if memo[j]:
             return True
     return False
+
+
+def _definition_varies(cfg: CFG, j: int, memo: dict[int, bool], depth: int) -> bool:
+    """Whether the value instruction ``j`` defines can differ between lanes: it is a per-lane
+    source, or one of its (non-predicate) inputs can."""
+    d = cfg.insts[j]
+    return _per_lane_source(d) or any(
+        thread_varying(cfg, j, u, memo, depth + 1) for u in d.uses if not u.startswith("P")
+    )
+
+
+def _uniform_register(reg: str) -> bool:
+    """The uniform datapath holds one value per warp; RZ reads zero."""
+    return reg.startswith("U") or reg in ("RZ", "URZ")
+
+
+def _per_lane_source(d: Instruction) -> bool:
+    """A read of the thread or lane index, or a per-thread load (or shuffle, vote...)."""
+    return (d.opcode in ("S2R", "CS2R") and any(src in d.text for src in _LANE_SOURCES)) or d.opcode in _PER_THREAD
 
 
 # The SFU takes sine and cosine arguments in revolutions and exponentials in base 2: the
@@ -393,10 +479,15 @@ def fast_intrinsic(cfg: CFG, idx: int) -> bool:
     if not scales or len(ins.operands) < 2:
         return False
     reg = ins.operands[1].lstrip("-|").rstrip("|")
-    seen: set[int] = set()
     todo = [j for j, _ in reaching_defs(cfg, idx, reg, 10_000)]
-    if not todo:
-        return False
+    return bool(todo) and _all_scaled(cfg, todo, reg, scales)
+
+
+def _all_scaled(cfg: CFG, todo: list[int], reg: str, scales: tuple[float, ...]) -> bool:
+    """Every definition of the operand (``todo``) multiplies by one of ``scales``, through at
+    most __expf's denormal guard (a predicated multiply of ``reg`` by 0.5: its own
+    definitions are followed)."""
+    seen: set[int] = set()
     while todo:
         j = todo.pop()
         if j in seen:
@@ -406,13 +497,18 @@ def fast_intrinsic(cfg: CFG, idx: int) -> bool:
         if d.opcode != "FMUL" or len(d.operands) < 3:
             return False
         const = float_operand(d.operands[2])
-        if const is not None and any(abs(abs(const) - c) <= 1e-6 * c for c in scales):
+        if _near_any(const, scales):
             continue
         if d.guard is not None and const == 0.5 and d.operands[1] == reg:
             todo.extend(k for k, _ in reaching_defs(cfg, j, reg, 10_000))
             continue
         return False
     return True
+
+
+def _near_any(const: float | None, constants: tuple[float, ...]) -> bool:
+    """A constant equal in magnitude to one of ``constants`` (to a millionth of it)."""
+    return const is not None and any(abs(abs(const) - c) <= 1e-6 * c for c in constants)
 
 
 def _scaled_after(cfg: CFG, idx: int) -> bool:
@@ -431,7 +527,7 @@ def _scaled_after(cfg: CFG, idx: int) -> bool:
         if d.guard is not None and d.opcode == "FADD" and d.operands[:2] == [reg, reg]:
             continue
         const = float_operand(d.operands[2]) if d.opcode == "FMUL" and len(d.operands) >= 3 else None
-        return const is not None and any(abs(abs(const) - c) <= 1e-6 * c for c in (0.693147181, 0.301029996))
+        return _near_any(const, (0.693147181, 0.301029996))
     return False
 
 
@@ -563,16 +659,8 @@ def _iterations_independent(cfg: CFG, loop: Loop, body: list[int]) -> bool:
     an unrolled body, so the test is per carried definition, not per register; a carried
     value read twice (a state ``x`` both updated and used, as a particle's position is) makes
     the loop a serial recurrence."""
-    inside = set(body)
     memo: dict[int, bool] = {}
-    readers: dict[tuple[int, str], list[int]] = {}
-    for j in body:
-        for u in cfg.insts[j].uses:
-            if u.startswith(("P", "UP")):
-                continue
-            for d, _ in reaching_defs(cfg, j, u, 10_000):
-                if d >= j and d in inside:
-                    readers.setdefault((d, u), []).append(j)
+    readers = _carried_readers(cfg, body)
     carried_defs = {d for d, _ in readers}
     for (d, reg), js in readers.items():
         if _steps_by_invariant(cfg, d, reg, loop, memo):
@@ -582,12 +670,30 @@ def _iterations_independent(cfg: CFG, loop: Loop, body: list[int]) -> bool:
     return True
 
 
+def _carried_readers(cfg: CFG, body: list[int]) -> dict[tuple[int, str], list[int]]:
+    """(definition, register) -> the instructions of the next iteration that read it: the
+    definitions in the loop that reach a use at or before them (predicates apart)."""
+    inside = set(body)
+    readers: dict[tuple[int, str], list[int]] = {}
+    for j in body:
+        for u in _value_registers(cfg.insts[j].uses):
+            for d, _ in reaching_defs(cfg, j, u, 10_000):
+                if d >= j and d in inside:
+                    readers.setdefault((d, u), []).append(j)
+    return readers
+
+
+def _value_registers(regs: Iterable[str]) -> list[str]:
+    """The registers of ``regs`` that hold values (predicates apart), in their order."""
+    return [r for r in regs if not r.startswith(("P", "UP"))]
+
+
 def _feeds_back(cfg: CFG, j: int, body: list[int], carried_defs: set[int]) -> bool:
     """Does the running value instruction ``j`` makes reach another carried value other than
     as an accumulator, within the iteration (in program order)? Then the loop is a scan or a
     state update (``th += w; x += v * cos(th)``): every later iteration depends on it. A sum
     finished by shuffles and stored does not feed back."""
-    live = {r for r in cfg.insts[j].defs if not r.startswith(("P", "UP"))}
+    live = set(_value_registers(cfg.insts[j].defs))
     for k in body:
         if k <= j or not live:
             continue
@@ -599,7 +705,7 @@ def _feeds_back(cfg: CFG, j: int, body: list[int], carried_defs: set[int]) -> bo
             continue
         if k in carried_defs and not all(_accumulates(ins, r) for r in hit):
             return True
-        live |= {r for r in ins.defs if not r.startswith(("P", "UP"))}
+        live |= set(_value_registers(ins.defs))
     return False
 
 

@@ -238,17 +238,22 @@ def _split_operands(s: str) -> list[str]:
 
 
 def _dest_width(opcode: str, mods: tuple[str, ...]) -> int:
-    if opcode in _WIDE64_OPS or (opcode in ("IMAD", "IMAD_WIDE", "UIMAD") and "WIDE" in mods):
-        return 2
-    if opcode == "F2F" and mods and mods[0] == "F64":
-        return 2
-    if opcode in ("I2F", "F2I") and any(m in ("F64", "S64", "U64") for m in mods[:1]):
+    if _wide_result(opcode, mods):
         return 2
     if "128" in mods:
         return 4
     if "64" in mods:
         return 2
     return 1
+
+
+def _wide_result(opcode: str, mods: tuple[str, ...]) -> bool:
+    """A 64-bit result: the wide ops, IMAD.WIDE, and conversions to a 64-bit type."""
+    if opcode in _WIDE64_OPS or (opcode in ("IMAD", "IMAD_WIDE", "UIMAD") and "WIDE" in mods):
+        return True
+    if opcode == "F2F" and mods and mods[0] == "F64":
+        return True
+    return opcode in ("I2F", "F2I") and any(m in ("F64", "S64", "U64") for m in mods[:1])
 
 
 def _src_width(opcode: str, mods: tuple[str, ...]) -> int:
@@ -259,17 +264,10 @@ def _src_width(opcode: str, mods: tuple[str, ...]) -> int:
     return 1
 
 
-def parse_instruction(pc: int, text: str) -> Instruction:  # noqa: PLR0912 - one branch per SASS operand form
+def parse_instruction(pc: int, text: str) -> Instruction:
     inst = Instruction(pc=pc, text=text)
     s = text.strip().rstrip(";").strip()
-    s = SASS_LABEL.sub("", s)
-    g = _GUARD.match(s)
-    if g:
-        neg, kind, num = g.groups()
-        inst.guard = f"{neg}{kind}{num}"
-        if num != "T":
-            inst.uses.add(f"{kind}{num}")
-        s = s[g.end() :]
+    s = _take_guard(inst, SASS_LABEL.sub("", s))
     parts = s.split(None, 1)
     if not parts or not re.match(r"^[A-Z][A-Z0-9_]*(\.[A-Za-z0-9_]+)*$", parts[0]):
         return inst
@@ -277,45 +275,81 @@ def parse_instruction(pc: int, text: str) -> Instruction:  # noqa: PLR0912 - one
     inst.opcode, inst.modifiers = names[0], tuple(names[1:])
     ops = _split_operands(parts[1]) if len(parts) > 1 else []
     inst.operands = ops
-    if inst.opcode in BRANCHES and ops:
-        m = _HEX.search(ops[-1])
-        if m and inst.opcode in ("BRA", "CALL", "BREAK", "JMP"):
-            inst.target = int(m.group(0), 16)
+    _take_branch_target(inst, ops)
     dw, sw = _dest_width(inst.opcode, inst.modifiers), _src_width(inst.opcode, inst.modifiers)
     # A memory operand first (LDGSTS [R4], desc[..], UBLKCP [UR4], ...) is an address, not a destination.
     if inst.opcode in _NO_DEST or not ops or "[" in ops[0]:
-        for o in ops:
-            inst.uses.update(_regs(o, 1 if "[" in o else sw))
-            inst.uses.update(_preds(o))
+        _add_sources(inst, ops, sw)
         return inst
-    first_src = 0
     if inst.opcode in _PRED_DEST:
-        i = 0
-        while i < len(ops) and _PRED.fullmatch(ops[i].strip()):
-            inst.defs.update(_preds(ops[i]))
-            i += 1
-        if i == 0 and ops:  # e.g. VOTE.ANY R0, PT, P0: a register destination first
-            inst.defs.update(_regs(ops[0], dw))
-            i = 1
-        first_src = i
-    elif inst.opcode in ATOMICS and len(ops) > 1 and _PRED.fullmatch(ops[0].strip()) and "[" not in ops[1]:
+        first_src = _predicate_dests(inst, ops, dw)
+    elif _atomic_with_predicate(inst.opcode, ops):
         # ATOMG.E.ADD PT, R5, desc[UR4][R4.64], R7: a predicate, then the returned value.
         inst.defs.update(_preds(ops[0]))
         inst.defs.update(_regs(ops[1], dw))
         first_src = 2
     else:
-        inst.defs.update(_regs(ops[0], dw))
-        inst.defs.update(_preds(ops[0]))
-        i = 1
-        # Carry-out predicates right after the destination (IADD3 R2, P0, R2, ...).
-        while i < len(ops) - 1 and _PRED.fullmatch(ops[i].strip()) and not ops[i].startswith("!"):
-            inst.defs.update(_preds(ops[i]))
-            i += 1
-        first_src = i
-    for o in ops[first_src:]:
+        first_src = _register_dest(inst, ops, dw)
+    _add_sources(inst, ops[first_src:], sw)
+    return inst
+
+
+def _take_guard(inst: Instruction, s: str) -> str:
+    """Record the instruction's guard predicate (``@!P0``; PT is no register) and return the
+    text after it."""
+    g = _GUARD.match(s)
+    if not g:
+        return s
+    neg, kind, num = g.groups()
+    inst.guard = f"{neg}{kind}{num}"
+    if num != "T":
+        inst.uses.add(f"{kind}{num}")
+    return s[g.end() :]
+
+
+def _take_branch_target(inst: Instruction, ops: list[str]) -> None:
+    """The address a direct branch, call, break or jump goes to."""
+    if inst.opcode not in BRANCHES or not ops:
+        return
+    m = _HEX.search(ops[-1])
+    if m and inst.opcode in ("BRA", "CALL", "BREAK", "JMP"):
+        inst.target = int(m.group(0), 16)
+
+
+def _add_sources(inst: Instruction, ops: list[str], sw: int) -> None:
+    """Registers and predicates read by source operands (an address's registers are 32-bit)."""
+    for o in ops:
         inst.uses.update(_regs(o, 1 if "[" in o else sw))
         inst.uses.update(_preds(o))
-    return inst
+
+
+def _predicate_dests(inst: Instruction, ops: list[str], dw: int) -> int:
+    """The leading predicate destinations (or a register one, e.g. VOTE.ANY R0, PT, P0);
+    returns where the sources start."""
+    i = 0
+    while i < len(ops) and _PRED.fullmatch(ops[i].strip()):
+        inst.defs.update(_preds(ops[i]))
+        i += 1
+    if i == 0 and ops:
+        inst.defs.update(_regs(ops[0], dw))
+        i = 1
+    return i
+
+
+def _atomic_with_predicate(opcode: str, ops: list[str]) -> bool:
+    return opcode in ATOMICS and len(ops) > 1 and bool(_PRED.fullmatch(ops[0].strip())) and "[" not in ops[1]
+
+
+def _register_dest(inst: Instruction, ops: list[str], dw: int) -> int:
+    """The destination, then the carry-out predicates right after it (IADD3 R2, P0, R2, ...);
+    returns where the sources start."""
+    inst.defs.update(_regs(ops[0], dw))
+    inst.defs.update(_preds(ops[0]))
+    i = 1
+    while i < len(ops) - 1 and _PRED.fullmatch(ops[i].strip()) and not ops[i].startswith("!"):
+        inst.defs.update(_preds(ops[i]))
+        i += 1
+    return i
 
 
 def parse_listing(items: Iterable[tuple[SupportsInt, str]]) -> list[Instruction]:

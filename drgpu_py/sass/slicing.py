@@ -16,6 +16,7 @@ import bisect
 import heapq
 import re
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Literal
 
@@ -26,6 +27,7 @@ import pandas as pd
 from .cfg import CFG
 from .control import sets_barriers, waits_on
 from .isa import Instruction
+from .pruning import DEFAULT_LATENCY, compatible, fixed_latency, kind_of, latency_bound, reads_late
 
 if TYPE_CHECKING:  # the record type only
     from ..profile import ControlCode
@@ -44,46 +46,6 @@ KINDS = (
     "none",
 )
 DEPENDENCY_KINDS = KINDS[:8]
-
-# Latency bounds are upper bounds on how long a result may take, so they carry a margin for
-# queueing: memory under contention (and shared memory with bank conflicts) takes several
-# times its unloaded latency; fixed-latency pipes do not queue once issued.
-_MEMORY_MARGIN = 4
-_SHARED_MARGIN = 8
-_VARIABLE_MARGIN = 8
-_FIXED_MARGIN = 2
-_DEFAULT_LATENCY = {
-    "l1": 33,
-    "l2": 200,
-    "dram": 500,
-    "shared": 23,
-    "fp32": 4,
-    "fp64": 8,
-    "mufu": 20,
-    "constant_miss": 100,
-}
-
-_L1TEX_READERS = {
-    "STG",
-    "ST",
-    "STL",
-    "RED",
-    "REDG",
-    "ATOM",
-    "ATOMG",
-    "LDG",
-    "LD",
-    "LDL",
-    "TEX",
-    "TLD",
-    "TLD4",
-    "SULD",
-    "SUST",
-    "SURED",
-    "SUATOM",
-    "LDGSTS",
-}
-
 
 EDGE_COLUMNS = ["consumer_pc", "producer_pc", "reason", "samples", "distance", "kind"]
 #: One blame edge, in EDGE_COLUMNS order.
@@ -160,7 +122,7 @@ def _guard_of(ins: Instruction) -> str | None:
     return None if ins.guard in (None, "PT") else ins.guard
 
 
-def _search(  # noqa: PLR0912 - the backward search's stop rules are read together
+def _search(
     cfg: CFG,
     idx: int,
     is_def: Callable[[int], bool],
@@ -174,52 +136,82 @@ def _search(  # noqa: PLR0912 - the backward search's stop rules are read togeth
     the CFG, each with its shortest path (in issue cycles). ``kill``: a definition ends the
     path once the guards of the definitions met on it cover the consumer's guard.
     ``stop(j)``: the path ends at ``j`` (after ``j`` was checked as a definition)."""
-    insts, blocks = cfg.insts, cfg.blocks
-    consumer_guard = _guard_of(insts[idx])
-    cyc = cycles_of or (lambda _j: 1)
-    found: dict[int, Reach] = {}
-    start = cfg.block_of[idx]
+    walk = _BackWalk(cfg, is_def, max_distance, stop, kill, cycles_of or (lambda _j: 1), _guard_of(cfg.insts[idx]))
+    blocks = cfg.blocks
     # (cycles, distance, tie, block, last index to look at, guards met so far, first visit?)
     heap: list[tuple[int, int, int, int, int, frozenset[str | None], bool]] = [
-        (0, 0, 0, start, idx - 1, frozenset(), True)
+        (0, 0, 0, cfg.block_of[idx], idx - 1, frozenset(), True)
     ]
     done: set[tuple[int, frozenset[str | None]]] = set()
     tie = 1
     while heap:
         c, d, _, b, i, guards, first = heapq.heappop(heap)
-        if not first:
-            if (b, guards) in done:
-                continue
-            done.add((b, guards))
-        alive = True
-        lo = blocks[b].start
-        while i >= lo:
-            ins = insts[i]
-            d += 1
-            c += cyc(i)
-            if d > max_distance:
-                alive = False
-                break
-            if ins.guard != "!PT" and is_def(i):
-                r = found.get(i)
-                if r is None or c < r.cycles:
-                    found[i] = Reach(i, d, c)
-                if kill:
-                    guards = guards | {_guard_of(ins)}
-                    if _covers(consumer_guard, guards):
-                        alive = False
-                        break
-            if stop is not None and stop(i):
-                alive = False
-                break
-            i -= 1
-        if not alive:
+        if not _first_visit(done, b, guards, first):
             continue
+        went = walk.block(blocks[b].start, i, c, d, guards)
+        if went is None:
+            continue
+        c, d, guards = went
         for p in blocks[b].preds:
             if (p, guards) not in done:
                 heapq.heappush(heap, (c, d, tie, p, blocks[p].end - 1, guards, False))
                 tie += 1
-    return found
+    return walk.found
+
+
+def _first_visit(
+    done: set[tuple[int, frozenset[str | None]]], b: int, guards: frozenset[str | None], first: bool
+) -> bool:
+    """Whether a block is walked with these guards for the first time (the consumer's own
+    block is walked first whatever its guards), marking it walked."""
+    if first:
+        return True
+    if (b, guards) in done:
+        return False
+    done.add((b, guards))
+    return True
+
+
+@dataclass
+class _BackWalk:
+    """One backward search's rules (``_search``) and what it found so far."""
+
+    cfg: CFG
+    is_def: Callable[[int], bool]
+    max_distance: int
+    stop: Callable[[int], bool] | None
+    kill: bool
+    cyc: Callable[[int], int]
+    consumer_guard: str | None
+    found: dict[int, Reach] = field(default_factory=dict)
+
+    def block(
+        self, lo: int, i: int, c: int, d: int, guards: frozenset[str | None]
+    ) -> tuple[int, int, frozenset[str | None]] | None:
+        """Walk a block back from index ``i`` to ``lo``: (cycles, distance, guards) at its
+        start, or None where the path ends in it (too far, guards covered, a stop)."""
+        insts = self.cfg.insts
+        while i >= lo:
+            ins = insts[i]
+            d += 1
+            c += self.cyc(i)
+            if d > self.max_distance:
+                return None
+            if ins.guard != "!PT" and self.is_def(i):
+                self._found(i, d, c)
+                if self.kill:
+                    guards = guards | {_guard_of(ins)}
+                    if _covers(self.consumer_guard, guards):
+                        return None
+            if self.stop is not None and self.stop(i):
+                return None
+            i -= 1
+        return c, d, guards
+
+    def _found(self, i: int, d: int, c: int) -> None:
+        r = self.found.get(i)
+        if r is None or c < r.cycles:
+            self.found[i] = Reach(i, d, c)
 
 
 # Predicates for _search, one closure per register (a lambda written in the caller's loop
@@ -287,33 +279,14 @@ def _search_writers(cfg: CFG, idx: int, writers: list[int], max_distance: int) -
     tie = 1
     while heap:
         d, _, b, i, guards, first = heapq.heappop(heap)
-        if not first:
-            if (b, guards) in done:
-                continue
-            done.add((b, guards))
-        lo = blocks[b].start
-        alive = True
-        if i >= lo:
-            # _search steps to index k at distance d + (i - k + 1) and gives up at the first k
-            # past max_distance: at k = i - (max_distance - d), when that is in the block.
-            dies = i - (max_distance - d)
-            first_k = max(lo, dies + 1)
-            pos = bisect.bisect_right(writers, i) - 1
-            while pos >= 0 and writers[pos] >= first_k:
-                k = writers[pos]
-                dk = d + (i - k + 1)
-                if k not in found or dk < found[k]:
-                    found[k] = dk
-                guards = guards | {_guard_of(insts[k])}
-                if _covers(consumer_guard, guards):
-                    alive = False
-                    break
-                pos -= 1
-            if alive and dies >= lo:
-                alive = False
-            d += i - lo + 1
-        if not alive:
+        if not _first_visit(done, b, guards, first):
             continue
+        lo = blocks[b].start
+        if i >= lo:
+            went = _writers_back(writers, insts, lo, i, d, guards, max_distance, consumer_guard, found)
+            if went is None:
+                continue
+            d, guards = went
         for p in blocks[b].preds:
             if (p, guards) not in done:
                 heapq.heappush(heap, (d, tie, p, blocks[p].end - 1, guards, False))
@@ -321,71 +294,43 @@ def _search_writers(cfg: CFG, idx: int, writers: list[int], max_distance: int) -
     return found
 
 
-# ---- pruning rules ------------------------------------------------------------------------------
-
-
-def _l1tex(p: Instruction) -> bool:
-    return p.is_global_load() or p.is_local() or p.opcode in ("LD", "ATOM", "ATOMG")
-
-
-def _compatible(reason: str, producer: Instruction) -> bool:
-    """Can a read-after-write dependency on ``producer`` show up as this stall reason?"""
-    if reason == "long_scoreboard":
-        return _l1tex(producer)
-    if reason == "short_scoreboard":
-        return producer.variable_latency() and not _l1tex(producer)
-    if reason == "wait":
-        return not producer.variable_latency() or producer.is_fp64()
-    return True
-
-
-def _reads_late(reason: str | None, p: Instruction) -> bool:
-    """Does ``p`` read its source registers after issue (so overwriting them waits)?"""
-    l1tex = p.opcode in _L1TEX_READERS
-    mio = (
-        p.is_shared()
-        or p.opcode in ("LDC", "SHFL", "MUFU")
-        or (p.variable_latency() and not l1tex and not p.is_memory())
-    )
-    if reason == "long_scoreboard":
-        return l1tex
-    if reason == "short_scoreboard":
-        return mio
-    return l1tex or mio
-
-
-def latency_bound(p: Instruction, lat: dict[str, float]) -> float:
-    """Upper bound, in cycles, on the time ``p``'s result (or its late operand read) takes."""
-    if _l1tex(p) or p.opcode in _L1TEX_READERS:
-        return _MEMORY_MARGIN * lat["dram"]
-    if p.is_shared():
-        return _SHARED_MARGIN * lat["shared"] + 64
-    if p.opcode in ("LDC", "ULDC"):
-        return _MEMORY_MARGIN * lat["constant_miss"]
-    if p.variable_latency() and not p.is_fp64():
-        return _VARIABLE_MARGIN * max(lat["mufu"], lat["fp64"], lat["shared"])
-    return _FIXED_MARGIN * _fixed_latency(p, lat)
-
-
-def _fixed_latency(p: Instruction, lat: dict[str, float]) -> float:
-    return lat["fp64"] if p.is_fp64() else lat["fp32"]
-
-
-def kind_of(p: Instruction, war: bool = False) -> str:
-    if war:
-        return "war"
-    if p.is_local():
-        return "local_memory"
-    if _l1tex(p) or p.opcode in _L1TEX_READERS:
-        return "global_memory"
-    if p.opcode in ("LDC", "ULDC"):
-        return "constant_memory"
-    if p.is_shared():
-        return "shared_memory"
-    return "arithmetic"
+def _writers_back(
+    writers: list[int],
+    insts: list[Instruction],
+    lo: int,
+    i: int,
+    d: int,
+    guards: frozenset[str | None],
+    max_distance: int,
+    consumer_guard: str | None,
+    found: dict[int, int],
+) -> tuple[int, frozenset[str | None]] | None:
+    """A block walked back from ``i`` to ``lo`` by its writers alone: (distance, guards) at
+    its start, or None where the path ends in it. _search steps to index k at distance
+    d + (i - k + 1) and gives up at the first k past max_distance: at k = i - (max_distance - d),
+    when that is in the block."""
+    dies = i - (max_distance - d)
+    first_k = max(lo, dies + 1)
+    pos = bisect.bisect_right(writers, i) - 1
+    while pos >= 0 and writers[pos] >= first_k:
+        k = writers[pos]
+        dk = d + (i - k + 1)
+        if k not in found or dk < found[k]:
+            found[k] = dk
+        guards = guards | {_guard_of(insts[k])}
+        if _covers(consumer_guard, guards):
+            return None
+        pos -= 1
+    if dies >= lo:
+        return None
+    return d + (i - lo + 1), guards
 
 
 # ---- the blamer -----------------------------------------------------------------------------------
+
+
+#: Which of its barriers an instruction sets: for its result, or for reading its operands.
+_BarrierKind = Literal["write_barrier", "read_barrier"]
 
 
 class _Consumer:
@@ -411,7 +356,7 @@ class _Consumer:
         """Instruction ``j``'s control code; None without control codes or without one for it."""
         return self.control.get(self.cfg.insts[j].pc) if self.control else None
 
-    def barrier(self, j: int, which: Literal["write_barrier", "read_barrier"]) -> int | None:
+    def barrier(self, j: int, which: _BarrierKind) -> int | None:
         """The barrier instruction ``j`` sets (``which``: write or read), None when none."""
         cw = self.cw(j)
         return cw.get(which) if cw else None
@@ -493,49 +438,61 @@ class _Consumer:
 
     def _prune(self, reason: str, lat: dict[str, float]) -> dict[int, tuple[Reach, str]]:
         insts = self.cfg.insts
-        raw = {j: r for j, r in self.raw().items() if _compatible(reason, insts[j])}
-        if reason == "wait":
-            kept = {j: (r, kind_of(insts[j])) for j, r in raw.items()}
-        else:
-            war = {j: r for j, r in self.war().items() if _reads_late(reason, insts[j]) and j not in raw}
-            wait = self.waits() if self.control else set()
-            if wait:
-                bar = self.barrier_setters()
-                kept = {
-                    j: (r, kind_of(insts[j]))
-                    for j, r in raw.items()
-                    if j in bar and self.barrier(j, "write_barrier") in wait
-                }
-                kept.update(
-                    {
-                        j: (r, "war")
-                        for j, r in war.items()
-                        if j in bar and self.barrier(j, "read_barrier") in wait and j not in kept
-                    }
-                )
-                if not kept:  # waits for a barrier no register explains (ordering, unparsed operand)
-                    kept = {
-                        j: (r, kind_of(insts[j], war=self.barrier(j, "write_barrier") not in wait))
-                        for j, r in bar.items()
-                        if _compatible(reason, insts[j]) or _reads_late(reason, insts[j])
-                    }
-                if not kept:
-                    kept = {j: (r, kind_of(insts[j])) for j, r in raw.items()}
-            else:
-                kept = {j: (r, kind_of(insts[j])) for j, r in raw.items()}
-                if not kept:
-                    kept = {j: (r, "war") for j, r in war.items()}
+        raw = {j: r for j, r in self.raw().items() if compatible(reason, insts[j])}
+        kept = self._kept(reason, raw)
         timely = {j: v for j, v in kept.items() if v[0].cycles <= latency_bound(insts[j], lat)}
         if reason == "wait":
-            if len(timely) > 1:
-                # Fixed latencies are known: the producer whose result is due last binds.
-                due = {j: _fixed_latency(insts[j], lat) - v[0].cycles for j, v in timely.items()}
-                last = max(due.values())
-                timely = {j: v for j, v in timely.items() if due[j] >= last}
-            return timely or self.stall_count()
+            return _due_last(timely, insts, lat) or self.stall_count()
         if len(timely) > 1:
             timely = _drop_dominated_war(timely)
         return timely or kept  # a scoreboard wait: someone is outstanding even if slower than our bound
+
+    def _with_kinds(self, found: dict[int, Reach]) -> dict[int, tuple[Reach, str]]:
+        """Producers with the kind of dependency each producer's opcode makes."""
+        insts = self.cfg.insts
+        return {j: (r, kind_of(insts[j])) for j, r in found.items()}
+
+    def _kept(self, reason: str, raw: dict[int, Reach]) -> dict[int, tuple[Reach, str]]:
+        """The producers a stall of ``reason`` can wait on: the register writers compatible
+        with it, narrowed by the barriers the consumer waits on (control codes); else the
+        late readers it would overwrite (write-after-read)."""
+        if reason == "wait":
+            return self._with_kinds(raw)
+        insts = self.cfg.insts
+        war = {j: r for j, r in self.war().items() if reads_late(reason, insts[j]) and j not in raw}
+        wait = self.waits() if self.control else set()
+        if wait:
+            return self._kept_by_barriers(reason, raw, war, wait)
+        return self._with_kinds(raw) or {j: (r, "war") for j, r in war.items()}
+
+    def _kept_by_barriers(
+        self, reason: str, raw: dict[int, Reach], war: dict[int, Reach], wait: AbstractSet[int | None]
+    ) -> dict[int, tuple[Reach, str]]:
+        """The producers behind the barriers the consumer waits on: writers on a write
+        barrier, late readers on a read barrier; else any setter of those barriers (a wait
+        no register explains: ordering, an unparsed operand); else every writer."""
+        bar = self.barrier_setters()
+        kept = self._with_kinds({j: r for j, r in raw.items() if self._behind(j, bar, "write_barrier", wait)})
+        kept.update(
+            {j: (r, "war") for j, r in war.items() if self._behind(j, bar, "read_barrier", wait) and j not in kept}
+        )
+        if not kept:
+            kept = self._any_setter(reason, bar, wait)
+        return kept or self._with_kinds(raw)
+
+    def _behind(self, j: int, bar: dict[int, Reach], which: _BarrierKind, wait: AbstractSet[int | None]) -> bool:
+        """Whether producer ``j`` sets one of the barriers waited on as its ``which`` barrier."""
+        return j in bar and self.barrier(j, which) in wait
+
+    def _any_setter(
+        self, reason: str, bar: dict[int, Reach], wait: AbstractSet[int | None]
+    ) -> dict[int, tuple[Reach, str]]:
+        insts = self.cfg.insts
+        return {
+            j: (r, kind_of(insts[j], war=self.barrier(j, "write_barrier") not in wait))
+            for j, r in bar.items()
+            if compatible(reason, insts[j]) or reads_late(reason, insts[j])
+        }
 
     def stall_count(self) -> dict[int, tuple[Reach, str]]:
         """A wait stall no fixed-latency producer explains is the stall count the compiler
@@ -554,6 +511,17 @@ class _Consumer:
         return {j: (Reach(j, 1, 1), "stall_count")}
 
 
+def _due_last(
+    timely: dict[int, tuple[Reach, str]], insts: list[Instruction], lat: dict[str, float]
+) -> dict[int, tuple[Reach, str]]:
+    """Fixed latencies are known: of several producers, the one whose result is due last binds."""
+    if len(timely) <= 1:
+        return timely
+    due = {j: fixed_latency(insts[j], lat) - v[0].cycles for j, v in timely.items()}
+    last = max(due.values())
+    return {j: v for j, v in timely.items() if due[j] >= last}
+
+
 def _drop_dominated_war(kept: dict[int, tuple[Reach, str]]) -> dict[int, tuple[Reach, str]]:
     """A late operand read issued before a variable-latency read-after-write producer has
     happened by the time that producer's result arrives (memory instructions of a warp enter
@@ -564,7 +532,7 @@ def _drop_dominated_war(kept: dict[int, tuple[Reach, str]]) -> dict[int, tuple[R
     return {j: v for j, v in kept.items() if v[1] != "war" or v[0].cycles < raw_first} or kept
 
 
-def blame_stalls(  # noqa: C901, PLR0912, PLR0915 - the blame walk's pruning rules are read together
+def blame_stalls(
     cfg: CFG,
     df: pd.DataFrame,
     control: dict[int, ControlCode] | None = None,
@@ -578,91 +546,151 @@ def blame_stalls(  # noqa: C901, PLR0912, PLR0915 - the blame walk's pruning rul
     architecture's latencies (``specs/arch``: l1, l2, dram, shared, fp32, fp64, mufu,
     constant_miss) for latency-based pruning. ``matrix``: ``df``'s stall_* columns already
     copied out, as (column -> position, array), to save copying them again."""
-    lat: dict[str, float] = dict(_DEFAULT_LATENCY)
-    lat.update({k: float(v) for k, v in (latency or {}).items() if isinstance(v, (int, float))})
-    cycles_of: Callable[[int], int] | None = None
-    if control:
-
-        def _cycles(j: int) -> int:
-            cw = control.get(cfg.insts[j].pc)
-            return max(1, int((1 if cw is None else cw.get("stall", 1)) or 1))
-
-        cycles_of = _cycles
-    rows: list[Edge] = []
-    stalled = single = 0
-    dep_samples = single_samples = 0.0
+    lat = _latencies(latency)
+    cycles_of = _cycle_counter(cfg, control) if control else None
     pcs = df.index.tolist()
     # Plain arrays and dicts: per-row and per-label pandas access dominated large reports.
-    if matrix is None:
-        cols = [c for c in df.columns if c.startswith("stall_")]
-        matrix = ({c: j for j, c in enumerate(cols)}, df[cols].to_numpy(dtype=float))
-    where, arr = matrix
+    where, arr = matrix if matrix is not None else _stall_matrix(df)
     selected = dict(zip(pcs, arr[:, where["stall_selected"]].tolist())) if "stall_selected" in where else {}
-    reason_cols = [c for c in where if c != "stall_selected"]
-    values = arr[:, [where[c] for c in reason_cols]]
-    # Rows with nothing above zero append no edge (NaN counts as a sample, as before).
-    busy = np.flatnonzero((~(values <= 0)).any(axis=1)) if reason_cols else ()
+    reason_cols, values, busy = _stall_reasons(where, arr)
+    rows: list[Edge] = []
+    cov = _Coverage()
     for ri in busy:
         pc = pcs[ri]
-        row = values[ri]
         idx = cfg.index_of_pc.get(int(pc))
         if idx is None:
             continue
-        consumer = cfg.insts[idx]
-        cons: _Consumer | None = None
+        sampled = _Sampled(cfg, int(pc), idx, control, max_distance, cycles_of)
         for c, col in enumerate(reason_cols):
-            s = float(row[c])
-            if s <= 0:
-                continue
-            reason = col[len("stall_") :]
-            if reason in SYNC_REASONS and not SYNC_REASONS[reason](consumer):
-                # Samples land on the instruction after the barrier/fence: charge the sync op.
-                j = _preceding(cfg, idx, SYNC_REASONS[reason])
-                rows.append(
-                    (
-                        int(pc),
-                        cfg.insts[j].pc if j is not None else int(pc),
-                        reason,
-                        s,
-                        0 if j is None else idx - j,
-                        "synchronization",
-                    )
-                )
-                continue
-            if reason not in DEPENDENCY_REASONS:
-                rows.append((int(pc), int(pc), reason, s, 0, "synchronization" if reason in SYNC_REASONS else "none"))
-                continue
-            if cons is None:
-                if control:  # control codes are per launch: no sharing
-                    cons = _Consumer(cfg, idx, control, max_distance, cycles_of)
-                else:
-                    memo = _memo(cfg).consumers
-                    cons = memo.get((idx, max_distance))
-                    if cons is None:
-                        cons = memo[(idx, max_distance)] = _Consumer(cfg, idx, None, max_distance, None)
-            kept = cons.candidates(reason, lat)
-            stalled += 1
-            dep_samples += s
-            if not kept:
-                rows.append((int(pc), int(pc), reason, s, 0, "unresolved"))
-                continue
-            if len(kept) == 1:
-                single += 1
-                single_samples += s
-            weights = {
-                j: (1.0 + float(selected.get(cfg.insts[j].pc, 0.0))) / max(1, r.distance) for j, (r, _k) in kept.items()
-            }
-            total = sum(weights.values())
-            for j, w in weights.items():
-                r, kind = kept[j]
-                rows.append((int(pc), cfg.insts[j].pc, reason, s * w / total, r.distance, kind))
+            s = float(values[ri][c])
+            if s > 0:
+                rows += sampled.edges(col[len("stall_") :], s, lat, selected, cov)
     return Blame(
         rows=rows,
-        single_dependency_coverage=single / stalled if stalled else 1.0,
-        stalled_instructions=stalled,
+        single_dependency_coverage=cov.single_share(),
+        stalled_instructions=cov.stalled,
         source="cubin" if control else "report",
-        single_dependency_sample_coverage=single_samples / dep_samples if dep_samples else 1.0,
+        single_dependency_sample_coverage=cov.single_sample_share(),
     )
+
+
+def _latencies(latency: Mapping[str, object] | None) -> dict[str, float]:
+    """The default latencies, overridden by the architecture's numeric ones."""
+    lat: dict[str, float] = dict(DEFAULT_LATENCY)
+    lat.update({k: float(v) for k, v in (latency or {}).items() if isinstance(v, (int, float))})
+    return lat
+
+
+def _stall_reasons(
+    where: dict[str, int], arr: npt.NDArray[np.float64]
+) -> tuple[list[str], npt.NDArray[np.float64], Iterable[int]]:
+    """The stall reasons' columns (issuing, stall_selected, apart), their values, and the rows
+    with a sample: rows with nothing above zero append no edge (NaN counts as a sample, as before)."""
+    reason_cols = [c for c in where if c != "stall_selected"]
+    values = arr[:, [where[c] for c in reason_cols]]
+    busy = np.flatnonzero((~(values <= 0)).any(axis=1)) if reason_cols else ()
+    return reason_cols, values, busy
+
+
+def _cycle_counter(cfg: CFG, control: dict[int, ControlCode]) -> Callable[[int], int]:
+    """Issue cycles of an instruction: its control code's stall count (at least 1)."""
+
+    def cycles(j: int) -> int:
+        cw = control.get(cfg.insts[j].pc)
+        return max(1, int((1 if cw is None else cw.get("stall", 1)) or 1))
+
+    return cycles
+
+
+def _stall_matrix(df: pd.DataFrame) -> tuple[dict[str, int], npt.NDArray[np.float64]]:
+    """``df``'s stall_* columns as (column -> position, array)."""
+    cols = [c for c in df.columns if c.startswith("stall_")]
+    return {c: j for j, c in enumerate(cols)}, df[cols].to_numpy(dtype=float)
+
+
+@dataclass
+class _Coverage:
+    """How many stalled instructions (and their samples) waited on a dependency, and how many
+    of them on a single candidate producer."""
+
+    stalled: int = 0
+    single: int = 0
+    dep_samples: float = 0.0
+    single_samples: float = 0.0
+
+    def count(self, s: float, candidates: int) -> None:
+        self.stalled += 1
+        self.dep_samples += s
+        if candidates == 1:
+            self.single += 1
+            self.single_samples += s
+
+    def single_share(self) -> float:
+        return self.single / self.stalled if self.stalled else 1.0
+
+    def single_sample_share(self) -> float:
+        return self.single_samples / self.dep_samples if self.dep_samples else 1.0
+
+
+@dataclass
+class _Sampled:
+    """A sampled instruction whose stalls are being blamed; its producers are searched once,
+    on the first dependency stall (``consumer``)."""
+
+    cfg: CFG
+    pc: int
+    idx: int
+    control: dict[int, ControlCode] | None
+    max_distance: int
+    cycles_of: Callable[[int], int] | None
+    _consumer: _Consumer | None = None
+
+    def consumer(self) -> _Consumer:
+        if self._consumer is None:
+            self._consumer = self._make_consumer()
+        return self._consumer
+
+    def _make_consumer(self) -> _Consumer:
+        if self.control:  # control codes are per launch: no sharing
+            return _Consumer(self.cfg, self.idx, self.control, self.max_distance, self.cycles_of)
+        memo = _memo(self.cfg).consumers
+        cons = memo.get((self.idx, self.max_distance))
+        if cons is None:
+            cons = memo[(self.idx, self.max_distance)] = _Consumer(self.cfg, self.idx, None, self.max_distance, None)
+        return cons
+
+    def edges(
+        self, reason: str, s: float, lat: dict[str, float], selected: dict[int, float], cov: _Coverage
+    ) -> list[Edge]:
+        """The edges of ``s`` samples of one stall reason."""
+        cfg, pc, idx = self.cfg, self.pc, self.idx
+        if reason in SYNC_REASONS and not SYNC_REASONS[reason](cfg.insts[idx]):
+            # Samples land on the instruction after the barrier/fence: charge the sync op.
+            j = _preceding(cfg, idx, SYNC_REASONS[reason])
+            return [
+                (
+                    pc,
+                    cfg.insts[j].pc if j is not None else pc,
+                    reason,
+                    s,
+                    0 if j is None else idx - j,
+                    "synchronization",
+                )
+            ]
+        if reason not in DEPENDENCY_REASONS:
+            return [(pc, pc, reason, s, 0, "synchronization" if reason in SYNC_REASONS else "none")]
+        kept = self.consumer().candidates(reason, lat)
+        cov.count(s, len(kept))
+        if not kept:
+            return [(pc, pc, reason, s, 0, "unresolved")]
+        # Shared among the candidates: the nearer, and the more often issued, get more.
+        weights = {
+            j: (1.0 + float(selected.get(cfg.insts[j].pc, 0.0))) / max(1, r.distance) for j, (r, _k) in kept.items()
+        }
+        total = sum(weights.values())
+        return [
+            (pc, cfg.insts[j].pc, reason, s * w / total, kept[j][0].distance, kept[j][1]) for j, w in weights.items()
+        ]
 
 
 SYNC_REASONS: dict[str, Callable[[Instruction], bool]] = {

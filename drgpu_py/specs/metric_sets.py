@@ -77,31 +77,41 @@ class MetricSet:
         self, with_groups: Iterable[str] = (), add_sections: Iterable[str] = (), add_metrics: Iterable[str] = ()
     ) -> Selection:
         with_groups = list(with_groups)
-        unknown = [g for g in with_groups if g not in self.groups]
-        if unknown:
-            raise UsageError(
-                f"unknown metric group(s) {', '.join(unknown)} in set {self.name}",
-                hint="optional groups: " + (", ".join(self.group_names(optional=True)) or "none"),
-            )
+        self._refuse_unknown(with_groups)
         chosen = [g for g, spec in self.groups.items() if not spec.optional or g in with_groups]
         sections: list[str] = []
         metrics: list[str] = []
         expected: list[str] = []
         for g in chosen:
             spec = self.groups[g]
-            sections += [s for s in spec.sections if s not in sections]
-            metrics += [m for m in spec.metrics if m not in metrics]
-            expected += [m for m in list(spec.metrics) + list(spec.provides) if m not in expected]
-        sections += [s for s in add_sections if s not in sections]
+            _extend_new(sections, spec.sections)
+            _extend_new(metrics, spec.metrics)
+            _extend_new(expected, list(spec.metrics) + list(spec.provides))
+        _extend_new(sections, add_sections)
         extra = [m for m in add_metrics if m not in metrics]
         metrics += extra
-        expected += [m for m in extra if m not in expected]
-        notes = [
-            spec.absent_note
-            for g, spec in self.groups.items()
-            if spec.optional and g not in chosen and spec.absent_note and not all(m in metrics for m in spec.metrics)
-        ]
+        _extend_new(expected, extra)
+        notes = [spec.absent_note for g, spec in self.groups.items() if g not in chosen and _loses_note(spec, metrics)]
         return Selection(sections=sections, metrics=metrics, groups=chosen, expected=expected, notes=notes)
+
+    def _refuse_unknown(self, with_groups: list[str]) -> None:
+        unknown = [g for g in with_groups if g not in self.groups]
+        if unknown:
+            raise UsageError(
+                f"unknown metric group(s) {', '.join(unknown)} in set {self.name}",
+                hint="optional groups: " + (", ".join(self.group_names(optional=True)) or "none"),
+            )
+
+
+def _extend_new(target: list[str], items: Iterable[str]) -> None:
+    """Append the items ``target`` lacks, in order (ncu arguments are kept free of repeats)."""
+    target += [x for x in items if x not in target]
+
+
+def _loses_note(spec: Group, metrics: list[str]) -> bool:
+    """Whether leaving the group ``spec`` out deserves its absent note: it is optional, has a
+    note, and the metrics collected anyway do not cover all of its own."""
+    return spec.optional and bool(spec.absent_note) and not all(m in metrics for m in spec.metrics)
 
 
 def metric_sets_dir() -> Path:
@@ -127,56 +137,110 @@ def _parse_group(name: str, spec: dict) -> Group:
     )
 
 
-def _from_doc(doc: dict, origin: str, base: MetricSet | None) -> MetricSet:  # noqa: PLR0912 - one check per key of a metric-set file
-    name = doc.get("name") or Path(origin).stem
-    if doc.get("inherits"):
-        if base is None:
-            raise DataFileError(f"{origin}: inherits {doc['inherits']!r}, which is not loaded")
-        groups = {
-            g: Group(
-                name=s.name,
-                why=s.why,
-                optional=s.optional,
-                absent_note=s.absent_note,
-                sections=list(s.sections),
-                metrics=dict(s.metrics),
-                provides=dict(s.provides),
-            )
-            for g, s in base.groups.items()
-        }
-        description = doc.get("description") or base.description
-    else:
-        groups = {}
-        description = doc.get("description", "")
-    for g, spec in (doc.get("groups") or {}).items():
-        groups[g] = _parse_group(g, spec)
+def _copy_group(g: Group) -> Group:
+    """An overlay edits its groups in place: it gets copies, the base set stays as read."""
+    return Group(
+        name=g.name,
+        why=g.why,
+        optional=g.optional,
+        absent_note=g.absent_note,
+        sections=list(g.sections),
+        metrics=dict(g.metrics),
+        provides=dict(g.provides),
+    )
+
+
+def _starting_point(doc: dict, origin: str, base: MetricSet | None) -> tuple[dict[str, Group], str]:
+    """The groups and description a document starts from: copies of the base set's when it
+    ``inherits``, nothing otherwise."""
+    if not doc.get("inherits"):
+        return {}, doc.get("description", "")
+    if base is None:
+        raise DataFileError(f"{origin}: inherits {doc['inherits']!r}, which is not loaded")
+    groups = {g: _copy_group(s) for g, s in base.groups.items()}
+    return groups, doc.get("description") or base.description
+
+
+def _add_metrics(doc: dict, origin: str, groups: dict[str, Group]) -> None:
     for g, metrics in (doc.get("add") or {}).items():
         if g not in groups:
             raise DataFileError(f"{origin}: 'add' names unknown group {g}")
         groups[g].metrics.update(metrics or {})
+
+
+def _drop_metrics(doc: dict, origin: str, groups: dict[str, Group]) -> None:
     for m in doc.get("drop") or []:
         if not any(m in grp.metrics for grp in groups.values()):
             raise DataFileError(f"{origin}: 'drop' names {m}, which no group collects")
         for grp in groups.values():
             grp.metrics.pop(m, None)
+
+
+def _rename_metrics(doc: dict, origin: str, groups: dict[str, Group]) -> None:
     for old, new in (doc.get("rename") or {}).items():
         hits = [grp for grp in groups.values() if old in grp.metrics]
         if not hits:
             raise DataFileError(f"{origin}: 'rename' names {old}, which no group collects")
         for grp in hits:
             grp.metrics = {(new if k == old else k): v for k, v in grp.metrics.items()}
+
+
+def _capabilities(cc: object) -> list[str]:
+    """``compute_capability`` may be one value or a list of them."""
+    return [str(c) for c in (cc if isinstance(cc, list) else [cc])]
+
+
+def _from_doc(doc: dict, origin: str, base: MetricSet | None) -> MetricSet:
+    groups, description = _starting_point(doc, origin, base)
+    for g, spec in (doc.get("groups") or {}).items():
+        groups[g] = _parse_group(g, spec)
+    # The list edits an overlay makes to the groups, in this order.
+    _add_metrics(doc, origin, groups)
+    _drop_metrics(doc, origin, groups)
+    _rename_metrics(doc, origin, groups)
     if not groups:
         raise DataFileError(f"{origin}: the set has no groups")
-    cc = doc.get("compute_capability") or []
     return MetricSet(
-        name=name,
+        name=doc.get("name") or Path(origin).stem,
         description=" ".join(str(description).split()),
         groups=groups,
         chip=doc.get("chip"),
         family=doc.get("family", ""),
-        compute_capability=[str(c) for c in (cc if isinstance(cc, list) else [cc])],
+        compute_capability=_capabilities(doc.get("compute_capability") or []),
         origin=origin,
     )
+
+
+def _names_a_file(key: str) -> bool:
+    """Only a value with a folder separator or a .yaml/.yml suffix is a path."""
+    return Path(key).suffix in (".yaml", ".yml") or os.sep in key or "/" in key
+
+
+def _user_file(key: str) -> Path:
+    from ..io import require_input_file
+
+    # Missing, a folder, a FIFO or device, a link loop: exit 3, as every input file.
+    return require_input_file(Path(key), "a metric set file")
+
+
+def _shipped_file(key: str, folder: Path) -> Path:
+    """A shipped set by name or compute capability."""
+    chip = data.chip_for(key) or key.lower()
+    path = folder / f"{chip}.yaml"
+    if not path.is_file():
+        raise UsageError(
+            f"unknown metric set {key!r}", hint="one of: " + ", ".join(available_sets()) + ", or a YAML file"
+        )
+    return path
+
+
+def _base_set(doc: dict, path: Path, folder: Path) -> MetricSet | None:
+    """The set a document inherits from (only the shipped base), or None."""
+    if not doc.get("inherits"):
+        return None
+    if doc["inherits"] != "base":
+        raise DataFileError(f"{path.name}: only 'inherits: base' is supported")
+    return _from_doc(data.read_yaml_file(folder / "base.yaml", SCHEMA, "metric set"), "base.yaml", None)
 
 
 def load_metric_set(name_or_path: str | Path | None = None) -> MetricSet:
@@ -186,28 +250,12 @@ def load_metric_set(name_or_path: str | Path | None = None) -> MetricSet:
     folder separator or a .yaml/.yml suffix is a path."""
     key = str(name_or_path) if name_or_path else "base"
     folder = metric_sets_dir()
-    p = Path(key)
-    if p.suffix in (".yaml", ".yml") or os.sep in key or "/" in key:
-        from ..io import require_input_file
-
-        # Missing, a folder, a FIFO or device, a link loop: exit 3, as every input file.
-        path = require_input_file(p, "a metric set file")
-    else:
-        chip = data.chip_for(key) or key.lower()
-        path = folder / f"{chip}.yaml"
-        if not path.is_file():
-            raise UsageError(
-                f"unknown metric set {key!r}", hint="one of: " + ", ".join(available_sets()) + ", or a YAML file"
-            )
+    path = _user_file(key) if _names_a_file(key) else _shipped_file(key, folder)
     shipped = path.resolve().parent == folder.resolve()
     # A user's file is checked against the metric_set JSON Schema here; the shipped sets by
     # the test suite (every start would otherwise pay for importing jsonschema).
     doc = data.read_yaml_file(path, SCHEMA, "metric set", validate_as=None if shipped else "metric_set")
-    base = None
-    if doc.get("inherits"):
-        if doc["inherits"] != "base":
-            raise DataFileError(f"{path.name}: only 'inherits: base' is supported")
-        base = _from_doc(data.read_yaml_file(folder / "base.yaml", SCHEMA, "metric set"), "base.yaml", None)
+    base = _base_set(doc, path, folder)
     ms = _from_doc(doc, path.name if path.parent == folder else str(path), base)
     ms.shipped = shipped
     return ms
@@ -250,20 +298,28 @@ SUFFIXES = {
 }
 
 
-def load_catalogue(chip: str, folder: Path | None = None) -> dict[str, str]:
-    """ncu's ``--query-metrics --chips CHIP`` listing as {base name: type}."""
-    path = (folder or metric_sets_dir() / "catalogues") / f"metrics_{chip}.txt.xz"
+def _catalogue_text(path: Path, chip: str) -> str:
     try:
         with lzma.open(path, "rt", encoding="utf-8") as fh:
-            text = fh.read()
+            return fh.read()
     except FileNotFoundError as e:
         raise DataFileError(f"no metric catalogue for chip {chip} ({path.name})") from e
     except (OSError, lzma.LZMAError) as e:
         raise DataFileError(f"cannot read {path.name}: {e}") from e
+
+
+def _not_an_entry(line: str) -> bool:
+    """The continuation of a wrapped description, a rule or a header."""
+    return not line or line[0] in " -" or line.startswith(("Chip ", "Metric Name"))
+
+
+def load_catalogue(chip: str, folder: Path | None = None) -> dict[str, str]:
+    """ncu's ``--query-metrics --chips CHIP`` listing as {base name: type}."""
+    path = (folder or metric_sets_dir() / "catalogues") / f"metrics_{chip}.txt.xz"
     out: dict[str, str] = {}
-    for line in text.splitlines():
-        if not line or line[0] in " -" or line.startswith(("Chip ", "Metric Name")):
-            continue  # continuation of a wrapped description, rules, headers
+    for line in _catalogue_text(path, chip).splitlines():
+        if _not_an_entry(line):
+            continue
         parts = line.split()
         if len(parts) >= 2 and parts[1] in SUFFIXES:
             out[parts[0]] = parts[1]

@@ -14,11 +14,13 @@
 #  2. runs it once at the Makefile's run arguments and keeps its output with the lines that
 #     print times removed (OUTDIR/PROGRAM.VARIANT.out): the outputs to compare;
 #  3. times it: ncu --metrics gpu__time_duration.sum --clock-control none --cache-control none
-#     over the first LAUNCHES launches of the kernels matching KERNEL_REGEX (a regex on the
+#     over the first LAUNCHES launches of the kernels matching KERNEL_REGEX (a regex on the demangled
 #     function name); the variant's time is the sum over distinct kernels of each kernel's median
 #     launch time (a fix that splits or fuses kernels launches each once per step); MODE "mean":
 #     the matched launches' total time over their number (launches of one kernel that do
-#     different work, e.g. one per parameter value, where a fix names a kernel per value).
+#     different work, e.g. one per parameter value, where a fix names a kernel per value); MODE
+#     "sum": the matched launches' total time (a fix that does the same work in fewer launches,
+#     LAUNCHES set to each variant's whole run).
 # The original of each program is timed twice, first and last, to show the spread between runs.
 # Output: OUTDIR/times.tsv (PROGRAM VARIANT RUN US LAUNCHES KERNELS) and OUTDIR/fixes.tar.
 set -uo pipefail
@@ -40,7 +42,7 @@ progname() { sed -n 's/^program[[:space:]]*=[[:space:]]*//p' "$1/Makefile" | hea
 time_one() {  # PROGRAM VARIANT REGEX LAUNCHES RUN MODE [ARGS]
   local d=/opt/samples/$1.$2 p a
   p=$(progname "$d"); read -r -a a <<<"${7:-$(runargs "$d")}"
-  (cd "$d" && timeout 200 ncu --metrics gpu__time_duration.sum --clock-control none --cache-control none \
+  (cd "$d" && timeout 200 ncu --metrics gpu__time_duration.sum --clock-control none --cache-control none --kernel-name-base demangled \
      -k "regex:$3" -c "$4" --csv --page raw "./$p" "${a[@]}" >"$out/logs/$1.$2.$5.csv" 2>"$out/logs/$1.$2.$5.err")
   python3 - "$out/logs/$1.$2.$5.csv" "$1" "$2" "$5" "${6:-median}" >>"$times" <<'PY'
 import csv, sys, statistics, collections
@@ -55,6 +57,7 @@ if head is not None:
 n = sum(len(v) for v in per.values())
 if not per: us = float("nan")
 elif sys.argv[5] == "mean": us = sum(sum(v) for v in per.values()) / n / 1000
+elif sys.argv[5] == "sum": us = sum(sum(v) for v in per.values()) / 1000
 else: us = sum(statistics.median(v) for v in per.values()) / 1000
 print(f"{sys.argv[2]}\t{sys.argv[3]}\t{sys.argv[4]}\t{us:.3f}\t{n}\t{len(per)}")
 PY

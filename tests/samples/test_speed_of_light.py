@@ -179,6 +179,9 @@ def test_library_kernels_get_caller_advice(lib):
     for name, _, ka, _ in lib:
         if not ka.traits.has_line_info and name != "triton_gelu":
             assert all(f.audience == "caller" for f in ka.findings), name
+            assert all(f.advice_key == "caller_advice" for f in ka.findings), name
+        else:  # source lines: the kernel's own advice (advice_shape.advice_key)
+            assert all(f.advice_key != "caller_advice" for f in ka.findings), name
     small = {f.id: f for f in by["gemm_bf16_512"].findings}
     assert "grid-too-small" in small and "Batch several such calls" in small["grid-too-small"].advice
     # A Triton kernel carries its generated source's lines: it is not a library kernel.

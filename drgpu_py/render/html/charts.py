@@ -30,20 +30,7 @@ CHART_NAME_W = 32  # characters of a kernel's short name in that chart (summary.
 
 
 def stall_chart(tree: Node) -> dict | None:
-    rows: list[dict[str, Any]] = []
-    for g in tree.children:
-        if g.kind != "group":
-            continue
-        for n in g.children:
-            if n.kind == "reason" and isinstance(n.value, (int, float)) and n.value > 0:
-                rows.append(
-                    {
-                        "label": n.name,
-                        "value": float(n.value),
-                        "group": g.name,
-                        "color": GROUP_COLORS.get(g.attrs.get("group", ""), OTHER_COLOR),
-                    }
-                )
+    rows = _reason_rows(tree)
     if not rows:
         return None
     rows.sort(key=lambda r: -r["value"])
@@ -54,10 +41,6 @@ def stall_chart(tree: Node) -> dict | None:
         r["w"] = max(1.0, bar_w * r["value"] / 100.0)
         r["text"] = f"{r['value']:.1f}%"
         r["short"] = r["label"] if len(r["label"]) <= 40 else r["label"][:39] + "…"
-    legend: list[dict[str, str]] = []
-    for r in rows:
-        if r["group"] not in [x["name"] for x in legend]:
-            legend.append({"name": r["group"], "color": r["color"]})
     return {
         "rows": rows,
         "label_w": label_w,
@@ -65,24 +48,37 @@ def stall_chart(tree: Node) -> dict | None:
         "row_h": row_h,
         "width": label_w + bar_w + 70,
         "height": top * 2 + row_h * len(rows),
-        "legend": legend,
+        "legend": _legend(rows),
     }
 
 
+def _reason_rows(tree: Node) -> list[dict[str, Any]]:
+    """The stall reasons with a share, each with its group's name and colour."""
+    rows: list[dict[str, Any]] = []
+    for g in tree.children:
+        if g.kind != "group":
+            continue
+        color = GROUP_COLORS.get(g.attrs.get("group", ""), OTHER_COLOR)
+        rows += [
+            {"label": n.name, "value": float(n.value), "group": g.name, "color": color}
+            for n in g.children
+            if n.kind == "reason" and isinstance(n.value, (int, float)) and n.value > 0
+        ]
+    return rows
+
+
+def _legend(rows: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Each group drawn, once, in the order of its first bar."""
+    legend: list[dict[str, str]] = []
+    for r in rows:
+        if r["group"] not in [x["name"] for x in legend]:
+            legend.append({"name": r["group"], "color": r["color"]})
+    return legend
+
+
 def memory_chart(ka) -> dict:
-    k = ka.kernel
-    units = []
-    for key, (metric, label) in UNITS.items():
-        v = k.m(metric)
-        units.append(
-            {
-                "label": label,
-                "value": None if missing(v) else float(v),
-                "text": number(v, ".0f", "%"),
-                "top": key == ka.top_unit,
-            }
-        )
     label_w, bar_w, row_h = 120, 300, 24
+    units = _unit_rows(ka)
     for i, u in enumerate(units):
         u["y"] = 6 + i * row_h
         u["w"] = 0.0 if u["value"] is None else max(1.0, bar_w * min(u["value"], 100.0) / 100.0)
@@ -100,36 +96,72 @@ def memory_chart(ka) -> dict:
     if node is not None and node.kind == "missing":
         out["split_missing"] = missing_text(node)
     elif node is not None:
-        levels, cur = [], node
-        colors = ["#74c0fc", "#4dabf7", "#1864ab"]
-        while cur.children:
-            cur = next((c for c in cur.children if "latency_cycles" in c.attrs), None)
-            if cur is None:
-                break
-            levels.append(cur)
-        # A level's share can come out below zero (a residual of counters); it gets no width
-        # (an SVG width below zero is an error) and its number stays in the table.
-        total = sum(max(0.0, float(lv.value or 0.0)) for lv in levels)
-        if levels and total > 0:
-            x, segs, width = 0.0, [], 420.0
-            for i, lv in enumerate(levels):
-                w = width * max(0.0, float(lv.value or 0.0)) / total
-                hit = lv.attrs.get("hit_rate_pct")
-                segs.append(
-                    {
-                        "label": lv.name,
-                        "x": x,
-                        "w": w,
-                        "color": colors[min(i, 2)],
-                        "pct": 100.0 * float(lv.value or 0.0) / total,
-                        "share": format_value(lv),
-                        "hit": "" if hit is None else f"hit rate {hit:g}%",
-                        "latency": lv.attrs.get("latency_cycles"),
-                    }
-                )
-                x += w
-            out["split"] = {"segments": segs, "width": width, "share": format_value(node)}
+        out["split"] = _split_view(node)
     return out
+
+
+def _unit_rows(ka) -> list[dict]:
+    """Each unit's throughput (% of peak), the busiest marked."""
+    k = ka.kernel
+    units = []
+    for key, (metric, label) in UNITS.items():
+        v = k.m(metric)
+        units.append(
+            {
+                "label": label,
+                "value": None if missing(v) else float(v),
+                "text": number(v, ".0f", "%"),
+                "top": key == ka.top_unit,
+            }
+        )
+    return units
+
+
+def _latency_levels(node: Node) -> list[Node]:
+    """The memory latency split's levels, L1 -> L2 -> DRAM: each the child with a latency."""
+    levels: list[Node] = []
+    cur: Node | None = node
+    while cur is not None and cur.children:
+        cur = next((c for c in cur.children if "latency_cycles" in c.attrs), None)
+        if cur is not None:
+            levels.append(cur)
+    return levels
+
+
+def _split_view(node: Node) -> dict | None:
+    """The latency split as one bar of segments; None when no level has a share. A level's
+    share can come out below zero (a residual of counters); it gets no width (an SVG width
+    below zero is an error) and its number stays in the table."""
+    levels = _latency_levels(node)
+    total = sum(max(0.0, float(lv.value or 0.0)) for lv in levels)
+    if not levels or total <= 0:
+        return None
+    colors = ["#74c0fc", "#4dabf7", "#1864ab"]
+    x, segs, width = 0.0, [], 420.0
+    for i, lv in enumerate(levels):
+        w = width * max(0.0, float(lv.value or 0.0)) / total
+        hit = lv.attrs.get("hit_rate_pct")
+        segs.append(
+            {
+                "label": lv.name,
+                "x": x,
+                "w": w,
+                "color": colors[min(i, 2)],
+                "pct": 100.0 * float(lv.value or 0.0) / total,
+                "share": format_value(lv),
+                "hit": "" if hit is None else f"hit rate {hit:g}%",
+                "latency": lv.attrs.get("latency_cycles"),
+            }
+        )
+        x += w
+    return {"segments": segs, "width": width, "share": format_value(node)}
+
+
+def _occupancy_missing(node: Node | None) -> str:
+    """Why there are no limiter bars: the tree's reason, else the section not collected."""
+    if node is not None and node.kind == "missing":
+        return missing_text(node)
+    return "not collected (section Occupancy)"
 
 
 def occupancy_chart(ka) -> dict:
@@ -148,32 +180,35 @@ def occupancy_chart(ka) -> dict:
     }
     node = ka.tree.by_key(KEY_OCCUPANCY_LIMITER)
     if node is None or node.kind == "missing" or not isinstance(node.attrs.get("limits"), dict):
-        out["missing"] = (
-            missing_text(node) if node is not None and node.kind == "missing" else "not collected (section Occupancy)"
-        )
+        out["missing"] = _occupancy_missing(node)
         return out
     limits = {str(name): float(v) for name, v in node.attrs["limits"].items() if not missing(v)}
     if not limits:
         out["missing"] = "not collected (section Occupancy)"
         return out
-    low = min(limits.values())
-    top = max(limits.values()) or 1.0
     label_w, bar_w, row_h = 130, 280, 24
-    for i, (name, v) in enumerate(sorted(limits.items(), key=lambda kv: kv[1])):
-        out["bars"].append(
-            {
-                "label": name,
-                "y": 6 + i * row_h,
-                "w": max(1.0, bar_w * v / top),
-                "text": f"{v:g} blocks/SM",
-                "limit": v == low,
-            }
-        )
+    out["bars"] = _limit_bars(limits, bar_w, row_h)
     out["limiter"] = min(limits, key=limits.__getitem__)  # as analysis picks it: the fewest blocks/SM
     out.update(
         label_w=label_w, bar_w=bar_w, row_h=row_h, height=12 + row_h * len(out["bars"]), width=label_w + bar_w + 110
     )
     return out
+
+
+def _limit_bars(limits: dict[str, float], bar_w: int, row_h: int) -> list[dict]:
+    """Blocks per SM each resource allows, fewest first, the limiting ones marked."""
+    low = min(limits.values())
+    top = max(limits.values()) or 1.0
+    return [
+        {
+            "label": name,
+            "y": 6 + i * row_h,
+            "w": max(1.0, bar_w * v / top),
+            "text": f"{v:g} blocks/SM",
+            "limit": v == low,
+        }
+        for i, (name, v) in enumerate(sorted(limits.items(), key=lambda kv: kv[1]))
+    ]
 
 
 def _pct_text(v: float) -> str:
@@ -221,23 +256,8 @@ def ledger_view(ka) -> dict | None:
     if ledger is None:
         return None
     e, width = ledger.elapsed_ns, 520.0
-    parts = [("useful", ledger.useful_ns, LEDGER_USEFUL, f"useful work at peak ({part_label(useful.limiter)})")]
-    shown = [x for x in ledger.losses if x.ns > 0]
-    for i, x in enumerate(shown):
-        parts.append((x.owner, x.ns, LEDGER_LOSSES[i % len(LEDGER_LOSSES)], f"what fixing {x.owner} saves"))
-    for i, a in enumerate(x for x in ledger.attributed if x.ns / e >= 0.005):
-        owners = (
-            f"; the findings whose fix acts on it: {', '.join(a.owners)}" + ("" if a.raised else " (none found here)")
-            if a.owners
-            else ""
-        )
-        color = LEDGER_WORK if a.work else LEDGER_UNCLAIMED[i % len(LEDGER_UNCLAIMED)]
-        parts.append((a.short_label, a.ns, color, f"other time: {a.label}{owners}"))
-    top = ledger.unexplained_top[0] if ledger.unexplained_top else None
-    rest = "no mechanism matches its samples" + (f"; top stall {top['label']}" if top else "")
-    parts.append(("unexplained", ledger.unexplained_ns, LEDGER_UNEXPLAINED, rest))
     x, segments = 0.0, []
-    for name, ns, color, why in parts:
+    for name, ns, color, why in _ledger_parts(ledger, useful):
         w = width * ns / e if e > 0 else 0.0
         segments.append({"name": name, "x": x, "w": w, "color": color, "pct": f"{share_pct(ns / e)}%", "why": why})
         x += w
@@ -250,6 +270,30 @@ def ledger_view(ka) -> dict | None:
     }
 
 
+def _ledger_parts(ledger, useful) -> list[tuple[str, float, str, str]]:
+    """(name, ns, colour, why) of each part of the bar, in order: the useful time, what each
+    finding's fix saves, the other time by mechanism from half a percent, the unexplained."""
+    e = ledger.elapsed_ns
+    parts = [("useful", ledger.useful_ns, LEDGER_USEFUL, f"useful work at peak ({part_label(useful.limiter)})")]
+    shown = [x for x in ledger.losses if x.ns > 0]
+    for i, x in enumerate(shown):
+        parts.append((x.owner, x.ns, LEDGER_LOSSES[i % len(LEDGER_LOSSES)], f"what fixing {x.owner} saves"))
+    for i, a in enumerate(x for x in ledger.attributed if x.ns / e >= 0.005):
+        color = LEDGER_WORK if a.work else LEDGER_UNCLAIMED[i % len(LEDGER_UNCLAIMED)]
+        parts.append((a.short_label, a.ns, color, f"other time: {a.label}{_owners_text(a)}"))
+    top = ledger.unexplained_top[0] if ledger.unexplained_top else None
+    rest = "no mechanism matches its samples" + (f"; top stall {top['label']}" if top else "")
+    parts.append(("unexplained", ledger.unexplained_ns, LEDGER_UNEXPLAINED, rest))
+    return parts
+
+
+def _owners_text(a) -> str:
+    """The findings whose fix acts on a mechanism's time, and whether any was raised here."""
+    if not a.owners:
+        return ""
+    return f"; the findings whose fix acts on it: {', '.join(a.owners)}" + ("" if a.raised else " (none found here)")
+
+
 def _sol_bars(d: dict, th: dict) -> dict:
     units = d["units"]
     label_w, bar_w, row_h, top = 215, 300, 24, 6
@@ -257,13 +301,11 @@ def _sol_bars(d: dict, th: dict) -> dict:
     for i, (u, spec) in enumerate(units.items()):
         v = float(spec["pct"])
         label = str(spec["label"])
-        short = label if len(label) <= 32 else label.split(" (")[0]
-        short = short if len(short) <= 32 else short[:31] + "…"
         rows.append(
             {
                 "unit": u,
                 "label": label,
-                "short": short,
+                "short": _short_unit(label),
                 "y": top + i * row_h,
                 "w": max(0.0, bar_w * min(v, 100.0) / 100.0) if v > 0 else 0.0,
                 "text": _pct_text(v),
@@ -272,14 +314,7 @@ def _sol_bars(d: dict, th: dict) -> dict:
             }
         )
     body = top + row_h * len(rows)
-    lines = []
-    for grade, key in GRADE_THRESHOLDS:
-        level = th.get(key)
-        if level is None or missing(level):
-            continue
-        lines.append(
-            {"grade": grade, "pct": f"{float(level):g}%", "x": label_w + bar_w * min(float(level), 100.0) / 100.0}
-        )
+    lines = _grade_lines(th, label_w, bar_w)
     return {
         "rows": rows,
         "lines": lines,
@@ -292,6 +327,25 @@ def _sol_bars(d: dict, th: dict) -> dict:
         "grade": d["grade"],
         "missing": "" if rows else "unit throughputs not collected (section SpeedOfLight)",
     }
+
+
+def _short_unit(label: str) -> str:
+    """A unit's label in at most 32 characters: without its parenthesis, else cut."""
+    short = label if len(label) <= 32 else label.split(" (")[0]
+    return short if len(short) <= 32 else short[:31] + "…"
+
+
+def _grade_lines(th: dict, label_w: int, bar_w: int) -> list[dict]:
+    """The grades' thresholds as vertical lines over the bars, those the thresholds set."""
+    lines = []
+    for grade, key in GRADE_THRESHOLDS:
+        level = th.get(key)
+        if level is None or missing(level):
+            continue
+        lines.append(
+            {"grade": grade, "pct": f"{float(level):g}%", "x": label_w + bar_w * min(float(level), 100.0) / 100.0}
+        )
+    return lines
 
 
 def share_chart(rows: list[dict]) -> dict:
@@ -311,12 +365,9 @@ def share_chart(rows: list[dict]) -> dict:
                 "text": r["share"],
                 "y": pad + i * row_h,
                 "w": max(1.0, w) if v > 0 else 0.0,
-                "tip": f"{r['name']}: {r['share']} of GPU time, {r['total']} µs in {r['launches']} launch"
-                + ("es" if r["launches"] != 1 else ""),
+                "tip": _share_tip(r),
             }
         )
-    rest = rows[SHARE_CHART_MAX:]
-    rest_share = sum(r["share_v"] or 0.0 for r in rest)
     return {
         "bars": bars,
         "label_w": label_w,
@@ -324,7 +375,19 @@ def share_chart(rows: list[dict]) -> dict:
         "row_h": row_h,
         "width": label_w + bar_w + 56,
         "height": 2 * pad + row_h * len(bars),
-        "rest": f"{len(rest)} more kernel group{'s' if len(rest) != 1 else ''}: {share_text(rest_share)} of GPU time"
-        if rest
-        else "",
+        "rest": _rest_text(rows[SHARE_CHART_MAX:]),
     }
+
+
+def _share_tip(r: dict) -> str:
+    return f"{r['name']}: {r['share']} of GPU time, {r['total']} µs in {r['launches']} launch" + (
+        "es" if r["launches"] != 1 else ""
+    )
+
+
+def _rest_text(rest: list[dict]) -> str:
+    """The groups the chart leaves out, and their share of GPU time ('' when none is)."""
+    if not rest:
+        return ""
+    rest_share = sum(r["share_v"] or 0.0 for r in rest)
+    return f"{len(rest)} more kernel group{'s' if len(rest) != 1 else ''}: {share_text(rest_share)} of GPU time"

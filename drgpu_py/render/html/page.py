@@ -93,10 +93,7 @@ def unpack_page(doc: str) -> str:
 def render_html(analysis, options) -> str:
     options = options or RenderOptions()
     with_svg = dot_available()
-    times = [0.0 if t is None else t for t in (groups.total_ns(ka.kernel) for ka in analysis.kernels)]
-    # Kernel sections by GPU time, largest first (ties in launch order): the costliest kernel
-    # of a model step is the first one a reader meets, not the 13th.
-    order = sorted(range(len(times)), key=lambda i: -times[i])
+    order = _by_gpu_time(analysis)
     drawn = set(order[:GRAPH_KERNELS_MAX])
     # The same heaviest groups get their outline tree and hot lines' SASS as HTML; the others
     # carry them as JSON that report.js turns into the same DOM when opened (~1/3 the bytes).
@@ -104,35 +101,14 @@ def render_html(analysis, options) -> str:
         kernel_view(i, ka, analysis, options, with_svg and i in drawn, i in drawn)
         for i, ka in enumerate(analysis.kernels)
     ]
-    # A note several groups carry word for word is said once, at the top of the page, with
-    # links to its groups; each group's section keeps its own notes (JSON keeps them all).
-    notes = split_notes(analysis.kernels)
-    for kv, own in zip(kernels, notes.own):
-        kv["shared_notes"] = sum(kv["id"] in ids for _, ids in notes.shared)
-        kv["notes"] = own
-    anchors = {kv["id"]: kv["anchor"] for kv in kernels}
-    shared_notes = [
-        {"text": n, "every": len(ids) == len(kernels), "kernels": [{"id": i, "anchor": anchors[i]} for i in ids]}
-        for n, ids in notes.shared
-    ]
+    shared_notes = _share_notes(analysis, kernels)
     summary = summary_view(analysis, kernels, worth_of(options))  # reads the views in analysis order
     kernels = [kernels[i] for i in order]
     for rank, kv in enumerate(kernels, 1):
         kv["time_rank"] = rank
     report = str(analysis.profile.path or "")
     fold = f"{options.fold_share * 100:g}%"
-    # Past GRAPH_KERNELS_MAX groups, each group's charts, model, tree and source lines (nine
-    # tenths of its bytes) travel packed; its head and findings stay in the page, so every link
-    # of the summary has its target. report.js unpacks the heaviest groups at once, the others
-    # as they come near the window or a link points into them.
-    pack = len(kernels) > GRAPH_KERNELS_MAX
-    bodies: list[list[str]] = []
-    for i, kv in zip(order, kernels):
-        kv["graph_omitted"] = with_svg and i not in drawn
-        kv["packed"], kv["eager"] = None, False
-        if pack:
-            kv["packed"], kv["eager"] = len(bodies), i in drawn
-            bodies.append(_body_parts(kv, fold=fold, graph_max=GRAPH_KERNELS_MAX, report=report))
+    bodies = _packed_bodies(kernels, order, drawn, with_svg, fold, report)
     return (
         template_environment()
         .get_template("report.html.j2")
@@ -152,3 +128,42 @@ def render_html(analysis, options) -> str:
             packed=_pack(bodies) if bodies else "",
         )
     )
+
+
+def _by_gpu_time(analysis) -> list[int]:
+    """Kernel sections by GPU time, largest first (ties in launch order): the costliest kernel
+    of a model step is the first one a reader meets, not the 13th."""
+    times = [0.0 if t is None else t for t in (groups.total_ns(ka.kernel) for ka in analysis.kernels)]
+    return sorted(range(len(times)), key=lambda i: -times[i])
+
+
+def _share_notes(analysis, kernels: list[dict]) -> list[dict]:
+    """A note several groups carry word for word is said once, at the top of the page, with
+    links to its groups; each group's section keeps its own notes (JSON keeps them all)."""
+    notes = split_notes(analysis.kernels)
+    for kv, own in zip(kernels, notes.own):
+        kv["shared_notes"] = sum(kv["id"] in ids for _, ids in notes.shared)
+        kv["notes"] = own
+    anchors = {kv["id"]: kv["anchor"] for kv in kernels}
+    return [
+        {"text": n, "every": len(ids) == len(kernels), "kernels": [{"id": i, "anchor": anchors[i]} for i in ids]}
+        for n, ids in notes.shared
+    ]
+
+
+def _packed_bodies(
+    kernels: list[dict], order: list[int], drawn: set[int], with_svg: bool, fold: str, report: str
+) -> list[list[str]]:
+    """Past GRAPH_KERNELS_MAX groups, each group's charts, model, tree and source lines (nine
+    tenths of its bytes) travel packed; its head and findings stay in the page, so every link
+    of the summary has its target. report.js unpacks the heaviest groups at once, the others
+    as they come near the window or a link points into them."""
+    pack = len(kernels) > GRAPH_KERNELS_MAX
+    bodies: list[list[str]] = []
+    for i, kv in zip(order, kernels):
+        kv["graph_omitted"] = with_svg and i not in drawn
+        kv["packed"], kv["eager"] = None, False
+        if pack:
+            kv["packed"], kv["eager"] = len(bodies), i in drawn
+            bodies.append(_body_parts(kv, fold=fold, graph_max=GRAPH_KERNELS_MAX, report=report))
+    return bodies

@@ -11,6 +11,7 @@ JSON in place, for the groups whose parts report.js builds when they are opened.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -92,51 +93,78 @@ def _sass_rows(
     return rows, len(df) - len(keep)
 
 
-def source_view(ka, anchor: str) -> dict:  # noqa: C901, PLR0912, PLR0915 - one optional block per source-view column, in output order
+@dataclass
+class _Stalls:
+    """What every line's stall view reads: the stall columns, the kernel's stall samples in
+    all, and each reason's label and group."""
+
+    cols: list[str]
+    total: float
+    labels: dict[str, str]
+    groups: dict[str, str]
+
+
+@dataclass
+class _Places:
+    """Where the findings point: (file, line) -> finding ids; (file, line) -> finding id ->
+    the share of the finding's stall samples slicing blames on the line (the heat bar is the
+    line's own, sampled, share: the page labels which is which); SASS offset -> finding ids."""
+
+    where: dict[tuple, list[str]] = field(default_factory=dict)
+    blamed: dict[tuple, dict[str, float]] = field(default_factory=dict)
+    marks: dict[int, list[str]] = field(default_factory=dict)
+
+
+def _places_of(findings) -> _Places:
+    places = _Places()
+    for f in findings:
+        for loc in f.locations:
+            _place(places, f.id, loc)
+    return places
+
+
+def _place(places: _Places, fid: str, loc: dict) -> None:
+    """Record one location of a finding once: its source line and its SASS offset."""
+    if loc.get("file") and loc.get("line") is not None:
+        key = (loc["file"], int(loc["line"]))
+        if fid not in places.where.get(key, []):
+            places.where.setdefault(key, []).append(fid)
+            places.blamed.setdefault(key, {})[fid] = float(loc.get("share", 0.0))
+    if loc.get("pc_offset") is not None and fid not in places.marks.get(int(loc["pc_offset"]), []):
+        places.marks.setdefault(int(loc["pc_offset"]), []).append(fid)
+
+
+def _stall_columns(df: pd.DataFrame) -> list[str]:
+    """The stall reasons' sample columns (``stall_selected`` is issuing, not a stall)."""
+    return [c for c in df.columns if c.startswith("stall_") and c != "stall_selected"]
+
+
+def _lined(df: pd.DataFrame) -> pd.DataFrame:
+    """The instructions with a file and line (none without a line table)."""
+    if "file" in df and "line" in df:
+        return df[df["file"].notna() & df["line"].notna()]
+    return df.iloc[0:0]
+
+
+def source_view(ka, anchor: str) -> dict:
     k = ka.kernel
     df = k.instructions
-    labels, groups = _reason_meta()
     out: dict[str, Any] = {"files": [], "hotspots": [], "note": ""}
     if df.empty or "sass" not in df:
         out["note"] = "This report has no per-instruction data (collect the SourceCounters section)."
         return out
-    stall_cols = [c for c in df.columns if c.startswith("stall_") and c != "stall_selected"]
+    stall_cols = _stall_columns(df)
     total = float(df[stall_cols].to_numpy().sum()) if stall_cols else 0.0
     if total <= 0:
         out["note"] = (
             "No PC sampling in this report: per-line stalls are unavailable (collect the SourceCounters section)."
         )
         return out
-    where: dict[tuple, list[str]] = {}
-    # (file, line) -> finding id -> the share of the finding's stall samples slicing blames on
-    # the line; the heat bar is the line's own (sampled) share: the page labels which is which.
-    blamed: dict[tuple, dict[str, float]] = {}
-    marks: dict[int, list[str]] = {}
-    for f in ka.findings:
-        for loc in f.locations:
-            if (
-                loc.get("file")
-                and loc.get("line") is not None
-                and f.id not in where.get((loc["file"], int(loc["line"])), [])
-            ):
-                where.setdefault((loc["file"], int(loc["line"])), []).append(f.id)
-                blamed.setdefault((loc["file"], int(loc["line"])), {})[f.id] = float(loc.get("share", 0.0))
-            if loc.get("pc_offset") is not None and f.id not in marks.get(int(loc["pc_offset"]), []):
-                marks.setdefault(int(loc["pc_offset"]), []).append(f.id)
-    lined = df[df["file"].notna() & df["line"].notna()] if "file" in df and "line" in df else df.iloc[0:0]
+    st = _Stalls(stall_cols, total, *_reason_meta())
+    places = _places_of(ka.findings)
+    lined = _lined(df)
     if lined.empty:
-        # No line table: rank the SASS itself.
-        d = df.assign(_stalls=df[stall_cols].sum(axis=1)).sort_values("_stalls", ascending=False)
-        d = d[d["_stalls"] > 0].head(SASS_HOTSPOTS_MAX)
-        for _, r in d.iterrows():
-            out["hotspots"].append(
-                {
-                    "offset": f"+0x{int(r['offset']):04x}",
-                    "sass": str(r["sass"]),
-                    "share": 100.0 * float(r["_stalls"]) / total,
-                    "segments": _breakdown(r[stall_cols], stall_cols, labels, groups),
-                }
-            )
+        out["hotspots"] = _sass_hotspots(df, st)
         out["note"] = (
             "The report has no source-line information: hot SASS instructions are shown instead (compile with -lineinfo)."
         )
@@ -144,7 +172,44 @@ def source_view(ka, anchor: str) -> dict:  # noqa: C901, PLR0912, PLR0915 - one 
     lined = lined.assign(line=lined["line"].astype(int))
     by_line = lined.groupby(["file", "line"])
     per_line = by_line[stall_cols].sum()
-    line_tot = per_line.sum(axis=1).sort_values(ascending=False)
+    files = _hot_lines(per_line.sum(axis=1).sort_values(ascending=False), total, places)
+    for f in sorted(files, key=lambda x: -sum(files[x].values())):
+        rows = _file_rows(f, files[f], k.source_text.get(f), anchor, st, by_line, per_line, places)
+        out["files"].append(
+            {
+                "path": f,
+                "name": str(f).rsplit("/", 1)[-1],
+                "rows": rows,
+                "share": 100.0 * sum(files[f].values()) / total,
+                "has_text": bool(k.source_text.get(f)),
+            }
+        )
+    if not any(fv["has_text"] for fv in out["files"]):
+        out["note"] = (
+            "Source text was not imported into the report (profile with --import-source yes): line numbers and SASS only."
+        )
+    return out
+
+
+def _sass_hotspots(df: pd.DataFrame, st: _Stalls) -> list[dict]:
+    """No line table: the SASS itself ranked by stall samples."""
+    d = df.assign(_stalls=df[st.cols].sum(axis=1)).sort_values("_stalls", ascending=False)
+    d = d[d["_stalls"] > 0].head(SASS_HOTSPOTS_MAX)
+    return [
+        {
+            "offset": f"+0x{int(r['offset']):04x}",
+            "sass": str(r["sass"]),
+            "share": 100.0 * float(r["_stalls"]) / st.total,
+            "segments": _breakdown(r[st.cols], st.cols, st.labels, st.groups),
+        }
+        for _, r in d.iterrows()
+    ]
+
+
+def _hot_lines(line_tot: Any, total: float, places: _Places) -> dict[str, dict[int, float]]:
+    """file -> line -> stall samples of the lines shown expanded: those from
+    HOT_LINE_MIN_SHARE of the samples (at most HOT_LINES_MAX; else the three hottest), and
+    each finding's line."""
     hot = line_tot[line_tot / total >= HOT_LINE_MIN_SHARE].head(HOT_LINES_MAX)
     if len(hot) < 3:
         hot = line_tot[line_tot > 0].head(3)
@@ -153,54 +218,75 @@ def source_view(ka, anchor: str) -> dict:  # noqa: C901, PLR0912, PLR0915 - one 
         files.setdefault(f, {})[int(ln)] = float(v)
     # A finding's line is where the blamer puts the cause, often not where warps wait: show it
     # expanded like a hot line even when its own stall share is small.
-    for f, ln in where:
+    for f, ln in places.where:
         if (f, ln) in line_tot.index:
             files.setdefault(f, {}).setdefault(ln, float(line_tot.loc[(f, ln)]))
-    for f in sorted(files, key=lambda x: -sum(files[x].values())):
-        text = k.source_text.get(f)
-        hot_lines = files[f]
-        if text:
-            show: set[int] = set()
-            for ln in hot_lines:
-                show.update(range(max(1, ln - CONTEXT_LINES), min(len(text), ln + CONTEXT_LINES) + 1))
-            numbers = sorted(show | set(hot_lines))
-        else:
-            numbers = sorted(hot_lines)
-        rows, prev = [], None
-        for ln in numbers:
-            if prev is not None and ln > prev + 1:
-                rows.append({"gap": True})
-            prev = ln
-            code = text[ln - 1].rstrip("\n") if text and 1 <= ln <= len(text) else ""
-            row = {"gap": False, "no": ln, "code": code, "hot": ln in hot_lines, "id": source_id(anchor, f, ln)}
-            if ln in hot_lines:
-                sass, more = _sass_rows(by_line.get_group((f, ln)), stall_cols, labels, groups, marks)
-                row.update(
-                    share=100.0 * hot_lines[ln] / total,
-                    samples=f"{hot_lines[ln]:,.0f}",
-                    segments=_breakdown(per_line.loc[(f, ln)], stall_cols, labels, groups),
-                    sass=sass,
-                    sass_more=more,
-                    findings=where.get((f, ln), []),
-                    blamed=[
-                        {"id": fid, "share": f"{100.0 * share:.0f}%"} for fid, share in blamed.get((f, ln), {}).items()
-                    ],
-                )
-            rows.append(row)
-        out["files"].append(
-            {
-                "path": f,
-                "name": str(f).rsplit("/", 1)[-1],
-                "rows": rows,
-                "share": 100.0 * sum(hot_lines.values()) / total,
-                "has_text": bool(text),
-            }
-        )
-    if not any(fv["has_text"] for fv in out["files"]):
-        out["note"] = (
-            "Source text was not imported into the report (profile with --import-source yes): line numbers and SASS only."
-        )
+    return files
+
+
+def _shown_lines(text: list[str] | None, hot_lines: dict[int, float]) -> list[int | None]:
+    """The line numbers shown of a file, in order, a None where lines are left out: the hot
+    lines with CONTEXT_LINES around each when the report has the file's text."""
+    if text:
+        show: set[int] = set()
+        for ln in hot_lines:
+            show.update(range(max(1, ln - CONTEXT_LINES), min(len(text), ln + CONTEXT_LINES) + 1))
+        numbers = sorted(show | set(hot_lines))
+    else:
+        numbers = sorted(hot_lines)
+    out: list[int | None] = []
+    prev = None
+    for ln in numbers:
+        if prev is not None and ln > prev + 1:
+            out.append(None)
+        prev = ln
+        out.append(ln)
     return out
+
+
+def _file_rows(
+    f: str,
+    hot_lines: dict[int, float],
+    text: list[str] | None,
+    anchor: str,
+    st: _Stalls,
+    by_line,
+    per_line: pd.DataFrame,
+    places: _Places,
+) -> list[dict]:
+    """A file's rows: each line shown, a gap where lines are left out, the hot lines with
+    their detail."""
+    rows = []
+    for ln in _shown_lines(text, hot_lines):
+        if ln is None:
+            rows.append({"gap": True})
+            continue
+        row = _line_row(f, ln, text, anchor, hot_lines)
+        if ln in hot_lines:
+            sass, more = _sass_rows(by_line.get_group((f, ln)), st.cols, st.labels, st.groups, places.marks)
+            row.update(_hot_detail(st, per_line.loc[(f, ln)], hot_lines[ln], places, (f, ln), sass, more))
+        rows.append(row)
+    return rows
+
+
+def _line_row(f: str, ln: int, text: list[str] | None, anchor: str, hot_lines: dict[int, float]) -> dict:
+    code = text[ln - 1].rstrip("\n") if text and 1 <= ln <= len(text) else ""
+    return {"gap": False, "no": ln, "code": code, "hot": ln in hot_lines, "id": source_id(anchor, f, ln)}
+
+
+def _hot_detail(
+    st: _Stalls, line_stalls, samples: float, places: _Places, key: tuple, sass: list[dict], more: int
+) -> dict:
+    """A hot line's share, stall breakdown, SASS and the findings that point at it."""
+    return dict(
+        share=100.0 * samples / st.total,
+        samples=f"{samples:,.0f}",
+        segments=_breakdown(line_stalls, st.cols, st.labels, st.groups),
+        sass=sass,
+        sass_more=more,
+        findings=places.where.get(key, []),
+        blamed=[{"id": fid, "share": f"{100.0 * share:.0f}%"} for fid, share in places.blamed.get(key, {}).items()],
+    )
 
 
 def lazy_source(source: dict) -> None:

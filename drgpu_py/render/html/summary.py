@@ -73,60 +73,97 @@ def summary_view(analysis, kernels: list[dict], worth: Worth | None = None) -> d
     if len(analysis.kernels) <= 1:
         return None
     worth = worth or Worth()
-    # Copies: the page adds each finding's anchor and link to its rows, and the analysis's own
-    # summary (which JSON and text render) must not carry them.
-    rows = [dict(r, findings=[dict(f) for f in r["findings"]]) for r in analysis.summary()]
+    rows = _summary_copy(analysis)
     total = sum(r["total_ns"] or 0.0 for r in rows)
-    table = []
     short = short_names([unix_newlines(r["name"]) for r in rows], SHORT_NAME_W)  # different names stay different
+    table = []
     for r, i in zip(rows, _row_kernels(analysis, rows)):
-        kv, ka = kernels[i], analysis.kernels[i]
-        sol = ka.sol
-        ranks: dict[str, int] = {}
-        for n, f in enumerate(kv["findings"], 1):
-            ranks.setdefault(f["id"], n)
-        for f in r["findings"]:  # where each finding is on the page (for the "fix first" list)
-            f["anchor"] = kv["anchor"]
-            f["href"] = f"#{kv['anchor']}-f{ranks[f['id']]}" if f["id"] in ranks else "#" + kv["anchor"]
-        label = sol.labels.get(r["limiter"], r["limiter"]) if sol is not None and r["limiter"] else ""
-        limiter = f"{label.split(' (')[0]} {pct(r['limiter_pct'])}%" if label and r["limiter_pct"] is not None else ""
-        top = next((f for f in r["findings"] if worth.finding(f["estimated_speedup"])), None)
-        name = unix_newlines(r["name"])
-        table.append(
-            {
-                "anchor": kv["anchor"],
-                "id": r["kernel_id"],
-                "name": name,
-                "short": short[name] if name.strip() else f"kernel {r['kernel_id']}",
-                "launches": r["launches"],
-                "total": _us(r["total_ns"]),
-                "total_v": r["total_ns"],
-                "mean": _us(r["mean_ns"]),
-                "mean_v": r["mean_ns"],
-                "share": share_text(r["time_share"]),
-                "share_v": r["time_share"],
-                "share_w": 0.0 if r["time_share"] is None else max(0.0, min(100.0, 100.0 * r["time_share"])),
-                "grade": r["grade"] or "",
-                "limiter": limiter,
-                "limiter_v": r["limiter_pct"],
-                "top": None
-                if top is None
-                else {
-                    "id": top["id"],
-                    "severity": _app_severity(top),
-                    "kernel_severity": top["severity"],
-                    "href": top["href"],
-                    "speedup": _speedup(top),
-                },
-                "saved": "" if top is None else _us(top["time_saved_ns"]),
-                "saved_v": None if top is None else top["time_saved_ns"],
-            }
-        )
+        kv = kernels[i]
+        _link_findings(r, kv)
+        table.append(_table_row(r, kv, analysis.kernels[i].sol, short, worth))
     for t in table:
-        t["sort"] = {k: _sort_value(t[k + "_v"]) for k in ("total", "mean", "share", "limiter", "saved")}
+        t["sort"] = _sort_values(t)
+    return {
+        "rows": table,
+        "chart": share_chart(table),
+        "fix": _fix_first(rows, table, total, worth),
+        "groups": len(rows),
+        "launches": sum(r["launches"] for r in rows),
+        "total": duration(total) if total > 0 else "n/a",
+    }
+
+
+def _summary_copy(analysis) -> list[dict]:
+    """Copies of the analysis's summary rows: the page adds each finding's anchor and link to
+    its rows, and the analysis's own summary (which JSON and text render) must not carry them."""
+    return [dict(r, findings=[dict(f) for f in r["findings"]]) for r in analysis.summary()]
+
+
+def _sort_values(t: dict) -> dict:
+    """The keys the table's sortable columns sort by."""
+    return {k: _sort_value(t[k + "_v"]) for k in ("total", "mean", "share", "limiter", "saved")}
+
+
+def _link_findings(r: dict, kv: dict) -> None:
+    """Where each finding of a summary row is on the page (for the "fix first" list): its
+    block in the kernel's section, else the section."""
+    ranks: dict[str, int] = {}
+    for n, f in enumerate(kv["findings"], 1):
+        ranks.setdefault(f["id"], n)
+    for f in r["findings"]:
+        f["anchor"] = kv["anchor"]
+        f["href"] = f"#{kv['anchor']}-f{ranks[f['id']]}" if f["id"] in ranks else "#" + kv["anchor"]
+
+
+def _limiter_text(r: dict, sol) -> str:
+    """The unit the speed of light grades the kernel by, and its share of peak."""
+    label = sol.labels.get(r["limiter"], r["limiter"]) if sol is not None and r["limiter"] else ""
+    return f"{label.split(' (')[0]} {pct(r['limiter_pct'])}%" if label and r["limiter_pct"] is not None else ""
+
+
+def _top_cell(top: dict | None) -> dict | None:
+    if top is None:
+        return None
+    return {
+        "id": top["id"],
+        "severity": _app_severity(top),
+        "kernel_severity": top["severity"],
+        "href": top["href"],
+        "speedup": _speedup(top),
+    }
+
+
+def _table_row(r: dict, kv: dict, sol, short: dict[str, str], worth: Worth) -> dict:
+    """A kernel group's row of the summary table: each value as shown and as sorted."""
+    top = next((f for f in r["findings"] if worth.finding(f["estimated_speedup"])), None)
+    name = unix_newlines(r["name"])
+    return {
+        "anchor": kv["anchor"],
+        "id": r["kernel_id"],
+        "name": name,
+        "short": short[name] if name.strip() else f"kernel {r['kernel_id']}",
+        "launches": r["launches"],
+        "total": _us(r["total_ns"]),
+        "total_v": r["total_ns"],
+        "mean": _us(r["mean_ns"]),
+        "mean_v": r["mean_ns"],
+        "share": share_text(r["time_share"]),
+        "share_v": r["time_share"],
+        "share_w": 0.0 if r["time_share"] is None else max(0.0, min(100.0, 100.0 * r["time_share"])),
+        "grade": r["grade"] or "",
+        "limiter": _limiter_text(r, sol),
+        "limiter_v": r["limiter_pct"],
+        "top": _top_cell(top),
+        "saved": "" if top is None else _us(top["time_saved_ns"]),
+        "saved_v": None if top is None else top["time_saved_ns"],
+    }
+
+
+def _fix_first(rows: list[dict], table: list[dict], total: float, worth: Worth) -> list[dict]:
+    """The fixes that save most time, worth reading, each linked to its finding and kernel."""
     by_anchor = {t["anchor"]: t for t in table}
-    fix = []
     worth_first = [p for p in groups.priorities(rows) if worth.finding(p["estimated_speedup"])]
+    fix = []
     for n, p in enumerate(worth_first[:FIX_FIRST_MAX], 1):
         t = by_anchor[p["anchor"]]
         fix.append(
@@ -146,12 +183,4 @@ def summary_view(analysis, kernels: list[dict], worth: Worth | None = None) -> d
                 "saved_share": share_text(p["time_saved_ns"] / total) if total > 0 else "",
             }
         )
-    launches = sum(r["launches"] for r in rows)
-    return {
-        "rows": table,
-        "chart": share_chart(table),
-        "fix": fix,
-        "groups": len(rows),
-        "launches": launches,
-        "total": duration(total) if total > 0 else "n/a",
-    }
+    return fix

@@ -81,44 +81,52 @@ def _tree_view(
     # leaf of their own (text does the same).
     shown, hidden = worth.split_nodes(shown)
     a = n.attrs
-    # The root's % is of the issue slots, its causes' of the stall cycles: no bar at the root,
-    # whose bar would read as the parent of longer ones (its value and detail name the bases).
-    share_kind = n.kind in ("group", "reason", "line") or (is_chain(n) and n.unit == "%")
-    bar = float(n.value) if share_kind and n.unit == "%" and isinstance(n.value, (int, float)) else None
     view = {
         "name": n.name,
         "value": format_value(n),
         "kind": n.kind,
         "chain": is_chain(n),
-        "bar": None if bar is None else max(0.0, min(100.0, bar)),
+        "bar": _bar(n),
         "highlight": bool(a.get("highlight")),
         "open": depth == 0 or bool(a.get("highlight")),
         "detail": "",
         "code": "",
         "sass": "",
         "href": "",
-        "severity": sev.get(str(a.get("id")), a.get("severity", ""))
-        if n.kind == "suggestion"
-        else a.get("severity", ""),
+        "severity": _severity_shown(n, sev),
         "sid": a.get("id", "") if n.kind == "suggestion" else "",
         "children": [_tree_view(c, fold, anchor, src_ids, depth + 1, worth, sev) for c in shown]
         + ([_hidden_leaf(worth, hidden)] if hidden else []),
         "folded": [_tree_view(c, fold, anchor, src_ids, depth + 1, worth, sev) for c in folded],
         "fold_note": f"{len(folded)} below {fold * 100:g}% of stall cycles" if folded else "",
     }
+    _add_detail(view, n, anchor, src_ids)
+    return view
+
+
+def _bar(n: Node) -> float | None:
+    """A share's bar (0 to 100). The root's % is of the issue slots, its causes' of the stall
+    cycles: no bar at the root, whose bar would read as the parent of longer ones (its value
+    and detail name the bases)."""
+    share_kind = n.kind in ("group", "reason", "line") or (is_chain(n) and n.unit == "%")
+    if not (share_kind and n.unit == "%" and isinstance(n.value, (int, float))):
+        return None
+    return max(0.0, min(100.0, float(n.value)))
+
+
+def _severity_shown(n: Node, sev: dict[str, str]) -> str:
+    """A suggestion's severity in the whole run where ``sev`` has it, else the node's own."""
+    if n.kind == "suggestion":
+        return sev.get(str(n.attrs.get("id")), n.attrs.get("severity", ""))
+    return n.attrs.get("severity", "")
+
+
+def _add_detail(view: dict, n: Node, anchor: str, src_ids: set[str]) -> None:
+    """What a node's kind adds: the root's bases and measures, why a metric is missing, a
+    line's code and link, a suggestion's advice, a memory level's hit rate and latency."""
+    a = n.attrs
     if n.kind == "root":
-        if view["value"]:
-            view["value"] = f"{view['value']} {ROOT_BASE}"
-        bits = [CAUSES_BASE]
-        if a.get("achieved_ipc") is not None:
-            bits.append(f"IPC {a['achieved_ipc']:g} of {a.get('ideal_ipc', '?')}")
-        if a.get("top_unit"):
-            bits.append(
-                f"busiest unit {a.get('top_unit_label') or a['top_unit']} {number(a.get('top_unit_pct'), '.0f', '%')}"
-            )
-        if a.get("bound"):
-            bits.append(f"{a['bound']} bound")
-        view["detail"] = " · ".join(bits)
+        _add_root_detail(view, a)
     elif n.kind == "missing":
         view["detail"] = missing_text(n)
     elif n.kind == "line":
@@ -131,7 +139,21 @@ def _tree_view(
     elif "latency_cycles" in a:
         hit = f"hit rate {a['hit_rate_pct']:g}%, " if a.get("hit_rate_pct") is not None else ""
         view["detail"] = f"{hit}~{a['latency_cycles']} cycles"
-    return view
+
+
+def _add_root_detail(view: dict, a: dict) -> None:
+    if view["value"]:
+        view["value"] = f"{view['value']} {ROOT_BASE}"
+    bits = [CAUSES_BASE]
+    if a.get("achieved_ipc") is not None:
+        bits.append(f"IPC {a['achieved_ipc']:g} of {a.get('ideal_ipc', '?')}")
+    if a.get("top_unit"):
+        bits.append(
+            f"busiest unit {a.get('top_unit_label') or a['top_unit']} {number(a.get('top_unit_pct'), '.0f', '%')}"
+        )
+    if a.get("bound"):
+        bits.append(f"{a['bound']} bound")
+    view["detail"] = " · ".join(bits)
 
 
 def _hidden_leaf(worth: Worth, hidden: list[Node]) -> dict:
@@ -180,26 +202,9 @@ def _findings_view(
     sev = sev or {}
     out = []
     shown, hidden = worth.split_findings(ka.findings)
-    lines_hidden = 0
     for i, f in enumerate(shown, 1):
-        locs = []
         places, left = worth.split_locations(f.locations[:5])
-        lines_hidden += len(left)
-        for loc in places:
-            sid = source_id(anchor, loc.get("file"), loc.get("line"))
-            stalled = ", ".join(location_text(s) for s in loc.get("stalled_at", []) or [])
-            inl = loc.get("inlined_from")
-            locs.append(
-                {
-                    "where": location_text(loc),
-                    "share": f"{100.0 * float(loc.get('share', 0.0)):.0f}%",
-                    "inlined": location_text(inl) if isinstance(inl, dict) and inl.get("file") else "",
-                    "code": loc.get("code") or "",
-                    "sass": loc.get("sass") or "",
-                    "stalled_at": stalled,
-                    "href": "#" + sid if sid in src_ids else "",
-                }
-            )
+        locs = [_location_view(loc, anchor, src_ids) for loc in places]
         out.append(
             {
                 "rank": i,
@@ -207,10 +212,7 @@ def _findings_view(
                 "id": f.id,
                 "title": f.title,
                 "severity": sev.get(f.id, f.severity),
-                "severity_title": f"in the whole run: {sev[f.id]} (by the GPU time its fix saves); in this kernel: "
-                f"{f.severity}"
-                if f.id in sev
-                else f"in this kernel: {f.severity}",
+                "severity_title": _severity_title(f, sev),
                 "speedup": f.speedup_text(),
                 "share": f"{100.0 * f.stall_share:.0f}%",
                 "share_w": max(0.0, min(100.0, 100.0 * f.stall_share)),
@@ -223,6 +225,29 @@ def _findings_view(
             }
         )
     return out, hidden_findings_text(worth, hidden)
+
+
+def _severity_title(f, sev: dict[str, str]) -> str:
+    if f.id not in sev:
+        return f"in this kernel: {f.severity}"
+    return f"in the whole run: {sev[f.id]} (by the GPU time its fix saves); in this kernel: {f.severity}"
+
+
+def _location_view(loc: dict, anchor: str, src_ids: set[str]) -> dict:
+    """A finding's source line: where, its share, what it was inlined from, its code and the
+    lines it stalled at, linked to the source view where that shows the line."""
+    sid = source_id(anchor, loc.get("file"), loc.get("line"))
+    stalled = ", ".join(location_text(s) for s in loc.get("stalled_at", []) or [])
+    inl = loc.get("inlined_from")
+    return {
+        "where": location_text(loc),
+        "share": f"{100.0 * float(loc.get('share', 0.0)):.0f}%",
+        "inlined": location_text(inl) if isinstance(inl, dict) and inl.get("file") else "",
+        "code": loc.get("code") or "",
+        "sass": loc.get("sass") or "",
+        "stalled_at": stalled,
+        "href": "#" + sid if sid in src_ids else "",
+    }
 
 
 def _clean_svg(svg: str, anchor: str) -> Markup:
@@ -254,20 +279,25 @@ def _model_view(ka) -> dict | None:
     }
 
 
-def kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool, inline_tree: bool = True) -> dict:
-    k = ka.kernel
-    anchor = f"k{i}"
-    source = source_view(ka, anchor)
-    if not inline_tree:
-        lazy_source(source)
-    src_ids = {r["id"] for fv in source["files"] for r in fv["rows"] if not r["gap"]}
-    ach, theo = k.m("sm__warps_active.avg.pct_of_peak_sustained_active"), k.m("sm__maximum_warps_per_active_cycle_pct")
+def _busiest_unit(ka) -> str:
+    """The speed-of-light limiter, as the badge says, else the tree's busiest unit."""
     sol = ka.sol
-    if sol is not None and sol.limiter is not None:  # the speed-of-light limiter, as the badge says
+    if sol is not None and sol.limiter is not None:
         top_label, top_pct = sol.labels.get(sol.limiter, sol.limiter), sol.limiter_pct
     else:
         top_label, top_pct = ka.tree.attrs.get("top_unit_label"), ka.top_unit_pct
-    summary = [
+    return (
+        f"{top_label or 'n/a'}"
+        + ("" if missing(top_pct) else f" at {pct(top_pct)}% of peak")
+        + (f" (speed of light: {sol.grade})" if sol is not None and sol.grade else "")
+    )
+
+
+def _launch_summary(ka) -> list[tuple[str, str]]:
+    """The kernel head's table: device, duration, launch shape, resources, occupancy, IPC."""
+    k = ka.kernel
+    ach, theo = k.m("sm__warps_active.avg.pct_of_peak_sustained_active"), k.m("sm__maximum_warps_per_active_cycle_pct")
+    return [
         ("Device", k.device or "unknown"),
         ("Duration", duration(k.duration_ns)),
         ("Grid × block", f"{'×'.join(map(str, k.grid))} × {'×'.join(map(str, k.block))}"),
@@ -275,25 +305,48 @@ def kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool, in
         ("Shared memory / block", bytes_text(k.m("launch__shared_mem_per_block"))),
         ("Occupancy (achieved / theoretical)", f"{number(ach, '.0f', '%')} / {number(theo, '.0f', '%')}"),
         ("IPC (achieved / ideal)", f"{number(ka.achieved_ipc, '.2f')} / {ka.tree.attrs.get('ideal_ipc', 'n/a')}"),
-        (
-            "Busiest unit",
-            f"{top_label or 'n/a'}"
-            + ("" if missing(top_pct) else f" at {pct(top_pct)}% of peak")
-            + (f" (speed of light: {sol.grade})" if sol is not None and sol.grade else ""),
-        ),
+        ("Busiest unit", _busiest_unit(ka)),
     ]
+
+
+def _run_severities(analysis, kid: int) -> dict[str, str]:
+    """In a report of several kernel groups the badges give a finding's severity in the whole
+    run (groups.application_severity: it follows the GPU time the fix saves); none in one."""
+    if len(analysis.kernels) <= 1:
+        return {}
+    return {fid: s for (k, fid), s in groups.application_severities(analysis.summary()).items() if k == kid}
+
+
+def _arch_text(k) -> str:
+    """Compute capability and SM count, those known."""
+    parts = (f"cc {k.compute_capability}" if k.compute_capability else "", f"{k.sm_count} SMs" if k.sm_count else "")
+    return " · ".join(x for x in parts if x)
+
+
+def _source_ids(source: dict) -> set[str]:
+    """The ids of the source view's lines (gaps apart): where findings and tree lines link."""
+    return {r["id"] for fv in source["files"] for r in fv["rows"] if not r["gap"]}
+
+
+def _top_finding(ka) -> dict | None:
+    if not ka.findings:
+        return None
+    top = ka.findings[0]
+    return {"id": top.id, "title": top.title, "speedup": top.speedup_text(), "severity": top.severity}
+
+
+def kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool, inline_tree: bool = True) -> dict:
+    k = ka.kernel
+    anchor = f"k{i}"
+    source = source_view(ka, anchor)
+    if not inline_tree:
+        lazy_source(source)
+    src_ids = _source_ids(source)
     svg = None
     if with_svg:
         svg = _clean_svg(svg_for(analysis, options, kernels=[ka]), anchor)
-    top = ka.findings[0] if ka.findings else None
     worth = worth_of(options)
-    # In a report of several kernel groups the badges give a finding's severity in the whole
-    # run (groups.application_severity: it follows the GPU time the fix saves).
-    sev = (
-        {fid: s for (kid, fid), s in groups.application_severities(analysis.summary()).items() if kid == k.id}
-        if len(analysis.kernels) > 1
-        else {}
-    )
+    sev = _run_severities(analysis, k.id)
     tree = _tree_view(ka.tree, options.fold_share, anchor, src_ids, worth=worth, sev=sev)
     findings, hidden = _findings_view(ka, anchor, src_ids, worth, sev)
     return {
@@ -301,14 +354,7 @@ def kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool, in
         "id": k.id,
         "name": unix_newlines(k.name),
         "launches": k.launch_count,
-        "arch": " · ".join(
-            x
-            for x in (
-                f"cc {k.compute_capability}" if k.compute_capability else "",
-                f"{k.sm_count} SMs" if k.sm_count else "",
-            )
-            if x
-        ),
+        "arch": _arch_text(k),
         "mangled": k.mangled if k.mangled and k.mangled != k.name else "",
         "duration_ns": None if missing(k.duration_ns) else float(k.duration_ns),
         "duration": duration(k.duration_ns),
@@ -316,10 +362,8 @@ def kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool, in
         "bound": ka.bound,
         "stall_pct": number(ka.stall_cycle_pct, ".1f", "%"),
         "stall_w": 0.0 if missing(ka.stall_cycle_pct) else max(0.0, min(100.0, float(ka.stall_cycle_pct))),
-        "summary": [{"key": a, "value": b} for a, b in summary],
-        "top": {"id": top.id, "title": top.title, "speedup": top.speedup_text(), "severity": top.severity}
-        if top
-        else None,
+        "summary": [{"key": a, "value": b} for a, b in _launch_summary(ka)],
+        "top": _top_finding(ka),
         "findings": findings,
         "hidden": hidden,
         "stalls": stall_chart(ka.tree),

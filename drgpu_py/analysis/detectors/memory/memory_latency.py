@@ -20,12 +20,14 @@ Estimate: with k independent loads in flight instead of one, (1 - 1/k) of the wa
 (k = 4: 0.75 of it, ``eliminate``). No limit of its own here: the physical bounds
 ``evaluate`` applies to every finding (analysis/bounds.py) hold it to the units' headroom.
 
-Advice: the loop advice (unroll, prefetch), or variant ``loop_free`` where none of the waiting
-loads is in a loop (``_advice_variant``): several elements per thread, wider loads.
+Advice: the loop advice (unroll, prefetch), or, chosen from the code's shape
+(analysis/advice_shape.py), ``loop_free`` where none of the waiting loads' lines is in a loop
+(several elements per thread, wider loads) and ``header`` where the top line is inlined header
+code.
 
 Metrics (declared): the throughput units (``UNIT_METRICS``).
 
-Helpers (this rule's own): ``_loads_per_iteration``, ``_loads_per_warp``, ``_advice_variant``.
+Helpers (this rule's own): ``_loads_per_iteration``, ``_loads_per_warp``.
 """
 
 from __future__ import annotations
@@ -92,14 +94,6 @@ def _loads_per_warp(ctx: KernelContext, cfg: CFG, chains_only: bool) -> float:
     return n / warps / depth
 
 
-def _advice_variant(cfg: CFG, hot: dict[int, float]) -> str | None:
-    """``loop_free`` where none of the waiting loads is in a loop (one element per thread, a
-    gather through an index): there is no loop to unroll, so the advice is to give each thread
-    several elements; None (the loop advice) otherwise."""
-    in_loop = any(cfg.innermost_loop(idx) is not None for pc in hot if (idx := cfg.index_of_pc.get(pc)) is not None)
-    return None if in_loop else "loop_free"
-
-
 @detector(metrics=(*UNIT_METRICS,))
 def memory_latency(ctx: KernelContext, passes: Passes) -> Detection | None:
     """Warps wait on global loads while the memory system has headroom: too few loads in
@@ -152,5 +146,4 @@ def memory_latency(ctx: KernelContext, passes: Passes) -> Detection | None:
         evidence={"load_wait_share": round(removed_share, 3), "memory_throughput_pct": round(mem, 1)},
         locations=ctx.locations(hot),
         fmt={"share_pct": 100 * removed_share, "mem_pct": mem},
-        variant=_advice_variant(cfg, hot),
     )
