@@ -201,6 +201,9 @@ def install_signal_handlers() -> None:
 
 
 def main() -> None:
+    from ..sass.early import start
+
+    start(sys.argv[1:])  # nvdisasm on the report `drgpu analyze R` names, before the options are parsed
     install_signal_handlers()
     # Kernel names and paths are arbitrary text: a terminal or pipe that cannot encode a
     # character gets '?' rather than an exception in the middle of the output.

@@ -174,14 +174,17 @@ def _with_binary_control(profile: Profile, cubin, binary, roots: list[Path]) -> 
 
 
 def analyze_profile(profile: Profile, options: AnalysisOptions, progress=None, jobs: int = 1) -> Analysis:
-    """``analysis.analyze`` of a profile, its kernel groups spread over ``jobs`` worker
-    processes when there are several (drgpu_py.pipeline.parallel; the same result as 1)."""
+    """``analysis.analyze`` of a profile, its kernel groups spread over up to ``jobs`` worker
+    processes when there are several and enough work for them (drgpu_py.pipeline.parallel:
+    ``analysis_workers``; the same result as 1)."""
     from ..analysis import Analysis, analyze
 
     if jobs > 1 and len(profile.kernels) > 1:
-        from .parallel import analyze_kernels
+        from .parallel import analysis_workers, analyze_kernels
 
-        return Analysis(profile=profile, kernels=analyze_kernels(profile, options, jobs, True, progress))
+        workers = analysis_workers(profile.kernels, jobs)
+        if workers > 1:
+            return Analysis(profile=profile, kernels=analyze_kernels(profile, options, workers, True, progress))
     return analyze(profile, options, progress=progress)
 
 

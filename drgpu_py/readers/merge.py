@@ -154,9 +154,12 @@ def _refuse_other_builds(name: str, frames: list[tuple[str, pd.DataFrame]]) -> N
     """The same program has the same instruction at each offset; anything else means the
     reports come from different builds, and adding their counts would be meaningless."""
     ref: dict[int, tuple[str, str]] = {}
+    opcodes: dict[str, str] = {}  # launches of one function repeat each text
     for lab, df in frames:
         for off, s in zip(df["offset"].astype(int), df["sass"]):
-            op = _opcode(s)
+            op = opcodes.get(s)
+            if op is None:
+                op = opcodes[s] = _opcode(s)
             if not op:
                 continue
             if off in ref and ref[off][0] != op:

@@ -188,12 +188,16 @@ def read_ncu_rep(
             ids = ids[len(ids) * i // n : len(ids) * (i + 1) // n]
         plan = _Plan.build()
         functions = cache if isinstance(cache, FunctionCache) else FunctionCache() if cache else None
-        kernels = []
+        # Every launch's metrics and samples first, then their SASS: a listing nvdisasm is
+        # still writing (``sass``, a SassSource) is waited for once the rest is read, not at
+        # the first launch. The same calls, so the same profile, in another order.
+        heads = []
         for n, kid in enumerate(ids):
             rng, i = where[kid]
-            kernels.append(_read_action(nr, rng.action_by_idx(i), kid, plan, functions, sass, frames))
+            heads.append(_read_head(nr, rng.action_by_idx(i), kid, plan, functions))
             if progress:
                 progress(n + 1, len(ids))
+        kernels = [_read_code(head, plan, functions, sass, frames) for head in heads]
         return Profile(path=str(path), format="ncu-rep", kernels=kernels)
 
 
@@ -288,17 +292,31 @@ def _read_scalars(by_name, plan: _Plan) -> tuple[dict[str, float], dict[str, str
     return metrics, read_as
 
 
-def _read_action(
-    nr, a, kid: int, plan: _Plan | None = None, functions: FunctionCache | None = None, sass=None, frames: bool = True
-) -> KernelProfile:
-    plan = plan or _Plan.build()
+@dataclass
+class _Head:
+    """What a launch gives without its code: names, metrics, strings, per-PC values, the
+    function cache's key and the entry PC (``_read_head``); ``_read_code`` adds the code."""
+
+    a: Any  # ncu_report's action, read again for the line table and sources
+    kid: int
+    name: str
+    mangled: str
+    metrics: dict[str, float]
+    read_as: dict[str, str]
+    strings: dict[str, str]
+    cc: str
+    key: tuple | None
+    cols: dict[str, dict[int, float]]
+    base: int | None
+
+
+def _read_head(nr, a, kid: int, plan: _Plan, functions: FunctionCache | None) -> _Head:
     by_name = a.metric_by_name
     metrics, read_as = _read_scalars(by_name, plan)
     _stalls_under_first_name(metrics, plan.counters)
     strings = _read_strings(by_name)
     name, mangled = _names(nr, a)
     cc = _compute_capability(metrics)
-    sm_count = metrics.get("device__attribute_multiprocessor_count", metrics.get("launch__sm_count"))
     key = None
     if functions is not None:
         key = (
@@ -308,30 +326,38 @@ def _read_action(
             metrics.get("launch__registers_per_thread"),
             metrics.get("launch__shared_mem_per_block_static"),
         )
+    cols = _per_pc_columns(a, plan)
+    return _Head(a, kid, name, mangled, metrics, read_as, strings, cc, key, cols, _entry_pc(a, cols))
+
+
+def _read_code(head: _Head, plan: _Plan, functions: FunctionCache | None, sass, frames: bool) -> KernelProfile:
+    """The launch of ``head`` with its SASS, lines and sources (``sass``: as ``read_ncu_rep``'s)."""
+    metrics = head.metrics
     listing = None
     if sass is not None:
         from ..sass.cubin import sm_of
 
-        listing = sass.function(mangled, sm_of(cc))
-    parts, base, source_text = _instructions(a, plan, functions, key, listing)
+        listing = sass.function(head.mangled, sm_of(head.cc))
+    parts, source_text = _instructions(head.a, head.cols, head.base, functions, head.key, listing)
     if parts.moved:
         metrics[SAMPLES_MOVED] = parts.moved
+    sm_count = metrics.get("device__attribute_multiprocessor_count", metrics.get("launch__sm_count"))
     return KernelProfile(
-        id=kid,
-        name=name,
-        mangled=mangled,
-        device=strings.get("device__attribute_display_name", ""),
-        compute_capability=cc,
-        chip=data.chip_for(cc),
+        id=head.kid,
+        name=head.name,
+        mangled=head.mangled,
+        device=head.strings.get("device__attribute_display_name", ""),
+        compute_capability=head.cc,
+        chip=data.chip_for(head.cc),
         sm_count=int(sm_count) if sm_count and not math.isnan(sm_count) else None,
         grid=_dims(metrics, "grid"),
         block=_dims(metrics, "block"),
         metrics=metrics,
-        metric_names=read_as,
-        strings=strings,
+        metric_names=head.read_as,
+        strings=head.strings,
         # Parts stand in for the table until the caller builds it (frames=False).
         instructions=parts.frame() if frames else cast(Any, parts),
-        function_base=base,
+        function_base=head.base,
         source_text=source_text,
     )
 
@@ -558,19 +584,27 @@ def _cached_listing(
     return sass, cached.lines, dict(cached.source_text)  # callers may add files
 
 
+def _entry_pc(a, cols: dict[str, dict[int, float]]) -> int | None:
+    """The function's entry PC (``_function_entry``), else the lowest PC with a value."""
+    base = _function_entry(a)
+    if base is None:
+        base = min((pc for vals in cols.values() for pc in vals), default=None)
+    return base
+
+
 def _instructions(
-    a, plan: _Plan | None = None, functions: FunctionCache | None = None, key=None, listing=None
-) -> tuple[FrameParts, int | None, dict[str, list[str]]]:
-    """(the launch's per-instruction table as ``FrameParts``, its function's entry PC, its
-    source files' text)."""
-    plan = plan or _Plan.build()
-    cols = _per_pc_columns(a, plan)
+    a,
+    cols: dict[str, dict[int, float]],
+    base: int | None,
+    functions: FunctionCache | None = None,
+    key=None,
+    listing=None,
+) -> tuple[FrameParts, dict[str, list[str]]]:
+    """(the launch's per-instruction table as ``FrameParts``, its source files' text), from its
+    per-PC values ``cols`` (``_per_pc_columns``) and entry PC ``base`` (``_entry_pc``)."""
     known: set[int] = set()
     for vals in cols.values():
         known.update(vals)
-    base = _function_entry(a)
-    if base is None and known:
-        base = min(known)
     sass: dict[int, str] = {}
     lines: dict[int, tuple[str | None, int | None]] = {}
     source_text: dict[str, list[str]] = {}
@@ -579,7 +613,7 @@ def _instructions(
     else:
         source_text = _source_text(a)
     moved = _fold_gaps(cols, sass) if sass else 0.0
-    return FrameParts(list(sass) or sorted(known), cols, sass, lines, base, moved), base, source_text
+    return FrameParts(list(sass) or sorted(known), cols, sass, lines, base, moved), source_text
 
 
 def _function_entry(a) -> int | None:
@@ -637,7 +671,8 @@ def read_line_table(
                 out.append((name, {}, {}))
                 continue
             key = _function_key(nr, a, name) if functions is not None else None
-            parts, _, src = _instructions(a, plan, functions, key)
+            cols = _per_pc_columns(a, plan)
+            parts, src = _instructions(a, cols, _entry_pc(a, cols), functions, key)
             out.append((name, _offset_lines(parts.frame()), src))
         return out
 

@@ -100,8 +100,9 @@ class NcuRepReader:
         if started is not None:
             return started
         from ..sass.cubin import SassSource, cubins_in_report, max_cubins
+        from ..sass.early import take
 
-        return SassSource.start(cubins_in_report(path, limit=max_cubins()))
+        return take(path) or SassSource.start(cubins_in_report(path, limit=max_cubins()))
 
     def open(self, path: Path, request: ReadRequest) -> Profile:
         if request.source_csv is not None:

@@ -21,6 +21,8 @@ from typing import IO
 from ..errors import DrgpuError, ReportFormatError
 from ..profile import Profile
 from ..sass.container import RepWalk, rep_walk
+from ..sass.early import EarlyListing
+from ..sass.early import take as early_listing
 from . import isolate
 from .frame import FrameParts
 from .isolate import Started, in_children
@@ -141,6 +143,7 @@ class StartedRead:
     def __init__(self, path: Path, kernel: KernelSelector | None, jobs: int, walk: RepWalk) -> None:
         self.path, self.kernel, self.jobs, self.walk = path, kernel, jobs, walk
         self._child: Started | None = None
+        self._early: EarlyListing | None = None  # nvdisasm started as the process started
         self._cubins = tempfile.TemporaryDirectory(prefix="drgpu-sass-")
         self._log: IO[bytes] | None = None
         try:
@@ -184,6 +187,9 @@ class StartedRead:
         if self._child is not None:
             self._child.stop()
             self._child = None
+        if self._early is not None:
+            self._early.close()
+            self._early = None
         self._cubins.cleanup()
         if self._log is not None:
             self._log.close()
@@ -222,7 +228,8 @@ def start_read(
     read = StartedRead(p, kernel, jobs, walk)
     try:
         log_fd = read._log.fileno() if read._log is not None else None
-        read._child = isolate.start(_read_started, p, keep_id, progress, log_fd, read._cubins.name)
+        read._early = early_listing(p)
+        read._child = isolate.start(_read_started, p, keep_id, progress, log_fd, read._cubins.name, read._early)
     except BaseException:
         read.close()
         raise
@@ -232,15 +239,18 @@ def start_read(
     return read
 
 
-def _read_started(p: Path, keep_id, progress, log_fd: int | None, cubin_dir: str) -> Profile:
+def _read_started(
+    p: Path, keep_id, progress, log_fd: int | None, cubin_dir: str, early: EarlyListing | None = None
+) -> Profile:
     """The child of ``start_read``: nvdisasm on the report's cubins (as ``drgpu analyze``
-    starts it), the report read meanwhile, its tables left as parts (no pandas here)."""
+    starts it; ``early``: started already, as the process started), the report read
+    meanwhile, its tables left as parts (no pandas here)."""
     if log_fd is not None:
         os.dup2(log_fd, 2)  # ncu_report's native log, as native_stderr_captured keeps it
     from ..sass.cubin import SassSource, cubins_in_report, max_cubins
     from .ncu_rep import read_ncu_rep
 
-    source = SassSource.start(cubins_in_report(p, limit=max_cubins()), folder=cubin_dir)
+    source = early or SassSource.start(cubins_in_report(p, limit=max_cubins()), folder=cubin_dir)
     try:
         return read_ncu_rep(p, progress, keep_id=keep_id, sass=source, frames=False)
     finally:

@@ -23,6 +23,13 @@ from test_perf_equivalence import SAMPLES, _concat  # noqa: E402  (same folder)
 KINDS = sorted(SAMPLES.glob("*/*_bad.ncu-rep"))[:8]
 
 
+@pytest.fixture(autouse=True)
+def workers_for_any_size(monkeypatch):
+    """Workers even for these small reports (``analysis_workers`` leaves groups of fewer rows
+    than a worker costs in one process), so that what is compared ran in workers."""
+    monkeypatch.setattr("drgpu_py.pipeline.parallel.ROWS_PER_WORKER", 1)
+
+
 @pytest.fixture(scope="module")
 def mixed(tmp_path_factory) -> Path:
     """Eight kernel types, each launched twice, interleaved."""
@@ -113,3 +120,20 @@ def test_chunks_keep_one_function_together_and_cover_every_kernel(mixed):
     for c in chunks:
         names = {profile.kernels[i].mangled for i in c}
         assert not any(profile.kernels[j].mangled in names for other in chunks if other is not c for j in other)
+
+
+def test_workers_only_for_enough_rows(monkeypatch):
+    from types import SimpleNamespace
+
+    from drgpu_py.pipeline import parallel
+
+    monkeypatch.setattr(parallel, "ROWS_PER_WORKER", 100)
+    groups = [SimpleNamespace(instructions=[0] * 150) for _ in range(4)]  # 600 rows
+    assert parallel.analysis_workers(groups, 16) == 4  # no more than the groups
+    assert parallel.analysis_workers(groups, 2) == 2  # nor the jobs
+    assert parallel.analysis_workers(groups[:1], 16) == 1  # one group: this process
+    assert parallel.analysis_workers(groups[:2], 16) == 2
+    monkeypatch.setattr(parallel, "ROWS_PER_WORKER", 400)
+    assert parallel.analysis_workers(groups, 16) == 1  # 600 rows: one worker's worth, so none
+    monkeypatch.setattr(parallel, "ROWS_PER_WORKER", 300)
+    assert parallel.analysis_workers(groups, 16) == 2
