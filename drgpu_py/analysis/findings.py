@@ -171,8 +171,8 @@ def _launch_floor_note(active: float, whole: float, duration_ns: float | None, f
     if duration_ns is None or active <= 1.0 or whole >= active * 0.98:
         return None
     return (
-        f"{active:.2f}x on the {(duration_ns - floor_ns) / 1000:.1f} µs beyond the launch floor is {whole:.2f}x "
-        f"of the kernel's {duration_ns / 1000:.1f} µs: {floor_ns / 1000:.1f} µs of it is launch work no change to the code removes"
+        f"{whole:.2f}x of the kernel's {duration_ns / 1000:.1f} µs: {active:.2f}x past its launch floor "
+        f"({floor_ns / 1000:.1f} µs that no change to the code removes)"
     )
 
 

@@ -369,7 +369,7 @@ def _top_kernels(analysis, n: int, console: Console) -> list:
     by_id = {ka.kernel.id: ka for ka in analysis.kernels}
     console.print(
         f"[dim]Trees of the {n} kernels with the most GPU time follow (--top N for more, "
-        "--top 0 for all; -k ID for one kernel's whole tree).[/dim]\n"
+        "--top 0 for all; -k ID for one).[/dim]\n"
     )
     return [by_id[i] for i in order]
 

@@ -47,7 +47,7 @@ def test_a_short_kernels_estimate_leaves_its_launch_floor():
     # and says why.
     assert f.estimated_speedup < f.model_speedup
     assert f.estimated_speedup < limit
-    assert any("beyond the launch floor" in n for n in f.notes)
+    assert any("past its launch floor" in n for n in f.notes)
     assert _within(f.estimated_speedup, _measured(1, "phmm", "top"))
 
 
