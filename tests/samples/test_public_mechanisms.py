@@ -6,6 +6,9 @@ written into a test).
 - The launch floor is launch work no change removes: a what-if over the time warps run is
   taken over the kernel's duration (phmm: a 3.9 us kernel whose local-memory fix measured
   1.06x was estimated 1.78x).
+- Waits on a unit the whole kernel saturates are the sequence's only in proportion to its
+  instructions (md5hash: division sequences, 3% of the instructions, drew 64% of the samples
+  as ALU-pipe throttle; the fix measured 0.995x against 2.19x estimated).
 - A rolled loop with one load per thread in flight waits on latency up to saturation, not only
   below bound_pct (atomicReduction: DRAM at 61%, drgpu was silent, four loads in flight
   measured 1.36x)."""
@@ -60,3 +63,10 @@ def test_a_rolled_loop_above_bound_pct_waits_on_latency():
     (unit,) = [b["limit"] for b in f.bounds if b["kind"] == "unit"]
     assert f.estimated_speedup <= unit + 1e-9
     assert _within(f.estimated_speedup, _measured(3, "atomicReduction", "best"))
+
+
+def test_throttle_on_a_saturated_pipe_is_not_the_divisions_cost():
+    ka = _kernel(2, "md5hash")
+    assert _measured(2, "md5hash", "top") < 1.10
+    division = [f for f in ka.findings if f.id == "integer-division"]
+    assert all(f.estimated_speedup < 1.10 for f in division)
