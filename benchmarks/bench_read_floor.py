@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import lzma
 import os
 import platform
 import shutil
@@ -47,6 +46,9 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from bench_one_kernel_floor import run  # one child's wall and CPU time (os.wait4)
+from default_set_parity import readable  # a .xz report decompressed into the scratch folder
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -66,16 +68,6 @@ class Command:
 
     def median(self) -> float:
         return statistics.median(w for w, _, _ in self.runs)
-
-
-def run(argv: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, int]:
-    """(wall s, CPU s of the process tree, exit code) of one run."""
-    with open(cwd / "stdout", "wb") as out:
-        t0 = time.perf_counter()
-        p = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.DEVNULL)
-        _, status, usage = os.wait4(p.pid, 0)
-        wall = time.perf_counter() - t0
-    return wall, usage.ru_utime + usage.ru_stime, os.waitstatus_to_exitcode(status)
 
 
 def commands(report: Path, trees, base_env, kernel: str | None, ncu: str | None) -> list[Command]:
@@ -163,15 +155,6 @@ def commit() -> str:
     return (r.stdout.strip() or "?") + (" (modified)" if dirty.stdout.strip() else "")
 
 
-def unpack(path: Path, scratch: Path) -> Path:
-    if path.suffix != ".xz":
-        return path
-    out = scratch / path.stem
-    with lzma.open(path) as src, open(out, "wb") as dst:
-        shutil.copyfileobj(src, dst, 1 << 20)
-    return out
-
-
 def ncu_version(ncu: str | None) -> str:
     if not ncu:
         return "ncu: not on PATH (its rows are left out)"
@@ -211,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
             table(f"One kernel: {report.name}", commands(report, trees, base_env, None, ncu), a.repeat, scratch)
         )
         if not a.no_many:
-            many = unpack(a.many.resolve(), scratch)
+            many = readable(a.many.resolve(), scratch)
             sel = f"0:{a.launches}"
             cmds = commands(many, trees, base_env, sel, ncu)
             parts += ["", table(f"Many launches: {a.many.name}, --kernel {sel}", cmds, a.repeat, scratch)]

@@ -6,7 +6,7 @@ Contract: ``physical_bounds(ctx, sol, relieves, model, stall_pct, partial) -> li
 The bounds (``unit``, ``launch_floor``, ``latency_hiding``, ``stall_cycles``), their formulas
 and sources: docs/json-schema.md, "Bounds on every estimate".
 
-``beyond_launch_floor(speed, duration_ns, floor_ns, model) -> float`` turns a what-if over the
+``beyond_launch_floor(speed, duration_ns, floor_ns, model) -> float`` (where ``floor_applies``) turns a what-if over the
 time warps run (what the stall samples and the model see) into one over the kernel's duration,
 of which the launch floor is a fixed part no change to the code removes.
 """
@@ -131,15 +131,21 @@ def physical_bounds(
     return [b for b in out if math.isfinite(b.limit)]
 
 
+def floor_applies(duration_ns: float | None, floor_ns: float, model: str) -> bool:
+    """Whether a what-if of ``model`` leaves out the launch floor: a model of the time warps
+    run (not of the launch itself), on a measured duration and floor."""
+    measured = duration_ns is not None and math.isfinite(duration_ns) and floor_ns > 0
+    return measured and model not in LAUNCH_MODELS
+
+
 def beyond_launch_floor(speed: float, duration_ns: float | None, floor_ns: float, model: str) -> float:
     """The kernel's speedup when a change speeds up only the time beyond the launch floor by
     ``speed``: duration / (floor + (duration - floor) / speed). The floor (an empty kernel's
     duration) is launch work no warp runs in, so neither the samples nor the model see it; on
     a 4 us kernel it is half the time (a 1.78x local-memory what-if measured 1.06x there)."""
-    if model in LAUNCH_MODELS or duration_ns is None or not math.isfinite(duration_ns) or not (floor_ns > 0):
+    if not floor_applies(duration_ns, floor_ns, model) or speed <= 1.0:
         return speed
-    if speed <= 1.0:
-        return speed
+    assert duration_ns is not None  # floor_applies: measured
     variable = duration_ns - floor_ns
     if variable <= 0:
         return 1.0

@@ -15,12 +15,13 @@ Rules and rationale: docs/json-schema.md, "Findings: severity and advice".
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..specs import loader as data
 from .advice_shape import advice_key, advice_text, is_header, shape_of
-from .bounds import Bound, apply_bounds, beyond_launch_floor, physical_bounds
+from .bounds import Bound, apply_bounds, beyond_launch_floor, floor_applies, physical_bounds
 from .coverage import missing_metric_notes
 from ..profile import rounded
 from .context import KernelContext
@@ -171,7 +172,7 @@ def _launch_floor_note(active: float, whole: float, duration_ns: float | None, f
     if duration_ns is None or active <= 1.0 or whole >= active * 0.98:
         return None
     return (
-        f"{whole:.2f}x of the kernel's {duration_ns / 1000:.1f} µs: {active:.2f}x past its launch floor "
+        f"{speedup(whole)} of the kernel's {duration_ns / 1000:.1f} µs: {speedup(active)} past its launch floor "
         f"({floor_ns / 1000:.1f} µs that no change to the code removes)"
     )
 
@@ -208,16 +209,14 @@ def _estimate(
     # The bounds of the units, latency hiding and stall cycles hold over the time warps run,
     # as the model does; the launch floor is then added back as the part no change removes
     # (beyond_launch_floor), which also keeps the estimate under the floor's own bound.
-    over_floor = (
-        sol is not None and beyond_launch_floor(2.0, ctx.kernel.duration_ns, sol.launch_floor_ns, speedup_model) != 2.0
-    )
+    duration = ctx.kernel.duration_ns
+    floor = sol.launch_floor_ns if sol is not None else math.nan
+    over_floor = floor_applies(duration, floor, speedup_model)
     running = [b for b in bounds if b.kind != "launch_floor"] if over_floor else bounds
     bounded, binding = apply_bounds(active, running)
-    speed = bounded
-    if over_floor and sol is not None:
-        speed = beyond_launch_floor(bounded, ctx.kernel.duration_ns, sol.launch_floor_ns, speedup_model)
-        floor_note = _launch_floor_note(bounded, speed, ctx.kernel.duration_ns, sol.launch_floor_ns)
-        notes += [floor_note] if floor_note else []
+    speed = beyond_launch_floor(bounded, duration, floor, speedup_model)
+    floor_note = _launch_floor_note(bounded, speed, duration, floor) if over_floor else None
+    notes += [floor_note] if floor_note else []
     if binding is not None:
         notes.append(f"estimate limited: {binding.why}")
     # The model's own ceiling (it never removes more than MAX_REMOVABLE of the time) is
@@ -228,7 +227,7 @@ def _estimate(
         notes.append(
             f"estimate capped at {ceiling:.0f}x: the model removes at most "
             f"{100 * detector_base.MAX_REMOVABLE:.0f}% of the time, and the evidence would give more; read it as at least "
-            f"{speed:.2f}x, not as a measured value"
+            f"{speedup(speed)}, not as a measured value"
         )
     return _Estimate(active, speed, bounds, binding, capped, tuple(notes))
 

@@ -15,10 +15,10 @@ from drgpu_py.cli import app
 from conftest import CASES, analysis_of, report_path, sample_params
 
 
-def _over_duration(speedup: float, finding) -> float:
+def _over_duration(speedup: float, bounds: list[dict]) -> float:
     """A what-if over the time warps run, as the kernel's speedup: the launch floor (its bound's
-    limit is duration / floor) is the part no change removes."""
-    (limit,) = [b["limit"] for b in finding.bounds if b["kind"] == "launch_floor"]
+    limit, among a finding's ``bounds``, is duration / floor) is the part no change removes."""
+    (limit,) = [b["limit"] for b in bounds if b["kind"] == "launch_floor"]
     return 1.0 / (1.0 / limit + (1.0 - 1.0 / limit) / speedup)
 
 
@@ -128,8 +128,7 @@ def test_capped_estimate_reads_as_a_lower_bound(tmp_path, monkeypatch):
     d = json.loads(runner.invoke(app, ["analyze", rep, "-f", "json", "-j", "1"]).stdout)
     f = d["kernels"][0]["findings"][0]
     assert f["id"] == "atomic-contention" and f["estimate_capped"] is True
-    limit = next(b["limit"] for b in f["bounds"] if b["kind"] == "launch_floor")
-    figure = 1.0 / (1.0 / limit + (1.0 - 1.0 / limit) / 20.0)
+    figure = _over_duration(20.0, f["bounds"])
     assert f["estimated_speedup"] == pytest.approx(figure, abs=1e-3)
     shown = f"{f['estimated_speedup']:.2f}x"
     assert any("estimate capped at 20x" in n and f"at least {shown}" in n for n in f["notes"])
@@ -202,7 +201,7 @@ def test_spreading_full_warp_work_is_credited_as_latency_hiding():
     cap = data.thresholds()["latency_hiding_max"]
     skew = _finding("skew_segments", "bad", "barrier-imbalance")
     assert skew.evidence["unbalanced_work_lanes"] == 32
-    assert skew.estimated_speedup == pytest.approx(_over_duration(cap, skew), rel=2e-3)
+    assert skew.estimated_speedup == pytest.approx(_over_duration(cap, skew.bounds), rel=2e-3)
     norm = _finding("serial_norm", "bad", "barrier-imbalance")
     assert norm.evidence["unbalanced_work_lanes"] == 1 and norm.estimated_speedup > cap
 
@@ -229,7 +228,7 @@ def test_bank_conflict_estimate_keeps_the_instructions_issued_meanwhile(case):
     assert 0.0 < i < 0.1
     nways = f.evidence["wavefronts_per_conflict_free_access"]
     running = 1.0 / (1.0 / nways + (1.0 - 1.0 / nways) * i)
-    assert f.estimated_speedup == pytest.approx(_over_duration(running, f), rel=0.02)
+    assert f.estimated_speedup == pytest.approx(_over_duration(running, f.bounds), rel=0.02)
     assert 1 / 1.5 <= f.estimated_speedup / timed_speedup(case) <= 1.5
 
 

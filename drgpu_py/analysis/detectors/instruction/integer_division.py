@@ -70,10 +70,8 @@ def _division_window(cfg: CFG, seed: int, line_of: Callable[[int], LineKey | Non
     return out
 
 
-def _sequence_cost(
-    ctx: KernelContext, pcs: Collection[int], blamed_reasons: Iterable[str]
-) -> tuple[float, dict[int, float]]:
-    """Like cost_share for a sequence of dependent instructions: the samples the blamer charges
+def _sequence_cost(ctx: KernelContext, pcs: Collection[int], blamed_reasons: Iterable[str]) -> dict[int, float]:
+    """Like cost_share for a sequence of dependent instructions, per instruction: the samples the blamer charges
     to them (every reason but 'selected') from inside the sequence, plus the waits of
     ``blamed_reasons`` it charges to them from instructions outside; a sample at the sequence
     that waits for an instruction outside it (a load of the dividend) is not the sequence's."""
@@ -88,8 +86,7 @@ def _sequence_cost(
         for consumer, producer, reason, samples, *_ in ctx.blame.rows:
             if producer in inside and samples == samples and (consumer in inside or reason in wanted):
                 weights[producer] = weights.get(producer, 0.0) + float(samples)
-    tot = ctx.samples_total
-    return (sum(weights.values()) / tot if tot > 0 else 0.0), weights
+    return weights
 
 
 #: waits for a unit the whole kernel keeps busy: charged to the instruction that waits, caused by
@@ -110,7 +107,7 @@ def _contention_capped(
     if tot <= 0 or waited <= 0:
         return weights
     keep = min(1.0, share_inst * tot / waited)
-    return {pc: w - (1.0 - keep) * contended.get(pc, 0.0) for pc, w in weights.items()}
+    return {pc: max(0.0, w - (1.0 - keep) * contended.get(pc, 0.0)) for pc, w in weights.items()}
 
 
 _DIVISION_CLASSES = ("int", "conversion", "sfu")
@@ -242,12 +239,11 @@ def integer_division(ctx: KernelContext, passes: Passes) -> Detection | None:
     pcs = sorted(seq)
     total = ctx.executed_total()
     share_inst = sum(float(executed.get(pc) or 0.0) for pc in pcs) / total if total > 0 else 0.0
-    removed_share, sequence_weights = _sequence_cost(ctx, pcs, ("short_scoreboard", "wait", "math_pipe_throttle"))
-    sequence_weights = _contention_capped(ctx, pcs, sequence_weights, share_inst)
-    tot_samples = ctx.samples_total
-    removed_share = sum(sequence_weights.values()) / tot_samples if tot_samples > 0 else 0.0
-    if not ctx.sampling or ctx.samples_total <= 0:
-        removed_share = share_inst
+    sequence_weights = _contention_capped(
+        ctx, pcs, _sequence_cost(ctx, pcs, ("short_scoreboard", "wait", "math_pipe_throttle")), share_inst
+    )
+    sampled = ctx.sampling and ctx.samples_total > 0
+    removed_share = sum(sequence_weights.values()) / ctx.samples_total if sampled else share_inst
     if max(removed_share, share_inst) < ctx.th["division_share"]:
         return None
     # The removed instructions' issue slots and the waits on their results both go: time

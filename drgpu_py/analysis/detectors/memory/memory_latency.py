@@ -54,10 +54,9 @@ from ..base import (
 )
 
 
-def _loads_per_iteration(ctx: KernelContext, cfg: CFG, loop: Loop, chains_only: bool) -> float:
+def _loads_per_iteration(ctx: KernelContext, cfg: CFG, loop: Loop) -> float:
     """Global loads executed per back-edge taken to the loop's header, over the longest chain
-    of them whose addresses come from the previous one's value (inf: not a chain when only
-    chains qualify)."""
+    of them whose addresses come from the previous one's value."""
     body = cfg.loop_instructions(loop)
     executed = ctx.executed()
 
@@ -73,8 +72,6 @@ def _loads_per_iteration(ctx: KernelContext, cfg: CFG, loop: Loop, chains_only: 
         )
     )
     depth = load_chain_depth(cfg, body)
-    if chains_only and depth <= 1:
-        return math.inf
     return count(lambda i: i.is_global_load()) / iters / depth if iters > 0 else math.inf
 
 
@@ -135,9 +132,7 @@ def memory_latency(ctx: KernelContext, passes: Passes) -> Detection | None:
             # measured 1.36x); the units' headroom bounds the gain. Loop-free code above
             # bound_pct counts only as a chain (its other warps hide a hop or two).
             per_pass[key] = (
-                _loads_per_warp(ctx, cfg, chains_only)
-                if loop is None
-                else _loads_per_iteration(ctx, cfg, loop, chains_only=False)
+                _loads_per_warp(ctx, cfg, chains_only) if loop is None else _loads_per_iteration(ctx, cfg, loop)
             )
         if per_pass[key] <= ctx.th["latency_loads_per_iteration"]:
             hot[pc] = wait
