@@ -37,7 +37,8 @@ def _shift_targets(sass: str, lo: int, hi: int, by: int) -> str:
 def _share(value: str, copies: int) -> str:
     """One copy's share of a count cell; text cells ('-') unchanged."""
     try:
-        return f"{float(value) / copies:.6g}"
+        # Fixed-point (ncu writes no exponents): 3 decimals, trailing zeros dropped.
+        return f"{float(value) / copies:.3f}".rstrip("0").rstrip(".")
     except ValueError:
         return value
 
