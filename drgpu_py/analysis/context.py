@@ -165,7 +165,9 @@ class KernelContext:
                 )
                 ctx.blame.source = slicing_source
                 if ctx.blame.unsliced_instructions:
-                    ctx.notes.append(budget_note("slicing", budget, ctx.blame.unsliced_instructions, ctx.blame.unsliced_sample_share))
+                    ctx.notes.append(
+                        budget_note("slicing", budget, ctx.blame.unsliced_instructions, ctx.blame.unsliced_sample_share)
+                    )
         return ctx
 
     # ---- helpers used by detectors and the tree ----------------------------------------
