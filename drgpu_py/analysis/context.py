@@ -270,6 +270,10 @@ class KernelContext:
         if sums is None:
             sums = self._producer_sums[key] = self.blame.producer_sums(reasons)
         wanted = set(pcs)
+        if len(wanted) < len(sums):
+            # A loop's few PCs against a large function's many producers: look them up
+            # (``sums`` is in ascending PC order, so sorting keeps the order of the filter).
+            return {p: sums[p] for p in sorted(wanted) if p in sums}
         return {p: v for p, v in sums.items() if p in wanted}
 
     @cached_property

@@ -257,7 +257,13 @@ def _natural_loops(blocks: list[Block], dom: Dominators) -> list[Loop]:
             if b.id in live and dom.dominates(s, b.id):  # back edge b -> s
                 by_header.setdefault(s, set()).update(_loop_body(blocks, s, b.id))
     loops = [Loop(header=h, blocks=body) for h, body in by_header.items()]
+    # A loop's depth: the loops that hold all its blocks (itself included). Only loops that
+    # hold its header can, so each loop is compared with those alone (a function of
+    # thousands of loops made every pair quadratic).
+    holding: dict[int, list[Loop]] = {}
+    for other in loops:
+        for blk in other.blocks:
+            holding.setdefault(blk, []).append(other)
     for lp in loops:
-        # The header test first: a cheap no for nearly every pair in a function of many loops.
-        lp.depth = sum(1 for other in loops if lp.header in other.blocks and lp.blocks <= other.blocks)
+        lp.depth = sum(1 for other in holding[lp.header] if lp.blocks <= other.blocks)
     return sorted(loops, key=lambda lp: (blocks[lp.header].start, -len(lp.blocks)))

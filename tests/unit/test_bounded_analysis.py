@@ -154,17 +154,20 @@ def test_slow_work_spinner_only_on_a_terminal(monkeypatch):
 @pytest.mark.slow
 def test_large_function_within_three_read_floors_plus_ten_seconds(tmp_path):
     """About 88,000 instructions, 2,000 loops (issue 48: no report may take more than 3x its
-    read floor plus 10 s). Both timed as child processes on the same machine, one after the
-    other."""
+    read floor plus 10 s). Both run as child processes, one after the other; compared on the
+    CPU time each needed (user + system, ``os.wait4``), since the wall time of a shared
+    machine moves with the other jobs on it (benchmarks/RESULTS.md gives wall times)."""
     large_function.main([str(SAMPLE_SOURCE), "2000", str(tmp_path)])
     raw, src = tmp_path / "large.raw.csv", tmp_path / "large.source.csv"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
 
-    def wall(*cmd) -> float:
-        t = time.perf_counter()
-        subprocess.run(cmd, check=True, env=env, cwd=tmp_path, capture_output=True)
-        return time.perf_counter() - t
+    def cpu(*cmd) -> float:
+        child = subprocess.Popen(cmd, env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(child.pid, 0)
+        child.returncode = os.waitstatus_to_exitcode(status)
+        assert child.returncode == 0, cmd
+        return usage.ru_utime + usage.ru_stime
 
-    floor = wall(sys.executable, str(ROOT / "benchmarks" / "floor.py"), "csv", str(raw), str(src))
-    took = wall(sys.executable, "-m", "drgpu_py", "analyze", str(raw), "-f", "json", "-o", str(tmp_path / "a.json"))
-    assert took <= 3 * floor + 10, f"analysis {took:.1f} s, read floor {floor:.1f} s"
+    floor = cpu(sys.executable, str(ROOT / "benchmarks" / "floor.py"), "csv", str(raw), str(src))
+    took = cpu(sys.executable, "-m", "drgpu_py", "analyze", str(raw), "-f", "json", "-o", str(tmp_path / "a.json"))
+    assert took <= 3 * floor + 10, f"analysis {took:.1f} s of CPU, read floor {floor:.1f} s"
