@@ -1,5 +1,6 @@
 """Control-flow graph over a function's SASS: basic blocks split at branch targets and after
-branches/EXIT, dominators (iterative data-flow), and natural loops from back edges.
+branches/EXIT, dominators (the immediate-dominator tree), and natural loops from back edges,
+each in time near linear in the blocks (large template functions have tens of thousands).
 
 Contract: ``build_cfg(instructions)`` takes instructions sorted by PC (one function) and
 never raises on odd code: indirect branches (BRX/JMX) end a block with no known successor.

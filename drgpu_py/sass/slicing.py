@@ -6,8 +6,10 @@ candidate producers (read-after-write, write-after-read and, with control codes,
 barriers), pruned by opcode, barrier and latency, and the survivors share the samples (GPA
 Eq. 1). Every edge carries a dependency ``kind``. Method and kinds: docs/slicing.md.
 
-Contract: ``blame_stalls`` is a pure function of its inputs; ``reaching_defs`` (also used
-by the loop-invariance detector) returns ``(producer index, distance)`` pairs.
+Contract: ``blame_stalls`` is a pure function of its inputs, bounded by its ``budget`` of
+sampled instructions (the most sampled first; ``Blame.unsliced_*`` say what was left);
+``reaching_defs`` (also used by the loop-invariance detector) returns ``(producer index,
+distance)`` pairs.
 """
 
 from __future__ import annotations

@@ -2,9 +2,11 @@
 
 Contract: ``kernel_model(ctx, sol) -> KernelModel`` is a pure function of a
 :class:`KernelContext` (SASS, CFG, per-PC executed counts, occupancy, cycles, hit rates,
-bytes) and its :class:`SpeedOfLight`: the instruction mix, each loop simulated (sim.py), the
-kernel terms and bottleneck (core.py) and the default what-ifs (whatif.py). Its parts are
-public where others read them: ``counters_verdict(ctx, sol)`` (the counters' own verdict),
+bytes) and its :class:`SpeedOfLight`: the instruction mix, each loop simulated (sim.py;
+within the ``model_budget_instructions`` threshold, the loops with the most executed
+instructions first, and a ``KernelModel.notes`` entry when loops are left out), the kernel
+terms and bottleneck (core.py) and the default what-ifs (whatif.py). Its parts are public
+where others read them: ``counters_verdict(ctx, sol)`` (the counters' own verdict),
 ``constant_stream_misses`` (immediate-constant-cache misses of a loop walking constant
 memory), ``access_bytes(ins)`` (bytes per lane of a memory instruction).
 """
