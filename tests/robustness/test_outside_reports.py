@@ -14,7 +14,10 @@ Checks on every report:
   ``evidence.mechanism_limit.value``);
 * in a report of several kernels with durations, the kernel holding the most GPU time is
   named first in the priorities, or, when the priorities are empty, no other kernel has a
-  finding either.
+  finding either;
+* the largest reports (by size, the five first) take at most 3x their read floor plus 10 s
+  (benchmarks/floor.py rep --sass), in CPU time: the wall time of a shared machine moves with
+  the other jobs on it.
 
 What fails today and is another item's work is a strict xfail with the reason (KNOWN): it
 turns into a failure once fixed, so that the entry is removed with the fix.
@@ -25,6 +28,9 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -233,3 +239,25 @@ def test_dominant_kernel_named_first(entry):
         f"{top['name']} holds {100 * top['time_share']:.1f}% of the time; "
         f"first priority: {first['name']} ({first['id']}, {first['severity']})"
     )
+
+
+def _largest(n: int) -> list:
+    reps = sorted((e for e in MANIFEST if e["format"] == "ncu-rep"), key=lambda e: -e["size"])[:n]
+    return [pytest.param(e, id=e["id"], marks=[pytest.mark.slow]) for e in reps]
+
+
+def _cpu_seconds(*cmd: str) -> float:
+    """User + system time of a child process and what it waited for (``os.wait4``)."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    child = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(child.pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, cmd
+    return usage.ru_utime + usage.ru_stime
+
+
+@pytest.mark.parametrize("entry", _largest(5))
+def test_within_three_read_floors_plus_ten_seconds(entry):
+    path = str(_present(entry))
+    floor = _cpu_seconds(sys.executable, str(ROOT / "benchmarks" / "floor.py"), "rep", path, "--sass")
+    took = _cpu_seconds(sys.executable, "-m", "drgpu_py", "analyze", path, "-f", "json", "-q")
+    assert took <= 3 * floor + 10, f"analysis {took:.1f} s of CPU, read floor {floor:.1f} s"
