@@ -15,7 +15,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Callable, List, Literal, Optional, TextIO
+from typing import Annotated, Any, Callable, List, Literal, Optional, TextIO
 
 import typer
 
@@ -470,16 +470,17 @@ class SlowWork:
 
     def __init__(self, label: str, quiet: bool, after: float = 2.0) -> None:
         self.label, self.after = label, after
-        self._bar = None
-        self._timer = None
+        self._bar: Any = None  # rich.progress.Progress once shown (rich is imported on use)
+        self._timer: threading.Timer | None = None
         self._lock = threading.Lock()
         self._live = not quiet and sys.stderr is not None and sys.stderr.isatty()
 
     def __enter__(self) -> "SlowWork":
         if self._live:
-            self._timer = threading.Timer(self.after, self._start)
-            self._timer.daemon = True
-            self._timer.start()
+            timer = threading.Timer(self.after, self._start)
+            timer.daemon = True
+            timer.start()
+            self._timer = timer
         return self
 
     def _start(self) -> None:
