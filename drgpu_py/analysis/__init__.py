@@ -288,7 +288,8 @@ def _analyze_kernel(kernel: KernelProfile, options: AnalysisOptions, cache: Anal
     tree = build_tree(ctx, passes, findings, useful, ledger)
     pct, ipc = passes.stall.pct, passes.stall.achieved_ipc
     top, top_val = ctx.top_unit()
-    notes = list(kernel.notes) + ctx.notes + evaluation.notes
+    model_notes = passes.perf.notes if passes.perf is not None else []
+    notes = list(kernel.notes) + ctx.notes + model_notes + evaluation.notes
     # Samples collected but no per-instruction table (a raw CSV alone): the reader's note
     # names the export that is missing, not the ncu section.
     if not ctx.sampling and not any(n.startswith(SOURCE_EXPORT_MISSING) for n in kernel.notes):

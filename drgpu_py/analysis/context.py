@@ -29,6 +29,7 @@ from ..specs.records import ArchConstants, Thresholds
 from ..profile import ControlCode, KernelProfile
 from ..sass import CFG, Blame, blame_stalls, build_cfg, parse_listing
 from ..sass.isa import Instruction, opcode_class
+from .budget import budget_note
 from .tree import Location
 
 UNITS = {
@@ -158,8 +159,15 @@ class KernelContext:
             insts, by_pc, ctx.cfg, ctx.classes = cache.static(df) if cache is not None else _static(df)
             ctx.insts, ctx.by_pc = list(insts), dict(by_pc)
             if sampling:
-                ctx.blame = blame_stalls(ctx.cfg, df, control=control, latency=arch.get("latency"), matrix=stall[1:3])
+                budget = int(th["slicing_budget_instructions"])
+                ctx.blame = blame_stalls(
+                    ctx.cfg, df, control=control, latency=arch.get("latency"), matrix=stall[1:3], budget=budget
+                )
                 ctx.blame.source = slicing_source
+                if ctx.blame.unsliced_instructions:
+                    ctx.notes.append(
+                        budget_note("slicing", budget, ctx.blame.unsliced_instructions, ctx.blame.unsliced_sample_share)
+                    )
         return ctx
 
     # ---- helpers used by detectors and the tree ----------------------------------------
@@ -262,6 +270,10 @@ class KernelContext:
         if sums is None:
             sums = self._producer_sums[key] = self.blame.producer_sums(reasons)
         wanted = set(pcs)
+        if len(wanted) < len(sums):
+            # A loop's few PCs against a large function's many producers: look them up
+            # (``sums`` is in ascending PC order, so sorting keeps the order of the filter).
+            return {p: sums[p] for p in sorted(wanted) if p in sums}
         return {p: v for p, v in sums.items() if p in wanted}
 
     @cached_property

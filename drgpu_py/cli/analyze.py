@@ -27,6 +27,7 @@ from .options import (
     data,
     load_numpy_one_blas_thread,
     parse_threshold_args,
+    SlowWork,
     progress_printer,
     refuse_output_over_inputs,
     run_guarded,
@@ -135,7 +136,8 @@ def analyze(
         from ..pipeline.parallel import default_jobs
 
         workers = jobs or default_jobs()
-        read_progress = progress_printer("reading kernels", quiet)
+        slow = SlowWork("drgpu: analyzing", quiet)
+        read_progress = progress_printer("reading kernels", quiet, before=slow.stop)
         # The report is read, and nvdisasm lists its code, while the analysis modules load.
         from ..readers import prefetch
 
@@ -144,22 +146,23 @@ def analyze(
             load_numpy_one_blas_thread()
             from ..pipeline import SEPARATE_NOTE, analyze_reports, write_result
 
-            result = analyze_reports(
-                reports,
-                kernel=selector,
-                source_csv=source_csv,
-                line_report=line_report,
-                cubin=cubin,
-                binary=binary,
-                thresholds=th,
-                progress=progress_printer("analyzing kernels", quiet),
-                read_progress=read_progress,
-                per_launch=per_launch,
-                jobs=workers,
-                merge=True if merge else None,
-                sass=sass,
-                source_roots=list(source_root or []),
-            )
+            with slow:
+                result = analyze_reports(
+                    reports,
+                    kernel=selector,
+                    source_csv=source_csv,
+                    line_report=line_report,
+                    cubin=cubin,
+                    binary=binary,
+                    thresholds=th,
+                    progress=progress_printer("analyzing kernels", quiet, before=slow.stop),
+                    read_progress=read_progress,
+                    per_launch=per_launch,
+                    jobs=workers,
+                    merge=True if merge else None,
+                    sass=sass,
+                    source_roots=list(source_root or []),
+                )
         finally:
             close = getattr(sass, "close", None)  # a started read nobody took (an error on the way)
             if close is not None:

@@ -12,9 +12,10 @@ import contextlib
 import os
 import signal
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Callable, List, Literal, Optional, TextIO
+from typing import Annotated, Any, Callable, List, Literal, Optional, TextIO
 
 import typer
 
@@ -460,9 +461,68 @@ def _with_members(path: Path) -> list[Path]:
     return [path]
 
 
-def progress_printer(label: str, quiet: bool):
+class SlowWork:
+    """A spinner with the elapsed time on the terminal's standard error for work that runs past
+    ``after`` seconds (one large function's analysis shows no per-kernel bar, and looked hung):
+    shown only when standard error is a terminal, not quiet, and rich can be imported; gone
+    (transient) when the work ends or a progress bar takes the line (``stop``). A context
+    manager; ``after``'s timer runs on a daemon thread, so a short analysis never shows it."""
+
+    def __init__(self, label: str, quiet: bool, after: float = 2.0) -> None:
+        self.label, self.after = label, after
+        self._bar: Any = None  # rich.progress.Progress once shown (rich is imported on use)
+        self._timer: threading.Timer | None = None
+        self._lock = threading.Lock()
+        self._live = not quiet and sys.stderr is not None and sys.stderr.isatty()
+
+    def __enter__(self) -> "SlowWork":
+        if self._live:
+            timer = threading.Timer(self.after, self._start)
+            timer.daemon = True
+            timer.start()
+            self._timer = timer
+        return self
+
+    def _start(self) -> None:
+        with self._lock:
+            if not self._live:
+                return
+            try:
+                from rich.console import Console
+                from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+                out: TextIO = os.fdopen(os.dup(sys.stderr.fileno()), "w")  # see progress_printer
+                bar = Progress(
+                    SpinnerColumn(),
+                    TextColumn(self.label),
+                    TimeElapsedColumn(),
+                    console=Console(file=out, force_terminal=True),
+                    transient=True,
+                )
+                bar.add_task(self.label, total=None)
+                bar.start()
+            except (ImportError, OSError, ValueError):
+                self._live = False
+                return
+            self._bar = bar
+
+    def stop(self) -> None:
+        with self._lock:
+            self._live = False
+            if self._timer is not None:
+                self._timer.cancel()
+            if self._bar is not None:
+                self._bar.stop()
+                self._bar = None
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+def progress_printer(label: str, quiet: bool, before: Callable[[], None] | None = None):
     """A callback (done, total) that shows a rich progress bar on stderr for long work (five
-    items or more); None when quiet or stderr is not a terminal."""
+    items or more); None when quiet or stderr is not a terminal. ``before``: called as the bar
+    first shows (a SlowWork spinner's ``stop``, so that one line shows at a time)."""
     if quiet or sys.stderr is None or not sys.stderr.isatty():  # None: standard error closed (2>&-)
         return None
     try:
@@ -477,6 +537,8 @@ def progress_printer(label: str, quiet: bool):
         if total < 5:
             return
         if "bar" not in state:
+            if before is not None:
+                before()
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 

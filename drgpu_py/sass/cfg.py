@@ -1,5 +1,6 @@
 """Control-flow graph over a function's SASS: basic blocks split at branch targets and after
-branches/EXIT, dominators (iterative data-flow), and natural loops from back edges.
+branches/EXIT, dominators (the immediate-dominator tree), and natural loops from back edges,
+each in time near linear in the blocks (large template functions have tens of thousands).
 
 Contract: ``build_cfg(instructions)`` takes instructions sorted by PC (one function) and
 never raises on odd code: indirect branches (BRX/JMX) end a block with no known successor.
@@ -36,12 +37,20 @@ class CFG:
     blocks: list[Block]
     block_of: list[int]  # instruction index -> block id
     index_of_pc: dict[int, int]
-    dom: list[set[int]]
+    dom: Dominators
     loops: list[Loop]
+    #: block id -> the loops holding it, in ``loops``' order (made on first use: one pass
+    #: over the loops instead of one per question, which was quadratic on large functions).
+    _loops_of_block: dict[int, list[Loop]] | None = field(default=None, repr=False, compare=False)
 
     def loops_containing(self, idx: int) -> list[Loop]:
-        b = self.block_of[idx]
-        return [lp for lp in self.loops if b in lp.blocks]
+        if self._loops_of_block is None:
+            by_block: dict[int, list[Loop]] = {}
+            for lp in self.loops:
+                for blk in lp.blocks:
+                    by_block.setdefault(blk, []).append(lp)
+            self._loops_of_block = by_block
+        return list(self._loops_of_block.get(self.block_of[idx], ()))
 
     def innermost_loop(self, idx: int) -> Loop | None:
         ls = self.loops_containing(idx)
@@ -116,32 +125,114 @@ def reachable(blocks: list[Block]) -> set[int]:
     return seen
 
 
-def _dominated_by(b: Block, dom: list[set[int]], live: set[int]) -> set[int]:
-    """A block's dominators as its reachable predecessors' sets give them: their common
-    dominators, and the block itself."""
-    preds = [dom[p] for p in b.preds if p in live]
-    return (set.intersection(*preds) if preds else set()) | {b.id}
+class Dominators:
+    """Dominance of a CFG's blocks from the immediate-dominator tree (Cooper, Harvey and
+    Kennedy's iteration over reverse post-order), with the tree's pre/post numbers, so that
+    ``dominates(a, b)`` costs O(1) and the whole costs O(blocks) for the code compilers emit.
+    Sets of dominators per block cost O(blocks^2): a function of tens of thousands of blocks
+    (large template code) spent most of its analysis there. ``dom[b]`` still gives b's set
+    (for readers and tests); an unreachable block is dominated by itself alone."""
+
+    def __init__(self, blocks: list[Block]) -> None:
+        self.idom = _immediate_dominators(blocks)
+        self._pre, self._post = _tree_numbers(self.idom)
+
+    def dominates(self, a: int, b: int) -> bool:
+        if a == b:
+            return True
+        pa, pb = self._pre.get(a), self._pre.get(b)
+        if pa is None or pb is None:  # unreachable: dominated by itself alone
+            return False
+        return pa <= pb and self._post[b] <= self._post[a]
+
+    def __getitem__(self, b: int) -> set[int]:
+        out, x = {b}, b
+        while self.idom.get(x, x) != x:
+            x = self.idom[x]
+            out.add(x)
+        return out
+
+    def __len__(self) -> int:
+        return len(self.idom)
 
 
-def _dominators(blocks: list[Block]) -> list[set[int]]:
-    """Dominator sets; an unreachable block (the padding ``BRA`` self-loop after EXIT, code
-    only reached through an indirect branch) is dominated by itself alone, so it forms no loop."""
+def _reverse_post_order(blocks: list[Block]) -> list[int]:
+    """Reachable blocks in reverse post-order of a depth-first walk from the entry (iterative:
+    a long chain of blocks would overflow Python's recursion)."""
     if not blocks:
         return []
-    live = reachable(blocks)
-    dom = [set(live) if b.id in live else {b.id} for b in blocks]
-    dom[0] = {0}
+    seen, order, stack = {0}, [], [(0, iter(blocks[0].succs))]
+    while stack:
+        b, it = stack[-1]
+        nxt = next((s for s in it if s not in seen), None)
+        if nxt is None:
+            order.append(b)
+            stack.pop()
+        else:
+            seen.add(nxt)
+            stack.append((nxt, iter(blocks[nxt].succs)))
+    return order[::-1]
+
+
+def _immediate_dominators(blocks: list[Block]) -> dict[int, int]:
+    """Each reachable block's immediate dominator (the entry's is itself)."""
+    rpo = _reverse_post_order(blocks)
+    rank = {b: i for i, b in enumerate(rpo)}
+    idom: dict[int, int] = {rpo[0]: rpo[0]} if rpo else {}
+
+    def meet(a: int, b: int) -> int:
+        while a != b:
+            while rank[a] > rank[b]:
+                a = idom[a]
+            while rank[b] > rank[a]:
+                b = idom[b]
+        return a
+
     changed = True
     while changed:
         changed = False
-        for b in blocks[1:]:
-            if b.id not in live:
-                continue
-            new = _dominated_by(b, dom, live)
-            if new != dom[b.id]:
-                dom[b.id] = new
+        for b in rpo[1:]:
+            done = [p for p in blocks[b].preds if p in idom]
+            new = done[0]
+            for p in done[1:]:
+                new = meet(p, new)
+            if idom.get(b) != new:
+                idom[b] = new
                 changed = True
-    return dom
+    return idom
+
+
+def _tree_numbers(idom: dict[int, int]) -> tuple[dict[int, int], dict[int, int]]:
+    """Pre- and post-order numbers of the dominator tree (a dominates b iff b's interval lies
+    inside a's)."""
+    children: dict[int, list[int]] = {}
+    root = None
+    for b, d in idom.items():
+        if b == d:
+            root = b
+        else:
+            children.setdefault(d, []).append(b)
+    pre: dict[int, int] = {}
+    post: dict[int, int] = {}
+    if root is None:
+        return pre, post
+    clock, stack = 0, [(root, False)]
+    while stack:
+        b, leaving = stack.pop()
+        clock += 1
+        if leaving:
+            post[b] = clock
+            continue
+        pre[b] = clock
+        stack.append((b, True))
+        stack.extend((c, False) for c in children.get(b, ()))
+    return pre, post
+
+
+def _dominators(blocks: list[Block]) -> Dominators:
+    """Dominance; an unreachable block (the padding ``BRA`` self-loop after EXIT, code only
+    reached through an indirect branch) is dominated by itself alone, so it forms no loop."""
+    return Dominators(blocks)
 
 
 def _loop_body(blocks: list[Block], header: int, tail: int) -> set[int]:
@@ -159,14 +250,21 @@ def _loop_body(blocks: list[Block], header: int, tail: int) -> set[int]:
     return body
 
 
-def _natural_loops(blocks: list[Block], dom: list[set[int]]) -> list[Loop]:
+def _natural_loops(blocks: list[Block], dom: Dominators) -> list[Loop]:
     live = reachable(blocks)
     by_header: dict[int, set[int]] = {}
     for b in blocks:
         for s in b.succs:
-            if b.id in live and s in dom[b.id]:  # back edge b -> s
+            if b.id in live and dom.dominates(s, b.id):  # back edge b -> s
                 by_header.setdefault(s, set()).update(_loop_body(blocks, s, b.id))
     loops = [Loop(header=h, blocks=body) for h, body in by_header.items()]
+    # A loop's depth: the loops that hold all its blocks (itself included). Only loops that
+    # hold its header can, so each loop is compared with those alone (a function of
+    # thousands of loops made every pair quadratic).
+    holding: dict[int, list[Loop]] = {}
+    for other in loops:
+        for blk in other.blocks:
+            holding.setdefault(blk, []).append(other)
     for lp in loops:
-        lp.depth = sum(1 for other in loops if lp.blocks <= other.blocks)
+        lp.depth = sum(1 for other in holding[lp.header] if lp.blocks <= other.blocks)
     return sorted(loops, key=lambda lp: (blocks[lp.header].start, -len(lp.blocks)))

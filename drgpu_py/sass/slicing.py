@@ -6,8 +6,10 @@ candidate producers (read-after-write, write-after-read and, with control codes,
 barriers), pruned by opcode, barrier and latency, and the survivors share the samples (GPA
 Eq. 1). Every edge carries a dependency ``kind``. Method and kinds: docs/slicing.md.
 
-Contract: ``blame_stalls`` is a pure function of its inputs; ``reaching_defs`` (also used
-by the loop-invariance detector) returns ``(producer index, distance)`` pairs.
+Contract: ``blame_stalls`` is a pure function of its inputs, bounded by its ``budget`` of
+sampled instructions (the most sampled first; ``Blame.unsliced_*`` say what was left);
+``reaching_defs`` (also used by the loop-invariance detector) returns ``(producer index,
+distance)`` pairs.
 """
 
 from __future__ import annotations
@@ -62,6 +64,10 @@ class Blame:
     notes: list[str] = field(default_factory=list)
     #: share of dependency-stall samples whose stall went to a single producer
     single_dependency_sample_coverage: float = 1.0
+    #: the budget's cut (``blame_stalls(budget=...)``): sampled instructions left unsliced and
+    #: their share of the samples; 0 and 0.0 when every sampled instruction was sliced
+    unsliced_instructions: int = 0
+    unsliced_sample_share: float = 0.0
     _edges: pd.DataFrame | None = field(default=None, repr=False, compare=False)
 
     @property
@@ -539,13 +545,17 @@ def blame_stalls(
     max_distance: int = 400,
     latency: Mapping[str, object] | None = None,
     matrix: tuple[dict[str, int], npt.NDArray[np.float64]] | None = None,
+    budget: int | None = None,
 ) -> Blame:
     """``df``: the per-instruction table (indexed by PC, with ``stall_<reason>`` columns).
     ``control``: decoded control codes per PC (``stall``, ``wait_mask``, ``write_barrier``,
     ``read_barrier``) for barrier-based pruning and cycle counts; ``latency``: the
     architecture's latencies (``specs/arch``: l1, l2, dram, shared, fp32, fp64, mufu,
     constant_miss) for latency-based pruning. ``matrix``: ``df``'s stall_* columns already
-    copied out, as (column -> position, array), to save copying them again."""
+    copied out, as (column -> position, array), to save copying them again. ``budget``: the
+    most sampled instructions sliced (None: all); past it, those with the most samples are
+    sliced and the rest counted in ``unsliced_instructions`` / ``unsliced_sample_share``, so
+    that a function of tens of thousands of sampled instructions ends in bounded time."""
     lat = _latencies(latency)
     cycles_of = _cycle_counter(cfg, control) if control else None
     pcs = df.index.tolist()
@@ -553,6 +563,7 @@ def blame_stalls(
     where, arr = matrix if matrix is not None else _stall_matrix(df)
     selected = dict(zip(pcs, arr[:, where["stall_selected"]].tolist())) if "stall_selected" in where else {}
     reason_cols, values, busy = _stall_reasons(where, arr)
+    busy, unsliced, unsliced_share = _within_budget(busy, values, budget)
     rows: list[Edge] = []
     cov = _Coverage()
     for ri in busy:
@@ -571,7 +582,26 @@ def blame_stalls(
         stalled_instructions=cov.stalled,
         source="cubin" if control else "report",
         single_dependency_sample_coverage=cov.single_sample_share(),
+        unsliced_instructions=unsliced,
+        unsliced_sample_share=unsliced_share,
     )
+
+
+def _within_budget(
+    busy: Iterable[int], values: npt.NDArray[np.float64], budget: int | None
+) -> tuple[list[int], int, float]:
+    """The sampled rows to slice: all within the budget, else the ``budget`` rows with the
+    most samples, in their listing order (so that the edges keep the order an unbounded run
+    gives them); with the count of rows left out and their share of the samples."""
+    rows = list(busy)
+    if budget is None or len(rows) <= budget:
+        return rows, 0, 0.0
+    weight = np.nan_to_num(values[rows].sum(axis=1), nan=0.0)
+    order = np.argsort(-weight, kind="stable")
+    kept = sorted(rows[i] for i in order[:budget])
+    total = float(weight.sum())
+    left = float(weight[order[budget:]].sum())
+    return kept, len(rows) - budget, (left / total if total > 0 else 0.0)
 
 
 def _latencies(latency: Mapping[str, object] | None) -> dict[str, float]:

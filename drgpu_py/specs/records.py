@@ -19,6 +19,8 @@ class Thresholds(TypedDict):
     grade_good: float
     grade_excellent: float
     silence_stall_pct: float
+    slicing_budget_instructions: float
+    model_budget_instructions: float
     latency_hiding_max: float
     saturation_pct: float
     bound_pct: float

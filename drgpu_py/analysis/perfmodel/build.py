@@ -2,9 +2,11 @@
 
 Contract: ``kernel_model(ctx, sol) -> KernelModel`` is a pure function of a
 :class:`KernelContext` (SASS, CFG, per-PC executed counts, occupancy, cycles, hit rates,
-bytes) and its :class:`SpeedOfLight`: the instruction mix, each loop simulated (sim.py), the
-kernel terms and bottleneck (core.py) and the default what-ifs (whatif.py). Its parts are
-public where others read them: ``counters_verdict(ctx, sol)`` (the counters' own verdict),
+bytes) and its :class:`SpeedOfLight`: the instruction mix, each loop simulated (sim.py;
+within the ``model_budget_instructions`` threshold, the loops with the most executed
+instructions first, and a ``KernelModel.notes`` entry when loops are left out), the kernel
+terms and bottleneck (core.py) and the default what-ifs (whatif.py). Its parts are public
+where others read them: ``counters_verdict(ctx, sol)`` (the counters' own verdict),
 ``constant_stream_misses`` (immediate-constant-cache misses of a loop walking constant
 memory), ``access_bytes(ins)`` (bytes per lane of a memory instruction).
 """
@@ -17,6 +19,7 @@ import re
 from ...sass.cfg import Loop
 from ...specs.records import ConstantCache
 from ...sass.isa import Instruction
+from ..budget import budget_note
 from ..context import KernelContext
 from ..sol import SpeedOfLight, grid_and_sms, sass_flops
 from .core import KernelModel, LoopModel, evaluate_terms, executed_count
@@ -144,6 +147,29 @@ def _entries(ctx: KernelContext, lp: Loop, executed: dict[int, float]) -> float:
     )
 
 
+def _within_budget(
+    loops: list[tuple[Loop, list[int], float, float]], budget: int
+) -> tuple[list[tuple[Loop, list[int], float, float]], int, float]:
+    """The loops (loop, its own instructions, iterations, executed) to simulate: all when their
+    instructions fit the budget, else those with the most executed instructions while they
+    fit (the first always), in their listing order (as an unbounded run orders them); with
+    the count of loops left out and their share of the loops' executed instructions."""
+    if sum(len(idxs) for _, idxs, _, _ in loops) <= budget:
+        return loops, 0, 0.0
+    order = sorted(range(len(loops)), key=lambda i: -loops[i][3])
+    kept: set[int] = set()
+    used = 0
+    for i in order:
+        size = len(loops[i][1])
+        if kept and used + size > budget:
+            continue
+        kept.add(i)
+        used += size
+    total = sum(ex for _, _, _, ex in loops)
+    left = sum(loops[i][3] for i in range(len(loops)) if i not in kept)
+    return [loops[i] for i in sorted(kept)], len(loops) - len(kept), (left / total if total > 0 else 0.0)
+
+
 def kernel_model(ctx: KernelContext, sol: SpeedOfLight | None) -> KernelModel:  # noqa: PLR0915 - the model's terms gathered in one place, in the order docs/model.md gives them
     kernel, cfg = ctx.kernel, ctx.cfg
     if cfg is None or not ctx.insts:
@@ -202,8 +228,11 @@ def kernel_model(ctx: KernelContext, sol: SpeedOfLight | None) -> KernelModel:  
         "bytes_per_instruction": round(bytes_ / total, 3),
     }
     model.pipe_counts = pipes
-    # Loops: each instruction belongs to its innermost loop.
+    # Loops: each instruction belongs to its innermost loop. The simulation is the costly
+    # part; within the budget every loop is simulated, past it those that hold the most
+    # executed instructions (see _within_budget).
     in_loop: set[int] = set()
+    loops: list[tuple[Loop, list[int], float, float]] = []
     for lp in cfg.loops:
         idxs = [j for j in cfg.loop_instructions(lp) if cfg.innermost_loop(j) is lp]
         in_loop.update(cfg.loop_instructions(lp))
@@ -213,8 +242,15 @@ def kernel_model(ctx: KernelContext, sol: SpeedOfLight | None) -> KernelModel:  
         )
         if iters <= 0 or not idxs:
             continue
-        body = [j for j in idxs if executed_count(executed, insts[j].pc) >= 0.5 * iters]
         ex = sum(executed_count(executed, insts[j].pc) for j in idxs)
+        loops.append((lp, idxs, iters, ex))
+    budget = int(ctx.th["model_budget_instructions"])
+    loops, left, left_share = _within_budget(loops, budget)
+    if left:
+        model.notes.append(budget_note("model", budget, left, left_share))
+    for lp, idxs, iters, ex in loops:
+        head = cfg.blocks[lp.header].start
+        body = [j for j in idxs if executed_count(executed, insts[j].pc) >= 0.5 * iters]
         lmix: dict[str, float] = {}
         for idx in idxs:
             lmix[cls[idx]] = lmix.get(cls[idx], 0.0) + executed_count(executed, insts[idx].pc)

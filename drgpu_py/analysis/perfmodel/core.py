@@ -68,6 +68,8 @@ class KernelModel:
     launch_cycles: float = 0.0  # the chip's shortest launch (specs/arch launch_floor_ns)
     verdict: str | None = None  # the counters' verdict (speed of light / top stall)
     what_if: list[dict[str, Any]] = field(default_factory=list)
+    #: the model's notes for the kernel's notes (a budget cut: analysis/budget.py)
+    notes: list[str] = field(default_factory=list)
     ctx: KernelContext | None = field(default=None, repr=False, compare=False)
 
     @property

@@ -228,6 +228,11 @@ def _critical_chain(
     on a memory-latency producer (or one that held the warp on a constant miss)."""
     held_of = dict(last_held)
     order = [j for j, _ in last_held]
+    # Each instruction's first position, looked up instead of searched: the straight-line
+    # code of a large function has tens of thousands of instructions (a quadratic walk).
+    first_at: dict[int, int] = {}
+    for p, j in enumerate(order):
+        first_at.setdefault(j, p)
     chain, chain_memory = [], False
     pos = len(order) - 1
     seen = set()
@@ -243,9 +248,9 @@ def _critical_chain(
                 or insts[producer].is_shared()
                 or bool(blocking and producer in blocking)
             )
-            if producer not in order:
+            nxt = first_at.get(producer)
+            if nxt is None:
                 break
-            nxt = order.index(producer)
             if nxt >= pos:  # loop-carried: the producer is in the previous iteration
                 break
             pos = nxt
