@@ -335,7 +335,7 @@ def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:
         )
     # Something to act on (a finding, or one left out): the library's advice about its use.
     if helper is not None and (out or left_out):
-        notes_out.append(f"{helper[0]} kernel: {helper[1]}")
+        notes_out.append(f"{helper[0]} kernel, the library's own code: {helper[1]}")
     notes_out.extend(missing_metric_notes(ctx.kernel, detected))
     return Evaluation(ranked(out), notes_out)
 
