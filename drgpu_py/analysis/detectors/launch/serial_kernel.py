@@ -11,9 +11,9 @@ Evidence: the grid's blocks and the SMs (``grid_and_sms``), the kernel's duratio
 floor from the speed of light, and the launches the report holds (a kernel group).
 
 Estimate: what is sure whatever the launches depend on: a CUDA graph (or fused steps) saves
-about one launch floor per launch, ``duration / max(duration - floor, floor)``. With several launches
-profiled, the launch-shape model's what-if for them batched into one grid is evidence and a
-conditional in the text, never the estimate.
+about one launch floor per launch, ``duration / max(duration - floor, floor)``, which is also
+its ``mechanism_limit``. With several launches profiled, the launch-shape model's what-if for
+them batched into one grid is evidence and a conditional in the text, never the estimate.
 
 Metrics (declared): the grid (``GRID_METRICS``) and ``drgpu__group_launches``.
 
@@ -32,6 +32,7 @@ from ..base import (
     GRID_METRICS,
     Detection,
     detector,
+    within_limit,
 )
 
 
@@ -82,9 +83,12 @@ def serial_kernel(ctx: KernelContext, passes: Passes) -> Detection | None:
     }
     if batched is not None:
         evidence["if_independent"] = batched.to_dict()
+    # The mechanism's limit: every launch's floor gone and nothing else (the estimate's own
+    # closed form, so a later model cannot raise it past what the launches cost).
+    speed = within_limit(graph, graph, "one launch floor removed per launch: duration / max(duration - floor, floor)", evidence)
     return Detection(
         stall_share=idle,
-        speedup=graph,
+        speedup=speed,
         evidence=evidence,
         fmt={
             "blocks": int(blocks),
