@@ -10,16 +10,19 @@ duration (a durations-only report's naive kernel: no finding can be made on it).
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 
-from conftest import shared, xz_report
+from conftest import library_analysis, shared, xz_report
 from drgpu_py.analysis import analyze
 from drgpu_py.analysis.findings import library_helper
+from drgpu_py.analysis.saved import SavedAnalysis
 from drgpu_py.profile import KernelProfile, Profile
 from drgpu_py.readers import open_report
 from drgpu_py.render import render
 from drgpu_py.specs import loader as data
+from drgpu_py.specs import output_schema
 
 THRUST = (
     "void thrust::cuda_cub::core::_kernel_agent<thrust::cuda_cub::__fill::functor<int, long>, long>"
@@ -116,7 +119,12 @@ def test_the_kernel_holding_most_of_the_time_is_named_first_with_what_to_collect
     assert first is not None and first["kernel_id"] == 0 and first["time_share"] > 0.5
     assert "no finding was made on it" in first["why"]
     assert first["collect"] and "--set full" in first["collect"]
-    assert a.to_dict(kernels=False)["dominant"] == first
+    doc = a.to_dict()
+    assert doc["dominant"] == first
+    output_schema.validate(doc, "analysis")
+    # a saved analysis keeps it, and its text names it first as well
+    saved = SavedAnalysis.from_dict(json.loads(json.dumps(doc)))
+    assert saved.to_dict() == doc
     text = render(a, "text")
     assert text.index("Look first at render") < text.index("Fix first")
 
@@ -130,3 +138,46 @@ def test_a_kernel_is_named_first_from_dominant_share_of_the_time(share):
     named = share >= data.thresholds()["dominant_share"]
     assert (a.dominant() is not None) == named
     assert ("dominant" in a.to_dict(kernels=False)) == named
+
+
+def _severity_rank(sev: str) -> int:
+    return ("high", "medium", "low").index(sev)
+
+
+def _assert_time_decides(a) -> None:
+    """The priorities follow the time saved, their severity in the run never rises down the
+    list, and a group holding dominant_share of the time leads them or is named first."""
+    first = a.priorities()
+    saved = [f["time_saved_ns"] for f in first]
+    assert saved == sorted(saved, reverse=True)
+    ranks = [_severity_rank(f["application_severity"]) for f in first]
+    assert ranks == sorted(ranks)
+    rows = a.summary()
+    top = rows[0]
+    if len(rows) > 1 and top["time_share"] >= data.thresholds()["dominant_share"]:
+        named = a.dominant()
+        assert (first and first[0]["kernel_id"] == top["kernel_id"]) or (
+            named is not None and named["kernel_id"] == top["kernel_id"]
+        )
+
+
+@pytest.mark.parametrize("stem", ["library", "step", "full_set"])
+def test_time_decides_the_order_on_the_pytorch_reports(stem):
+    """sample_reports/library: real PyTorch / cuBLAS / cuDNN / Triton launches. Every helper
+    kernel of a library is the library's: its findings are advice about the call."""
+    a = library_analysis(stem)
+    _assert_time_decides(a)
+    helpers = [ka for ka in a.kernels if library_helper(ka.kernel) is not None]
+    assert helpers
+    for ka in helpers:
+        assert all(f.audience == "caller" for f in ka.findings), ka.kernel.name
+
+
+def test_time_decides_the_order_on_a_composed_profile():
+    for times in (0.5, 2.0, 200.0):
+        _assert_time_decides(_composed(times, helpers=2))
+
+
+def test_the_html_summary_names_the_dominant_kernel_first():
+    html = render(_composed(200.0), "html")
+    assert html.index("Look first</strong> at") < html.index("Fix first")
