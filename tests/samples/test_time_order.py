@@ -96,7 +96,9 @@ def test_a_thrust_helper_with_source_lines_gets_advice_about_the_call():
     assert helper.findings and {f.audience for f in helper.findings} == {"caller"}
     serial = next(f for f in helper.findings if f.id == "serial-kernel")
     spec = next(s for s in data.findings_catalogue()["findings"] if s["id"] == "serial-kernel")
-    assert serial.advice_key == "caller_advice" and serial.advice.startswith(spec["caller_advice"].split("{")[0].strip())
+    assert serial.advice_key == "caller_advice" and serial.advice.startswith(
+        spec["caller_advice"].split("{")[0].strip()
+    )
     use = dict((lib, u) for lib, _rx, u in data.library_helpers())["thrust"]
     assert any(n.startswith("thrust kernel") and n.endswith(use) for n in helper.notes)
     # findings that need changes inside the kernel are left out, and said so

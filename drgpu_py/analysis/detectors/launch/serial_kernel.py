@@ -85,7 +85,9 @@ def serial_kernel(ctx: KernelContext, passes: Passes) -> Detection | None:
         evidence["if_independent"] = batched.to_dict()
     # The mechanism's limit: every launch's floor gone and nothing else (the estimate's own
     # closed form, so a later model cannot raise it past what the launches cost).
-    speed = within_limit(graph, graph, "one launch floor removed per launch: duration / max(duration - floor, floor)", evidence)
+    speed = within_limit(
+        graph, graph, "one launch floor removed per launch: duration / max(duration - floor, floor)", evidence
+    )
     return Detection(
         stall_share=idle,
         speedup=speed,
