@@ -13,6 +13,9 @@ Contract:
   can come out too low (or be dropped below the reporting floor) or unbounded; the note says
   so instead of staying silent. Reports of drgpu's default set or of ``ncu --set full`` get
   none.
+- ``what_to_collect(kernel)`` is pure: how to collect everything ``metric_needs()`` names that
+  ``kernel``'s report lacks (the sections, or the full set beyond SECTIONS_NAMED of them; a
+  newer ncu), or None; the dominant kernel's ``collect`` (groups.dominant).
 
 Not counted as lacking: ``drgpu__*`` metrics (drgpu writes them when it merges the reports of
 ranks: no ncu report has them) and a detector's EVIDENCE_ONLY metrics.

@@ -7,8 +7,9 @@ it left out and why and on the metrics its detectors needed that the report lack
 traits, speed of light, performance model, stall cycles) and changes neither.
 Every estimate goes through bounds.py; severity is the estimate's alone, on any grade (the
 time ledger, ledger.py, then settles overlapping estimates and severities); designed-in
-patterns and library kernels without source lines are not reported as defects (a note names
-what was left out). Advice quotes only its own evidence.
+patterns and library kernels (without source lines, or library helpers by name:
+``library_helper``) are not reported as defects (a note names what was left out, and a helper's
+note gives its library's advice about the call). Advice quotes only its own evidence.
 
 Rules and rationale: docs/json-schema.md, "Findings: severity and advice".
 """

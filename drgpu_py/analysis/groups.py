@@ -13,6 +13,9 @@ all groups' time (the group's share of the GPU time x (1 - 1/estimate)), and its
 alone, 1 / (1 - saved_share), by the thresholds that grade a kernel's findings: in a report of
 one kernel it is the finding's severity, in a report of many a fix that saves a microsecond of
 a small kernel is low (docs/json-schema.md, "Severity in the whole run").
+``dominant(analysis, rows) -> dict | None`` names the group that holds at least
+``dominant_share`` of the time when no finding of its own leads the priorities, with what to
+collect (docs/json-schema.md, "The dominant kernel").
 """
 
 from __future__ import annotations
