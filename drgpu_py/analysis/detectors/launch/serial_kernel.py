@@ -17,7 +17,7 @@ them batched into one grid is evidence and a conditional in the text, never the 
 
 Metrics (declared): the grid (``GRID_METRICS``) and ``drgpu__group_launches``.
 
-Helpers (this rule's own): ``_BATCHED_TEXT``, ``_ONE_LAUNCH_TEXT``.
+Helpers (this rule's own): ``_BATCHED_TEXT``, ``_ONE_LAUNCH_TEXT``, ``_LIMIT_TEXT``.
 """
 
 from __future__ import annotations
@@ -42,6 +42,11 @@ _BATCHED_TEXT = (
     "blocks (blockIdx picks the piece), which the launch model puts at {speed:.1f}x for those "
     "launches; the estimate assumes they depend on each other."
 )
+
+
+#: The mechanism's limit (every launch's floor gone and nothing else: the estimate's own closed
+#: form, so that a later model cannot raise it past what the launches cost).
+_LIMIT_TEXT = "one launch floor removed per launch: duration / max(duration - floor, floor)"
 
 
 _ONE_LAUNCH_TEXT = (
@@ -83,11 +88,7 @@ def serial_kernel(ctx: KernelContext, passes: Passes) -> Detection | None:
     }
     if batched is not None:
         evidence["if_independent"] = batched.to_dict()
-    # The mechanism's limit: every launch's floor gone and nothing else (the estimate's own
-    # closed form, so a later model cannot raise it past what the launches cost).
-    speed = within_limit(
-        graph, graph, "one launch floor removed per launch: duration / max(duration - floor, floor)", evidence
-    )
+    speed = within_limit(graph, graph, _LIMIT_TEXT, evidence)
     return Detection(
         stall_share=idle,
         speedup=speed,
