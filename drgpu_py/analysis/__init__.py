@@ -202,6 +202,11 @@ class Analysis(FrameMethods):
         """Findings across the report, most time saved first."""
         return groups.priorities(self.summary(), limit)
 
+    def dominant(self) -> dict[str, Any] | None:
+        """The group holding most of the time when no finding of its own leads the
+        priorities (drgpu_py.analysis.groups.dominant), else None."""
+        return groups.dominant(self, self.summary())
+
     def __repr__(self) -> str:
         # The dataclass repr would print every kernel's profile, tree and facts (MBs).
         return display.analysis_repr("Analysis", self.profile.path, self.summary())
@@ -254,7 +259,7 @@ class Analysis(FrameMethods):
             "summary": rows,
             "priorities": groups.priorities(rows, 20),
             "kernels": [ka.to_dict() for ka in self.kernels] if kernels else [],
-        }
+        } | ({"dominant": first} if (first := groups.dominant(self, rows)) is not None else {})
 
 
 def _f(value: float | None) -> float | None:

@@ -4,8 +4,9 @@ points at (issue 46 item 3).
 Contract: ``shape_of(ctx, passes, locations, library)`` gathers the facts the analysis already
 has about a finding's code (``Shape``); ``advice_key(spec, variant, shape)`` names the
 catalogue text (drgpu_py/specs/findings.yaml) a finding is given: ``caller_advice`` for a
-library kernel without source lines (findings.evaluate leaves out a library kernel's findings
-that have none), else the ``advice_when`` variant its detector picked
+library kernel (one without source lines, or a library helper kernel with or without them:
+findings.is_library_kernel; findings.evaluate leaves out a library kernel's findings that have
+none), else the ``advice_when`` variant its detector picked
 from its evidence (e.g. atomics, not stores, draining at exit), else the first ``advice_when``
 key named by a fact (``FACTS``) that holds, else ``advice``. Both are pure.
 
@@ -43,7 +44,7 @@ HEADER_SUFFIXES = (".h", ".hpp", ".cuh", ".hxx", ".inl", ".inc")
 class Shape:
     """The facts about a finding's code its advice may depend on."""
 
-    library: bool = False  # a library kernel without source lines (findings.is_library_kernel)
+    library: bool = False  # a library kernel (findings.is_library_kernel)
     header: bool = False  # the top location is in a header
     in_loop: bool | None = None  # a location's heaviest instruction in a loop; None: unknown
     work_split: str = "unknown"  # LaunchShape.work_split

@@ -13,6 +13,9 @@ Contract:
   can come out too low (or be dropped below the reporting floor) or unbounded; the note says
   so instead of staying silent. Reports of drgpu's default set or of ``ncu --set full`` get
   none.
+- ``what_to_collect(kernel)`` is pure: how to collect everything ``metric_needs()`` names that
+  ``kernel``'s report lacks (the sections, or the full set beyond SECTIONS_NAMED of them; a
+  newer ncu), or None; the dominant kernel's ``collect`` (groups.dominant).
 
 Not counted as lacking: ``drgpu__*`` metrics (drgpu writes them when it merges the reports of
 ranks: no ncu report has them) and a detector's EVIDENCE_ONLY metrics.
@@ -28,6 +31,8 @@ from .detectors import REGISTRY
 from .ledger import LEDGER_METRICS
 from .sol import SOL_METRICS
 
+#: what_to_collect names the sections a report lacks up to this many; beyond, the full set.
+SECTIONS_NAMED = 3
 #: metric_needs() keys of the passes that are not findings.
 SPEED_OF_LIGHT = "speed-of-light"
 TIME_LEDGER = "time-ledger"
@@ -60,6 +65,39 @@ def lacking(kernel: KernelProfile, finding_id: str) -> tuple[str, ...]:
     return tuple(
         sorted({m for m in det.metrics if not m.startswith("drgpu__") and m not in shown_only and not kernel.has(m)})
     )
+
+
+def what_to_collect(kernel: KernelProfile) -> str | None:
+    """How to collect what the analysis reads (``metric_needs``) and ``kernel``'s report lacks:
+    the sections it lacks (a section named only when missing, ``specs.loader.reprofile_advice``),
+    SourceCounters when it has no per-instruction data (the lines a finding points at), and a
+    newer ncu for metrics the report's ncu predates; None when it lacks nothing drgpu reads."""
+    needs = sorted({m for ms in metric_needs().values() for m in ms if not m.startswith("drgpu__")})
+    sections: list[str] = []
+    newer: list[str] = []
+    for m in needs:
+        if kernel.has(m):
+            continue
+        advice = data.reprofile_advice(kernel.collected, m)
+        if advice is None:
+            continue
+        if advice.startswith("re-profile"):
+            if advice not in newer:
+                newer.append(advice)
+        elif (s := data.metric_section(m)) and s not in sections:
+            sections.append(s)
+    if kernel.instructions.empty and "SourceCounters" not in sections:
+        sections.append("SourceCounters")
+    if not sections and not newer:
+        return None
+    parts = []
+    if len(sections) > SECTIONS_NAMED:
+        parts.append("drgpu profile's default set, or ncu --set full --import-source yes for this kernel")
+    elif sections:
+        parts.append(
+            "drgpu profile's default set, or ncu " + " ".join(f"--section {s}" for s in sections) + " for this kernel"
+        )
+    return "; ".join(parts + newer)
 
 
 def missing_metric_notes(kernel: KernelProfile, finding_ids: Iterable[str]) -> list[str]:

@@ -7,8 +7,9 @@ it left out and why and on the metrics its detectors needed that the report lack
 traits, speed of light, performance model, stall cycles) and changes neither.
 Every estimate goes through bounds.py; severity is the estimate's alone, on any grade (the
 time ledger, ledger.py, then settles overlapping estimates and severities); designed-in
-patterns and library kernels without source lines are not reported as defects (a note names
-what was left out). Advice quotes only its own evidence.
+patterns and library kernels (without source lines, or library helpers by name:
+``library_helper``) are not reported as defects (a note names what was left out, and a helper's
+note gives its library's advice about the call). Advice quotes only its own evidence.
 
 Rules and rationale: docs/json-schema.md, "Findings: severity and advice".
 """
@@ -23,7 +24,7 @@ from ..specs import loader as data
 from .advice_shape import advice_key, advice_text, is_header, shape_of
 from .bounds import Bound, apply_bounds, beyond_launch_floor, floor_applies, physical_bounds
 from .coverage import missing_metric_notes
-from ..profile import rounded
+from ..profile import KernelProfile, rounded
 from .context import KernelContext
 from .figures import quoted, share_pct, speedup
 from .passes import Passes
@@ -141,13 +142,29 @@ def _render(text: str, values: dict[str, Any]) -> str:
         return text
 
 
+def library_helper(kernel: KernelProfile) -> tuple[str, str] | None:
+    """(library, advice about the call) when ``kernel`` is a helper kernel a library launches
+    for the user's call (thrust, CUB, Kokkos' own, cuBLAS/cuDNN, PyTorch, Triton: findings.yaml
+    ``library_helpers``), whether or not the report has its source lines; else None."""
+    names = [n for n in (kernel.name, kernel.mangled) if n]
+    return next(((lib, use) for lib, rx, use in data.library_helpers() if any(rx.search(n) for n in names)), None)
+
+
 def is_library_kernel(ctx: KernelContext, traits: Traits | None) -> bool:
-    """A kernel of a library (cuBLAS, cuDNN, CUTLASS, NCCL, PyTorch...) whose source the
-    report does not have: its user can change only the call."""
+    """A library's kernel: its user can change only the call. A library helper kernel
+    (``library_helper``: header-only libraries compile into the program, so their source lines
+    may be in the report), or a kernel of a library (cuBLAS, cuDNN, CUTLASS, NCCL, PyTorch...:
+    findings.yaml ``library_kernels``) whose source the report does not have."""
+    if library_helper(ctx.kernel) is not None:
+        return True
     if traits is None or traits.has_line_info:
         return False
     names = [n for n in (ctx.kernel.name, ctx.kernel.mangled) if n]
     return any(rx.search(n) for rx in data.library_kernel_patterns() for n in names)
+
+
+def _has_lines(passes: Passes) -> bool:
+    return passes.traits is not None and passes.traits.has_line_info
 
 
 def designed_in(traits: Traits | None, fid: str) -> str | None:
@@ -309,12 +326,17 @@ def evaluate(ctx: KernelContext, passes: Passes) -> Evaluation:
                 advice_key=key,
             )
         )
+    helper = library_helper(ctx.kernel)
     if left_out:
+        what = "library kernel" if helper is not None and _has_lines(passes) else "library kernel without source lines"
         notes_out.append(
-            "library kernel without source lines: findings that need changes inside it are not shown ("
+            f"{what}: findings that need changes inside it are not shown ("
             + ", ".join(left_out)
             + "); the advice given is for the caller"
         )
+    # Something to act on (a finding, or one left out): the library's advice about its use.
+    if helper is not None and (out or left_out):
+        notes_out.append(f"{helper[0]} kernel, the library's own code: {helper[1]}")
     notes_out.extend(missing_metric_notes(ctx.kernel, detected))
     return Evaluation(ranked(out), notes_out)
 

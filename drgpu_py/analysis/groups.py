@@ -13,6 +13,9 @@ all groups' time (the group's share of the GPU time x (1 - 1/estimate)), and its
 alone, 1 / (1 - saved_share), by the thresholds that grade a kernel's findings: in a report of
 one kernel it is the finding's severity, in a report of many a fix that saves a microsecond of
 a small kernel is low (docs/json-schema.md, "Severity in the whole run").
+``dominant(analysis, rows) -> dict | None`` names the group that holds at least
+``dominant_share`` of the time when no finding of its own leads the priorities, with what to
+collect (docs/json-schema.md, "The dominant kernel").
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from ..readers.merge import merge_kernels
 from ..specs import loader as data
 from ..specs.records import Thresholds
 from .context import KernelContext
+from .coverage import what_to_collect
 from .findings import Finding, severity_of
 from .sol import SpeedOfLight
 
@@ -180,6 +184,34 @@ def _finding_row(
         "saved_share": rounded(share, 5),
         "application_severity": finding.severity if alone else application_severity(share, finding.severity, th),
         "where": location_text(finding.locations[0]) if finding.locations else None,
+    }
+
+
+def dominant(analysis: AnalysisResult, rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The kernel group that holds most of the profiled time (at least ``dominant_share``)
+    in a report of several groups, when no finding of its own leads the priorities (it has
+    none, or they save less than another group's first): named first all the same, with why
+    and what to collect to say more about it (``coverage.what_to_collect``; None when the
+    report lacks nothing drgpu reads). None otherwise: the priorities name it first."""
+    if len(rows) < 2:
+        return None
+    top = rows[0]
+    share = top["time_share"]
+    if share is None or share < _thresholds(analysis)["dominant_share"]:
+        return None
+    first = priorities(rows, 1)
+    if first and first[0]["kernel_id"] == top["kernel_id"]:
+        return None
+    ka = next(ka for ka in analysis.kernels if ka.kernel.id == top["kernel_id"])
+    collect = what_to_collect(ka.kernel)
+    said = "its findings save less than the first priority's" if top["findings"] else "no finding was made on it"
+    lacks = "the report lacks what would say more" if collect else "the report has every metric drgpu reads"
+    return {
+        "kernel_id": top["kernel_id"],
+        "name": top["name"],
+        "time_share": share,
+        "why": f"it holds {100 * share:.1f}% of the profiled GPU time; {said}, and {lacks}",
+        "collect": collect,
     }
 
 

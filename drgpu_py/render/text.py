@@ -210,6 +210,9 @@ def render_summary(analysis, options, console: Console) -> None:
     else:
         short = short_names(names, max(NAME_LEAST, min(NAME_MOST, console.width - _block_indent(cells))))
         _summary_blocks(shown, cells, title, short, len(rows), console, worth)
+    dominant = _dominant(analysis)
+    if dominant is not None:
+        _look_first(dominant, console)
     first = [p for p in analysis.priorities() if worth.finding(p["estimated_speedup"])][:5]
     if first:
         # A line each: names as long as half the width allows (at least the table's).
@@ -266,6 +269,25 @@ def _fix_first(first: list[dict], short: dict, notes: dict[tuple[int, str], list
         # lower than alone), wrapped to the width.
         for n in notes.get((f["kernel_id"], f["id"]), ()):
             _indented(console, f"[dim]note: {escape(n)}[/dim]", len(f"  {i}. "))
+
+
+def _dominant(analysis) -> dict | None:
+    """The group named first though no finding of its own leads the priorities (a live
+    analysis' ``dominant()``, a saved one's ``dominant`` key), or None."""
+    method = getattr(analysis, "dominant", None)
+    if callable(method):
+        return method()
+    return getattr(analysis, "extra", {}).get("dominant")
+
+
+def _look_first(d: dict, console: Console) -> None:
+    """The kernel that holds most of the time, named before the fixes: why, and what to collect."""
+    collect = f"; collect: {d['collect']}" if d.get("collect") else ""
+    _hanging(
+        console,
+        "Look first at ",
+        f"{escape(short_name(d['name']))} (id {d['kernel_id']}): {escape(d['why'])}{escape(collect)}",
+    )
 
 
 def _fix_text(f: dict, short: dict) -> str:

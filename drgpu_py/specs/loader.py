@@ -476,6 +476,17 @@ def library_kernel_patterns() -> tuple:
     return tuple(re.compile(p) for p in findings_catalogue().get("library_kernels", []))
 
 
+@functools.cache
+def library_helpers() -> tuple[tuple[str, re.Pattern[str], str], ...]:
+    """(library, compiled name pattern, advice about the call) of each library whose helper
+    kernels are library kernels whether or not the report has their source lines
+    (findings.yaml ``library_helpers``)."""
+    return tuple(
+        (h["library"], re.compile(h["pattern"]), " ".join(h["use"].split()))
+        for h in findings_catalogue().get("library_helpers", [])
+    )
+
+
 def _deep_merge(base: dict, over: dict) -> dict:
     out = copy.deepcopy(base)
     for k, v in over.items():

@@ -29,7 +29,7 @@ NAMES = ("analysis", "list", "diff")
 
 #: The version of the JSON contract the three documents follow, MAJOR.MINOR: the minor grows
 #: when keys are added, the major when a key is removed, renamed or changes its meaning.
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"
 
 
 def _major_minor(version: object) -> tuple[int, int] | None:

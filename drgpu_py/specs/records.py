@@ -41,6 +41,7 @@ class Thresholds(TypedDict):
     grid_fill: float
     launch_overlap_norm: float
     serial_blocks: float
+    dominant_share: float
     local_inst_share: float
     invariant_load_share: float
     repeated_pass_share: float

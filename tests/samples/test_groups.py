@@ -67,6 +67,13 @@ def test_summary_ranks_by_time_and_time_saved(many):
     assert first and [f["time_saved_ns"] for f in first] == sorted((f["time_saved_ns"] for f in first), reverse=True)
     d = a.to_dict()
     assert len(d["summary"]) == 5 and d["kernels"][0]["launches"] == 200 and len(d["kernels"][0]["launch_ids"]) == 200
+    # the group holding most of the time leads the priorities, or is named first
+    from drgpu_py.specs import loader
+
+    if rows[0]["time_share"] >= loader.thresholds()["dominant_share"]:
+        lead = first[0]["kernel_id"] == rows[0]["kernel_id"]
+        assert lead or d["dominant"]["kernel_id"] == rows[0]["kernel_id"]
+        assert lead == ("dominant" not in d)
 
 
 @slow

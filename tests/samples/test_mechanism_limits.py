@@ -9,7 +9,12 @@ of what its mechanism costs, which the finding's evidence carries as ``mechanism
   issue-bound kernel's instructions, the change removes);
 * constant-cache-divergence: the moved lookups' own time (lookup_bound);
 * the launch findings and low-data-reuse: the launch-shape model's what-if for the change
-  (tests/samples/test_launch_shape.py checks the same against launch_model).
+  (tests/samples/test_launch_shape.py checks the same against launch_model);
+* serial-kernel: one launch floor removed per launch, duration / max(duration - floor, floor).
+
+The sweep covers the project's samples and the public corpus (sample_reports/public/roundN/:
+programs nobody on the project wrote); the public sweep is slow, one public report stays in the
+fast tier. Findings without a closed-form limit: docs/json-schema.md, "Mechanism limits".
 """
 
 from __future__ import annotations
@@ -17,7 +22,10 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from conftest import CASES, ROOT, analysis_of, library_analysis
+from conftest import CASES, ROOT, analysis_of, library_analysis, shared, slow
+from drgpu_py.analysis import analyze
+from drgpu_py.analysis.groups import group_profile
+from drgpu_py.readers import open_report
 from drgpu_py.analysis.detectors import MAX_REMOVABLE
 
 #: Findings whose evidence always carries their mechanism's limit.
@@ -35,7 +43,11 @@ LIMITED = (
     "block-too-small",
     "tail-effect",
     "low-data-reuse",
+    "serial-kernel",
 )
+PUBLIC = ROOT / "sample_reports" / "public"
+#: The public report kept in the fast tier: warp divergence and a repeated pass.
+PUBLIC_FAST = "round2/score"
 LAUNCH = ("occupancy-limited", "grid-too-small", "partial-warps", "block-too-small", "tail-effect")
 
 
@@ -75,6 +87,9 @@ def _check(f) -> None:
         assert _share_of(value) >= _removable(ev["slow_line_instruction_share"]) - 6e-4
     elif f.id == "constant-cache-divergence":
         assert value == pytest.approx(ev["lookup_bound"], abs=6e-3)
+    elif f.id == "serial-kernel":
+        dur, floor = ev["gpu__time_duration.sum"], ev["launch_floor_ns"]
+        assert value == pytest.approx(dur / max(dur - floor, floor), rel=1e-3)
     elif f.id in LAUNCH:
         assert value == pytest.approx(ev["launch_model"]["speedup"], abs=1e-3)
 
@@ -88,9 +103,10 @@ def _analyses() -> list:
     return out + [library_analysis(stem) for stem in ("library", "step", "full_set")]
 
 
-def test_every_estimate_is_within_its_mechanisms_limit_on_every_sample():
+def _checked(analyses) -> dict[str, int]:
+    """Every finding of ``analyses`` within its limit; finding id -> how many were checked."""
     checked: dict[str, int] = {}
-    for analysis in _analyses():
+    for analysis in analyses:
         for ka in analysis.kernels:
             for f in ka.findings:
                 if f.id in LIMITED:
@@ -103,8 +119,31 @@ def test_every_estimate_is_within_its_mechanisms_limit_on_every_sample():
                             f"{ka.kernel.name}: {f.id} {f.estimated_speedup:.3f}x, {f.evidence}"
                         ) from e
                     checked[f.id] = checked.get(f.id, 0) + 1
+    return checked
+
+
+def _public(stem: str):
+    path = PUBLIC / f"{stem}.ncu-rep.xz"
+    return shared(f"public-{stem.replace('/', '-')}", lambda: analyze(group_profile(open_report(path))))
+
+
+def test_every_estimate_is_within_its_mechanisms_limit_on_every_sample():
+    checked = _checked(_analyses())
     assert set(checked) == set(LIMITED), set(LIMITED) - set(checked)
     assert sum(checked.values()) >= 100
+
+
+@slow
+def test_every_estimate_is_within_its_mechanisms_limit_on_every_public_report():
+    stems = sorted(str(p.relative_to(PUBLIC)).removesuffix(".ncu-rep.xz") for p in PUBLIC.glob("round*/*.ncu-rep.xz"))
+    assert len(stems) >= 24
+    checked = _checked(_public(stem) for stem in stems)
+    assert sum(checked.values()) >= 15
+
+
+def test_every_estimate_is_within_its_mechanisms_limit_on_a_public_report():
+    checked = _checked([_public(PUBLIC_FAST)])
+    assert checked.get("warp-divergence") and sum(checked.values()) >= 2
 
 
 def test_divergence_is_capped_at_every_lane_busy():

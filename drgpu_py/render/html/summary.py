@@ -3,7 +3,8 @@ time-share chart and the "fix first" list, each linked to its place in the kerne
 
 Contract: ``summary_view(analysis, kernels) -> dict | None`` takes the analysis and its kernel
 views (views.kernel_view, in ``analysis.kernels`` order) and returns the summary's view data
-(``rows``, ``chart``, ``fix``, counts and total time); None for a report of one kernel group.
+(``rows``, ``chart``, ``fix``, ``dominant``: the kernel to look at first, counts and total
+time); None for a report of one kernel group.
 """
 
 from __future__ import annotations
@@ -87,6 +88,7 @@ def summary_view(analysis, kernels: list[dict], worth: Worth | None = None) -> d
         "rows": table,
         "chart": share_chart(table),
         "fix": _fix_first(rows, table, total, worth),
+        "dominant": _look_first(analysis, table),
         "groups": len(rows),
         "launches": sum(r["launches"] for r in rows),
         "total": duration(total) if total > 0 else "n/a",
@@ -157,6 +159,16 @@ def _table_row(r: dict, kv: dict, sol, short: dict[str, str], worth: Worth) -> d
         "saved": "" if top is None else _us(top["time_saved_ns"]),
         "saved_v": None if top is None else top["time_saved_ns"],
     }
+
+
+def _look_first(analysis, table: list[dict]) -> dict | None:
+    """The group holding most of the time when no finding of its own leads the priorities
+    (analysis.groups.dominant), linked to its section; None otherwise."""
+    d = groups.dominant(analysis, analysis.summary())
+    if d is None:
+        return None
+    t = next(t for t in table if t["id"] == d["kernel_id"] and t["name"] == unix_newlines(d["name"]))
+    return dict(d, href="#" + t["anchor"], short=t["short"])
 
 
 def _fix_first(rows: list[dict], table: list[dict], total: float, worth: Worth) -> list[dict]:

@@ -11,13 +11,13 @@ Evidence: the grid's blocks and the SMs (``grid_and_sms``), the kernel's duratio
 floor from the speed of light, and the launches the report holds (a kernel group).
 
 Estimate: what is sure whatever the launches depend on: a CUDA graph (or fused steps) saves
-about one launch floor per launch, ``duration / max(duration - floor, floor)``. With several launches
-profiled, the launch-shape model's what-if for them batched into one grid is evidence and a
-conditional in the text, never the estimate.
+about one launch floor per launch, ``duration / max(duration - floor, floor)``, which is also
+its ``mechanism_limit``. With several launches profiled, the launch-shape model's what-if for
+them batched into one grid is evidence and a conditional in the text, never the estimate.
 
 Metrics (declared): the grid (``GRID_METRICS``) and ``drgpu__group_launches``.
 
-Helpers (this rule's own): ``_BATCHED_TEXT``, ``_ONE_LAUNCH_TEXT``.
+Helpers (this rule's own): ``_BATCHED_TEXT``, ``_ONE_LAUNCH_TEXT``, ``_LIMIT_TEXT``.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from ..base import (
     GRID_METRICS,
     Detection,
     detector,
+    within_limit,
 )
 
 
@@ -41,6 +42,11 @@ _BATCHED_TEXT = (
     "blocks (blockIdx picks the piece), which the launch model puts at {speed:.1f}x for those "
     "launches; the estimate assumes they depend on each other."
 )
+
+
+#: The mechanism's limit (every launch's floor gone and nothing else: the estimate's own closed
+#: form, so that a later model cannot raise it past what the launches cost).
+_LIMIT_TEXT = "one launch floor removed per launch: duration / max(duration - floor, floor)"
 
 
 _ONE_LAUNCH_TEXT = (
@@ -82,9 +88,10 @@ def serial_kernel(ctx: KernelContext, passes: Passes) -> Detection | None:
     }
     if batched is not None:
         evidence["if_independent"] = batched.to_dict()
+    speed = within_limit(graph, graph, _LIMIT_TEXT, evidence)
     return Detection(
         stall_share=idle,
-        speedup=graph,
+        speedup=speed,
         evidence=evidence,
         fmt={
             "blocks": int(blocks),
