@@ -8,6 +8,13 @@ Contract:
 - ``Session(options)`` checks the options and finds ncu; then ``list_kernels``, ``choose()``,
   ``prepare_outputs()`` (never overwrites without ``force``), ``run_ncu(on_event)`` and
   ``finish(on_warning)`` -> :class:`SessionOutcome`, whose ``check()`` raises the run's error.
+- ``--passes 2`` (or ``auto``, :mod:`drgpu_py.ncu.passes`): ``run_ncu`` runs ncu twice, the
+  first run over every launch with the set's ``first_pass`` groups (report ``STEM.pass1``), the
+  second with the rest for the kernels holding ``focus_share`` of the first run's GPU time
+  (``STEM.pass2``); ``finish`` analyzes the two joined (readers.passes) into ``STEM.*``. A first
+  run that fails or is stopped ends the session as a one-run session would, with its report.
+  ``dry_run_lines()`` is what ``--dry-run`` prints: each run's argument list, the second's
+  filter as placeholders.
 - Nothing is thrown away: report(s), ``STEM.ncu.log``, analyses and ``STEM.profile.json``
   stay whatever happens (docs/profile.md); an interruption raises
   :class:`~drgpu_py.errors.InterruptedError_` naming what was kept.
@@ -19,12 +26,13 @@ from __future__ import annotations
 import glob
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Mapping
 
@@ -45,7 +53,8 @@ from ..specs import metric_sets as msets
 from ..specs.records import Thresholds
 from . import outcome
 from .console import Event
-from .reports import analyze_one, record
+from . import passes as two
+from .reports import analyze_one, analyze_passes, read_first_pass, record
 from .run import RunResult, find_ncu, private_log, run_ncu, with_log_file
 
 if TYPE_CHECKING:  # started by run_ncu, imported there
@@ -289,6 +298,8 @@ class SessionOptions:
     ncu_args: list[str] = field(default_factory=list)
     thresholds: Thresholds | None = None  # the analysis' (loader.thresholds)
     timeout: float | None = None
+    passes: str = two.DEFAULT_PASSES  # "1", "2" or "auto" (drgpu_py.ncu.passes)
+    focus_share: float = two.DEFAULT_FOCUS_SHARE
 
 
 @dataclass
@@ -423,6 +434,9 @@ class Session:
         )
         self.req.validate()
         _check_timeout(opts.timeout)
+        two.check_focus_share(opts.focus_share)
+        if opts.passes not in two.PASS_MODES:
+            raise UsageError(f"--passes {opts.passes!r} is not one of {', '.join(two.PASS_MODES)}")
         self.ncu = _ncu_for(opts.ncu, dry_run)
         own_rank = os.environ.get(rv, "").strip() if rv else ""
         self.log_stem = self.stem + (f".rank{own_rank}" if own_rank else "")
@@ -436,6 +450,8 @@ class Session:
         self.result: RunResult | None = None
         self._warm: Warmup | None = None
         self._started = 0.0
+        self.two: _TwoRuns | None = None  # choose(): the two runs' plan, when there are two
+        self.passes_why = ""
 
     def list_kernels(self, on_event: Callable[[Event], None] | None = None) -> tuple[dict[str, int], Path]:
         """A cheap run (one timing metric, one pass per launch, no filter): launches per
@@ -496,11 +512,36 @@ class Session:
         self.sel = self.ms.selection(opts.with_groups, opts.add_sections, user_metrics)
         preflight(self.ms, self.ms.chip or (gpu.chip if gpu else None), user_metrics, opts.skip_metric_check)
         self.notes = notes + self.sel.notes
-        self.argv = with_log_file(build_ncu_argv(self.ncu, self.req, self.sel), self.ncu_log)
+        first, second = self.ms.split(self.sel)
+        runs, self.passes_why = two.plan_passes(opts.passes, self.req, second)
+        if runs == 1:
+            self.argv = with_log_file(build_ncu_argv(self.ncu, self.req, self.sel), self.ncu_log)
+            return
+        self.two = _TwoRuns(self, first, second)
+        self.argv = self.two.argv1
+        self.log_path = self.two.log1
+
+    def dry_run_lines(self) -> list[str]:
+        """What ``--dry-run`` prints: ncu's argument list, or both runs' with a comment each."""
+        if self.two is None:
+            return [shlex.join(self.argv)]
+        t = self.two
+        return [
+            f"# run 1 of 2: every launch; groups {', '.join(t.sel1.groups)}",
+            shlex.join(t.argv1),
+            f"# run 2 of 2, depends on the first pass: the rest of the set for the kernels holding "
+            f"{self.opts.focus_share:g} of the first run's GPU time ({two.FOCUS_REGEX_PLACEHOLDER}: their mangled "
+            f"names; {two.FOCUS_COUNT_PLACEHOLDER}: their launches in the first run)",
+            shlex.join(two.with_count_placeholder(t.argv_for(None))),
+        ]
 
     def prepare_outputs(self) -> None:
         check_outputs_free(self.req, self.log_path)
         check_outputs_regular(self.req, [self.log_path, self.record_path])
+        if self.two is not None:
+            for r, log in ((self.two.req1, self.two.log1), (self.two.req2, self.two.log2)):
+                check_outputs_free(r, log)
+                check_outputs_regular(r, [log])
         try:
             self.req.output_dir.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -515,6 +556,8 @@ class Session:
         self.result = run_ncu(
             self.argv, self.log_path, on_event=on_event, timeout_s=self.opts.timeout, ncu_log=self.ncu_log
         )
+        if self.two is not None:
+            self.result = self.two.second_run(self.result, on_event) or self.result
         return self.result
 
     def finish(self, on_warning: Callable[[str], None] | None = None) -> SessionOutcome:
@@ -522,6 +565,10 @@ class Session:
         record the run. Raises InterruptedError_ (stopped) or ProfilerError (timed out)."""
         result, req, log_path = self.result, self.req, self.log_path
         assert result is not None and self._warm is not None and self.sel is not None, "run_ncu first"
+        if self.two is not None and self.two.result2 is not None:
+            return self.two.finish(on_warning)
+        if self.two is not None:  # the first of two runs failed or was stopped: it is the session's run
+            req, self.sel = self.two.req1, self.two.sel1
         if not result.interrupted:
             self._warm.join()  # before any report is read: reading forks, which wants one thread
         reports = outcome.found_reports(result, req, self._started)
@@ -602,7 +649,159 @@ class Session:
 
     def _record(self, reports, missing, exit_code: int) -> None:
         assert self.result is not None, "run_ncu first"
-        record(self.record_path, self.argv, self.ms, self.sel, self.result, reports, missing, self.notes, exit_code)
+        argv = self.two.argv2 if self.two is not None and self.two.argv2 else self.argv
+        passes = self.two.record() if self.two is not None else {"runs": 1, "why": self.passes_why}
+        record(self.record_path, argv, self.ms, self.sel, self.result, reports, missing, self.notes, exit_code, passes)
+
+
+class _TwoRuns:
+    """The two runs of a two-pass session (module docstring): their requests, argument lists,
+    logs and results, the kernels the second run took, and the analysis of the two joined."""
+
+    def __init__(self, s: Session, first: msets.Selection, second: msets.Selection) -> None:
+        self.s = s
+        self.sel1, self.sel2 = first, second
+        self.req1 = replace(s.req, stem=f"{s.stem}.pass1")
+        self.req2 = two.second_request(s.req, None, f"{s.stem}.pass2")
+        self.log1 = s.req.output_dir / f"{s.log_stem}.pass1.ncu.log"
+        self.log2 = s.req.output_dir / f"{s.log_stem}.pass2.ncu.log"
+        self.ncu_log2 = private_log()
+        self.argv1 = s.argv = with_log_file(build_ncu_argv(s.ncu, self.req1, first), s.ncu_log)
+        self.argv2: list[str] = []
+        self.times: list[two.KernelTime] = []
+        self.chosen: list[two.KernelTime] = []
+        self.result1: RunResult | None = None
+        self.result2: RunResult | None = None
+        self.rep1: Path | None = None
+        self.profile1 = None
+        self._started2 = 0.0
+
+    def argv_for(self, chosen: list[two.KernelTime] | None) -> list[str]:
+        self.req2 = two.second_request(self.s.req, chosen, f"{self.s.stem}.pass2")
+        return with_log_file(build_ncu_argv(self.s.ncu, self.req2, self.sel2), self.ncu_log2)
+
+    def second_run(self, res1: RunResult, on_event: Callable[[Event], None] | None) -> RunResult | None:
+        """After the first run: pick the kernels, run the second; None when the first run failed
+        or was stopped (the session ends with it)."""
+        s = self.s
+        self.result1 = res1
+        if res1.interrupted or res1.timed_out:
+            return None
+        reports = outcome.found_reports(res1, self.req1, s._started)
+        if outcome.classify(res1, self.req1, reports) is not None or len(reports) != 1:
+            return None
+        assert s._warm is not None
+        s._warm.join()  # before the report is read: reading forks, which wants one thread
+        self.rep1 = reports[0]
+        try:
+            self.profile1 = read_first_pass(self.rep1, s._warm.sass)
+        except DrgpuError as e:
+            s.notes.append(f"the first run's report could not be read ({e}): no second run")
+            return None
+        self.times = two.kernel_times(self.profile1)
+        self.chosen = two.focus(self.times, s.opts.focus_share)
+        self.argv2 = self.argv_for(self.chosen)
+        left = None if s.opts.timeout is None else max(s.opts.timeout - res1.wall_s, 1.0)
+        self._started2 = time.time()
+        s.log_path = self.log2
+        self.result2 = run_ncu(self.argv2, self.log2, on_event=on_event, timeout_s=left, ncu_log=self.ncu_log2)
+        return self.result2
+
+    def outside_note(self) -> str:
+        return (
+            f"outside the focus of a two-pass profile (the kernels holding {self.s.opts.focus_share:.0%} of the "
+            "first run's GPU time): only the first run's metrics were collected (launch statistics, duration, "
+            "L2/DRAM speed of light, PC sampling and per-instruction counters); what the others would show is "
+            "not measured, and findings that need them are noted as not checked"
+        )
+
+    def finish(self, on_warning: Callable[[str], None] | None) -> SessionOutcome:
+        """Analyze the two reports joined, record the session (Session.finish's second half)."""
+        s, res2 = self.s, self.result2
+        assert res2 is not None and self.rep1 is not None and self.result1 is not None
+        s.sel = self.sel1  # the record's top level: what every launch got
+        reports2 = outcome.found_reports(res2, self.req2, self._started2)
+        s._stop_if_stopped(res2, [self.rep1, *reports2])
+        done = SessionOutcome(
+            rows=[],
+            written=[],
+            failures=[],
+            reports=[self.rep1, *reports2],
+            result=res2,
+            log_path=self.log2,
+            error=outcome.classify(res2, self.req2, reports2),
+        )
+        done.written.append(self.log1)  # the first run's log; the second's is done.log_path
+        th = s.opts.thresholds if s.opts.thresholds is not None else data.thresholds()
+        missing: dict = {}
+        if len(reports2) == 1:
+            missing = self._analyze(done, th, reports2[0])
+            if missing:
+                s._report_missing(done, reports2[0], missing, on_warning)
+        else:
+            done.failures.append(f"the second run wrote {len(reports2)} reports, not one: nothing joined")
+        final = _exit_error(done)
+        joined = {f"{self.rep1} + {done.reports[-1]}": missing} if missing else {}
+        s._record(done.reports, joined, final.exit_code if final is not None else 0)
+        return done
+
+    def _analyze(self, done: SessionOutcome, th: Thresholds, rep2: Path) -> dict:
+        s = self.s
+        assert self.result1 is not None and self.result2 is not None and self.rep1 is not None
+        try:
+            rows, files, missing = analyze_passes(
+                (self.rep1, self.profile1, self.sel1, self.result1),
+                (rep2, self.sel2, self.result2),
+                th,
+                outside_note=self.outside_note(),
+                out=(s.req.output_dir, s.stem),
+                focus_keys={t.key for t in self.chosen},
+            )
+        except DrgpuError as e:
+            done.failures.append(f"{self.rep1.name} + {rep2.name}: {e}")
+            return {}
+        done.rows += rows
+        done.written += files
+        return missing
+
+    def record(self) -> dict:
+        """The record's ``passes``: each run, and what each kernel of the first got."""
+        focus = {t.key for t in self.chosen}
+        total = sum(t.time_ns or 0.0 for t in self.times)
+        return {
+            "runs": 2,
+            "why": self.s.passes_why,
+            "focus_share": self.s.opts.focus_share,
+            "first": _run_record(self.argv1, self.sel1, self.result1, self.rep1),
+            "second": _run_record(self.argv2, self.sel2, self.result2, None)
+            | {"kernel_filter": self.req2.kernel, "launch_count": self.req2.launch_count}
+            if self.result2 is not None
+            else None,
+            "kernels": [
+                {
+                    "name": t.name,
+                    "mangled": t.key,
+                    "launches": t.launches,
+                    "gpu_time_ns": t.time_ns,
+                    "time_share": round(t.time_ns / total, 4) if t.time_ns is not None and total > 0 else None,
+                    "collected": "both passes" if t.key in focus else "first pass only",
+                }
+                for t in self.times
+            ],
+        }
+
+
+def _run_record(argv: list[str], sel: msets.Selection, res: RunResult | None, rep: Path | None) -> dict:
+    """One run of a two-pass session in the record: what it asked, what ncu said per launch."""
+    return {
+        "ncu_argv": argv,
+        "groups": sel.groups,
+        "sections": sel.sections,
+        "metrics": sel.metrics,
+        "ncu_wall_s": round(res.wall_s, 3) if res is not None else None,
+        "kernels": [{"name": k.name, "launch": k.launch, "passes": k.passes} for k in res.kernels] if res else [],
+        "report": str(rep) if rep is not None else None,
+    }
 
 
 def choose_set(metric_set: str | None, gpu: GpuInfo | None) -> tuple[msets.MetricSet, list[str]]:

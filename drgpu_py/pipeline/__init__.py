@@ -173,6 +173,19 @@ def _with_binary_control(profile: Profile, cubin, binary, roots: list[Path]) -> 
     return profile
 
 
+def analyze_read_profile(profile: Profile, *, thresholds=None) -> Analysis:
+    """A profile already read (``drgpu profile --passes 2`` joins its two reports,
+    readers.passes) analyzed as ``analyze_reports`` analyzes one report: launches of one kernel
+    grouped, the missing SASS tools noted."""
+    from ..analysis import AnalysisOptions
+    from ..analysis.groups import group_profile
+
+    profile = group_profile(profile)
+    _note_missing_sass_tools(profile)
+    options = AnalysisOptions(thresholds=thresholds) if thresholds else AnalysisOptions()
+    return analyze_profile(profile, options)
+
+
 def analyze_profile(profile: Profile, options: AnalysisOptions, progress=None, jobs: int = 1) -> Analysis:
     """``analysis.analyze`` of a profile, its kernel groups spread over up to ``jobs`` worker
     processes when there are several and enough work for them (drgpu_py.pipeline.parallel:
