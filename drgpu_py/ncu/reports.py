@@ -84,7 +84,7 @@ def analyze_passes(first, second, th, *, outside_note: str, out: tuple[Path, str
     rep2, sel2, res2 = second
     require_input_file(rep2, "a report")
     missing = {**_missing_metrics(rep1, sel1, res1), **_missing_metrics(rep2, sel2, res2)}
-    joined = join_passes(profile1, open_report(rep2), outside_note)
+    joined = join_passes(profile1, open_report(rep2), outside_note, focus_keys)
     analysis = analyze_read_profile(joined, thresholds=th)
     if missing:
         analysis.profile.notes.append(outcome.describe_missing(missing))

@@ -4,6 +4,7 @@ Contract: ``launch_key(kernel, seen)`` is a launch's identity across the two run
 application: its mangled name (the demangled one where a report has none) and how many launches
 of that name came before it. ``join_passes(first, second, outside_note)`` is pure (inputs are
 not modified): one ``KernelProfile`` per launch of the first report, in its order;
+``focus`` (mangled names) limits the join to the kernels the second run was asked for;
 
 * a launch the second report also holds (same identity) gets the metrics, their names and the
   strings of both; a name both hold keeps the first report's value (the first run collected it
@@ -14,8 +15,8 @@ not modified): one ``KernelProfile`` per launch of the first report, in its orde
   ``outside_note``: what it lacks stays absent (None: not measured), so a finding that needs it
   is noted as not checked (analysis/coverage.py), never evaluated on a stand-in value.
 
-Launches of the second report with no counterpart in the first are left out, and a profile note
-counts them.
+Launches of the second report with no counterpart in the first, or outside ``focus``, are left
+out, and a profile note counts them.
 """
 
 from __future__ import annotations
@@ -33,9 +34,10 @@ def launch_key(kernel: KernelProfile, seen: dict[str, int]) -> tuple[str, int]:
     return key
 
 
-def _by_key(profile: Profile) -> dict[tuple[str, int], KernelProfile]:
+def _by_key(profile: Profile, focus: set[str] | None) -> dict[tuple[str, int], KernelProfile]:
     seen: dict[str, int] = {}
-    return {launch_key(k, seen): k for k in profile.kernels}
+    keyed = {launch_key(k, seen): k for k in profile.kernels}
+    return {key: k for key, k in keyed.items() if focus is None or key[0] in focus}
 
 
 def _joined(first: KernelProfile, second: KernelProfile) -> KernelProfile:
@@ -49,9 +51,9 @@ def _joined(first: KernelProfile, second: KernelProfile) -> KernelProfile:
     )
 
 
-def join_passes(first: Profile, second: Profile, outside_note: str) -> Profile:
+def join_passes(first: Profile, second: Profile, outside_note: str, focus: set[str] | None = None) -> Profile:
     """The first report's launches, each joined with its launch in the second (module docstring)."""
-    in_second = _by_key(second)
+    in_second = _by_key(second, focus)
     seen: dict[str, int] = {}
     kernels: list[KernelProfile] = []
     used: set[tuple[str, int]] = set()
@@ -64,8 +66,10 @@ def join_passes(first: Profile, second: Profile, outside_note: str) -> Profile:
         used.add(key)
         kernels.append(_joined(k, other))
     notes = [f"two-pass profile: {first.path} (every launch) joined with {second.path} ({len(used)} launches)"]
-    extra = len(in_second) - len(used)
+    extra = len(second.kernels) - len(used)
     if extra:
-        notes.append(f"{extra} launch(es) of the second pass have no counterpart in the first and are left out")
+        notes.append(
+            f"{extra} launch(es) of the second pass have no counterpart in the first or are outside the focus, and are left out"
+        )
     notes += [n for n in [*first.notes, *second.notes] if n not in notes]
     return Profile(path=first.path, format=first.format, kernels=kernels, notes=notes)
