@@ -28,9 +28,10 @@ from typing import TYPE_CHECKING, Callable
 from ..errors import UsageError
 from ..specs import metric_sets as msets
 
+from .request import ProfileRequest
+
 if TYPE_CHECKING:
     from ..profile import Profile
-    from .session import ProfileRequest
 
 PASS_MODES = ("1", "2", "auto")
 #: ``--passes`` when not given: one run, as before two-pass profiling, until the two-pass way of
