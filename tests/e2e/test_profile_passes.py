@@ -143,3 +143,25 @@ def test_one_pass_stays_the_default(tmp_path, monkeypatch, library):
     r, runs = _profile(tmp_path, monkeypatch, library, "--dry-run")
     assert r.exit_code == 0, r.output
     assert len([ln for ln in r.stdout.splitlines() if ln.strip()]) == 1
+
+
+@pytest.mark.parametrize(("scenario", "code"), [("app_fail", 12), ("perm", 11)])
+def test_a_failed_first_run_ends_the_session_without_a_second(tmp_path, monkeypatch, library, scenario, code):
+    monkeypatch.setenv("STANDIN_NCU_SCENARIO", scenario)
+    rep, kernels = library
+    env = {
+        "STANDIN_NCU_REPORT": str(rep),
+        "STANDIN_NCU_KERNELS": ",".join(k.mangled for k in kernels[:2]),
+        "STANDIN_NCU_ARGV_LOG": str(tmp_path / "argv.jsonl"),
+    }
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    for k in ncu_session.RANK_VARS:
+        monkeypatch.delenv(k, raising=False)
+    monkeypatch.chdir(tmp_path)
+    r = runner.invoke(app, standin_profile(tmp_path / "out", "-q", "--passes", "2", "--", "/bin/echo", "hi"))
+    assert r.exit_code == code, r.output
+    assert len((tmp_path / "argv.jsonl").read_text().splitlines()) == 1
+    rec = json.loads((tmp_path / "out" / "echo.profile.json").read_text())
+    assert rec["passes"]["runs"] == 2 and rec["passes"]["second"] is None
+    assert rec["exit_code"] == code
