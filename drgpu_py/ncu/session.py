@@ -67,6 +67,7 @@ from .reports import analyze_one, analyze_passes, read_first_pass, record
 from .run import RunResult, find_ncu, private_log, run_ncu, with_log_file
 
 if TYPE_CHECKING:  # started by run_ncu, imported there
+    from ..profile import Profile
     from .warmup import Warmup
 
 
@@ -478,7 +479,7 @@ class _TwoRuns:
         self.result1: RunResult | None = None
         self.result2: RunResult | None = None
         self.rep1: Path | None = None
-        self.profile1 = None
+        self.profile1: Profile | None = None
         self._started2 = 0.0
 
     def argv_for(self, chosen: list[two.KernelTime] | None) -> list[str]:
@@ -499,11 +500,12 @@ class _TwoRuns:
         s._warm.join()  # before the report is read: reading forks, which wants one thread
         self.rep1 = reports[0]
         try:
-            self.profile1 = read_first_pass(self.rep1, s._warm.sass)
+            profile1 = read_first_pass(self.rep1, s._warm.sass)
         except DrgpuError as e:
             s.notes.append(f"the first run's report could not be read ({e}): no second run")
             return None
-        self.times = two.kernel_times(self.profile1)
+        self.profile1 = profile1
+        self.times = two.kernel_times(profile1)
         self.chosen = two.focus(self.times, s.opts.focus_share)
         self.argv2 = self.argv_for(self.chosen)
         left = None if s.opts.timeout is None else max(s.opts.timeout - res1.wall_s, 1.0)
@@ -553,12 +555,14 @@ class _TwoRuns:
     def _analyze(self, done: SessionOutcome, th: Thresholds, rep2: Path) -> dict:
         s = self.s
         assert self.result1 is not None and self.result2 is not None and self.rep1 is not None
+        from ..readers.passes import outside_note  # the readers load with the analysis, not with drgpu profile
+
         try:
             rows, files, missing = analyze_passes(
                 (self.rep1, self.profile1, self.sel1, self.result1),
                 (rep2, self.sel2, self.result2),
                 th,
-                outside_note=self.outside_note(),
+                outside_note=outside_note(self.s.opts.focus_share),
                 out=(s.req.output_dir, s.stem),
                 focus_keys={t.key for t in self.chosen},
             )

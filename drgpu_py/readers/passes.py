@@ -4,7 +4,9 @@ Contract: ``launch_key(kernel, seen)`` is a launch's identity across the two run
 application: its mangled name (the demangled one where a report has none) and how many launches
 of that name came before it. ``join_passes(first, second, outside_note)`` is pure (inputs are
 not modified): one ``KernelProfile`` per launch of the first report, in its order;
-``focus`` (mangled names) limits the join to the kernels the second run was asked for;
+``focus`` (mangled names) limits the join to the kernels the second run was asked for
+(``drgpu analyze STEM.pass1.ncu-rep STEM.pass2.ncu-rep`` joins without it: a real second run
+holds only those);
 
 * a launch the second report also holds (same identity) gets the metrics, their names and the
   strings of both; a name both hold keeps the first report's value (the first run collected it
@@ -13,7 +15,8 @@ not modified): one ``KernelProfile`` per launch of the first report, in its orde
   report's (the second run collects no per-instruction data);
 * a launch the second report does not hold keeps the first report's metrics only and carries
   ``outside_note``: what it lacks stays absent (None: not measured), so a finding that needs it
-  is noted as not checked (analysis/coverage.py), never evaluated on a stand-in value.
+  is noted as not evaluated fully (analysis/coverage.py), never evaluated on a stand-in
+  value. ``outside_note(share)`` is that note.
 
 Launches of the second report with no counterpart in the first, or outside ``focus``, are left
 out, and a profile note counts them.
@@ -24,6 +27,16 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..profile import KernelProfile, Profile
+
+
+def outside_note(share: float | None) -> str:
+    """The note of a launch outside the focus; ``share``: the focus share, where known."""
+    held = f"the kernels holding {share:.0%} of the first run's GPU time" if share is not None else "its second run"
+    return (
+        f"outside the focus of a two-pass profile ({held}): only the first run's metrics were collected "
+        "(launch statistics, duration, L2/DRAM speed of light, PC sampling and per-instruction counters); "
+        "what the others would show is not measured, and findings that need them are noted as not evaluated fully"
+    )
 
 
 def launch_key(kernel: KernelProfile, seen: dict[str, int]) -> tuple[str, int]:

@@ -219,3 +219,12 @@ def test_joined_analysis_equals_one_run_in_focus_and_notes_what_was_not_checked_
     assert "OUTSIDE" in outside.notes
     lost = {f.id for f in one_run.findings} - {f.id for f in outside.findings}
     assert lost and all(any(n.startswith(f"{fid} not evaluated fully") for n in outside.notes) for fid in lost)
+
+
+def test_analyze_joins_a_two_pass_pair_and_merges_other_reports_as_before():
+    from drgpu_py.pipeline import passes_pair
+
+    assert passes_pair([Path("d/app.pass1.ncu-rep"), Path("d/app.pass2.ncu-rep.xz")])
+    assert not passes_pair([Path("d/app.pass2.ncu-rep"), Path("d/app.pass1.ncu-rep")])
+    assert not passes_pair([Path("d/app.pass1.ncu-rep"), Path("d/other.pass2.ncu-rep")])
+    assert not passes_pair([Path("d/r0.ncu-rep"), Path("d/r1.ncu-rep")])

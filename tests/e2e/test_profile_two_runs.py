@@ -112,6 +112,13 @@ def test_two_passes_run_the_rest_for_the_kernels_holding_the_share(tmp_path, mon
     assert (out / "echo.pass1.ncu-rep").is_file() and (out / "echo.pass2.ncu-rep").is_file()
     assert not (out / "echo.ncu-rep").exists()
 
+    # drgpu analyze of the output folder joins the two reports again (not a merge of ranks)
+    r = runner.invoke(app, ["analyze", "-f", "json", "-o", str(tmp_path / "again.json"), str(out)])
+    assert r.exit_code == 0, r.output
+    again = json.loads((tmp_path / "again.json").read_text())
+    assert any("two-pass profile" in n for n in again["notes"])
+    assert not any("merged from" in n for k in again["kernels"] for n in k["notes"])
+
 
 def test_auto_falls_back_to_one_run_for_a_single_launch(tmp_path, monkeypatch, library):
     r, runs = _profile(tmp_path, monkeypatch, library, "--passes", "auto", "-c", "1")
