@@ -514,14 +514,6 @@ class _TwoRuns:
         self.result2 = run_ncu(self.argv2, self.log2, on_event=on_event, timeout_s=left, ncu_log=self.ncu_log2)
         return self.result2
 
-    def outside_note(self) -> str:
-        return (
-            f"outside the focus of a two-pass profile (the kernels holding {self.s.opts.focus_share:.0%} of the "
-            "first run's GPU time): only the first run's metrics were collected (launch statistics, duration, "
-            "L2/DRAM speed of light, PC sampling and per-instruction counters); what the others would show is "
-            "not measured, and findings that need them are noted as not checked"
-        )
-
     def finish(self, on_warning: Callable[[str], None] | None) -> SessionOutcome:
         """Analyze the two reports joined, record the session (Session.finish's second half)."""
         s, res2 = self.s, self.result2
