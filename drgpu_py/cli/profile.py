@@ -249,7 +249,20 @@ def profile(
         "--timeout",
         help="Stop ncu (and the application) after this many seconds; what it profiled is kept (exit 10).",
     ),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Print the ncu command and exit."),
+    passes: Optional[Literal["1", "2", "auto"]] = typer.Option(
+        None,
+        "--passes",
+        help="1 (default): one ncu run of the whole set. 2: a cheap run over every launch, then the rest of the set "
+        "only for the kernels holding --focus-share of the GPU time. auto: 2 unless it cannot pay off or be "
+        "joined (docs/profile.md).",
+    ),
+    focus_share: Optional[float] = typer.Option(
+        None,
+        "--focus-share",
+        help="With two passes: the share of the first run's GPU time whose kernels get the whole set, "
+        "above 0 and at most 1 (default 0.8).",
+    ),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the ncu command(s) and exit."),
     list_kernels: bool = typer.Option(
         False, "--list-kernels", help="Run the application once cheaply and list the kernels it launches."
     ),
@@ -290,6 +303,7 @@ def profile(
             ncu=ncu,
             ncu_args=list(ncu_arg or []),
             timeout=timeout,
+            **{k: v for k, v in (("passes", passes), ("focus_share", focus_share)) if v is not None},
         )
         s = session.Session(opts, dry_run=dry_run)
         if list_kernels:
@@ -299,7 +313,8 @@ def profile(
             return 0
         s.choose()
         if dry_run:
-            console.print(shlex.join(s.argv), markup=False, highlight=False, soft_wrap=True)
+            for line in s.dry_run_lines():
+                console.print(line, markup=False, highlight=False, soft_wrap=True)
             return 0
         # Checked before ncu runs (a mistyped key used to surface only after profiling).
         opts.thresholds = data.thresholds(parse_threshold_args(threshold))
@@ -309,6 +324,10 @@ def profile(
                 f"[bold]drgpu profile[/bold]: metric set [cyan]{s.ms.name}[/cyan] "
                 f"({len(s.sel.sections)} sections, {len(s.sel.metrics)} metrics), output in {escape(str(s.req.output_dir))}"
             )
+            if s.two is not None:
+                status.print(
+                    f"two ncu runs ({escape(s.passes_why)}): first {escape(s.two.req1.stem)}, then {escape(s.two.req2.stem)}"
+                )
             for n in s.notes:
                 status.print(f"[yellow]note:[/yellow] {escape(n)}")
         with ProgressView(status, quiet) as view:

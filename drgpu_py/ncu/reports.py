@@ -4,7 +4,9 @@ run (:mod:`drgpu_py.ncu.session` runs the session).
 Contract: ``analyze_one(report, selection, result, notes, thresholds)`` checks the requested
 metrics, analyzes the report and writes every output format beside it (names checked free
 before profiling, or --force), returning the summary rows, the files and the missing
-metrics; ``record`` writes ``STEM.profile.json`` and never hides the run's own outcome.
+metrics; ``read_first_pass`` and ``analyze_passes`` do the same for the two reports of a
+two-pass profile, joined into one (readers.passes), the outputs named after the session's
+stem; ``record`` writes ``STEM.profile.json`` and never hides the run's own outcome.
 Nothing here prints or runs ncu.
 """
 
@@ -55,8 +57,49 @@ def analyze_one(rep: Path, sel: msets.Selection, result: RunResult, notes: list[
     _add_session_notes(analysis, notes, missing)
     stem = rep.name[: -len(".ncu-rep")] if rep.name.endswith(".ncu-rep") else rep.stem
     files = write_outputs(analysis, rep.parent, stem, True)
-    passes = "/".join(str(p) for p in sorted({k.passes for k in result.kernels if k.passes is not None})) or "?"
-    return [_summary_row(ka, stem, passes) for ka in analysis.kernels], files, missing
+    return [_summary_row(ka, stem, _passes_text(result)) for ka in analysis.kernels], files, missing
+
+
+def read_first_pass(rep: Path, sass=None):
+    """The first report of a two-pass profile, read whole (its durations pick the second run's
+    kernels; the joined profile takes its per-instruction data)."""
+    from ..io import require_input_file
+    from ..readers import open_report
+
+    require_input_file(rep, "a report")
+    return open_report(rep, sass=sass)
+
+
+def analyze_passes(first, second, th, *, outside_note: str, out: tuple[Path, str], focus_keys: set[str]):
+    """Analyze a two-pass profile: ``first`` (rep, profile, selection, result) and ``second``
+    (rep, selection, result) joined launch by launch (readers.passes), each report checked for
+    the metrics its own run asked for; the outputs written as ``out`` (folder, stem). Returns
+    the summary rows, the files and the missing metrics."""
+    from ..io import require_input_file
+    from ..pipeline import analyze_read_profile
+    from ..readers import open_report
+    from ..readers.passes import join_passes
+
+    rep1, profile1, sel1, res1 = first
+    rep2, sel2, res2 = second
+    require_input_file(rep2, "a report")
+    missing = {**_missing_metrics(rep1, sel1, res1), **_missing_metrics(rep2, sel2, res2)}
+    joined = join_passes(profile1, open_report(rep2), outside_note, focus_keys)
+    analysis = analyze_read_profile(joined, thresholds=th)
+    if missing:
+        analysis.profile.notes.append(outcome.describe_missing(missing))
+    files = write_outputs(analysis, out[0], out[1], True)
+    p1, p2 = _passes_text(res1), _passes_text(res2)
+    rows = [
+        _summary_row(ka, out[1], f"{p1}+{p2}" if (ka.kernel.mangled or ka.kernel.name) in focus_keys else p1)
+        for ka in analysis.kernels
+    ]
+    return rows, files, missing
+
+
+def _passes_text(result: RunResult) -> str:
+    """The replay passes ncu's log gave the run's launches ('16', '9/16', '?' unknown)."""
+    return "/".join(str(p) for p in sorted({k.passes for k in result.kernels if k.passes is not None})) or "?"
 
 
 def _add_session_notes(analysis, notes: list[str], missing: dict) -> None:
@@ -102,8 +145,12 @@ def _summary_row(ka, stem: str, passes: str) -> dict:
     }
 
 
-def record(path: Path, argv, ms, sel, result: RunResult, reports, missing, notes, exit_code: int) -> None:
-    """A machine-readable record of the run beside the report (what was asked, what ncu did)."""
+def record(
+    path: Path, argv, ms, sel, result: RunResult, reports, missing, notes, exit_code: int, passes: dict | None = None
+) -> None:
+    """A machine-readable record of the run beside the report (what was asked, what ncu did);
+    ``passes``: how the profile was taken in one or two runs, and what each kernel got
+    (``Session.passes_record``)."""
     import json
     from ..version import __version__
     from ..io import atomic_write
@@ -134,6 +181,8 @@ def record(path: Path, argv, ms, sel, result: RunResult, reports, missing, notes
         "notes": notes,
         "exit_code": exit_code,
     }
+    if passes is not None:
+        doc["passes"] = passes
     # The record is a convenience; never let it hide the run's own outcome.
     with contextlib.suppress(DrgpuError):
         atomic_write(path, json.dumps(doc, indent=2) + "\n", force=True)

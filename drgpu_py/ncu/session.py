@@ -2,12 +2,18 @@
 of each report ncu wrote, and a record of the run.
 
 Contract:
-- ``ProfileRequest.validate`` raises a usage error (exit 2); ``build_ncu_argv(ncu, request,
-  selection)`` is pure: an argument list, never a shell line, the application's arguments
-  appended unchanged.
+- The request and ncu's argument list are :mod:`drgpu_py.ncu.request`'s (its names are
+  also read through this module).
 - ``Session(options)`` checks the options and finds ncu; then ``list_kernels``, ``choose()``,
   ``prepare_outputs()`` (never overwrites without ``force``), ``run_ncu(on_event)`` and
   ``finish(on_warning)`` -> :class:`SessionOutcome`, whose ``check()`` raises the run's error.
+- ``--passes 2`` (or ``auto``, :mod:`drgpu_py.ncu.passes`): ``run_ncu`` runs ncu twice, the
+  first run over every launch with the set's ``first_pass`` groups (report ``STEM.pass1``), the
+  second with the rest for the kernels holding ``focus_share`` of the first run's GPU time
+  (``STEM.pass2``); ``finish`` analyzes the two joined (readers.passes) into ``STEM.*``. A first
+  run that fails or is stopped ends the session as a one-run session would, with its report.
+  ``dry_run_lines()`` is what ``--dry-run`` prints: each run's argument list, the second's
+  filter as placeholders.
 - Nothing is thrown away: report(s), ``STEM.ncu.log``, analyses and ``STEM.profile.json``
   stay whatever happens (docs/profile.md); an interruption raises
   :class:`~drgpu_py.errors.InterruptedError_` naming what was kept.
@@ -18,20 +24,19 @@ from __future__ import annotations
 
 import glob
 import os
-import re
+import shlex
 import shutil
 import signal
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Mapping
+from typing import TYPE_CHECKING, Callable
 
 from ..errors import (
     DataFileError,
     DrgpuError,
-    InputError,
     InterruptedError_,
     MetricUnavailableError,
     OutputError,
@@ -45,19 +50,25 @@ from ..specs import metric_sets as msets
 from ..specs.records import Thresholds
 from . import outcome
 from .console import Event
-from .reports import analyze_one, record
+from . import passes as two
+from .request import (  # noqa: F401 - the request's names, also read through this module
+    CLOCK_CONTROLS,
+    KERNEL_NAME_BASES,
+    RANK_VARS,
+    REPLAY_MODES,
+    TARGET_PROCESSES,
+    ProfileRequest,
+    build_ncu_argv,
+    default_stem,
+    pick_rank_var,
+    resolve_app,
+)
+from .reports import analyze_one, analyze_passes, read_first_pass, record
 from .run import RunResult, find_ncu, private_log, run_ncu, with_log_file
 
 if TYPE_CHECKING:  # started by run_ncu, imported there
+    from ..profile import Profile
     from .warmup import Warmup
-
-RANK_VARS = ("OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID", "MV2_COMM_WORLD_RANK")
-NCU_HELP_URL = "https://developer.nvidia.com/nsight-compute"
-PERM_URL = "https://developer.nvidia.com/ERR_NVGPUCTRPERM"
-REPLAY_MODES = ("kernel", "application", "range", "app-range")
-CLOCK_CONTROLS = ("base", "none")
-TARGET_PROCESSES = ("all", "application-only")
-KERNEL_NAME_BASES = ("function", "demangled", "mangled")
 
 
 # ---------------------------------------------------------------------------------------
@@ -102,160 +113,6 @@ def detect_gpu(env: dict | None = None, run=subprocess.run) -> GpuInfo | None:
     return GpuInfo(name=", ".join(row[1:-1]), compute_capability=cc, chip=data.chip_for(cc))
 
 
-def resolve_app(app: list[str], env: dict | None = None) -> list[str]:
-    """The application's argv with its program made absolute (ncu runs it from its own
-    working directory rules); arguments are untouched."""
-    if not app:
-        raise UsageError("no application given", hint="drgpu profile [OPTIONS] -- APP [ARGS...]")
-    env = dict(os.environ if env is None else env)
-    prog = app[0]
-    path: str | None
-    if os.sep in prog:
-        path = os.path.abspath(prog)
-        if not os.path.isfile(path):
-            raise InputError(f"application {prog} does not exist")
-        if not os.access(path, os.X_OK):
-            raise InputError(
-                f"application {prog} is not executable", hint=f"chmod +x {prog}, or run it through its interpreter"
-            )
-    else:
-        path = shutil.which(prog, path=env.get("PATH"))
-        if not path:
-            raise InputError(f"application {prog!r} not found on PATH", hint="give its path, e.g. ./" + prog)
-    return [path] + list(app[1:])
-
-
-# ---------------------------------------------------------------------------------------
-# Command line
-# ---------------------------------------------------------------------------------------
-@dataclass
-class ProfileRequest:
-    app: list[str]
-    output_dir: Path
-    stem: str
-    kernel: str | None = None
-    kernel_name_base: str | None = None
-    launch_skip: int | None = None
-    launch_count: int | None = None
-    replay_mode: str | None = None
-    clock_control: str | None = None
-    target_processes: str | None = None
-    rank_var: str | None = None
-    import_source: bool = True
-    nvtx_include: list[str] = field(default_factory=list)  # ncu --nvtx-include, one per filter
-    nvtx_exclude: list[str] = field(default_factory=list)
-    profile_from_start: bool = True  # False: ncu --profile-from-start off
-    extra_ncu_args: list[str] = field(default_factory=list)
-    force: bool = False
-
-    def validate(self) -> None:
-        """Refuse what ncu would reject late or drgpu would misplace, in this order."""
-        self._check_choices()
-        self._check_launch_counts()
-        _check_kernel_pattern(self.kernel)
-        _check_ncu_args(self.extra_ncu_args)
-        if self.rank_var is not None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", self.rank_var):
-            raise UsageError(f"--rank-var {self.rank_var!r} is not an environment variable name")
-        _check_output_dir(self.output_dir)
-        _check_stem(self.stem)
-
-    def _check_choices(self) -> None:
-        for val, allowed, opt in (
-            (self.replay_mode, REPLAY_MODES, "--replay-mode"),
-            (self.clock_control, CLOCK_CONTROLS, "--clock-control"),
-            (self.target_processes, TARGET_PROCESSES, "--target-processes"),
-            (self.kernel_name_base, KERNEL_NAME_BASES, "--kernel-name-base"),
-        ):
-            if val is not None and val not in allowed:
-                raise UsageError(f"{opt} {val!r} is not one of {', '.join(allowed)}")
-
-    def _check_launch_counts(self) -> None:
-        for count, opt, least in ((self.launch_skip, "--launch-skip", 0), (self.launch_count, "--launch-count", 1)):
-            if count is not None and count < least:
-                raise UsageError(f"{opt} must be >= {least}")
-
-    @property
-    def output_base(self) -> Path:
-        """ncu's -o value (without .ncu-rep), ncu placeholders included."""
-        name = self.stem + (f".rank%q{{{self.rank_var}}}" if self.rank_var else "")
-        return self.output_dir / name
-
-    def report_glob(self, env: Mapping[str, str] | None = None) -> str:
-        """A glob matching every report this request can produce. ncu inherits drgpu's
-        environment, so %q{VAR} is expanded here as ncu will (several ranks sharing a
-        folder must each find only their own report); other placeholders become '*'."""
-        env = os.environ if env is None else env
-        pattern = re.sub(r"%q\{([^}]*)\}", lambda m: env.get(m.group(1)) or "*", str(self.output_base))
-        pattern = re.sub(r"%[phi]", "*", pattern).replace("%%", "%")
-        return glob.escape(pattern).replace(glob.escape("*"), "*") + ".ncu-rep"
-
-
-def default_stem(app: list[str]) -> str:
-    name = os.path.basename(app[0]) if app else "app"
-    name = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "app"
-    return name
-
-
-def pick_rank_var(option: str | None, env: Mapping[str, str] | None = None) -> str | None:
-    """``--rank-var``: 'auto' picks the MPI rank variable set in drgpu's own environment
-    (each rank runs its own drgpu under mpirun/srun), 'none' disables, else the name given."""
-    env = os.environ if env is None else env
-    if option is None or option == "auto":
-        return next((v for v in RANK_VARS if env.get(v, "").strip()), None)
-    if option == "none":
-        return None
-    return option
-
-
-def build_ncu_argv(ncu: str, req: ProfileRequest, sel: msets.Selection) -> list[str]:
-    req.validate()
-    argv = [ncu]
-    argv += sel.ncu_args()
-    if req.import_source:
-        argv += ["--import-source", "yes"]
-    argv += _launch_filter_args(req)
-    for opt, val in (
-        ("--replay-mode", req.replay_mode),
-        ("--clock-control", req.clock_control),
-        ("--target-processes", req.target_processes),
-    ):
-        if val:
-            argv += [opt, val]
-    argv += _nvtx_args(req)
-    if not req.profile_from_start:
-        argv += ["--profile-from-start", "off"]
-    argv += list(req.extra_ncu_args)
-    argv += ["-o", str(req.output_base)]
-    if req.force:
-        argv.append("-f")
-    return argv + list(req.app)
-
-
-def _launch_filter_args(req: ProfileRequest) -> list[str]:
-    """ncu's arguments picking the launches profiled: kernel name, launches skipped, count."""
-    argv: list[str] = []
-    if req.kernel is not None:
-        if req.kernel_name_base:
-            argv += ["--kernel-name-base", req.kernel_name_base]
-        argv += ["-k", f"regex:{req.kernel}"]
-    if req.launch_skip is not None:
-        argv += ["-s", str(req.launch_skip)]
-    if req.launch_count is not None:
-        argv += ["-c", str(req.launch_count)]
-    return argv
-
-
-def _nvtx_args(req: ProfileRequest) -> list[str]:
-    if not (req.nvtx_include or req.nvtx_exclude):
-        return []
-    argv = ["--nvtx"]
-    for f in req.nvtx_include:
-        argv += ["--nvtx-include", f]
-    for f in req.nvtx_exclude:
-        argv += ["--nvtx-exclude", f]
-    return argv
-
-
 # ---------------------------------------------------------------------------------------
 # The session
 # ---------------------------------------------------------------------------------------
@@ -289,6 +146,8 @@ class SessionOptions:
     ncu_args: list[str] = field(default_factory=list)
     thresholds: Thresholds | None = None  # the analysis' (loader.thresholds)
     timeout: float | None = None
+    passes: str = two.DEFAULT_PASSES  # "1", "2" or "auto" (drgpu_py.ncu.passes)
+    focus_share: float = two.DEFAULT_FOCUS_SHARE
 
 
 @dataclass
@@ -316,48 +175,6 @@ class SessionOutcome:
             )
         if self.strict_error is not None:
             raise self.strict_error
-
-
-def _check_kernel_pattern(kernel: str | None) -> None:
-    if kernel is None:
-        return
-    try:
-        re.compile(kernel)
-    except (re.error, OverflowError, RecursionError, ValueError) as e:  # as analyze's readers.kernel_regex
-        raise UsageError(f"--kernel {kernel!r} is not a valid regular expression: {e}") from e
-
-
-def _check_ncu_args(extra_ncu_args: list[str]) -> None:
-    if any(a == "--log-file" or a.startswith("--log-file=") for a in extra_ncu_args):
-        # ncu's own messages must reach drgpu's private log file (ncu.run): only they,
-        # never the console the application shares, decide the outcome.
-        raise UsageError(
-            "--ncu-arg --log-file is not supported: drgpu reads ncu's messages from a log file of its own",
-            hint="ncu's messages and the application's output are kept in the output folder's STEM.ncu.log",
-        )
-
-
-def _check_output_dir(output_dir: Path) -> None:
-    if "%" in str(output_dir):
-        # ncu expands %p, %q{VAR}, %h, %i in its -o value: a folder named with them
-        # would scatter the report away from the log and analysis drgpu writes there.
-        raise UsageError(
-            f"--output-dir {str(output_dir)!r} holds '%', which ncu expands in report names "
-            "(%p, %q{VAR}, %h, %i): the report would land elsewhere",
-            hint="choose a folder name without '%'",
-        )
-
-
-def _check_stem(stem: str) -> None:
-    if stem in (".", "..") or any(sep and sep in stem for sep in (os.sep, os.altsep, "/", "\\")):
-        # output_dir / "." is the folder itself: the report and analyses would be named
-        # after it, one level up (-d out --name . wrote out.ncu-rep beside out/).
-        raise UsageError(
-            f"--name {stem!r} is not a file name: it names a folder or holds a path separator",
-            hint="give a plain name such as 'run1'; the folder is --output-dir",
-        )
-    if not re.fullmatch(r"[A-Za-z0-9._-]+", stem):
-        raise UsageError(f"--name {stem!r}: use letters, digits, '.', '_' and '-' only")
 
 
 def _check_rank_var_set(rv: str | None) -> None:
@@ -423,6 +240,9 @@ class Session:
         )
         self.req.validate()
         _check_timeout(opts.timeout)
+        two.check_focus_share(opts.focus_share)
+        if opts.passes not in two.PASS_MODES:
+            raise UsageError(f"--passes {opts.passes!r} is not one of {', '.join(two.PASS_MODES)}")
         self.ncu = _ncu_for(opts.ncu, dry_run)
         own_rank = os.environ.get(rv, "").strip() if rv else ""
         self.log_stem = self.stem + (f".rank{own_rank}" if own_rank else "")
@@ -436,6 +256,8 @@ class Session:
         self.result: RunResult | None = None
         self._warm: Warmup | None = None
         self._started = 0.0
+        self.two: _TwoRuns | None = None  # choose(): the two runs' plan, when there are two
+        self.passes_why = ""
 
     def list_kernels(self, on_event: Callable[[Event], None] | None = None) -> tuple[dict[str, int], Path]:
         """A cheap run (one timing metric, one pass per launch, no filter): launches per
@@ -496,11 +318,36 @@ class Session:
         self.sel = self.ms.selection(opts.with_groups, opts.add_sections, user_metrics)
         preflight(self.ms, self.ms.chip or (gpu.chip if gpu else None), user_metrics, opts.skip_metric_check)
         self.notes = notes + self.sel.notes
-        self.argv = with_log_file(build_ncu_argv(self.ncu, self.req, self.sel), self.ncu_log)
+        first, second = self.ms.split(self.sel)
+        runs, self.passes_why = two.plan_passes(opts.passes, self.req, second)
+        if runs == 1:
+            self.argv = with_log_file(build_ncu_argv(self.ncu, self.req, self.sel), self.ncu_log)
+            return
+        self.two = _TwoRuns(self, first, second)
+        self.argv = self.two.argv1
+        self.log_path = self.two.log1
+
+    def dry_run_lines(self) -> list[str]:
+        """What ``--dry-run`` prints: ncu's argument list, or both runs' with a comment each."""
+        if self.two is None:
+            return [shlex.join(self.argv)]
+        t = self.two
+        return [
+            f"# run 1 of 2: every launch; groups {', '.join(t.sel1.groups)}",
+            shlex.join(t.argv1),
+            f"# run 2 of 2, depends on the first pass: the rest of the set for the kernels holding "
+            f"{self.opts.focus_share:g} of the first run's GPU time ({two.FOCUS_REGEX_PLACEHOLDER}: their mangled "
+            f"names; {two.FOCUS_COUNT_PLACEHOLDER}: their launches in the first run)",
+            shlex.join(two.with_count_placeholder(t.argv_for(None))),
+        ]
 
     def prepare_outputs(self) -> None:
         check_outputs_free(self.req, self.log_path)
         check_outputs_regular(self.req, [self.log_path, self.record_path])
+        if self.two is not None:
+            for r, log in ((self.two.req1, self.two.log1), (self.two.req2, self.two.log2)):
+                check_outputs_free(r, log)
+                check_outputs_regular(r, [log])
         try:
             self.req.output_dir.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -515,6 +362,8 @@ class Session:
         self.result = run_ncu(
             self.argv, self.log_path, on_event=on_event, timeout_s=self.opts.timeout, ncu_log=self.ncu_log
         )
+        if self.two is not None:
+            self.result = self.two.second_run(self.result, on_event) or self.result
         return self.result
 
     def finish(self, on_warning: Callable[[str], None] | None = None) -> SessionOutcome:
@@ -522,6 +371,10 @@ class Session:
         record the run. Raises InterruptedError_ (stopped) or ProfilerError (timed out)."""
         result, req, log_path = self.result, self.req, self.log_path
         assert result is not None and self._warm is not None and self.sel is not None, "run_ncu first"
+        if self.two is not None and self.two.result2 is not None:
+            return self.two.finish(on_warning)
+        if self.two is not None:  # the first of two runs failed or was stopped: it is the session's run
+            req, self.sel = self.two.req1, self.two.sel1
         if not result.interrupted:
             self._warm.join()  # before any report is read: reading forks, which wants one thread
         reports = outcome.found_reports(result, req, self._started)
@@ -602,7 +455,154 @@ class Session:
 
     def _record(self, reports, missing, exit_code: int) -> None:
         assert self.result is not None, "run_ncu first"
-        record(self.record_path, self.argv, self.ms, self.sel, self.result, reports, missing, self.notes, exit_code)
+        argv = self.two.argv2 if self.two is not None and self.two.argv2 else self.argv
+        passes = self.two.record() if self.two is not None else {"runs": 1, "why": self.passes_why}
+        record(self.record_path, argv, self.ms, self.sel, self.result, reports, missing, self.notes, exit_code, passes)
+
+
+class _TwoRuns:
+    """The two runs of a two-pass session (module docstring): their requests, argument lists,
+    logs and results, the kernels the second run took, and the analysis of the two joined."""
+
+    def __init__(self, s: Session, first: msets.Selection, second: msets.Selection) -> None:
+        self.s = s
+        self.sel1, self.sel2 = first, second
+        self.req1 = replace(s.req, stem=f"{s.stem}.pass1")
+        self.req2 = two.second_request(s.req, None, f"{s.stem}.pass2")
+        self.log1 = s.req.output_dir / f"{s.log_stem}.pass1.ncu.log"
+        self.log2 = s.req.output_dir / f"{s.log_stem}.pass2.ncu.log"
+        self.ncu_log2 = private_log()
+        self.argv1 = s.argv = with_log_file(build_ncu_argv(s.ncu, self.req1, first), s.ncu_log)
+        self.argv2: list[str] = []
+        self.times: list[two.KernelTime] = []
+        self.chosen: list[two.KernelTime] = []
+        self.result1: RunResult | None = None
+        self.result2: RunResult | None = None
+        self.rep1: Path | None = None
+        self.profile1: Profile | None = None
+        self._started2 = 0.0
+
+    def argv_for(self, chosen: list[two.KernelTime] | None) -> list[str]:
+        self.req2 = two.second_request(self.s.req, chosen, f"{self.s.stem}.pass2")
+        return with_log_file(build_ncu_argv(self.s.ncu, self.req2, self.sel2), self.ncu_log2)
+
+    def second_run(self, res1: RunResult, on_event: Callable[[Event], None] | None) -> RunResult | None:
+        """After the first run: pick the kernels, run the second; None when the first run failed
+        or was stopped (the session ends with it)."""
+        s = self.s
+        self.result1 = res1
+        if res1.interrupted or res1.timed_out:
+            return None
+        reports = outcome.found_reports(res1, self.req1, s._started)
+        if outcome.classify(res1, self.req1, reports) is not None or len(reports) != 1:
+            return None
+        assert s._warm is not None
+        s._warm.join()  # before the report is read: reading forks, which wants one thread
+        self.rep1 = reports[0]
+        try:
+            profile1 = read_first_pass(self.rep1, s._warm.sass)
+        except DrgpuError as e:
+            s.notes.append(f"the first run's report could not be read ({e}): no second run")
+            return None
+        self.profile1 = profile1
+        self.times = two.kernel_times(profile1)
+        self.chosen = two.focus(self.times, s.opts.focus_share)
+        self.argv2 = self.argv_for(self.chosen)
+        left = None if s.opts.timeout is None else max(s.opts.timeout - res1.wall_s, 1.0)
+        self._started2 = time.time()
+        s.log_path = self.log2
+        self.result2 = run_ncu(self.argv2, self.log2, on_event=on_event, timeout_s=left, ncu_log=self.ncu_log2)
+        return self.result2
+
+    def finish(self, on_warning: Callable[[str], None] | None) -> SessionOutcome:
+        """Analyze the two reports joined, record the session (Session.finish's second half)."""
+        s, res2 = self.s, self.result2
+        assert res2 is not None and self.rep1 is not None and self.result1 is not None
+        s.sel = self.sel1  # the record's top level: what every launch got
+        reports2 = outcome.found_reports(res2, self.req2, self._started2)
+        s._stop_if_stopped(res2, [self.rep1, *reports2])
+        done = SessionOutcome(
+            rows=[],
+            written=[],
+            failures=[],
+            reports=[self.rep1, *reports2],
+            result=res2,
+            log_path=self.log2,
+            error=outcome.classify(res2, self.req2, reports2),
+        )
+        done.written.append(self.log1)  # the first run's log; the second's is done.log_path
+        th = s.opts.thresholds if s.opts.thresholds is not None else data.thresholds()
+        missing: dict = {}
+        if len(reports2) == 1:
+            missing = self._analyze(done, th, reports2[0])
+            if missing:
+                s._report_missing(done, reports2[0], missing, on_warning)
+        else:
+            done.failures.append(f"the second run wrote {len(reports2)} reports, not one: nothing joined")
+        final = _exit_error(done)
+        joined = {f"{self.rep1} + {done.reports[-1]}": missing} if missing else {}
+        s._record(done.reports, joined, final.exit_code if final is not None else 0)
+        return done
+
+    def _analyze(self, done: SessionOutcome, th: Thresholds, rep2: Path) -> dict:
+        s = self.s
+        assert self.result1 is not None and self.result2 is not None and self.rep1 is not None
+        from ..readers.passes import outside_note  # the readers load with the analysis, not with drgpu profile
+
+        try:
+            rows, files, missing = analyze_passes(
+                (self.rep1, self.profile1, self.sel1, self.result1),
+                (rep2, self.sel2, self.result2),
+                th,
+                outside_note=outside_note(self.s.opts.focus_share),
+                out=(s.req.output_dir, s.stem),
+                focus_keys={t.key for t in self.chosen},
+            )
+        except DrgpuError as e:
+            done.failures.append(f"{self.rep1.name} + {rep2.name}: {e}")
+            return {}
+        done.rows += rows
+        done.written += files
+        return missing
+
+    def record(self) -> dict:
+        """The record's ``passes``: each run, and what each kernel of the first got."""
+        focus = {t.key for t in self.chosen}
+        total = sum(t.time_ns or 0.0 for t in self.times)
+        return {
+            "runs": 2,
+            "why": self.s.passes_why,
+            "focus_share": self.s.opts.focus_share,
+            "first": _run_record(self.argv1, self.sel1, self.result1, self.rep1),
+            "second": _run_record(self.argv2, self.sel2, self.result2, None)
+            | {"kernel_filter": self.req2.kernel, "launch_count": self.req2.launch_count}
+            if self.result2 is not None
+            else None,
+            "kernels": [
+                {
+                    "name": t.name,
+                    "mangled": t.key,
+                    "launches": t.launches,
+                    "gpu_time_ns": t.time_ns,
+                    "time_share": round(t.time_ns / total, 4) if t.time_ns is not None and total > 0 else None,
+                    "collected": "both passes" if t.key in focus else "first pass only",
+                }
+                for t in self.times
+            ],
+        }
+
+
+def _run_record(argv: list[str], sel: msets.Selection, res: RunResult | None, rep: Path | None) -> dict:
+    """One run of a two-pass session in the record: what it asked, what ncu said per launch."""
+    return {
+        "ncu_argv": argv,
+        "groups": sel.groups,
+        "sections": sel.sections,
+        "metrics": sel.metrics,
+        "ncu_wall_s": round(res.wall_s, 3) if res is not None else None,
+        "kernels": [{"name": k.name, "launch": k.launch, "passes": k.passes} for k in res.kernels] if res else [],
+        "report": str(rep) if rep is not None else None,
+    }
 
 
 def choose_set(metric_set: str | None, gpu: GpuInfo | None) -> tuple[msets.MetricSet, list[str]]:

@@ -93,7 +93,8 @@ def analyze_reports(
     (``readers.StartedRead``): ``readers.open_report``'s argument.
 
     Several reports are merged (ranks of one program, drgpu_py.readers.merge) when ``merge`` is True,
-    or when it is None and they share a kernel name; reports with no kernel name in common
+    or when it is None and they share a kernel name; the two reports of a two-pass ``drgpu
+    profile`` (``passes_pair``) are joined instead (drgpu_py.readers.passes) unless ``merge`` is given; reports with no kernel name in common
     are different programs: analyzed side by side (``format: "separate"``, a note says so).
     ``kernel``: a :class:`~drgpu_py.readers.KernelSelector` or its text. ``source_roots``:
     folders (``--source-root``) whose source files a cubin's line table may show, besides the
@@ -146,6 +147,12 @@ def _several_reports(reports: list[Path], jobs: int, merge, csv_companions: bool
         profiles = read_reports(reports, jobs)
     else:
         profiles = [open_report(r) for r in reports]
+    if merge is None and passes_pair(reports):
+        # STEM.pass1 and STEM.pass2 of one `drgpu profile --passes 2`: joined launch by launch,
+        # never merged as ranks (which would sum the two runs' counters).
+        from ..readers.passes import join_passes, outside_note
+
+        return join_passes(profiles[0], profiles[1], outside_note(None))
     if merge is None:
         merge = _share_a_kernel(profiles)
     if not merge:
@@ -153,6 +160,15 @@ def _several_reports(reports: list[Path], jobs: int, merge, csv_companions: bool
     from ..readers.merge import merge_profiles  # optional feature module, imported when used
 
     return merge_profiles(profiles)
+
+
+def passes_pair(reports: list[Path]) -> bool:
+    """Whether ``reports`` are the two reports of one two-pass ``drgpu profile``, in order:
+    ``STEM.pass1.ncu-rep`` then ``STEM.pass2.ncu-rep`` (either may be compressed)."""
+    if len(reports) != 2:
+        return False
+    stems = [Path(r).name.split(".ncu-rep")[0] for r in reports]
+    return stems[0].endswith(".pass1") and stems[1] == stems[0][: -len("1")] + "2"
 
 
 def _note_missing_sass_tools(profile: Profile) -> None:
@@ -171,6 +187,19 @@ def _with_binary_control(profile: Profile, cubin, binary, roots: list[Path]) -> 
     profile = with_control(profile, control)
     profile.notes.append(note)
     return profile
+
+
+def analyze_read_profile(profile: Profile, *, thresholds=None) -> Analysis:
+    """A profile already read (``drgpu profile --passes 2`` joins its two reports,
+    readers.passes) analyzed as ``analyze_reports`` analyzes one report: launches of one kernel
+    grouped, the missing SASS tools noted."""
+    from ..analysis import AnalysisOptions
+    from ..analysis.groups import group_profile
+
+    profile = group_profile(profile)
+    _note_missing_sass_tools(profile)
+    options = AnalysisOptions(thresholds=thresholds) if thresholds else AnalysisOptions()
+    return analyze_profile(profile, options)
 
 
 def analyze_profile(profile: Profile, options: AnalysisOptions, progress=None, jobs: int = 1) -> Analysis:

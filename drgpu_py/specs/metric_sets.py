@@ -5,7 +5,9 @@ Contract:
 - ``load_metric_set(name_or_path)`` returns a :class:`MetricSet` (``base.yaml`` plus one
   overlay per chip: ``inherits: base`` and list edits of its groups, which a mapping merge
   cannot express; files checked by :mod:`drgpu_py.specs.loader`); ``MetricSet.selection()``
-  gives the ncu ``--section``/``--metrics`` arguments for the chosen groups.
+  gives the ncu ``--section``/``--metrics`` arguments for the chosen groups;
+  ``MetricSet.split(selection)`` divides one into the first, cheap run of a two-pass profile
+  (the groups marked ``first_pass``) and the rest (``drgpu profile --passes 2``).
 - ``load_catalogue(chip)`` reads ncu's ``--query-metrics`` listing for a chip;
   ``metric_problem`` and ``check_metric_set`` name metrics that chip's ncu cannot collect.
 
@@ -35,6 +37,7 @@ class Group:
     why: str
     optional: bool = False
     absent_note: str = ""  # said in the analysis notes when a report lacks the group's metrics
+    first_pass: bool = False  # collected for every launch in a two-pass profile's first run
     sections: list[str] = field(default_factory=list)
     metrics: dict[str, str] = field(default_factory=dict)  # explicit --metrics -> what for
     provides: dict[str, str] = field(default_factory=dict)  # delivered by the sections -> what for
@@ -94,6 +97,28 @@ class MetricSet:
         notes = [spec.absent_note for g, spec in self.groups.items() if g not in chosen and _loses_note(spec, metrics)]
         return Selection(sections=sections, metrics=metrics, groups=chosen, expected=expected, notes=notes)
 
+    def split(self, sel: Selection) -> tuple[Selection, Selection]:
+        """``sel`` as two runs: the chosen groups marked ``first_pass``, then everything else
+        ``sel`` collects (the other groups, added sections and metrics). A name both would
+        collect stays in the first. The second is empty when every chosen group is a first one."""
+        first_groups = [g for g in sel.groups if self.groups[g].first_pass]
+        sections: list[str] = []
+        metrics: list[str] = []
+        expected: list[str] = []
+        for g in first_groups:
+            spec = self.groups[g]
+            _extend_new(sections, spec.sections)
+            _extend_new(metrics, spec.metrics)
+            _extend_new(expected, list(spec.metrics) + list(spec.provides))
+        first = Selection(sections=sections, metrics=metrics, groups=first_groups, expected=expected, notes=sel.notes)
+        second = Selection(
+            sections=[s for s in sel.sections if s not in sections],
+            metrics=[m for m in sel.metrics if m not in metrics],
+            groups=[g for g in sel.groups if g not in first_groups],
+            expected=[e for e in sel.expected if e not in expected],
+        )
+        return first, second
+
     def _refuse_unknown(self, with_groups: list[str]) -> None:
         unknown = [g for g in with_groups if g not in self.groups]
         if unknown:
@@ -131,6 +156,7 @@ def _parse_group(name: str, spec: dict) -> Group:
         why=" ".join(spec["why"].split()),
         optional=bool(spec.get("optional", False)),
         absent_note=" ".join(str(spec.get("absent_note", "")).split()),
+        first_pass=bool(spec.get("first_pass", False)),
         sections=list(spec.get("sections", [])),
         metrics=dict(spec.get("metrics") or {}),
         provides=dict(spec.get("provides") or {}),
@@ -144,6 +170,7 @@ def _copy_group(g: Group) -> Group:
         why=g.why,
         optional=g.optional,
         absent_note=g.absent_note,
+        first_pass=g.first_pass,
         sections=list(g.sections),
         metrics=dict(g.metrics),
         provides=dict(g.provides),
