@@ -394,6 +394,12 @@ def _cut_arguments(function: str, args: list[str], tail: str, width: int) -> str
     return head + _joined(args, tail)
 
 
+def measured(x: float | None) -> float | None:
+    """A computed value as the analysis keeps it: None when it is not measured (None, NaN or
+    infinite: what a computation over absent metrics gives), else the number."""
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
 def rounded(x, ndigits: int) -> float | None:
     """A number as the JSON gives it: rounded to ``ndigits``; None when it is missing (None or
     NaN, which readers and metrics use for "not measured")."""

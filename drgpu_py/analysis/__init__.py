@@ -19,7 +19,7 @@ from ..version import __version__
 from ..specs import loader as data
 from ..specs.output_schema import SCHEMA_VERSION
 from ..specs.records import Thresholds
-from ..profile import SOURCE_EXPORT_MISSING, KernelProfile, Profile, rounded
+from ..profile import SOURCE_EXPORT_MISSING, KernelProfile, Profile, measured, rounded
 from . import display, groups
 from .frame_methods import FrameMethods
 from .context import AnalysisCache as AnalysisCache  # re-exported: pipeline.parallel imports it from here
@@ -64,9 +64,9 @@ class KernelAnalysis:
     kernel: KernelProfile
     tree: Node
     findings: list[Finding]
-    bound: str
-    stall_cycle_pct: float
-    achieved_ipc: float
+    bound: str | None  # None: no unit throughput measured to tell the bound (classify_bound)
+    stall_cycle_pct: float | None  # None: not measured (no stall reasons, no IPC)
+    achieved_ipc: float | None  # None: not measured
     top_unit: str | None
     top_unit_pct: float | None
     slicing: dict[str, Any]
@@ -286,7 +286,8 @@ def _analyze_kernel(kernel: KernelProfile, options: AnalysisOptions, cache: Anal
     useful = useful_work(ctx, sol)
     findings, ledger = settle(ctx, useful, evaluation.findings)
     tree = build_tree(ctx, passes, findings, useful, ledger)
-    pct, ipc = passes.stall.pct, passes.stall.achieved_ipc
+    # The stall pass computes with NaN for what the report lacks; the analysis says None.
+    pct, ipc = measured(passes.stall.pct), measured(passes.stall.achieved_ipc)
     top, top_val = ctx.top_unit()
     notes = list(kernel.notes) + ctx.notes + evaluation.notes
     # Samples collected but no per-instruction table (a raw CSV alone): the reader's note
@@ -385,10 +386,10 @@ def _sample_notes(ctx: KernelContext) -> list[str]:
     return out
 
 
-def _stalls_unexplained(stall_pct: float, findings: list[Finding], th: Thresholds) -> bool:
+def _stalls_unexplained(stall_pct: float | None, findings: list[Finding], th: Thresholds) -> bool:
     """Many stall cycles, and no finding says what to do: a located finding, or one about
     the launch (which has no line), already does."""
-    if math.isnan(stall_pct) or stall_pct < th["silence_stall_pct"]:
+    if stall_pct is None or stall_pct < th["silence_stall_pct"]:
         return False
     return not any(f.locations or f.group == "launch" for f in findings)
 
@@ -420,7 +421,7 @@ def _silence_note(
     sol: SpeedOfLight | None,
     useful: UsefulWork,
     findings: list[Finding],
-    stall_pct: float,
+    stall_pct: float | None,
     th: Thresholds,
 ) -> str | None:
     """A kernel with headroom (graded below good on its useful work where that is known, else

@@ -315,22 +315,32 @@ def _summary_blocks(
         console.print(f"[dim]{total - len(shown)} more kernels below (JSON and HTML list all)[/dim]")
 
 
+#: How the header says a value the report does not measure (never a guess, never 'None').
+NOT_MEASURED = "not measured"
+
+
 def busyness_text(ka) -> str:
     """The header's detail line: how busy the kernel keeps the GPU (bound, stall cycles, IPC,
     the busiest unit as the speed of light grades it). A detail under the verdict, never a
-    verdict: a unit kept busy by waste reads busy."""
+    verdict: a unit kept busy by waste reads busy. Each value the report lacks reads
+    "not measured"."""
     a = ka.tree.attrs
     sol = ka.sol
     if sol is not None and sol.limiter is not None:  # as the tree's speed-of-light node and the HTML
         unit, unit_pct = sol.labels.get(sol.limiter, sol.limiter), sol.limiter_pct
     else:
         unit, unit_pct = a.get("top_unit_label"), a.get("top_unit_pct")
-    busiest = f"busiest unit: {unit or 'n/a'}" + (f" at {pct(unit_pct)}% of peak" if unit_pct is not None else "")
+    busiest = f"busiest unit: {unit or NOT_MEASURED}" + (f" at {pct(unit_pct)}% of peak" if unit and unit_pct is not None else "")
     if a.get("sol_grade"):
         busiest += f" (speed of light: {a['sol_grade']})"
     ideal = a.get("ideal_ipc")
-    ipc = f"IPC {_fmt(ka.achieved_ipc, '.2f')}" + (f" of {ideal:g}" if isinstance(ideal, (int, float)) else "")
-    return f"{ka.bound} bound · stall cycles {_fmt(ka.stall_cycle_pct, '.1f')}% · {ipc} · {busiest}"
+    if ka.achieved_ipc is None:
+        ipc = f"IPC {NOT_MEASURED}"
+    else:
+        ipc = f"IPC {ka.achieved_ipc:.2f}" + (f" of {ideal:g}" if isinstance(ideal, (int, float)) else "")
+    bound = f"{ka.bound} bound" if ka.bound else f"bound {NOT_MEASURED}"
+    stalls = f"{ka.stall_cycle_pct:.1f}%" if ka.stall_cycle_pct is not None else NOT_MEASURED
+    return f"{bound} · stall cycles {stalls} · {ipc} · {busiest}"
 
 
 def render_console(analysis, options, console: Console) -> None:

@@ -274,7 +274,9 @@ def _ledger_parts(ledger, useful) -> list[tuple[str, float, str, str]]:
     """(name, ns, colour, why) of each part of the bar, in order: the useful time, what each
     finding's fix saves, the other time by mechanism from half a percent, the unexplained."""
     e = ledger.elapsed_ns
-    parts = [("useful", ledger.useful_ns, LEDGER_USEFUL, f"useful work at peak ({part_label(useful.limiter)})")]
+    parts = []
+    if ledger.useful_measured:  # an unmeasured useful time is no bar of 0
+        parts.append(("useful", ledger.useful_ns, LEDGER_USEFUL, f"useful work at peak ({part_label(useful.limiter)})"))
     shown = [x for x in ledger.losses if x.ns > 0]
     for i, x in enumerate(shown):
         parts.append((x.owner, x.ns, LEDGER_LOSSES[i % len(LEDGER_LOSSES)], f"what fixing {x.owner} saves"))
