@@ -26,6 +26,12 @@ SAMPLES_MOVED = "drgpu__pcsamp_samples_moved_to_preceding"
 #: How a reader's kernel note starts when PC samples were collected but the export it read
 #: has no per-instruction rows (a raw CSV without its source page).
 SOURCE_EXPORT_MISSING = "PC sampling was collected"
+#: The one note of a launch the report measured nothing of (KernelProfile.measured).
+NOT_PROFILED = (
+    "not profiled: the report holds no metric of this launch (its profiling failed, or ncu skipped it); "
+    "its grid, block and time are not measured, so nothing is analyzed. Profile it again (drgpu profile, "
+    "or ncu --set full with a --kernel-name filter that matches it)"
+)
 
 #: Columns of :attr:`KernelProfile.instructions` besides the ``stall_<reason>`` columns.
 INSTRUCTION_COLUMNS = [
@@ -469,6 +475,18 @@ class KernelProfile:
     @property
     def duration_ns(self) -> float | None:
         return self.m("gpu__time_duration.sum")
+
+    @property
+    def measured(self) -> bool:
+        """Whether the report measured anything of this launch: a metric or an instruction.
+        A launch whose profiling failed (or that ncu skipped) is listed with its name alone,
+        its grid and block read as (0, 0, 0): shown as not profiled, never as measured."""
+        return any(self.has(name) for name in self.metrics) or not self.instructions.empty
+
+    @property
+    def shape_measured(self) -> bool:
+        """Whether the launch's grid and block are known (every dimension above 0)."""
+        return all(d > 0 for d in (*self.grid, *self.block))
 
     @property
     def threads_per_block(self) -> int | None:

@@ -388,14 +388,17 @@ def _kernel_head(ka) -> str:
     """A kernel's panel: its name and id, verdict, device, duration and launch shape, time
     ledger and how busy it keeps the GPU."""
     k = ka.kernel
-    dur = us(k.duration_ns, ".1f", none="duration n/a")
+    dur = us(k.duration_ns, ".1f", none=f"duration {NOT_MEASURED}")
     group = f"  [{k.launch_count} launches, mean shown]" if k.has("drgpu__group_launches") else ""
+    shape = f"grid {tuple(k.grid)} block {tuple(k.block)}" if k.shape_measured else f"grid and block {NOT_MEASURED}"
     head = (
         f"[bold]{escape(k.name)}[/bold]  (id {k.id}){group}\n"
         f"[bold]verdict:[/bold] {escape(ka.verdict)}\n"
         f"{escape(k.device or 'unknown device')} cc {escape(k.compute_capability or '?')}  "
-        f"{dur}  grid {tuple(k.grid)} block {tuple(k.block)}"
+        f"{dur}  {shape}"
     )
+    if not k.measured:
+        return head  # its verdict says it is not profiled; no line of values follows
     if ka.ledger is not None:
         head += f"\ntime: {escape(ka.ledger.text())}"
     return head + f"\n[dim]{escape(busyness_text(ka))}[/dim]"
@@ -406,6 +409,11 @@ def _render_kernel(
 ) -> None:
     """A kernel's panel, tree, findings and own notes."""
     console.print(Panel(_kernel_head(ka), expand=False))
+    if not ka.kernel.measured:  # nothing to draw: the note says what to do
+        for n in own_notes:
+            console.print(f"[dim]note: {escape(n)}[/dim]")
+        console.print()
+        return
     t = Tree(_label(ka.tree))
     _add(t, ka.tree, options.fold_share, 0, compact, worth, sev)
     console.print(t)

@@ -300,7 +300,10 @@ def _launch_summary(ka) -> list[tuple[str, str]]:
     return [
         ("Device", k.device or "unknown"),
         ("Duration", duration(k.duration_ns)),
-        ("Grid × block", f"{'×'.join(map(str, k.grid))} × {'×'.join(map(str, k.block))}"),
+        (
+            "Grid × block",
+            f"{'×'.join(map(str, k.grid))} × {'×'.join(map(str, k.block))}" if k.shape_measured else "not measured",
+        ),
         ("Registers / thread", number(k.m("launch__registers_per_thread"), ".0f")),
         ("Shared memory / block", bytes_text(k.m("launch__shared_mem_per_block"))),
         ("Occupancy (achieved / theoretical)", f"{number(ach, '.0f', '%')} / {number(theo, '.0f', '%')}"),
