@@ -506,7 +506,10 @@ def _launch(parent: Node, ctx: KernelContext) -> None:
         "threads",
         dims=list(kernel.block),
     )
-    _value(parent, "SMs", kernel.sm_count or math.nan, "")
+    if kernel.sm_count:
+        _value(parent, "SMs", kernel.sm_count, "")
+    else:  # missing: the node names the section that collects the count
+        _metric(parent, ctx, "SMs", "device__attribute_multiprocessor_count")
     if blocks and kernel.sm_count:
         _value(parent, "Blocks per SM", blocks / kernel.sm_count, "")
     _metric(parent, ctx, "Duration", "gpu__time_duration.sum", "ns")

@@ -44,6 +44,10 @@ def escape(text) -> str:
     return _markup_escape(visible(text))
 
 
+#: How the header and tree say a value the report does not measure (never a guess, never 'None').
+NOT_MEASURED = "not measured"
+
+
 def _label(n: Node, sev: dict[str, str] | None = None) -> str:
     """A tree node as a line; ``sev``: the severities shown for suggestions, by finding id
     (their severity in the whole run, in a report of several kernels)."""
@@ -81,8 +85,10 @@ def _value_label(n: Node, name: str, val: str) -> str:
     """The root, a group, a cause or a metric: its name and value."""
     style = "bold" if n.kind in ("root", "group") else ""
     mark = "★ " if n.attrs.get("highlight") else ""
+    if n.kind == "root" and not val:
+        val = NOT_MEASURED  # the stall cycles: never a blank read as none
     text = f"{mark}{name}" + (f": {val}" if val else "")
-    if n.kind == "root" and val:
+    if n.kind == "root" and val != NOT_MEASURED:
         # The root's % is of the issue slots, its causes' of the stall cycles: said, so that a
         # cause at 57% under a root at 26% is not read as a child larger than its parent.
         text += f" {ROOT_BASE} ({CAUSES_BASE})"
@@ -315,10 +321,6 @@ def _summary_blocks(
         console.print(f"[dim]{total - len(shown)} more kernels below (JSON and HTML list all)[/dim]")
 
 
-#: How the header says a value the report does not measure (never a guess, never 'None').
-NOT_MEASURED = "not measured"
-
-
 def busyness_text(ka) -> str:
     """The header's detail line: how busy the kernel keeps the GPU (bound, stall cycles, IPC,
     the busiest unit as the speed of light grades it). A detail under the verdict, never a
@@ -415,7 +417,9 @@ def _render_kernel(
         console.print()
         return
     t = Tree(_label(ka.tree))
-    _add(t, ka.tree, options.fold_share, 0, compact, worth, sev)
+    # The summary view of several kernels keeps causes and suggestions; a kernel without
+    # stall data has none, so it shows whole what its report holds (occupancy, launch alone).
+    _add(t, ka.tree, options.fold_share, 0, compact and ka.stall_cycle_pct is not None, worth, sev)
     console.print(t)
     # Findings under the --hide-below estimate (a larger fix's time, or too little to
     # matter) and their lines at 0% are left out, named and counted; JSON keeps them whole.
