@@ -40,7 +40,9 @@ class KernelResult(Protocol):
     @property
     def findings(self) -> list[Finding]: ...
     @property
-    def bound(self) -> str: ...
+    def bound(self) -> str | None: ...
+    @property
+    def stall_cycle_pct(self) -> float | None: ...
     @property
     def sol(self) -> SpeedOfLight | None: ...
 
@@ -181,6 +183,30 @@ def _finding_row(
         "application_severity": finding.severity if alone else application_severity(share, finding.severity, th),
         "where": location_text(finding.locations[0]) if finding.locations else None,
     }
+
+
+def unexplained_lead(analysis: AnalysisResult) -> dict[str, Any] | None:
+    """The summary row of the group that holds the most GPU time, in a report of several
+    groups, when no finding saves any of it and its report lacks what would say why (no stall
+    cycles measured: a report of durations alone, sections not collected); None otherwise. The
+    kernel that holds the time is always named, even when nothing can be said about it: the
+    priorities alone would name only the others."""
+    rows = summary(analysis)
+    if len(rows) < 2 or not rows[0]["time_share"]:
+        return None
+    lead = rows[0]
+    ka = next(ka for ka in analysis.kernels if ka.kernel.id == lead["kernel_id"])
+    saves = any(f["time_saved_ns"] for f in lead["findings"])
+    return None if saves or ka.stall_cycle_pct is not None else lead
+
+
+def unexplained_lead_text(row: dict[str, Any]) -> str:
+    """What the summary says of ``unexplained_lead``'s group (text and HTML alike)."""
+    return (
+        f"{row['name']} (id {row['kernel_id']}) holds {100 * row['time_share']:.1f}% of the GPU time and no finding "
+        "says what would save any of it: the report lacks what would explain it (its notes name what); "
+        "collect it with drgpu profile, or ncu --set full, and analyze again"
+    )
 
 
 def priorities(rows: list[dict[str, Any]], limit: int | None = None) -> list[dict[str, Any]]:

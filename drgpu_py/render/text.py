@@ -16,7 +16,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from ..analysis.groups import application_severities
+from ..analysis.groups import application_severities, unexplained_lead, unexplained_lead_text
 from ..analysis.figures import pct, speedup
 from ..analysis.tree import Node
 from ..io import visible
@@ -216,6 +216,9 @@ def render_summary(analysis, options, console: Console) -> None:
     else:
         short = short_names(names, max(NAME_LEAST, min(NAME_MOST, console.width - _block_indent(cells))))
         _summary_blocks(shown, cells, title, short, len(rows), console, worth)
+    lead = unexplained_lead(analysis)
+    if lead is not None:
+        _hanging(console, "Most GPU time: ", escape(unexplained_lead_text(lead)))
     first = [p for p in analysis.priorities() if worth.finding(p["estimated_speedup"])][:5]
     if first:
         # A line each: names as long as half the width allows (at least the table's).

@@ -87,6 +87,7 @@ def summary_view(analysis, kernels: list[dict], worth: Worth | None = None) -> d
         "rows": table,
         "chart": share_chart(table),
         "fix": _fix_first(rows, table, total, worth),
+        "lead": (lambda lead: groups.unexplained_lead_text(lead) if lead else "")(groups.unexplained_lead(analysis)),
         "groups": len(rows),
         "launches": sum(r["launches"] for r in rows),
         "total": duration(total) if total > 0 else "n/a",
