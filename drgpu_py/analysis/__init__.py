@@ -7,7 +7,6 @@ control codes from a cubin when given: ``KernelProfile.control``) and options (t
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from collections.abc import Callable
 from pathlib import Path

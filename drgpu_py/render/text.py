@@ -335,7 +335,9 @@ def busyness_text(ka) -> str:
         unit, unit_pct = sol.labels.get(sol.limiter, sol.limiter), sol.limiter_pct
     else:
         unit, unit_pct = a.get("top_unit_label"), a.get("top_unit_pct")
-    busiest = f"busiest unit: {unit or NOT_MEASURED}" + (f" at {pct(unit_pct)}% of peak" if unit and unit_pct is not None else "")
+    busiest = f"busiest unit: {unit or NOT_MEASURED}" + (
+        f" at {pct(unit_pct)}% of peak" if unit and unit_pct is not None else ""
+    )
     if a.get("sol_grade"):
         busiest += f" (speed of light: {a['sol_grade']})"
     ideal = a.get("ideal_ipc")
