@@ -110,7 +110,7 @@ class KernelAnalysis:
             for f in self.findings
         ]
 
-    def _facts(self) -> tuple[int, str, int, float | None, str, str | None]:
+    def _facts(self) -> tuple[int, str, int, float | None, str | None, str | None]:
         kernel = self.kernel
         grade = self.sol.grade if self.sol is not None else None
         return kernel.id, kernel.name, kernel.launch_count, rounded(groups.total_ns(kernel), 1), self.bound, grade
