@@ -26,10 +26,11 @@ SAMPLES_MOVED = "drgpu__pcsamp_samples_moved_to_preceding"
 #: How a reader's kernel note starts when PC samples were collected but the export it read
 #: has no per-instruction rows (a raw CSV without its source page).
 SOURCE_EXPORT_MISSING = "PC sampling was collected"
-#: The one note of a launch the report measured nothing of (KernelProfile.measured).
+#: The note (and verdict) of a launch the report measured nothing of (KernelProfile.measured).
+NOT_MEASURED_VERDICT = "nothing measured: the report holds no metric value of this launch"
 NOT_PROFILED = (
-    "not profiled: the report holds no metric of this launch (its profiling failed, or ncu skipped it); "
-    "its grid, block and time are not measured, so nothing is analyzed. Profile it again (drgpu profile, "
+    f"{NOT_MEASURED_VERDICT} (its profiling failed, ncu skipped it, or every metric is n/a on this chip); "
+    "its grid, block and time are unknown, so nothing is analyzed. Profile it again (drgpu profile, "
     "or ncu --set full with a --kernel-name filter that matches it)"
 )
 
@@ -480,7 +481,7 @@ class KernelProfile:
     def measured(self) -> bool:
         """Whether the report measured anything of this launch: a metric or an instruction.
         A launch whose profiling failed (or that ncu skipped) is listed with its name alone,
-        its grid and block read as (0, 0, 0): shown as not profiled, never as measured."""
+        its grid and block read as (0, 0, 0): shown as nothing measured, never as measured values."""
         return any(self.has(name) for name in self.metrics) or not self.instructions.empty
 
     @property

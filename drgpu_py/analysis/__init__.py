@@ -18,7 +18,15 @@ from ..version import __version__
 from ..specs import loader as data
 from ..specs.output_schema import SCHEMA_VERSION
 from ..specs.records import Thresholds
-from ..profile import NOT_PROFILED, SOURCE_EXPORT_MISSING, KernelProfile, Profile, measured, rounded
+from ..profile import (
+    NOT_MEASURED_VERDICT,
+    NOT_PROFILED,
+    SOURCE_EXPORT_MISSING,
+    KernelProfile,
+    Profile,
+    measured,
+    rounded,
+)
 from . import display, groups
 from .frame_methods import FrameMethods
 from .context import AnalysisCache as AnalysisCache  # re-exported: pipeline.parallel imports it from here
@@ -93,7 +101,7 @@ class KernelAnalysis:
         """The one line said first: how far from the useful-work peak, what holds the time,
         what to fix (analysis/verdict.py); a launch the report measured nothing of says so."""
         if not self.kernel.measured:
-            return "not profiled: the report holds no metric of this launch"
+            return NOT_MEASURED_VERDICT
         return verdict_text(self.useful, self.ledger, self.findings)
 
     def _finding_lines(self) -> list[display.FindingLine]:
@@ -323,8 +331,8 @@ def _analyze_kernel(kernel: KernelProfile, options: AnalysisOptions, cache: Anal
     if silent:
         notes.append(silent)
     if not kernel.measured:
-        # Every other note would list what is missing: here it is everything.
-        notes = [NOT_PROFILED]
+        # Said first: the notes after it list what is missing, here everything.
+        notes = [NOT_PROFILED, *notes]
     if sol.limiter is not None and near_speed_of_light(
         sol.limiter_pct, findings, options.thresholds, useful.efficiency_pct
     ):

@@ -405,7 +405,7 @@ def _kernel_head(ka) -> str:
         f"{dur}  {shape}"
     )
     if not k.measured:
-        return head  # its verdict says it is not profiled; no line of values follows
+        return head  # its verdict says nothing is measured; no line of values follows
     if ka.ledger is not None:
         head += f"\ntime: {escape(ka.ledger.text())}"
     return head + f"\n[dim]{escape(busyness_text(ka))}[/dim]"

@@ -6,7 +6,7 @@ alone, occupancy alone, launch statistics alone, and a launch whose profiling fa
 holds the identity columns only, its grid and block (0, 0, 0)). What the report does not
 measure reads "not measured" in the headers (text and HTML) and null in JSON, never a guess
 ("latency bound", "useful 0%", "busiest unit: None", "nan"); each section present is shown;
-the kernel that holds the time is named; a launch without metrics is shown as not profiled.
+the kernel that holds the time is named; a launch without metrics is shown as such.
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ def test_launch_statistics_alone_are_shown_for_every_kernel(tmp_path):
     assert "add section ?" not in text
 
 
-def test_a_launch_without_metrics_is_shown_as_not_profiled(tmp_path):
+def test_a_launch_without_metrics_is_shown_as_such(tmp_path):
     """Profiling of the second launch failed: its row holds its name and ids alone."""
     units, good = _rows(CASES[0])
     _, failed = _rows(CASES[1])
@@ -134,8 +134,8 @@ def test_a_launch_without_metrics_is_shown_as_not_profiled(tmp_path):
     failed["Grid Size"] = failed["Block Size"] = "(0, 0, 0)"
     text, doc, html = _outputs(_write(tmp_path / "failed.raw.csv", [good, failed], units, lambda m: True))
     k = doc["kernels"][1]
-    assert k["verdict"].startswith("not profiled") and k["findings"] == [] and k["bound"] is None, k["verdict"]
-    assert any(n.startswith("not profiled: the report holds no metric of this launch") for n in k["notes"])
+    assert k["verdict"].startswith("nothing measured") and k["findings"] == [] and k["bound"] is None, k["verdict"]
+    assert k["notes"][0].startswith("nothing measured: the report holds no metric value of this launch"), k["notes"]
     assert "(0, 0, 0)" not in text and "grid and block not measured" in text, text
     assert "0×0×0" not in html
     # The launch that was profiled is analyzed as before.
