@@ -317,6 +317,14 @@ def useful_left_by(useful: UsefulWork, relieves: Iterable[str]) -> float:
     return max((t for part, t in useful.times_ns.items() if part_unit(part) not in relieved), default=0.0)
 
 
+def _ledger_measured(useful: UsefulWork, findings: Sequence[Claim]) -> bool:
+    """Whether a ledger has something to split: an elapsed time, and the useful work or a
+    finding measured (else a line "useful 0% · unexplained 100%" would rest on nothing)."""
+    elapsed = useful.elapsed_ns
+    timed = elapsed is not None and 0 < elapsed < math.inf
+    return timed and (useful.limiter is not None or bool(findings))
+
+
 def time_ledger(ctx: KernelContext, useful: UsefulWork, findings: Sequence[Claim]) -> Ledger | None:
     """The kernel's elapsed time split into useful time, findings' claims and the rest.
 
@@ -327,11 +335,7 @@ def time_ledger(ctx: KernelContext, useful: UsefulWork, findings: Sequence[Claim
     useful) takes it from the useful time, so the parts always add up to the elapsed time.
     """
     elapsed = useful.elapsed_ns
-    if elapsed is None or not 0 < elapsed < math.inf:
-        return None
-    if useful.limiter is None and not findings:
-        # Neither the useful work nor any finding is measured: a line "useful 0% · unexplained
-        # 100%" would rest on nothing.
+    if elapsed is None or not _ledger_measured(useful, findings):
         return None
     counted = min(useful.useful_ns, elapsed)
     useful_ns, claimed = counted, 0.0

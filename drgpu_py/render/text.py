@@ -216,15 +216,20 @@ def render_summary(analysis, options, console: Console) -> None:
     else:
         short = short_names(names, max(NAME_LEAST, min(NAME_MOST, console.width - _block_indent(cells))))
         _summary_blocks(shown, cells, title, short, len(rows), console, worth)
-    lead = unexplained_lead(analysis)
-    if lead is not None:
-        _hanging(console, "Most GPU time: ", escape(unexplained_lead_text(lead)))
+    _lead_line(analysis, console)
     first = [p for p in analysis.priorities() if worth.finding(p["estimated_speedup"])][:5]
     if first:
         # A line each: names as long as half the width allows (at least the table's).
         short = short_names(names, max(min(NAME_MOST, console.width // 2), max(map(len, short.values()))))
         _fix_first(first, short, _finding_notes(analysis), console)
     console.print()
+
+
+def _lead_line(analysis, console: Console) -> None:
+    """The kernel that holds the most time, when no finding saves any of it (groups.unexplained_lead)."""
+    lead = unexplained_lead(analysis)
+    if lead is not None:
+        _hanging(console, "Most GPU time: ", escape(unexplained_lead_text(lead)))
 
 
 def _name_room(console: Console, cells: list[dict[str, str]]) -> int:
@@ -329,25 +334,31 @@ def busyness_text(ka) -> str:
     the busiest unit as the speed of light grades it). A detail under the verdict, never a
     verdict: a unit kept busy by waste reads busy. Each value the report lacks reads
     "not measured"."""
-    a = ka.tree.attrs
-    sol = ka.sol
-    if sol is not None and sol.limiter is not None:  # as the tree's speed-of-light node and the HTML
+    bound = f"{ka.bound} bound" if ka.bound else f"bound {NOT_MEASURED}"
+    stalls = f"{ka.stall_cycle_pct:.1f}%" if ka.stall_cycle_pct is not None else NOT_MEASURED
+    return f"{bound} · stall cycles {stalls} · {_ipc_text(ka)} · {_busiest_text(ka)}"
+
+
+def _ipc_text(ka) -> str:
+    """'IPC 1.12 of 4', or 'IPC not measured'."""
+    if ka.achieved_ipc is None:
+        return f"IPC {NOT_MEASURED}"
+    ideal = ka.tree.attrs.get("ideal_ipc")
+    return f"IPC {ka.achieved_ipc:.2f}" + (f" of {ideal:g}" if isinstance(ideal, (int, float)) else "")
+
+
+def _busiest_text(ka) -> str:
+    """The busiest unit as the speed of light grades it (as the tree's speed-of-light node and
+    the HTML say it), or 'busiest unit: not measured'."""
+    a, sol = ka.tree.attrs, ka.sol
+    if sol is not None and sol.limiter is not None:
         unit, unit_pct = sol.labels.get(sol.limiter, sol.limiter), sol.limiter_pct
     else:
         unit, unit_pct = a.get("top_unit_label"), a.get("top_unit_pct")
-    busiest = f"busiest unit: {unit or NOT_MEASURED}" + (
-        f" at {pct(unit_pct)}% of peak" if unit and unit_pct is not None else ""
-    )
-    if a.get("sol_grade"):
-        busiest += f" (speed of light: {a['sol_grade']})"
-    ideal = a.get("ideal_ipc")
-    if ka.achieved_ipc is None:
-        ipc = f"IPC {NOT_MEASURED}"
-    else:
-        ipc = f"IPC {ka.achieved_ipc:.2f}" + (f" of {ideal:g}" if isinstance(ideal, (int, float)) else "")
-    bound = f"{ka.bound} bound" if ka.bound else f"bound {NOT_MEASURED}"
-    stalls = f"{ka.stall_cycle_pct:.1f}%" if ka.stall_cycle_pct is not None else NOT_MEASURED
-    return f"{bound} · stall cycles {stalls} · {ipc} · {busiest}"
+    if not unit:
+        return f"busiest unit: {NOT_MEASURED}"
+    busiest = f"busiest unit: {unit}" + (f" at {pct(unit_pct)}% of peak" if unit_pct is not None else "")
+    return busiest + (f" (speed of light: {a['sol_grade']})" if a.get("sol_grade") else "")
 
 
 def render_console(analysis, options, console: Console) -> None:

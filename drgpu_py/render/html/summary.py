@@ -87,7 +87,7 @@ def summary_view(analysis, kernels: list[dict], worth: Worth | None = None) -> d
         "rows": table,
         "chart": share_chart(table),
         "fix": _fix_first(rows, table, total, worth),
-        "lead": (lambda lead: groups.unexplained_lead_text(lead) if lead else "")(groups.unexplained_lead(analysis)),
+        "lead": _lead_text(analysis),
         "groups": len(rows),
         "launches": sum(r["launches"] for r in rows),
         "total": duration(total) if total > 0 else "n/a",
@@ -158,6 +158,13 @@ def _table_row(r: dict, kv: dict, sol, short: dict[str, str], worth: Worth) -> d
         "saved": "" if top is None else _us(top["time_saved_ns"]),
         "saved_v": None if top is None else top["time_saved_ns"],
     }
+
+
+def _lead_text(analysis) -> str:
+    """What the summary says of the kernel that holds the most time when no finding saves any
+    of it (groups.unexplained_lead); '' otherwise."""
+    lead = groups.unexplained_lead(analysis)
+    return groups.unexplained_lead_text(lead) if lead is not None else ""
 
 
 def _fix_first(rows: list[dict], table: list[dict], total: float, worth: Worth) -> list[dict]:
