@@ -151,10 +151,6 @@ def _summary_keeps_closed(c: Node) -> bool:
     return c.attrs.get("group") == "speed_of_light" or c.kind == "suggestion"
 
 
-def _fmt(v, spec: str) -> str:
-    return "n/a" if v is None else format(v, spec)
-
-
 #: Summary rows shown (JSON and HTML list all).
 SUMMARY_ROWS = 15
 #: Kernel names in the summary table get the room its other columns leave, up to NAME_MOST
