@@ -80,9 +80,11 @@ def _report(tmp_path: Path, keep: Callable[[str], bool], name: str) -> tuple[Pat
 
 def _outputs(path: Path) -> tuple[str, dict, str]:
     analysis = analyze(open_report(path))
-    text = render(analysis, "text", RenderOptions())
-    doc = json.loads(render(analysis, "json", RenderOptions()))
-    html = render(analysis, "html", RenderOptions())
+    # Wide enough that no header line wraps, whatever the terminal running the tests.
+    options = RenderOptions(width=300)
+    text = render(analysis, "text", options)
+    doc = json.loads(render(analysis, "json", options))
+    html = render(analysis, "html", options)
     return text, doc, html
 
 
