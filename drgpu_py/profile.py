@@ -26,6 +26,13 @@ SAMPLES_MOVED = "drgpu__pcsamp_samples_moved_to_preceding"
 #: How a reader's kernel note starts when PC samples were collected but the export it read
 #: has no per-instruction rows (a raw CSV without its source page).
 SOURCE_EXPORT_MISSING = "PC sampling was collected"
+#: The note (and verdict) of a launch the report measured nothing of (KernelProfile.measured).
+NOT_MEASURED_VERDICT = "nothing measured: the report holds no metric value of this launch"
+NOT_PROFILED = (
+    f"{NOT_MEASURED_VERDICT} (its profiling failed, ncu skipped it, or every metric is n/a on this chip); "
+    "its grid, block and time are unknown, so nothing is analyzed. Profile it again (drgpu profile, "
+    "or ncu --set full with a --kernel-name filter that matches it)"
+)
 
 #: Columns of :attr:`KernelProfile.instructions` besides the ``stall_<reason>`` columns.
 INSTRUCTION_COLUMNS = [
@@ -394,6 +401,12 @@ def _cut_arguments(function: str, args: list[str], tail: str, width: int) -> str
     return head + _joined(args, tail)
 
 
+def measured(x: float | None) -> float | None:
+    """A computed value as the analysis keeps it: None when it is not measured (None, NaN or
+    infinite: what a computation over absent metrics gives), else the number."""
+    return None if x is None or not math.isfinite(x) else float(x)
+
+
 def rounded(x, ndigits: int) -> float | None:
     """A number as the JSON gives it: rounded to ``ndigits``; None when it is missing (None or
     NaN, which readers and metrics use for "not measured")."""
@@ -463,6 +476,18 @@ class KernelProfile:
     @property
     def duration_ns(self) -> float | None:
         return self.m("gpu__time_duration.sum")
+
+    @property
+    def measured(self) -> bool:
+        """Whether the report measured anything of this launch: a metric or an instruction.
+        A launch whose profiling failed (or that ncu skipped) is listed with its name alone,
+        its grid and block read as (0, 0, 0): shown as nothing measured, never as measured values."""
+        return any(self.has(name) for name in self.metrics) or not self.instructions.empty
+
+    @property
+    def shape_measured(self) -> bool:
+        """Whether the launch's grid and block are known (every dimension above 0)."""
+        return all(d > 0 for d in (*self.grid, *self.block))
 
     @property
     def threads_per_block(self) -> int | None:

@@ -7,7 +7,6 @@ control codes from a cubin when given: ``KernelProfile.control``) and options (t
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +18,15 @@ from ..version import __version__
 from ..specs import loader as data
 from ..specs.output_schema import SCHEMA_VERSION
 from ..specs.records import Thresholds
-from ..profile import SOURCE_EXPORT_MISSING, KernelProfile, Profile, rounded
+from ..profile import (
+    NOT_MEASURED_VERDICT,
+    NOT_PROFILED,
+    SOURCE_EXPORT_MISSING,
+    KernelProfile,
+    Profile,
+    measured,
+    rounded,
+)
 from . import display, groups
 from .frame_methods import FrameMethods
 from .context import AnalysisCache as AnalysisCache  # re-exported: pipeline.parallel imports it from here
@@ -64,9 +71,9 @@ class KernelAnalysis:
     kernel: KernelProfile
     tree: Node
     findings: list[Finding]
-    bound: str
-    stall_cycle_pct: float
-    achieved_ipc: float
+    bound: str | None  # None: no unit throughput measured to tell the bound (classify_bound)
+    stall_cycle_pct: float | None  # None: not measured (no stall reasons, no IPC)
+    achieved_ipc: float | None  # None: not measured
     top_unit: str | None
     top_unit_pct: float | None
     slicing: dict[str, Any]
@@ -92,7 +99,9 @@ class KernelAnalysis:
     @property
     def verdict(self) -> str:
         """The one line said first: how far from the useful-work peak, what holds the time,
-        what to fix (analysis/verdict.py)."""
+        what to fix (analysis/verdict.py); a launch the report measured nothing of says so."""
+        if not self.kernel.measured:
+            return NOT_MEASURED_VERDICT
         return verdict_text(self.useful, self.ledger, self.findings)
 
     def _finding_lines(self) -> list[display.FindingLine]:
@@ -109,7 +118,7 @@ class KernelAnalysis:
             for f in self.findings
         ]
 
-    def _facts(self) -> tuple[int, str, int, float | None, str, str | None]:
+    def _facts(self) -> tuple[int, str, int, float | None, str | None, str | None]:
         kernel = self.kernel
         grade = self.sol.grade if self.sol is not None else None
         return kernel.id, kernel.name, kernel.launch_count, rounded(groups.total_ns(kernel), 1), self.bound, grade
@@ -291,7 +300,8 @@ def _analyze_kernel(kernel: KernelProfile, options: AnalysisOptions, cache: Anal
     useful = useful_work(ctx, sol)
     findings, ledger = settle(ctx, useful, evaluation.findings)
     tree = build_tree(ctx, passes, findings, useful, ledger)
-    pct, ipc = passes.stall.pct, passes.stall.achieved_ipc
+    # The stall pass computes with NaN for what the report lacks; the analysis says None.
+    pct, ipc = measured(passes.stall.pct), measured(passes.stall.achieved_ipc)
     top, top_val = ctx.top_unit()
     model_notes = passes.perf.notes if passes.perf is not None else []
     notes = list(kernel.notes) + ctx.notes + model_notes + evaluation.notes
@@ -326,6 +336,9 @@ def _analyze_kernel(kernel: KernelProfile, options: AnalysisOptions, cache: Anal
     silent = _silence_note(ctx, sol, useful, findings, pct, options.thresholds)
     if silent:
         notes.append(silent)
+    if not kernel.measured:
+        # Said first: the notes after it list what is missing, here everything.
+        notes = [NOT_PROFILED, *notes]
     if sol.limiter is not None and near_speed_of_light(
         sol.limiter_pct, findings, options.thresholds, useful.efficiency_pct
     ):
@@ -391,10 +404,10 @@ def _sample_notes(ctx: KernelContext) -> list[str]:
     return out
 
 
-def _stalls_unexplained(stall_pct: float, findings: list[Finding], th: Thresholds) -> bool:
+def _stalls_unexplained(stall_pct: float | None, findings: list[Finding], th: Thresholds) -> bool:
     """Many stall cycles, and no finding says what to do: a located finding, or one about
     the launch (which has no line), already does."""
-    if math.isnan(stall_pct) or stall_pct < th["silence_stall_pct"]:
+    if stall_pct is None or stall_pct < th["silence_stall_pct"]:
         return False
     return not any(f.locations or f.group == "launch" for f in findings)
 
@@ -426,7 +439,7 @@ def _silence_note(
     sol: SpeedOfLight | None,
     useful: UsefulWork,
     findings: list[Finding],
-    stall_pct: float,
+    stall_pct: float | None,
     th: Thresholds,
 ) -> str | None:
     """A kernel with headroom (graded below good on its useful work where that is known, else

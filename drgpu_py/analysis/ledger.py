@@ -117,16 +117,19 @@ class Ledger:
     useful_counted_ns: float | None = None  # the useful time before claims that remove useful work
     # The time neither useful work nor a claim counts, by mechanism (attribution.py).
     attributed: list[Attributed] = field(default_factory=list)
+    # False when the report measures no part of the useful work (no FLOPs, DRAM bytes or
+    # instruction counts): the useful time is then unknown, not 0 (said "not measured").
+    useful_measured: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         e = self.elapsed_ns
+        counted = self.useful_counted_ns if self.useful_counted_ns is not None else self.useful_ns
+        known = self.useful_measured
         return {
             "elapsed_ns": round(e, 1),
-            "useful_ns": round(self.useful_ns, 1),
-            "useful_share": round(self.useful_ns / e, 4),
-            "useful_counted_share": round(
-                (self.useful_counted_ns if self.useful_counted_ns is not None else self.useful_ns) / e, 4
-            ),
+            "useful_ns": round(self.useful_ns, 1) if known else None,
+            "useful_share": round(self.useful_ns / e, 4) if known else None,
+            "useful_counted_share": round(counted / e, 4) if known else None,
             "losses": [
                 {
                     "finding": x.owner,
@@ -163,6 +166,8 @@ class Ledger:
         (UsefulWork.efficiency_pct, at most 100%); the part of it a fix removes is said, and
         the claim of that fix counts it too."""
         e = self.elapsed_ns
+        if not self.useful_measured:
+            return "useful not measured"
         counted = self.useful_counted_ns if self.useful_counted_ns is not None else self.useful_ns
         useful = f"useful {share_pct(counted / e)}%"
         if counted > self.useful_ns * (1 + 1e-6) + 1e-9 * e:
@@ -312,6 +317,14 @@ def useful_left_by(useful: UsefulWork, relieves: Iterable[str]) -> float:
     return max((t for part, t in useful.times_ns.items() if part_unit(part) not in relieved), default=0.0)
 
 
+def _ledger_measured(useful: UsefulWork, findings: Sequence[Claim]) -> bool:
+    """Whether a ledger has something to split: an elapsed time, and the useful work or a
+    finding measured (else a line "useful 0% · unexplained 100%" would rest on nothing)."""
+    elapsed = useful.elapsed_ns
+    timed = elapsed is not None and 0 < elapsed < math.inf
+    return timed and (useful.limiter is not None or bool(findings))
+
+
 def time_ledger(ctx: KernelContext, useful: UsefulWork, findings: Sequence[Claim]) -> Ledger | None:
     """The kernel's elapsed time split into useful time, findings' claims and the rest.
 
@@ -322,7 +335,7 @@ def time_ledger(ctx: KernelContext, useful: UsefulWork, findings: Sequence[Claim
     useful) takes it from the useful time, so the parts always add up to the elapsed time.
     """
     elapsed = useful.elapsed_ns
-    if elapsed is None or not 0 < elapsed < math.inf:
+    if elapsed is None or not _ledger_measured(useful, findings):
         return None
     counted = min(useful.useful_ns, elapsed)
     useful_ns, claimed = counted, 0.0
@@ -353,4 +366,5 @@ def time_ledger(ctx: KernelContext, useful: UsefulWork, findings: Sequence[Claim
         unexplained_top=split.unexplained_top,
         useful_counted_ns=counted,
         attributed=split.parts,
+        useful_measured=useful.limiter is not None,
     )

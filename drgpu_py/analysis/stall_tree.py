@@ -67,10 +67,12 @@ def _grades(sol: SpeedOfLight | None, useful: UsefulWork | None, ledger: Ledger 
     return out
 
 
-def classify_bound(ctx: KernelContext, sol: SpeedOfLight | None) -> str:
+def classify_bound(ctx: KernelContext, sol: SpeedOfLight | None) -> str | None:
     """launch (short or a small grid), else memory or compute when the busiest unit (the
     speed-of-light units, or ncu's SM/L1/L2/DRAM throughputs) reaches ``bound_pct``, else
-    latency."""
+    latency; None (not measured) when the report has no unit throughput to tell latency from
+    the others and the launch rule does not apply: "latency" is a finding about the units,
+    not what is left when none was measured."""
     kernel, th = ctx.kernel, ctx.th
     dur = kernel.duration_ns
     blocks = kernel.m("launch__grid_size", float(kernel.grid[0] * kernel.grid[1] * kernel.grid[2]))
@@ -80,6 +82,8 @@ def classify_bound(ctx: KernelContext, sol: SpeedOfLight | None) -> str:
     units = {u: v for u, v in ctx.units.items() if v is not None}
     if sol is not None:
         units.update(sol.units)
+    if not units:
+        return None
     compute = max((v for u, v in units.items() if u in COMPUTE_UNITS), default=None)
     mem = max((v for u, v in units.items() if u not in COMPUTE_UNITS), default=None)
     if mem is not None and mem >= th["bound_pct"] and (compute is None or mem >= compute):
@@ -502,7 +506,10 @@ def _launch(parent: Node, ctx: KernelContext) -> None:
         "threads",
         dims=list(kernel.block),
     )
-    _value(parent, "SMs", kernel.sm_count or math.nan, "")
+    if kernel.sm_count:
+        _value(parent, "SMs", kernel.sm_count, "")
+    else:  # missing: the node names the section that collects the count
+        _metric(parent, ctx, "SMs", "device__attribute_multiprocessor_count")
     if blocks and kernel.sm_count:
         _value(parent, "Blocks per SM", blocks / kernel.sm_count, "")
     _metric(parent, ctx, "Duration", "gpu__time_duration.sum", "ns")

@@ -36,6 +36,8 @@ def useful_share(useful: UsefulWork | None, ledger: Ledger | None) -> float | No
     """The one useful figure, as a share of the elapsed time (None: not measured): the useful
     work at peak over the elapsed time, at most 1, computed as the ledger's time line computes
     it, so that the verdict and that line always print the same number."""
+    if ledger is not None and not ledger.useful_measured:
+        return None
     if ledger is not None and ledger.useful_counted_ns is not None:
         return ledger.useful_counted_ns / ledger.elapsed_ns
     eff = useful.efficiency_pct if useful is not None else None

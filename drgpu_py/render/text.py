@@ -44,6 +44,10 @@ def escape(text) -> str:
     return _markup_escape(visible(text))
 
 
+#: How the header and tree say a value the report does not measure (never a guess, never 'None').
+NOT_MEASURED = "not measured"
+
+
 def _label(n: Node, sev: dict[str, str] | None = None) -> str:
     """A tree node as a line; ``sev``: the severities shown for suggestions, by finding id
     (their severity in the whole run, in a report of several kernels)."""
@@ -81,8 +85,10 @@ def _value_label(n: Node, name: str, val: str) -> str:
     """The root, a group, a cause or a metric: its name and value."""
     style = "bold" if n.kind in ("root", "group") else ""
     mark = "★ " if n.attrs.get("highlight") else ""
+    if n.kind == "root" and not val:
+        val = NOT_MEASURED  # the stall cycles: never a blank read as none
     text = f"{mark}{name}" + (f": {val}" if val else "")
-    if n.kind == "root" and val:
+    if n.kind == "root" and val != NOT_MEASURED:
         # The root's % is of the issue slots, its causes' of the stall cycles: said, so that a
         # cause at 57% under a root at 26% is not read as a child larger than its parent.
         text += f" {ROOT_BASE} ({CAUSES_BASE})"
@@ -143,10 +149,6 @@ def _summary_keeps_closed(c: Node) -> bool:
     """The summary view leaves out a suggestion's lines (its finding's block below lists
     them) and the speed-of-light group's units."""
     return c.attrs.get("group") == "speed_of_light" or c.kind == "suggestion"
-
-
-def _fmt(v, spec: str) -> str:
-    return "n/a" if v is None else format(v, spec)
 
 
 #: Summary rows shown (JSON and HTML list all).
@@ -340,19 +342,33 @@ def _summary_blocks(
 def busyness_text(ka) -> str:
     """The header's detail line: how busy the kernel keeps the GPU (bound, stall cycles, IPC,
     the busiest unit as the speed of light grades it). A detail under the verdict, never a
-    verdict: a unit kept busy by waste reads busy."""
-    a = ka.tree.attrs
-    sol = ka.sol
-    if sol is not None and sol.limiter is not None:  # as the tree's speed-of-light node and the HTML
+    verdict: a unit kept busy by waste reads busy. Each value the report lacks reads
+    "not measured"."""
+    bound = f"{ka.bound} bound" if ka.bound else f"bound {NOT_MEASURED}"
+    stalls = f"{ka.stall_cycle_pct:.1f}%" if ka.stall_cycle_pct is not None else NOT_MEASURED
+    return f"{bound} · stall cycles {stalls} · {_ipc_text(ka)} · {_busiest_text(ka)}"
+
+
+def _ipc_text(ka) -> str:
+    """'IPC 1.12 of 4', or 'IPC not measured'."""
+    if ka.achieved_ipc is None:
+        return f"IPC {NOT_MEASURED}"
+    ideal = ka.tree.attrs.get("ideal_ipc")
+    return f"IPC {ka.achieved_ipc:.2f}" + (f" of {ideal:g}" if isinstance(ideal, (int, float)) else "")
+
+
+def _busiest_text(ka) -> str:
+    """The busiest unit as the speed of light grades it (as the tree's speed-of-light node and
+    the HTML say it), or 'busiest unit: not measured'."""
+    a, sol = ka.tree.attrs, ka.sol
+    if sol is not None and sol.limiter is not None:
         unit, unit_pct = sol.labels.get(sol.limiter, sol.limiter), sol.limiter_pct
     else:
         unit, unit_pct = a.get("top_unit_label"), a.get("top_unit_pct")
-    busiest = f"busiest unit: {unit or 'n/a'}" + (f" at {pct(unit_pct)}% of peak" if unit_pct is not None else "")
-    if a.get("sol_grade"):
-        busiest += f" (speed of light: {a['sol_grade']})"
-    ideal = a.get("ideal_ipc")
-    ipc = f"IPC {_fmt(ka.achieved_ipc, '.2f')}" + (f" of {ideal:g}" if isinstance(ideal, (int, float)) else "")
-    return f"{ka.bound} bound · stall cycles {_fmt(ka.stall_cycle_pct, '.1f')}% · {ipc} · {busiest}"
+    if not unit:
+        return f"busiest unit: {NOT_MEASURED}"
+    busiest = f"busiest unit: {unit}" + (f" at {pct(unit_pct)}% of peak" if unit_pct is not None else "")
+    return busiest + (f" (speed of light: {a['sol_grade']})" if a.get("sol_grade") else "")
 
 
 def render_console(analysis, options, console: Console) -> None:
@@ -400,14 +416,17 @@ def _kernel_head(ka) -> str:
     """A kernel's panel: its name and id, verdict, device, duration and launch shape, time
     ledger and how busy it keeps the GPU."""
     k = ka.kernel
-    dur = us(k.duration_ns, ".1f", none="duration n/a")
+    dur = us(k.duration_ns, ".1f", none=f"duration {NOT_MEASURED}")
     group = f"  [{k.launch_count} launches, mean shown]" if k.has("drgpu__group_launches") else ""
+    shape = f"grid {tuple(k.grid)} block {tuple(k.block)}" if k.shape_measured else f"grid and block {NOT_MEASURED}"
     head = (
         f"[bold]{escape(k.name)}[/bold]  (id {k.id}){group}\n"
         f"[bold]verdict:[/bold] {escape(ka.verdict)}\n"
         f"{escape(k.device or 'unknown device')} cc {escape(k.compute_capability or '?')}  "
-        f"{dur}  grid {tuple(k.grid)} block {tuple(k.block)}"
+        f"{dur}  {shape}"
     )
+    if not k.measured:
+        return head  # its verdict says nothing is measured; no line of values follows
     if ka.ledger is not None:
         head += f"\ntime: {escape(ka.ledger.text())}"
     return head + f"\n[dim]{escape(busyness_text(ka))}[/dim]"
@@ -418,8 +437,15 @@ def _render_kernel(
 ) -> None:
     """A kernel's panel, tree, findings and own notes."""
     console.print(Panel(_kernel_head(ka), expand=False))
+    if not ka.kernel.measured:  # nothing to draw: the note says what to do
+        for n in own_notes:
+            console.print(f"[dim]note: {escape(n)}[/dim]")
+        console.print()
+        return
     t = Tree(_label(ka.tree))
-    _add(t, ka.tree, options.fold_share, 0, compact, worth, sev)
+    # The summary view of several kernels keeps causes and suggestions; a kernel without
+    # stall data has none, so it shows whole what its report holds (occupancy, launch alone).
+    _add(t, ka.tree, options.fold_share, 0, compact and ka.stall_cycle_pct is not None, worth, sev)
     console.print(t)
     # Findings under the --hide-below estimate (a larger fix's time, or too little to
     # matter) and their lines at 0% are left out, named and counted; JSON keeps them whole.

@@ -270,11 +270,18 @@ def ledger_view(ka) -> dict | None:
     }
 
 
+def _useful_part(ledger, useful) -> list[tuple[str, float, str, str]]:
+    """The bar's useful part; none when the useful time is not measured (no bar of 0)."""
+    if not ledger.useful_measured:
+        return []
+    return [("useful", ledger.useful_ns, LEDGER_USEFUL, f"useful work at peak ({part_label(useful.limiter)})")]
+
+
 def _ledger_parts(ledger, useful) -> list[tuple[str, float, str, str]]:
     """(name, ns, colour, why) of each part of the bar, in order: the useful time, what each
     finding's fix saves, the other time by mechanism from half a percent, the unexplained."""
     e = ledger.elapsed_ns
-    parts = [("useful", ledger.useful_ns, LEDGER_USEFUL, f"useful work at peak ({part_label(useful.limiter)})")]
+    parts = _useful_part(ledger, useful)
     shown = [x for x in ledger.losses if x.ns > 0]
     for i, x in enumerate(shown):
         parts.append((x.owner, x.ns, LEDGER_LOSSES[i % len(LEDGER_LOSSES)], f"what fixing {x.owner} saves"))

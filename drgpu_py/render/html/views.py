@@ -287,8 +287,8 @@ def _busiest_unit(ka) -> str:
     else:
         top_label, top_pct = ka.tree.attrs.get("top_unit_label"), ka.top_unit_pct
     return (
-        f"{top_label or 'n/a'}"
-        + ("" if missing(top_pct) else f" at {pct(top_pct)}% of peak")
+        f"{top_label or 'not measured'}"
+        + ("" if missing(top_pct) or not top_label else f" at {pct(top_pct)}% of peak")
         + (f" (speed of light: {sol.grade})" if sol is not None and sol.grade else "")
     )
 
@@ -300,11 +300,19 @@ def _launch_summary(ka) -> list[tuple[str, str]]:
     return [
         ("Device", k.device or "unknown"),
         ("Duration", duration(k.duration_ns)),
-        ("Grid × block", f"{'×'.join(map(str, k.grid))} × {'×'.join(map(str, k.block))}"),
+        (
+            "Grid × block",
+            f"{'×'.join(map(str, k.grid))} × {'×'.join(map(str, k.block))}" if k.shape_measured else "not measured",
+        ),
         ("Registers / thread", number(k.m("launch__registers_per_thread"), ".0f")),
         ("Shared memory / block", bytes_text(k.m("launch__shared_mem_per_block"))),
         ("Occupancy (achieved / theoretical)", f"{number(ach, '.0f', '%')} / {number(theo, '.0f', '%')}"),
-        ("IPC (achieved / ideal)", f"{number(ka.achieved_ipc, '.2f')} / {ka.tree.attrs.get('ideal_ipc', 'n/a')}"),
+        (
+            "IPC (achieved / ideal)",
+            f"{number(ka.achieved_ipc, '.2f')} / {ka.tree.attrs.get('ideal_ipc', 'n/a')}"
+            if ka.achieved_ipc is not None
+            else "not measured",
+        ),
         ("Busiest unit", _busiest_unit(ka)),
     ]
 
@@ -360,7 +368,7 @@ def kernel_view(i: int, ka, analysis, options: RenderOptions, with_svg: bool, in
         "duration": duration(k.duration_ns),
         "verdict": ka.verdict,
         "bound": ka.bound,
-        "stall_pct": number(ka.stall_cycle_pct, ".1f", "%"),
+        "stall_pct": number(ka.stall_cycle_pct, ".1f", "%", none="not measured"),
         "stall_w": 0.0 if missing(ka.stall_cycle_pct) else max(0.0, min(100.0, float(ka.stall_cycle_pct))),
         "summary": [{"key": a, "value": b} for a, b in _launch_summary(ka)],
         "top": _top_finding(ka),
