@@ -13,8 +13,9 @@ Checks on every report:
 * every estimate is within each limit the JSON states for it (``bounds[].limit``,
   ``evidence.mechanism_limit.value``);
 * in a report of several kernels with durations, the kernel holding the most GPU time is
-  named first in the priorities, or, when the priorities are empty, no other kernel has a
-  finding either;
+  named first: as the analysis' ``dominant`` ("Look first at"), or, holding at least
+  ``dominant_share`` of the time, at the head of the priorities (when those are empty, no
+  other kernel has a finding either);
 * the largest reports (by size, the five first) take at most 3x their read floor plus 10 s
   (benchmarks/floor.py rep --sass), in CPU time: the wall time of a shared machine moves with
   the other jobs on it.
@@ -37,6 +38,7 @@ from typing import Any
 import pytest
 import yaml
 
+from drgpu_py.specs import loader as data
 from tests.conftest import ROOT, run_cli
 
 OUTSIDE = ROOT / "sample_reports" / "outside"
@@ -46,23 +48,8 @@ MANIFEST = yaml.safe_load((OUTSIDE / "manifest.yaml").read_text(encoding="utf-8"
 #: Relative slack on a limit: estimates and limits are both rounded in the JSON.
 _TOLERANCE = 1e-3
 
-ITEM1 = "issue 48 item 1 (unknown is not zero): "
-ITEM3 = "issue 48 item 3 (every estimate within its mechanism's limit): "
-ITEM4 = "issue 48 item 4 (time decides the order): "
-
 #: (check, report id) -> why it fails today (the item whose work fixes it).
-KNOWN: dict[tuple[str, str], str] = {
-    ("dominant", "AveryClapp.ESMM-Research__profile"): ITEM4
-    + "the naive SGEMM basic() holds 70% of the time and gets no finding; the priorities open on one_d_vec (3%)",
-    ("dominant", "RottenFishbone.rs-wfc__profile"): ITEM4
-    + "iterate_ac holds 78% of the time and gets no finding; the priorities open on a 0.4% reduce_bounds launch (serial-kernel)",
-    ("dominant", "bautista-garcia.heat_sim__report_name"): ITEM4
-    + "mantener_fuentes_de_calor holds 40% of the time and gets no finding; the priorities open on reduction_kernel (32%)",
-    ("dominant", "victor-lvsy.seq_align__profile"): ITEM4
-    + "fill_matrix holds 99.5% of the time and gets no finding; the priorities open on init_borders (0.5%, serial-kernel high)",
-    ("dominant", "zloyaloha.GPU-programming__profile_report"): ITEM4
-    + "kernel() holds 78% of the time and gets no finding; the priorities open on a thrust reduce helper (serial-kernel high as user code)",
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def _path(entry: dict) -> Path:
@@ -230,6 +217,13 @@ def test_dominant_kernel_named_first(entry):
     top = _dominant(doc["summary"])
     if top is None:
         pytest.skip("one kernel, or no durations")
+    named = doc.get("dominant")
+    if named is not None:
+        # Named first ("Look first at"), with why and what to collect.
+        assert named["kernel_id"] == top["kernel_id"], (named["name"], top["name"])
+        return
+    if top["time_share"] < data.thresholds()["dominant_share"]:
+        return  # not most of the time: the priorities follow the time each finding saves
     first = doc["priorities"][0] if doc["priorities"] else None
     if first is None:
         others = [r["name"] for r in doc["summary"] if r["findings"]]
