@@ -72,32 +72,37 @@ def what_to_collect(kernel: KernelProfile) -> str | None:
     the sections it lacks (a section named only when missing, ``specs.loader.reprofile_advice``),
     SourceCounters when it has no per-instruction data (the lines a finding points at), and a
     newer ncu for metrics the report's ncu predates; None when it lacks nothing drgpu reads."""
-    needs = sorted({m for ms in metric_needs().values() for m in ms if not m.startswith("drgpu__")})
-    sections: list[str] = []
-    newer: list[str] = []
-    for m in needs:
-        if kernel.has(m):
-            continue
-        advice = data.reprofile_advice(kernel.collected, m)
-        if advice is None:
-            continue
-        if advice.startswith("re-profile"):
-            if advice not in newer:
-                newer.append(advice)
-        elif (s := data.metric_section(m)) and s not in sections:
-            sections.append(s)
+    sections, newer = _lacking_sections(kernel)
     if kernel.instructions.empty and "SourceCounters" not in sections:
         sections.append("SourceCounters")
     if not sections and not newer:
         return None
-    parts = []
+    return "; ".join(([_sections_advice(sections)] if sections else []) + newer)
+
+
+def _lacking_sections(kernel: KernelProfile) -> tuple[list[str], list[str]]:
+    """The sections ``kernel``'s report lacks for what the analysis reads, and the 're-profile
+    with a newer ncu' advice for metrics its ncu predates (each once, in metric order)."""
+    needs = sorted({m for ms in metric_needs().values() for m in ms if not m.startswith("drgpu__")})
+    sections: list[str] = []
+    newer: list[str] = []
+    for m in needs:
+        advice = None if kernel.has(m) else data.reprofile_advice(kernel.collected, m)
+        if advice is None:
+            continue
+        said = newer if advice.startswith("re-profile") else sections
+        item = advice if said is newer else data.metric_section(m)
+        if item and item not in said:
+            said.append(item)
+    return sections, newer
+
+
+def _sections_advice(sections: list[str]) -> str:
+    """The command that collects ``sections``: drgpu's default set, or ncu with them named
+    (the full set when more than SECTIONS_NAMED)."""
     if len(sections) > SECTIONS_NAMED:
-        parts.append("drgpu profile's default set, or ncu --set full --import-source yes for this kernel")
-    elif sections:
-        parts.append(
-            "drgpu profile's default set, or ncu " + " ".join(f"--section {s}" for s in sections) + " for this kernel"
-        )
-    return "; ".join(parts + newer)
+        return "drgpu profile's default set, or ncu --set full --import-source yes for this kernel"
+    return "drgpu profile's default set, or ncu " + " ".join(f"--section {s}" for s in sections) + " for this kernel"
 
 
 def missing_metric_notes(kernel: KernelProfile, finding_ids: Iterable[str]) -> list[str]:

@@ -21,6 +21,7 @@ Contract (everything here is pure; :mod:`drgpu_py.ncu.session` runs ncu):
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable
@@ -127,15 +128,11 @@ def focus(times: list[KernelTime], share: float) -> list[KernelTime]:
     timed = [t for t in times if t.time_ns]
     if not timed:
         return list(times)  # nothing to rank by: the second run takes every kernel
-    total = sum(t.time_ns or 0.0 for t in timed)
-    chosen: list[KernelTime] = []
-    held = 0.0
-    for t in sorted(timed, key=lambda t: -(t.time_ns or 0.0)):  # sorted() is stable: ties stay in launch order
-        if chosen and held >= share * total:
-            break
-        chosen.append(t)
-        held += t.time_ns or 0.0
-    return chosen
+    ranked = sorted(timed, key=lambda t: -(t.time_ns or 0.0))  # sorted() is stable: ties stay in launch order
+    held = list(itertools.accumulate(t.time_ns or 0.0 for t in ranked))
+    # Up to and including the kernel that brings the time held to the share.
+    count = next((i + 1 for i, h in enumerate(held) if h >= share * held[-1]), len(ranked))
+    return ranked[:count]
 
 
 def focus_regex(chosen: list[KernelTime]) -> str:

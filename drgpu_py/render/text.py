@@ -196,22 +196,9 @@ def render_summary(analysis, options, console: Console) -> None:
     Where less than NAME_LEAST characters would be left for names, each kernel is a block of
     lines instead of a table row."""
     rows = analysis.summary()
-    shown = rows[:SUMMARY_ROWS]
-    title = f"Kernels by GPU time ({sum(r['launches'] for r in rows)} launches, {len(rows)} kernels)"
     worth = worth_of(options)
-    cells = [_summary_cells(r, worth) for r in shown]
     names = [r["name"] for r in rows]
-    room = _name_room(console, cells)
-    tab = None
-    if _names_fit(names, room):
-        short = short_names(names, min(NAME_MOST, room))
-        tab = _summary_table(shown, cells, title, short, len(rows), worth)
-    # Too narrow for names, or a table rich would crop: the blocks, names as wide as they allow.
-    if tab is not None and table_fits(console, tab):
-        console.print(tab)
-    else:
-        short = short_names(names, max(NAME_LEAST, min(NAME_MOST, console.width - _block_indent(cells))))
-        _summary_blocks(shown, cells, title, short, len(rows), console, worth)
+    short = _summary_rows(rows, names, worth, console)
     dominant = _dominant(analysis)
     if dominant is not None:
         _look_first(dominant, console)
@@ -221,6 +208,25 @@ def render_summary(analysis, options, console: Console) -> None:
         short = short_names(names, max(min(NAME_MOST, console.width // 2), max(map(len, short.values()))))
         _fix_first(first, short, _finding_notes(analysis), console)
     console.print()
+
+
+def _summary_rows(rows: list[dict], names: list[str], worth, console: Console) -> dict:
+    """The summary's rows as a table, or as blocks of lines where names would not fit or rich
+    would crop the table; the short names used."""
+    shown = rows[:SUMMARY_ROWS]
+    title = f"Kernels by GPU time ({sum(r['launches'] for r in rows)} launches, {len(rows)} kernels)"
+    cells = [_summary_cells(r, worth) for r in shown]
+    room = _name_room(console, cells)
+    if _names_fit(names, room):
+        short = short_names(names, min(NAME_MOST, room))
+        tab = _summary_table(shown, cells, title, short, len(rows), worth)
+        if table_fits(console, tab):
+            console.print(tab)
+            return short
+    # Too narrow for names, or a table rich would crop: the blocks, names as wide as they allow.
+    short = short_names(names, max(NAME_LEAST, min(NAME_MOST, console.width - _block_indent(cells))))
+    _summary_blocks(shown, cells, title, short, len(rows), console, worth)
+    return short
 
 
 def _name_room(console: Console, cells: list[dict[str, str]]) -> int:

@@ -112,10 +112,10 @@ class MetricSet:
             _extend_new(expected, list(spec.metrics) + list(spec.provides))
         first = Selection(sections=sections, metrics=metrics, groups=first_groups, expected=expected, notes=sel.notes)
         second = Selection(
-            sections=[s for s in sel.sections if s not in sections],
-            metrics=[m for m in sel.metrics if m not in metrics],
-            groups=[g for g in sel.groups if g not in first_groups],
-            expected=[e for e in sel.expected if e not in expected],
+            sections=_without(sel.sections, sections),
+            metrics=_without(sel.metrics, metrics),
+            groups=_without(sel.groups, first_groups),
+            expected=_without(sel.expected, expected),
         )
         return first, second
 
@@ -131,6 +131,11 @@ class MetricSet:
 def _extend_new(target: list[str], items: Iterable[str]) -> None:
     """Append the items ``target`` lacks, in order (ncu arguments are kept free of repeats)."""
     target += [x for x in items if x not in target]
+
+
+def _without(items: Iterable[str], taken: list[str]) -> list[str]:
+    """The items ``taken`` does not hold, in order."""
+    return [x for x in items if x not in taken]
 
 
 def _loses_note(spec: Group, metrics: list[str]) -> bool:

@@ -35,7 +35,8 @@ loop, only the samples that hold or contend for issue slots (``_ISSUE_REASONS``)
 wasted; the waits stay (rainflow, public round 2: 0.37 waves, 87 % long scoreboard, regrouping
 by trip count measured 0.83x against 1.84x estimated).
 
-Helpers (this rule's own): ``_working_lanes``, ``_active_only``, ``_imbalanced_loop_pcs``.
+Helpers (this rule's own): ``_working_lanes``, ``_active_only``, ``_imbalanced_loop_pcs``,
+``_exit_branches``.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from typing import Any
 
 import pandas as pd
 
+from ....sass.cfg import Loop
 from ....sass.dataflow import thread_predicated
 from ...context import KernelContext
 from ...passes import Passes
@@ -100,24 +102,31 @@ def _one_wave(ctx: KernelContext) -> bool:
 def _imbalanced_loop_pcs(ctx: KernelContext) -> set[int]:
     """The instructions of loops whose exit branches diverge (lanes leave the loop at different
     trip counts); empty without a CFG or per-instruction divergent-branch counts."""
-    cfg, df = ctx.cfg, ctx.df
-    if cfg is None or "divergent_branches" not in df or not ctx.measured("divergent_branches"):
+    cfg = ctx.cfg
+    if cfg is None or "divergent_branches" not in ctx.df or not ctx.measured("divergent_branches"):
         return set()
-    rows = ctx.row_of()
     found: set[int] = set()
     for loop in cfg.loops:
-        indices = cfg.loop_instructions(loop)
-        split = executed = 0.0
-        for i in indices:
-            block = cfg.blocks[cfg.block_of[i]]
-            leaves = any(s not in loop.blocks or s == loop.header for s in block.succs)
-            pc = cfg.insts[i].pc
-            if i == block.end - 1 and leaves and pc in rows:
-                split += float(df.at[pc, "divergent_branches"])
-                executed += float(df.at[pc, "inst_executed"])
+        split, executed = _exit_branches(ctx, loop)
         if executed > 0 and split / executed >= _DIVERGENT_EXIT_SHARE:
-            found.update(cfg.insts[i].pc for i in indices)
+            found.update(cfg.insts[i].pc for i in cfg.loop_instructions(loop))
     return found
+
+
+def _exit_branches(ctx: KernelContext, loop: Loop) -> tuple[float, float]:
+    """The divergent branch targets and the executions of ``loop``'s exit and back-edge
+    branches (each block's last instruction, where the block leaves the loop or returns to
+    its header)."""
+    cfg, df, rows = ctx.cfg, ctx.df, ctx.row_of()
+    assert cfg is not None
+    split = executed = 0.0
+    for b in loop.blocks:
+        block = cfg.blocks[b]
+        pc = cfg.insts[block.end - 1].pc
+        if pc in rows and any(s not in loop.blocks or s == loop.header for s in block.succs):
+            split += float(df.at[pc, "divergent_branches"])
+            executed += float(df.at[pc, "inst_executed"])
+    return split, executed
 
 
 def _wasted_samples(ctx: KernelContext, working: pd.Series, lanes: float) -> pd.Series:
