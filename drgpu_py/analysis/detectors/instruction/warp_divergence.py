@@ -25,7 +25,7 @@ them, ``eliminate`` of the wasted samples' share, applied to the SMs' active tim
 
 Metrics (declared): ``smsp__thread_inst_executed_per_inst_executed.ratio``,
 ``smsp__sass_branch_targets_threads_divergent.sum`` (evidence), ``sm__cycles_active.avg`` and
-``sm__cycles_elapsed.avg`` (the active share).
+``sm__cycles_elapsed.avg`` (the active share), ``launch__waves_per_multiprocessor`` (one wave).
 
 Trip-count imbalance in one wave: where every warp of the launch is resident at once
 (``launch__waves_per_multiprocessor`` <= 1), lanes idle because a loop's exit diverges (the
@@ -159,6 +159,7 @@ def _active_only(ctx: KernelContext, speedup: float, evidence: dict[str, Any]) -
 
 @detector(
     metrics=(
+        "launch__waves_per_multiprocessor",
         "sm__cycles_active.avg",
         "sm__cycles_elapsed.avg",
         "smsp__sass_branch_targets_threads_divergent.sum",
