@@ -117,15 +117,17 @@ def _exit_branches(ctx: KernelContext, loop: Loop) -> tuple[float, float]:
     """The divergent branch targets and the executions of ``loop``'s exit and back-edge
     branches (each block's last instruction, where the block leaves the loop or returns to
     its header)."""
-    cfg, df, rows = ctx.cfg, ctx.df, ctx.row_of()
+    cfg, rows = ctx.cfg, ctx.row_of()
     assert cfg is not None
+    divergent = ctx.df["divergent_branches"].to_numpy(dtype=float)
+    issued = ctx.df["inst_executed"].to_numpy(dtype=float)
     split = executed = 0.0
     for b in loop.blocks:
         block = cfg.blocks[b]
-        pc = cfg.insts[block.end - 1].pc
-        if pc in rows and any(s not in loop.blocks or s == loop.header for s in block.succs):
-            split += float(df.at[pc, "divergent_branches"])
-            executed += float(df.at[pc, "inst_executed"])
+        row = rows.get(cfg.insts[block.end - 1].pc)
+        if row is not None and any(s not in loop.blocks or s == loop.header for s in block.succs):
+            split += float(divergent[row])
+            executed += float(issued[row])
     return split, executed
 
 
