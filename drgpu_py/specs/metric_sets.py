@@ -82,14 +82,7 @@ class MetricSet:
         with_groups = list(with_groups)
         self._refuse_unknown(with_groups)
         chosen = [g for g, spec in self.groups.items() if not spec.optional or g in with_groups]
-        sections: list[str] = []
-        metrics: list[str] = []
-        expected: list[str] = []
-        for g in chosen:
-            spec = self.groups[g]
-            _extend_new(sections, spec.sections)
-            _extend_new(metrics, spec.metrics)
-            _extend_new(expected, list(spec.metrics) + list(spec.provides))
+        sections, metrics, expected = self._collected(chosen)
         _extend_new(sections, add_sections)
         extra = [m for m in add_metrics if m not in metrics]
         metrics += extra
@@ -102,14 +95,7 @@ class MetricSet:
         ``sel`` collects (the other groups, added sections and metrics). A name both would
         collect stays in the first. The second is empty when every chosen group is a first one."""
         first_groups = [g for g in sel.groups if self.groups[g].first_pass]
-        sections: list[str] = []
-        metrics: list[str] = []
-        expected: list[str] = []
-        for g in first_groups:
-            spec = self.groups[g]
-            _extend_new(sections, spec.sections)
-            _extend_new(metrics, spec.metrics)
-            _extend_new(expected, list(spec.metrics) + list(spec.provides))
+        sections, metrics, expected = self._collected(first_groups)
         first = Selection(sections=sections, metrics=metrics, groups=first_groups, expected=expected, notes=sel.notes)
         second = Selection(
             sections=_without(sel.sections, sections),
@@ -118,6 +104,19 @@ class MetricSet:
             expected=_without(sel.expected, expected),
         )
         return first, second
+
+    def _collected(self, groups: list[str]) -> tuple[list[str], list[str], list[str]]:
+        """The sections, metrics and expected metrics (its metrics and what it provides) of
+        ``groups``, each once, in the groups' order."""
+        sections: list[str] = []
+        metrics: list[str] = []
+        expected: list[str] = []
+        for g in groups:
+            spec = self.groups[g]
+            _extend_new(sections, spec.sections)
+            _extend_new(metrics, spec.metrics)
+            _extend_new(expected, list(spec.metrics) + list(spec.provides))
+        return sections, metrics, expected
 
     def _refuse_unknown(self, with_groups: list[str]) -> None:
         unknown = [g for g in with_groups if g not in self.groups]
