@@ -474,6 +474,13 @@ class KernelProfile:
         return self.has(name) and " x " not in self.metric_names.get(name, "")
 
     @property
+    def function_key(self) -> str:
+        """The name that tells the kernel's function apart across reports and runs: the mangled
+        name (template instances and overloads stay apart), the demangled one where the report
+        has none."""
+        return self.mangled or self.name
+
+    @property
     def duration_ns(self) -> float | None:
         return self.m("gpu__time_duration.sum")
 

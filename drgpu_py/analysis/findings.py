@@ -25,6 +25,7 @@ from .advice_shape import advice_key, advice_text, is_header, shape_of
 from .bounds import Bound, apply_bounds, beyond_launch_floor, floor_applies, physical_bounds
 from .coverage import missing_metric_notes
 from ..profile import KernelProfile, rounded
+from ..readers.selection import is_library_name
 from .context import KernelContext
 from .figures import quoted, share_pct, speedup
 from .passes import Passes
@@ -159,8 +160,7 @@ def is_library_kernel(ctx: KernelContext, traits: Traits | None) -> bool:
         return True
     if traits is None or traits.has_line_info:
         return False
-    names = [n for n in (ctx.kernel.name, ctx.kernel.mangled) if n]
-    return any(rx.search(n) for rx in data.library_kernel_patterns() for n in names)
+    return is_library_name(ctx.kernel.name, ctx.kernel.mangled)
 
 
 def _has_lines(passes: Passes) -> bool:

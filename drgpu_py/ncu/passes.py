@@ -113,7 +113,7 @@ def kernel_times(profile: Profile) -> list[KernelTime]:
     """Per kernel, its launches and summed duration in the first run (first-launch order)."""
     out: dict[str, KernelTime] = {}
     for k in profile.kernels:
-        key = k.mangled or k.name
+        key = k.function_key
         kt = out.setdefault(key, KernelTime(key=key, name=k.name, launches=0, time_ns=None))
         kt.launches += 1
         d = k.duration_ns

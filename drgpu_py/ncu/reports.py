@@ -91,7 +91,7 @@ def analyze_passes(first, second, th, *, outside_note: str, out: tuple[Path, str
     files = write_outputs(analysis, out[0], out[1], True)
     p1, p2 = _passes_text(res1), _passes_text(res2)
     rows = [
-        _summary_row(ka, out[1], f"{p1}+{p2}" if (ka.kernel.mangled or ka.kernel.name) in focus_keys else p1)
+        _summary_row(ka, out[1], f"{p1}+{p2}" if ka.kernel.function_key in focus_keys else p1)
         for ka in analysis.kernels
     ]
     return rows, files, missing

@@ -72,7 +72,7 @@ def _chunks(kernels, n_chunks: int) -> list[list[int]]:
     functions (by instruction rows) first onto the least loaded list; deterministic."""
     by_fn: dict[object, list[int]] = {}
     for i, k in enumerate(kernels):
-        by_fn.setdefault(k.mangled or k.name, []).append(i)
+        by_fn.setdefault(k.function_key, []).append(i)
     weight = {fn: sum(max(1, len(kernels[i].instructions)) for i in idx) for fn, idx in by_fn.items()}
     order = sorted(by_fn, key=lambda fn: (-weight[fn], by_fn[fn][0]))
     out: list[list[int]] = [[] for _ in range(n_chunks)]

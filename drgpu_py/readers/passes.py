@@ -41,7 +41,7 @@ def outside_note(share: float | None) -> str:
 
 def launch_key(kernel: KernelProfile, seen: dict[str, int]) -> tuple[str, int]:
     """The launch's identity across runs; ``seen`` counts the launches of each name so far."""
-    name = kernel.mangled or kernel.name
+    name = kernel.function_key
     key = (name, seen.get(name, 0))
     seen[name] = key[1] + 1
     return key

@@ -199,7 +199,7 @@ def render_summary(analysis, options, console: Console) -> None:
     worth = worth_of(options)
     names = [r["name"] for r in rows]
     short = _summary_rows(rows, names, worth, console)
-    dominant = _dominant(analysis)
+    dominant = analysis.dominant()
     if dominant is not None:
         _look_first(dominant, console)
     first = [p for p in analysis.priorities() if worth.finding(p["estimated_speedup"])][:5]
@@ -277,15 +277,6 @@ def _fix_first(first: list[dict], short: dict, notes: dict[tuple[int, str], list
         # lower than alone), wrapped to the width.
         for n in notes.get((f["kernel_id"], f["id"]), ()):
             _indented(console, f"[dim]note: {escape(n)}[/dim]", len(f"  {i}. "))
-
-
-def _dominant(analysis) -> dict | None:
-    """The group named first though no finding of its own leads the priorities (a live
-    analysis' ``dominant()``, a saved one's ``dominant`` key), or None."""
-    method = getattr(analysis, "dominant", None)
-    if callable(method):
-        return method()
-    return getattr(analysis, "extra", {}).get("dominant")
 
 
 def _look_first(d: dict, console: Console) -> None:

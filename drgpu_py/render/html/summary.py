@@ -164,7 +164,7 @@ def _table_row(r: dict, kv: dict, sol, short: dict[str, str], worth: Worth) -> d
 def _look_first(analysis, table: list[dict]) -> dict | None:
     """The group holding most of the time when no finding of its own leads the priorities
     (analysis.groups.dominant), linked to its section; None otherwise."""
-    d = groups.dominant(analysis, analysis.summary())
+    d = analysis.dominant()
     if d is None:
         return None
     t = next(t for t in table if t["id"] == d["kernel_id"] and t["name"] == unix_newlines(d["name"]))
